@@ -1,0 +1,263 @@
+"""Models of the HTTP contract (v1): what clients send and what they get back.
+
+They are separate from `MemoryRecord` on purpose: the contract can stay stable while storage
+changes, and input models can be strict (``extra="forbid"``, so a misspelt field is a 400 rather
+than silently ignored) without constraining what the service stores.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import (
+    DEFAULT_RESULTS,
+    MAX_CONTENT_BYTES,
+    MAX_DAYS_AGO,
+    MAX_ITEMS_PER_REQUEST,
+    MAX_LINKS,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS,
+    MAX_TAGS,
+    MAX_TOPIC_CHARS,
+    MAX_TTL_DAYS,
+)
+from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Role, Source, check_metadata
+from agent_memory.domain.types import ConversationId, Score, Tag, UserId, UtcDatetime
+
+_STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+def _content_bounded(value: str) -> str:
+    if not value.strip():
+        raise ValueError("content must not be blank")
+    size = len(value.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise ValueError(f"content is {size} bytes; the limit is {MAX_CONTENT_BYTES}")
+    return value
+
+
+class WriteItem(BaseModel):
+    """One memory to remember. Only ``content`` is required."""
+
+    model_config = _STRICT
+
+    content: str = Field(description="The memory, kept verbatim (UTF-8, at most 16 KiB).")
+    role: Role | None = None
+    occurred_at: UtcDatetime | None = Field(default=None, description="When it happened; default now.")
+    conversation_id: ConversationId | None = None
+    topic: str | None = Field(default=None, max_length=MAX_TOPIC_CHARS)
+    importance: Score | None = None
+    kind: MemoryKind | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    ttl_days: int | None = Field(default=None, ge=1, le=MAX_TTL_DAYS)
+    user_id: UserId | None = None
+    source: Source | None = None
+    links: list[Link] = Field(default_factory=list, max_length=MAX_LINKS)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, value: str) -> str:
+        return _content_bounded(value)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_metadata(value)
+
+    @field_validator("kind")
+    @classmethod
+    def _not_summary(cls, value: MemoryKind | None) -> MemoryKind | None:
+        if value is MemoryKind.SUMMARY:
+            raise ValueError("summaries are made by the service, not written by clients")
+        return value
+
+
+class ConversationMessage(BaseModel):
+    """One turn of the conversation form."""
+
+    model_config = _STRICT
+
+    role: Role
+    content: str
+    occurred_at: UtcDatetime | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, value: str) -> str:
+        return _content_bounded(value)
+
+
+class WriteRequest(BaseModel):
+    """``{"items": [...]}`` or the conversation form ``{"conversation_id", "messages": [...]}``."""
+
+    model_config = _STRICT
+
+    items: list[WriteItem] | None = Field(default=None, min_length=1, max_length=MAX_ITEMS_PER_REQUEST)
+    conversation_id: ConversationId | None = None
+    messages: list[ConversationMessage] | None = Field(
+        default=None, min_length=1, max_length=MAX_ITEMS_PER_REQUEST
+    )
+    user_id: UserId | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> WriteRequest:
+        if (self.items is None) == (self.messages is None):
+            raise ValueError("give either 'items' or 'messages' (the conversation form), not both")
+        if self.items is not None and (self.conversation_id is not None or self.user_id is not None):
+            raise ValueError("'conversation_id' and 'user_id' belong inside each item in the items form")
+        return self
+
+    def to_items(self) -> list[WriteItem]:
+        """Both forms as a list of items (the conversation form shares its id and user)."""
+        if self.items is not None:
+            return self.items
+        assert self.messages is not None
+        return [
+            WriteItem(
+                content=m.content,
+                role=m.role,
+                occurred_at=m.occurred_at,
+                conversation_id=self.conversation_id,
+                user_id=self.user_id,
+                kind=MemoryKind.CONVERSATION,
+            )
+            for m in self.messages
+        ]
+
+
+class AcceptedItem(BaseModel):
+    id: str
+    status: Literal["queued"] = "queued"
+
+
+class WriteResponse(BaseModel):
+    accepted: list[AcceptedItem]
+
+
+GrainFilter = Grain | Literal["all"]
+
+
+class SearchRequest(BaseModel):
+    """Search one grain (or ``all``) by meaning and by a window of days before ``as_of``."""
+
+    model_config = _STRICT
+
+    query: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
+    grain: GrainFilter = "all"
+    min_days_ago: float = Field(default=0, ge=0, le=MAX_DAYS_AGO)
+    max_days_ago: float | None = Field(default=None, ge=0, le=MAX_DAYS_AGO)
+    max_results: int = Field(default=DEFAULT_RESULTS, ge=1, le=MAX_RESULTS)
+    as_of: UtcDatetime | None = None
+    kinds: list[MemoryKind] = Field(default_factory=list, max_length=len(MemoryKind))
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    user_id: UserId | None = None
+    min_score: Score | None = None
+
+    @model_validator(mode="after")
+    def _window(self) -> SearchRequest:
+        if self.max_days_ago is not None and self.max_days_ago < self.min_days_ago:
+            raise ValueError("max_days_ago must be >= min_days_ago")
+        if self.query is not None and not self.query.strip():
+            self.query = None
+        return self
+
+
+class MemoryOut(BaseModel):
+    """A record as clients see it (no tenant, no hashes, no internal bookkeeping)."""
+
+    id: str
+    agent_id: str
+    user_id: str | None
+    grain: Grain
+    time_key: str | None
+    period_start: datetime | None
+    period_end: datetime | None
+    kind: MemoryKind
+    role: str | None
+    conversation_id: str | None
+    content: str
+    text: str
+    topic: str | None
+    importance: float
+    tags: list[str]
+    source: Source | None
+    links: list[Link]
+    metadata: dict[str, Any]
+    source_ids: list[str]
+    access_count: int
+    occurred_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+
+    @classmethod
+    def of(cls, record: MemoryRecord, text: str) -> MemoryOut:
+        return cls(
+            **record.model_dump(
+                include={
+                    "id", "agent_id", "user_id", "grain", "time_key", "period_start", "period_end",
+                    "kind", "role", "conversation_id", "content", "importance", "tags", "source",
+                    "links", "metadata", "source_ids", "access_count", "occurred_at", "created_at",
+                    "updated_at", "expires_at",
+                }
+            ),
+            topic=record.topic_raw,
+            text=text,
+        )
+
+
+class SearchResult(BaseModel):
+    id: str
+    grain: Grain
+    time_key: str | None
+    kind: MemoryKind
+    content: str
+    text: str
+    score: float
+    similarity: float | None
+    recency: float
+    importance: float
+    occurred_at: datetime
+    topic: str | None
+    user_id: str | None
+    conversation_id: str | None
+    source: Source | None
+    metadata: dict[str, Any]
+    tags: list[str]
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchResult]
+
+
+class ListResponse(BaseModel):
+    items: list[MemoryOut]
+    next_cursor: str | None
+
+
+class StatsResponse(BaseModel):
+    records: dict[str, int]
+    pending_writes: int
+    oldest: datetime | None
+    newest: datetime | None
+
+
+class ErrorDetail(BaseModel):
+    loc: list[str | int] = Field(default_factory=list)
+    msg: str
+    type: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: list[ErrorDetail] = Field(default_factory=list)
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody

@@ -1,0 +1,142 @@
+"""The memory record: what the service stores, independent of any API or storage shape."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import (
+    MAX_LINKS,
+    MAX_METADATA_BYTES,
+    MAX_METADATA_DEPTH,
+    MAX_TAGS,
+    MAX_TOPIC_CHARS,
+)
+from agent_memory.domain.types import AgentId, Score, Tag, TenantId, UserId, UtcDatetime
+
+Role = Literal["user", "assistant", "system", "tool"]
+
+
+class MemoryKind(StrEnum):
+    """What a memory is about. Retention (default TTLs) and importance scoring key off it."""
+
+    CONVERSATION = "conversation"
+    FACT = "fact"
+    DECISION = "decision"
+    TASK = "task"
+    PREFERENCE = "preference"
+    EVENT = "event"
+    ERROR = "error"
+    NOTE = "note"
+    SUMMARY = "summary"
+
+
+class Source(BaseModel):
+    """Where a memory came from, so an agent can cite or revisit it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    platform: str | None = Field(default=None, max_length=64)
+    channel_id: str | None = Field(default=None, max_length=256)
+    thread_id: str | None = Field(default=None, max_length=256)
+    message_id: str | None = Field(default=None, max_length=256)
+    url: str | None = Field(default=None, max_length=2048)
+
+
+class Link(BaseModel):
+    """A weighted edge from the memory to an entity (a person, a project, a ticket...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    entity_type: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    entity_id: str = Field(min_length=1, max_length=256)
+    weight: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    """Metadata is free-form JSON, bounded in size and depth so it cannot bloat the store."""
+    encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes when encoded as JSON")
+    if _depth(value) > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")
+    return value
+
+
+def normalise_topic(raw: str | None) -> str | None:
+    """Topics are matched case- and space-insensitively; the raw form is kept for display."""
+    if raw is None:
+        return None
+    topic = " ".join(raw.split()).casefold()
+    return topic or None
+
+
+class MemoryRecord(BaseModel):
+    """One memory: a working-memory item or a summary of a closed period.
+
+    ``content`` is kept verbatim. ``period_start``/``period_end`` bound what a summary covers
+    (half-open); a working-memory record has neither and lives at ``occurred_at``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    tenant_id: TenantId
+    agent_id: AgentId
+    user_id: UserId | None = None
+    grain: Grain = Grain.WORKING
+    time_key: str | None = None
+    period_start: UtcDatetime | None = None
+    period_end: UtcDatetime | None = None
+    kind: MemoryKind = MemoryKind.NOTE
+    role: Role | None = None
+    conversation_id: str | None = None
+    content: str
+    topic: str | None = Field(default=None, max_length=MAX_TOPIC_CHARS)
+    topic_raw: str | None = Field(default=None, max_length=MAX_TOPIC_CHARS)
+    importance: Score = 0.5
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    source: Source | None = None
+    links: list[Link] = Field(default_factory=list, max_length=MAX_LINKS)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    #: Ids of the records a summary was made from (empty for working memory).
+    source_ids: list[str] = Field(default_factory=list)
+    content_hash: str
+    access_count: int = Field(default=0, ge=0)
+    last_accessed_at: UtcDatetime | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    occurred_at: UtcDatetime
+    expires_at: UtcDatetime | None = None
+    deleted_at: UtcDatetime | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_bounded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_metadata(value)
+
+    @property
+    def span(self) -> tuple[datetime, datetime]:
+        """The instants this record speaks about: its period, or the moment it occurred."""
+        if self.period_start is not None and self.period_end is not None:
+            return self.period_start, self.period_end
+        return self.occurred_at, self.occurred_at
+
+    def is_live(self, now: datetime) -> bool:
+        """Not forgotten and not expired: the only records search and get may return."""
+        if self.deleted_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > now

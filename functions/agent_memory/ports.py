@@ -1,0 +1,208 @@
+"""Ports: the narrow interfaces between the services and the outside world.
+
+Services depend on these Protocols only. Adapters (`agent_memory.adapters`) implement them and
+are the only modules that import a cloud SDK or a model runtime. Every port is small on purpose:
+a method exists because a use case needs it.
+
+Score contract: similarities are cosine similarities of L2-normalised vectors, higher = more
+similar, in [-1, 1]. Lexical scores are normalised by the store into [0, 1], higher = better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.records import MemoryKind, MemoryRecord
+
+Vector = npt.NDArray[np.float32]
+Matrix = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current instant, timezone-aware (UTC)."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Shape ``(len(texts), dimension)``, each row of unit length. Empty input, shape (0, dim)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class QueueMessage:
+    """One write on its way to the writer.
+
+    ``group_id`` is ``tenant:agent:grain``: one writer at a time per slice. ``dedup_id`` comes
+    from the content, so a resend of the same write within the dedup window is dropped.
+    """
+
+    group_id: str
+    dedup_id: str
+    body: str
+
+
+class WriteQueue(Protocol):
+    def send(self, messages: Sequence[QueueMessage]) -> None:
+        """Enqueue all messages, or raise `DependencyError` (none of them may then be assumed sent)."""
+        ...
+
+
+class DeadLetters(Protocol):
+    """Where a message goes that can never succeed (a poison message), with the reason why."""
+
+    def put(self, message: QueueMessage, reason: str) -> None: ...
+
+
+class PendingWrites(Protocol):
+    """Accepted writes not yet stored, so a client can wait for its writes (`stats.pending_writes`).
+
+    Keyed by record id, so at-least-once delivery cannot make the count drift.
+    """
+
+    def add(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None: ...
+
+    def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None: ...
+
+    def count(self, tenant_id: str, agent_id: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A record with its embedding, as the writer hands it to the store."""
+
+    record: MemoryRecord
+    vector: Vector
+
+
+@dataclass(frozen=True, slots=True)
+class StoreQuery:
+    """A search over one agent's memory. Tenant and agent are mandatory: there is no global search.
+
+    ``start``/``end`` bound the window: a record matches when its span (its period, or its
+    ``occurred_at``) overlaps ``[start, end]``. Deleted records and records expired at ``now``
+    never match.
+    """
+
+    tenant_id: str
+    agent_id: str
+    now: datetime
+    grains: tuple[Grain, ...] | None = None
+    vector: Vector | None = None
+    text: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    kinds: tuple[MemoryKind, ...] = ()
+    tags: tuple[str, ...] = ()
+    user_id: str | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A record the store found, with the evidence it found it by.
+
+    ``similarity`` is the cosine to the query vector (present for every candidate when the query
+    had a vector); ``lexical`` is the normalised lexical score (None: no lexical match).
+    The ranks are 1-based positions in each list (None: not in that list).
+    """
+
+    record: MemoryRecord
+    similarity: float | None = None
+    lexical: float | None = None
+    vector_rank: int | None = None
+    lexical_rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    records: list[MemoryRecord]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    records: dict[str, int] = field(default_factory=dict)
+    oldest: datetime | None = None
+    newest: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    tenant_id: str
+    agent_id: str
+    record_id: str
+    action: str
+    actor: str
+    at: datetime
+
+
+class MemoryStore(Protocol):
+    """Records and their vectors. Every method is scoped to one tenant and agent."""
+
+    def put(self, items: Sequence[StoredRecord]) -> None:
+        """Insert or overwrite by id (summaries are re-made in place this way)."""
+        ...
+
+    def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
+        """The record with that id or alias, deleted ones included (the caller decides)."""
+        ...
+
+    def nearest(
+        self, tenant_id: str, agent_id: str, grain: Grain, vector: Vector, now: datetime
+    ) -> tuple[MemoryRecord, float] | None:
+        """The live record of that grain closest to ``vector`` and its cosine (dedup-on-write)."""
+        ...
+
+    def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
+        """Make ``alias_id`` resolve to ``record_id`` (a write merged into an existing record)."""
+        ...
+
+    def search(self, query: StoreQuery) -> list[Candidate]:
+        """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by record id.
+
+        Without vector and text: the newest live records in the window, newest first.
+        """
+        ...
+
+    def list(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        now: datetime,
+        grain: Grain | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page:
+        """Live records, newest ``occurred_at`` first. ``cursor`` is opaque and bound to the agent."""
+        ...
+
+    def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        """Mark the record deleted and append the audit event. False if no live record matched."""
+        ...
+
+    def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
+        """Best effort: bump access_count and last_accessed_at of records a search returned."""
+        ...
+
+    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
+        """Live records per grain and the oldest and newest ``occurred_at``."""
+        ...

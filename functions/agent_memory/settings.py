@@ -1,0 +1,94 @@
+"""One settings object, read from the environment once per cold start and validated then.
+
+Every variable has the prefix ``AGENT_MEMORY_`` (``AGENT_MEMORY_STORE=sqlite``). Powertools reads
+its own ``POWERTOOLS_*`` variables. `get_settings()` is a cached factory: nothing reads the
+environment at import time, and tests call `get_settings.cache_clear()` after changing it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """What every function and the local runtime may be configured with.
+
+    The defaults are the embedded local runtime. A Lambda deployment sets ``store``,
+    ``queue``, ``embedder`` and the resource names (the CDK stack does).
+    """
+
+    model_config = SettingsConfigDict(env_prefix="AGENT_MEMORY_", extra="ignore", frozen=True)
+
+    # --- where things live -------------------------------------------------------------------
+    data_dir: Path = Path(".agent-memory")
+    store: Literal["sqlite", "opensearch"] = "sqlite"
+    queue: Literal["local", "sqs"] = "local"
+    pending: Literal["local", "dynamodb"] = "local"
+    write_queue_url: str | None = None
+    dead_letter_queue_url: str | None = None
+    pending_table: str | None = None
+    aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
+
+    # --- embeddings ----------------------------------------------------------------------------
+    embedder: Literal["hashing", "minilm", "bedrock"] = "minilm"
+    embedding_dimension: int = Field(default=384, ge=8, le=4096)
+    bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+
+    # --- behaviour -----------------------------------------------------------------------------
+    #: Cosine above which a new working-memory write is merged into its nearest neighbour.
+    dedup_threshold: float = Field(default=0.92, gt=0.0, le=1.0)
+    #: Recency decay constant in days: recency = exp(-days_ago / recency_tau_days).
+    recency_tau_days: float = Field(default=90.0, gt=0.0)
+    #: How much recency and importance shape the score (0 = not at all, 1 = fully).
+    recency_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    importance_weight: float = Field(default=0.2, ge=0.0, le=1.0)
+    #: Weight of the lexical (BM25) evidence against the vector similarity in relevance.
+    lexical_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    #: Period boundaries of the grain cascade follow this IANA timezone.
+    timezone: str = "UTC"
+    #: Deliveries of a write before it is moved to the dead-letter queue (local queue; SQS uses
+    #: the redrive policy of the queue).
+    max_receive_count: int = Field(default=5, ge=1, le=1000)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown timezone {value!r}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _resources_named(self) -> Settings:
+        missing = []
+        if self.queue == "sqs" and not self.write_queue_url:
+            missing.append("AGENT_MEMORY_WRITE_QUEUE_URL (queue=sqs)")
+        if self.pending == "dynamodb" and not self.pending_table:
+            missing.append("AGENT_MEMORY_PENDING_TABLE (pending=dynamodb)")
+        if missing:
+            raise ValueError("missing settings: " + ", ".join(missing))
+        return self
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "memory.db"
+
+    @property
+    def queue_path(self) -> Path:
+        return self.data_dir / "queue.db"
+
+    @property
+    def auth_path(self) -> Path:
+        return self.data_dir / "auth.db"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
