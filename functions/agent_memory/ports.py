@@ -146,6 +146,18 @@ class StoreStats:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentRef:
+    tenant_id: str
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPage:
+    agents: list[AgentRef]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class AuditEvent:
     tenant_id: str
     agent_id: str
@@ -205,4 +217,27 @@ class MemoryStore(Protocol):
 
     def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
         """Live records per grain and the oldest and newest ``occurred_at``."""
+        ...
+
+    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
+        """Hard-delete the tenant's records of ``grain`` whose span ended before ``cutoff``.
+
+        Retention's primitive: every agent of the tenant, deleted ones included. Returns how many
+        records were removed. Idempotent.
+        """
+        ...
+
+    def agents_with_records(
+        self,
+        grain: Grain,
+        start: datetime,
+        end: datetime,
+        cursor: str | None = None,
+        page_size: int = 500,
+    ) -> AgentPage:
+        """Every (tenant, agent) with live records of ``grain`` whose span overlaps ``[start, end)``.
+
+        The summarization dispatcher's primitive: the only cross-tenant read, and it returns
+        ids only. Paginated with an opaque cursor.
+        """
         ...

@@ -34,6 +34,12 @@ class Settings(BaseSettings):
     dead_letter_queue_url: str | None = None
     pending_table: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
+    #: OpenSearch: the domain or collection endpoint (https://...), SigV4 service "es" for a
+    #: managed domain or "aoss" for Serverless, and the alias every operation goes through.
+    opensearch_endpoint: str | None = None
+    opensearch_service: Literal["es", "aoss"] = "es"
+    opensearch_index_alias: str = "agent-memory"
+    opensearch_timeout_s: float = Field(default=10.0, gt=0)
 
     # --- embeddings ----------------------------------------------------------------------------
     embedder: Literal["hashing", "minilm", "bedrock"] = "minilm"
@@ -70,6 +76,8 @@ class Settings(BaseSettings):
         missing = []
         if self.queue == "sqs" and not self.write_queue_url:
             missing.append("AGENT_MEMORY_WRITE_QUEUE_URL (queue=sqs)")
+        if self.store == "opensearch" and not self.opensearch_endpoint:
+            missing.append("AGENT_MEMORY_OPENSEARCH_ENDPOINT (store=opensearch)")
         if self.pending == "dynamodb" and not self.pending_table:
             missing.append("AGENT_MEMORY_PENDING_TABLE (pending=dynamodb)")
         if missing:
