@@ -16,6 +16,9 @@ yearly     2026         one calendar year
 Periods are half-open ``[start, end)`` intervals of *local dates* in the configured timezone;
 :func:`period_bounds` turns them into aware datetimes. ISO weeks belong to the ISO week-numbering
 year, so ``2026-12-31`` is in ``2026-W53`` and ``2027-01-01`` may be in the previous year's week.
+
+Keys are strict ASCII in exactly the shapes above (no surrounding whitespace, no other digits).
+The last period of each grain in year 9999 has no representable end date and is refused.
 """
 
 from __future__ import annotations
@@ -52,12 +55,14 @@ SUMMARY_GRAINS: tuple[Grain, ...] = (
     Grain.YEARLY,
 )
 
+# Used with ``fullmatch`` and ``re.ASCII``: ``$`` alone would accept a trailing newline, and ``\d``
+# without ASCII would accept digits of other scripts, which ``int`` then happily reads.
 _PATTERNS: dict[Grain, re.Pattern[str]] = {
-    Grain.DAILY: re.compile(r"^(\d{4})-(\d{2})-(\d{2})$"),
-    Grain.WEEKLY: re.compile(r"^(\d{4})-W(\d{2})$"),
-    Grain.MONTHLY: re.compile(r"^(\d{4})-(\d{2})$"),
-    Grain.QUARTERLY: re.compile(r"^(\d{4})-Q([1-4])$"),
-    Grain.YEARLY: re.compile(r"^(\d{4})$"),
+    Grain.DAILY: re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII),
+    Grain.WEEKLY: re.compile(r"(\d{4})-W(\d{2})", re.ASCII),
+    Grain.MONTHLY: re.compile(r"(\d{4})-(\d{2})", re.ASCII),
+    Grain.QUARTERLY: re.compile(r"(\d{4})-Q([1-4])", re.ASCII),
+    Grain.YEARLY: re.compile(r"(\d{4})", re.ASCII),
 }
 
 
@@ -69,8 +74,8 @@ def _require_summary(grain: Grain) -> None:
 def time_key_for(grain: Grain, day: date) -> str:
     """The time key of the period of ``grain`` that contains ``day``."""
     _require_summary(grain)
-    if grain is Grain.DAILY:
-        return day.isoformat()
+    if grain is Grain.DAILY:  # not isoformat(): a datetime would add its time of day
+        return f"{day.year:04d}-{day.month:02d}-{day.day:02d}"
     if grain is Grain.WEEKLY:
         iso = day.isocalendar()
         return f"{iso.year:04d}-W{iso.week:02d}"
@@ -85,10 +90,10 @@ def period_dates(grain: Grain, key: str) -> tuple[date, date]:
     """Parse ``key`` and return the half-open date range ``[first, end)`` of its period.
 
     Raises :class:`InvalidTimeKeyError` for a key that is malformed or names no real period
-    (month 13, ISO week 53 of a year that has 52).
+    (month 13, ISO week 53 of a year that has 52, a period ending after year 9999).
     """
     _require_summary(grain)
-    match = _PATTERNS[grain].match(key)
+    match = _PATTERNS[grain].fullmatch(key)
     if match is None:
         raise InvalidTimeKeyError(f"{key!r} is not a {grain.value} time key")
     parts = [int(p) for p in match.groups()]
@@ -109,8 +114,8 @@ def period_dates(grain: Grain, key: str) -> tuple[date, date]:
             first = date(year, 3 * (quarter - 1) + 1, 1)
             return first, _add_months(first, 3)
         first = date(parts[0], 1, 1)
-        return first, date(parts[0] + 1, 1, 1) if parts[0] < 9999 else date.max
-    except ValueError as exc:
+        return first, date(parts[0] + 1, 1, 1)
+    except (ValueError, OverflowError) as exc:  # date arithmetic past 9999 overflows
         raise InvalidTimeKeyError(f"{key!r} is not a valid {grain.value} period: {exc}") from exc
 
 
@@ -139,6 +144,4 @@ def next_key(grain: Grain, key: str) -> str:
 def _add_months(day: date, months: int) -> date:
     total = day.year * 12 + (day.month - 1) + months
     year, month = divmod(total, 12)
-    if year > 9999:
-        return date.max
     return date(year, month + 1, 1)

@@ -13,15 +13,28 @@ import unicodedata
 
 
 def digest(*parts: str, length: int = 26) -> str:
-    """A lowercase base32 digest of ``parts`` (unambiguous, URL- and path-safe)."""
-    h = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
-    return base64.b32encode(h).decode("ascii").lower().rstrip("=")[:length]
+    """A lowercase base32 digest of ``parts`` (unambiguous, URL- and path-safe).
+
+    Each part is length-prefixed rather than joined with a separator, so no two different tuples
+    hash the same input (with a separator, ``("a\\x1fb",)`` and ``("a", "b")`` would collide).
+    """
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return base64.b32encode(h.digest()).decode("ascii").lower().rstrip("=")[:length]
 
 
 def content_hash(content: str) -> str:
-    """Hash of the content after Unicode and whitespace normalisation (exact-duplicate check)."""
-    normalised = " ".join(unicodedata.normalize("NFKC", content).split()).casefold()
-    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+    """Hash of the content after Unicode and whitespace normalisation (exact-duplicate check).
+
+    NFKC again after casefolding: casefolding can leave text that NFKC would still change (Greek
+    letters with dialytika and tonos), and then an upper-case copy would not count as a duplicate.
+    """
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", content).casefold())
+    normalised = " ".join(folded.split())
+    return hashlib.sha256(normalised.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def memory_id(*parts: str) -> str:

@@ -22,9 +22,12 @@ UserId = Annotated[str, StringConstraints(pattern=_ID, max_length=128)]
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")]
 #: Record ids are made by the service: a prefix and a base32 digest (see `domain.ids`).
 MemoryId = Annotated[str, StringConstraints(pattern=r"^[a-z]{1,8}_[a-z2-7]{16,64}$")]
+#: No control characters, C1 (``\x80``-``\x9f``, terminal escapes among them) included.
 Tag = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TAG_CHARS, pattern=r"^[^\x00-\x1f\x7f]+$"),
+    StringConstraints(
+        strip_whitespace=True, min_length=1, max_length=MAX_TAG_CHARS, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$"
+    ),
 ]
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
 

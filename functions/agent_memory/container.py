@@ -1,0 +1,161 @@
+"""The composition root: the only place that knows which adapter serves which port.
+
+Built lazily and once per process (a Lambda cold start, or the local server's start) from the
+validated settings. Tests call `reset()` after changing the environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from agent_memory.adapters.clock import SystemClock
+from agent_memory.domain.scoring import RankingWeights
+from agent_memory.ports import Clock, DeadLetters, Embedder, MemoryStore, PendingWrites, WriteQueue
+from agent_memory.services.memories import MemoryService
+from agent_memory.services.search import SearchService
+from agent_memory.services.write import WriteService
+from agent_memory.services.writer import WriterService
+from agent_memory.settings import Settings, get_settings
+
+
+@cache
+def clock() -> Clock:
+    return SystemClock()
+
+
+@cache
+def embedder() -> Embedder:
+    from agent_memory.adapters.embedders import build_embedder
+
+    return build_embedder(get_settings())
+
+
+@cache
+def store() -> MemoryStore:
+    settings = get_settings()
+    emb = embedder()
+    if settings.store == "opensearch":
+        from agent_memory.adapters.opensearch_client import build_client
+        from agent_memory.adapters.opensearch_store import OpenSearchStore
+
+        return OpenSearchStore(
+            build_client(settings), settings.opensearch_index_alias, emb.dimension, emb.model_id
+        )
+    from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return SqliteMemoryStore(settings.sqlite_path, dimension=emb.dimension, model_id=emb.model_id)
+
+
+@cache
+def _local_queue():  # type: ignore[no-untyped-def]
+    from agent_memory.adapters.local_queue import LocalFifoQueue
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return LocalFifoQueue(settings.queue_path, max_receive_count=settings.max_receive_count)
+
+
+@cache
+def write_queue() -> WriteQueue:
+    settings = get_settings()
+    if settings.queue == "sqs":
+        from agent_memory.adapters.sqs_queue import SqsWriteQueue
+
+        assert settings.write_queue_url is not None
+        return SqsWriteQueue(settings.write_queue_url)
+    return _local_queue()  # type: ignore[no-any-return]
+
+
+@cache
+def dead_letters() -> DeadLetters:
+    settings = get_settings()
+    if settings.queue == "sqs":
+        from agent_memory.adapters.sqs_queue import SqsDeadLetters
+
+        if settings.dead_letter_queue_url is None:
+            from agent_memory.errors import ConfigurationError
+
+            raise ConfigurationError("AGENT_MEMORY_DEAD_LETTER_QUEUE_URL is required with queue=sqs")
+        return SqsDeadLetters(settings.dead_letter_queue_url)
+    return _local_queue()  # type: ignore[no-any-return]
+
+
+@cache
+def pending() -> PendingWrites:
+    settings = get_settings()
+    if settings.pending == "dynamodb":
+        from agent_memory.adapters.dynamodb_pending import DynamoDbPendingWrites
+
+        assert settings.pending_table is not None
+        return DynamoDbPendingWrites(settings.pending_table)
+    from agent_memory.adapters.local_pending import LocalPendingWrites
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return LocalPendingWrites(settings.queue_path)
+
+
+def ranking(settings: Settings) -> RankingWeights:
+    return RankingWeights(
+        recency_tau_days=settings.recency_tau_days,
+        recency_weight=settings.recency_weight,
+        importance_weight=settings.importance_weight,
+        lexical_weight=settings.lexical_weight,
+    )
+
+
+@dataclass(frozen=True)
+class ApiServices:
+    """What the API function needs. Properties build lazily: a write never loads the model."""
+
+    @property
+    def write(self) -> WriteService:
+        return _write_service()
+
+    @property
+    def search(self) -> SearchService:
+        return _search_service()
+
+    @property
+    def memories(self) -> MemoryService:
+        return _memory_service()
+
+
+@cache
+def _write_service() -> WriteService:
+    return WriteService(write_queue(), pending(), clock())
+
+
+@cache
+def _search_service() -> SearchService:
+    return SearchService(store(), embedder(), clock(), ranking(get_settings()))
+
+
+@cache
+def _memory_service() -> MemoryService:
+    return MemoryService(store(), pending(), clock())
+
+
+@cache
+def writer_service() -> WriterService:
+    return WriterService(
+        store(), embedder(), pending(), dead_letters(), clock(), dedup_threshold=get_settings().dedup_threshold
+    )
+
+
+def api_services() -> ApiServices:
+    return ApiServices()
+
+
+_CACHED = (
+    clock, embedder, store, _local_queue, write_queue, dead_letters, pending,
+    _write_service, _search_service, _memory_service, writer_service,
+)
+
+
+def reset() -> None:
+    """Forget every built adapter and the settings (tests, after changing the environment)."""
+    for factory in _CACHED:
+        factory.cache_clear()
+    get_settings.cache_clear()

@@ -1,0 +1,76 @@
+"""How search ranks what the store found.
+
+The score of a candidate is::
+
+    relevance  = (1 - w_lex) * max(similarity, 0) + w_lex * lexical        (query given)
+               = 1                                                          (no query)
+    recency    = exp(-days_ago / tau)                                       (tau = 90 days)
+    score      = relevance * ((1 - w_rec) + w_rec * recency)
+                           * ((1 - w_imp) + w_imp * importance)
+
+Recency and importance are *multiplicative* dampers, not additive bonuses: an important or fresh
+memory that does not match the query cannot outrank one that does, yet between two equally
+relevant memories the fresher and more important one wins. ``days_ago`` is measured from the end
+of a record's span to ``as_of`` (a summary of last week is as recent as last week's end), never
+negative.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent_memory.domain.records import MemoryRecord
+
+
+@dataclass(frozen=True, slots=True)
+class RankingWeights:
+    recency_tau_days: float = 90.0
+    recency_weight: float = 0.3
+    importance_weight: float = 0.2
+    lexical_weight: float = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    score: float
+    relevance: float
+    recency: float
+
+
+def days_ago(record: MemoryRecord, as_of: datetime) -> float:
+    _, end = record.span
+    return max((as_of - end).total_seconds() / 86_400.0, 0.0)
+
+
+def recency(record: MemoryRecord, as_of: datetime, tau_days: float) -> float:
+    return math.exp(-days_ago(record, as_of) / tau_days)
+
+
+def relevance(similarity: float | None, lexical: float | None, lexical_weight: float) -> float:
+    """Blend vector and lexical evidence into [0, 1]; a missing signal counts as 0."""
+    sim = max(similarity or 0.0, 0.0)
+    lex = min(max(lexical or 0.0, 0.0), 1.0)
+    return (1.0 - lexical_weight) * sim + lexical_weight * lex
+
+
+def score(
+    record: MemoryRecord,
+    as_of: datetime,
+    weights: RankingWeights,
+    similarity: float | None,
+    lexical: float | None,
+    has_query: bool,
+) -> Scored:
+    rel = relevance(similarity, lexical, weights.lexical_weight) if has_query else 1.0
+    rec = recency(record, as_of, weights.recency_tau_days)
+    damp_rec = (1.0 - weights.recency_weight) + weights.recency_weight * rec
+    damp_imp = (1.0 - weights.importance_weight) + weights.importance_weight * record.importance
+    return Scored(score=rel * damp_rec * damp_imp, relevance=rel, recency=rec)
+
+
+def display_text(record: MemoryRecord) -> str:
+    """The date-prefixed text an LLM reads: ``[2026-11-20] ...`` or ``[2026-W47] ...``."""
+    label = record.time_key or record.occurred_at.date().isoformat()
+    return f"[{label}] {record.content}"

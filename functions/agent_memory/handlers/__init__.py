@@ -1,0 +1,1 @@
+"""Lambda entry points. Each module parses, calls one service, and shapes the response."""

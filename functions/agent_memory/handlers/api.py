@@ -1,0 +1,179 @@
+"""The HTTP API (API Gateway REST proxy): write, search, get, list, forget, stats.
+
+Routes validate input with the contract's pydantic models (Powertools validation), take the
+caller from the authorizer context, call one service and return a typed model. Every error
+leaves through `_error`, as ``{"error": {"code", "message", "details"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestValidationError,
+    ResponseValidationError,
+)
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
+from agent_memory import container
+from agent_memory.domain.api import (
+    ErrorBody,
+    ErrorDetail,
+    ErrorResponse,
+    ListResponse,
+    MemoryOut,
+    SearchRequest,
+    SearchResponse,
+    StatsResponse,
+    WriteRequest,
+    WriteResponse,
+)
+from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WRITE_SCOPE, Caller
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
+from agent_memory.domain.types import AgentId, MemoryId
+from agent_memory.errors import AgentMemoryError, PayloadTooLargeError
+from agent_memory.observability import logger, metrics, tracer
+
+app = APIGatewayRestResolver(enable_validation=True)
+
+AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
+MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
+
+
+class ForgetResponse(BaseModel):
+    id: str
+    status: str = "forgotten"
+
+
+def _caller(agent_id: str | None = None, scope: str = READ_SCOPE) -> Caller:
+    context = (app.current_event.raw_event.get("requestContext") or {}).get("authorizer")
+    caller = Caller.from_authorizer(context)
+    caller.require_scope(scope)
+    if agent_id is not None:
+        caller.require_agent(agent_id)
+    logger.append_keys(tenant_id=caller.tenant_id, key_id=caller.key_id)
+    return caller
+
+
+def _json(status: int, model: BaseModel) -> Response[Any]:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=model)
+
+
+def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Refuse oversized bodies before anything parses them, and admin routes without the scope."""
+    body = app.current_event.body or ""
+    if len(body.encode("utf-8")) > MAX_BODY_BYTES:
+        raise PayloadTooLargeError(f"request body is larger than {MAX_BODY_BYTES} bytes")
+    if app.current_event.path.startswith("/v1/admin"):
+        _caller(scope=ADMIN_SCOPE)
+    return next_middleware(app)
+
+
+app.use(middlewares=[_guard])
+
+
+@app.post("/v1/agents/<agent_id>/memories")
+def write_memories(agent_id: AgentPath, body: WriteRequest) -> Response[WriteResponse]:
+    caller = _caller(agent_id, WRITE_SCOPE)
+    return _json(202, container.api_services().write.accept(caller, agent_id, body))
+
+
+@app.post("/v1/agents/<agent_id>/memories/search")
+def search_memories(agent_id: AgentPath, body: SearchRequest) -> Response[SearchResponse]:
+    caller = _caller(agent_id)
+    return _json(200, container.api_services().search.search(caller.tenant_id, agent_id, body))
+
+
+@app.get("/v1/agents/<agent_id>/memories/<memory_id>")
+def get_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryOut]:
+    caller = _caller(agent_id)
+    return _json(200, container.api_services().memories.get(caller.tenant_id, agent_id, memory_id))
+
+
+@app.get("/v1/agents/<agent_id>/memories")
+def list_memories(
+    agent_id: AgentPath,
+    grain: Annotated[Grain | None, Query()] = None,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+) -> Response[ListResponse]:
+    caller = _caller(agent_id)
+    page = container.api_services().memories.list(caller.tenant_id, agent_id, grain, limit, cursor)
+    return _json(200, page)
+
+
+@app.delete("/v1/agents/<agent_id>/memories/<memory_id>")
+def forget_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[ForgetResponse]:
+    caller = _caller(agent_id, FORGET_SCOPE)
+    container.api_services().memories.forget(caller.tenant_id, agent_id, memory_id, actor=caller.key_id)
+    return _json(200, ForgetResponse(id=memory_id))
+
+
+@app.get("/v1/agents/<agent_id>/stats")
+def agent_stats(agent_id: AgentPath) -> Response[StatsResponse]:
+    caller = _caller(agent_id)
+    return _json(200, container.api_services().memories.stats(caller.tenant_id, agent_id))
+
+
+# --- errors: one place turns every failure into the documented body --------------------------
+
+
+def _error(status: int, code: str, message: str, details: list[ErrorDetail] | None = None) -> Response[Any]:
+    body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details or []))
+    return _json(status, body)
+
+
+@app.exception_handler(RequestValidationError)
+def _invalid_request(exc: RequestValidationError) -> Response[Any]:
+    details = [
+        # Never echo the input back: it may be large, or hostile.
+        ErrorDetail(loc=[str(p) for p in e.get("loc", ())], msg=str(e.get("msg", "")), type=str(e.get("type", "")))
+        for e in exc.errors()
+    ]
+    if any(d.type == "json_invalid" for d in details):
+        return _error(400, "invalid_json", "the request body is not valid JSON", details)
+    return _error(400, "validation_error", "the request is invalid", details)
+
+
+@app.exception_handler(ResponseValidationError)
+def _invalid_response(exc: ResponseValidationError) -> Response[Any]:
+    logger.error("response failed its own schema", extra={"errors": exc.errors()})
+    return _error(500, "internal_error", "internal error")
+
+
+@app.exception_handler(AgentMemoryError)
+def _domain_error(exc: AgentMemoryError) -> Response[Any]:
+    if exc.status >= 500:
+        logger.exception("request failed", extra={"code": exc.code})
+    details = [ErrorDetail.model_validate(d) for d in exc.details]
+    return _error(exc.status, exc.code, exc.message, details)
+
+
+@app.not_found
+def _not_found(exc: Exception) -> Response[Any]:
+    return _error(404, "not_found", "no such route")
+
+
+@app.exception_handler(Exception)
+def _unexpected(exc: Exception) -> Response[Any]:
+    logger.exception("unhandled error")
+    return _error(500, "internal_error", "internal error")
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)
+
+
+def openapi_json() -> str:
+    """The API's OpenAPI document, generated from the same models the routes validate with."""
+    return json.dumps(json.loads(app.get_openapi_json_schema(title="agent-memory", version="1.0.0")), indent=2)

@@ -1,0 +1,201 @@
+"""`agent-memory`: run the service locally, manage keys, invoke handlers, operate the queue.
+
+    agent-memory serve [--host 127.0.0.1] [--port 8000] [--data-dir .agent-memory]
+    agent-memory keys create --tenant T --plan P [--admin] [--agent A ...]
+    agent-memory keys list | keys revoke KEY_ID
+    agent-memory invoke api|writer events/<file>.json
+    agent-memory dlq list | dlq redrive [ID ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DATA_DIR = ".agent-memory"
+DEV_TENANT = "dev"
+DEV_PLAN = "pro"
+
+
+def _local_defaults(data_dir: str | None) -> None:
+    """Settings for running on this machine, unless the environment already says otherwise."""
+    if data_dir:
+        os.environ["AGENT_MEMORY_DATA_DIR"] = data_dir
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agent-memory")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")  # no X-Ray daemon here
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would flood stdout
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from agent_memory.settings import get_settings
+
+    return get_settings()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from agent_memory.local.server import LocalRuntime
+
+    settings = _settings()
+    runtime = LocalRuntime(settings, host=args.host, port=args.port)
+    key = os.environ.get("AGENT_MEMORY_DEV_KEY") or _stored_dev_key(settings.data_dir)
+    runtime.keys.ensure(key, DEV_TENANT, DEV_PLAN, admin=True)
+    print(f"agent-memory serving on {runtime.url}  (data: {settings.data_dir}, embedder: {settings.embedder})")
+    print(f"development key (tenant {DEV_TENANT!r}, plan {DEV_PLAN!r}, admin): {key}", flush=True)
+    try:
+        runtime.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _stored_dev_key(data_dir: Path) -> str:
+    """Generated once and kept (mode 0600) so every `make dev` prints the same key."""
+    from agent_memory.domain.keys import new_api_key
+
+    path = data_dir / "dev-key"
+    if path.exists():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    key = new_api_key()
+    path.write_text(key + "\n")
+    path.chmod(0o600)
+    return key
+
+
+def _keys():  # type: ignore[no-untyped-def]
+    from agent_memory.local.keys import LocalKeyStore
+
+    return LocalKeyStore(_settings().auth_path)
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    key_id, key = _keys().create(args.tenant, args.plan, admin=args.admin, agents=frozenset(args.agent or ()))
+    print(json.dumps({"key_id": key_id, "tenant_id": args.tenant, "plan": args.plan, "api_key": key}))
+    print("store the api_key now: it is not kept and cannot be shown again", file=sys.stderr)
+    return 0
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    for info in _keys().list():
+        print(json.dumps(_slots(info)))
+    return 0
+
+
+def _slots(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in obj.__slots__}
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    if not _keys().revoke(args.key_id):
+        print(f"no active key {args.key_id}", file=sys.stderr)
+        return 1
+    print(f"revoked {args.key_id}")
+    return 0
+
+
+HANDLERS: dict[str, str] = {
+    "api": "agent_memory.handlers.api",
+    "writer": "agent_memory.handlers.writer",
+}
+
+
+def cmd_invoke(args: argparse.Namespace) -> int:
+    import importlib
+
+    from agent_memory.local.context import LocalContext
+
+    if args.function not in HANDLERS:
+        print(f"unknown function {args.function!r}; one of {', '.join(HANDLERS)}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(HANDLERS[args.function])
+    event = json.loads(Path(args.event).read_text())
+    result = module.handler(event, LocalContext(function_name=args.function))
+    print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+def _queue():  # type: ignore[no-untyped-def]
+    from agent_memory.adapters.local_queue import LocalFifoQueue
+
+    settings = _settings()
+    return LocalFifoQueue(settings.queue_path, max_receive_count=settings.max_receive_count)
+
+
+def cmd_dlq_list(args: argparse.Namespace) -> int:
+    for letter in _queue().dead_letters():
+        print(json.dumps(_slots(letter), default=str))
+    return 0
+
+
+def cmd_dlq_redrive(args: argparse.Namespace) -> int:
+    moved = _queue().redrive(args.ids or None)
+    print(f"redrove {moved} message(s)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # --data-dir is accepted before or after the subcommand; SUPPRESS keeps a later parser's
+    # default from overwriting a value given earlier.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir", default=argparse.SUPPRESS, help=f"local data directory (default {DEFAULT_DATA_DIR})"
+    )
+    parser = argparse.ArgumentParser(
+        prog="agent-memory", description="Long-term memory for AI agents.", parents=[common]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve the HTTP API locally on the embedded default", parents=[common])
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(func=cmd_serve)
+
+    keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key and print it once", parents=[common])
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--plan", required=True, choices=["free", "starter", "pro", "unlimited"])
+    create.add_argument("--admin", action="store_true", help="allow /v1/admin/* routes")
+    create.add_argument("--agent", action="append", help="restrict the key to this agent (repeatable)")
+    create.set_defaults(func=cmd_keys_create)
+    keys.add_parser("list", help="list keys (never the keys themselves)", parents=[common]).set_defaults(
+        func=cmd_keys_list
+    )
+    revoke = keys.add_parser("revoke", help="revoke a key by its id", parents=[common])
+    revoke.add_argument("key_id")
+    revoke.set_defaults(func=cmd_keys_revoke)
+
+    invoke = sub.add_parser(
+        "invoke", help="run one handler on a sample event, like a local Lambda invoke", parents=[common]
+    )
+    invoke.add_argument("function", help=" | ".join(HANDLERS))
+    invoke.add_argument("event", help="path to an event JSON file (see events/)")
+    invoke.set_defaults(func=cmd_invoke)
+
+    dlq = sub.add_parser("dlq", help="inspect and redrive dead-lettered writes").add_subparsers(
+        dest="dlq_command", required=True
+    )
+    dlq.add_parser("list", help="show dead letters with their reasons", parents=[common]).set_defaults(
+        func=cmd_dlq_list
+    )
+    redrive = dlq.add_parser("redrive", help="move dead letters back to their groups", parents=[common])
+    redrive.add_argument("ids", nargs="*")
+    redrive.set_defaults(func=cmd_dlq_redrive)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _local_defaults(getattr(args, "data_dir", None))
+    func: Callable[[argparse.Namespace], int] = args.func
+    return func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The local HTTP server: turns requests into API Gateway proxy events for the same `api` handler.
+
+It plays API Gateway's part: it checks the bearer key (hashed, against ``auth.db``), fills the
+authorizer context, refuses oversized bodies with 413, and returns the handler's response as is.
+A `QueueWorker` drains the local FIFO queue into the writer in the background.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from agent_memory import container
+from agent_memory.adapters.local_queue import LocalFifoQueue
+from agent_memory.domain.keys import bearer_token
+from agent_memory.domain.limits import MAX_BODY_BYTES
+from agent_memory.local.context import LocalContext
+from agent_memory.local.keys import LocalKeyStore
+from agent_memory.local.worker import QueueWorker
+from agent_memory.settings import Settings
+
+STAGE = "local"
+
+
+def _error_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message, "details": []}}).encode()
+
+
+def build_event(
+    method: str, raw_path: str, headers: dict[str, str], body: str | None, authorizer: dict[str, str], source_ip: str
+) -> dict[str, Any]:
+    """An API Gateway REST (v1 proxy) event, as the deployed stack would deliver it."""
+    parts = urlsplit(raw_path)
+    multi = parse_qs(parts.query, keep_blank_values=True)
+    path = parts.path
+    return {
+        "resource": "/{proxy+}",
+        "path": path,
+        "httpMethod": method,
+        "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": {k: v[-1] for k, v in multi.items()} or None,
+        "multiValueQueryStringParameters": multi or None,
+        "pathParameters": {"proxy": path.lstrip("/")},
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": "/{proxy+}",
+            "httpMethod": method,
+            "path": f"/{STAGE}{path}",
+            "stage": STAGE,
+            "requestId": str(uuid.uuid4()),
+            "requestTimeEpoch": int(time.time() * 1000),
+            "identity": {"sourceIp": source_ip},
+            "authorizer": authorizer,
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "agent-memory-local"
+    protocol_version = "HTTP/1.1"
+    keys: LocalKeyStore  # set on the subclass the server builds
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: handlers log structured
+        return
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_DELETE(self) -> None:
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        self._dispatch()
+
+    def do_PATCH(self) -> None:
+        self._dispatch()
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        sent = {k.lower() for k in (headers or {})}
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if "content-type" not in sent:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _dispatch(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True  # do not read a body we refuse
+            self._send(413, _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes"))
+            return
+        raw = self.rfile.read(length) if length else b""
+        if urlsplit(self.path).path == "/health":
+            self._send(200, b'{"status":"ok"}')
+            return
+        token = bearer_token(self.headers.get("Authorization"))
+        caller = self.keys.lookup(token) if token else None
+        if caller is None:
+            self._send(401, _error_body("unauthorized", "missing or invalid API key"), {"WWW-Authenticate": "Bearer"})
+            return
+        try:
+            body = raw.decode("utf-8") if raw else None
+        except UnicodeDecodeError:
+            self._send(400, _error_body("invalid_json", "the request body is not UTF-8"))
+            return
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
+        event = build_event(
+            self.command, self.path, headers, body, {**caller.to_authorizer(), "principalId": caller.key_id},
+            self.client_address[0],
+        )
+        from agent_memory.handlers import api
+
+        result = api.handler(event, LocalContext(function_name="api"))
+        out_headers = dict(result.get("headers") or {})
+        for name, values in (result.get("multiValueHeaders") or {}).items():
+            out_headers.setdefault(name, ", ".join(values))
+        self._send(int(result.get("statusCode", 500)), (result.get("body") or "").encode("utf-8"), out_headers)
+
+
+class LocalRuntime:
+    """The API server and the queue worker, started and stopped together."""
+
+    def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None:
+        self.settings = settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.keys = LocalKeyStore(settings.auth_path)
+        handler_cls = type("Handler", (_Handler,), {"keys": self.keys})
+        self.httpd = ThreadingHTTPServer((host, port), handler_cls)
+        self.httpd.daemon_threads = True
+        queue = container.write_queue()
+        assert isinstance(queue, LocalFifoQueue), "the local runtime needs the local queue"
+        self.worker = QueueWorker(queue)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> None:
+        container.store()  # open the store (and check its model) before taking traffic
+        self.worker.start()
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="http", daemon=True)
+        self._thread.start()
+
+    def serve_forever(self) -> None:
+        container.store()
+        self.worker.start()
+        try:
+            self.httpd.serve_forever()
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.worker.stop()
+
+
+__all__ = ["LocalRuntime", "build_event"]

@@ -1,0 +1,59 @@
+"""Drains the local FIFO queue into the writer handler, as the SQS event source mapping would.
+
+Batches of up to 10 are handed to `handlers.writer.handler` as SQS FIFO events; its partial-batch
+response decides what is acknowledged and what is redelivered (with a growing delay) until the
+queue dead-letters it. If the handler raises, the whole batch is redelivered.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from agent_memory.adapters.local_queue import LocalFifoQueue, to_sqs_event
+from agent_memory.local.context import LocalContext
+from agent_memory.observability import logger
+
+RETRY_BASE_DELAY_S = 0.5
+
+
+class QueueWorker:
+    def __init__(self, queue: LocalFifoQueue, poll_s: float = 0.5) -> None:
+        self._queue = queue
+        self._poll_s = poll_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def drain_once(self) -> int:
+        """Process one batch if there is one; returns how many messages were received."""
+        from agent_memory.handlers import writer
+
+        messages = self._queue.receive(10, wait_s=self._poll_s)
+        if not messages:
+            return 0
+        delay = RETRY_BASE_DELAY_S * max(m.receive_count for m in messages)
+        response: dict[str, Any]
+        try:
+            response = writer.handler(to_sqs_event(messages), LocalContext(function_name="writer"))
+        except Exception:  # the whole batch failed: SQS would redeliver every message
+            logger.exception("writer failed a whole batch; redelivering it")
+            response = {"batchItemFailures": [{"itemIdentifier": m.message_id} for m in messages]}
+        self._queue.settle(messages, response, retry_delay_s=delay)
+        return len(messages)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="queue-worker", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.drain_once()
+            except Exception:  # never let the worker die: log, back off, keep draining
+                logger.exception("queue worker iteration failed")
+                self._stop.wait(1.0)

@@ -1,0 +1,1 @@
+"""Use cases. Each service depends on ports only and is built once per cold start."""

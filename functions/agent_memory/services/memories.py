@@ -1,0 +1,58 @@
+"""Reading and forgetting single memories: get, list, forget, stats."""
+
+from __future__ import annotations
+
+from agent_memory.domain.api import ListResponse, MemoryOut, StatsResponse
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.scoring import display_text
+from agent_memory.errors import NotFoundError
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import AuditEvent, Clock, MemoryStore, PendingWrites
+
+
+class MemoryService:
+    def __init__(self, store: MemoryStore, pending: PendingWrites, clock: Clock) -> None:
+        self._store = store
+        self._pending = pending
+        self._clock = clock
+
+    def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryOut:
+        record = self._store.get(tenant_id, agent_id, record_id)
+        if record is None or not record.is_live(self._clock.now()):
+            raise NotFoundError(f"memory {record_id} not found")
+        return MemoryOut.of(record, display_text(record))
+
+    def list(
+        self, tenant_id: str, agent_id: str, grain: Grain | None, limit: int, cursor: str | None
+    ) -> ListResponse:
+        page = self._store.list(tenant_id, agent_id, self._clock.now(), grain=grain, limit=limit, cursor=cursor)
+        return ListResponse(
+            items=[MemoryOut.of(r, display_text(r)) for r in page.records], next_cursor=page.next_cursor
+        )
+
+    def forget(self, tenant_id: str, agent_id: str, record_id: str, actor: str) -> None:
+        """Soft delete with an audit event. The record is never returned by search again."""
+        record = self._store.get(tenant_id, agent_id, record_id)
+        if record is None or record.deleted_at is not None:
+            raise NotFoundError(f"memory {record_id} not found")
+        event = AuditEvent(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            record_id=record.id,
+            action="forget",
+            actor=actor,
+            at=self._clock.now(),
+        )
+        if not self._store.soft_delete(tenant_id, agent_id, record.id, event):
+            raise NotFoundError(f"memory {record_id} not found")
+        metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
+        logger.info("memory forgotten", extra={"agent_id": agent_id, "record_id": record.id, "actor": actor})
+
+    def stats(self, tenant_id: str, agent_id: str) -> StatsResponse:
+        stats = self._store.stats(tenant_id, agent_id, self._clock.now())
+        return StatsResponse(
+            records={g.value: stats.records.get(g.value, 0) for g in Grain},
+            pending_writes=self._pending.count(tenant_id, agent_id),
+            oldest=stats.oldest,
+            newest=stats.newest,
+        )

@@ -1,0 +1,95 @@
+"""Search: one agent's memory by meaning and by a window of days before ``as_of``.
+
+The store returns candidates with their evidence (vector similarity, lexical match); ranking
+happens here (`domain.scoring`) so every store ranks identically. The window is
+``[as_of - max_days_ago, as_of - min_days_ago]``.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from agent_memory.domain.api import SearchRequest, SearchResponse, SearchResult
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.scoring import RankingWeights, display_text, score
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import Clock, Embedder, MemoryStore, StoreQuery
+
+#: How many candidates to pull per signal for each result asked for: fusion needs head-room.
+CANDIDATE_FACTOR = 4
+MIN_CANDIDATES = 40
+
+
+class SearchService:
+    def __init__(self, store: MemoryStore, embedder: Embedder, clock: Clock, weights: RankingWeights) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._clock = clock
+        self._weights = weights
+
+    def search(self, tenant_id: str, agent_id: str, request: SearchRequest) -> SearchResponse:
+        started = time.perf_counter()
+        now = self._clock.now()
+        as_of = request.as_of or now
+        query = request.query
+        vector = self._embedder.embed([query])[0] if query else None
+        store_query = StoreQuery(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            now=now,
+            grains=None if request.grain == "all" else (Grain(request.grain),),
+            vector=vector,
+            text=query,
+            start=as_of - timedelta(days=request.max_days_ago) if request.max_days_ago is not None else None,
+            end=as_of - timedelta(days=request.min_days_ago),
+            kinds=tuple(request.kinds),
+            tags=tuple(request.tags),
+            user_id=request.user_id,
+            limit=max(MIN_CANDIDATES, request.max_results * CANDIDATE_FACTOR),
+        )
+        candidates = self._store.search(store_query)
+        results: list[SearchResult] = []
+        for c in candidates:
+            s = score(c.record, as_of, self._weights, c.similarity, c.lexical, has_query=query is not None)
+            if request.min_score is not None and s.score < request.min_score:
+                continue
+            r = c.record
+            results.append(
+                SearchResult(
+                    id=r.id,
+                    grain=r.grain,
+                    time_key=r.time_key,
+                    kind=r.kind,
+                    content=r.content,
+                    text=display_text(r),
+                    score=round(s.score, 6),
+                    similarity=round(c.similarity, 6) if c.similarity is not None else None,
+                    recency=round(s.recency, 6),
+                    importance=r.importance,
+                    occurred_at=r.occurred_at,
+                    topic=r.topic_raw,
+                    user_id=r.user_id,
+                    conversation_id=r.conversation_id,
+                    source=r.source,
+                    metadata=r.metadata,
+                    tags=r.tags,
+                )
+            )
+        if query is not None:
+            results.sort(key=lambda x: (-x.score, x.id))
+        else:  # no query: newest first, as the store returned them
+            results.sort(key=lambda x: (x.occurred_at, x.id), reverse=True)
+        results = results[: request.max_results]
+        if results:
+            self._store.record_access(tenant_id, agent_id, [r.id for r in results], now)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        metrics.add_metric(name="SearchLatency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
+        metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
+        if not results:
+            metrics.add_metric(name="ZeroHitSearches", unit=MetricUnit.Count, value=1)
+        logger.info(
+            "search",
+            extra={"agent_id": agent_id, "grain": str(request.grain), "hits": len(results), "ms": round(elapsed_ms, 2)},
+        )
+        return SearchResponse(results=results)

@@ -1,0 +1,91 @@
+"""Accepting writes: validate, normalise into records, enqueue on the agent's working-memory group.
+
+The API answers 202 as soon as the queue has the messages. Embedding and storing happen in the
+writer, one group (``tenant:agent:working``) at a time, which is what makes dedup-on-write safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta
+
+from agent_memory.domain.caller import Caller
+from agent_memory.domain.api import AcceptedItem, WriteItem, WriteRequest, WriteResponse
+from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import content_hash, memory_id
+from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
+from agent_memory.errors import DependencyError
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import Clock, PendingWrites, QueueMessage, WriteQueue
+
+DEFAULT_IMPORTANCE = 0.5
+
+
+class WriteService:
+    def __init__(self, queue: WriteQueue, pending: PendingWrites, clock: Clock) -> None:
+        self._queue = queue
+        self._pending = pending
+        self._clock = clock
+
+    def accept(self, caller: Caller, agent_id: str, request: WriteRequest) -> WriteResponse:
+        now = self._clock.now()
+        records = [self._to_record(caller.tenant_id, agent_id, item, now) for item in request.to_items()]
+        commands = [WriteCommand(op="remember", record=r) for r in records]
+        messages = [
+            QueueMessage(group_id=c.group_id, dedup_id=_dedup_id(c.record.id), body=c.model_dump_json())
+            for c in commands
+        ]
+        ids = [r.id for r in records]
+        # Pending first, so a fast writer can never mark done before we marked pending.
+        self._pending.add(caller.tenant_id, agent_id, ids)
+        try:
+            self._queue.send(messages)
+        except DependencyError:
+            self._pending.done(caller.tenant_id, agent_id, ids)
+            raise
+        metrics.add_metric(name="WritesAccepted", unit=MetricUnit.Count, value=len(records))
+        logger.info("writes accepted", extra={"agent_id": agent_id, "count": len(records)})
+        return WriteResponse(accepted=[AcceptedItem(id=i) for i in ids])
+
+    @staticmethod
+    def _to_record(tenant_id: str, agent_id: str, item: WriteItem, now: datetime) -> MemoryRecord:
+        occurred = item.occurred_at or now
+        record_id = memory_id(
+            tenant_id,
+            agent_id,
+            item.user_id or "",
+            item.conversation_id or "",
+            item.role or "",
+            occurred.isoformat(),
+            item.content,
+        )
+        kind = item.kind or (MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE)
+        return MemoryRecord(
+            id=record_id,
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            user_id=item.user_id,
+            grain=Grain.WORKING,
+            kind=kind,
+            role=item.role,
+            conversation_id=item.conversation_id,
+            content=item.content,
+            topic=normalise_topic(item.topic),
+            topic_raw=item.topic,
+            importance=item.importance if item.importance is not None else DEFAULT_IMPORTANCE,
+            tags=list(dict.fromkeys(item.tags)),
+            source=item.source,
+            links=item.links,
+            metadata=item.metadata,
+            content_hash=content_hash(item.content),
+            created_at=now,
+            updated_at=now,
+            occurred_at=occurred,
+            expires_at=now + timedelta(days=item.ttl_days) if item.ttl_days else None,
+        )
+
+
+def _dedup_id(record_id: str) -> str:
+    """SQS allows 128 characters; the record id already encodes the content, hash it for length."""
+    return hashlib.sha256(record_id.encode()).hexdigest()
