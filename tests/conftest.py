@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
+
+from tests.fakes import FixedClock
 
 import pytest
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
@@ -35,21 +36,6 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "agent-memory")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
-
-
-class FixedClock:
-    """A clock tests can set and move."""
-
-    def __init__(self, now: datetime | None = None) -> None:
-        self._now = now or datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-    def now(self) -> datetime:
-        return self._now
-
-    def advance(self, **kwargs: float) -> None:
-        from datetime import timedelta
-
-        self._now += timedelta(**kwargs)
 
 
 @pytest.fixture

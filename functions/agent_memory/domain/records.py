@@ -58,21 +58,30 @@ class Link(BaseModel):
     weight: float = Field(default=1.0, ge=0.0, le=1.0)
 
 
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` levels, without recursing into hostile depth."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
     """Metadata is free-form JSON, bounded in size and depth so it cannot bloat the store."""
-    encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
-        raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes when encoded as JSON")
-    if _depth(value) > MAX_METADATA_DEPTH:
+    if _deeper_than(value, MAX_METADATA_DEPTH):
         raise ValueError(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")
+    try:
+        encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:  # NaN / Infinity are not JSON
+        raise ValueError("metadata must be plain JSON (no NaN or Infinity)") from exc
+    if len(encoded.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes when encoded as JSON")
     return value
 
 
