@@ -38,7 +38,7 @@ from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WR
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
 from agent_memory.domain.types import AgentId, MemoryId
-from agent_memory.errors import AgentMemoryError, PayloadTooLargeError
+from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
@@ -71,6 +71,12 @@ def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Resp
     body = app.current_event.body or ""
     if len(body.encode("utf-8")) > MAX_BODY_BYTES:
         raise PayloadTooLargeError(f"request body is larger than {MAX_BODY_BYTES} bytes")
+    if body.strip() and not body.lstrip().startswith("{"):
+        # Powertools would read a JSON array as its first element and drop the rest.
+        raise ValidationFailedError(
+            "the request body must be a JSON object",
+            [{"loc": ["body"], "msg": "expected a JSON object", "type": "object_type"}],
+        )
     if app.current_event.path.startswith("/v1/admin"):
         _caller(scope=ADMIN_SCOPE)
     return next_middleware(app)
@@ -152,7 +158,10 @@ def _invalid_response(exc: ResponseValidationError) -> Response[Any]:
 def _domain_error(exc: AgentMemoryError) -> Response[Any]:
     if exc.status >= 500:
         logger.exception("request failed", extra={"code": exc.code})
-    details = [ErrorDetail.model_validate(d) for d in exc.details]
+    details = [
+        ErrorDetail(loc=list(d.get("loc", [])), msg=str(d.get("msg", "")), type=str(d.get("type", exc.code)))
+        for d in exc.details
+    ]
     return _error(exc.status, exc.code, exc.message, details)
 
 

@@ -31,6 +31,9 @@ def _local_defaults(data_dir: str | None) -> None:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")  # no X-Ray daemon here
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would flood stdout
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    from agent_memory import container
+
+    container.reset()  # settings are read again with the values above
 
 
 def _settings():  # type: ignore[no-untyped-def]

@@ -19,9 +19,11 @@ from agent_memory import container
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.domain.keys import bearer_token
 from agent_memory.domain.limits import MAX_BODY_BYTES
+from agent_memory.handlers import api
 from agent_memory.local.context import LocalContext
 from agent_memory.local.keys import LocalKeyStore
 from agent_memory.local.worker import QueueWorker
+from agent_memory.observability import logger
 from agent_memory.settings import Settings
 
 STAGE = "local"
@@ -98,7 +100,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _dispatch(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True  # API Gateway needs a length too
+            self._send(411, _error_body("length_required", "send the body with a Content-Length"))
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            self._send(400, _error_body("bad_request", "invalid Content-Length"))
+            return
         if length > MAX_BODY_BYTES:
             self.close_connection = True  # do not read a body we refuse
             self._send(413, _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes"))
@@ -122,9 +135,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.command, self.path, headers, body, {**caller.to_authorizer(), "principalId": caller.key_id},
             self.client_address[0],
         )
-        from agent_memory.handlers import api
-
-        result = api.handler(event, LocalContext(function_name="api"))
+        try:
+            result = api.handler(event, LocalContext(function_name="api"))
+        except Exception:  # API Gateway answers 502 when the function fails; so do we
+            logger.exception("api handler failed")
+            self._send(502, _error_body("bad_gateway", "the API function failed"))
+            return
         out_headers = dict(result.get("headers") or {})
         for name, values in (result.get("multiValueHeaders") or {}).items():
             out_headers.setdefault(name, ", ".join(values))

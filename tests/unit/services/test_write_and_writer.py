@@ -1,0 +1,141 @@
+"""The hot path without HTTP: accept -> FIFO -> writer -> store."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from agent_memory.domain.api import WriteRequest
+from agent_memory.domain.caller import Caller
+from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.grains import Grain
+from agent_memory.errors import DependencyError
+from agent_memory.ports import QueueMessage
+from tests.unit.services.conftest import World
+
+ACME = Caller("acme", key_id="key_a")
+
+
+def _write(world: World, *contents: str, agent: str = "bot", **fields: object) -> list[str]:
+    request = WriteRequest.model_validate({"items": [{"content": c, **fields} for c in contents]})
+    return [a.id for a in world.write.accept(ACME, agent, request).accepted]
+
+
+def test_accepted_write_is_queued_on_the_agents_working_group_and_counted_pending(world: World) -> None:
+    # GIVEN two memories for one agent
+    ids = _write(world, "Alice moved the launch to March 3.", "Bob owns the checklist.")
+    # THEN both wait in the queue, on the tenant:agent:working group, and count as pending
+    batch = world.queue.receive(10)
+    assert [m.group_id for m in batch] == ["acme:bot:working"] * 2
+    assert [WriteCommand.model_validate_json(m.body).record.id for m in batch] == ids
+    assert world.pending.count("acme", "bot") == 2
+    assert world.pending.count("acme", "other") == 0
+
+
+def test_retrying_the_same_write_yields_the_same_id_and_one_message(world: World) -> None:
+    item = {"occurred_at": "2026-11-20T14:03:00Z"}
+    first = _write(world, "Alice moved the launch to March 3.", **item)
+    again = _write(world, "Alice moved the launch to March 3.", **item)
+    assert first == again
+    assert len(world.queue.receive(10)) == 1  # content-based dedup id dropped the resend
+
+
+def test_writer_stores_records_and_clears_pending(world: World) -> None:
+    ids = _write(world, "Alice moved the launch to March 3.", ttl_days=30, tags=["launch", "launch"])
+    assert world.drain() == ["inserted"]
+    record = world.store.get("acme", "bot", ids[0])
+    assert record is not None and record.grain is Grain.WORKING
+    assert record.tags == ["launch"]  # duplicates collapsed on accept
+    assert record.expires_at == world.clock.now() + timedelta(days=30)
+    assert world.pending.count("acme", "bot") == 0
+
+
+def test_near_duplicate_is_merged_into_the_existing_record(world: World) -> None:
+    first = _write(world, "The quarterly planning meeting with the design team moved to Thursday afternoon.")
+    world.drain()
+    world.clock.advance(hours=1)
+    second = _write(
+        world,
+        "The quarterly planning meeting with the design team moved to Thursday afternoon!!",
+        importance=0.9,
+        tags=["planning"],
+    )
+    assert world.drain() == ["merged"]
+    merged = world.store.get("acme", "bot", second[0])  # the alias resolves
+    assert merged is not None and merged.id == first[0]
+    assert merged.content.endswith("!!")
+    assert merged.importance == 0.9 and merged.tags == ["planning"]
+    assert merged.access_count == 1 and merged.updated_at == world.clock.now()
+    assert world.memories.stats("acme", "bot").records["working"] == 1
+
+
+def test_unrelated_write_is_not_merged(world: World) -> None:
+    _write(world, "The quarterly planning meeting moved to Thursday afternoon.")
+    _write(world, "Invoice 4411 for 1,200 EUR was approved by Dana.")
+    assert world.drain() == ["inserted", "inserted"]
+
+
+def test_replayed_message_is_confirmed_not_stored_twice(world: World) -> None:
+    _write(world, "Alice moved the launch to March 3.")
+    body = world.queue.receive(1)[0].body
+    command = WriteCommand.model_validate_json(body)
+    assert world.writer.apply(command).value == "inserted"
+    assert world.writer.apply(command).value == "replayed"
+    assert world.memories.stats("acme", "bot").records["working"] == 1
+
+
+def test_poison_body_is_flagged_for_the_dead_letter_queue_with_a_reason(world: World) -> None:
+    prepared = world.writer.prepare(['{"v": 1, "record": {"id": "x"}}', "not json"])
+    assert [p.command for p in prepared] == [None, None]
+    assert all(p.poison_reason and "invalid write command" in p.poison_reason for p in prepared)
+    world.writer.dead_letter(QueueMessage("acme:bot:working", "d1", "not json"), prepared[1].poison_reason or "")
+    [letter] = world.queue.dead_letters()
+    assert letter.body == "not json" and "invalid write command" in letter.reason
+
+
+def test_batch_embedding_failure_falls_back_to_one_record_at_a_time(world: World) -> None:
+    _write(world, "Alice moved the launch to March 3.")
+    body = world.queue.receive(1)[0].body
+
+    class Flaky:
+        model_id, dimension = world.embedder.model_id, world.embedder.dimension
+        calls = 0
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            Flaky.calls += 1
+            if Flaky.calls == 1:
+                raise RuntimeError("batch failed")
+            return world.embedder.embed(texts)
+
+    world.writer._embedder = Flaky()  # type: ignore[assignment]
+    [prepared] = world.writer.prepare([body])
+    assert prepared.command is not None and prepared.vector is None
+    assert world.writer.apply(prepared.command, prepared.vector).value == "inserted"
+
+
+def test_queue_failure_rolls_back_pending_and_surfaces_as_dependency_error(world: World) -> None:
+    class DownQueue:
+        def send(self, messages: object) -> None:
+            raise DependencyError("queue unavailable")
+
+    world.write._queue = DownQueue()  # type: ignore[assignment]
+    with pytest.raises(DependencyError):
+        _write(world, "Alice moved the launch to March 3.")
+    assert world.pending.count("acme", "bot") == 0
+
+
+def test_conversation_form_shares_conversation_and_user(world: World) -> None:
+    request = WriteRequest.model_validate(
+        {
+            "conversation_id": "c-42",
+            "user_id": "u-7",
+            "messages": [{"role": "user", "content": "Ship on March 3?"}, {"role": "assistant", "content": "Yes."}],
+        }
+    )
+    world.write.accept(ACME, "bot", request)
+    records = [WriteCommand.model_validate_json(m.body).record for m in world.queue.receive(10)]
+    assert {(r.conversation_id, r.user_id, r.kind.value) for r in records} == {("c-42", "u-7", "conversation")}
+    assert [r.role for r in records] == ["user", "assistant"]
+    assert json.loads(records[0].model_dump_json())["tenant_id"] == "acme"
