@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench clean install
+.PHONY: dev test lint format bench clean install test-opensearch
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,3 +43,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+
+## test-opensearch: the store contract suite against a real cluster (OPENSEARCH_URL=http://localhost:9200)
+test-opensearch: $(STAMP)
+	@test -n "$(OPENSEARCH_URL)" || (echo "set OPENSEARCH_URL, e.g. http://localhost:9200" && exit 2)
+	OPENSEARCH_URL=$(OPENSEARCH_URL) $(VENV)/bin/pytest tests/contract -m opensearch -q

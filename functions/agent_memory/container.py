@@ -40,7 +40,11 @@ def store() -> MemoryStore:
         from agent_memory.adapters.opensearch_store import OpenSearchStore
 
         return OpenSearchStore(
-            build_client(settings), settings.opensearch_index_alias, emb.dimension, emb.model_id
+            build_client(settings),
+            settings.opensearch_index_alias,
+            emb.dimension,
+            emb.model_id,
+            serverless=settings.opensearch_service == "aoss",
         )
     from agent_memory.adapters.sqlite_store import SqliteMemoryStore
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-import pytest
 from tests.e2e.conftest import GRAINS, Api, assert_error, settled_stats, wait_until
 
 from agent_memory import container
@@ -262,14 +261,6 @@ def test_retry_before_the_write_is_stored_names_the_same_memory(api: Api, new_ke
     assert [m["id"] for m in listed] == [first]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "product bug: services/write.py WriteService.accept marks the retried id pending again, but "
-        "the queue drops the message as a duplicate (same dedup id within the window), so no writer "
-        "ever clears the mark: stats.pending_writes stays 1 (until the 14-day marker TTL)"
-    ),
-)
 def test_retry_after_the_write_was_stored_settles(api: Api, new_key: Any) -> None:
     # GIVEN a write with an explicit occurred_at, already stored
     _, _, key = new_key()

@@ -3,21 +3,43 @@
 The write Lambda marks each accepted record before enqueueing it and the writer clears the mark
 once the record is stored; ``stats.pending_writes`` counts the marks of one agent. One item per
 record makes every operation idempotent under at-least-once delivery: a redelivered message
-deletes a mark that is already gone, a client retry puts the same item again.
+clears a mark that is already clear, a client retry puts the same item again.
+
+Clearing does not delete the item: it turns it into a *done* tombstone that lives for the queue's
+deduplication window. A client that retries a write after it was stored, but within that window,
+sends a message with the same deduplication id, which SQS drops: no writer would ever clear a
+mark set again by that retry. So `add` first reads the items (BatchGetItem, strongly consistent)
+and leaves fresh tombstones alone (the record is stored; nothing is in flight); an expired one is
+revived, since SQS accepts that message again and the writer replays the write and clears it.
+The tombstone is written when the record is stored, after the queue's window for that message
+opened, so it always outlives that window.
+
+`add` also leaves a fresh *pending* mark alone: its writer is in flight and will clear it, and
+not rewriting it keeps a retry from overwriting the tombstone of a writer that finishes between
+our read and our write. BatchWriteItem has no conditions, so a small race remains: when
+a ``done`` for an id that had no live item when `add` read it (two identical requests racing each
+other and a fast writer, or a late redelivery whose tombstone just expired) lands between that
+read and the write, the pending mark overwrites the tombstone. That needs a ``done`` for the very
+same record within the milliseconds between the two calls of one `add`, and its worst outcome is
+bounded: the stray mark counts until its TTL (``ttl_days``) expires it, as any mark whose write
+was lost does.
 
 Table schema (created by the CDK stack):
 
 - partition key ``pk`` (S): ``"{tenant_id}#{agent_id}"`` (ids cannot contain ``#``);
 - sort key ``sk`` (S): the record id;
-- ``expires_at`` (N): epoch seconds, the table's TTL attribute, so marks that are never cleared
-  (a crash between marking and enqueueing, a write sent to the dead letters) disappear;
+- ``state`` (S): ``"pending"`` (accepted, not yet stored) or ``"done"`` (a tombstone);
+- ``expires_at`` (N): epoch seconds, the table's TTL attribute: ``ttl_days`` after `add` for
+  a pending mark, so marks that are never cleared (a crash between marking and enqueueing, a write
+  sent to the dead letters) disappear; ``dedup_window_s`` after `done` for a tombstone;
 - billing mode on-demand (PAY_PER_REQUEST). No indexes.
 
-TTL deletion runs late (typically within days), so `count` also filters out expired items itself.
+TTL deletion runs late (typically within days), so reads also check ``expires_at`` themselves.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,25 +53,41 @@ if TYPE_CHECKING:
 
 #: BatchWriteItem's limit of requests per call.
 MAX_BATCH_WRITE = 25
+#: BatchGetItem's limit of keys per call.
+MAX_BATCH_GET = 100
+
+PENDING = "pending"
+DONE = "done"
 
 
 class DynamoDbPendingWrites:
-    """`PendingWrites` on a DynamoDB table (schema in the module docstring)."""
+    """`PendingWrites` on a DynamoDB table (schema in the module docstring).
+
+    ``dedup_window_s`` must be at least the queue's deduplication window: SQS FIFO's is 5 minutes.
+    A shorter one would let a retry mark a record that the queue still drops, which is the stuck
+    count the tombstones exist to prevent.
+    """
 
     def __init__(
         self,
         table_name: str,
         client: DynamoDBClient | None = None,
         ttl_days: float = 14,
+        dedup_window_s: float = 300.0,
         *,
         max_retries: int = 5,
         backoff_s: float = 0.05,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if ttl_days <= 0:
+            raise ValueError("ttl_days must be positive")
+        if dedup_window_s <= 0:
+            raise ValueError("dedup_window_s must be positive")
         self.table_name = table_name
         self._client = client
         self._ttl_s = ttl_days * 86_400
+        self._dedup_window_s = dedup_window_s
         self._max_retries = max_retries
         self._backoff_s = backoff_s
         self._clock = clock
@@ -66,13 +104,26 @@ class DynamoDbPendingWrites:
 
     def add(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
         pk = _pk(tenant_id, agent_id)
-        expires_at = str(int(self._clock() + self._ttl_s))
+        ids = _unique(record_ids)
+        if not ids:
+            return
+        now = self._clock()
+        live = self._live_ids(pk, ids, now)
+        expires_at = str(int(now + self._ttl_s))
         self._batch_write(
-            {"PutRequest": {"Item": {"pk": {"S": pk}, "sk": {"S": rid}, "expires_at": {"N": expires_at}}}}
-            for rid in _unique(record_ids)
+            {"PutRequest": {"Item": _item(pk, rid, PENDING, expires_at)}} for rid in ids if rid not in live
         )
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        pk = _pk(tenant_id, agent_id)
+        # Rounded up, so the tombstone lives at least the whole window.
+        expires_at = str(math.ceil(self._clock() + self._dedup_window_s))
+        self._batch_write(
+            {"PutRequest": {"Item": _item(pk, rid, DONE, expires_at)}} for rid in _unique(record_ids)
+        )
+
+    def discard(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        """Delete the marks outright, leaving no tombstone: the write was never enqueued."""
         pk = _pk(tenant_id, agent_id)
         self._batch_write(
             {"DeleteRequest": {"Key": {"pk": {"S": pk}, "sk": {"S": rid}}}} for rid in _unique(record_ids)
@@ -82,9 +133,11 @@ class DynamoDbPendingWrites:
         params: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk",
-            "FilterExpression": "expires_at > :now",
+            "FilterExpression": "#state = :pending AND expires_at > :now",
+            "ExpressionAttributeNames": {"#state": "state"},
             "ExpressionAttributeValues": {
                 ":pk": {"S": _pk(tenant_id, agent_id)},
+                ":pending": {"S": PENDING},
                 ":now": {"N": str(int(self._clock()))},
             },
             "Select": "COUNT",
@@ -99,6 +152,42 @@ class DynamoDbPendingWrites:
                 params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"cannot count pending writes: {exc}") from exc
+
+    def _live_ids(self, pk: str, ids: list[str], now: float) -> set[str]:
+        """The ids among ``ids`` with an unexpired item, pending or done: `add` leaves those alone."""
+        live: set[str] = set()
+        for start in range(0, len(ids), MAX_BATCH_GET):
+            for item in self._get_chunk(pk, ids[start : start + MAX_BATCH_GET]):
+                if float(item["expires_at"]["N"]) > now:
+                    live.add(item["sk"]["S"])
+        return live
+
+    def _get_chunk(self, pk: str, chunk: list[str]) -> list[dict[str, Any]]:
+        """One BatchGetItem call, then again for its ``UnprocessedKeys`` (throttling) with backoff.
+
+        Strongly consistent: a tombstone written a moment ago must be seen, or the retry that
+        follows a stored write at once would mark it again.
+        """
+        request: dict[str, Any] = {
+            "Keys": [{"pk": {"S": pk}, "sk": {"S": rid}} for rid in chunk],
+            "ConsistentRead": True,
+            "ProjectionExpression": "sk, expires_at",
+        }
+        unprocessed: dict[str, Any] = {self.table_name: request}
+        items: list[dict[str, Any]] = []
+        for attempt in range(self._max_retries + 1):
+            if attempt:
+                self._sleep(self._backoff_s * 2 ** (attempt - 1))
+            try:
+                response = self.client.batch_get_item(RequestItems=unprocessed)
+            except (ClientError, BotoCoreError) as exc:
+                raise DependencyError(f"cannot read pending writes: {exc}") from exc
+            items.extend(response.get("Responses", {}).get(self.table_name, []))
+            unprocessed = response.get("UnprocessedKeys") or {}
+            if not unprocessed:
+                return items
+        left = sum(len(v["Keys"]) for v in unprocessed.values())
+        raise DependencyError(f"{left} pending-write read(s) stayed unprocessed after retries")
 
     def _batch_write(self, requests: Iterator[dict[str, Any]]) -> None:
         items = list(requests)
@@ -126,6 +215,10 @@ def _pk(tenant_id: str, agent_id: str) -> str:
     return f"{tenant_id}#{agent_id}"
 
 
+def _item(pk: str, record_id: str, state: str, expires_at: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": record_id}, "state": {"S": state}, "expires_at": {"N": expires_at}}
+
+
 def _unique(record_ids: Sequence[str]) -> list[str]:
-    """In order, without repeats: BatchWriteItem rejects a request naming one key twice."""
+    """In order, without repeats: BatchGetItem and BatchWriteItem reject a request naming one key twice."""
     return list(dict.fromkeys(record_ids))

@@ -5,9 +5,18 @@ clears the mark once the record is stored. ``stats.pending_writes`` is the count
 can wait for its writes. Marks are keyed by ``(tenant, agent, record_id)``: a redelivered message
 or a client retry sets or clears the same mark, so the count cannot drift.
 
+Clearing does not delete the mark: it turns it into a *done* tombstone that lives for the
+queue's deduplication window. A client that retries a write after it was stored, but within that
+window, sends a message with the same deduplication id, which the queue drops: no writer would
+ever clear a mark set again by that retry. So `add` leaves a fresh tombstone alone (the record is
+stored; nothing is in flight), while an expired one is revived: the queue accepts that message
+again and the writer replays the write and clears the mark. The tombstone is written when the
+record is stored, which is after the queue's window for that message opened, so it always
+outlives the window.
+
 A mark that is never cleared (a crash between marking and enqueueing, a write that went to the
 dead letters) expires after ``ttl_days``, as the DynamoDB adapter's TTL does, so a stuck count
-heals by itself instead of making clients wait forever.
+heals by itself instead of making clients wait forever. Expired rows are purged on every write.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from sqlite3 import Connection
 
 from agent_memory.adapters.sqlite_util import ConnectionPerThread
 
@@ -23,21 +33,52 @@ CREATE TABLE IF NOT EXISTS pending_writes (
     tenant_id  TEXT NOT NULL,
     agent_id   TEXT NOT NULL,
     record_id  TEXT NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('pending', 'done')),
     expires_at REAL NOT NULL,
     PRIMARY KEY (tenant_id, agent_id, record_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS pending_writes_expiry ON pending_writes (expires_at);
 """
 
+# A conflicting row becomes pending again unless it is a tombstone still inside the window.
+_ADD = """
+INSERT INTO pending_writes (tenant_id, agent_id, record_id, state, expires_at)
+VALUES (?, ?, ?, 'pending', ?)
+ON CONFLICT (tenant_id, agent_id, record_id) DO UPDATE
+SET state = 'pending', expires_at = excluded.expires_at
+WHERE pending_writes.state = 'pending' OR pending_writes.expires_at <= ?
+"""
+
+_DONE = """
+INSERT INTO pending_writes (tenant_id, agent_id, record_id, state, expires_at)
+VALUES (?, ?, ?, 'done', ?)
+ON CONFLICT (tenant_id, agent_id, record_id) DO UPDATE
+SET state = 'done', expires_at = excluded.expires_at
+"""
+
 
 class LocalPendingWrites:
-    """`PendingWrites` on one SQLite file, shared safely by threads and processes."""
+    """`PendingWrites` on one SQLite file, shared safely by threads and processes.
 
-    def __init__(self, path: Path, ttl_days: float = 14, clock: Callable[[], float] = time.time) -> None:
+    ``dedup_window_s`` must be at least the queue's deduplication window: SQS FIFO's is 5 minutes
+    (and `LocalFifoQueue` copies it). A shorter one would let a retry mark a record that the queue
+    still drops, which is the stuck count the tombstones exist to prevent.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        ttl_days: float = 14,
+        dedup_window_s: float = 300.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if ttl_days <= 0:
             raise ValueError("ttl_days must be positive")
+        if dedup_window_s <= 0:
+            raise ValueError("dedup_window_s must be positive")
         self.path = Path(path)
         self._ttl_s = ttl_days * 86_400
+        self._dedup_window_s = dedup_window_s
         self._clock = clock
         self._db = ConnectionPerThread(self.path, _SCHEMA)
 
@@ -46,14 +87,24 @@ class LocalPendingWrites:
             return
         now = self._clock()
         with self._db.transaction() as conn:
-            conn.execute("DELETE FROM pending_writes WHERE expires_at <= ?", (now,))
+            _purge(conn, now)
             conn.executemany(
-                "INSERT INTO pending_writes (tenant_id, agent_id, record_id, expires_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT DO UPDATE SET expires_at = excluded.expires_at",
-                [(tenant_id, agent_id, record_id, now + self._ttl_s) for record_id in record_ids],
+                _ADD, [(tenant_id, agent_id, record_id, now + self._ttl_s, now) for record_id in record_ids]
             )
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        if not record_ids:
+            return
+        now = self._clock()
+        with self._db.transaction() as conn:
+            _purge(conn, now)
+            conn.executemany(
+                _DONE,
+                [(tenant_id, agent_id, record_id, now + self._dedup_window_s) for record_id in record_ids],
+            )
+
+    def discard(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        """Remove the marks outright, leaving no tombstone: the write was never enqueued."""
         if not record_ids:
             return
         with self._db.transaction() as conn:
@@ -65,10 +116,16 @@ class LocalPendingWrites:
     def count(self, tenant_id: str, agent_id: str) -> int:
         with self._db.transaction(write=False) as conn:
             row = conn.execute(
-                "SELECT COUNT(*) FROM pending_writes WHERE tenant_id = ? AND agent_id = ? AND expires_at > ?",
+                "SELECT COUNT(*) FROM pending_writes "
+                "WHERE tenant_id = ? AND agent_id = ? AND state = 'pending' AND expires_at > ?",
                 (tenant_id, agent_id, self._clock()),
             ).fetchone()
         return int(row[0])
 
     def close(self) -> None:
         self._db.close()
+
+
+def _purge(conn: Connection, now: float) -> None:
+    """Drop expired marks and tombstones (indexed on ``expires_at``, so cheap when there are none)."""
+    conn.execute("DELETE FROM pending_writes WHERE expires_at <= ?", (now,))

@@ -14,16 +14,18 @@ Why this shape:
   window that starts at midnight on the 22nd.
 * **Lexical search is FTS5 over ``content`` and ``topic``** (an external-content table kept in
   sync by triggers in the same transaction as every write; forgotten records leave the index).
-  User text never reaches the FTS5 query language: it is cut into words, each word quoted, and the
-  words OR-ed (`query_terms`, `fts_match`). BM25 is lower-is-better and unbounded, so a hit's lexical score is
-  ``bm25 / best bm25`` of its result set: the best lexical hit scores 1.0, the others their
-  fraction of it. The score is therefore relative to one query, not comparable across queries.
+  User text never reaches the FTS5 query language: it is cut into words, each word quoted, and
+  the words OR-ed (`query_terms`, `fts_match`); on a big store, words in more than a quarter of
+  all documents are left out (`_informative_terms`). BM25 is lower-is-better and unbounded, so a
+  hit's lexical score is ``bm25 / best bm25`` of its result set: the best lexical hit scores 1.0,
+  the others their fraction of it. The score is relative to one query, not comparable across
+  queries.
 * **Vector search is exact cosine with numpy** over one agent's vectors, kept in an in-process
-  cache. Triggers bump a per-agent *generation* whenever a vector may change (insert, overwrite,
-  forget, hard delete); a search reads that number (one indexed lookup) and reloads the agent's
-  matrix when it moved, so a write by another thread or process is never missed. Which rows may
-  match (tenant, agent, grain, window, expiry, kinds, tags, user) is decided in SQL; numpy only
-  scores those rows.
+  cache. Triggers bump a per-agent *generation* whenever the agent's live vectors may change
+  (insert, overwrite, forget, hard delete); a search reads that number (one indexed lookup) and
+  reloads the agent's matrix when it moved, so a write by another thread or process is never
+  missed. Which rows may match (tenant, agent, grain, window, expiry, kinds, tags, user) is
+  decided in SQL, on an index that covers those columns; numpy only scores those rows.
 * **Ids are unique per (tenant, agent)**, not globally, so no write of one tenant can ever
   overwrite a record of another, and every read is scoped by both.
 """
@@ -53,6 +55,8 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
 from agent_memory.ports import (
+    AgentPage,
+    AgentRef,
     AuditEvent,
     Candidate,
     Page,
@@ -81,6 +85,8 @@ MMAP_BYTES = 256 * 1024 * 1024
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 _MAX_CURSOR_CHARS = 2048
 _CHUNK = 500  # ids bound per IN (...) list, well under SQLite's variable limit
+_DELETE_BATCH = 1000  # records hard-deleted per transaction by retention
+_MERGE_MIN_ROWS = 256  # see _max_merge
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US = timedelta(microseconds=1)
@@ -123,18 +129,27 @@ CREATE TABLE IF NOT EXISTS records (
     span_start INTEGER NOT NULL,
     span_end INTEGER NOT NULL,
     vector BLOB NOT NULL,
+    -- The agent's generation that wrote this row's vector (see the generations table).
+    vgen INTEGER NOT NULL,
     UNIQUE (tenant_id, agent_id, id)
 );
 -- Reads only ever look at live (not forgotten) records, so the indexes hold only those. The
--- first covers every eligibility test but tags, so finding which rows a search may score never
--- touches the wide table rows; the other two give list() and browsing their order.
+-- first covers every eligibility test except tags, and stats() too, so finding which rows a search may
+-- score never touches the wide table rows; the other two give list() and browsing their order.
 CREATE INDEX IF NOT EXISTS records_live
-    ON records (tenant_id, agent_id, grain, span_end, span_start, expires_at, kind, user_id)
+    ON records (tenant_id, agent_id, grain, span_end, span_start, expires_at, kind, user_id, occurred_at)
     WHERE deleted_at IS NULL;
 CREATE INDEX IF NOT EXISTS records_live_by_time
     ON records (tenant_id, agent_id, occurred_at, id) WHERE deleted_at IS NULL;
 CREATE INDEX IF NOT EXISTS records_live_by_grain_time
     ON records (tenant_id, agent_id, grain, occurred_at, id) WHERE deleted_at IS NULL;
+-- The two cross-agent jobs: retention (forgotten records included) and the summarization
+-- dispatcher (which agents have live records of a grain in a period, in a stable order).
+CREATE INDEX IF NOT EXISTS records_live_by_vgen
+    ON records (tenant_id, agent_id, vgen) WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS records_by_retention ON records (tenant_id, grain, span_end);
+CREATE INDEX IF NOT EXISTS records_live_by_agent
+    ON records (grain, tenant_id, agent_id, span_end, span_start) WHERE deleted_at IS NULL;
 
 CREATE TABLE IF NOT EXISTS aliases (
     tenant_id TEXT NOT NULL,
@@ -155,10 +170,14 @@ CREATE TABLE IF NOT EXISTS audit (
 );
 CREATE INDEX IF NOT EXISTS audit_by_agent ON audit (tenant_id, agent_id, at);
 
+-- Per agent: ``gen`` moves with every write that may change its live vectors, ``shrink`` with
+-- every one that removes a record (forget, hard delete). A cache at (gen, shrink) is current;
+-- one at an older gen but the same shrink only misses the rows whose vgen is newer.
 CREATE TABLE IF NOT EXISTS generations (
     tenant_id TEXT NOT NULL,
     agent_id TEXT NOT NULL,
     gen INTEGER NOT NULL,
+    shrink INTEGER NOT NULL,
     PRIMARY KEY (tenant_id, agent_id)
 ) WITHOUT ROWID;
 
@@ -189,16 +208,17 @@ END;
 -- Any change to the set of an agent's live vectors moves its generation (same transaction).
 -- Access counters do not, so searching never invalidates the vector cache.
 CREATE TRIGGER IF NOT EXISTS records_gen_insert AFTER INSERT ON records BEGIN
-    INSERT INTO generations (tenant_id, agent_id, gen) VALUES (new.tenant_id, new.agent_id, 1)
+    INSERT INTO generations (tenant_id, agent_id, gen, shrink) VALUES (new.tenant_id, new.agent_id, 1, 0)
         ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1;
 END;
 CREATE TRIGGER IF NOT EXISTS records_gen_update AFTER UPDATE OF vector, deleted_at ON records BEGIN
-    INSERT INTO generations (tenant_id, agent_id, gen) VALUES (new.tenant_id, new.agent_id, 1)
-        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1;
+    INSERT INTO generations (tenant_id, agent_id, gen, shrink)
+        VALUES (new.tenant_id, new.agent_id, 1, new.deleted_at IS NOT NULL AND old.deleted_at IS NULL)
+        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1, shrink = shrink + excluded.shrink;
 END;
 CREATE TRIGGER IF NOT EXISTS records_gen_delete AFTER DELETE ON records BEGIN
-    INSERT INTO generations (tenant_id, agent_id, gen) VALUES (old.tenant_id, old.agent_id, 1)
-        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1;
+    INSERT INTO generations (tenant_id, agent_id, gen, shrink) VALUES (old.tenant_id, old.agent_id, 1, 1)
+        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1, shrink = shrink + 1;
 END;
 """
 
@@ -216,7 +236,7 @@ _DATETIME_COLUMNS = frozenset({
 })
 # fmt: on
 _JSON_COLUMNS = frozenset({"tags", "source", "links", "metadata", "source_ids"})
-_WRITE_COLUMNS = (*_RECORD_COLUMNS, "span_start", "span_end", "vector")
+_WRITE_COLUMNS = (*_RECORD_COLUMNS, "span_start", "span_end", "vector", "vgen")
 _SELECT = ", ".join(f"r.{c}" for c in _RECORD_COLUMNS)
 _NEWEST_FIRST = "ORDER BY r.occurred_at DESC, r.id DESC"
 #: Eligibility scans read the covering index only (the planner, left alone, may pick an index
@@ -224,7 +244,9 @@ _NEWEST_FIRST = "ORDER BY r.occurred_at DESC, r.id DESC"
 _ELIGIBLE = "records r INDEXED BY records_live"
 _UPSERT = (
     f"INSERT INTO records ({', '.join(_WRITE_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in _WRITE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _WRITE_COLUMNS[:-1])}, "
+    # vgen: the generation this write moves the agent to (its insert or update trigger bumps it)
+    "(SELECT coalesce(max(gen), 0) + 1 FROM generations WHERE tenant_id = ? AND agent_id = ?)) "
     "ON CONFLICT (tenant_id, agent_id, id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _WRITE_COLUMNS if c not in {"id", "tenant_id", "agent_id"})
 )
@@ -278,47 +300,37 @@ def fts_match(terms: Sequence[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
-def _encode_cursor(
-    tenant_id: str, agent_id: str, grain: Grain | None, occurred_us: int, record_id: str
-) -> str:
-    payload = {
-        "t": tenant_id,
-        "a": agent_id,
-        "g": grain.value if grain else None,
-        "o": occurred_us,
-        "i": record_id,
-    }
+def _encode_cursor(payload: dict[str, Any]) -> str:
     raw = json.dumps(payload, separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def _decode_cursor(cursor: str, tenant_id: str, agent_id: str, grain: Grain | None) -> tuple[int, str]:
-    """The ``(occurred_at µs, id)`` a cursor resumes after; anything else is an invalid cursor.
+def _decode_cursor(cursor: str, bound: dict[str, Any]) -> dict[str, Any]:
+    """The payload of a cursor issued for ``bound`` (the scope and filter it belongs to).
 
-    A cursor is bound to the tenant, agent and grain filter it was issued for, so one agent's
-    cursor can never walk another's records and a changed filter starts over instead of skipping.
+    A cursor is bound to the tenant, agent and filter it was issued for, so one agent's cursor
+    can never walk another's records and a changed filter starts over instead of skipping.
+    Anything else, garbled or forged, is an invalid cursor.
     """
     invalid = ValidationFailedError("invalid cursor", [{"field": "cursor", "message": "invalid cursor"}])
     if not isinstance(cursor, str) or not cursor or len(cursor) > _MAX_CURSOR_CHARS:
         raise invalid
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        payload = json.loads(raw.decode("utf-8"))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8"))
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError) as exc:
         raise invalid from exc
-    if not isinstance(payload, dict):
+    if not isinstance(payload, dict) or any(payload.get(k) != v for k, v in bound.items()):
         raise invalid
-    occurred, record_id = payload.get("o"), payload.get("i")
-    if (
-        payload.get("t") != tenant_id
-        or payload.get("a") != agent_id
-        or payload.get("g") != (grain.value if grain else None)
-        or not isinstance(occurred, int)
-        or isinstance(occurred, bool)
-        or not isinstance(record_id, str)
-    ):
-        raise invalid
-    return occurred, record_id
+    return payload
+
+
+def _keyset(payload: dict[str, Any], *fields: tuple[str, type]) -> tuple[Any, ...]:
+    """The position fields of a decoded cursor, each of its exact type (bool is not an int)."""
+    values = tuple(payload.get(name) for name, _ in fields)
+    for value, (_, kind) in zip(values, fields, strict=True):
+        if type(value) is not kind or (isinstance(value, int) and not -(2**63) <= value < 2**63):
+            raise ValidationFailedError("invalid cursor", [{"field": "cursor", "message": "invalid cursor"}])
+    return values
 
 
 def _row_to_record(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
@@ -369,8 +381,27 @@ class _AgentVectors:
     """One agent's live vectors at one generation: sorted rowids and unit-length rows."""
 
     gen: int
+    shrink: int
     rowids: npt.NDArray[np.int64]
     matrix: npt.NDArray[np.float32]
+
+    def __post_init__(self) -> None:
+        # Shared by every thread that searches the agent: nobody may change it in place.
+        self.rowids.flags.writeable = False
+        self.matrix.flags.writeable = False
+
+    def merged(
+        self, gen: int, rowids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]
+    ) -> _AgentVectors:
+        """A copy with ``rowids`` added or, where already present, their rows replaced."""
+        keep = np.ones(len(self.rowids), dtype=bool)
+        keep[self.positions(rowids)] = False
+        all_rowids = np.concatenate([self.rowids[keep], rowids])
+        all_matrix = np.concatenate([self.matrix[keep], matrix])
+        if len(all_rowids) > 1 and not np.all(all_rowids[1:] > all_rowids[:-1]):
+            order = np.argsort(all_rowids, kind="stable")
+            all_rowids, all_matrix = all_rowids[order], all_matrix[order]
+        return _AgentVectors(gen=gen, shrink=self.shrink, rowids=all_rowids, matrix=all_matrix)
 
     @property
     def nbytes(self) -> int:
@@ -581,6 +612,8 @@ class SqliteMemoryStore:
                     span_start,
                     span_end,
                     vector.tobytes(),
+                    record.tenant_id,
+                    record.agent_id,
                 )
             )
         if not rows:
@@ -670,45 +703,12 @@ class SqliteMemoryStore:
             ).fetchone()
         return None if row is None else _row_to_record(row)
 
-    def list(  # noqa: PLR0917 (the MemoryStore port's signature)
-        self,
-        tenant_id: str,
-        agent_id: str,
-        now: datetime,
-        grain: Grain | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> Page:
-        """Live records, newest ``occurred_at`` first (ties: id descending), keyset-paginated.
-
-        The cursor is urlsafe base64 of JSON naming the last record of the page and the tenant,
-        agent and grain it belongs to; a cursor of anything else raises `ValidationFailedError`.
-        """
-        if limit < 1:
-            raise ValidationFailedError("limit must be at least 1")
-        where, params = _live_filter(tenant_id, agent_id, now, (grain,) if grain else None)
-        if cursor is not None:
-            occurred_us, last_id = _decode_cursor(cursor, tenant_id, agent_id, grain)
-            where += " AND (r.occurred_at < ? OR (r.occurred_at = ? AND r.id < ?))"
-            params += [occurred_us, occurred_us, last_id]
-        with self._tx(write=False) as conn:
-            rows = conn.execute(
-                f"SELECT {_SELECT} FROM records r WHERE {where} {_NEWEST_FIRST} LIMIT ?",
-                (*params, limit + 1),
-            ).fetchall()
-        records = [_row_to_record(row) for row in rows[:limit]]
-        next_cursor = None
-        if len(rows) > limit:
-            last = records[-1]
-            next_cursor = _encode_cursor(tenant_id, agent_id, grain, _to_us(last.occurred_at), last.id)
-        return Page(records=records, next_cursor=next_cursor)
-
     def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
         """Live records per grain (only grains that have some) and the oldest/newest occurred_at."""
         where, params = _live_filter(tenant_id, agent_id, now, None)
         with self._tx(write=False) as conn:
             rows = conn.execute(
-                f"SELECT r.grain, count(*), min(r.occurred_at), max(r.occurred_at) FROM records r "
+                f"SELECT r.grain, count(*), min(r.occurred_at), max(r.occurred_at) FROM {_ELIGIBLE} "
                 f"WHERE {where} GROUP BY r.grain",
                 params,
             ).fetchall()
@@ -719,6 +719,71 @@ class SqliteMemoryStore:
             oldest=_from_us(min(row[2] for row in rows)),
             newest=_from_us(max(row[3] for row in rows)),
         )
+
+    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
+        """Hard-delete the tenant's ``grain`` records whose span ended before ``cutoff``.
+
+        A working record ends when it occurred; a summary when its period ends (a day's summary
+        is older than midnight after it). Forgotten records go too, with the aliases that point
+        at them; the audit trail stays. Deletes run in batches, each its own transaction, so a
+        large clean-up never holds the write lock for long; the triggers keep the text index
+        and the agents' generations in step.
+        """
+        cutoff_us = _to_us(cutoff)
+        total = 0
+        while True:
+            with self._tx(write=True) as conn:
+                deleted = conn.execute(
+                    "DELETE FROM records WHERE seq IN (SELECT seq FROM records "
+                    "WHERE tenant_id = ? AND grain = ? AND span_end < ? LIMIT ?)",
+                    (tenant_id, Grain(grain).value, cutoff_us, _DELETE_BATCH),
+                ).rowcount
+                if deleted:
+                    conn.execute(
+                        "DELETE FROM aliases WHERE tenant_id = ? AND NOT EXISTS (SELECT 1 FROM records r "
+                        "WHERE r.tenant_id = aliases.tenant_id AND r.agent_id = aliases.agent_id "
+                        "AND r.id = aliases.record_id)",
+                        (tenant_id,),
+                    )
+            total += deleted
+            if deleted < _DELETE_BATCH:
+                return total
+
+    def agents_with_records(
+        self,
+        grain: Grain,
+        start: datetime,
+        end: datetime,
+        cursor: str | None = None,
+        page_size: int = 500,
+    ) -> AgentPage:
+        """Every (tenant, agent) with live ``grain`` records whose span overlaps ``[start, end)``.
+
+        Ordered by (tenant, agent); the cursor holds the last pair of the page and is bound to
+        the grain and period it was issued for.
+        """
+        if page_size < 1:
+            raise ValidationFailedError("page_size must be at least 1")
+        grain = Grain(grain)
+        bound = {"g": grain.value, "s": _to_us(start), "e": _to_us(end)}
+        where = "grain = ? AND deleted_at IS NULL AND span_start < ? AND span_end >= ?"
+        params: list[Any] = [grain.value, bound["e"], bound["s"]]
+        if cursor is not None:
+            after = _keyset(_decode_cursor(cursor, bound), ("t", str), ("a", str))
+            where += " AND (tenant_id > ? OR (tenant_id = ? AND agent_id > ?))"
+            params += [after[0], after[0], after[1]]
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT DISTINCT tenant_id, agent_id FROM records WHERE {where} "
+                "ORDER BY tenant_id, agent_id LIMIT ?",
+                (*params, page_size + 1),
+            ).fetchall()
+        agents = [AgentRef(tenant_id=t, agent_id=a) for t, a in rows[:page_size]]
+        next_cursor = None
+        if len(rows) > page_size:
+            last = agents[-1]
+            next_cursor = _encode_cursor({**bound, "t": last.tenant_id, "a": last.agent_id})
+        return AgentPage(agents=agents, next_cursor=next_cursor)
 
     def nearest(
         self, tenant_id: str, agent_id: str, grain: Grain, vector: Vector, now: datetime
@@ -796,6 +861,41 @@ class SqliteMemoryStore:
             if rowid in records
         ]
 
+    # Last of the public methods: below it, ``list`` in this class body names this method.
+    def list(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        now: datetime,
+        grain: Grain | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page:
+        """Live records, newest ``occurred_at`` first (ties: id descending), keyset-paginated.
+
+        The cursor is urlsafe base64 of JSON naming the last record of the page and the tenant,
+        agent and grain it belongs to; a cursor of anything else raises `ValidationFailedError`.
+        """
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        where, params = _live_filter(tenant_id, agent_id, now, (grain,) if grain else None)
+        bound = {"t": tenant_id, "a": agent_id, "g": grain.value if grain else None}
+        if cursor is not None:
+            occurred_us, last_id = _keyset(_decode_cursor(cursor, bound), ("o", int), ("i", str))
+            where += " AND (r.occurred_at < ? OR (r.occurred_at = ? AND r.id < ?))"
+            params += [occurred_us, occurred_us, last_id]
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {_SELECT} FROM records r WHERE {where} {_NEWEST_FIRST} LIMIT ?",
+                (*params, limit + 1),
+            ).fetchall()
+        records = [_row_to_record(row) for row in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            last = records[-1]
+            next_cursor = _encode_cursor({**bound, "o": _to_us(last.occurred_at), "i": last.id})
+        return Page(records=records, next_cursor=next_cursor)
+
     # -- vectors ------------------------------------------------------------------------------
 
     def _unit_query(self, vector: Vector) -> npt.NDArray[np.float32]:
@@ -804,39 +904,57 @@ class SqliteMemoryStore:
         return array / norm if norm > 0 else array
 
     def _vectors(self, conn: sqlite3.Connection, tenant_id: str, agent_id: str) -> _AgentVectors:
-        """The agent's live vectors, reloaded only when its generation moved.
+        """The agent's live vectors, brought up to date only when its generation moved.
 
+        Rows written since the cached generation are merged in (a write between two searches
+        costs a small read, not a reload of the agent); a removal, or a change too big to merge,
+        reloads everything. Rows forgotten since the cache was built may linger in it until
+        then: harmless, since only the rows SQL finds eligible are ever scored.
         Must run inside a read transaction, so the generation and the rows read are one snapshot.
         """
         key = (tenant_id, agent_id)
         row = conn.execute(
-            "SELECT gen FROM generations WHERE tenant_id = ? AND agent_id = ?", (tenant_id, agent_id)
+            "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", (tenant_id, agent_id)
         ).fetchone()
-        gen = 0 if row is None else int(row[0])
+        gen, shrink = (0, 0) if row is None else (int(row[0]), int(row[1]))
         with self._lock:
             cached = self._cache.get(key)
-            if cached is not None and cached.gen == gen:
+            if cached is not None and (cached.gen, cached.shrink) == (gen, shrink):
                 self._cache.move_to_end(key)
                 return cached
-        rows = conn.execute(
-            "SELECT seq, vector FROM records "
-            "WHERE tenant_id = ? AND agent_id = ? AND deleted_at IS NULL ORDER BY seq",
-            (tenant_id, agent_id),
-        ).fetchall()
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(r[1] for r in rows)
-        matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dimension).copy()
-        loaded = _AgentVectors(gen=gen, rowids=rowids, matrix=_normalise_rows(matrix))
-        loaded.rowids.flags.writeable = False
-        loaded.matrix.flags.writeable = False
+        loaded: _AgentVectors | None = None
+        if cached is not None and cached.shrink == shrink and cached.gen < gen:
+            rows = conn.execute(
+                "SELECT seq, vector FROM records WHERE tenant_id = ? AND agent_id = ? "
+                "AND deleted_at IS NULL AND vgen > ? ORDER BY seq LIMIT ?",
+                (tenant_id, agent_id, cached.gen, _max_merge(len(cached.rowids)) + 1),
+            ).fetchall()
+            if len(rows) <= _max_merge(len(cached.rowids)):
+                loaded = cached.merged(gen, *self._unpack(rows))
+        if loaded is None:
+            rows = conn.execute(
+                "SELECT seq, vector FROM records "
+                "WHERE tenant_id = ? AND agent_id = ? AND deleted_at IS NULL ORDER BY seq",
+                (tenant_id, agent_id),
+            ).fetchall()
+            loaded = _AgentVectors(gen, shrink, *self._unpack(rows))
         with self._lock:
-            self._cache[key] = loaded
+            current = self._cache.get(key)
+            if current is None or current.gen <= loaded.gen:  # never replace a newer snapshot
+                self._cache[key] = loaded
             self._cache.move_to_end(key)
             total = sum(v.nbytes for v in self._cache.values())
             while total > self._cache_bytes and len(self._cache) > 1:
                 _, evicted = self._cache.popitem(last=False)
                 total -= evicted.nbytes
         return loaded
+
+    def _unpack(self, rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(rowids, unit-length rows) from ``(seq, vector blob)`` rows."""
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        blob = b"".join(r[1] for r in rows)
+        matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dimension).copy()
+        return rowids, _normalise_rows(matrix)
 
 
 # --------------------------------------------------------------------------------------------
@@ -968,6 +1086,11 @@ def _fetch(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, MemoryR
         for row in rows:
             records[row[0]] = _row_to_record(row[1:])
     return records
+
+
+def _max_merge(cached_rows: int) -> int:
+    """The most changed rows merged into a cached matrix; more and it is rebuilt from scratch."""
+    return max(_MERGE_MIN_ROWS, cached_rows // 4)
 
 
 def _dot(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -143,6 +143,43 @@ def cmd_dlq_redrive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _opensearch(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    if args.endpoint:
+        os.environ["AGENT_MEMORY_OPENSEARCH_ENDPOINT"] = args.endpoint
+    os.environ["AGENT_MEMORY_STORE"] = "opensearch"
+    from agent_memory import container
+    from agent_memory.adapters.opensearch_client import build_client
+
+    container.reset()
+    settings = _settings()
+    return settings, build_client(settings), container.embedder()
+
+
+def cmd_index_bootstrap(args: argparse.Namespace) -> int:
+    """Create the versioned index and its alias (idempotent); the stack runs this on deploy."""
+    from agent_memory.adapters.opensearch_index import bootstrap
+
+    settings, client, embedder = _opensearch(args)
+    result = bootstrap(
+        client,
+        settings.opensearch_index_alias,
+        embedder.dimension,
+        embedder.model_id,
+        engine=args.engine,
+        serverless=settings.opensearch_service == "aoss",
+    )
+    print(json.dumps(_slots(result), default=str))
+    return 0
+
+
+def cmd_index_status(args: argparse.Namespace) -> int:
+    from agent_memory.adapters.opensearch_index import status
+
+    settings, client, _ = _opensearch(args)
+    print(json.dumps(status(client, settings.opensearch_index_alias), indent=2, default=str))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     # --data-dir is accepted before or after the subcommand; SUPPRESS keeps a later parser's
     # default from overwriting a value given earlier.
@@ -190,6 +227,21 @@ def build_parser() -> argparse.ArgumentParser:
     redrive = dlq.add_parser("redrive", help="move dead letters back to their groups", parents=[common])
     redrive.add_argument("ids", nargs="*")
     redrive.set_defaults(func=cmd_dlq_redrive)
+
+    index = sub.add_parser("index", help="OpenSearch index: bootstrap or status").add_subparsers(
+        dest="index_command", required=True
+    )
+    for name, func, text in (
+        ("bootstrap", cmd_index_bootstrap, "create the index and alias (idempotent)"),
+        ("status", cmd_index_status, "show the index behind the alias, its size and _meta"),
+    ):
+        command = index.add_parser(name, help=text, parents=[common])
+        command.add_argument(
+            "--endpoint", help="https://domain-endpoint or http://localhost:9200 (default: settings)"
+        )
+        command.set_defaults(func=func)
+        if name == "bootstrap":
+            command.add_argument("--engine", choices=["faiss", "lucene"], default="faiss")
     return parser
 
 

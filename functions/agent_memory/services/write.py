@@ -42,7 +42,7 @@ class WriteService:
         try:
             self._queue.send(messages)
         except DependencyError:
-            self._pending.done(caller.tenant_id, agent_id, ids)
+            self._pending.discard(caller.tenant_id, agent_id, ids)
             raise
         metrics.add_metric(name="WritesAccepted", unit=MetricUnit.Count, value=len(records))
         logger.info("writes accepted", extra={"agent_id": agent_id, "count": len(records)})

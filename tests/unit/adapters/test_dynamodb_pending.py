@@ -85,6 +85,7 @@ def test_done_is_idempotent(pending: DynamoDbPendingWrites) -> None:
 def test_each_mark_is_one_item_with_a_ttl(pending: DynamoDbPendingWrites, ddb: Any) -> None:
     pending.add("t", "a", ["mem_1"])
     item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
+    assert item["state"] == {"S": "pending"}
     assert item["expires_at"] == {"N": str(int(T0 + 14 * 86_400))}
 
 
@@ -101,6 +102,94 @@ def test_expired_marks_no_longer_count_before_ttl_deletes_them(
     assert pending.count("t", "a") == 1
 
 
+def test_done_leaves_a_tombstone_for_the_dedup_window(
+    pending: DynamoDbPendingWrites, ddb: Any, tick: SteppingClock
+) -> None:
+    # GIVEN a mark cleared at a fractional second
+    pending.add("t", "a", ["mem_1"])
+    tick.now += 0.5
+    pending.done("t", "a", ["mem_1"])
+
+    # THEN the item is a done tombstone that lives at least the whole window, and does not count
+    item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
+    assert item["state"] == {"S": "done"}
+    assert item["expires_at"] == {"N": str(int(T0) + 301)}
+    assert pending.count("t", "a") == 0
+
+
+def test_a_retry_after_the_write_was_stored_does_not_count_within_the_dedup_window(
+    pending: DynamoDbPendingWrites, tick: SteppingClock
+) -> None:
+    # GIVEN 130 accepted writes (two BatchGetItem chunks), 120 of them stored
+    ids = [f"mem_{i:03d}" for i in range(130)]
+    pending.add("t", "a", ids)
+    tick.now += 2
+    pending.done("t", "a", ids[:120])
+
+    # WHEN the client retries them all within the queue's window (which drops the stored ones)
+    tick.now += 298
+    pending.add("t", "a", ids)
+
+    # THEN only the 10 in flight count, and their own dones settle the count
+    assert pending.count("t", "a") == 10
+    pending.done("t", "a", ids[120:])
+    assert pending.count("t", "a") == 0
+
+
+def test_a_retry_after_the_window_counts_again_until_the_replay_is_done(
+    pending: DynamoDbPendingWrites, tick: SteppingClock
+) -> None:
+    # GIVEN a stored write whose tombstone has run out but is not yet deleted by TTL
+    pending.add("t", "a", ["mem_1"])
+    pending.done("t", "a", ["mem_1"])
+    tick.now += 301
+
+    # WHEN the client retries it (SQS accepts the message again)
+    pending.add("t", "a", ["mem_1"])
+
+    # THEN it counts until the writer replays it, and a redelivered done keeps it cleared
+    assert pending.count("t", "a") == 1
+    pending.done("t", "a", ["mem_1"])
+    pending.done("t", "a", ["mem_1"])
+    assert pending.count("t", "a") == 0
+
+
+def test_a_done_landing_between_the_read_and_the_write_of_a_retry_still_clears(
+    ddb: Any, tick: SteppingClock
+) -> None:
+    # GIVEN a write in flight, and a writer that stores it just while the client's retry is in `add`
+    writer = DynamoDbPendingWrites(TABLE, client=ddb, clock=tick)
+    writer.add("t", "a", ["mem_1"])
+    racing = DynamoDbPendingWrites(TABLE, client=DoneAfterRead(ddb, writer), clock=tick)
+
+    # WHEN the retry runs, THEN the writer's tombstone is not overwritten: nothing is left pending
+    racing.add("t", "a", ["mem_1"])
+    assert writer.count("t", "a") == 0
+
+
+class DoneAfterRead:
+    """A DynamoDB client whose reads are each followed by the writer storing mem_1."""
+
+    def __init__(self, client: Any, writer: DynamoDbPendingWrites) -> None:
+        self._client = client
+        self._writer = writer
+
+    def batch_get_item(self, **kwargs: Any) -> Any:
+        response = self._client.batch_get_item(**kwargs)
+        self._writer.done("t", "a", ["mem_1"])
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def test_the_dedup_window_and_ttl_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="dedup_window_s must be positive"):
+        DynamoDbPendingWrites(TABLE, dedup_window_s=0)
+    with pytest.raises(ValueError, match="ttl_days must be positive"):
+        DynamoDbPendingWrites(TABLE, ttl_days=-1)
+
+
 # --- failure paths with Stubber ---------------------------------------------------------------
 
 
@@ -109,9 +198,22 @@ def stubbed() -> tuple[Any, Stubber]:
     return client, Stubber(client)
 
 
-def put(rid: str) -> dict[str, Any]:
-    expires = str(int(T0 + 14 * 86_400))
-    return {"PutRequest": {"Item": {"pk": {"S": "t#a"}, "sk": {"S": rid}, "expires_at": {"N": expires}}}}
+def tombstone(rid: str) -> dict[str, Any]:
+    item = {
+        "pk": {"S": "t#a"},
+        "sk": {"S": rid},
+        "state": {"S": "done"},
+        "expires_at": {"N": str(int(T0) + 300)},
+    }
+    return {"PutRequest": {"Item": item}}
+
+
+def get_request(*rids: str) -> dict[str, Any]:
+    return {
+        "Keys": [{"pk": {"S": "t#a"}, "sk": {"S": rid}} for rid in rids],
+        "ConsistentRead": True,
+        "ProjectionExpression": "sk, expires_at",
+    }
 
 
 def test_unprocessed_items_are_written_again_after_a_backoff(tick: SteppingClock) -> None:
@@ -119,17 +221,19 @@ def test_unprocessed_items_are_written_again_after_a_backoff(tick: SteppingClock
     client, stub = stubbed()
     stub.add_response(
         "batch_write_item",
-        {"UnprocessedItems": {TABLE: [put("mem_2"), put("mem_3")]}},
-        {"RequestItems": {TABLE: [put("mem_1"), put("mem_2"), put("mem_3")]}},
+        {"UnprocessedItems": {TABLE: [tombstone("mem_2"), tombstone("mem_3")]}},
+        {"RequestItems": {TABLE: [tombstone("mem_1"), tombstone("mem_2"), tombstone("mem_3")]}},
     )
     stub.add_response(
-        "batch_write_item", {"UnprocessedItems": {}}, {"RequestItems": {TABLE: [put("mem_2"), put("mem_3")]}}
+        "batch_write_item",
+        {"UnprocessedItems": {}},
+        {"RequestItems": {TABLE: [tombstone("mem_2"), tombstone("mem_3")]}},
     )
     sleeps: list[float] = []
 
-    # WHEN added, THEN only the unprocessed ones are sent again
+    # WHEN they are stored, THEN only the unprocessed ones are sent again
     with stub:
-        DynamoDbPendingWrites(TABLE, client=client, clock=tick, sleep=sleeps.append).add(
+        DynamoDbPendingWrites(TABLE, client=client, clock=tick, sleep=sleeps.append).done(
             "t", "a", ["mem_1", "mem_2", "mem_3"]
         )
     stub.assert_no_pending_responses()
@@ -139,9 +243,52 @@ def test_unprocessed_items_are_written_again_after_a_backoff(tick: SteppingClock
 def test_items_that_stay_unprocessed_raise_a_dependency_error(tick: SteppingClock) -> None:
     client, stub = stubbed()
     for _ in range(3):
-        stub.add_response("batch_write_item", {"UnprocessedItems": {TABLE: [put("mem_1")]}})
+        stub.add_response("batch_write_item", {"UnprocessedItems": {TABLE: [tombstone("mem_1")]}})
     with stub, pytest.raises(DependencyError, match="1 pending-write update"):
-        DynamoDbPendingWrites(TABLE, client=client, clock=tick, max_retries=2, sleep=lambda _: None).add(
+        DynamoDbPendingWrites(TABLE, client=client, clock=tick, max_retries=2, sleep=lambda _: None).done(
+            "t", "a", ["mem_1"]
+        )
+    stub.assert_no_pending_responses()
+
+
+def test_unprocessed_keys_are_read_again_before_marking(tick: SteppingClock) -> None:
+    # GIVEN DynamoDB that answers for mem_1 (a fresh tombstone) but leaves mem_2's read unprocessed once
+    client, stub = stubbed()
+    fresh = {"sk": {"S": "mem_1"}, "expires_at": {"N": str(int(T0) + 100)}}
+    stub.add_response(
+        "batch_get_item",
+        {"Responses": {TABLE: [fresh]}, "UnprocessedKeys": {TABLE: get_request("mem_2")}},
+        {"RequestItems": {TABLE: get_request("mem_1", "mem_2")}},
+    )
+    stub.add_response(
+        "batch_get_item", {"Responses": {TABLE: []}}, {"RequestItems": {TABLE: get_request("mem_2")}}
+    )
+    mark = {"pk": {"S": "t#a"}, "sk": {"S": "mem_2"}, "state": {"S": "pending"}}
+    mark["expires_at"] = {"N": str(int(T0 + 14 * 86_400))}
+    stub.add_response(
+        "batch_write_item",
+        {"UnprocessedItems": {}},
+        {"RequestItems": {TABLE: [{"PutRequest": {"Item": mark}}]}},
+    )
+    sleeps: list[float] = []
+
+    # WHEN both are added, THEN only mem_2 is marked, after a second read
+    with stub:
+        DynamoDbPendingWrites(TABLE, client=client, clock=tick, sleep=sleeps.append).add(
+            "t", "a", ["mem_1", "mem_2"]
+        )
+    stub.assert_no_pending_responses()
+    assert sleeps == [0.05]
+
+
+def test_keys_that_stay_unprocessed_raise_a_dependency_error(tick: SteppingClock) -> None:
+    client, stub = stubbed()
+    for _ in range(2):
+        stub.add_response(
+            "batch_get_item", {"Responses": {}, "UnprocessedKeys": {TABLE: get_request("mem_1")}}
+        )
+    with stub, pytest.raises(DependencyError, match="1 pending-write read"):
+        DynamoDbPendingWrites(TABLE, client=client, clock=tick, max_retries=1, sleep=lambda _: None).add(
             "t", "a", ["mem_1"]
         )
     stub.assert_no_pending_responses()
@@ -153,8 +300,13 @@ def test_count_follows_every_page(tick: SteppingClock) -> None:
     query = {
         "TableName": TABLE,
         "KeyConditionExpression": "pk = :pk",
-        "FilterExpression": "expires_at > :now",
-        "ExpressionAttributeValues": {":pk": {"S": "t#a"}, ":now": {"N": str(int(T0))}},
+        "FilterExpression": "#state = :pending AND expires_at > :now",
+        "ExpressionAttributeNames": {"#state": "state"},
+        "ExpressionAttributeValues": {
+            ":pk": {"S": "t#a"},
+            ":pending": {"S": "pending"},
+            ":now": {"N": str(int(T0))},
+        },
         "Select": "COUNT",
     }
     last = {"pk": {"S": "t#a"}, "sk": {"S": "mem_500"}}
@@ -170,10 +322,21 @@ def test_count_follows_every_page(tick: SteppingClock) -> None:
 def test_client_errors_become_dependency_errors(tick: SteppingClock) -> None:
     client, stub = stubbed()
     stub.add_client_error("batch_write_item", "ResourceNotFoundException", http_status_code=400)
+    stub.add_client_error("batch_get_item", "InternalServerError", http_status_code=500)
     stub.add_client_error("query", "ProvisionedThroughputExceededException", http_status_code=400)
     pending = DynamoDbPendingWrites(TABLE, client=client, clock=tick)
     with stub:
         with pytest.raises(DependencyError, match="ResourceNotFoundException"):
             pending.done("t", "a", ["mem_1"])
+        with pytest.raises(DependencyError, match="InternalServerError"):
+            pending.add("t", "a", ["mem_1"])
         with pytest.raises(DependencyError, match="ProvisionedThroughputExceeded"):
             pending.count("t", "a")
+
+
+def test_discard_deletes_the_mark_without_a_tombstone(pending: DynamoDbPendingWrites, ddb: Any) -> None:
+    pending.add("t", "a", ["r1", "r2"])
+    pending.discard("t", "a", ["r1"])
+    assert pending.count("t", "a") == 1
+    pending.add("t", "a", ["r1"])  # a retry after the queue was down counts again
+    assert pending.count("t", "a") == 2

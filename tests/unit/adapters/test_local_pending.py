@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -72,6 +73,77 @@ def test_a_mark_never_cleared_expires_after_its_ttl(pending: LocalPendingWrites,
     assert pending.count("t", "a") == 1
 
 
+def test_a_retry_after_the_write_was_stored_does_not_count_within_the_dedup_window(
+    pending: LocalPendingWrites, tick: SteppingClock
+) -> None:
+    # GIVEN a write that was stored, and one still in flight
+    pending.add("t", "a", ["mem_stored", "mem_in_flight"])
+    tick.now += 2
+    pending.done("t", "a", ["mem_stored"])
+
+    # WHEN the client retries both within the queue's window (which drops the stored one's message)
+    tick.now += 299
+    pending.add("t", "a", ["mem_stored", "mem_in_flight"])
+
+    # THEN only the write in flight counts, and its own done settles the count
+    assert pending.count("t", "a") == 1
+    pending.done("t", "a", ["mem_in_flight"])
+    assert pending.count("t", "a") == 0
+
+
+def test_a_retry_after_the_window_counts_again_until_the_replay_is_done(
+    pending: LocalPendingWrites, tick: SteppingClock
+) -> None:
+    # GIVEN a stored write whose tombstone has just run out (done + 300 s)
+    pending.add("t", "a", ["mem_1"])
+    pending.done("t", "a", ["mem_1"])
+    tick.now += 300
+
+    # WHEN the client retries it (the queue accepts the message again)
+    pending.add("t", "a", ["mem_1"])
+
+    # THEN it counts until the writer replays it, and a redelivered done keeps it cleared
+    assert pending.count("t", "a") == 1
+    pending.done("t", "a", ["mem_1"])
+    pending.done("t", "a", ["mem_1"])
+    assert pending.count("t", "a") == 0
+    tick.now += 10 * 86_400
+    assert pending.count("t", "a") == 0
+
+
+def test_the_dedup_window_is_configurable_and_must_be_positive(tmp_path: Path, tick: SteppingClock) -> None:
+    # GIVEN a queue with a 60 s deduplication window
+    pending = LocalPendingWrites(tmp_path / "p.db", dedup_window_s=60, clock=tick)
+    pending.add("t", "a", ["mem_1", "mem_2"])
+    pending.done("t", "a", ["mem_1", "mem_2"])
+
+    # WHEN one is retried inside the window and the other after it, THEN only the later one counts
+    tick.now += 59
+    pending.add("t", "a", ["mem_1"])
+    tick.now += 1
+    pending.add("t", "a", ["mem_2"])
+    assert pending.count("t", "a") == 1
+
+    for bad in (0, -300):
+        with pytest.raises(ValueError, match="dedup_window_s"):
+            LocalPendingWrites(tmp_path / "q.db", dedup_window_s=bad)
+
+
+def test_tombstones_are_purged_once_expired(pending: LocalPendingWrites, tick: SteppingClock) -> None:
+    # GIVEN records stored long ago (tombstones) and a pending one
+    pending.add("t", "a", ["mem_old_1", "mem_old_2", "mem_new"])
+    pending.done("t", "a", ["mem_old_1", "mem_old_2"])
+
+    # WHEN a later write comes after the window
+    tick.now += 301
+    pending.add("t", "b", ["mem_x"])
+
+    # THEN the expired tombstones are gone from the file, the live mark is kept
+    with sqlite3.connect(pending.path) as conn:
+        rows = conn.execute("SELECT agent_id, record_id, state FROM pending_writes ORDER BY 1, 2").fetchall()
+    assert rows == [("a", "mem_new", "pending"), ("b", "mem_x", "pending")]
+
+
 def test_threads_and_a_second_instance_see_one_exact_count(tmp_path: Path) -> None:
     # GIVEN an API side adding from several threads while a writer side clears some
     api = LocalPendingWrites(tmp_path / "p.db")
@@ -92,3 +164,12 @@ def test_threads_and_a_second_instance_see_one_exact_count(tmp_path: Path) -> No
     # THEN both instances count the 50 left
     assert api.count("t", "a") == 50
     assert writer.count("t", "a") == 50
+
+
+def test_discard_leaves_no_tombstone_so_a_retry_counts_again(tmp_path: Path) -> None:
+    pending = LocalPendingWrites(tmp_path / "p.db")
+    pending.add("t", "a", ["r1"])
+    pending.discard("t", "a", ["r1"])
+    assert pending.count("t", "a") == 0
+    pending.add("t", "a", ["r1"])  # the client retries after the queue was down
+    assert pending.count("t", "a") == 1

@@ -612,6 +612,8 @@ def test_list_rejects_forged_and_foreign_cursors(store: SqliteMemoryStore) -> No
         _b64(json.dumps({**payload, "o": "yesterday"}).encode()),
         _b64(json.dumps({**payload, "o": True}).encode()),
         _b64(json.dumps({**payload, "i": 5}).encode()),
+        _b64(json.dumps({**payload, "o": 10**30}).encode()),  # beyond SQLite's integers
+        _b64(b"[" * 1500),  # nested past the JSON parser's recursion limit
         _b64(json.dumps([1, 2]).encode()),
         _b64(b"not json"),
         _b64(b"\xff\xfe"),
@@ -705,18 +707,21 @@ def test_record_access_gives_up_quietly_while_another_writer_holds_the_lock(
     assert "record_access skipped" in caplog.text
 
 
+def _generation(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT gen FROM generations WHERE tenant_id = 't1' AND agent_id = 'a1'"
+        ).fetchone()
+        return int(row[0])
+
+
 def test_record_access_does_not_invalidate_the_vector_cache(store: SqliteMemoryStore, db: Path) -> None:
     rec = put(store, record("a"))
-
-    def generation() -> int:
-        with sqlite3.connect(db) as conn:
-            return int(conn.execute("SELECT gen FROM generations WHERE tenant_id = 't1'").fetchone()[0])
-
-    before = generation()
+    before = _generation(db)
     store.record_access("t1", "a1", [rec.id], NOW)
-    assert generation() == before
+    assert _generation(db) == before
     store.soft_delete("t1", "a1", rec.id, forget_event(rec))
-    assert generation() > before
+    assert _generation(db) > before
 
 
 def test_stats_counts_live_records_per_grain(store: SqliteMemoryStore) -> None:
@@ -733,6 +738,64 @@ def test_stats_counts_live_records_per_grain(store: SqliteMemoryStore) -> None:
     assert stats.records == {"working": 2, "daily": 1}
     assert stats.oldest == oldest.occurred_at
     assert stats.newest == NOW - timedelta(hours=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Retention and the dispatcher's listing (their behaviour is in tests/contract; here: the index,
+# aliases, caches and batches that only this adapter has)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_retention_leaves_no_trace_in_the_index_aliases_or_vector_caches(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN five old records (more than one delete batch), an alias, and a reader with a warm cache
+    monkeypatch.setattr(sqlite_store, "_DELETE_BATCH", 2)
+    writer, reader = SqliteMemoryStore(db, DIM, MODEL), SqliteMemoryStore(db, DIM, MODEL)
+    try:
+        old = [
+            put(writer, record(f"quokka {i}", occurred_at=NOW - timedelta(days=40 + i)), seed=i)
+            for i in range(5)
+        ]
+        recent = put(writer, record("recent quokka"), seed=9)
+        writer.add_alias("t1", "a1", "mem_alias_old", old[0].id)
+        writer.add_alias("t1", "a1", "mem_alias_recent", recent.id)
+        assert len(reader.search(query(vector=unit(0), limit=10))) == 6
+
+        generation = _generation(db)
+
+        # WHEN retention removes everything older than 30 days
+        assert writer.delete_older_than("t1", Grain.WORKING, NOW - timedelta(days=30)) == 5
+
+        # THEN the text index, the aliases and the other instance's cache all forgot them
+        assert len(_fts_rowids(db, "quokka")) == 1
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT alias_id FROM aliases").fetchall() == [("mem_alias_recent",)]
+        assert _generation(db) > generation
+        assert reader.get("t1", "a1", "mem_alias_old") is None
+        assert reader.get("t1", "a1", "mem_alias_recent") == recent
+        assert ids(reader.search(query(vector=unit(0), limit=10))) == [recent.id]
+        assert ids(reader.search(query(text="quokka"))) == [recent.id]
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_an_agents_cursor_is_bound_to_its_grain_and_period(store: SqliteMemoryStore) -> None:
+    for agent in ("a1", "a2", "a3"):
+        put(store, record("x", agent_id=agent, occurred_at=datetime(2026, 11, 18, tzinfo=UTC)))
+    start, end = datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
+    page = store.agents_with_records(Grain.WORKING, start, end, page_size=2)
+    assert page.next_cursor is not None
+
+    with pytest.raises(ValidationFailedError, match="invalid cursor"):
+        store.agents_with_records(Grain.WORKING, start, end + timedelta(days=1), cursor=page.next_cursor)
+    with pytest.raises(ValidationFailedError, match="invalid cursor"):
+        store.agents_with_records(Grain.DAILY, start, end, cursor=page.next_cursor)
+    with pytest.raises(ValidationFailedError, match="invalid cursor"):
+        store.agents_with_records(Grain.WORKING, start, end, cursor="garbage!")
+    rest = store.agents_with_records(Grain.WORKING, start, end, cursor=page.next_cursor, page_size=2)
+    assert [a.agent_id for a in page.agents + rest.agents] == ["a1", "a2", "a3"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -786,6 +849,63 @@ def test_a_write_through_another_instance_invalidates_the_vector_cache(db: Path)
         assert hit.similarity == pytest.approx(1.0, abs=1e-5)
         nearest = reader.nearest("t1", "a1", Grain.WORKING, q, NOW)
         assert nearest is not None and nearest[1] == pytest.approx(1.0, abs=1e-5)
+    finally:
+        reader.close()
+        writer.close()
+
+
+@pytest.mark.parametrize("merge_min_rows", [0, 1000], ids=["rebuild", "merge"])
+def test_a_cached_reader_always_scores_exactly_the_live_vectors(
+    db: Path, monkeypatch: pytest.MonkeyPatch, merge_min_rows: int
+) -> None:
+    # GIVEN a reader whose cache is either rebuilt or merged after each write of another instance
+    monkeypatch.setattr(sqlite_store, "_MERGE_MIN_ROWS", merge_min_rows)
+    rng = np.random.default_rng(11)
+    reader, writer = SqliteMemoryStore(db, DIM, MODEL), SqliteMemoryStore(db, DIM, MODEL)
+    live: dict[str, tuple[MemoryRecord, Vector]] = {}
+    gone: dict[str, MemoryRecord] = {}
+    q = unit(0)
+    try:
+        for step in range(60):
+            # WHEN a random write happens: new records, overwrites, forgets, resurrections, retention
+            op = rng.choice(["new", "new", "overwrite", "forget", "resurrect", "retention"])
+            if op == "new" or not live:
+                for _ in range(int(rng.integers(1, 4))):
+                    rec = record(
+                        f"s{step}",
+                        id=f"mem_{len(live) + len(gone)}_{step}",
+                        occurred_at=NOW - timedelta(days=int(rng.integers(0, 60))),
+                    )
+                    live[rec.id] = (
+                        put(writer, rec, vector=unit(1000 + step * 10 + len(live))),
+                        unit(1000 + step * 10 + len(live)),
+                    )
+            elif op == "overwrite":
+                rid = str(rng.choice(sorted(live)))
+                vector = unit(5000 + step)
+                live[rid] = (put(writer, live[rid][0], vector=vector), vector)
+            elif op == "forget":
+                rid = str(rng.choice(sorted(live)))
+                rec, _ = live.pop(rid)
+                assert writer.soft_delete("t1", "a1", rid, forget_event(rec))
+                gone[rid] = rec
+            elif op == "resurrect" and gone:
+                rid = str(rng.choice(sorted(gone)))
+                vector = unit(7000 + step)
+                live[rid] = (put(writer, gone.pop(rid), vector=vector), vector)
+            elif op == "retention":
+                cutoff = NOW - timedelta(days=50)
+                writer.delete_older_than("t1", Grain.WORKING, cutoff)
+                for rid in [rid for rid, (rec, _) in live.items() if rec.occurred_at < cutoff]:
+                    del live[rid]
+                gone = {rid: rec for rid, rec in gone.items() if rec.occurred_at >= cutoff}
+
+            # THEN the reader scores exactly the live records, each with its current vector
+            found = {c.record.id: c.similarity for c in reader.search(query(vector=q, limit=1000))}
+            expected = {rid: float(np.dot(q, vector)) for rid, (_, vector) in live.items()}
+            assert found.keys() == expected.keys(), f"step {step} ({op})"
+            for rid, similarity in expected.items():
+                assert found[rid] == pytest.approx(similarity, abs=1e-5), f"step {step} ({op})"
     finally:
         reader.close()
         writer.close()
