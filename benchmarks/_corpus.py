@@ -503,7 +503,12 @@ def _version(package: str) -> str | None:
         return None
 
 
-def machine() -> dict[str, Any]:
+def load_average() -> list[float] | None:
+    """The 1/5/15-minute load: other work on the machine skews the figures."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+def machine(load_at_start: list[float] | None = None) -> dict[str, Any]:
     """What the figures were measured on (they mean little without it)."""
     return {
         "cpu": _cpu_model(),
@@ -515,8 +520,8 @@ def machine() -> dict[str, Any]:
         "numpy": _version("numpy"),
         "onnxruntime": _version("onnxruntime"),
         "tokenizers": _version("tokenizers"),
-        # Other work on the machine skews the figures: the 1/5/15-minute load when they were taken.
-        "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+        "load_average_at_start": load_at_start,
+        "load_average_at_end": load_average(),
     }
 
 

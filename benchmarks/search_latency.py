@@ -15,8 +15,10 @@ What it does, and why that way:
    time: embedding the query, the store's search, the access bookkeeping, and the rest (scoring,
    building the response).
 3. **End to end**: the same searches as ``POST /v1/agents/{agent}/memories/search`` to a
-   `LocalRuntime` started in this process on 127.0.0.1 (a free port), over one keep-alive
-   connection (`http.client`, what ``urllib`` is built on), with a real API key.
+   `LocalRuntime` started in this process on 127.0.0.1 (a free port), with a real API key, from
+   two clients: ``urllib`` (a new connection per request, as most scripts call an API) and
+   ``http.client`` over one keep-alive connection. They differ by more than connection set-up:
+   see benchmarks/README.md.
 
 The first search after the load is reported on its own: it builds the agent's vector cache, which
 every write to the agent invalidates again. A few warm-up searches follow; then each of
@@ -156,6 +158,7 @@ def _split_summary(splits: Sequence[dict[str, float]]) -> dict[str, dict[str, fl
 
 
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
+    load_at_start, run_started = _corpus.load_average(), time.perf_counter()
     _corpus.configure_environment(data_dir, args.embedder)
     from agent_memory import container
     from agent_memory.adapters.clock import SystemClock
@@ -216,7 +219,8 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     return {
         "benchmark": "search_latency",
         "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": _corpus.machine(),
+        "wall_s": round(time.perf_counter() - run_started, 1),
+        "machine": _corpus.machine(load_at_start),
         "code": _corpus.code_version(),
         "params": {
             "memories": args.n,

@@ -104,6 +104,7 @@ def measure_one(client: Any, memory: _corpus.Memory, poll_s: float, timeout_s: f
 
 
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
+    load_at_start, run_started = _corpus.load_average(), time.perf_counter()
     _corpus.configure_environment(data_dir, args.embedder)
     from agent_memory import container
     from agent_memory.local.server import LocalRuntime
@@ -151,7 +152,8 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     return {
         "benchmark": "write_to_searchable",
         "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": _corpus.machine(),
+        "wall_s": round(time.perf_counter() - run_started, 1),
+        "machine": _corpus.machine(load_at_start),
         "code": _corpus.code_version(),
         "params": {
             "writes": args.writes,

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.fakes import FixedClock
-
 import pytest
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
+from tests.fakes import FixedClock
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS = ROOT / "events"

@@ -144,7 +144,12 @@ def _memory_service() -> MemoryService:
 @cache
 def writer_service() -> WriterService:
     return WriterService(
-        store(), embedder(), pending(), dead_letters(), clock(), dedup_threshold=get_settings().dedup_threshold
+        store(),
+        embedder(),
+        pending(),
+        dead_letters(),
+        clock(),
+        dedup_threshold=get_settings().dedup_threshold,
     )
 
 
@@ -153,8 +158,17 @@ def api_services() -> ApiServices:
 
 
 _CACHED = (
-    clock, embedder, store, _local_queue, write_queue, dead_letters, pending,
-    _write_service, _search_service, _memory_service, writer_service,
+    clock,
+    embedder,
+    store,
+    _local_queue,
+    write_queue,
+    dead_letters,
+    pending,
+    _write_service,
+    _search_service,
+    _memory_service,
+    writer_service,
 )
 
 

@@ -126,7 +126,9 @@ INVALID: dict[str, Case | Any] = {
     "not UTF-8": Case("POST", WRITE, raw=b'{"items": [{"content": "\xff\xfe"}]}', code="invalid_json"),
     "JSON array of numbers": Case("POST", WRITE, [1, 2]),
     "JSON array holding a write": Case("POST", WRITE, [_item()]),
-    "JSON array holding two writes": Case("POST", WRITE, [_item(content="first write"), _item(content="second write")]),
+    "JSON array holding two writes": Case(
+        "POST", WRITE, [_item(content="first write"), _item(content="second write")]
+    ),
     "search body in an array": Case("POST", SEARCH, [{"query": "x"}]),
     "JSON string": Case("POST", WRITE, "items"),
     "JSON number": Case("POST", WRITE, 7),

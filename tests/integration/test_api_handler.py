@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from tests.integration.conftest import load_event
+
 from agent_memory import container
 from agent_memory.handlers import api
 from agent_memory.local.context import LocalContext
 from agent_memory.local.worker import QueueWorker
-from tests.integration.conftest import load_event
 
 
 def _call(event: dict) -> tuple[int, dict]:  # type: ignore[type-arg]
@@ -34,8 +35,21 @@ def test_write_then_search_then_get_then_forget(local_env: object) -> None:
     [hit] = body["results"]
     assert hit["id"] == accepted["id"]
     assert hit["text"] == "[2026-11-20] Alice moved the launch to March 3."
-    assert set(hit) >= {"id", "grain", "time_key", "content", "text", "score", "similarity", "recency",
-                        "importance", "occurred_at", "source", "metadata", "tags"}
+    assert set(hit) >= {
+        "id",
+        "grain",
+        "time_key",
+        "content",
+        "text",
+        "score",
+        "similarity",
+        "recency",
+        "importance",
+        "occurred_at",
+        "source",
+        "metadata",
+        "tags",
+    }
 
     get_event = load_event("api_get.json", path=f"/v1/agents/support-bot/memories/{accepted['id']}")
     status, body = _call(get_event)

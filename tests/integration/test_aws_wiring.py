@@ -14,11 +14,11 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from tests.integration.conftest import load_event
 
 from agent_memory import container
 from agent_memory.handlers import api, writer
 from agent_memory.local.context import LocalContext
-from tests.integration.conftest import load_event
 
 
 @pytest.fixture
@@ -29,7 +29,10 @@ def aws_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
         queue = sqs.create_queue(QueueName="writes.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         boto3.client("dynamodb", region_name="us-east-1").create_table(
             TableName="pending",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
             AttributeDefinitions=[
                 {"AttributeName": "pk", "AttributeType": "S"},
                 {"AttributeName": "sk", "AttributeType": "S"},
@@ -83,7 +86,7 @@ def _status(event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 
 def test_write_flows_through_sqs_fifo_to_the_store(aws_env: dict[str, Any]) -> None:
-    status, body = _status(load_event("api_write_conversation.json"))
+    status, _body = _status(load_event("api_write_conversation.json"))
     assert status == 202
     assert _status(load_event("api_stats.json"))[1]["pending_writes"] == 2
 
@@ -93,8 +96,13 @@ def test_write_flows_through_sqs_fifo_to_the_store(aws_env: dict[str, Any]) -> N
 
     stats = _status(load_event("api_stats.json"))[1]
     assert stats["pending_writes"] == 0 and stats["records"]["working"] == 2
-    results = _status(load_event("api_search.json", body=json.dumps({"query": "March 3 launch"})))[1]["results"]
-    assert {r["content"] for r in results} == {"Can we ship on March 3?", "Yes, March 3 works for the launch."}
+    results = _status(load_event("api_search.json", body=json.dumps({"query": "March 3 launch"})))[1][
+        "results"
+    ]
+    assert {r["content"] for r in results} == {
+        "Can we ship on March 3?",
+        "Yes, March 3 works for the launch.",
+    }
 
 
 def test_client_retry_is_deduplicated_by_the_fifo_queue(aws_env: dict[str, Any]) -> None:
@@ -106,7 +114,9 @@ def test_client_retry_is_deduplicated_by_the_fifo_queue(aws_env: dict[str, Any])
 def test_poison_message_lands_in_the_fifo_dlq_with_its_reason(aws_env: dict[str, Any]) -> None:
     sqs = aws_env["sqs"]
     sqs.send_message(
-        QueueUrl=aws_env["queue"], MessageBody="{not json", MessageGroupId="acme:bot:working",
+        QueueUrl=aws_env["queue"],
+        MessageBody="{not json",
+        MessageGroupId="acme:bot:working",
         MessageDeduplicationId="poison-1",
     )
     response = writer.handler(_receive_as_event(sqs, aws_env["queue"]), LocalContext())

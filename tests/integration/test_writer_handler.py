@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.integration.conftest import load_event
 
 from agent_memory import container
 from agent_memory.handlers import writer
 from agent_memory.local.context import LocalContext
-from tests.integration.conftest import load_event
 
 
 def test_batch_is_stored_across_groups(local_env: object) -> None:
@@ -36,7 +36,9 @@ def test_poison_message_goes_to_the_dlq_and_does_not_block_its_group(local_env: 
     assert container.store().stats("acme", "support-bot", container.clock().now()).records == {"working": 1}
 
 
-def test_store_failure_fails_the_rest_of_the_group_only(local_env: object, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_failure_fails_the_rest_of_the_group_only(
+    local_env: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
     event = load_event("sqs_write_batch.json")
     service = container.writer_service()
     original = service.apply

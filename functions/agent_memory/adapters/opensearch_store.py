@@ -818,7 +818,7 @@ class OpenSearchStore:
             out[rid] = min(1.0, max(-1.0, float(v @ q / norm))) if norm > 0 else 0.0
         return out
 
-    def list(  # noqa: PLR0917 (the MemoryStore port's signature)
+    def list(
         self,
         tenant_id: str,
         agent_id: str,

@@ -22,10 +22,11 @@ Why this shape:
   queries.
 * **Vector search is exact cosine with numpy** over one agent's vectors, kept in an in-process
   cache. Triggers bump a per-agent *generation* whenever the agent's live vectors may change
-  (insert, overwrite, forget, hard delete); a search reads that number (one indexed lookup) and
-  reloads the agent's matrix when it moved, so a write by another thread or process is never
-  missed. Which rows may match (tenant, agent, grain, window, expiry, kinds, tags, user) is
-  decided in SQL, on an index that covers those columns; numpy only scores those rows.
+  (insert, overwrite, forget, hard delete); a search reads that number (one indexed lookup) and,
+  when it moved, merges in the rows written since (or reloads the agent after a removal), so a
+  write by another thread or process is never missed and rarely costs a full reload. Which rows
+  may match (tenant, agent, grain, window, expiry, kinds, tags, user) is decided in SQL, on an
+  index that covers those columns; numpy only scores those rows.
 * **Ids are unique per (tenant, agent)**, not globally, so no write of one tenant can ever
   overwrite a record of another, and every read is scoped by both.
 """
@@ -80,6 +81,7 @@ MAX_QUERY_TOKENS = 64
 COMMON_TERM_SHARE = 0.25
 #: ... once the store holds this many documents (see `_informative_terms`).
 COMMON_TERM_MIN_DOCS = 1000
+#: Bytes of the file read through a shared memory map (see `SqliteMemoryStore._conn`).
 MMAP_BYTES = 256 * 1024 * 1024
 #: Vector matrices kept in memory across agents (least recently used dropped first).
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
@@ -1025,7 +1027,7 @@ def _informative_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
 
     Scoring a common word ("the", "to", "a") costs BM25 a visit to most documents while it adds
     almost nothing to the ranking (its IDF is near zero; above half the documents FTS5 clamps it to
-    zero). Dropping such words makes a question-like query several times cheaper on a large store.
+    zero). Dropping them takes most of the work out of a question-like query on a large store.
     Small stores keep every word (their statistics are too noisy, and every query is cheap), and
     so does a query whose remaining words match nothing. Document frequencies are those of the
     whole index, as BM25's own are.

@@ -140,7 +140,9 @@ def _error(status: int, code: str, message: str, details: list[ErrorDetail] | No
 def _invalid_request(exc: RequestValidationError) -> Response[Any]:
     details = [
         # Never echo the input back: it may be large, or hostile.
-        ErrorDetail(loc=[str(p) for p in e.get("loc", ())], msg=str(e.get("msg", "")), type=str(e.get("type", "")))
+        ErrorDetail(
+            loc=[str(p) for p in e.get("loc", ())], msg=str(e.get("msg", "")), type=str(e.get("type", ""))
+        )
         for e in exc.errors()
     ]
     if any(d.type == "json_invalid" for d in details):
@@ -185,4 +187,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 def openapi_json() -> str:
     """The API's OpenAPI document, generated from the same models the routes validate with."""
-    return json.dumps(json.loads(app.get_openapi_json_schema(title="agent-memory", version="1.0.0")), indent=2)
+    return json.dumps(
+        json.loads(app.get_openapi_json_schema(title="agent-memory", version="1.0.0")), indent=2
+    )

@@ -1,15 +1,16 @@
 """`agent-memory`: run the service locally, manage keys, invoke handlers, operate the queue.
 
-    agent-memory serve [--host 127.0.0.1] [--port 8000] [--data-dir .agent-memory]
-    agent-memory keys create --tenant T --plan P [--admin] [--agent A ...]
-    agent-memory keys list | keys revoke KEY_ID
-    agent-memory invoke api|writer events/<file>.json
-    agent-memory dlq list | dlq redrive [ID ...]
+agent-memory serve [--host 127.0.0.1] [--port 8000] [--data-dir .agent-memory]
+agent-memory keys create --tenant T --plan P [--admin] [--agent A ...]
+agent-memory keys list | keys revoke KEY_ID
+agent-memory invoke api|writer events/<file>.json
+agent-memory dlq list | dlq redrive [ID ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -49,12 +50,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     runtime = LocalRuntime(settings, host=args.host, port=args.port)
     key = os.environ.get("AGENT_MEMORY_DEV_KEY") or _stored_dev_key(settings.data_dir)
     runtime.keys.ensure(key, DEV_TENANT, DEV_PLAN, admin=True)
-    print(f"agent-memory serving on {runtime.url}  (data: {settings.data_dir}, embedder: {settings.embedder})")
+    print(
+        f"agent-memory serving on {runtime.url}  (data: {settings.data_dir}, embedder: {settings.embedder})"
+    )
     print(f"development key (tenant {DEV_TENANT!r}, plan {DEV_PLAN!r}, admin): {key}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         runtime.serve_forever()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
@@ -192,7 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="serve the HTTP API locally on the embedded default", parents=[common])
+    serve = sub.add_parser(
+        "serve", help="serve the HTTP API locally on the embedded default", parents=[common]
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.set_defaults(func=cmd_serve)

@@ -8,6 +8,7 @@ A `QueueWorker` drains the local FIFO queue into the writer in the background.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
@@ -34,7 +35,12 @@ def _error_body(code: str, message: str) -> bytes:
 
 
 def build_event(
-    method: str, raw_path: str, headers: dict[str, str], body: str | None, authorizer: dict[str, str], source_ip: str
+    method: str,
+    raw_path: str,
+    headers: dict[str, str],
+    body: str | None,
+    authorizer: dict[str, str],
+    source_ip: str,
 ) -> dict[str, Any]:
     """An API Gateway REST (v1 proxy) event, as the deployed stack would deliver it."""
     parts = urlsplit(raw_path)
@@ -69,6 +75,12 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "agent-memory-local"
     protocol_version = "HTTP/1.1"
     keys: LocalKeyStore  # set on the subclass the server builds
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in two writes; without NODELAY, Nagle's algorithm and the
+        # client's delayed ACK add ~40 ms to every response on a kept-alive connection.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: handlers log structured
         return
@@ -114,7 +126,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if length > MAX_BODY_BYTES:
             self.close_connection = True  # do not read a body we refuse
-            self._send(413, _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes"))
+            self._send(
+                413, _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes")
+            )
             return
         raw = self.rfile.read(length) if length else b""
         if urlsplit(self.path).path == "/health":
@@ -123,7 +137,9 @@ class _Handler(BaseHTTPRequestHandler):
         token = bearer_token(self.headers.get("Authorization"))
         caller = self.keys.lookup(token) if token else None
         if caller is None:
-            self._send(401, _error_body("unauthorized", "missing or invalid API key"), {"WWW-Authenticate": "Bearer"})
+            self._send(
+                401, _error_body("unauthorized", "missing or invalid API key"), {"WWW-Authenticate": "Bearer"}
+            )
             return
         try:
             body = raw.decode("utf-8") if raw else None
@@ -132,7 +148,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
         event = build_event(
-            self.command, self.path, headers, body, {**caller.to_authorizer(), "principalId": caller.key_id},
+            self.command,
+            self.path,
+            headers,
+            body,
+            {**caller.to_authorizer(), "principalId": caller.key_id},
             self.client_address[0],
         )
         try:
@@ -144,7 +164,9 @@ class _Handler(BaseHTTPRequestHandler):
         out_headers = dict(result.get("headers") or {})
         for name, values in (result.get("multiValueHeaders") or {}).items():
             out_headers.setdefault(name, ", ".join(values))
-        self._send(int(result.get("statusCode", 500)), (result.get("body") or "").encode("utf-8"), out_headers)
+        self._send(
+            int(result.get("statusCode", 500)), (result.get("body") or "").encode("utf-8"), out_headers
+        )
 
 
 class LocalRuntime:

@@ -25,7 +25,9 @@ class MemoryService:
     def list(
         self, tenant_id: str, agent_id: str, grain: Grain | None, limit: int, cursor: str | None
     ) -> ListResponse:
-        page = self._store.list(tenant_id, agent_id, self._clock.now(), grain=grain, limit=limit, cursor=cursor)
+        page = self._store.list(
+            tenant_id, agent_id, self._clock.now(), grain=grain, limit=limit, cursor=cursor
+        )
         return ListResponse(
             items=[MemoryOut.of(r, display_text(r)) for r in page.records], next_cursor=page.next_cursor
         )

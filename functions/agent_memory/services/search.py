@@ -90,6 +90,11 @@ class SearchService:
             metrics.add_metric(name="ZeroHitSearches", unit=MetricUnit.Count, value=1)
         logger.info(
             "search",
-            extra={"agent_id": agent_id, "grain": str(request.grain), "hits": len(results), "ms": round(elapsed_ms, 2)},
+            extra={
+                "agent_id": agent_id,
+                "grain": str(request.grain),
+                "hits": len(results),
+                "ms": round(elapsed_ms, 2),
+            },
         )
         return SearchResponse(results=results)

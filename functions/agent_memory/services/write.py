@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timedelta
 
-from agent_memory.domain.caller import Caller
 from agent_memory.domain.api import AcceptedItem, WriteItem, WriteRequest, WriteResponse
+from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, memory_id

@@ -101,7 +101,7 @@ class RecordingConnection(Connection):
         super().__init__(**kwargs)
         self.cluster = cluster
 
-    def perform_request(  # noqa: PLR0917 (the Connection API)
+    def perform_request(
         self,
         method: str,
         url: str,

@@ -870,16 +870,11 @@ def test_a_cached_reader_always_scores_exactly_the_live_vectors(
             # WHEN a random write happens: new records, overwrites, forgets, resurrections, retention
             op = rng.choice(["new", "new", "overwrite", "forget", "resurrect", "retention"])
             if op == "new" or not live:
-                for _ in range(int(rng.integers(1, 4))):
-                    rec = record(
-                        f"s{step}",
-                        id=f"mem_{len(live) + len(gone)}_{step}",
-                        occurred_at=NOW - timedelta(days=int(rng.integers(0, 60))),
-                    )
-                    live[rec.id] = (
-                        put(writer, rec, vector=unit(1000 + step * 10 + len(live))),
-                        unit(1000 + step * 10 + len(live)),
-                    )
+                for i in range(int(rng.integers(1, 4))):
+                    days = int(rng.integers(0, 60))
+                    rec = record(f"s{step}", id=f"mem_{step}_{i}", occurred_at=NOW - timedelta(days=days))
+                    vector = unit(1000 + step * 10 + i)
+                    live[rec.id] = (put(writer, rec, vector=vector), vector)
             elif op == "overwrite":
                 rid = str(rng.choice(sorted(live)))
                 vector = unit(5000 + step)

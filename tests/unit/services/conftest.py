@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.fakes import FixedClock
 
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.local_pending import LocalPendingWrites
@@ -16,7 +17,6 @@ from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
 from agent_memory.services.write import WriteService
 from agent_memory.services.writer import WriterService
-from tests.fakes import FixedClock
 
 
 @dataclass

@@ -5,16 +5,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from tests.unit.services.conftest import World
 
 from agent_memory.domain.api import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.errors import NotFoundError
-from tests.unit.services.conftest import World
 
 
 def _remember(world: World, content: str, days_ago: float = 0, **fields: object) -> str:
     occurred = world.clock.now() - timedelta(days=days_ago)
-    request = WriteRequest.model_validate({"items": [{"content": content, "occurred_at": occurred, **fields}]})
+    request = WriteRequest.model_validate(
+        {"items": [{"content": content, "occurred_at": occurred, **fields}]}
+    )
     [accepted] = world.write.accept(Caller("acme"), "bot", request).accepted
     world.drain()
     return accepted.id

@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from tests.unit.services.conftest import World
 
 from agent_memory.domain.api import WriteRequest
 from agent_memory.domain.caller import Caller
@@ -13,7 +14,6 @@ from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError
 from agent_memory.ports import QueueMessage
-from tests.unit.services.conftest import World
 
 ACME = Caller("acme", key_id="key_a")
 
@@ -90,7 +90,9 @@ def test_poison_body_is_flagged_for_the_dead_letter_queue_with_a_reason(world: W
     prepared = world.writer.prepare(['{"v": 1, "record": {"id": "x"}}', "not json"])
     assert [p.command for p in prepared] == [None, None]
     assert all(p.poison_reason and "invalid write command" in p.poison_reason for p in prepared)
-    world.writer.dead_letter(QueueMessage("acme:bot:working", "d1", "not json"), prepared[1].poison_reason or "")
+    world.writer.dead_letter(
+        QueueMessage("acme:bot:working", "d1", "not json"), prepared[1].poison_reason or ""
+    )
     [letter] = world.queue.dead_letters()
     assert letter.body == "not json" and "invalid write command" in letter.reason
 
@@ -131,11 +133,16 @@ def test_conversation_form_shares_conversation_and_user(world: World) -> None:
         {
             "conversation_id": "c-42",
             "user_id": "u-7",
-            "messages": [{"role": "user", "content": "Ship on March 3?"}, {"role": "assistant", "content": "Yes."}],
+            "messages": [
+                {"role": "user", "content": "Ship on March 3?"},
+                {"role": "assistant", "content": "Yes."},
+            ],
         }
     )
     world.write.accept(ACME, "bot", request)
     records = [WriteCommand.model_validate_json(m.body).record for m in world.queue.receive(10)]
-    assert {(r.conversation_id, r.user_id, r.kind.value) for r in records} == {("c-42", "u-7", "conversation")}
+    assert {(r.conversation_id, r.user_id, r.kind.value) for r in records} == {
+        ("c-42", "u-7", "conversation")
+    }
     assert [r.role for r in records] == ["user", "assistant"]
     assert json.loads(records[0].model_dump_json())["tenant_id"] == "acme"
