@@ -41,6 +41,7 @@ TENANT = "bench"
 AGENT = "bench-writer"
 #: Candidates more similar than this to a chosen memory are skipped (the writer merges above 0.92).
 MAX_COSINE = 0.85
+_CHOOSE_CHUNK = 64
 DEFAULTS: dict[str, Any] = {
     "writes": 50,
     "background": 0,
@@ -55,23 +56,28 @@ CLIENTS = {"new": _corpus.NewConnectionClient, "keep-alive": _corpus.KeepAliveCl
 def choose_writes(
     candidates: Sequence[_corpus.Memory], embedder: Any, store: Any, n: int
 ) -> list[_corpus.Memory]:
-    """``n`` candidates, in order, none within `MAX_COSINE` of another or of the stored memories."""
+    """``n`` candidates, in order, none within `MAX_COSINE` of another or of the stored memories.
+
+    Embedded a chunk at a time, so only as many candidates as needed cost an embedding.
+    """
     from agent_memory.domain.grains import Grain
     from agent_memory.services.writer import embedding_text
 
-    records = _corpus.records_of(candidates, TENANT, AGENT, datetime.now(UTC))
-    vectors = embedder.embed([embedding_text(r) for r in records])
     now = datetime.now(UTC)
-    chosen: list[int] = []
-    for i, vector in enumerate(vectors):
-        if any(float(vectors[j] @ vector) > MAX_COSINE for j in chosen):
-            continue
-        near = store.nearest(TENANT, AGENT, Grain.WORKING, vector, now)
-        if near is not None and near[1] > MAX_COSINE:
-            continue
-        chosen.append(i)
-        if len(chosen) == n:
-            return [candidates[j] for j in chosen]
+    chosen: list[tuple[_corpus.Memory, Any]] = []
+    for start in range(0, len(candidates), _CHOOSE_CHUNK):
+        chunk = candidates[start : start + _CHOOSE_CHUNK]
+        records = _corpus.records_of(chunk, TENANT, AGENT, now)
+        vectors = embedder.embed([embedding_text(r) for r in records])
+        for memory, vector in zip(chunk, vectors, strict=True):
+            if any(float(v @ vector) > MAX_COSINE for _, v in chosen):
+                continue
+            near = store.nearest(TENANT, AGENT, Grain.WORKING, vector, now)
+            if near is not None and near[1] > MAX_COSINE:
+                continue
+            chosen.append((memory, vector))
+            if len(chosen) == n:
+                return [m for m, _ in chosen]
     raise RuntimeError(f"only {len(chosen)} of {len(candidates)} candidates are distinct enough; ask fewer")
 
 
@@ -115,7 +121,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     settings = get_settings()
     embedder, store = container.embedder(), container.store()
 
-    pool = max(4 * args.writes, args.writes + 50)
+    pool = 20 * args.writes + 200
     memories = _corpus.generate_memories(args.background + pool, seed=args.seed)
     order = list(range(len(memories)))
     random.Random(args.seed).shuffle(order)

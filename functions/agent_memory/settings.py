@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     write_queue_url: str | None = None
     dead_letter_queue_url: str | None = None
     pending_table: str | None = None
+    #: DynamoDB table of API keys (hash -> tenant, plan, scopes), read by the Lambda authorizer
+    #: and written by `agent-memory keys` when deployed.
+    tenants_table: str | None = None
+    #: SQS queue of summarize jobs (one per agent-period), fed by the dispatcher.
+    summarize_queue_url: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
     #: OpenSearch: the domain or collection endpoint (https://...), SigV4 service "es" for a
     #: managed domain or "aoss" for Serverless, and the alias every operation goes through.
@@ -45,6 +50,12 @@ class Settings(BaseSettings):
     embedder: Literal["hashing", "minilm", "bedrock"] = "minilm"
     embedding_dimension: int = Field(default=384, ge=8, le=4096)
     bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+
+    # --- summaries ---------------------------------------------------------------------------
+    summarizer: Literal["local", "bedrock"] = "local"
+    bedrock_summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
+    #: The local runtime fires the cascade and retention on their schedules; off for tests.
+    scheduler_enabled: bool = True
 
     # --- behaviour -----------------------------------------------------------------------------
     #: Cosine above which a new working-memory write is merged into its nearest neighbour.
