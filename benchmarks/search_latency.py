@@ -22,7 +22,8 @@ What it does, and why that way:
 
 The first search after the load is reported on its own: it builds the agent's vector cache, which
 every write to the agent invalidates again. A few warm-up searches follow; then each of
-``--queries`` questions (drawn from the corpus's subjects, never a stored sentence) is timed.
+``--queries`` questions (drawn from the corpus's subjects, never a stored sentence) is timed in
+every shape and client, interleaved, so that load from elsewhere falls on every row alike.
 Figures are printed and written to ``benchmarks/results/search_latency[-...].json``.
 """
 
@@ -99,50 +100,32 @@ def _requests(queries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def service_pass(
-    service: Any, timer: _Timed, bodies: Sequence[dict[str, Any]], warmup: int
-) -> tuple[list[float], list[dict[str, float]], list[int]]:
+def timed_service_search(
+    service: Any, timer: _Timed, body: dict[str, Any]
+) -> tuple[float, dict[str, float], int]:
+    """One `SearchService.search`: total ms, ms per wrapped step (and the rest), and hits."""
     from agent_memory.domain.api import SearchRequest
     from agent_memory.observability import metrics
 
-    for body in bodies[:warmup]:
-        service.search(TENANT, AGENT, SearchRequest.model_validate(body))
-        metrics.clear_metrics()
-    totals: list[float] = []
-    splits: list[dict[str, float]] = []
-    hits: list[int] = []
-    for body in bodies[warmup:]:
-        request = SearchRequest.model_validate(body)
-        timer.spent.clear()
-        started = time.perf_counter()
-        response = service.search(TENANT, AGENT, request)
-        total = time.perf_counter() - started
-        metrics.clear_metrics()  # what the handler's flush does; left to grow, it prints every 100
-        totals.append(total * 1000)
-        split = {k: v * 1000 for k, v in timer.spent.items()}
-        split["other"] = total * 1000 - sum(split.values())
-        splits.append(split)
-        hits.append(len(response.results))
-    return totals, splits, hits
+    request = SearchRequest.model_validate(body)
+    timer.spent.clear()
+    started = time.perf_counter()
+    response = service.search(TENANT, AGENT, request)
+    total_ms = (time.perf_counter() - started) * 1000
+    metrics.clear_metrics()  # what the handler's flush does; left to grow, it prints every 100
+    split = {k: v * 1000 for k, v in timer.spent.items()}
+    split["other"] = total_ms - sum(split.values())
+    return total_ms, split, len(response.results)
 
 
-def http_pass(client: Any, bodies: Sequence[dict[str, Any]], warmup: int) -> tuple[list[float], list[int]]:
-    path = f"/v1/agents/{AGENT}/memories/search"
-    latencies: list[float] = []
-    hits: list[int] = []
-    try:
-        for i, body in enumerate(bodies):
-            started = time.perf_counter()
-            status, data = client.post(path, body)
-            elapsed = time.perf_counter() - started
-            if status != 200:
-                raise RuntimeError(f"search answered {status}: {data[:300]!r}")
-            if i >= warmup:
-                latencies.append(elapsed * 1000)
-                hits.append(len(json.loads(data)["results"]))
-    finally:
-        client.close()
-    return latencies, hits
+def timed_http_search(client: Any, body: dict[str, Any]) -> tuple[float, int]:
+    """One ``POST .../memories/search``, from sending the request to reading the whole answer."""
+    started = time.perf_counter()
+    status, data = client.post(f"/v1/agents/{AGENT}/memories/search", body)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if status != 200:
+        raise RuntimeError(f"search answered {status}: {data[:300]!r}")
+    return elapsed_ms, len(json.loads(data)["results"])
 
 
 def _split_summary(splits: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -157,13 +140,80 @@ def _split_summary(splits: Sequence[dict[str, float]]) -> dict[str, dict[str, fl
     }
 
 
+class _Samples:
+    """Latencies and hit counts per (layer, shape), the warm-up searches left out."""
+
+    def __init__(self, warmup: int) -> None:
+        self.warmup = warmup
+        self.ms: dict[tuple[str, str], list[float]] = {}
+        self.hits: dict[tuple[str, str], list[int]] = {}
+        self.splits: dict[str, list[dict[str, float]]] = {}
+
+    def add(
+        self, i: int, layer: str, shape: str, ms: float, hits: int, split: dict[str, float] | None = None
+    ) -> None:
+        if i < self.warmup:
+            return
+        self.ms.setdefault((layer, shape), []).append(ms)
+        self.hits.setdefault((layer, shape), []).append(hits)
+        if split is not None:
+            self.splits.setdefault(shape, []).append(split)
+
+    def latency(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for (layer, shape), values in self.ms.items():
+            out.setdefault(layer, {})[shape] = _corpus.summarize(values)
+        return out
+
+    def mean_hits(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for (layer, shape), values in self.hits.items():
+            out.setdefault(layer, {})[shape] = round(sum(values) / len(values), 2)
+        return out
+
+
+# Every row of the table is measured interleaved with the others (query i in each shape and client
+# before query i + 1), so that load from elsewhere on the machine falls on all rows alike.
+
+
+def measure_service(
+    service: Any, timer: _Timed, shapes: dict[str, list[dict[str, Any]]], samples: _Samples
+) -> None:
+    for i in range(len(next(iter(shapes.values())))):
+        for shape, bodies in shapes.items():
+            ms, split, hits = timed_service_search(service, timer, bodies[i])
+            samples.add(i, "service", shape, ms, hits, split)
+
+
+def measure_http(settings: Any, shapes: dict[str, list[dict[str, Any]]], samples: _Samples) -> None:
+    from agent_memory.local.server import LocalRuntime
+
+    _corpus.import_handlers()
+    runtime = LocalRuntime(settings, host="127.0.0.1", port=0)
+    _, key = runtime.keys.create(TENANT, "pro")
+    runtime.start()
+    clients = [_corpus.NewConnectionClient(runtime.url, key), _corpus.KeepAliveClient(runtime.url, key)]
+    stray = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(stray):  # see `_corpus.note_stray_output`
+            for i in range(len(next(iter(shapes.values())))):
+                for client in clients:
+                    for shape, bodies in shapes.items():
+                        ms, hits = timed_http_search(client, bodies[i])
+                        samples.add(i, f"http {client.name}", shape, ms, hits)
+    finally:
+        for client in clients:
+            client.close()
+        runtime.stop()
+    _corpus.note_stray_output(stray.getvalue())
+
+
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     load_at_start, run_started = _corpus.load_average(), time.perf_counter()
     _corpus.configure_environment(data_dir, args.embedder)
     from agent_memory import container
     from agent_memory.adapters.clock import SystemClock
     from agent_memory.domain.api import SearchRequest
-    from agent_memory.local.server import LocalRuntime
     from agent_memory.services.search import SearchService
     from agent_memory.settings import get_settings
 
@@ -188,33 +238,13 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     service.search(TENANT, AGENT, SearchRequest(query=queries[0]))
     cold_ms = (time.perf_counter() - started) * 1000
 
-    latency: dict[str, dict[str, Any]] = {"service": {}}
-    hits: dict[str, dict[str, float]] = {"service": {}}
-    split: dict[str, Any] = {}
-    for shape, bodies in _requests(queries).items():
-        totals, splits, n_hits = service_pass(service, timer, bodies, args.warmup)
-        latency["service"][shape] = _corpus.summarize(totals)
-        hits["service"][shape] = round(sum(n_hits) / len(n_hits), 2)
-        split[shape] = _split_summary(splits)
-
-    _corpus.import_handlers()
-    runtime = LocalRuntime(settings, host="127.0.0.1", port=0)
-    _, key = runtime.keys.create(TENANT, "pro")
-    runtime.start()
-    stray = io.StringIO()
+    shapes = _requests(queries)
+    samples = _Samples(args.warmup)
     try:
-        with contextlib.redirect_stdout(stray):  # see `_corpus.note_stray_output`
-            for client_cls in (_corpus.NewConnectionClient, _corpus.KeepAliveClient):
-                layer = f"http {client_cls.name}"
-                latency[layer], hits[layer] = {}, {}
-                for shape, bodies in _requests(queries).items():
-                    totals, n_hits = http_pass(client_cls(runtime.url, key), bodies, args.warmup)
-                    latency[layer][shape] = _corpus.summarize(totals)
-                    hits[layer][shape] = round(sum(n_hits) / len(n_hits), 2)
+        measure_service(service, timer, shapes, samples)
+        measure_http(settings, shapes, samples)
     finally:
-        runtime.stop()
         store.close()  # type: ignore[attr-defined]
-    _corpus.note_stray_output(stray.getvalue())
 
     return {
         "benchmark": "search_latency",
@@ -237,9 +267,9 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         },
         "load": loaded,
         "first_search_ms": round(cold_ms, 2),
-        "latency_ms": latency,
-        "mean_hits": hits,
-        "service_split": split,
+        "latency_ms": samples.latency(),
+        "mean_hits": samples.mean_hits(),
+        "service_split": {shape: _split_summary(values) for shape, values in samples.splits.items()},
     }
 
 

@@ -1,9 +1,9 @@
 """`agent-memory`: run the service locally, manage keys, invoke handlers, operate the queue.
 
 agent-memory serve [--host 127.0.0.1] [--port 8000] [--data-dir .agent-memory]
-agent-memory keys create --tenant T --plan P [--admin] [--agent A ...]
-agent-memory keys list | keys revoke KEY_ID
-agent-memory invoke api|writer events/<file>.json
+agent-memory keys create --tenant T --plan P [--admin] [--agent A ...] [--table NAME]
+agent-memory keys list | keys revoke KEY_ID   (--table NAME: the deployed tenants table)
+agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
 agent-memory dlq list | dlq redrive [ID ...]
 """
 
@@ -16,7 +16,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_memory.domain.keys import KeyStore
 
 DEFAULT_DATA_DIR = ".agent-memory"
 DEV_TENANT = "dev"
@@ -73,21 +76,45 @@ def _stored_dev_key(data_dir: Path) -> str:
     return key
 
 
-def _keys():  # type: ignore[no-untyped-def]
+def _keys(args: argparse.Namespace) -> KeyStore:
+    """The deployed tenants table (``--table``, else AGENT_MEMORY_TENANTS_TABLE), or the local auth.db."""
+    table = getattr(args, "table", None) or _settings().tenants_table
+    if table:
+        from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
+
+        return DynamoDbKeyStore(table)
     from agent_memory.local.keys import LocalKeyStore
 
     return LocalKeyStore(_settings().auth_path)
 
 
+def _keys_failed(exc: Exception) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 1
+
+
 def cmd_keys_create(args: argparse.Namespace) -> int:
-    key_id, key = _keys().create(args.tenant, args.plan, admin=args.admin, agents=frozenset(args.agent or ()))
+    from agent_memory.errors import AgentMemoryError
+
+    try:
+        key_id, key = _keys(args).create(
+            args.tenant, args.plan, admin=args.admin, agents=frozenset(args.agent or ())
+        )
+    except AgentMemoryError as exc:
+        return _keys_failed(exc)
     print(json.dumps({"key_id": key_id, "tenant_id": args.tenant, "plan": args.plan, "api_key": key}))
     print("store the api_key now: it is not kept and cannot be shown again", file=sys.stderr)
     return 0
 
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
-    for info in _keys().list():
+    from agent_memory.errors import AgentMemoryError
+
+    try:
+        infos = _keys(args).list()
+    except AgentMemoryError as exc:
+        return _keys_failed(exc)
+    for info in infos:
         print(json.dumps(_slots(info)))
     return 0
 
@@ -97,7 +124,13 @@ def _slots(obj: Any) -> dict[str, Any]:
 
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    if not _keys().revoke(args.key_id):
+    from agent_memory.errors import AgentMemoryError
+
+    try:
+        revoked = _keys(args).revoke(args.key_id)
+    except AgentMemoryError as exc:
+        return _keys_failed(exc)
+    if not revoked:
         print(f"no active key {args.key_id}", file=sys.stderr)
         return 1
     print(f"revoked {args.key_id}")
@@ -107,6 +140,8 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 HANDLERS: dict[str, str] = {
     "api": "agent_memory.handlers.api",
     "writer": "agent_memory.handlers.writer",
+    "authorizer": "agent_memory.handlers.authorizer",
+    "bootstrap": "agent_memory.handlers.bootstrap",
 }
 
 
@@ -201,16 +236,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
-    create = keys.add_parser("create", help="create a key and print it once", parents=[common])
+    table = argparse.ArgumentParser(add_help=False)
+    table.add_argument(
+        "--table",
+        help="the deployed DynamoDB tenants table (default: AGENT_MEMORY_TENANTS_TABLE, else local auth.db)",
+    )
+    create = keys.add_parser("create", help="create a key and print it once", parents=[common, table])
     create.add_argument("--tenant", required=True)
     create.add_argument("--plan", required=True, choices=["free", "starter", "pro", "unlimited"])
     create.add_argument("--admin", action="store_true", help="allow /v1/admin/* routes")
     create.add_argument("--agent", action="append", help="restrict the key to this agent (repeatable)")
     create.set_defaults(func=cmd_keys_create)
-    keys.add_parser("list", help="list keys (never the keys themselves)", parents=[common]).set_defaults(
-        func=cmd_keys_list
-    )
-    revoke = keys.add_parser("revoke", help="revoke a key by its id", parents=[common])
+    keys.add_parser(
+        "list", help="list keys (never the keys themselves)", parents=[common, table]
+    ).set_defaults(func=cmd_keys_list)
+    revoke = keys.add_parser("revoke", help="revoke a key by its id", parents=[common, table])
     revoke.add_argument("key_id")
     revoke.set_defaults(func=cmd_keys_revoke)
 

@@ -7,12 +7,11 @@ while the server runs works at once.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_memory.domain.caller import ADMIN_SCOPE, DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import hash_api_key, new_api_key, new_key_id
+from agent_memory.domain.keys import KeyInfo, hash_api_key, new_api_key, new_key_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -28,18 +27,9 @@ CREATE TABLE IF NOT EXISTS api_keys (
 """
 
 
-@dataclass(frozen=True, slots=True)
-class KeyInfo:
-    key_id: str
-    tenant_id: str
-    plan: str
-    scopes: str
-    agents: str
-    created_at: str
-    revoked_at: str | None
-
-
 class LocalKeyStore:
+    """`KeyStore` in SQLite (``auth.db``)."""
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._path = path

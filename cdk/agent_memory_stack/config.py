@@ -1,0 +1,232 @@
+"""The stack's configuration: one pydantic model read from ``cdk.json`` context, checked at synth.
+
+Everything a deployer may change lives under the context key ``agent_memory`` (a JSON object in
+``cdk.json``, or a JSON string with ``-c agent_memory='{...}'``); ``-c stage=prod`` overrides just
+the stage. A bad value stops ``cdk synth`` before any resource exists, with one line per problem
+naming the field (``agent_memory.opensearch.data_nodes: ...``) instead of a CloudFormation
+rollback twenty minutes into a deployment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+CONTEXT_KEY = "agent_memory"
+
+GRAINS = ("working", "daily", "weekly", "monthly", "quarterly", "yearly")
+
+#: The retention periods CloudWatch Logs accepts (days).
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 3653)
+
+#: Geographic prefixes of Bedrock cross-region inference profile ids (``us.anthropic...``).
+INFERENCE_PROFILE_PREFIXES = ("us", "eu", "apac", "us-gov", "ca", "jp", "au", "global")
+
+_MODEL_ID = re.compile(r"^(?:(?P<profile>[a-z-]+)\.)?[a-z0-9-]+\.[A-Za-z0-9.:_-]+$")
+
+
+class ConfigError(ValueError):
+    """The context does not describe a deployable stack; the message lists every problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DomainConfig(_Strict):
+    """The managed OpenSearch domain (``vector_store: "domain"``).
+
+    The defaults are the smallest layout that still survives the loss of one Availability Zone:
+    two burstable data nodes in two AZs, no dedicated masters. Production sizes go in cdk.json.
+    """
+
+    engine_version: str = Field(default="2.19", pattern=r"^2\.\d{1,2}$")
+    data_node_type: str = Field(default="t3.medium.search", pattern=r"^[a-z0-9]+\.[a-z0-9]+\.search$")
+    data_nodes: int = Field(default=2, ge=1, le=20)
+    master_node_type: str = Field(default="m6g.large.search", pattern=r"^[a-z0-9]+\.[a-z0-9]+\.search$")
+    #: 0 (data nodes elect a master among themselves), 3 or 5.
+    master_nodes: Literal[0, 3, 5] = 0
+    volume_gib: int = Field(default=20, ge=10, le=3072)
+    #: k-NN engine of the index (docs/opensearch.md): faiss by default, lucene as the alternative.
+    knn_engine: Literal["faiss", "lucene"] = "faiss"
+
+    @property
+    def zone_awareness(self) -> bool:
+        return self.data_nodes >= 2
+
+
+class ServerlessConfig(_Strict):
+    """The OpenSearch Serverless VECTORSEARCH collection (``vector_store: "serverless"``)."""
+
+    #: Standby replicas double the minimum OCUs (cost); off for the default, on for production.
+    standby_replicas: bool = False
+
+
+class ApiConfig(_Strict):
+    """API Gateway stage limits and the authorizer cache."""
+
+    rate_limit: float = Field(default=50, gt=0, le=10_000)
+    burst_limit: int = Field(default=100, ge=1, le=5_000)
+    #: How long API Gateway reuses an authorizer answer per key: a revoked key works this long.
+    authorizer_cache_s: int = Field(default=60, ge=0, le=3600)
+
+
+class ScheduleConfig(_Strict):
+    """Retries of the cascade and retention schedules before an event goes to their DLQ."""
+
+    retry_attempts: int = Field(default=3, ge=0, le=185)
+    max_event_age_minutes: int = Field(default=120, ge=1, le=1440)
+
+
+#: plan -> grain -> days a record of that grain is kept (null: kept for ever).
+Plans = dict[str, dict[str, int | None]]
+
+DEFAULT_PLANS: Plans = {
+    "free": {"working": 30, "daily": 90, "weekly": 365, "monthly": 730, "quarterly": 1825, "yearly": None},
+    "pro": {"working": 90, "daily": 365, "weekly": 730, "monthly": 1825, "quarterly": None, "yearly": None},
+}
+
+
+class StackConfig(_Strict):
+    """Everything the stack is built from. Field docs are the reference for cdk.json."""
+
+    stage: str = Field(default="dev", pattern=r"^[a-z][a-z0-9-]{0,11}$")
+    service_name: str = Field(default="agent-memory", pattern=r"^[a-z][a-z0-9-]{0,62}$")
+    metrics_namespace: str = Field(default="AgentMemory", pattern=r"^[A-Za-z][A-Za-z0-9/_.-]{0,254}$")
+    vector_store: Literal["domain", "serverless"] = "domain"
+    opensearch: DomainConfig = DomainConfig()
+    serverless: ServerlessConfig = ServerlessConfig()
+    index_alias: str = Field(default="agent-memory", pattern=r"^[a-z][a-z0-9-]{0,62}$")
+    embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+    #: Titan Text Embeddings v2 sizes; the index is created with it and refuses another later.
+    embedding_dimension: Literal[256, 512, 1024] = 1024
+    summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
+    #: IANA zone of the cascade's period boundaries and of the schedules' clocks.
+    timezone: str = "UTC"
+    plans: Plans = Field(default_factory=lambda: dict(DEFAULT_PLANS))
+    log_retention_days: int = 30
+    api: ApiConfig = ApiConfig()
+    schedules: ScheduleConfig = ScheduleConfig()
+    #: Deliveries of a write before SQS moves it to the write DLQ.
+    max_receive_count: int = Field(default=5, ge=1, le=1000)
+    #: Most concurrent writer invocations (protects the vector store; FIFO groups still scale).
+    writer_max_concurrency: int = Field(default=10, ge=2, le=1000)
+    #: Most concurrent summarize workers (protects the Bedrock model quota).
+    summarizer_max_concurrency: int = Field(default=2, ge=2, le=1000)
+    #: Keep tables, the domain and the collection when the stack is deleted.
+    retain_data: bool = True
+    #: An existing SNS topic that every alarm notifies; none: alarms only change state.
+    alarm_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA timezone {value!r}") from exc
+        return value
+
+    @field_validator("embedding_model_id", "summary_model_id")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        match = _MODEL_ID.match(value)
+        if match is None or value.startswith("arn:"):
+            raise ValueError(f"{value!r} is not a Bedrock model id (e.g. amazon.titan-embed-text-v2:0)")
+        profile = match.group("profile")
+        if profile is not None and profile not in INFERENCE_PROFILE_PREFIXES:
+            raise ValueError(f"{value!r}: unknown inference profile prefix {profile!r}")
+        return value
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(f"CloudWatch Logs accepts one of {LOG_RETENTION_DAYS}, not {value}")
+        return value
+
+    @field_validator("plans")
+    @classmethod
+    def _plans(cls, plans: Plans) -> Plans:
+        if not plans:
+            raise ValueError("at least one plan is needed")
+        for name, grains in plans.items():
+            if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", name):
+                raise ValueError(f"plan name {name!r} must be lowercase letters, digits, - or _")
+            unknown = sorted(set(grains) - set(GRAINS))
+            if unknown:
+                raise ValueError(f"plan {name!r}: unknown grains {unknown} (known: {list(GRAINS)})")
+            for grain, days in grains.items():
+                if days is not None and days < 1:
+                    raise ValueError(f"plan {name!r}: {grain} must be kept at least 1 day, or null")
+        return plans
+
+    @model_validator(mode="after")
+    def _known_embedding_model(self) -> StackConfig:
+        if not base_model_id(self.embedding_model_id).startswith("amazon.titan-embed-text-v2"):
+            # Other models have other sizes: the index would be built for a dimension they never emit.
+            raise ValueError(
+                "embedding_model_id: only Amazon Titan Text Embeddings v2 (256/512/1024 dimensions) is supported"
+            )
+        return self
+
+    # --- derived names ---------------------------------------------------------------------------
+
+    @property
+    def prefix(self) -> str:
+        """The name every named resource starts with (``agent-memory-dev``)."""
+        return f"agent-memory-{self.stage}"
+
+    @property
+    def plans_json(self) -> str:
+        return json.dumps(self.plans, sort_keys=True, separators=(",", ":"))
+
+
+def inference_profile(model_id: str) -> bool:
+    """Whether the id names a cross-region inference profile (``us.anthropic...``)."""
+    head, _, rest = model_id.partition(".")
+    return head in INFERENCE_PROFILE_PREFIXES and "." in rest
+
+
+def base_model_id(model_id: str) -> str:
+    """The foundation model behind an id: the id itself, or a profile's id without its prefix."""
+    return model_id.partition(".")[2] if inference_profile(model_id) else model_id
+
+
+def _as_mapping(raw: Any, where: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not valid JSON ({exc.msg} at {exc.pos})") from exc
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: expected a JSON object, got {type(raw).__name__}")
+    return dict(raw)
+
+
+def parse_config(context: Any, stage: str | None = None) -> StackConfig:
+    """Validate the ``agent_memory`` context object (plus an optional ``stage`` override)."""
+    values = _as_mapping(context, f"context {CONTEXT_KEY!r}")
+    if stage is not None:
+        values["stage"] = stage
+    try:
+        return StackConfig.model_validate(values)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors(include_url=False, include_input=False):
+            path = ".".join(str(p) for p in (CONTEXT_KEY, *error["loc"]))
+            lines.append(f"  {path}: {error['msg'].removeprefix('Value error, ')}")
+        raise ConfigError("invalid stack configuration in cdk.json:\n" + "\n".join(lines)) from None
+
+
+def load_config(node: Any) -> StackConfig:
+    """The validated configuration from a construct node's context (``app.node``)."""
+    stage = node.try_get_context("stage")
+    return parse_config(node.try_get_context(CONTEXT_KEY), stage)

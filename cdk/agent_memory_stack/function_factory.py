@@ -1,0 +1,179 @@
+"""One helper builds every function: same runtime, architecture, logging, tracing, code and layer.
+
+Each function gets its own IAM role that starts empty except for writing to its own log group;
+the construct that owns a function grants it exactly what it touches. Code is the ``functions/``
+package only (tests, caches and build metadata excluded, so an unrelated edit does not change the
+asset hash and redeploy every function); third-party packages come from one shared layer built by
+pip for Lambda's platform without Docker (`layers/build.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, Duration, ILocalBundling, RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from agent_memory_stack.config import StackConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS_DIR = ROOT / "functions"
+LAYERS_DIR = ROOT / "layers"
+
+#: The runtime the layer is built for (`layers/build.py` PYTHON_VERSION): change both together.
+RUNTIME = lambda_.Runtime.PYTHON_3_12
+ARCHITECTURE = lambda_.Architecture.ARM_64
+
+#: Never part of the function asset: they change without the code changing.
+CODE_EXCLUDES = [
+    "**/__pycache__",
+    "**/*.pyc",
+    "*.egg-info",
+    "**/tests",
+    "**/.pytest_cache",
+    "**/.mypy_cache",
+    "**/.DS_Store",
+]
+
+
+@jsii.implements(ILocalBundling)
+class PipLayerBundling:
+    """Builds the layer on the deployer's machine with pip (`layers/build.py install`), no Docker.
+
+    Raises instead of returning ``False``: falling back to Docker would hide a broken build
+    behind a confusing "docker not found" on the machines this path exists for.
+    """
+
+    def __init__(self, build_script: Path = LAYERS_DIR / "build.py") -> None:
+        self.build_script = build_script
+
+    def try_bundle(self, output_dir: str, **_options: Any) -> bool:
+        target = Path(output_dir) / "python"
+        command = [sys.executable, str(self.build_script), "install", "--target", str(target)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"building the dependency layer failed:\n{done.stderr[-4000:]}")
+        print(done.stdout.strip(), file=sys.stderr)
+        return True
+
+
+def layer_asset_hash(layers_dir: Path = LAYERS_DIR) -> str:
+    """The layer changes exactly when the lock or the build recipe changes."""
+    digest = hashlib.sha256()
+    for name in ("requirements.txt", "build.py"):
+        digest.update((layers_dir / name).read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What differs between functions. Memory and timeout are explained in docs/infrastructure.md."""
+
+    name: str
+    handler: str
+    description: str
+    memory_mb: int
+    timeout: Duration
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+class FunctionFactory(Construct):
+    """Owns the shared code asset and layer, and builds every function of the stack."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
+        super().__init__(scope, construct_id)
+        self.config = config
+        self.code = lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=CODE_EXCLUDES)
+        self.layer = lambda_.LayerVersion(
+            self,
+            "Dependencies",
+            description="agent-memory third-party packages (layers/requirements.txt), arm64, Python 3.12",
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            code=lambda_.Code.from_asset(
+                str(LAYERS_DIR),
+                asset_hash_type=AssetHashType.CUSTOM,
+                asset_hash=layer_asset_hash(),
+                bundling=BundlingOptions(
+                    # Only used if local bundling were to decline, which it never does.
+                    image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.12"),
+                    local=PipLayerBundling(),
+                ),
+            ),
+        )
+        self.functions: dict[str, lambda_.Function] = {}
+
+    def base_environment(self) -> dict[str, str]:
+        return {
+            "POWERTOOLS_SERVICE_NAME": self.config.service_name,
+            "POWERTOOLS_METRICS_NAMESPACE": self.config.metrics_namespace,
+        }
+
+    def build(self, scope: Construct, spec: FunctionSpec) -> lambda_.Function:
+        """A function with its own role and log group; nothing else is granted here."""
+        if spec.name in self.functions:
+            raise ValueError(f"function {spec.name!r} is built twice")
+        role = iam.Role(
+            scope,
+            f"{spec.name}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"agent-memory {spec.name} function ({self.config.stage})",
+        )
+        log_group = logs.LogGroup(
+            scope,
+            f"{spec.name}Logs",
+            retention=retention_days(self.config.log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        function = lambda_.Function(
+            scope,
+            f"{spec.name}Function",
+            description=spec.description,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=spec.handler,
+            code=self.code,
+            layers=[self.layer],
+            memory_size=spec.memory_mb,
+            timeout=spec.timeout,
+            role=role,
+            log_group=log_group,
+            logging_format=lambda_.LoggingFormat.JSON,
+            application_log_level_v2=lambda_.ApplicationLogLevel.INFO,
+            system_log_level_v2=lambda_.SystemLogLevel.WARN,
+            tracing=lambda_.Tracing.ACTIVE,
+            environment={**self.base_environment(), **spec.environment},
+        )
+        # Only its own log group: the default managed policy would allow every log group.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[log_group.log_group_arn],
+            )
+        )
+        self.functions[spec.name] = function
+        return function
+
+
+_RETENTION = dict(
+    zip(
+        (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653),
+        list(logs.RetentionDays)[:-1],  # declared in this order; the last member is INFINITE
+        strict=True,
+    )
+)
+
+
+def retention_days(days: int) -> logs.RetentionDays:
+    """The `logs.RetentionDays` member for a day count the config accepted."""
+    return _RETENTION[days]

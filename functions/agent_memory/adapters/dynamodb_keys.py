@@ -1,0 +1,229 @@
+"""API keys in the DynamoDB tenants table, for the deployed stack.
+
+The Lambda authorizer reads it (`lookup`, one GetItem per cache miss); `agent-memory keys
+--table NAME` writes it. Like the local store it keeps only the SHA-256 of each key, so a
+leaked table (or backup) cannot be replayed against the API.
+
+Table schema (created by the CDK stack):
+
+- partition key ``key_hash`` (S): the hex SHA-256 of the key (`hash_api_key`); no sort key;
+- ``key_id`` (S): the public id of the key (``key_...``), what `list` shows and `revoke` takes;
+- ``tenant_id`` (S), ``plan`` (S);
+- ``scopes`` (S) and ``agents`` (S): space-separated, sorted; ``agents`` is ``""`` when the key
+  may touch every agent of its tenant (the authorizer context carries lists the same way);
+- ``created_at`` (S): ISO 8601 UTC; ``revoked_at`` (S): ISO 8601 UTC, absent while active.
+  Revoking keeps the item, so `list` still shows who had access and until when;
+- global secondary index ``key_id-index``: partition key ``key_id`` (S), projection
+  ``KEYS_ONLY``. `revoke` finds the item by its id there instead of scanning the table;
+- billing mode on-demand (PAY_PER_REQUEST); no TTL attribute.
+
+`lookup` reads strongly consistently: the authorizer caches answers (misses too), so an
+eventually consistent read that missed a key created a moment ago would lock that key out for
+a whole cache period. A revocation reaches the API once the caches expire: the authorizer's
+in-process cache and API Gateway's authorizer cache (both a short TTL).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from agent_memory.domain.caller import ADMIN_SCOPE, DEFAULT_SCOPES, Caller
+from agent_memory.domain.keys import KeyInfo, hash_api_key, new_api_key, new_key_id
+from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+KEY_ID_INDEX = "key_id-index"
+
+
+class DynamoDbKeyStore:
+    """`KeyStore` on the DynamoDB tenants table (schema in the module docstring)."""
+
+    def __init__(self, table_name: str, client: DynamoDBClient | None = None) -> None:
+        self.table_name = table_name
+        self._client = client
+
+    @property
+    def client(self) -> DynamoDBClient:
+        if self._client is None:
+            import boto3
+            from botocore.config import Config
+
+            self._client = boto3.client("dynamodb", config=Config(retries={"mode": "standard"}))
+        return self._client
+
+    def create(
+        self,
+        tenant_id: str,
+        plan: str,
+        admin: bool = False,
+        agents: frozenset[str] = frozenset(),
+        key: str | None = None,
+        scopes: frozenset[str] = DEFAULT_SCOPES,
+    ) -> tuple[str, str]:
+        """Store a new key (or the given one) and return ``(key_id, key)``; the key is not kept.
+
+        The put is conditional: registering a key that is already in the table is a
+        `ConflictError`, never a silent overwrite of another tenant's key.
+        """
+        key = key or new_api_key()
+        key_id = new_key_id()
+        all_scopes = set(scopes) | ({ADMIN_SCOPE} if admin else set())
+        item = {
+            "key_hash": {"S": hash_api_key(key)},
+            "key_id": {"S": key_id},
+            "tenant_id": {"S": tenant_id},
+            "plan": {"S": plan},
+            "scopes": {"S": " ".join(sorted(all_scopes))},
+            "agents": {"S": " ".join(sorted(agents))},
+            "created_at": {"S": datetime.now(UTC).isoformat()},
+        }
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item=item,
+                ConditionExpression="attribute_not_exists(#key_hash)",
+                ExpressionAttributeNames={"#key_hash": "key_hash"},
+            )
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                raise ConflictError("that API key is already registered") from exc
+            raise self._error("store an API key", exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("store an API key", exc) from exc
+        return key_id, key
+
+    def ensure(self, key: str, tenant_id: str, plan: str, admin: bool) -> None:
+        """Register ``key`` unless it already is (as `LocalKeyStore.ensure`)."""
+        if self.lookup(key) is None:
+            self.create(tenant_id, plan, admin=admin, key=key)
+
+    def lookup(self, key: str) -> Caller | None:
+        try:
+            item = self.client.get_item(
+                TableName=self.table_name,
+                Key={"key_hash": {"S": hash_api_key(key)}},
+                ConsistentRead=True,
+                **_projection("key_id", "tenant_id", "plan", "scopes", "agents", "revoked_at"),
+            ).get("Item")
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("look up an API key", exc) from exc
+        if item is None or "revoked_at" in item:
+            return None
+        return Caller(
+            tenant_id=item["tenant_id"]["S"],
+            key_id=item["key_id"]["S"],
+            plan=item["plan"]["S"],
+            scopes=frozenset(_s(item, "scopes").split()),
+            agents=frozenset(_s(item, "agents").split()),
+        )
+
+    def list(self) -> list[KeyInfo]:
+        """Every key, oldest first. A Scan: the table holds one small item per key."""
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            **_projection(*KeyInfo.__slots__),
+        }
+        infos: list[KeyInfo] = []
+        try:
+            while True:
+                page = self.client.scan(**params)
+                infos.extend(_info(item) for item in page.get("Items", []))
+                if "LastEvaluatedKey" not in page:
+                    break
+                params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("list API keys", exc) from exc
+        return sorted(infos, key=lambda info: (info.created_at, info.key_id))
+
+    def revoke(self, key_id: str) -> bool:
+        """Mark the key revoked (the item stays, for the record). False if no active key has that id.
+
+        The id is found on the ``key_id-index`` GSI, which is eventually consistent: a key
+        created within the last second may not be found there yet.
+        """
+        try:
+            hashes = [
+                item["key_hash"]["S"]
+                for item in self.client.query(
+                    TableName=self.table_name,
+                    IndexName=KEY_ID_INDEX,
+                    KeyConditionExpression="#key_id = :key_id",
+                    ExpressionAttributeNames=_names("key_id"),
+                    ExpressionAttributeValues={":key_id": {"S": key_id}},
+                ).get("Items", [])
+            ]
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("find an API key", exc) from exc
+        revoked = False
+        for key_hash in hashes:
+            revoked = self._revoke_hash(key_hash) or revoked
+        return revoked
+
+    def _revoke_hash(self, key_hash: str) -> bool:
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key={"key_hash": {"S": key_hash}},
+                UpdateExpression="SET #revoked_at = :now",
+                # Only an active key that still exists: never resurrect a deleted item as a stub.
+                ConditionExpression="attribute_exists(#key_hash) AND attribute_not_exists(#revoked_at)",
+                ExpressionAttributeNames=_names("key_hash", "revoked_at"),
+                ExpressionAttributeValues={":now": {"S": datetime.now(UTC).isoformat()}},
+            )
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise self._error("revoke an API key", exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("revoke an API key", exc) from exc
+        return True
+
+    def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
+        """A missing table or a refused call is configuration; anything else may pass if retried."""
+        code = _code(exc) if isinstance(exc, ClientError) else ""
+        if code == "ResourceNotFoundException":
+            return ConfigurationError(
+                f"cannot {what}: the tenants table {self.table_name!r} does not exist in this "
+                "account and region (check the table name, AWS_REGION and the AWS profile)"
+            )
+        if code in ("AccessDeniedException", "UnrecognizedClientException"):
+            return ConfigurationError(f"cannot {what} in {self.table_name!r}: {code} (check IAM)")
+        return DependencyError(f"cannot {what} in {self.table_name!r}: {exc}")
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _names(*attributes: str) -> dict[str, str]:
+    """Placeholders for attribute names: some of ours may be DynamoDB reserved words."""
+    return {f"#{name}": name for name in attributes}
+
+
+def _projection(*attributes: str) -> dict[str, Any]:
+    return {
+        "ProjectionExpression": ", ".join(f"#{name}" for name in attributes),
+        "ExpressionAttributeNames": _names(*attributes),
+    }
+
+
+def _s(item: dict[str, Any], name: str) -> str:
+    value = item.get(name)
+    return str(value["S"]) if value and "S" in value else ""
+
+
+def _info(item: dict[str, Any]) -> KeyInfo:
+    return KeyInfo(
+        key_id=_s(item, "key_id"),
+        tenant_id=_s(item, "tenant_id"),
+        plan=_s(item, "plan"),
+        scopes=_s(item, "scopes"),
+        agents=_s(item, "agents"),
+        created_at=_s(item, "created_at"),
+        revoked_at=_s(item, "revoked_at") or None,
+    )

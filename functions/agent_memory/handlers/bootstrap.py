@@ -1,0 +1,109 @@
+"""The index bootstrap: a CloudFormation custom resource behind the CDK Provider framework.
+
+The framework calls this ``onEvent`` handler with the CloudFormation request and answers
+CloudFormation itself: returning ``{"PhysicalResourceId", "Data"}`` is success, raising is
+failure (the exception's message becomes the stack event's reason).
+
+- **Create / Update**: `opensearch_index.bootstrap` — create the versioned records and events
+  indexes with their aliases unless they exist, then check them. Idempotent, so every deployment
+  that changes a property runs it again safely. An existing index built for another embedding
+  model or dimension fails the deployment with the reason, which rolls the stack back before
+  any function runs against vectors it cannot compare.
+- **Delete**: nothing. The indexes hold every tenant's memory; a stack deletion, a rename of this
+  resource, or a changed alias (CloudFormation deletes the old physical resource after the
+  update) must never drop them. The data goes with the domain or collection, whose own removal
+  policy decides, or is deleted by hand.
+
+Properties (all optional; CloudFormation passes them as strings): ``Alias``, ``Dimension``,
+``ModelId``, ``Engine`` (``faiss`` | ``lucene``), ``Serverless`` (``true`` | ``false``). Missing
+ones fall back to the settings (``AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS``, the configured
+embedder's dimension and model id, faiss, ``AGENT_MEMORY_OPENSEARCH_SERVICE == "aoss"``). The
+endpoint always comes from ``AGENT_MEMORY_OPENSEARCH_ENDPOINT``. Extra properties are ignored,
+so the stack may add one (a schema version) just to make CloudFormation run an update.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_memory import container
+from agent_memory.adapters.opensearch_client import build_client
+from agent_memory.adapters.opensearch_index import bootstrap
+from agent_memory.errors import ConfigurationError
+from agent_memory.observability import logger, tracer
+from agent_memory.settings import get_settings
+
+
+class BootstrapProperties(BaseModel):
+    """The custom resource's ``ResourceProperties``, with CloudFormation's strings coerced."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    alias: str | None = Field(default=None, alias="Alias", min_length=1)
+    dimension: int | None = Field(default=None, alias="Dimension", ge=8, le=4096)
+    model_id: str | None = Field(default=None, alias="ModelId", min_length=1)
+    engine: Literal["faiss", "lucene"] = Field(default="faiss", alias="Engine")
+    serverless: bool | None = Field(default=None, alias="Serverless")
+
+
+def _properties(event: dict[str, Any]) -> BootstrapProperties:
+    try:
+        return BootstrapProperties.model_validate(event.get("ResourceProperties") or {})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_input=False)
+        )
+        raise ConfigurationError(f"invalid index bootstrap properties: {problems}") from exc
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = event.get("RequestType")
+    logger.append_keys(request_type=request, logical_resource_id=event.get("LogicalResourceId"))
+    if request == "Delete":
+        logger.info("index bootstrap deleted: the indexes and their data are kept")
+        return {"PhysicalResourceId": event.get("PhysicalResourceId") or event.get("LogicalResourceId")}
+    if request not in ("Create", "Update"):
+        raise ConfigurationError(f"unknown CloudFormation request type {request!r}")
+
+    props = _properties(event)
+    settings = get_settings()
+    serverless = settings.opensearch_service == "aoss"
+    if props.serverless is not None and props.serverless != serverless:
+        raise ConfigurationError(
+            f"Serverless={props.serverless} but AGENT_MEMORY_OPENSEARCH_SERVICE="
+            f"{settings.opensearch_service!r}: requests would be signed for the wrong service"
+        )
+    alias = props.alias or settings.opensearch_index_alias
+    if props.dimension is None or props.model_id is None:
+        embedder = container.embedder()  # no model call: only its configured id and size
+        dimension, model_id = props.dimension or embedder.dimension, props.model_id or embedder.model_id
+    else:
+        dimension, model_id = props.dimension, props.model_id
+
+    result = bootstrap(
+        build_client(settings), alias, dimension, model_id, engine=props.engine, serverless=serverless
+    )
+    logger.info(
+        "index bootstrapped",
+        extra={
+            "index": result.index,
+            "index_created": result.created,
+            "events_index_created": result.events_created,
+        },
+    )
+    return {
+        "PhysicalResourceId": alias,
+        "Data": {
+            "Alias": result.alias,
+            "Index": result.index,
+            "EventsAlias": result.events_alias,
+            "EventsIndex": result.events_index,
+            "Created": str(result.created).lower(),
+            "Engine": result.engine,
+        },
+    }

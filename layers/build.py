@@ -1,0 +1,142 @@
+"""The dependency layer: locked from pyproject.toml, installed by pip for Lambda's platform.
+
+No Docker: pip downloads wheels built for Lambda (CPython 3.12 on arm64, glibc >= 2.17 or 2.28;
+the python3.12 runtime runs Amazon Linux 2023, glibc 2.34) into a folder, whatever machine runs
+it. Two commands, both used by the Makefile and the CDK app:
+
+- ``python layers/build.py lock`` resolves the runtime dependencies of pyproject.toml for that
+  platform and writes ``layers/requirements.txt``: every package pinned with its wheel's sha256.
+  Run it after changing ``[project.dependencies]``; a test fails while the lock disagrees.
+- ``python layers/build.py install --target DIR`` installs exactly the lock into ``DIR`` (the CDK
+  asset's ``python/`` folder), ``--no-deps --require-hashes``: nothing unlocked gets in.
+
+Left out of the layer, on purpose (`EXCLUDED`): boto3, botocore and s3transfer come with the Lambda
+runtime; opensearch-py 3.x declares opensearch-protobufs (with grpcio and protobuf, ~20 MB) for
+a gRPC transport it never imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = ROOT / "pyproject.toml"
+LOCK = Path(__file__).resolve().parent / "requirements.txt"
+
+PYTHON_VERSION = "3.12"
+#: Wheels Lambda's arm64 Python 3.12 runtime can load. manylinux2014 (glibc 2.17) is the classic
+#: tag; manylinux_2_28 is needed because current numpy ships arm64 wheels only with that tag.
+PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64")
+EXCLUDED = frozenset({"boto3", "botocore", "s3transfer", "opensearch-protobufs", "grpcio", "protobuf"})
+#: Removed after install, never read at run time: bytecode of the build machine's Python, type
+#: stubs, numpy's test suite and C headers.
+PRUNED = ("**/__pycache__", "**/*.pyi", "numpy/**/tests", "numpy/_core/include")
+
+
+def normalize(name: str) -> str:
+    """PEP 503 name: ``Typing_Extensions`` -> ``typing-extensions``."""
+    return "-".join(name.replace("_", "-").replace(".", "-").lower().split("-"))
+
+
+def runtime_requirements(pyproject: Path = PYPROJECT) -> list[str]:
+    """``[project.dependencies]`` without what the runtime provides."""
+    deps: list[str] = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    return [d for d in deps if normalize(_name(d)) not in EXCLUDED]
+
+
+def _name(requirement: str) -> str:
+    for stop in "[<>=!~; ":
+        requirement = requirement.split(stop, 1)[0]
+    return requirement
+
+
+def platform_args() -> list[str]:
+    args = ["--only-binary=:all:", "--implementation", "cp", "--python-version", PYTHON_VERSION]
+    for platform in PLATFORMS:
+        args += ["--platform", platform]
+    return args
+
+
+def install_command(target: Path, lock: Path = LOCK) -> list[str]:
+    """The pip command that installs the lock into ``target`` for Lambda."""
+    return [
+        sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        "--no-deps", "--require-hashes", "--no-compile", *platform_args(),
+        "--target", str(target), "-r", str(lock),
+    ]  # fmt: skip
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} ... failed ({done.returncode}):\n{done.stderr[-4000:]}")
+
+
+def lock(pyproject: Path = PYPROJECT, out: Path = LOCK) -> str:
+    """Resolve the runtime dependencies for Lambda and write the pinned, hashed lock."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        _run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed",
+             "--report", str(report), *platform_args(), "--target", str(Path(tmp) / "t"),
+             *runtime_requirements(pyproject)]
+        )  # fmt: skip
+        resolved = json.loads(report.read_text())["install"]
+    lines = [
+        "# The Lambda dependency layer, locked by `python layers/build.py lock` (make layer-lock)",
+        f"# from pyproject.toml [project.dependencies] for CPython {PYTHON_VERSION} on {', '.join(PLATFORMS)}.",
+        f"# Left out: {', '.join(sorted(EXCLUDED))} (see layers/build.py).",
+    ]
+    for item in sorted(resolved, key=lambda i: normalize(i["metadata"]["name"])):
+        name = normalize(item["metadata"]["name"])
+        if name in EXCLUDED:
+            continue
+        sha = item["download_info"]["archive_info"]["hashes"]["sha256"]
+        lines.append(f"{name}=={item['metadata']['version']} --hash=sha256:{sha}")
+    text = "\n".join(lines) + "\n"
+    out.write_text(text)
+    return text
+
+
+def prune(target: Path) -> None:
+    for pattern in PRUNED:
+        for path in sorted(target.glob(pattern), reverse=True):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            elif path.exists():
+                path.unlink()
+
+
+def install(target: Path, lock_file: Path = LOCK) -> int:
+    """Install the lock into ``target``; returns the installed size in bytes."""
+    target.mkdir(parents=True, exist_ok=True)
+    _run(install_command(target, lock_file))
+    prune(target)
+    return sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("lock", help="resolve pyproject's runtime dependencies into layers/requirements.txt")
+    inst = sub.add_parser("install", help="install the lock into a folder (the layer's python/)")
+    inst.add_argument("--target", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "lock":
+        lock()
+        print(f"wrote {LOCK.relative_to(ROOT)}")
+    else:
+        size = install(args.target)
+        print(f"installed the layer into {args.target}: {size / 1_000_000:.1f} MB unzipped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
