@@ -17,13 +17,13 @@ What it does, and why that way:
 3. **End to end**: the same searches as ``POST /v1/agents/{agent}/memories/search`` to a
    `LocalRuntime` started in this process on 127.0.0.1 (a free port), with a real API key, from
    two clients: ``urllib`` (a new connection per request, as most scripts call an API) and
-   ``http.client`` over one keep-alive connection. They differ by more than connection set-up:
-   see benchmarks/README.md.
+   ``http.client`` over one keep-alive connection (the row that shows a response held back by
+   Nagle's algorithm, should the server's TCP_NODELAY ever go).
 
 The first search after the load is reported on its own: it builds the agent's vector cache, which
 every write to the agent invalidates again. A few warm-up searches follow; then each of
 ``--queries`` questions (drawn from the corpus's subjects, never a stored sentence) is timed in
-every shape and client, interleaved, so that load from elsewhere falls on every row alike.
+every layer, client and shape, interleaved, so that load from elsewhere falls on every row alike.
 Figures are printed and written to ``benchmarks/results/search_latency[-...].json``.
 """
 
@@ -172,20 +172,14 @@ class _Samples:
         return out
 
 
-# Every row of the table is measured interleaved with the others (query i in each shape and client
-# before query i + 1), so that load from elsewhere on the machine falls on all rows alike.
-
-
-def measure_service(
-    service: Any, timer: _Timed, shapes: dict[str, list[dict[str, Any]]], samples: _Samples
+def measure(
+    service: Any, timer: _Timed, settings: Any, shapes: dict[str, list[dict[str, Any]]], samples: _Samples
 ) -> None:
-    for i in range(len(next(iter(shapes.values())))):
-        for shape, bodies in shapes.items():
-            ms, split, hits = timed_service_search(service, timer, bodies[i])
-            samples.add(i, "service", shape, ms, hits, split)
+    """Every search of the table, interleaved: query i in each layer, client and shape, then i + 1.
 
-
-def measure_http(settings: Any, shapes: dict[str, list[dict[str, Any]]], samples: _Samples) -> None:
+    So that load from elsewhere on the machine (and the machine's own drift) falls on every row
+    alike, and the rows can be compared with each other.
+    """
     from agent_memory.local.server import LocalRuntime
 
     _corpus.import_handlers()
@@ -197,6 +191,9 @@ def measure_http(settings: Any, shapes: dict[str, list[dict[str, Any]]], samples
     try:
         with contextlib.redirect_stdout(stray):  # see `_corpus.note_stray_output`
             for i in range(len(next(iter(shapes.values())))):
+                for shape, bodies in shapes.items():
+                    ms, split, hits = timed_service_search(service, timer, bodies[i])
+                    samples.add(i, "service", shape, ms, hits, split)
                 for client in clients:
                     for shape, bodies in shapes.items():
                         ms, hits = timed_http_search(client, bodies[i])
@@ -241,8 +238,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     shapes = _requests(queries)
     samples = _Samples(args.warmup)
     try:
-        measure_service(service, timer, shapes, samples)
-        measure_http(settings, shapes, samples)
+        measure(service, timer, settings, shapes, samples)
     finally:
         store.close()  # type: ignore[attr-defined]
 

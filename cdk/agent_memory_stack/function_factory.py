@@ -25,6 +25,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from agent_memory_stack.config import StackConfig
+from agent_memory_stack.nag import acknowledge
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS_DIR = ROOT / "functions"
@@ -57,7 +58,7 @@ class PipLayerBundling:
     def __init__(self, build_script: Path = LAYERS_DIR / "build.py") -> None:
         self.build_script = build_script
 
-    def try_bundle(self, output_dir: str, **_options: Any) -> bool:
+    def try_bundle(self, output_dir: str, options: BundlingOptions | None = None) -> bool:
         target = Path(output_dir) / "python"
         command = [sys.executable, str(self.build_script), "install", "--target", str(target)]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -160,6 +161,18 @@ class FunctionFactory(Construct):
                 actions=["logs:CreateLogStream", "logs:PutLogEvents"],
                 resources=[log_group.log_group_arn],
             )
+        )
+        acknowledge(
+            role,
+            "IAM5[Resource::*]",
+            "only X-Ray's PutTraceSegments and PutTelemetryRecords (active tracing), which support no "
+            "resource-level permissions; every other statement names its resources",
+        )
+        acknowledge(
+            function,
+            "L1",
+            "pinned to Python 3.12 on purpose: the layer holds cp312 wheels (layers/build.py); moving "
+            "to a newer runtime is a deliberate change of both",
         )
         self.functions[spec.name] = function
         return function

@@ -11,9 +11,20 @@ from functools import cache
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.scoring import RankingWeights
-from agent_memory.ports import Clock, DeadLetters, Embedder, MemoryStore, PendingWrites, WriteQueue
+from agent_memory.ports import (
+    Clock,
+    DeadLetters,
+    Embedder,
+    JobQueue,
+    MemoryStore,
+    PendingWrites,
+    Summarizer,
+    WriteQueue,
+)
+from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
+from agent_memory.services.summarize import SummarizeService
 from agent_memory.services.write import WriteService
 from agent_memory.services.writer import WriterService
 from agent_memory.settings import Settings, get_settings
@@ -100,6 +111,52 @@ def pending() -> PendingWrites:
     return LocalPendingWrites(settings.queue_path)
 
 
+@cache
+def summarizer() -> Summarizer:
+    from agent_memory.adapters.summarizers import build_summarizer
+
+    return build_summarizer(get_settings(), embedder())
+
+
+@cache
+def _local_jobs():  # type: ignore[no-untyped-def]
+    """The local job queue's file: its own, so jobs and writes never wait for each other."""
+    from agent_memory.adapters.local_queue import LocalFifoQueue
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # A job may run for minutes (a year healed at once): do not redeliver it while it runs.
+    return LocalFifoQueue(
+        settings.data_dir / "jobs.db", max_receive_count=settings.max_receive_count, visibility_timeout_s=900
+    )
+
+
+@cache
+def job_queue() -> JobQueue:
+    settings = get_settings()
+    if settings.queue == "sqs":
+        from agent_memory.adapters.sqs_jobs import SqsJobQueue
+
+        if not settings.summarize_queue_url:
+            from agent_memory.errors import ConfigurationError
+
+            raise ConfigurationError("AGENT_MEMORY_SUMMARIZE_QUEUE_URL is required with queue=sqs")
+        return SqsJobQueue(settings.summarize_queue_url)
+    from agent_memory.adapters.local_jobs import LocalJobQueue
+
+    return LocalJobQueue(_local_jobs())
+
+
+@cache
+def dispatch_service() -> DispatchService:
+    return DispatchService(store(), job_queue(), clock(), get_settings().timezone)
+
+
+@cache
+def summarize_service() -> SummarizeService:
+    return SummarizeService(store(), summarizer(), write_queue(), job_queue(), clock(), get_settings().timezone)
+
+
 def ranking(settings: Settings) -> RankingWeights:
     return RankingWeights(
         recency_tau_days=settings.recency_tau_days,
@@ -169,6 +226,11 @@ _CACHED = (
     _search_service,
     _memory_service,
     writer_service,
+    summarizer,
+    _local_jobs,
+    job_queue,
+    dispatch_service,
+    summarize_service,
 )
 
 

@@ -14,4 +14,15 @@ logger = Logger()
 tracer = Tracer()
 metrics = Metrics()
 
-__all__ = ["MetricUnit", "logger", "metrics", "tracer"]
+
+def discard_unpublished_metrics() -> None:
+    """Drop what a disabled `Metrics` kept back.
+
+    With ``POWERTOOLS_METRICS_DISABLED`` (the local runtime's default), a flush neither prints nor
+    clears, so metrics pile up until Powertools prints them anyway at 100 values. Long-running
+    local processes call this after each handler invocation.
+    """
+    metrics.clear_metrics()
+
+
+__all__ = ["MetricUnit", "discard_unpublished_metrics", "logger", "metrics", "tracer"]

@@ -60,6 +60,80 @@ class QueueMessage:
     body: str
 
 
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One unit of background work (a summarize job) on its way to a worker.
+
+    ``key`` names what the job is about (``tenant:agent:grain:time_key``): a local queue runs two
+    jobs with the same key one after the other; SQS standard queues ignore it.
+    """
+
+    key: str
+    body: str
+
+
+class JobQueue(Protocol):
+    """Background jobs: at-least-once and unordered, so every job must be idempotent."""
+
+    def send(self, jobs: Sequence[Job], delay_s: int = 0) -> None:
+        """Enqueue all jobs, each visible after ``delay_s`` seconds (best effort), or raise
+        `DependencyError`."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryInput:
+    """One child of a summary as a summarizer reads it: what it is dated, and what it says."""
+
+    label: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryText:
+    """What one summarizer call made, and what made it (recorded on the summary).
+
+    Token counts are the model's own (0 where the summarizer runs no model).
+    """
+
+    text: str
+    model_id: str
+    prompt_version: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Folds the children of one period into one dated summary text, in one call.
+
+    The caller keeps each call within ``max_input_chars`` of children (it folds more in chunks:
+    each chunk summarized with ``part=(i, n)``, then the partial summaries summarized again), and
+    relies on an answer of at most ``max_output_chars``. The same inputs give the same text (a
+    model at temperature 0, or a deterministic algorithm), so re-runs are cheap to compare.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def prompt_version(self) -> str: ...
+
+    @property
+    def max_input_chars(self) -> int: ...
+
+    @property
+    def max_output_chars(self) -> int: ...
+
+    def summarize(
+        self,
+        grain: Grain,
+        period: str,
+        children: Sequence[SummaryInput],
+        part: tuple[int, int] | None = None,
+    ) -> SummaryText: ...
+
+
 class WriteQueue(Protocol):
     def send(self, messages: Sequence[QueueMessage]) -> None:
         """Enqueue all messages, or raise `DependencyError` (none of them may then be assumed sent)."""
@@ -246,5 +320,16 @@ class MemoryStore(Protocol):
 
         The summarization dispatcher's primitive: the only cross-tenant read, and it returns
         ids only. Paginated with an opaque cursor.
+        """
+        ...
+
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        """Every live record of ``grain`` whose span overlaps ``[start, end)``, oldest first.
+
+        The summarizer's primitive: the children of one period, completely (no limit, no page),
+        ordered by ``occurred_at`` then id. Forgotten records and records expired at ``now`` are
+        left out.
         """
         ...

@@ -545,3 +545,63 @@ def test_agents_with_records_pages_through_every_agent_once(store: MemoryStore) 
             break
 
     assert sorted(seen) == sorted(expected)  # every agent, none twice
+
+
+# ------------------------------------------------------------------------------------------------
+# the summarizer: one period's records, completely
+# ------------------------------------------------------------------------------------------------
+
+
+def test_records_in_span_are_the_live_records_of_the_grain_in_the_period_oldest_first(
+    store: MemoryStore,
+) -> None:
+    require(store, "records_in_span")
+    day = datetime(2026, 11, 20, tzinfo=UTC)
+    # GIVEN working records at the edges of the 20th, one forgotten, one expired, one of a neighbour
+    put(
+        store,
+        rec("mem_before", occurred=day - timedelta(seconds=1)),  # the 19th
+        rec("mem_first", occurred=day),  # the first instant of the 20th
+        rec("mem_b_noon", occurred=day + timedelta(hours=12)),
+        rec("mem_a_noon", occurred=day + timedelta(hours=12)),  # same instant: ordered by id
+        rec("mem_last", occurred=day + DAY - timedelta(seconds=1)),
+        rec("mem_next", occurred=day + DAY),  # the first instant of the 21st
+        rec("mem_forgotten", occurred=day + timedelta(hours=1)),
+        rec("mem_expired", occurred=day + timedelta(hours=2), expires_at=NOW - timedelta(seconds=1)),
+        rec("mem_other_agent", agent="a2", occurred=day + timedelta(hours=3)),
+        rec("mem_other_tenant", tenant="t2", occurred=day + timedelta(hours=3)),
+        summary("sum_day", Grain.DAILY, "2026-11-20"),
+    )
+    forget(store, "mem_forgotten")
+
+    # WHEN the summarizer loads the 20th's working memory
+    found = store.records_in_span("t1", "a1", Grain.WORKING, day, day + DAY, NOW)  # type: ignore[attr-defined]
+
+    # THEN exactly the live working records of [20th, 21st), by time then id, every field intact
+    assert [r.id for r in found] == ["mem_first", "mem_a_noon", "mem_b_noon", "mem_last"]
+    assert found[0] == store.get("t1", "a1", "mem_first")
+
+
+def test_records_in_span_of_summaries_are_those_whose_period_overlaps(store: MemoryStore) -> None:
+    require(store, "records_in_span")
+    # GIVEN the daily summaries of a week and of the days around it
+    keys = [f"2026-11-{d:02d}" for d in range(15, 25)]
+    put(store, *(summary(f"sum_{k}", Grain.DAILY, k) for k in keys))
+
+    # WHEN the week [Mon 16th, Mon 23rd) is read
+    found = store.records_in_span(  # type: ignore[attr-defined]
+        "t1", "a1", Grain.DAILY, datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC), NOW
+    )
+
+    # THEN its seven days, not the 15th (which ends where the week starts) nor the 23rd
+    assert [r.time_key for r in found] == keys[1:8]
+
+
+def test_records_in_span_has_no_limit(store: MemoryStore) -> None:
+    require(store, "records_in_span")
+    day = datetime(2026, 11, 20, tzinfo=UTC)
+    put(store, *(rec(f"mem_{i:04d}", occurred=day + timedelta(seconds=i)) for i in range(1200)))
+
+    found = store.records_in_span("t1", "a1", Grain.WORKING, day, day + DAY, NOW)  # type: ignore[attr-defined]
+
+    assert [r.id for r in found] == [f"mem_{i:04d}" for i in range(1200)]

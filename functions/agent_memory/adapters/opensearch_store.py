@@ -81,6 +81,8 @@ NEAREST_K = 10
 MAX_QUERY_WORDS = 64
 #: Serverless retention: documents read per page before they are deleted with ``_bulk``.
 DELETE_PAGE = 1000
+#: Records read per page by `records_in_span` (a day of a busy agent in a few pages).
+SPAN_PAGE = 1000
 #: Seconds a maintenance call (retention) may wait for the cluster, beyond the client timeout.
 MAINTENANCE_TIMEOUT_S = 300
 _MAX_CURSOR_CHARS = 2048
@@ -100,6 +102,7 @@ _DATETIME_FIELDS = (
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 _NO_VECTOR = {"excludes": [VECTOR_FIELD]}
 _NEWEST_FIRST = [{"occurred_at": {"order": "desc"}}, {"id": {"order": "desc"}}]
+_OLDEST_FIRST = [{"occurred_at": {"order": "asc"}}, {"id": {"order": "asc"}}]
 
 #: Forget a record only if it is the caller's and live at ``params.at`` (times are fixed-width
 #: strings, so ``compareTo`` orders them in time); otherwise change nothing (``noop``).
@@ -960,3 +963,37 @@ class OpenSearchStore:
             encode_cursor({**binding, "k": after_key}) if after_key and len(buckets) == page_size else None
         )
         return AgentPage(agents=agents, next_cursor=next_cursor)
+
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        """Every live ``grain`` record overlapping ``[start, end)``, oldest first, read in pages.
+
+        Routed to the agent's shard, sorted by (``occurred_at``, ``id``) and paged with
+        ``search_after`` on those sort values: no point-in-time context to open and close, and
+        no page repeats or skips a record that existed when the read began. The sort compares
+        milliseconds, so the result is sorted once more here to the microsecond.
+        """
+        filters = [
+            *live_filters(tenant_id, agent_id, now),
+            _term("grain", Grain(grain).value),
+            {"range": {"span_start": {"lt": ts(end)}}},
+            {"range": {"span_end": {"gte": ts(start)}}},
+        ]
+        route = self._route(tenant_id, agent_id)
+        records: list[MemoryRecord] = []
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {
+                "size": SPAN_PAGE,
+                "_source": _NO_VECTOR,
+                "query": {"bool": {"filter": filters}},
+                "sort": _OLDEST_FIRST,
+            }
+            if after is not None:
+                body["search_after"] = after
+            hits = _hits(self._search(body, "reading the records of a period", **route))
+            records += [to_record(h["_source"]) for h in hits if _owned(h["_source"], tenant_id, agent_id)]
+            if len(hits) < SPAN_PAGE:
+                return sorted(records, key=lambda r: (r.occurred_at, r.id))
+            after = hits[-1]["sort"]

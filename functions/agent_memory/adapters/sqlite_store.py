@@ -787,6 +787,24 @@ class SqliteMemoryStore:
             next_cursor = _encode_cursor({**bound, "t": last.tenant_id, "a": last.agent_id})
         return AgentPage(agents=agents, next_cursor=next_cursor)
 
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        """Every live ``grain`` record whose span overlaps ``[start, end)``, oldest first.
+
+        A working record at exactly ``end`` belongs to the next period; a summary whose period
+        ends at ``start`` does not overlap (its stored span ends 1µs before). One query on the
+        covering index, then the rows themselves: no limit, the summarizer needs them all.
+        """
+        where, params = _live_filter(tenant_id, agent_id, now, (Grain(grain),))
+        where += " AND r.span_start < ? AND r.span_end >= ?"
+        params += [_to_us(end), _to_us(start)]
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {_SELECT} FROM records r WHERE {where} ORDER BY r.occurred_at, r.id", params
+            ).fetchall()
+        return [_row_to_record(row) for row in rows]
+
     def nearest(
         self, tenant_id: str, agent_id: str, grain: Grain, vector: Vector, now: datetime
     ) -> tuple[MemoryRecord, float] | None:

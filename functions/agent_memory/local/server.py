@@ -24,7 +24,7 @@ from agent_memory.handlers import api
 from agent_memory.local.context import LocalContext
 from agent_memory.local.keys import LocalKeyStore
 from agent_memory.local.worker import QueueWorker
-from agent_memory.observability import logger
+from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.settings import Settings
 
 STAGE = "local"
@@ -161,6 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
             logger.exception("api handler failed")
             self._send(502, _error_body("bad_gateway", "the API function failed"))
             return
+        finally:
+            discard_unpublished_metrics()
         out_headers = dict(result.get("headers") or {})
         for name, values in (result.get("multiValueHeaders") or {}).items():
             out_headers.setdefault(name, ", ".join(values))

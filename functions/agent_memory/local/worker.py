@@ -13,7 +13,7 @@ from typing import Any
 from agent_memory.adapters.local_queue import LocalFifoQueue, to_sqs_event
 from agent_memory.handlers import writer
 from agent_memory.local.context import LocalContext
-from agent_memory.observability import logger
+from agent_memory.observability import discard_unpublished_metrics, logger
 
 RETRY_BASE_DELAY_S = 0.5
 
@@ -37,6 +37,8 @@ class QueueWorker:
         except Exception:  # the whole batch failed: SQS would redeliver every message
             logger.exception("writer failed a whole batch; redelivering it")
             response = {"batchItemFailures": [{"itemIdentifier": m.message_id} for m in messages]}
+        finally:
+            discard_unpublished_metrics()
         self._queue.settle(messages, response, retry_delay_s=delay)
         return len(messages)
 

@@ -1,0 +1,1 @@
+"""The agent-memory CDK app: one stack composed of one construct per capability."""

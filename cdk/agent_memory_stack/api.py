@@ -1,0 +1,294 @@
+"""The HTTP API: API Gateway REST, a Lambda TOKEN authorizer over the tenants table, two functions.
+
+Searches go to their own function (more memory, its own concurrency and latency metrics); every
+other route, admin included, to the API function. Every route needs the authorizer; the routes
+are explicit (no ``{proxy+}``), so an unknown path is answered by API Gateway without invoking
+anything. Errors API Gateway produces itself (401, 403, 404, 413, 429, 5xx) have the same body
+as the function's: ``{"error": {"code", "message", "details"}}``. CORS is off: the clients are
+agents and servers, not browsers.
+"""
+
+from __future__ import annotations
+
+import json
+
+from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from agent_memory_stack.bedrock import grant_invoke
+from agent_memory_stack.config import StackConfig
+from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
+from agent_memory_stack.nag import acknowledge
+from agent_memory_stack.vector_store import VectorStore
+from agent_memory_stack.write_pipeline import WritePipeline
+
+#: ``Authorization`` values worth invoking the authorizer for (RFC 6750 b64token); anything else
+#: is refused with 401 by API Gateway itself. The scheme is case-insensitive, as in the function.
+TOKEN_PATTERN = r"^[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9._~+/=-]{1,512}$"
+
+#: (status, code, message) of the responses API Gateway sends without calling a function. A
+#: message starting with ``$`` is a VTL expression that is already a JSON string.
+GATEWAY_ERRORS: dict[str, tuple[str | None, str, str]] = {
+    "UNAUTHORIZED": ("401", "unauthorized", "missing or invalid API key"),
+    "ACCESS_DENIED": ("403", "forbidden", "$context.error.messageString"),
+    # API Gateway's answer to a path or method it does not have.
+    "MISSING_AUTHENTICATION_TOKEN": ("404", "not_found", "no such route"),
+    "REQUEST_TOO_LARGE": ("413", "payload_too_large", "$context.error.messageString"),
+    "THROTTLED": ("429", "throttled", "too many requests, retry later"),
+    "QUOTA_EXCEEDED": ("429", "throttled", "request quota exceeded"),
+    "BAD_REQUEST_BODY": ("400", "validation_error", "the request body must be a JSON object"),
+    "BAD_REQUEST_PARAMETERS": ("400", "validation_error", "$context.error.messageString"),
+    "AUTHORIZER_FAILURE": ("500", "internal_error", "the API key could not be checked, retry later"),
+    "AUTHORIZER_CONFIGURATION_ERROR": ("500", "internal_error", "internal error"),
+    "INTEGRATION_TIMEOUT": ("504", "timeout", "the request took too long"),
+    "DEFAULT_4XX": (None, "bad_request", "$context.error.messageString"),
+    "DEFAULT_5XX": (None, "internal_error", "internal error"),
+}
+
+ACCESS_LOG_FIELDS = {
+    "requestId": "$context.requestId",
+    "time": "$context.requestTime",
+    "ip": "$context.identity.sourceIp",
+    "method": "$context.httpMethod",
+    "resource": "$context.resourcePath",
+    "path": "$context.path",
+    "status": "$context.status",
+    "latencyMs": "$context.responseLatency",
+    "integrationLatencyMs": "$context.integrationLatency",
+    "responseBytes": "$context.responseLength",
+    "tenant": "$context.authorizer.tenant_id",
+    "keyId": "$context.authorizer.principalId",
+    "authorizerStatus": "$context.authorizer.status",
+    "error": "$context.error.message",
+    "xrayTraceId": "$context.xrayTraceId",
+}
+
+
+def error_template(code: str, message: str) -> str:
+    """The contract's error body as a gateway response template."""
+    quoted = message if message.startswith("$") else json.dumps(message)
+    return '{"error": {"code": "%s", "message": %s, "details": []}}' % (code, quoted)
+
+
+class Api(Construct):
+    """Tenants table, authorizer, API and search functions, and the REST API in front of them."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StackConfig,
+        factory: FunctionFactory,
+        store: VectorStore,
+        writes: WritePipeline,
+        summarize_queue: sqs.IQueue,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.config = config
+        self.tenants = self._tenants_table()
+
+        self.authorizer_function = factory.build(
+            self,
+            FunctionSpec(
+                name="Authorizer",
+                handler="agent_memory.handlers.authorizer.handler",
+                description="API Gateway TOKEN authorizer: hashed API key -> tenant, plan, scopes",
+                memory_mb=512,
+                timeout=Duration.seconds(10),
+                environment={"AGENT_MEMORY_TENANTS_TABLE": self.tenants.table_name},
+            ),
+        )
+        # The table only: `Table.grant` would add its indexes, which a lookup by hash never reads.
+        self.authorizer_function.add_to_role_policy(
+            iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=[self.tenants.table_arn])
+        )
+
+        self.api_function = factory.build(
+            self,
+            FunctionSpec(
+                name="Api",
+                handler="agent_memory.handlers.api.handler",
+                description="REST API: write, get, list, forget, stats, admin",
+                memory_mb=512,
+                timeout=Duration.seconds(20),
+                environment={
+                    **store.environment(),
+                    **writes.queue_environment(),
+                    **writes.pending_environment(),
+                    "AGENT_MEMORY_SUMMARIZE_QUEUE_URL": summarize_queue.queue_url,
+                    "AGENT_MEMORY_TIMEZONE": config.timezone,
+                    "AGENT_MEMORY_PLANS": config.plans_json,
+                },
+            ),
+        )
+        writes.grant_enqueue(self.api_function)
+        writes.grant_pending(self.api_function)
+        store.grant_data_access(self.api_function)
+        # POST /v1/admin/summarize re-runs a period: it queues jobs as the dispatcher does.
+        summarize_queue.grant_send_messages(self.api_function)
+
+        self.search_function = factory.build(
+            self,
+            FunctionSpec(
+                name="Search",
+                handler="agent_memory.handlers.api.handler",
+                description="REST API: search (embed the query, k-NN + BM25, rerank)",
+                memory_mb=1024,
+                timeout=Duration.seconds(15),
+                environment=store.environment(),
+            ),
+        )
+        store.grant_data_access(self.search_function)
+        grant_invoke(self.search_function, self, config.embedding_model_id)
+
+        self.rest_api = self._rest_api()
+        self._routes()
+        self._gateway_responses()
+
+    # --- tenants -------------------------------------------------------------------------------
+
+    def _tenants_table(self) -> dynamodb.Table:
+        """API keys by hash (adapters/dynamodb_keys.py). Kept by default: it holds every key."""
+        table = dynamodb.Table(
+            self,
+            "Tenants",
+            partition_key=dynamodb.Attribute(name="key_hash", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            deletion_protection=self.config.retain_data,
+            removal_policy=RemovalPolicy.RETAIN if self.config.retain_data else RemovalPolicy.DESTROY,
+        )
+        table.add_global_secondary_index(
+            index_name="key_id-index",
+            partition_key=dynamodb.Attribute(name="key_id", type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
+        return table
+
+    # --- REST API ------------------------------------------------------------------------------
+
+    def _rest_api(self) -> apigw.RestApi:
+        access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=retention_days(self.config.log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=self.config.prefix,
+            description="agent-memory HTTP API v1",
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            # Compress responses of 1 KiB or more for clients that accept it (search results).
+            min_compression_size=Size.kibibytes(1),
+            # Execution logs (errors only) need the account-wide API Gateway logging role; it is
+            # kept on deletion because other APIs of the account rely on the same setting.
+            cloud_watch_role=True,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
+            deploy_options=apigw.StageOptions(
+                stage_name=self.config.stage,
+                throttling_rate_limit=self.config.api.rate_limit,
+                throttling_burst_limit=self.config.api.burst_limit,
+                logging_level=apigw.MethodLoggingLevel.ERROR,
+                data_trace_enabled=False,
+                metrics_enabled=False,
+                tracing_enabled=True,
+                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_format=apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FIELDS)),
+            ),
+        )
+        acknowledge(
+            api,
+            "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+            "the account-level API Gateway logging role that execution logs require; AWS's managed "
+            "policy is the documented one and only allows writing to CloudWatch Logs",
+        )
+        acknowledge(
+            api,
+            "APIG3",
+            "no WAF by default (about $6 a month before requests): every route needs an API key "
+            "checked by the authorizer, and stage throttling bounds the request rate",
+        )
+        acknowledge(
+            api,
+            "COG4",
+            "clients are agents with API keys (hashed in the tenants table), not Cognito users; the "
+            "TOKEN authorizer authenticates every method",
+        )
+        return api
+
+    def _routes(self) -> None:
+        authorizer = apigw.TokenAuthorizer(
+            self,
+            "KeyAuthorizer",
+            handler=self.authorizer_function,
+            identity_source=apigw.IdentitySource.header("Authorization"),
+            validation_regex=TOKEN_PATTERN,
+            results_cache_ttl=Duration.seconds(self.config.api.authorizer_cache_s),
+        )
+        validator = self.rest_api.add_request_validator(
+            "Validator", validate_request_body=True, validate_request_parameters=True
+        )
+        json_object = self.rest_api.add_model(
+            "JsonObject",
+            content_type="application/json",
+            description="Any JSON object: the function validates the fields",
+            schema=apigw.JsonSchema(schema=apigw.JsonSchemaVersion.DRAFT4, type=apigw.JsonSchemaType.OBJECT),
+        )
+        api = apigw.LambdaIntegration(self.api_function, allow_test_invoke=False)
+        search = apigw.LambdaIntegration(self.search_function, allow_test_invoke=False)
+
+        def method(
+            resource: apigw.IResource,
+            verb: str,
+            integration: apigw.Integration,
+            *,
+            body: bool = False,
+            path: tuple[str, ...] = (),
+            query: tuple[str, ...] = (),
+        ) -> None:
+            params = {f"method.request.path.{p}": True for p in path}
+            params.update({f"method.request.querystring.{q}": False for q in query})
+            resource.add_method(
+                verb,
+                integration,
+                authorizer=authorizer,
+                authorization_type=apigw.AuthorizationType.CUSTOM,
+                request_validator=validator,
+                request_parameters=params or None,
+                request_models={"application/json": json_object} if body else None,
+            )
+
+        v1 = self.rest_api.root.add_resource("v1")
+        agent = v1.add_resource("agents").add_resource("{agent_id}")
+        memories = agent.add_resource("memories")
+        method(memories, "POST", api, body=True, path=("agent_id",))
+        method(memories, "GET", api, path=("agent_id",), query=("grain", "cursor", "limit"))
+        method(memories.add_resource("search"), "POST", search, body=True, path=("agent_id",))
+        memory = memories.add_resource("{memory_id}")
+        method(memory, "GET", api, path=("agent_id", "memory_id"))
+        method(memory, "DELETE", api, path=("agent_id", "memory_id"))
+        method(agent.add_resource("stats"), "GET", api, path=("agent_id",))
+        admin = v1.add_resource("admin")
+        method(admin.add_resource("summarize"), "POST", api, body=True)
+        method(admin.add_resource("retention"), "POST", api)
+
+    def _gateway_responses(self) -> None:
+        for name, (status, code, message) in GATEWAY_ERRORS.items():
+            headers = {"WWW-Authenticate": "'Bearer'"} if name == "UNAUTHORIZED" else None
+            self.rest_api.add_gateway_response(
+                f"{name.title().replace('_', '')}Response",
+                type=apigw.ResponseType.of(name),
+                status_code=status,
+                response_headers=headers,
+                templates={"application/json": error_template(code, message)},
+            )

@@ -1,0 +1,83 @@
+"""The agent-memory stack: wires the capability constructs together, tags them, exports outputs.
+
+Each construct owns one capability and grants its functions exactly what they use; the stack
+only passes references between them. cdk-nag runs over the whole app (app.py), and every
+acknowledged finding carries its reason next to the code that causes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Duration, Stack, Tags
+from constructs import Construct
+
+from agent_memory_stack.api import Api
+from agent_memory_stack.config import StackConfig
+from agent_memory_stack.function_factory import FunctionFactory
+from agent_memory_stack.observability import Observability
+from agent_memory_stack.retention import Retention
+from agent_memory_stack.scheduling import Scheduling
+from agent_memory_stack.summarization import Summarization
+from agent_memory_stack.vector_store import VectorStore
+from agent_memory_stack.write_pipeline import WritePipeline
+
+
+class AgentMemoryStack(Stack):
+    """Everything `cdk deploy` creates for one stage."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, description=f"agent-memory ({config.stage})", **kwargs)
+        self.config = config
+        Tags.of(self).add("service", config.service_name)
+        Tags.of(self).add("stage", config.stage)
+
+        self.factory = FunctionFactory(self, "Functions", config=config)
+        self.store = VectorStore(self, "VectorStore", config=config, factory=self.factory)
+        self.writes = WritePipeline(self, "Writes", config=config, factory=self.factory, store=self.store)
+        self.scheduling = Scheduling(self, "Schedules", config=config)
+        self.summaries = Summarization(
+            self,
+            "Summaries",
+            config=config,
+            factory=self.factory,
+            store=self.store,
+            writes=self.writes,
+            scheduling=self.scheduling,
+        )
+        self.retention = Retention(
+            self, "Retention", config=config, factory=self.factory, store=self.store, scheduling=self.scheduling
+        )
+        self.api = Api(
+            self,
+            "Api",
+            config=config,
+            factory=self.factory,
+            store=self.store,
+            writes=self.writes,
+            summarize_queue=self.summaries.queue,
+        )
+        self.observability = Observability(
+            self,
+            "Observability",
+            config=config,
+            functions=self.factory.functions,
+            rest_api=self.api.rest_api,
+            queues={
+                "WriteQueue": (self.writes.queue, Duration.minutes(5)),
+                "SummarizeQueue": (self.summaries.queue, Duration.hours(1)),
+            },
+            dead_letter_queues={
+                "WriteDeadLetters": self.writes.dead_letters,
+                "SummarizeDeadLetters": self.summaries.dead_letters,
+                "ScheduleDeadLetters": self.scheduling.dead_letters,
+            },
+            domain=None if self.store.serverless else self.store.domain,
+        )
+
+        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, description="Base URL: append v1/agents/...")
+        CfnOutput(self, "TenantsTable", value=self.api.tenants.table_name, description="agent-memory keys --table")
+        CfnOutput(self, "VectorStoreEndpoint", value=self.store.endpoint)
+        CfnOutput(self, "WriteQueueUrl", value=self.writes.queue.queue_url)
+        CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.writes.dead_letters.queue_url)
+        CfnOutput(self, "Dashboard", value=config.prefix, description="CloudWatch dashboard name")

@@ -1,0 +1,118 @@
+"""The write pipeline: SQS FIFO queue -> writer function -> vector store, plus pending writes.
+
+Every write of one (tenant, agent, grain) shares a message group, so one writer at a time
+touches that slice (docs/decisions.md). High-throughput FIFO (deduplication and throughput per
+message group) lets many agents' groups flow in parallel. The writer moves poison messages to the
+FIFO dead-letter queue itself; the redrive policy (``max_receive_count``) bounds transient retries.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from agent_memory_stack.config import StackConfig
+from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
+from agent_memory_stack.vector_store import VectorStore
+
+WRITER_TIMEOUT = Duration.seconds(60)
+#: AWS's guidance for SQS event sources: at least six times the function timeout, so a message
+#: is not redelivered while a throttled or retried invocation still works on it.
+VISIBILITY_FACTOR = 6
+
+
+def fifo_queue(scope: Construct, construct_id: str, **props: object) -> sqs.Queue:
+    """A high-throughput FIFO queue, encrypted, that refuses requests without TLS."""
+    return sqs.Queue(
+        scope,
+        construct_id,
+        fifo=True,
+        deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+        fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        **props,  # type: ignore[arg-type]
+    )
+
+
+class WritePipeline(Construct):
+    """The write queue and its DLQ, the pending-writes table and the writer function."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StackConfig,
+        factory: FunctionFactory,
+        store: VectorStore,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.dead_letters = fifo_queue(self, "DeadLetters", retention_period=Duration.days(14))
+        self.queue = fifo_queue(
+            self,
+            "Queue",
+            visibility_timeout=Duration.seconds(WRITER_TIMEOUT.to_seconds() * VISIBILITY_FACTOR),
+            retention_period=Duration.days(4),
+            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=config.max_receive_count, queue=self.dead_letters),
+        )
+        # One item per accepted-but-not-stored record id (adapters/dynamodb_pending.py).
+        self.pending = dynamodb.Table(
+            self,
+            "PendingWrites",
+            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            time_to_live_attribute="expires_at",
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            # Marks expire within days by TTL: nothing here is worth keeping after the stack.
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.writer = factory.build(
+            self,
+            FunctionSpec(
+                name="Writer",
+                handler="agent_memory.handlers.writer.handler",
+                description="Stores queued writes: embed, dedup against the nearest record, bulk index",
+                memory_mb=1024,
+                timeout=WRITER_TIMEOUT,
+                environment={
+                    **store.environment(),
+                    **self.queue_environment(),
+                    **self.pending_environment(),
+                    "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL": self.dead_letters.queue_url,
+                    "AGENT_MEMORY_MAX_RECEIVE_COUNT": str(config.max_receive_count),
+                },
+            ),
+        )
+        self.writer.add_event_source(
+            sources.SqsEventSource(
+                self.queue,
+                batch_size=10,
+                report_batch_item_failures=True,
+                max_concurrency=config.writer_max_concurrency,
+            )
+        )
+        self.dead_letters.grant_send_messages(self.writer)  # poison messages, with their reason
+        self.pending.grant(self.writer, "dynamodb:BatchWriteItem")  # done: the tombstone
+        store.grant_data_access(self.writer)
+
+    def queue_environment(self) -> dict[str, str]:
+        return {"AGENT_MEMORY_QUEUE": "sqs", "AGENT_MEMORY_WRITE_QUEUE_URL": self.queue.queue_url}
+
+    def pending_environment(self) -> dict[str, str]:
+        return {"AGENT_MEMORY_PENDING": "dynamodb", "AGENT_MEMORY_PENDING_TABLE": self.pending.table_name}
+
+    def grant_enqueue(self, function: lambda_.IFunction) -> None:
+        """A producer of writes: the API, and the summarize worker for summaries."""
+        self.queue.grant_send_messages(function)
+
+    def grant_pending(self, function: lambda_.IFunction) -> None:
+        """The API: mark pending (BatchGet + BatchWrite), undo (BatchWrite), count (Query)."""
+        self.pending.grant(function, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:Query")

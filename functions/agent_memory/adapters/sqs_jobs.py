@@ -1,0 +1,94 @@
+"""Summarize jobs on an Amazon SQS standard queue.
+
+A standard queue, not FIFO: jobs are independent (each is one agent-period and idempotent), so
+they may run in parallel and in any order, at standard queues' throughput. ``SendMessageBatch``
+takes 10 entries per call; entries that fail on the service's side are retried with backoff,
+and what still fails raises `DependencyError` (jobs already sent stay sent: resending them is
+harmless, a job that finds its summary current does nothing). ``delay_s`` becomes each entry's
+``DelaySeconds`` (at most 900, SQS's limit).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from agent_memory.errors import DependencyError
+from agent_memory.ports import Job
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.client import SQSClient
+
+MAX_BATCH_ENTRIES = 10
+MAX_DELAY_S = 900
+
+
+def _default_client() -> SQSClient:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 5}))
+
+
+class SqsJobQueue:
+    """`JobQueue` on an SQS standard queue."""
+
+    def __init__(
+        self,
+        queue_url: str,
+        client: SQSClient | None = None,
+        *,
+        max_retries: int = 3,
+        backoff_s: float = 0.1,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.queue_url = queue_url
+        self._client = client
+        self._max_retries = max_retries
+        self._backoff_s = backoff_s
+        self._sleep = sleep
+
+    @property
+    def client(self) -> SQSClient:
+        if self._client is None:
+            self._client = _default_client()
+        return self._client
+
+    def send(self, jobs: Sequence[Job], delay_s: int = 0) -> None:
+        delay = max(0, min(int(delay_s), MAX_DELAY_S))
+        for start in range(0, len(jobs), MAX_BATCH_ENTRIES):
+            chunk = jobs[start : start + MAX_BATCH_ENTRIES]
+            failures = self._send_chunk(chunk, delay)
+            if failures:
+                codes = sorted({str(f.get("Code", "unknown")) for f in failures})
+                raise DependencyError(
+                    f"{len(failures)} of {len(jobs)} summarize job(s) could not be queued ({', '.join(codes)})",
+                    details=[{"job": chunk[int(f["Id"])].key, "code": f.get("Code")} for f in failures],
+                )
+
+    def _send_chunk(self, chunk: Sequence[Job], delay: int) -> list[dict[str, Any]]:
+        pending: dict[str, dict[str, Any]] = {
+            str(i): {"Id": str(i), "MessageBody": job.body, "DelaySeconds": delay}
+            for i, job in enumerate(chunk)
+        }
+        permanent: list[dict[str, Any]] = []
+        transient: list[dict[str, Any]] = []
+        for attempt in range(self._max_retries + 1):
+            if attempt:
+                self._sleep(self._backoff_s * 2 ** (attempt - 1))
+            try:
+                response = self.client.send_message_batch(
+                    QueueUrl=self.queue_url, Entries=list(pending.values())
+                )
+            except (ClientError, BotoCoreError) as exc:
+                raise DependencyError(f"the summarize queue refused {len(pending)} job(s): {exc}") from exc
+            failed = response.get("Failed", [])
+            permanent += [f for f in failed if f.get("SenderFault")]
+            transient = [f for f in failed if not f.get("SenderFault")]
+            pending = {f["Id"]: pending[f["Id"]] for f in transient}
+            if not pending:
+                break
+        return permanent + transient

@@ -1,0 +1,36 @@
+"""The cascade's worker: consumes summarize jobs from the SQS standard queue.
+
+Powertools' `BatchProcessor` reports each failed job as a batch item failure, so only that job
+comes back (after the queue's visibility timeout) while the rest of the batch is done; the
+queue's redrive policy moves a job that keeps failing to its dead-letter queue. A job is
+idempotent: redelivered, it finds its summary current and does nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agent_memory import container
+from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.observability import logger, metrics, tracer
+
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+def record_handler(record: SQSRecord) -> str:
+    job = SummarizeJob.model_validate_json(record.body)
+    logger.append_keys(job=job.key)
+    return container.summarize_service().run(job).outcome.value
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,460 @@
+"""Making summaries: the worker side of the grain cascade.
+
+One job is one agent's period of one grain (`SummarizeJob`). The worker loads the period's
+children completely (`MemoryStore.records_in_span`), folds them with the `Summarizer` and sends
+the summary as an ``upsert`` `WriteCommand` to the write queue, on the ``tenant:agent:grain``
+group every write of that slice goes through; the writer embeds and stores it. Why each step is
+safe to repeat (jobs are delivered at least once, schedules fire again, people re-run periods):
+
+* **Deterministic ids.** A summary's id comes from (tenant, agent, grain, time key): a re-run
+  overwrites it, never adds a second one.
+* **Re-runs are no-ops.** A summary records the hash of what it was made from (its children's
+  ids and content hashes, the summarizer's model id and prompt version). A re-run that finds the
+  same hash stops there: no model call, no write, the store does not change.
+* **Self-healing.** A child summary that is missing (a failed or late run) is made first, from
+  its own children, recursively down to working memory. A child that was forgotten is respected:
+  it is neither re-made nor folded. An empty period makes nothing.
+* **Stale parents are refreshed.** When a summary is made or changes and its parent summary
+  already exists (a month summarized before its last week closed, a history import into an old
+  day), a ``refresh`` job for the parent is queued. It waits until the child's write is stored
+  (``after``), so it folds the new child, not the old one.
+* **Nothing is lost to retention.** When children were only removed since the summary was made
+  (working memory past its retention, or forgotten) and none were added, the summary is kept:
+  re-making it would drop what it still remembers.
+
+Children larger than the summarizer's budget are folded in chunks: each chunk is summarized on
+its own (map), then the partial summaries are summarized together (reduce), repeatedly if needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from agent_memory.domain.cascade import (
+    CHILD_GRAIN,
+    PARENT_GRAIN,
+    child_keys,
+    covered_span,
+    local_date,
+    parent_key,
+)
+from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import content_hash, summary_id
+from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_LINKS, MAX_TAGS
+from agent_memory.domain.records import Link, MemoryKind, MemoryRecord
+from agent_memory.domain.summarize import ExpectedChild, SummarizeJob
+from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import (
+    Clock,
+    JobQueue,
+    MemoryStore,
+    QueueMessage,
+    Summarizer,
+    SummaryInput,
+    WriteQueue,
+)
+
+#: Ids kept in a summary's ``source_ids``; a daily summary of a very busy day names its first
+#: children only (the full count is in ``metadata.children_count``), so its write stays far
+#: below the queue's 256 KiB message limit.
+MAX_SOURCE_IDS = 1_000
+#: Seconds a refresh job waits before its first attempt, so the write it follows is usually
+#: stored by then (SQS ``DelaySeconds``; the ``after`` check makes it correct either way).
+REFRESH_DELAY_S = 60
+
+# Metadata keys every summary carries.
+MODEL_ID = "summarizer_model_id"
+PROMPT_VERSION = "prompt_version"
+INPUT_HASH = "input_hash"
+CHILDREN_COUNT = "children_count"
+CHILD_GRAIN_KEY = "child_grain"
+CALLS = "summarizer_calls"
+TIMEZONE = "timezone"
+
+
+class Outcome(StrEnum):
+    MADE = "made"  # new, or re-made because its children changed
+    UNCHANGED = "unchanged"  # made from exactly these children already: nothing written
+    EMPTY = "empty"  # nothing to fold: nothing written
+    KEPT = "kept"  # children only went away since (retention, forget): kept as it is
+    FORGOTTEN = "forgotten"  # forgotten by its agent: never re-made
+
+
+class ChildNotStoredYetError(DependencyError):
+    """A refresh ran before the write of the child that triggered it was stored: retry later."""
+
+
+@dataclass
+class RunStats:
+    """What one job did, for its log line, its metrics and the benchmark's LLM-cost count."""
+
+    outcome: Outcome = Outcome.EMPTY
+    made: list[str] = field(default_factory=list)
+    healed: int = 0
+    calls: int = 0
+    input_chars: int = 0
+    output_chars: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    refreshes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    record: MemoryRecord | None
+    outcome: Outcome
+
+
+class SummarizeService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        summarizer: Summarizer,
+        writes: WriteQueue,
+        jobs: JobQueue,
+        clock: Clock,
+        timezone: str = "UTC",
+        *,
+        refresh_delay_s: int = REFRESH_DELAY_S,
+        max_source_ids: int = MAX_SOURCE_IDS,
+    ) -> None:
+        if summarizer.max_output_chars * 2 > summarizer.max_input_chars:
+            raise ConfigurationError(
+                f"summarizer {summarizer.model_id}: its budget ({summarizer.max_input_chars} characters) "
+                f"must hold two of its answers ({summarizer.max_output_chars} each) to fold in chunks"
+            )
+        self._store = store
+        self._summarizer = summarizer
+        self._writes = writes
+        self._jobs = jobs
+        self._clock = clock
+        self._tz = timezone
+        self._refresh_delay_s = refresh_delay_s
+        self._max_source_ids = max_source_ids
+
+    def run(self, job: SummarizeJob) -> RunStats:
+        """Make the job's summary (and any missing child first); what it did."""
+        now = self._clock.now()
+        if job.after is not None:
+            self._require_stored(job, job.after)
+        stats = RunStats()
+        made = self._make(job.tenant_id, job.agent_id, job.grain, job.time_key, now, stats)
+        stats.outcome = made.outcome
+        if made.outcome is Outcome.MADE and made.record is not None:
+            self._refresh_parent(made.record, now, stats)
+        self._emit(job, stats)
+        return stats
+
+    # -- making one summary -------------------------------------------------------------------
+
+    def _make(
+        self,
+        tenant: str,
+        agent: str,
+        grain: Grain,
+        key: str,
+        now: datetime,
+        stats: RunStats,
+    ) -> _Made:
+        existing = self._store.get(tenant, agent, summary_id(tenant, agent, grain.value, key))
+        if existing is not None and not existing.is_live(now):
+            return _Made(None, Outcome.FORGOTTEN)
+        children = self._children(tenant, agent, grain, key, now, stats)
+        if not children:
+            return _Made(existing, Outcome.EMPTY)
+        digest = self._input_hash(grain, key, children)
+        if existing is not None:
+            if existing.metadata.get(INPUT_HASH) == digest:
+                return _Made(existing, Outcome.UNCHANGED)
+            if _only_removed(existing, children):
+                logger.info(
+                    "children were removed since the summary was made; keeping it",
+                    extra={"summary_id": existing.id, "children": len(children)},
+                )
+                return _Made(existing, Outcome.KEPT)
+        calls_before = stats.calls
+        text = fold(self._summarizer, grain, key, [self._input(c) for c in children], stats)
+        if not text.strip():
+            logger.warning("the summarizer made no text", extra={"grain": grain.value, "time_key": key})
+            return _Made(existing, Outcome.EMPTY)
+        record = self._record(
+            tenant, agent, grain, key, children, text, digest, now, existing, stats.calls - calls_before
+        )
+        self._send(record, digest)
+        stats.made.append(record.id)
+        metrics.add_metric(name="SummariesMade", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=f"SummariesMade{grain.value.capitalize()}", unit=MetricUnit.Count, value=1)
+        return _Made(record, Outcome.MADE)
+
+    def _children(
+        self, tenant: str, agent: str, grain: Grain, key: str, now: datetime, stats: RunStats
+    ) -> list[MemoryRecord]:
+        """The period's children, oldest first; missing child summaries are made first."""
+        start, end = covered_span(grain, key, self._tz)
+        child = CHILD_GRAIN[grain]
+        found = self._store.records_in_span(tenant, agent, child, start, end, now)
+        if grain is Grain.DAILY:
+            return found
+        wanted = child_keys(grain, key)
+        by_key = {r.time_key: r for r in found if r.time_key in wanted}
+        out: list[MemoryRecord] = []
+        for child_key in wanted:
+            record = by_key.get(child_key)
+            if record is None:  # missing: heal it, if its own period has anything to fold
+                healed = self._make(tenant, agent, child, child_key, now, stats)
+                if healed.outcome is Outcome.MADE:
+                    stats.healed += 1
+                    metrics.add_metric(name="SummariesHealed", unit=MetricUnit.Count, value=1)
+                record = healed.record
+            if record is not None:
+                out.append(record)
+        return out
+
+    def _input(self, record: MemoryRecord) -> SummaryInput:
+        """A working memory is labelled with its local day; a summary with its time key."""
+        label = record.time_key or local_date(record.occurred_at, self._tz).isoformat()
+        return SummaryInput(label=label, text=record.content)
+
+    def _input_hash(self, grain: Grain, key: str, children: Sequence[MemoryRecord]) -> str:
+        h = hashlib.sha256()
+        for part in (self._summarizer.model_id, self._summarizer.prompt_version, self._tz, grain.value, key):
+            h.update(part.encode("utf-8") + b"\x00")
+        for child in children:
+            h.update(f"{child.id}\x00{child.content_hash}\x00".encode())
+        return h.hexdigest()
+
+    def _record(
+        self,
+        tenant: str,
+        agent: str,
+        grain: Grain,
+        key: str,
+        children: Sequence[MemoryRecord],
+        text: str,
+        digest: str,
+        now: datetime,
+        existing: MemoryRecord | None,
+        calls: int,
+    ) -> MemoryRecord:
+        start, end = covered_span(grain, key, self._tz)
+        content = _bounded(text)
+        users = {c.user_id for c in children}
+        return MemoryRecord(
+            id=summary_id(tenant, agent, grain.value, key),
+            tenant_id=tenant,
+            agent_id=agent,
+            user_id=users.pop() if len(users) == 1 else None,
+            grain=grain,
+            time_key=key,
+            period_start=start,
+            period_end=end,
+            kind=MemoryKind.SUMMARY,
+            content=content,
+            # An event keeps its weight as it is folded up: a summary is as important as the most
+            # important thing in it (a mean would let one decision drown in a month of chatter).
+            importance=max(c.importance for c in children),
+            tags=_top_tags(children),
+            links=_merged_links(children),
+            metadata={
+                MODEL_ID: self._summarizer.model_id,
+                PROMPT_VERSION: self._summarizer.prompt_version,
+                INPUT_HASH: digest,
+                CHILD_GRAIN_KEY: CHILD_GRAIN[grain].value,
+                CHILDREN_COUNT: len(children),
+                CALLS: calls,
+                TIMEZONE: self._tz,
+            },
+            source_ids=[c.id for c in children][: self._max_source_ids],
+            content_hash=content_hash(content),
+            created_at=existing.created_at if existing is not None else now,
+            updated_at=now,
+            occurred_at=start,
+        )
+
+    def _send(self, record: MemoryRecord, digest: str) -> None:
+        command = WriteCommand(op="upsert", record=record)
+        # Unique per version made: a resend of this exact message is dropped by the queue, a
+        # later re-make (even of identical text) is not.
+        dedup = hashlib.sha256(f"{record.id}:{digest}:{record.updated_at.isoformat()}".encode()).hexdigest()
+        self._writes.send(
+            [QueueMessage(group_id=command.group_id, dedup_id=dedup, body=command.model_dump_json())]
+        )
+
+    # -- refreshes ------------------------------------------------------------------------------
+
+    def _refresh_parent(self, record: MemoryRecord, now: datetime, stats: RunStats) -> None:
+        grain = record.grain
+        if grain not in PARENT_GRAIN or record.time_key is None:
+            return
+        parent_grain, key = PARENT_GRAIN[grain], parent_key(grain, record.time_key)
+        tenant, agent = record.tenant_id, record.agent_id
+        parent = self._store.get(tenant, agent, summary_id(tenant, agent, parent_grain.value, key))
+        if parent is None or not parent.is_live(now):
+            return  # its own schedule (or a backfill) makes it, from the stored children
+        job = SummarizeJob(
+            tenant_id=tenant,
+            agent_id=agent,
+            grain=parent_grain,
+            time_key=key,
+            reason="refresh",
+            after=ExpectedChild(id=record.id, updated_at=record.updated_at),
+        )
+        self._jobs.send([job.to_job()], delay_s=self._refresh_delay_s)
+        stats.refreshes += 1
+        metrics.add_metric(name="SummaryRefreshesQueued", unit=MetricUnit.Count, value=1)
+
+    def _require_stored(self, job: SummarizeJob, after: ExpectedChild) -> None:
+        stored = self._store.get(job.tenant_id, job.agent_id, after.id)
+        if stored is None or stored.updated_at < after.updated_at:
+            raise ChildNotStoredYetError(
+                f"{job.key}: waiting for the write of {after.id} ({after.updated_at.isoformat()})"
+            )
+
+    def _emit(self, job: SummarizeJob, stats: RunStats) -> None:
+        metrics.add_metric(name="SummarizeJobsDone", unit=MetricUnit.Count, value=1)
+        if stats.outcome is Outcome.UNCHANGED:
+            metrics.add_metric(name="SummariesUnchanged", unit=MetricUnit.Count, value=1)
+        if stats.calls:
+            metrics.add_metric(name="SummarizerCalls", unit=MetricUnit.Count, value=stats.calls)
+        if stats.input_tokens or stats.output_tokens:
+            metrics.add_metric(name="SummarizerInputTokens", unit=MetricUnit.Count, value=stats.input_tokens)
+            metrics.add_metric(
+                name="SummarizerOutputTokens", unit=MetricUnit.Count, value=stats.output_tokens
+            )
+        logger.info(
+            "summarize job",
+            extra={
+                "job": job.key,
+                "reason": job.reason,
+                "outcome": stats.outcome.value,
+                "made": len(stats.made),
+                "healed": stats.healed,
+                "calls": stats.calls,
+                "refreshes": stats.refreshes,
+            },
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Folding in chunks
+# ---------------------------------------------------------------------------------------------
+
+
+def fold(
+    summarizer: Summarizer, grain: Grain, period: str, items: Sequence[SummaryInput], stats: RunStats
+) -> str:
+    """One summary of ``items``, within the summarizer's budget per call.
+
+    Items that fit in one call are summarized at once. Otherwise they are packed, in order, into
+    chunks that fit; each chunk is summarized as ``part i of n`` (map), and the partial summaries,
+    labelled with the span of dates they cover, are folded again (reduce). Each partial is at
+    most half a budget (checked when the service is built), so every round at least halves the
+    number of items and the folding ends.
+    """
+    budget = summarizer.max_input_chars
+    items = [_clipped(item, budget) for item in items]
+    chunks = _pack(items, budget)
+    if len(chunks) == 1:
+        return _call(summarizer, grain, period, chunks[0], None, stats)
+    partials: list[SummaryInput] = []
+    for index, chunk in enumerate(chunks, start=1):
+        text = _call(summarizer, grain, period, chunk, (index, len(chunks)), stats)
+        if text.strip():
+            first, last = chunk[0].label, chunk[-1].label
+            partials.append(SummaryInput(label=first if first == last else f"{first}..{last}", text=text))
+    if not partials:
+        return ""
+    return fold(summarizer, grain, period, partials, stats)
+
+
+def input_chars(item: SummaryInput) -> int:
+    """What an item costs of a call's budget: its text, its label and their separators."""
+    return len(item.text) + len(item.label) + 4
+
+
+def _clipped(item: SummaryInput, budget: int) -> SummaryInput:
+    room = budget - len(item.label) - 4
+    if len(item.text) <= room:
+        return item
+    return SummaryInput(label=item.label, text=item.text[: max(room - 1, 0)] + "…")
+
+
+def _pack(items: Sequence[SummaryInput], budget: int) -> list[list[SummaryInput]]:
+    chunks: list[list[SummaryInput]] = [[]]
+    used = 0
+    for item in items:
+        cost = input_chars(item)
+        if chunks[-1] and used + cost > budget:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(item)
+        used += cost
+    return chunks
+
+
+def _call(
+    summarizer: Summarizer,
+    grain: Grain,
+    period: str,
+    chunk: Sequence[SummaryInput],
+    part: tuple[int, int] | None,
+    stats: RunStats,
+) -> str:
+    result = summarizer.summarize(grain, period, chunk, part=part)
+    stats.calls += 1
+    stats.input_chars += sum(input_chars(item) for item in chunk)
+    stats.output_chars += len(result.text)
+    stats.input_tokens += result.input_tokens
+    stats.output_tokens += result.output_tokens
+    return result.text
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _only_removed(existing: MemoryRecord, children: Sequence[MemoryRecord]) -> bool:
+    """Whether the children are a strict subset of what ``existing`` was made from.
+
+    Only decidable when ``existing`` names all of its sources (not truncated).
+    """
+    count = existing.metadata.get(CHILDREN_COUNT)
+    if not isinstance(count, int) or count != len(existing.source_ids):
+        return False
+    return {c.id for c in children} < set(existing.source_ids)
+
+
+def _bounded(text: str) -> str:
+    """At most `MAX_CONTENT_BYTES` of UTF-8, cut at a line break where there is one."""
+    data = text.strip().encode("utf-8")
+    if len(data) <= MAX_CONTENT_BYTES:
+        return text.strip()
+    cut = data[:MAX_CONTENT_BYTES].decode("utf-8", "ignore")
+    return cut[: cut.rfind("\n")] if "\n" in cut else cut
+
+
+def _top_tags(children: Sequence[MemoryRecord]) -> list[str]:
+    """The children's most frequent tags (first seen first among equals), at most `MAX_TAGS`."""
+    counts = Counter(tag for c in children for tag in c.tags)
+    return [tag for tag, _ in counts.most_common(MAX_TAGS)]
+
+
+def _merged_links(children: Sequence[MemoryRecord]) -> list[Link]:
+    """One link per entity with its highest weight, strongest first, at most `MAX_LINKS`."""
+    best: dict[tuple[str, str], Link] = {}
+    for c in children:
+        for link in c.links:
+            ref = (link.entity_type, link.entity_id)
+            if ref not in best or link.weight > best[ref].weight:
+                best[ref] = link
+    order = {ref: i for i, ref in enumerate(best)}
+    ranked = sorted(best.items(), key=lambda item: (-item[1].weight, order[item[0]]))
+    return [link for _, link in ranked[:MAX_LINKS]]

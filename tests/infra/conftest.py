@@ -1,0 +1,67 @@
+"""Synthesize the stack once per test session, offline and without Docker, for every infra test.
+
+Two variants: the default (cdk.json as committed: managed domain) and the alternative (Serverless
+collection, another timezone, an inference-profile summary model, an alarm topic). Each is built
+exactly as ``cdk synth`` builds it (`app.build`, cdk-nag attached), with asset bundling skipped
+(``aws:cdk:bundling-stacks = []``), so the layer's pip install never runs here; `make synth`
+builds it for real. A finding cdk-nag does not see acknowledged fails the synth, and so the tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_socket import disable_socket, enable_socket
+from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, committed_context
+
+#: The alternative variant, on top of cdk.json.
+ALTERNATIVE = {
+    "stage": "alt",
+    "vector_store": "serverless",
+    "timezone": "Europe/Berlin",
+    "summary_model_id": "us.anthropic.claude-3-5-haiku-20241022-v1:0",
+    "alarm_topic_arn": "arn:aws:sns:us-east-1:123456789012:oncall",
+    "retain_data": False,
+}
+
+
+def _synth(tmp: Path, context: dict[str, Any]) -> Synth:
+    from aws_cdk import App
+    from aws_cdk.assertions import Template
+
+    import app as cdk_app
+    from agent_memory_stack.config import parse_config
+
+    outdir = tmp / "cdk.out"
+    app = App(outdir=str(outdir), context={"aws:cdk:bundling-stacks": []})
+    disable_socket()  # synthesis must not need the network
+    try:
+        stack = cdk_app.build(app, parse_config(context))
+        app.synth()  # raises on any unacknowledged cdk-nag finding
+    finally:
+        enable_socket()
+    path = outdir / f"{stack.stack_name}.template.json"
+    raw = json.loads(path.read_text())
+    return Synth(stack=stack, template=Template.from_json(raw), raw=raw, path=path, outdir=outdir)
+
+
+@pytest.fixture(scope="session")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    """The stack from cdk.json as committed (managed OpenSearch domain)."""
+    if CDK_MISSING:
+        pytest.skip(SKIP_REASON)
+    yield _synth(tmp_path_factory.mktemp("default"), committed_context())
+
+
+@pytest.fixture(scope="session")
+def alt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    """The alternative: Serverless collection, Europe/Berlin, inference profile, alarm topic."""
+    if CDK_MISSING:
+        pytest.skip(SKIP_REASON)
+    yield _synth(tmp_path_factory.mktemp("alternative"), {**committed_context(), **ALTERNATIVE})
+
+
