@@ -7,12 +7,12 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench clean install test-opensearch
+.PHONY: dev test lint format bench clean install test-opensearch synth deploy layer-lock
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,local]'
+	$(PY) -m pip install --quiet -e '.[dev,local,cdk]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -48,3 +48,29 @@ clean:
 test-opensearch: $(STAMP)
 	@test -n "$(OPENSEARCH_URL)" || (echo "set OPENSEARCH_URL, e.g. http://localhost:9200" && exit 2)
 	OPENSEARCH_URL=$(OPENSEARCH_URL) $(VENV)/bin/pytest tests/contract -m opensearch -q
+
+# --- AWS (CDK) -------------------------------------------------------------------------------
+# The CDK CLI comes from npm, pinned, and runs on Node 22 installed from npm into .build/node:
+# jsii and the CLI no longer support the Node 20 many machines still have (docs/infrastructure.md).
+CDK_CLI   ?= aws-cdk@2.1148.0
+NODE_PKG  ?= node@22.23.3
+NODE_DIR  := .build/node
+NODE_BIN  := $(abspath $(NODE_DIR)/node_modules/.bin)
+CDK       := cd cdk && PATH="$(NODE_BIN):$$PATH" npx --yes $(CDK_CLI)
+CDK_APP   := --app "$(abspath $(PY)) app.py"
+
+$(NODE_DIR)/.installed:
+	npm install --silent --no-audit --no-fund --prefix $(NODE_DIR) $(NODE_PKG)
+	@touch $@
+
+## synth: build the dependency layer (pip, no Docker) and synthesize the stack into cdk/cdk.out
+synth: $(STAMP) $(NODE_DIR)/.installed
+	$(CDK) synth $(CDK_APP) --quiet --no-notices $(CDK_ARGS)
+
+## deploy: synth and deploy to the account and region of your AWS credentials (CDK_ARGS="-c stage=prod")
+deploy: $(STAMP) $(NODE_DIR)/.installed
+	$(CDK) deploy $(CDK_APP) --require-approval broadening --no-notices $(CDK_ARGS)
+
+## layer-lock: re-lock layers/requirements.txt after changing [project.dependencies]
+layer-lock: $(STAMP)
+	$(PY) layers/build.py lock

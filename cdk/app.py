@@ -13,16 +13,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from aws_cdk import App, Environment, Validations  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
+from aws_cdk import App, Environment, Validations
+from cdk_nag import AwsSolutionsChecks
 
-from agent_memory_stack.config import ConfigError, StackConfig, load_config  # noqa: E402
-from agent_memory_stack.stack import AgentMemoryStack  # noqa: E402
+from agent_memory_stack.config import ConfigError, StackConfig, load_config
+from agent_memory_stack.stack import AgentMemoryStack
 
 
 def build(app: App, config: StackConfig) -> AgentMemoryStack:
     """The stack for ``config`` in ``app``, with cdk-nag's AwsSolutions checks on the app."""
-    env = Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION"))
+    env = Environment(
+        account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
+    )
     stack = AgentMemoryStack(app, config.prefix, config=config, env=env)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return stack

@@ -91,7 +91,7 @@ def lock(pyproject: Path = PYPROJECT, out: Path = LOCK) -> str:
         resolved = json.loads(report.read_text())["install"]
     lines = [
         "# The Lambda dependency layer, locked by `python layers/build.py lock` (make layer-lock)",
-        f"# from pyproject.toml [project.dependencies] for CPython {PYTHON_VERSION} on {', '.join(PLATFORMS)}.",
+        f"# from pyproject.toml [project.dependencies], CPython {PYTHON_VERSION}, {', '.join(PLATFORMS)}.",
         f"# Left out: {', '.join(sorted(EXCLUDED))} (see layers/build.py).",
     ]
     for item in sorted(resolved, key=lambda i: normalize(i["metadata"]["name"])):

@@ -72,7 +72,7 @@ ACCESS_LOG_FIELDS = {
 def error_template(code: str, message: str) -> str:
     """The contract's error body as a gateway response template."""
     quoted = message if message.startswith("$") else json.dumps(message)
-    return '{"error": {"code": "%s", "message": %s, "details": []}}' % (code, quoted)
+    return f'{{"error": {{"code": "{code}", "message": {quoted}, "details": []}}}}'
 
 
 class Api(Construct):

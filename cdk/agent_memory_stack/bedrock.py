@@ -7,7 +7,7 @@ from aws_cdk import aws_iam as iam
 from constructs import IConstruct
 
 from agent_memory_stack.config import StackConfig, base_model_id, inference_profile
-from agent_memory_stack.nag import acknowledge
+from agent_memory_stack.nag import acknowledge, as_finding
 
 
 def model_arns(scope: IConstruct, model_id: str) -> list[str]:
@@ -36,7 +36,7 @@ def grant_invoke(grantee: iam.IGrantable, scope: IConstruct, *model_ids: str) ->
         if inference_profile(model_id):
             acknowledge(
                 scope,
-                f"IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/{base_model_id(model_id)}]",
+                f"IAM5[Resource::{as_finding(scope, model_arns(scope, model_id)[1])}]",
                 "a cross-region inference profile routes to its model in other regions; IAM can "
                 "name that model only with a region wildcard (the model itself is not a wildcard)",
             )

@@ -121,7 +121,9 @@ class StackConfig(_Strict):
     #: Keep tables, the domain and the collection when the stack is deleted.
     retain_data: bool = True
     #: An existing SNS topic that every alarm notifies; none: alarms only change state.
-    alarm_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$")
+    alarm_topic_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$"
+    )
 
     @field_validator("timezone")
     @classmethod
@@ -171,7 +173,8 @@ class StackConfig(_Strict):
         if not base_model_id(self.embedding_model_id).startswith("amazon.titan-embed-text-v2"):
             # Other models have other sizes: the index would be built for a dimension they never emit.
             raise ValueError(
-                "embedding_model_id: only Amazon Titan Text Embeddings v2 (256/512/1024 dimensions) is supported"
+                "embedding_model_id: only Amazon Titan Text Embeddings v2 "
+                "(256/512/1024 dimensions) is supported"
             )
         return self
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, Duration, ILocalBundling, RemovalPolicy
@@ -108,7 +108,7 @@ class FunctionFactory(Construct):
                 bundling=BundlingOptions(
                     # Only used if local bundling were to decline, which it never does.
                     image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.12"),
-                    local=PipLayerBundling(),
+                    local=cast(ILocalBundling, PipLayerBundling()),
                 ),
             ),
         )
@@ -180,7 +180,30 @@ class FunctionFactory(Construct):
 
 _RETENTION = dict(
     zip(
-        (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653),
+        (
+            1,
+            3,
+            5,
+            7,
+            14,
+            30,
+            60,
+            90,
+            120,
+            150,
+            180,
+            365,
+            400,
+            545,
+            731,
+            1096,
+            1827,
+            2192,
+            2557,
+            2922,
+            3288,
+            3653,
+        ),
         list(logs.RetentionDays)[:-1],  # declared in this order; the last member is INFINITE
         strict=True,
     )

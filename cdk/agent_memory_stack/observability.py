@@ -10,7 +10,7 @@ when one is configured.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
@@ -25,6 +25,7 @@ from constructs import Construct
 from agent_memory_stack.config import StackConfig
 
 PERIOD = Duration.minutes(5)
+AT_LEAST = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
 
 #: Emitted by the functions (Powertools metrics), dimension ``service``.
 BUSINESS_METRICS = (
@@ -59,12 +60,16 @@ class Observability(Construct):
         self.config = config
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         self._topic = (
-            sns.Topic.from_topic_arn(self, "AlarmTopic", config.alarm_topic_arn) if config.alarm_topic_arn else None
+            sns.Topic.from_topic_arn(self, "AlarmTopic", config.alarm_topic_arn)
+            if config.alarm_topic_arn
+            else None
         )
 
         for name, function in functions.items():
             self._alarm(f"{name}Errors", function.metric_errors(period=PERIOD, statistic="Sum"), 1, "errors")
-            self._alarm(f"{name}Throttles", function.metric_throttles(period=PERIOD, statistic="Sum"), 1, "throttles")
+            self._alarm(
+                f"{name}Throttles", function.metric_throttles(period=PERIOD, statistic="Sum"), 1, "throttles"
+            )
         for name, queue in dead_letter_queues.items():
             self._alarm(
                 f"{name}Depth",
@@ -79,9 +84,13 @@ class Observability(Construct):
                 max_age.to_seconds(),
                 f"a message has waited longer than {max_age.to_human_string()}",
             )
-        self._alarm("Api5xx", rest_api.metric_server_error(period=PERIOD, statistic="Sum"), 5, "API 5xx responses")
+        self._alarm(
+            "Api5xx", rest_api.metric_server_error(period=PERIOD, statistic="Sum"), 5, "API 5xx responses"
+        )
         if domain is not None:
-            self._alarm("ClusterRed", domain.metric_cluster_status_red(period=Duration.minutes(1)), 1, "cluster red")
+            self._alarm(
+                "ClusterRed", domain.metric_cluster_status_red(period=Duration.minutes(1)), 1, "cluster red"
+            )
             self._alarm(
                 "ClusterWritesBlocked",
                 domain.metric_cluster_index_writes_blocked(period=PERIOD),
@@ -122,7 +131,7 @@ class Observability(Construct):
         metric: cloudwatch.IMetric,
         threshold: float,
         what: str,
-        comparison: cloudwatch.ComparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        comparison: cloudwatch.ComparisonOperator = AT_LEAST,
     ) -> cloudwatch.Alarm:
         alarm = cloudwatch.Alarm(
             self,
@@ -147,7 +156,9 @@ class Observability(Construct):
         queues: Mapping[str, tuple[sqs.IQueue, Duration]],
         dead_letter_queues: Mapping[str, sqs.IQueue],
     ) -> list[list[cloudwatch.IWidget]]:
-        def graph(title: str, metrics: list[cloudwatch.IMetric], width: int = 8) -> cloudwatch.GraphWidget:
+        def graph(
+            title: str, metrics: Sequence[cloudwatch.IMetric], width: int = 8
+        ) -> cloudwatch.GraphWidget:
             return cloudwatch.GraphWidget(title=title, left=metrics, width=width, height=6)
 
         return [
@@ -169,7 +180,10 @@ class Observability(Construct):
                 ),
                 graph(
                     "Writes",
-                    [self.metric(n) for n in ("WritesAccepted", "WritesDeduplicated", "WritesStored", "PoisonMessages")],
+                    [
+                        self.metric(n)
+                        for n in ("WritesAccepted", "WritesDeduplicated", "WritesStored", "PoisonMessages")
+                    ],
                 ),
             ],
             [
@@ -178,13 +192,18 @@ class Observability(Construct):
                     "Search latency (ms)",
                     [self.metric("SearchLatency", "p50"), self.metric("SearchLatency", "p95")],
                 ),
-                graph("Summaries made, records deleted", [self.metric("SummariesMade"), self.metric("RecordsDeleted")]),
+                graph(
+                    "Summaries made, records deleted",
+                    [self.metric("SummariesMade"), self.metric("RecordsDeleted")],
+                ),
             ],
             [
                 graph(
                     "Oldest message age (s)",
                     [
-                        queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum", label=name)
+                        queue.metric_approximate_age_of_oldest_message(
+                            period=PERIOD, statistic="Maximum", label=name
+                        )
                         for name, (queue, _) in queues.items()
                     ],
                 ),
@@ -200,7 +219,10 @@ class Observability(Construct):
                 graph(
                     "Function errors and throttles",
                     [f.metric_errors(period=PERIOD, label=f"{n} errors") for n, f in functions.items()]
-                    + [f.metric_throttles(period=PERIOD, label=f"{n} throttles") for n, f in functions.items()],
+                    + [
+                        f.metric_throttles(period=PERIOD, label=f"{n} throttles")
+                        for n, f in functions.items()
+                    ],
                 ),
             ],
         ]

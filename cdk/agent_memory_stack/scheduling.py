@@ -30,7 +30,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory_stack.config import StackConfig
-from agent_memory_stack.nag import acknowledge
+from agent_memory_stack.nag import acknowledge, logical_id
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,12 @@ class Scheduling(Construct):
                 self,
                 f"{function.node.id}InvokeRole",
                 assumed_by=iam.ServicePrincipal(
-                    "scheduler.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": stack.account}}
+                    "scheduler.amazonaws.com",
+                    conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
                 ),
                 description=f"EventBridge Scheduler: invoke {function.node.id}",
             )
-            function_id = stack.get_logical_id(function.node.default_child)  # type: ignore[arg-type]
+            function_id = logical_id(function)
             acknowledge(
                 role,
                 f"IAM5[Resource::<{function_id}.Arn>:*]",
@@ -101,7 +102,9 @@ class Scheduling(Construct):
             self._roles[key] = role
         return self._roles[key]
 
-    def add(self, name: str, cron: Cron, function: lambda_.IFunction, payload: dict[str, Any]) -> scheduler.Schedule:
+    def add(
+        self, name: str, cron: Cron, function: lambda_.IFunction, payload: dict[str, Any]
+    ) -> scheduler.Schedule:
         schedule = scheduler.Schedule(
             self,
             name,

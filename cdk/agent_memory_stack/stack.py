@@ -46,7 +46,12 @@ class AgentMemoryStack(Stack):
             scheduling=self.scheduling,
         )
         self.retention = Retention(
-            self, "Retention", config=config, factory=self.factory, store=self.store, scheduling=self.scheduling
+            self,
+            "Retention",
+            config=config,
+            factory=self.factory,
+            store=self.store,
+            scheduling=self.scheduling,
         )
         self.api = Api(
             self,
@@ -76,7 +81,9 @@ class AgentMemoryStack(Stack):
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, description="Base URL: append v1/agents/...")
-        CfnOutput(self, "TenantsTable", value=self.api.tenants.table_name, description="agent-memory keys --table")
+        CfnOutput(
+            self, "TenantsTable", value=self.api.tenants.table_name, description="agent-memory keys --table"
+        )
         CfnOutput(self, "VectorStoreEndpoint", value=self.store.endpoint)
         CfnOutput(self, "WriteQueueUrl", value=self.writes.queue.queue_url)
         CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.writes.dead_letters.queue_url)

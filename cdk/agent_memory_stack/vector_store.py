@@ -13,7 +13,15 @@ import json
 from typing import Any
 
 import jsii
-from aws_cdk import CustomResource, Duration, IStableListProducer, IStableStringProducer, Lazy, RemovalPolicy, Stack
+from aws_cdk import (
+    CustomResource,
+    Duration,
+    IStableListProducer,
+    IStableStringProducer,
+    Lazy,
+    RemovalPolicy,
+    Stack,
+)
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -26,7 +34,7 @@ from constructs import Construct
 from agent_memory_stack.bedrock import embedding_environment
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
-from agent_memory_stack.nag import acknowledge
+from agent_memory_stack.nag import acknowledge, as_finding, logical_id
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
 #: `_msearch`, `_mget`, `_update`, `_delete_by_query`); only the bootstrap creates indexes (PUT).
@@ -121,14 +129,16 @@ class VectorStore(Construct):
         role.add_to_principal_policy(iam.PolicyStatement(actions=methods, resources=[f"{self.domain_arn}/*"]))
         acknowledge(
             role,
-            f"IAM5[Resource::arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/{self.name}/*]",
+            f"IAM5[Resource::{as_finding(self, f'{self.domain_arn}/*')}]",
             "every request path of this one domain: the store calls root paths (_bulk, _msearch, _mget) "
             "as well as index paths; which indexes a role may touch is enforced inside the domain by "
             "fine-grained access control",
         )
         self.access_policy.add_statements(
             iam.PolicyStatement(
-                principals=[iam.ArnPrincipal(role.role_arn)], actions=methods, resources=[f"{self.domain_arn}/*"]
+                principals=[iam.ArnPrincipal(role.role_arn)],
+                actions=methods,
+                resources=[f"{self.domain_arn}/*"],
             )
         )
 
@@ -241,7 +251,9 @@ class VectorStore(Construct):
             "EncryptionPolicy",
             name=f"{self.name}-enc",
             type="encryption",
-            policy=json.dumps({"Rules": [{"ResourceType": "collection", "Resource": [resource]}], "AWSOwnedKey": True}),
+            policy=json.dumps(
+                {"Rules": [{"ResourceType": "collection", "Resource": [resource]}], "AWSOwnedKey": True}
+            ),
         )
         network = aoss.CfnSecurityPolicy(
             self,
@@ -249,7 +261,9 @@ class VectorStore(Construct):
             name=f"{self.name}-net",
             type="network",
             # Public endpoint, IAM-authenticated (SigV4) and authorised by the data access policy.
-            policy=json.dumps([{"Rules": [{"ResourceType": "collection", "Resource": [resource]}], "AllowFromPublic": True}]),
+            policy=json.dumps(
+                [{"Rules": [{"ResourceType": "collection", "Resource": [resource]}], "AllowFromPublic": True}]
+            ),
         )
         self.collection = aoss.CfnCollection(
             self,
@@ -281,7 +295,9 @@ class VectorStore(Construct):
             if roles:
                 rules.append(
                     {
-                        "Rules": [{"ResourceType": "index", "Resource": [indexes], "Permission": list(permissions)}],
+                        "Rules": [
+                            {"ResourceType": "index", "Resource": [indexes], "Permission": list(permissions)}
+                        ],
                         "Principal": [role.role_arn for role in roles],
                     }
                 )
@@ -316,7 +332,7 @@ class VectorStore(Construct):
         )
         acknowledge(
             provider_role,
-            f"IAM5[Resource::<{Stack.of(self).get_logical_id(self.bootstrap_function.node.default_child)}.Arn>:*]",
+            f"IAM5[Resource::<{logical_id(self.bootstrap_function)}.Arn>:*]",
             "CDK's Provider framework grants invoke on the bootstrap function and its versions "
             "(ARN:*); the function is named exactly, only the version is a wildcard",
         )
@@ -356,5 +372,3 @@ def _role(function: lambda_.IFunction) -> iam.IRole:
     if role is None:
         raise ValueError(f"{function.node.path} has no role")
     return role
-
-

@@ -58,7 +58,9 @@ class WritePipeline(Construct):
             "Queue",
             visibility_timeout=Duration.seconds(WRITER_TIMEOUT.to_seconds() * VISIBILITY_FACTOR),
             retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=config.max_receive_count, queue=self.dead_letters),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                max_receive_count=config.max_receive_count, queue=self.dead_letters
+            ),
         )
         # One item per accepted-but-not-stored record id (adapters/dynamodb_pending.py).
         self.pending = dynamodb.Table(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.scoring import RankingWeights
@@ -28,6 +29,9 @@ from agent_memory.services.summarize import SummarizeService
 from agent_memory.services.write import WriteService
 from agent_memory.services.writer import WriterService
 from agent_memory.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from agent_memory.adapters.local_queue import LocalFifoQueue
 
 
 @cache
@@ -119,7 +123,7 @@ def summarizer() -> Summarizer:
 
 
 @cache
-def _local_jobs():  # type: ignore[no-untyped-def]
+def _local_jobs() -> LocalFifoQueue:
     """The local job queue's file: its own, so jobs and writes never wait for each other."""
     from agent_memory.adapters.local_queue import LocalFifoQueue
 
@@ -133,15 +137,16 @@ def _local_jobs():  # type: ignore[no-untyped-def]
 
 @cache
 def job_queue() -> JobQueue:
+    """SQS when a summarize queue is named (the dispatcher needs no write queue to use it)."""
     settings = get_settings()
-    if settings.queue == "sqs":
+    if settings.summarize_queue_url:
         from agent_memory.adapters.sqs_jobs import SqsJobQueue
 
-        if not settings.summarize_queue_url:
-            from agent_memory.errors import ConfigurationError
-
-            raise ConfigurationError("AGENT_MEMORY_SUMMARIZE_QUEUE_URL is required with queue=sqs")
         return SqsJobQueue(settings.summarize_queue_url)
+    if settings.queue == "sqs":
+        from agent_memory.errors import ConfigurationError
+
+        raise ConfigurationError("AGENT_MEMORY_SUMMARIZE_QUEUE_URL is required with queue=sqs")
     from agent_memory.adapters.local_jobs import LocalJobQueue
 
     return LocalJobQueue(_local_jobs())
@@ -154,7 +159,9 @@ def dispatch_service() -> DispatchService:
 
 @cache
 def summarize_service() -> SummarizeService:
-    return SummarizeService(store(), summarizer(), write_queue(), job_queue(), clock(), get_settings().timezone)
+    return SummarizeService(
+        store(), summarizer(), write_queue(), job_queue(), clock(), get_settings().timezone
+    )
 
 
 def ranking(settings: Settings) -> RankingWeights:

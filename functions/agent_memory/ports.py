@@ -276,6 +276,17 @@ class MemoryStore(Protocol):
         """
         ...
 
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        """Every live record of ``grain`` whose span overlaps ``[start, end)``, oldest first.
+
+        The summarizer's primitive: the children of one period, completely (no limit, no page),
+        ordered by ``occurred_at`` then id. Forgotten records and records expired at ``now`` are
+        left out.
+        """
+        ...
+
     def list(
         self,
         tenant_id: str,
@@ -320,16 +331,5 @@ class MemoryStore(Protocol):
 
         The summarization dispatcher's primitive: the only cross-tenant read, and it returns
         ids only. Paginated with an opaque cursor.
-        """
-        ...
-
-    def records_in_span(
-        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
-    ) -> list[MemoryRecord]:
-        """Every live record of ``grain`` whose span overlaps ``[start, end)``, oldest first.
-
-        The summarizer's primitive: the children of one period, completely (no limit, no page),
-        ordered by ``occurred_at`` then id. Forgotten records and records expired at ``now`` are
-        left out.
         """
         ...

@@ -63,5 +63,3 @@ def alt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
     if CDK_MISSING:
         pytest.skip(SKIP_REASON)
     yield _synth(tmp_path_factory.mktemp("alternative"), {**committed_context(), **ALTERNATIVE})
-
-

@@ -821,6 +821,40 @@ class OpenSearchStore:
             out[rid] = min(1.0, max(-1.0, float(v @ q / norm))) if norm > 0 else 0.0
         return out
 
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        """Every live ``grain`` record overlapping ``[start, end)``, oldest first, read in pages.
+
+        Routed to the agent's shard, sorted by (``occurred_at``, ``id``) and paged with
+        ``search_after`` on those sort values: no point-in-time context to open and close, and
+        no page repeats or skips a record that existed when the read began. The sort compares
+        milliseconds, so the result is sorted once more here to the microsecond.
+        """
+        filters = [
+            *live_filters(tenant_id, agent_id, now),
+            _term("grain", Grain(grain).value),
+            {"range": {"span_start": {"lt": ts(end)}}},
+            {"range": {"span_end": {"gte": ts(start)}}},
+        ]
+        route = self._route(tenant_id, agent_id)
+        records: list[MemoryRecord] = []
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {
+                "size": SPAN_PAGE,
+                "_source": _NO_VECTOR,
+                "query": {"bool": {"filter": filters}},
+                "sort": _OLDEST_FIRST,
+            }
+            if after is not None:
+                body["search_after"] = after
+            hits = _hits(self._search(body, "reading the records of a period", **route))
+            records += [to_record(h["_source"]) for h in hits if _owned(h["_source"], tenant_id, agent_id)]
+            if len(hits) < SPAN_PAGE:
+                return sorted(records, key=lambda r: (r.occurred_at, r.id))
+            after = hits[-1]["sort"]
+
     def list(
         self,
         tenant_id: str,
@@ -963,37 +997,3 @@ class OpenSearchStore:
             encode_cursor({**binding, "k": after_key}) if after_key and len(buckets) == page_size else None
         )
         return AgentPage(agents=agents, next_cursor=next_cursor)
-
-    def records_in_span(
-        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
-    ) -> list[MemoryRecord]:
-        """Every live ``grain`` record overlapping ``[start, end)``, oldest first, read in pages.
-
-        Routed to the agent's shard, sorted by (``occurred_at``, ``id``) and paged with
-        ``search_after`` on those sort values: no point-in-time context to open and close, and
-        no page repeats or skips a record that existed when the read began. The sort compares
-        milliseconds, so the result is sorted once more here to the microsecond.
-        """
-        filters = [
-            *live_filters(tenant_id, agent_id, now),
-            _term("grain", Grain(grain).value),
-            {"range": {"span_start": {"lt": ts(end)}}},
-            {"range": {"span_end": {"gte": ts(start)}}},
-        ]
-        route = self._route(tenant_id, agent_id)
-        records: list[MemoryRecord] = []
-        after: list[Any] | None = None
-        while True:
-            body: dict[str, Any] = {
-                "size": SPAN_PAGE,
-                "_source": _NO_VECTOR,
-                "query": {"bool": {"filter": filters}},
-                "sort": _OLDEST_FIRST,
-            }
-            if after is not None:
-                body["search_after"] = after
-            hits = _hits(self._search(body, "reading the records of a period", **route))
-            records += [to_record(h["_source"]) for h in hits if _owned(h["_source"], tenant_id, agent_id)]
-            if len(hits) < SPAN_PAGE:
-                return sorted(records, key=lambda r: (r.occurred_at, r.id))
-            after = hits[-1]["sort"]

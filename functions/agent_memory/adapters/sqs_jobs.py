@@ -65,7 +65,8 @@ class SqsJobQueue:
             if failures:
                 codes = sorted({str(f.get("Code", "unknown")) for f in failures})
                 raise DependencyError(
-                    f"{len(failures)} of {len(jobs)} summarize job(s) could not be queued ({', '.join(codes)})",
+                    f"{len(failures)} of {len(jobs)} summarize job(s) could not be queued "
+                    f"({', '.join(codes)})",
                     details=[{"job": chunk[int(f["Id"])].key, "code": f.get("Code")} for f in failures],
                 )
 
@@ -80,8 +81,9 @@ class SqsJobQueue:
             if attempt:
                 self._sleep(self._backoff_s * 2 ** (attempt - 1))
             try:
-                response = self.client.send_message_batch(
-                    QueueUrl=self.queue_url, Entries=list(pending.values())
+                response: Any = self.client.send_message_batch(
+                    QueueUrl=self.queue_url,
+                    Entries=list(pending.values()),  # type: ignore[arg-type]
                 )
             except (ClientError, BotoCoreError) as exc:
                 raise DependencyError(f"the summarize queue refused {len(pending)} job(s): {exc}") from exc

@@ -37,6 +37,7 @@ from agent_memory.domain.api import (
 from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WRITE_SCOPE, Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
+from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
 from agent_memory.domain.types import AgentId, MemoryId
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.observability import logger, metrics, tracer
@@ -126,6 +127,13 @@ def forget_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[Forget
 def agent_stats(agent_id: AgentPath) -> Response[StatsResponse]:
     caller = _caller(agent_id)
     return _json(200, container.api_services().memories.stats(caller.tenant_id, agent_id))
+
+
+@app.post("/v1/admin/summarize")
+def admin_summarize(body: SummarizeRequest) -> Response[SummarizeResponse]:
+    """Summarize (or re-summarize) periods for every agent with activity in them (admin scope,
+    checked by `_guard`): one job per agent-period is queued; 202 with how many."""
+    return _json(202, container.dispatch_service().dispatch(body))
 
 
 # --- errors: one place turns every failure into the documented body --------------------------

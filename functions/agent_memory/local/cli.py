@@ -5,6 +5,7 @@ agent-memory keys create --tenant T --plan P [--admin] [--agent A ...] [--table 
 agent-memory keys list | keys revoke KEY_ID   (--table NAME: the deployed tenants table)
 agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
 agent-memory dlq list | dlq redrive [ID ...]
+agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_memory.local.server import LocalRuntime
 
     settings = _settings()
-    runtime = LocalRuntime(settings, host=args.host, port=args.port)
+    runtime = LocalRuntime(
+        settings, host=args.host, port=args.port, scheduler=False if args.no_scheduler else None
+    )
     key = os.environ.get("AGENT_MEMORY_DEV_KEY") or _stored_dev_key(settings.data_dir)
     runtime.keys.ensure(key, DEV_TENANT, DEV_PLAN, admin=True)
     print(
@@ -137,11 +140,29 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from agent_memory.domain.summarize import SummarizeRequest
+    from agent_memory.local import summarize
+
+    fields = {"grain": args.grain, "period": args.period, "from": args.from_, "to": args.to}
+    try:
+        request = SummarizeRequest.model_validate({k: v for k, v in fields.items() if v is not None})
+    except ValidationError as exc:
+        print("; ".join(e["msg"] for e in exc.errors()), file=sys.stderr)
+        return 2
+    print(json.dumps(summarize.run(request, wait=not args.no_wait)))
+    return 0
+
+
 HANDLERS: dict[str, str] = {
     "api": "agent_memory.handlers.api",
     "writer": "agent_memory.handlers.writer",
     "authorizer": "agent_memory.handlers.authorizer",
     "bootstrap": "agent_memory.handlers.bootstrap",
+    "summarize-dispatch": "agent_memory.handlers.summarize_dispatch",
+    "summarize-worker": "agent_memory.handlers.summarize_worker",
 }
 
 
@@ -233,7 +254,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--no-scheduler", action="store_true", help="do not run the cascade on its schedules")
     serve.set_defaults(func=cmd_serve)
+
+    summarize = sub.add_parser(
+        "summarize", help="summarize a period or a range of days now (history imports)", parents=[common]
+    )
+    summarize.add_argument(
+        "--grain", required=True, choices=["daily", "weekly", "monthly", "quarterly", "yearly"]
+    )
+    summarize.add_argument("--period", help="one time key of the grain, e.g. 2026-11-21 or 2026-W47")
+    summarize.add_argument("--from", dest="from_", help="first day of a range, YYYY-MM-DD")
+    summarize.add_argument("--to", help="last day of a range (inclusive), YYYY-MM-DD")
+    summarize.add_argument(
+        "--no-wait", action="store_true", help="only queue the jobs (a running server works them)"
+    )
+    summarize.set_defaults(func=cmd_summarize)
 
     keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     table = argparse.ArgumentParser(add_help=False)

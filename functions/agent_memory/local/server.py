@@ -2,7 +2,9 @@
 
 It plays API Gateway's part: it checks the bearer key (hashed, against ``auth.db``), fills the
 authorizer context, refuses oversized bodies with 413, and returns the handler's response as is.
-A `QueueWorker` drains the local FIFO queue into the writer in the background.
+A `QueueWorker` drains the local FIFO queue into the writer in the background, a second one
+drains summarize jobs into the summarize worker, and the `LocalScheduler` fires the cascade on
+its schedules (unless turned off).
 """
 
 from __future__ import annotations
@@ -17,12 +19,20 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from agent_memory import container
+from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.domain.keys import bearer_token
 from agent_memory.domain.limits import MAX_BODY_BYTES
-from agent_memory.handlers import api
+from agent_memory.handlers import (
+    api,
+    # Imported now, in one thread: the scheduler thread would import it on its first firing, and
+    # Powertools modules imported from two threads at once can be seen half-initialised.
+    summarize_dispatch,  # noqa: F401
+    summarize_worker,
+)
 from agent_memory.local.context import LocalContext
 from agent_memory.local.keys import LocalKeyStore
+from agent_memory.local.scheduler import LocalScheduler
 from agent_memory.local.worker import QueueWorker
 from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.settings import Settings
@@ -171,10 +181,20 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-class LocalRuntime:
-    """The API server and the queue worker, started and stopped together."""
+#: Seconds before a failed summarize job is retried, times its receive count (a refresh waiting
+#: for its child's write needs the writer to catch up, not a quick retry).
+JOB_RETRY_BASE_DELAY_S = 2.0
 
-    def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None:
+
+class LocalRuntime:
+    """The API server, the queue workers and the scheduler, started and stopped together.
+
+    ``scheduler`` overrides ``settings.scheduler_enabled`` (``serve --no-scheduler``).
+    """
+
+    def __init__(
+        self, settings: Settings, host: str = "127.0.0.1", port: int = 8000, scheduler: bool | None = None
+    ) -> None:
         self.settings = settings
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.keys = LocalKeyStore(settings.auth_path)
@@ -184,6 +204,21 @@ class LocalRuntime:
         queue = container.write_queue()
         assert isinstance(queue, LocalFifoQueue), "the local runtime needs the local queue"
         self.worker = QueueWorker(queue)
+        jobs = container.job_queue()
+        assert isinstance(jobs, LocalJobQueue), "the local runtime needs the local job queue"
+        self.job_worker = QueueWorker(
+            jobs.queue,
+            handler=summarize_worker.handler,
+            name="summarize-worker",
+            queue_arn=JOBS_QUEUE_ARN,
+            retry_base_delay_s=JOB_RETRY_BASE_DELAY_S,
+        )
+        enabled = settings.scheduler_enabled if scheduler is None else scheduler
+        self.scheduler = (
+            LocalScheduler(timezone=settings.timezone, state_path=settings.data_dir / "scheduler.json")
+            if enabled
+            else None
+        )
         self._thread: threading.Thread | None = None
 
     @property
@@ -191,15 +226,20 @@ class LocalRuntime:
         host, port = self.httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> None:
+    def _start_background(self) -> None:
         container.store()  # open the store (and check its model) before taking traffic
         self.worker.start()
+        self.job_worker.start()
+        if self.scheduler is not None:
+            self.scheduler.start()
+
+    def start(self) -> None:
+        self._start_background()
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="http", daemon=True)
         self._thread.start()
 
     def serve_forever(self) -> None:
-        container.store()
-        self.worker.start()
+        self._start_background()
         try:
             self.httpd.serve_forever()
         finally:
@@ -208,6 +248,9 @@ class LocalRuntime:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+        if self.scheduler is not None:
+            self.scheduler.stop()
+        self.job_worker.stop()
         self.worker.stop()
 
 

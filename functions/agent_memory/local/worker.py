@@ -1,16 +1,18 @@
-"""Drains the local FIFO queue into the writer handler, as the SQS event source mapping would.
+"""Drains a local queue into a handler, as the SQS event source mapping would.
 
-Batches of up to 10 are handed to `handlers.writer.handler` as SQS FIFO events; its partial-batch
-response decides what is acknowledged and what is redelivered (with a growing delay) until the
-queue dead-letters it. If the handler raises, the whole batch is redelivered.
+Batches of up to 10 are handed to the handler (`handlers.writer.handler` by default; the
+summarize worker drains the job queue the same way) as SQS events; its partial-batch response
+decides what is acknowledged and what is redelivered (with a growing delay) until the queue
+dead-letters it. If the handler raises, the whole batch is redelivered.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from agent_memory.adapters.local_queue import LocalFifoQueue, to_sqs_event
+from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, LocalFifoQueue, to_sqs_event
 from agent_memory.handlers import writer
 from agent_memory.local.context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
@@ -18,10 +20,26 @@ from agent_memory.observability import discard_unpublished_metrics, logger
 RETRY_BASE_DELAY_S = 0.5
 
 
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
 class QueueWorker:
-    def __init__(self, queue: LocalFifoQueue, poll_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        queue: LocalFifoQueue,
+        poll_s: float = 0.5,
+        *,
+        handler: Handler | None = None,
+        name: str = "writer",
+        queue_arn: str = DEFAULT_QUEUE_ARN,
+        retry_base_delay_s: float = RETRY_BASE_DELAY_S,
+    ) -> None:
         self._queue = queue
         self._poll_s = poll_s
+        self._handler = handler
+        self._name = name
+        self._queue_arn = queue_arn
+        self._retry_base_delay_s = retry_base_delay_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -30,12 +48,15 @@ class QueueWorker:
         messages = self._queue.receive(10, wait_s=self._poll_s)
         if not messages:
             return 0
-        delay = RETRY_BASE_DELAY_S * max(m.receive_count for m in messages)
+        delay = self._retry_base_delay_s * max(m.receive_count for m in messages)
+        handler = self._handler or writer.handler
         response: dict[str, Any]
         try:
-            response = writer.handler(to_sqs_event(messages), LocalContext(function_name="writer"))
+            response = handler(
+                to_sqs_event(messages, self._queue_arn), LocalContext(function_name=self._name)
+            )
         except Exception:  # the whole batch failed: SQS would redeliver every message
-            logger.exception("writer failed a whole batch; redelivering it")
+            logger.exception("%s failed a whole batch; redelivering it", self._name)
             response = {"batchItemFailures": [{"itemIdentifier": m.message_id} for m in messages]}
         finally:
             discard_unpublished_metrics()
@@ -43,7 +64,7 @@ class QueueWorker:
         return len(messages)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="queue-worker", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"{self._name}-worker", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:

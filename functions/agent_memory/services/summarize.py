@@ -65,6 +65,8 @@ from agent_memory.ports import (
 #: children only (the full count is in ``metadata.children_count``), so its write stays far
 #: below the queue's 256 KiB message limit.
 MAX_SOURCE_IDS = 1_000
+#: Characters a partial summary's label may take in a reduce round (``first..last`` time keys).
+LABEL_ROOM = 32
 #: Seconds a refresh job waits before its first attempt, so the write it follows is usually
 #: stored by then (SQS ``DelaySeconds``; the ``after`` check makes it correct either way).
 REFRESH_DELAY_S = 60
@@ -125,10 +127,11 @@ class SummarizeService:
         refresh_delay_s: int = REFRESH_DELAY_S,
         max_source_ids: int = MAX_SOURCE_IDS,
     ) -> None:
-        if summarizer.max_output_chars * 2 > summarizer.max_input_chars:
+        if 2 * (summarizer.max_output_chars + LABEL_ROOM) > summarizer.max_input_chars:
             raise ConfigurationError(
                 f"summarizer {summarizer.model_id}: its budget ({summarizer.max_input_chars} characters) "
-                f"must hold two of its answers ({summarizer.max_output_chars} each) to fold in chunks"
+                f"must hold two of its answers ({summarizer.max_output_chars} each, with their labels) "
+                "to fold in chunks"
             )
         self._store = store
         self._summarizer = summarizer
@@ -356,7 +359,8 @@ def fold(
     chunks that fit; each chunk is summarized as ``part i of n`` (map), and the partial summaries,
     labelled with the span of dates they cover, are folded again (reduce). Each partial is at
     most half a budget (checked when the service is built), so every round at least halves the
-    number of items and the folding ends.
+    number of items and the folding ends (a summarizer that breaks its bound is an error, not
+    an endless loop).
     """
     budget = summarizer.max_input_chars
     items = [_clipped(item, budget) for item in items]
@@ -367,10 +371,15 @@ def fold(
     for index, chunk in enumerate(chunks, start=1):
         text = _call(summarizer, grain, period, chunk, (index, len(chunks)), stats)
         if text.strip():
-            first, last = chunk[0].label, chunk[-1].label
+            first, last = chunk[0].label.split("..")[0], chunk[-1].label.split("..")[-1]
             partials.append(SummaryInput(label=first if first == last else f"{first}..{last}", text=text))
     if not partials:
         return ""
+    if len(partials) >= len(items):
+        raise ConfigurationError(
+            f"summarizer {summarizer.model_id} answered beyond its max_output_chars "
+            f"({summarizer.max_output_chars}): its partial summaries cannot be folded"
+        )
     return fold(summarizer, grain, period, partials, stats)
 
 

@@ -85,7 +85,7 @@ _NOT_NAMES = frozenset(
     while who why will with would yes yesterday yet you your decision idea risk reminder
     incident follow remind prepare send book open schedule draft load happy can't don't we're
     i'm it's that's there's let's
-    """.split()
+    """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
 
@@ -110,9 +110,10 @@ def sentences_of(children: Sequence[SummaryInput]) -> list[_Sentence]:
             if match:
                 label, body = match.group(1), line[match.end() :]
             for sentence in split_sentences(body):
-                if len(sentence) > MAX_SENTENCE_CHARS:
-                    sentence = sentence[: MAX_SENTENCE_CHARS - 1].rstrip() + "…"
-                out.append(_Sentence(len(out), label, sentence))
+                text = sentence
+                if len(text) > MAX_SENTENCE_CHARS:
+                    text = text[: MAX_SENTENCE_CHARS - 1].rstrip() + "…"
+                out.append(_Sentence(len(out), label, text))
     return out
 
 

@@ -1,0 +1,203 @@
+"""The REST API: routes, the TOKEN authorizer, validation, throttling, logs, error bodies, CORS off."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, render
+
+pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
+
+ROUTES = {
+    ("POST", "/v1/agents/{agent_id}/memories"): "Api",
+    ("GET", "/v1/agents/{agent_id}/memories"): "Api",
+    ("POST", "/v1/agents/{agent_id}/memories/search"): "Search",
+    ("GET", "/v1/agents/{agent_id}/memories/{memory_id}"): "Api",
+    ("DELETE", "/v1/agents/{agent_id}/memories/{memory_id}"): "Api",
+    ("GET", "/v1/agents/{agent_id}/stats"): "Api",
+    ("POST", "/v1/admin/summarize"): "Api",
+    ("POST", "/v1/admin/retention"): "Api",
+}
+
+
+def _paths(synth: Synth) -> dict[str, str]:
+    """Resource logical id -> full path."""
+    resources = synth.of_type("AWS::ApiGateway::Resource")
+    root = synth.logical_id(synth.stack.api.rest_api)
+
+    def path(logical: str) -> str:
+        props = resources[logical]["Properties"]
+        parent = props["ParentId"]
+        prefix = "" if parent == {"Fn::GetAtt": [root, "RootResourceId"]} else path(parent["Ref"])
+        return f"{prefix}/{props['PathPart']}"
+
+    return {logical: path(logical) for logical in resources}
+
+
+def _methods(synth: Synth) -> dict[tuple[str, str], dict[str, object]]:
+    paths = _paths(synth)
+    return {
+        (m["Properties"]["HttpMethod"], paths[m["Properties"]["ResourceId"]["Ref"]]): m["Properties"]
+        for m in synth.of_type("AWS::ApiGateway::Method").values()
+    }
+
+
+def test_routes_are_explicit_and_search_has_its_own_function(synth: Synth) -> None:
+    methods = _methods(synth)
+    assert set(methods) == set(ROUTES), "no {proxy+}, no OPTIONS (CORS off)"
+    for route, function in ROUTES.items():
+        uri = render(methods[route]["Integration"]["Uri"])
+        target = synth.logical_id(synth.stack.factory.functions[function])
+        assert f"<{target}.Arn>" in uri, route
+        assert methods[route]["Integration"]["Type"] == "AWS_PROXY"
+
+
+def test_every_method_needs_the_token_authorizer_and_is_validated(synth: Synth) -> None:
+    authorizer_id = next(iter(synth.of_type("AWS::ApiGateway::Authorizer")))
+    validator_id = next(iter(synth.of_type("AWS::ApiGateway::RequestValidator")))
+    for route, method in _methods(synth).items():
+        assert method["AuthorizationType"] == "CUSTOM", route
+        assert method["AuthorizerId"] == {"Ref": authorizer_id}, route
+        assert method["RequestValidatorId"] == {"Ref": validator_id}, route
+        if "{agent_id}" in route[1]:
+            assert method["RequestParameters"]["method.request.path.agent_id"] is True
+        if route[0] == "POST" and route[1] != "/v1/admin/retention":
+            assert "application/json" in method["RequestModels"], route
+    validator = synth.resources[validator_id]["Properties"]
+    assert (validator["ValidateRequestBody"], validator["ValidateRequestParameters"]) == (True, True)
+    models = synth.of_type("AWS::ApiGateway::Model")
+    assert [json.loads(json.dumps(m["Properties"]["Schema"]))["type"] for m in models.values()] == ["object"]
+
+
+def test_authorizer_is_a_cached_token_authorizer_on_the_authorization_header(synth: Synth) -> None:
+    (authorizer,) = synth.of_type("AWS::ApiGateway::Authorizer").values()
+    props = authorizer["Properties"]
+    assert props["Type"] == "TOKEN"
+    assert props["IdentitySource"] == "method.request.header.Authorization"
+    assert props["AuthorizerResultTtlInSeconds"] == 60
+    assert f"<{synth.logical_id(synth.stack.api.authorizer_function)}.Arn>" in render(props["AuthorizerUri"])
+    pattern = re.compile(props["IdentityValidationExpression"])
+    assert pattern.match("Bearer amk_Zm9vYmFyLWJhei1xdXV4LTEyMzQ1Njc4OTAtX19f")
+    assert pattern.match("bearer amk_abc")
+    assert not pattern.match("Basic dXNlcjpwYXNz")
+    assert not pattern.match("Bearer ")
+
+
+def test_authorizer_reads_only_the_tenants_table(synth: Synth) -> None:
+    tenants = synth.stack.api.tenants
+    env = synth.function("Authorizer")["Environment"]["Variables"]
+    assert env["AGENT_MEMORY_TENANTS_TABLE"] == {"Ref": synth.logical_id(tenants)}
+    dynamo = [
+        s for s in synth.function_statements("Authorizer") if "dynamodb:GetItem" in as_list(s["Action"])
+    ]
+    assert dynamo == [
+        {
+            "Action": "dynamodb:GetItem",
+            "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [synth.logical_id(tenants), "Arn"]},
+        }
+    ]
+    assert not [s for s in synth.function_statements("Authorizer") if "es:" in json.dumps(s["Action"])]
+
+
+def test_tenants_table_keys_hashes_on_demand_with_pitr_kept_on_delete(synth: Synth) -> None:
+    table = synth.resources[synth.logical_id(synth.stack.api.tenants)]
+    props = table["Properties"]
+    assert props["KeySchema"] == [{"AttributeName": "key_hash", "KeyType": "HASH"}]
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert props["GlobalSecondaryIndexes"] == [
+        {
+            "IndexName": "key_id-index",
+            "KeySchema": [{"AttributeName": "key_id", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
+    ]
+    assert props["DeletionProtectionEnabled"] is True
+    assert table["DeletionPolicy"] == "Retain"
+
+
+def test_stage_throttles_traces_and_writes_json_access_logs(synth: Synth) -> None:
+    (stage,) = synth.of_type("AWS::ApiGateway::Stage").values()
+    props = stage["Properties"]
+    assert props["StageName"] == "dev"
+    assert props["TracingEnabled"] is True
+    (settings,) = props["MethodSettings"]
+    assert settings["HttpMethod"] == "*" and settings["ResourcePath"] == "/*"
+    assert (settings["ThrottlingRateLimit"], settings["ThrottlingBurstLimit"]) == (50, 100)
+    assert settings["LoggingLevel"] == "ERROR"
+    assert settings["DataTraceEnabled"] is False
+    access = props["AccessLogSetting"]
+    assert access["DestinationArn"]["Fn::GetAtt"][0] in synth.of_type("AWS::Logs::LogGroup")
+    fields = json.loads(access["Format"])
+    assert {"requestId", "status", "latencyMs", "tenant", "error"} <= set(fields)
+    (api,) = synth.of_type("AWS::ApiGateway::RestApi").values()
+    assert api["Properties"]["EndpointConfiguration"] == {"Types": ["REGIONAL"]}
+
+
+@pytest.mark.parametrize(
+    ("response_type", "status", "code"),
+    [
+        ("UNAUTHORIZED", "401", "unauthorized"),
+        ("ACCESS_DENIED", "403", "forbidden"),
+        ("MISSING_AUTHENTICATION_TOKEN", "404", "not_found"),
+        ("REQUEST_TOO_LARGE", "413", "payload_too_large"),
+        ("THROTTLED", "429", "throttled"),
+        ("BAD_REQUEST_BODY", "400", "validation_error"),
+        ("DEFAULT_5XX", None, "internal_error"),
+    ],
+)
+def test_gateway_errors_have_the_contract_error_body(
+    synth: Synth, response_type: str, status: str | None, code: str
+) -> None:
+    responses = {
+        r["Properties"]["ResponseType"]: r["Properties"]
+        for r in synth.of_type("AWS::ApiGateway::GatewayResponse").values()
+    }
+    response = responses[response_type]
+    assert response.get("StatusCode") == status
+    # API Gateway substitutes $context.error.messageString with a quoted JSON string.
+    body = response["ResponseTemplates"]["application/json"].replace(
+        "$context.error.messageString", '"quoted"'
+    )
+    assert json.loads(body) == {
+        "error": {"code": code, "message": json.loads(body)["error"]["message"], "details": []}
+    }
+    assert isinstance(json.loads(body)["error"]["message"], str)
+
+
+def test_unauthorized_tells_the_client_the_scheme(synth: Synth) -> None:
+    (response,) = [
+        r["Properties"]
+        for r in synth.of_type("AWS::ApiGateway::GatewayResponse").values()
+        if r["Properties"]["ResponseType"] == "UNAUTHORIZED"
+    ]
+    assert response["ResponseParameters"] == {"gatewayresponse.header.WWW-Authenticate": "'Bearer'"}
+
+
+def test_api_function_reaches_queue_pending_store_and_summarize_jobs_but_not_bedrock(synth: Synth) -> None:
+    statements = synth.function_statements("Api")
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert {"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:Query"} <= actions
+    assert not {
+        a
+        for a in actions
+        if a.startswith("dynamodb:")
+        and a not in {"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:Query"}
+    }
+    assert not {a for a in actions if a.startswith("bedrock:")}
+    sends = [s["Resource"] for s in statements if "sqs:SendMessage" in as_list(s["Action"])]
+    assert {"Fn::GetAtt": [synth.logical_id(synth.stack.summaries.queue), "Arn"]} in sends
+    env = synth.function("Api")["Environment"]["Variables"]
+    assert json.loads(env["AGENT_MEMORY_PLANS"]) == synth.stack.config.plans
+
+
+def test_search_function_may_embed_with_the_configured_model_only(synth: Synth) -> None:
+    bedrock = [
+        s for s in synth.function_statements("Search") if "bedrock:InvokeModel" in as_list(s["Action"])
+    ]
+    assert [render(s["Resource"]) for s in bedrock] == [
+        "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/amazon.titan-embed-text-v2:0"
+    ]

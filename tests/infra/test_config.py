@@ -1,0 +1,117 @@
+"""cdk.json context is validated at synth, with one clear line per problem. Needs only pydantic."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from tests.infra.support import committed_context
+
+from agent_memory_stack.config import (
+    DEFAULT_PLANS,
+    ConfigError,
+    StackConfig,
+    base_model_id,
+    inference_profile,
+    load_config,
+    parse_config,
+)
+
+
+def _error(context: Any, stage: str | None = None) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(context, stage)
+    return str(caught.value)
+
+
+def test_committed_cdk_json_is_the_documented_default() -> None:
+    # GIVEN cdk.json as committed WHEN parsed THEN it is exactly the model's defaults, so the file
+    # and the field docs in config.py never drift apart
+    assert parse_config(committed_context()) == StackConfig()
+    assert StackConfig().plans == DEFAULT_PLANS
+
+
+def test_no_context_means_defaults_and_stage_can_be_overridden() -> None:
+    assert parse_config(None).stage == "dev"
+    config = parse_config(committed_context(), stage="prod")
+    assert (config.stage, config.prefix) == ("prod", "agent-memory-prod")
+
+
+def test_context_may_be_a_json_string_from_the_command_line() -> None:
+    config = parse_config(json.dumps({"vector_store": "serverless", "embedding_dimension": 512}))
+    assert (config.vector_store, config.embedding_dimension) == ("serverless", 512)
+
+
+def test_every_problem_is_reported_with_its_path() -> None:
+    message = _error(
+        {
+            "opensearch": {"data_nodes": 0, "data_node_type": "big"},
+            "timezone": "Mars/Olympus",
+            "embedding_dimension": 768,
+            "vector_store": "aurora",
+        }
+    )
+    assert message.startswith("invalid stack configuration in cdk.json:")
+    for path in (
+        "agent_memory.opensearch.data_nodes",
+        "agent_memory.opensearch.data_node_type",
+        "agent_memory.timezone: unknown IANA timezone 'Mars/Olympus'",
+        "agent_memory.embedding_dimension",
+        "agent_memory.vector_store",
+    ):
+        assert path in message, path
+
+
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        (
+            {"opensearch": {"data_node": 2}},
+            "agent_memory.opensearch.data_node: Extra inputs are not permitted",
+        ),
+        ({"stage": "Prod_1"}, "agent_memory.stage"),
+        ({"stage": "a-very-long-stage-name"}, "agent_memory.stage"),
+        ({"log_retention_days": 31}, "CloudWatch Logs accepts one of"),
+        ({"summary_model_id": "claude"}, "is not a Bedrock model id"),
+        (
+            {"summary_model_id": "xx.anthropic.claude-3-haiku-20240307-v1:0"},
+            "unknown inference profile prefix 'xx'",
+        ),
+        ({"embedding_model_id": "cohere.embed-english-v3"}, "only Amazon Titan Text Embeddings v2"),
+        ({"plans": {"free": {"hourly": 3}}}, "unknown grains ['hourly']"),
+        ({"plans": {"free": {"daily": 0}}}, "at least 1 day"),
+        ({"plans": {}}, "at least one plan"),
+        ({"opensearch": {"master_nodes": 2}}, "agent_memory.opensearch.master_nodes"),
+        ({"alarm_topic_arn": "my-topic"}, "agent_memory.alarm_topic_arn"),
+        ("{not json", "not valid JSON"),
+        ([1, 2], "expected a JSON object"),
+    ],
+)
+def test_invalid_values_are_refused_with_a_clear_message(context: Any, expected: str) -> None:
+    assert expected in _error(context)
+
+
+def test_inference_profiles_are_recognised_and_resolve_to_their_model() -> None:
+    assert inference_profile("us.anthropic.claude-3-5-haiku-20241022-v1:0")
+    assert base_model_id("eu.amazon.titan-embed-text-v2:0") == "amazon.titan-embed-text-v2:0"
+    assert not inference_profile("anthropic.claude-3-haiku-20240307-v1:0")
+    assert base_model_id("amazon.titan-embed-text-v2:0") == "amazon.titan-embed-text-v2:0"
+
+
+def test_plans_travel_as_compact_sorted_json() -> None:
+    plans = json.loads(StackConfig().plans_json)
+    assert plans == DEFAULT_PLANS
+    assert " " not in StackConfig().plans_json
+
+
+def test_load_config_reads_the_app_context() -> None:
+    class Node:
+        def __init__(self, context: dict[str, Any]) -> None:
+            self.context = context
+
+        def try_get_context(self, key: str) -> Any:
+            return self.context.get(key)
+
+    config = load_config(Node({"agent_memory": {"timezone": "Asia/Tokyo"}, "stage": "qa"}))
+    assert (config.timezone, config.stage) == ("Asia/Tokyo", "qa")

@@ -1,0 +1,148 @@
+"""Every function is built the same way: runtime, arm64, JSON logs, tracing, layer, own role."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list
+
+pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
+
+#: name -> (handler, memory MB, timeout s): the table in docs/infrastructure.md.
+FUNCTIONS = {
+    "Api": ("agent_memory.handlers.api.handler", 512, 20),
+    "Search": ("agent_memory.handlers.api.handler", 1024, 15),
+    "Authorizer": ("agent_memory.handlers.authorizer.handler", 512, 10),
+    "Writer": ("agent_memory.handlers.writer.handler", 1024, 60),
+    "SummarizeDispatch": ("agent_memory.handlers.summarize_dispatch.handler", 512, 300),
+    "SummarizeWorker": ("agent_memory.handlers.summarize_worker.handler", 1024, 300),
+    "Retention": ("agent_memory.handlers.retention.handler", 512, 900),
+    "IndexBootstrap": ("agent_memory.handlers.bootstrap.handler", 256, 300),
+}
+
+XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+
+
+def test_every_function_is_built_by_the_factory_with_its_handler_memory_and_timeout(synth: Synth) -> None:
+    # GIVEN the functions the factory built
+    built = synth.stack.factory.functions
+    # THEN they are exactly the eight of the service, each with its handler, memory and timeout
+    assert set(built) == set(FUNCTIONS)
+    for name, (handler, memory, timeout) in FUNCTIONS.items():
+        props = synth.function(name)
+        assert (props["Handler"], props["MemorySize"], props["Timeout"]) == (handler, memory, timeout), name
+
+
+def test_functions_share_runtime_architecture_logging_tracing_layer_and_code(synth: Synth) -> None:
+    layer = {"Ref": synth.logical_id(synth.stack.factory.layer)}
+    code_keys = set()
+    for name in FUNCTIONS:
+        props = synth.function(name)
+        assert props["Runtime"] == "python3.12", name
+        assert props["Architectures"] == ["arm64"], name
+        assert props["TracingConfig"] == {"Mode": "Active"}, name
+        assert props["Layers"] == [layer], name
+        logging = props["LoggingConfig"]
+        assert logging["LogFormat"] == "JSON"
+        assert (logging["ApplicationLogLevel"], logging["SystemLogLevel"]) == ("INFO", "WARN")
+        env = props["Environment"]["Variables"]
+        assert env["POWERTOOLS_SERVICE_NAME"] == "agent-memory"
+        assert env["POWERTOOLS_METRICS_NAMESPACE"] == "AgentMemory"
+        code_keys.add(props["Code"]["S3Key"])
+    assert len(code_keys) == 1, "every function runs the same code asset"
+
+
+def test_each_function_has_its_own_log_group_with_the_configured_retention(synth: Synth) -> None:
+    groups = synth.of_type("AWS::Logs::LogGroup")
+    seen = set()
+    for name in FUNCTIONS:
+        ref = synth.function(name)["LoggingConfig"]["LogGroup"]["Ref"]
+        assert groups[ref]["Properties"]["RetentionInDays"] == 30
+        seen.add(ref)
+    assert len(seen) == len(FUNCTIONS)
+
+
+def test_each_function_has_its_own_role_that_writes_only_its_own_logs(synth: Synth) -> None:
+    roles = {synth.function(name)["Role"]["Fn::GetAtt"][0] for name in FUNCTIONS}
+    assert len(roles) == len(FUNCTIONS)
+    for name in FUNCTIONS:
+        role = synth.resources[synth.function(name)["Role"]["Fn::GetAtt"][0]]["Properties"]
+        assert "ManagedPolicyArns" not in role, f"{name}: no AWS managed policy"
+        log_group = synth.function(name)["LoggingConfig"]["LogGroup"]["Ref"]
+        log_statements = [
+            s for s in synth.function_statements(name) if "logs:PutLogEvents" in as_list(s["Action"])
+        ]
+        assert [s["Resource"] for s in log_statements] == [{"Fn::GetAtt": [log_group, "Arn"]}], name
+
+
+def test_no_function_policy_has_a_wildcard_resource_except_xray(synth: Synth, alt: Synth) -> None:
+    # X-Ray's actions support no resource-level permission; everything else names its resource.
+    for variant in (synth, alt):
+        for name in FUNCTIONS:
+            for statement in variant.function_statements(name):
+                if "*" in as_list(statement["Resource"]):
+                    assert set(as_list(statement["Action"])) <= XRAY_ACTIONS, (name, statement)
+
+
+def test_the_layer_is_one_arm64_python312_layer(synth: Synth) -> None:
+    layers = synth.of_type("AWS::Lambda::LayerVersion")
+    assert len(layers) == 1
+    props = next(iter(layers.values()))["Properties"]
+    assert props["CompatibleArchitectures"] == ["arm64"]
+    assert props["CompatibleRuntimes"] == ["python3.12"]
+
+
+def test_the_code_asset_is_the_functions_package_without_caches_or_build_metadata(synth: Synth) -> None:
+    key = synth.function("Api")["Code"]["S3Key"].removesuffix(".zip")
+    staged = synth.outdir / f"asset.{key}"
+    files = {p.relative_to(staged).as_posix() for p in staged.rglob("*")}
+    assert "agent_memory/handlers/api.py" in files
+    assert "agent_memory/settings.py" in files
+    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc") or "egg-info" in f]
+    assert not [f for f in files if f.split("/")[0] not in ("agent_memory",)], "functions/ only"
+
+
+def test_layer_asset_hash_follows_the_lock_and_the_build_recipe(tmp_path: Path) -> None:
+    from agent_memory_stack.function_factory import layer_asset_hash
+
+    for name in ("requirements.txt", "build.py"):
+        (tmp_path / name).write_text("a")
+    before = layer_asset_hash(tmp_path)
+    (tmp_path / "requirements.txt").write_text("b")
+    assert layer_asset_hash(tmp_path) != before
+    (tmp_path / "README").write_text("unrelated")
+    assert layer_asset_hash(tmp_path) == layer_asset_hash(tmp_path)
+
+
+def test_local_bundling_runs_the_build_script_into_python_and_never_falls_back_to_docker(
+    tmp_path: Path,
+) -> None:
+    from agent_memory_stack.function_factory import PipLayerBundling
+
+    # GIVEN a build script that writes a marker where it is told to install
+    script = tmp_path / "build.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "target = pathlib.Path(sys.argv[sys.argv.index('--target') + 1])\n"
+        "target.mkdir(parents=True); (target / 'marker').write_text(sys.argv[1])\n"
+    )
+    out = tmp_path / "out"
+    # WHEN the bundler runs THEN it installs into out/python and reports success
+    assert PipLayerBundling(script).try_bundle(str(out)) is True
+    assert (out / "python" / "marker").read_text() == "install"
+
+    # GIVEN a failing build WHEN bundled THEN it raises with pip's message instead of returning False
+    script.write_text("import sys; sys.stderr.write('no matching distribution'); sys.exit(1)\n")
+    with pytest.raises(RuntimeError, match="no matching distribution"):
+        PipLayerBundling(script).try_bundle(str(tmp_path / "out2"))
+
+
+def test_retention_days_map_to_cloudwatch_values() -> None:
+    from aws_cdk import aws_logs as logs
+
+    from agent_memory_stack.function_factory import retention_days
+
+    assert retention_days(30) is logs.RetentionDays.ONE_MONTH
+    assert retention_days(365) is logs.RetentionDays.ONE_YEAR
+    assert retention_days(3653) is logs.RetentionDays.TEN_YEARS

@@ -1,0 +1,85 @@
+"""The dashboard shows the service's health; alarms cover errors, throttles, DLQs and queue age."""
+
+from __future__ import annotations
+
+import pytest
+from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, render
+
+pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
+
+
+def _alarms(synth: Synth) -> dict[str, dict[str, object]]:
+    return {
+        a["Properties"]["AlarmName"]: a["Properties"]
+        for a in synth.of_type("AWS::CloudWatch::Alarm").values()
+    }
+
+
+def test_dashboard_shows_latency_business_metrics_queue_age_and_dlq_depth(synth: Synth) -> None:
+    (dashboard,) = synth.of_type("AWS::CloudWatch::Dashboard").values()
+    body = render(dashboard["Properties"]["DashboardBody"])
+    assert dashboard["Properties"]["DashboardName"] == "agent-memory-dev"
+    assert '"AWS/ApiGateway","Latency"' in body
+    assert '"stat":"p50"' in body and '"stat":"p95"' in body
+    for metric in (
+        "WritesAccepted",
+        "WritesDeduplicated",
+        "WritesStored",
+        "Searches",
+        "ZeroHitSearches",
+        "SearchLatency",
+        "SummariesMade",
+        "RecordsDeleted",
+        "PoisonMessages",
+    ):
+        assert f'"AgentMemory","{metric}","service","agent-memory"' in body, metric
+    assert body.count("ApproximateAgeOfOldestMessage") == 2
+    assert body.count("ApproximateNumberOfMessagesVisible") == 3
+
+
+def test_every_function_alarms_on_errors_and_throttles(synth: Synth) -> None:
+    alarms = _alarms(synth)
+    for name in synth.stack.factory.functions:
+        for metric, suffix in (("Errors", "Errors"), ("Throttles", "Throttles")):
+            alarm = alarms[f"agent-memory-dev-{name}{suffix}"]
+            assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/Lambda", metric)
+            assert alarm["Threshold"] == 1
+            assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+            assert alarm["TreatMissingData"] == "notBreaching"
+
+
+def test_dead_letter_queues_alarm_on_the_first_message(synth: Synth) -> None:
+    alarms = _alarms(synth)
+    queues = {
+        "WriteDeadLetters": synth.stack.writes.dead_letters,
+        "SummarizeDeadLetters": synth.stack.summaries.dead_letters,
+        "ScheduleDeadLetters": synth.stack.scheduling.dead_letters,
+    }
+    for name, queue in queues.items():
+        alarm = alarms[f"agent-memory-dev-{name}Depth"]
+        assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+        assert alarm["Threshold"] == 1
+        dims = alarm["Dimensions"]
+        assert dims == [
+            {"Name": "QueueName", "Value": {"Fn::GetAtt": [synth.logical_id(queue), "QueueName"]}}
+        ]
+
+
+def test_queues_alarm_on_the_age_of_their_oldest_message(synth: Synth) -> None:
+    alarms = _alarms(synth)
+    assert alarms["agent-memory-dev-WriteQueueOldestMessage"]["Threshold"] == 300
+    assert alarms["agent-memory-dev-SummarizeQueueOldestMessage"]["Threshold"] == 3600
+    assert alarms["agent-memory-dev-WriteQueueOldestMessage"]["MetricName"] == "ApproximateAgeOfOldestMessage"
+
+
+def test_domain_alarms_exist_only_for_the_managed_domain(synth: Synth, alt: Synth) -> None:
+    assert {"agent-memory-dev-ClusterRed", "agent-memory-dev-FreeStorageLow"} <= set(_alarms(synth))
+    assert not [name for name in _alarms(alt) if "Cluster" in name or "FreeStorage" in name]
+
+
+def test_alarms_notify_the_configured_topic(synth: Synth, alt: Synth) -> None:
+    assert all("AlarmActions" not in alarm for alarm in _alarms(synth).values())
+    assert all(
+        alarm["AlarmActions"] == ["arn:aws:sns:us-east-1:123456789012:oncall"]
+        for alarm in _alarms(alt).values()
+    )

@@ -1,0 +1,137 @@
+"""Schedules, the summarize job queue, the cascade functions, retention, Bedrock scoping."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, render
+
+pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
+
+SCHEDULES = {
+    "SummarizeDaily": ("cron(15 0 * * ? *)", {"grain": "daily"}, "SummarizeDispatch"),
+    "SummarizeWeekly": ("cron(15 1 ? * MON *)", {"grain": "weekly"}, "SummarizeDispatch"),
+    "SummarizeMonthly": ("cron(15 2 1 * ? *)", {"grain": "monthly"}, "SummarizeDispatch"),
+    "SummarizeQuarterly": ("cron(15 3 1 1,4,7,10 ? *)", {"grain": "quarterly"}, "SummarizeDispatch"),
+    "SummarizeYearly": ("cron(15 4 1 1 ? *)", {"grain": "yearly"}, "SummarizeDispatch"),
+    "Retention": ("cron(15 5 * * ? *)", {}, "Retention"),
+}
+
+
+def _arn(synth: Synth, construct: object) -> dict[str, list[str]]:
+    return {"Fn::GetAtt": [synth.logical_id(construct), "Arn"]}
+
+
+def test_one_staggered_schedule_per_grain_plus_retention_with_retries_and_a_dlq(synth: Synth) -> None:
+    scheduling = synth.stack.scheduling
+    assert set(scheduling.schedules) == set(SCHEDULES)
+    for name, (expression, payload, function) in SCHEDULES.items():
+        props = synth.props(scheduling.schedules[name])
+        assert props["ScheduleExpression"] == expression, name
+        assert props["ScheduleExpressionTimezone"] == "UTC"
+        assert props["GroupName"] == "agent-memory-dev"
+        assert props["FlexibleTimeWindow"] == {"Mode": "OFF"}
+        target = props["Target"]
+        assert target["Arn"] == _arn(synth, synth.stack.factory.functions[function])
+        assert json.loads(target["Input"]) == payload
+        assert target["RetryPolicy"] == {"MaximumRetryAttempts": 3, "MaximumEventAgeInSeconds": 7200}
+        assert target["DeadLetterConfig"] == {"Arn": _arn(synth, scheduling.dead_letters)}
+
+
+def test_schedule_timezone_comes_from_the_config(alt: Synth) -> None:
+    for schedule in alt.stack.scheduling.schedules.values():
+        assert alt.props(schedule)["ScheduleExpressionTimezone"] == "Europe/Berlin"
+    env = alt.function("SummarizeDispatch")["Environment"]["Variables"]
+    assert env["AGENT_MEMORY_TIMEZONE"] == "Europe/Berlin"
+
+
+def test_scheduler_roles_invoke_only_their_function_and_are_bound_to_the_account(synth: Synth) -> None:
+    for name, (_, _, function) in SCHEDULES.items():
+        role_arn = synth.props(synth.stack.scheduling.schedules[name])["Target"]["RoleArn"]
+        role_id = role_arn["Fn::GetAtt"][0]
+        trust = synth.resources[role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+        assert trust[0]["Principal"] == {"Service": "scheduler.amazonaws.com"}
+        assert "aws:SourceAccount" in trust[0]["Condition"]["StringEquals"]
+        statements = [
+            s
+            for p in synth.of_type("AWS::IAM::Policy").values()
+            if {"Ref": role_id} in p["Properties"]["Roles"]
+            for s in p["Properties"]["PolicyDocument"]["Statement"]
+        ]
+        invoke = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
+        target = synth.logical_id(synth.stack.factory.functions[function])
+        assert all(f"<{target}.Arn>" in render(r) for s in invoke for r in as_list(s["Resource"])), name
+
+
+def test_summarize_queue_is_standard_with_a_dlq_and_a_worker_that_reports_failures(synth: Synth) -> None:
+    summaries = synth.stack.summaries
+    queue = synth.props(summaries.queue)
+    assert "FifoQueue" not in queue
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": _arn(synth, summaries.dead_letters),
+        "maxReceiveCount": 3,
+    }
+    assert queue["VisibilityTimeout"] >= 6 * synth.function("SummarizeWorker")["Timeout"]
+    (mapping,) = [
+        m["Properties"]
+        for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["EventSourceArn"] == _arn(synth, summaries.queue)
+    ]
+    assert mapping["FunctionName"] == {"Ref": synth.logical_id(summaries.worker)}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BatchSize"] == 5
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": 2}
+
+
+def test_dispatcher_fans_out_to_the_summarize_queue(synth: Synth) -> None:
+    queue = synth.stack.summaries.queue
+    env = synth.function("SummarizeDispatch")["Environment"]["Variables"]
+    assert env["AGENT_MEMORY_SUMMARIZE_QUEUE_URL"] == {"Ref": synth.logical_id(queue)}
+    sends = [
+        s["Resource"]
+        for s in synth.function_statements("SummarizeDispatch")
+        if "sqs:SendMessage" in as_list(s["Action"])
+    ]
+    assert sends == [_arn(synth, queue)]
+    assert not [
+        s for s in synth.function_statements("SummarizeDispatch") if "bedrock" in json.dumps(s["Action"])
+    ]
+
+
+def test_worker_may_invoke_exactly_the_two_configured_models(synth: Synth) -> None:
+    env = synth.function("SummarizeWorker")["Environment"]["Variables"]
+    assert env["AGENT_MEMORY_SUMMARIZER"] == "bedrock"
+    assert env["AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID"] == "anthropic.claude-3-haiku-20240307-v1:0"
+    assert env["AGENT_MEMORY_WRITE_QUEUE_URL"] == {"Ref": synth.logical_id(synth.stack.writes.queue)}
+    (bedrock,) = [
+        s
+        for s in synth.function_statements("SummarizeWorker")
+        if "bedrock:InvokeModel" in as_list(s["Action"])
+    ]
+    prefix = "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/"
+    assert sorted(render(r) for r in bedrock["Resource"]) == [
+        prefix + "amazon.titan-embed-text-v2:0",
+        prefix + "anthropic.claude-3-haiku-20240307-v1:0",
+    ]
+
+
+def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> None:
+    (bedrock,) = [
+        s for s in alt.function_statements("SummarizeWorker") if "bedrock:InvokeModel" in as_list(s["Action"])
+    ]
+    assert sorted(render(r) for r in bedrock["Resource"]) == sorted(
+        [
+            "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
+            "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/"
+            "us.anthropic.claude-3-5-haiku-20241022-v1:0",
+            "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/amazon.titan-embed-text-v2:0",
+        ]
+    )
+
+
+def test_retention_reads_the_plans_and_only_touches_the_store(synth: Synth) -> None:
+    env = synth.function("Retention")["Environment"]["Variables"]
+    assert json.loads(env["AGENT_MEMORY_PLANS"]) == synth.stack.config.plans
+    services = {a.split(":")[0] for s in synth.function_statements("Retention") for a in as_list(s["Action"])}
+    assert services == {"logs", "xray", "es"}

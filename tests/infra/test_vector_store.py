@@ -1,0 +1,150 @@
+"""The vector store: the managed domain (default) and the Serverless collection (alternative)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, committed_context, render
+
+pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
+
+STORE_USERS = ("Api", "Search", "Writer", "SummarizeDispatch", "SummarizeWorker", "Retention")
+
+
+def _role_arn(synth: Synth, function: str) -> dict[str, list[str]]:
+    return {"Fn::GetAtt": [synth.logical_id(synth.stack.factory.functions[function].role), "Arn"]}
+
+
+def test_domain_is_opensearch_2_encrypted_https_only_with_fgac_and_sizes_from_context(synth: Synth) -> None:
+    sizes = committed_context()["opensearch"]
+    domain = synth.resources[synth.logical_id(synth.stack.store.domain)]
+    props = domain["Properties"]
+    assert props["EngineVersion"] == f"OpenSearch_{sizes['engine_version']}"
+    assert props["EncryptionAtRestOptions"] == {"Enabled": True}
+    assert props["NodeToNodeEncryptionOptions"] == {"Enabled": True}
+    assert props["DomainEndpointOptions"] == {
+        "EnforceHTTPS": True,
+        "TLSSecurityPolicy": "Policy-Min-TLS-1-2-2019-07",
+    }
+    cluster = props["ClusterConfig"]
+    assert (cluster["InstanceType"], cluster["InstanceCount"]) == (
+        sizes["data_node_type"],
+        sizes["data_nodes"],
+    )
+    assert cluster["ZoneAwarenessEnabled"] is True
+    assert cluster["DedicatedMasterEnabled"] is False
+    assert props["EBSOptions"] == {"EBSEnabled": True, "VolumeSize": sizes["volume_gib"], "VolumeType": "gp3"}
+    security = props["AdvancedSecurityOptions"]
+    assert security["Enabled"] is True
+    assert security["InternalUserDatabaseEnabled"] is False
+    assert security["MasterUserOptions"] == {"MasterUserARN": _role_arn(synth, "IndexBootstrap")}
+    assert domain["DeletionPolicy"] == "Retain"
+
+
+def test_domain_publishes_slow_and_application_logs_through_a_native_resource_policy(synth: Synth) -> None:
+    publishing = synth.props(synth.stack.store.domain)["LogPublishingOptions"]
+    assert set(publishing) == {"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS"}
+    assert all(option["Enabled"] for option in publishing.values())
+    (policy,) = synth.of_type("AWS::Logs::ResourcePolicy").values()
+    (statement,) = json.loads(render(policy["Properties"]["PolicyDocument"]))["Statement"]
+    assert statement["Principal"] == {"Service": "es.amazonaws.com"}
+    assert sorted(statement["Action"]) == ["logs:CreateLogStream", "logs:PutLogEvents"]
+    assert len(statement["Resource"]) == 3
+    # No Lambda-backed custom resources for access or log policies (the L2 defaults).
+    assert not synth.of_type("Custom::OpenSearchAccessPolicy")
+    assert not [r for r in synth.resources.values() if r["Type"] == "Custom::AWS"]
+
+
+def test_domain_policy_allows_exactly_the_function_roles_and_only_the_bootstrap_may_put(synth: Synth) -> None:
+    statements = synth.props(synth.stack.store.domain)["AccessPolicies"]["Statement"]
+    by_principal = {json.dumps(s["Principal"]["AWS"], sort_keys=True): s for s in statements}
+    expected = {json.dumps(_role_arn(synth, f), sort_keys=True) for f in (*STORE_USERS, "IndexBootstrap")}
+    assert set(by_principal) == expected, "no '*' principal, no anonymous access"
+    for principal, statement in by_principal.items():
+        assert statement["Effect"] == "Allow"
+        assert render(statement["Resource"]).endswith(":domain/agent-memory-dev/*")
+        is_bootstrap = principal == json.dumps(_role_arn(synth, "IndexBootstrap"), sort_keys=True)
+        assert ("es:ESHttpPut" in statement["Action"]) is is_bootstrap
+        assert "es:ESHttpDelete" not in statement["Action"]
+
+
+def test_store_users_sign_for_the_domain_with_the_same_methods(synth: Synth) -> None:
+    for name in STORE_USERS:
+        env = synth.function(name)["Environment"]["Variables"]
+        assert env["AGENT_MEMORY_STORE"] == "opensearch"
+        assert env["AGENT_MEMORY_OPENSEARCH_SERVICE"] == "es"
+        assert render(env["AGENT_MEMORY_OPENSEARCH_ENDPOINT"]).startswith("https://<")
+        assert env["AGENT_MEMORY_EMBEDDING_DIMENSION"] == "1024"
+        es = [s for s in synth.function_statements(name) if str(as_list(s["Action"])[0]).startswith("es:")]
+        assert [sorted(as_list(s["Action"])) for s in es] == [
+            ["es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"]
+        ]
+
+
+def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(synth: Synth) -> None:
+    store = synth.stack.store
+    resource = synth.resources[synth.logical_id(store.bootstrap)]
+    props = resource["Properties"]
+    assert resource["Type"] == "Custom::IndexBootstrap"
+    assert (props["Alias"], props["Dimension"], props["ModelId"], props["Engine"], props["Serverless"]) == (
+        "agent-memory",
+        "1024",
+        "amazon.titan-embed-text-v2:0",
+        "faiss",
+        "false",
+    )
+    assert sorted(json.dumps(r) for r in props["BackendRoles"]) == sorted(
+        json.dumps(_role_arn(synth, f)) for f in STORE_USERS
+    )
+    assert synth.logical_id(store.domain) in resource["DependsOn"]
+    framework = synth.resources[props["ServiceToken"]["Fn::GetAtt"][0]]["Properties"]
+    user_function = framework["Environment"]["Variables"]["USER_ON_EVENT_FUNCTION_ARN"]
+    assert user_function == {"Fn::GetAtt": [synth.logical_id(store.bootstrap_function), "Arn"]}
+
+
+def test_serverless_collection_with_encryption_network_and_data_access_policies(alt: Synth) -> None:
+    assert not alt.of_type("AWS::OpenSearchService::Domain")
+    (collection,) = alt.of_type("AWS::OpenSearchServerless::Collection").values()
+    assert collection["Properties"]["Type"] == "VECTORSEARCH"
+    assert collection["Properties"]["StandbyReplicas"] == "DISABLED"
+    policies = {
+        p["Properties"]["Type"]: json.loads(p["Properties"]["Policy"])
+        for p in alt.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+    }
+    assert policies["encryption"]["AWSOwnedKey"] is True
+    assert policies["encryption"]["Rules"] == [
+        {"ResourceType": "collection", "Resource": ["collection/agent-memory-alt"]}
+    ]
+    assert policies["network"][0]["Rules"] == [
+        {"ResourceType": "collection", "Resource": ["collection/agent-memory-alt"]}
+    ]
+    depends = collection["DependsOn"]
+    assert len([d for d in depends if d in alt.of_type("AWS::OpenSearchServerless::SecurityPolicy")]) == 2
+
+
+def test_serverless_data_access_policy_names_each_function_role(alt: Synth) -> None:
+    (policy,) = alt.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
+    rules = json.loads(render(policy["Properties"]["Policy"]))
+    readers, admins = rules
+    assert readers["Rules"][0]["Resource"] == ["index/agent-memory-alt/agent-memory*"]
+    assert set(readers["Rules"][0]["Permission"]) == {
+        "aoss:ReadDocument",
+        "aoss:WriteDocument",
+        "aoss:DescribeIndex",
+    }
+    assert len(readers["Principal"]) == len(STORE_USERS)
+    assert "aoss:CreateIndex" in admins["Rules"][0]["Permission"]
+    assert admins["Principal"] == [
+        f"<{alt.logical_id(alt.stack.factory.functions['IndexBootstrap'].role)}.Arn>"
+    ]
+    for name in STORE_USERS:
+        env = alt.function(name)["Environment"]["Variables"]
+        assert env["AGENT_MEMORY_OPENSEARCH_SERVICE"] == "aoss"
+        aoss = [s for s in alt.function_statements(name) if s["Action"] == "aoss:APIAccessAll"]
+        assert [s["Resource"] for s in aoss] == [
+            {"Fn::GetAtt": [alt.logical_id(alt.stack.store.collection), "Arn"]}
+        ]
+    bootstrap = alt.resources[alt.logical_id(alt.stack.store.bootstrap)]
+    assert bootstrap["Properties"]["Serverless"] == "true"
+    assert "BackendRoles" not in bootstrap["Properties"]

@@ -1,0 +1,222 @@
+"""The Bedrock summarizer against botocore's Stubber: the Converse request it sends, throttling
+with backoff, service and configuration errors, and malformed answers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from agent_memory.adapters.embedders.hashing import HashingEmbedder
+from agent_memory.adapters.summarizers import BedrockSummarizer, build_summarizer
+from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
+from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, TEMPLATES, system_prompt, user_prompt
+from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
+from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.ports import Summarizer, SummaryInput
+from agent_memory.settings import Settings
+
+MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
+CHILDREN = [
+    SummaryInput("2026-11-20", "Alice moved the launch to March 3."),
+    SummaryInput("2026-11-20", "Bob will tell the Globex team."),
+]
+
+
+@pytest.fixture
+def client() -> Any:
+    return boto3.client("bedrock-runtime", region_name="us-east-1")
+
+
+@pytest.fixture
+def stub(client: Any) -> Iterator[Stubber]:
+    with Stubber(client) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+class Sleeps(list[float]):
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def summarizer(client: Any, sleeps: Sleeps | None = None, **kwargs: Any) -> BedrockSummarizer:
+    return BedrockSummarizer(
+        MODEL, client=client, sleep=sleeps if sleeps is not None else Sleeps(), rng=random.Random(7), **kwargs
+    )
+
+
+def answer(
+    text: str | None = "[2026-11-20] Alice moved the launch to March 3.", **extra: Any
+) -> dict[str, Any]:
+    content = [] if text is None else [{"text": text}]
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 412, "outputTokens": 37, "totalTokens": 449},
+        "metrics": {"latencyMs": 900},
+        **extra,
+    }
+
+
+def test_one_converse_call_at_temperature_zero_with_a_bounded_answer(client: Any, stub: Stubber) -> None:
+    # GIVEN Bedrock answers with a dated line
+    expected = {
+        "modelId": MODEL,
+        "system": [{"text": system_prompt(Grain.DAILY)}],
+        "messages": [
+            {"role": "user", "content": [{"text": user_prompt(Grain.DAILY, "2026-11-20", CHILDREN)}]}
+        ],
+        "inferenceConfig": {"temperature": 0.0, "maxTokens": 512},
+    }
+    stub.add_response("converse", answer(), expected)
+
+    # WHEN a day is summarized
+    out = summarizer(client, max_tokens=512).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+
+    # THEN the text, the model, the prompt version and the model's token counts come back
+    assert out.text == "[2026-11-20] Alice moved the launch to March 3."
+    assert (out.model_id, out.prompt_version) == (MODEL, PROMPT_VERSION)
+    assert (out.input_tokens, out.output_tokens) == (412, 37)
+
+
+def test_the_prompt_says_the_grain_and_carries_the_dated_children() -> None:
+    system = system_prompt(Grain.WEEKLY)
+    user = user_prompt(
+        Grain.WEEKLY, "2026-W47", [SummaryInput("2026-11-16", "[2026-11-16] a\n[2026-11-16] b")]
+    )
+    assert TEMPLATES[Grain.WEEKLY].task in system
+    assert "narrative" in system and "[2026-11-20]" in system  # the line format is shown
+    assert user.startswith("Period: weekly 2026-W47")
+    assert "2026-11-16:\n[2026-11-16] a\n[2026-11-16] b" in user
+    part = user_prompt(Grain.DAILY, "2026-11-20", CHILDREN, part=(2, 3))
+    assert "part 2 of 3" in part
+
+
+def test_every_grain_has_its_own_task() -> None:
+    tasks = {TEMPLATES[g].task for g in SUMMARY_GRAINS}
+    assert len(tasks) == len(SUMMARY_GRAINS)
+    assert "people involved and their roles" in TEMPLATES[Grain.DAILY].task
+    assert "themes and its milestones" in TEMPLATES[Grain.QUARTERLY].task
+    assert "achievements and the patterns" in TEMPLATES[Grain.YEARLY].task
+
+
+def test_throttling_is_retried_with_growing_jittered_backoff(client: Any, stub: Stubber) -> None:
+    # GIVEN two throttles, then an answer
+    for _ in range(2):
+        stub.add_client_error("converse", service_error_code="ThrottlingException", http_status_code=429)
+    stub.add_response("converse", answer())
+    sleeps = Sleeps()
+
+    out = summarizer(client, sleeps, backoff_s=2.0).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+
+    # THEN it slept twice, within 2 s then within 4 s (full jitter), and got the answer
+    assert out.text.startswith("[2026-11-20]")
+    assert len(sleeps) == 2
+    assert 0 <= sleeps[0] <= 2.0 and 0 <= sleeps[1] <= 4.0
+
+
+def test_throttling_that_does_not_end_is_a_dependency_error(client: Any, stub: Stubber) -> None:
+    for _ in range(3):
+        stub.add_client_error("converse", service_error_code="ThrottlingException", http_status_code=429)
+    sleeps = Sleeps()
+
+    with pytest.raises(DependencyError, match="kept throttling"):
+        summarizer(client, sleeps, throttle_retries=2).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+
+    assert len(sleeps) == 2  # no sleep after the last attempt
+
+
+@pytest.mark.parametrize(
+    "code", ["ServiceUnavailableException", "ModelTimeoutException", "InternalServerException"]
+)
+def test_service_failures_are_dependency_errors_without_local_retries(
+    client: Any, stub: Stubber, code: str
+) -> None:
+    stub.add_client_error("converse", service_error_code=code, http_status_code=503)
+    sleeps = Sleeps()
+
+    with pytest.raises(DependencyError, match=code):
+        summarizer(client, sleeps).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    "code", ["AccessDeniedException", "ResourceNotFoundException", "ValidationException"]
+)
+def test_a_misconfigured_model_is_a_configuration_error_naming_the_setting(
+    client: Any, stub: Stubber, code: str
+) -> None:
+    stub.add_client_error("converse", service_error_code=code, http_status_code=400)
+
+    with pytest.raises(ConfigurationError, match="AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID"):
+        summarizer(client).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+
+
+@pytest.mark.parametrize(
+    ("response", "message"),
+    [
+        (answer(text=None), "no text in output.message.content"),
+        (answer(text="   "), "no text in output.message.content"),
+        (answer(stopReason="content_filtered"), "content_filtered"),
+        (answer(stopReason="guardrail_intervened"), "guardrail_intervened"),
+    ],
+)
+def test_a_malformed_or_refused_answer_is_a_clear_dependency_error(
+    client: Any, stub: Stubber, response: dict[str, Any], message: str
+) -> None:
+    stub.add_response("converse", response)
+
+    with pytest.raises(DependencyError, match=message):
+        summarizer(client).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+
+
+class RawClient:
+    """Answers whatever it is given, unvalidated: shapes the Stubber (rightly) refuses to send."""
+
+    def __init__(self, response: dict[str, Any]) -> None:
+        self.response = response
+
+    def converse(self, **params: Any) -> dict[str, Any]:
+        return self.response
+
+
+@pytest.mark.parametrize("response", [{}, {"output": {}}, {"output": {"message": {"content": "text"}}}])
+def test_an_answer_without_a_content_list_is_a_clear_dependency_error(response: dict[str, Any]) -> None:
+    with pytest.raises(DependencyError, match=r"malformed Converse response: no output\.message\.content"):
+        summarizer(RawClient(response)).summarize(Grain.DAILY, "d", CHILDREN)
+
+
+def test_an_answer_cut_at_max_tokens_is_kept(client: Any, stub: Stubber) -> None:
+    stub.add_response("converse", answer("[2026-11-20] Alice moved", stopReason="max_tokens"))
+    assert summarizer(client).summarize(Grain.DAILY, "d", CHILDREN).text == "[2026-11-20] Alice moved"
+
+
+def test_text_blocks_are_joined_and_other_blocks_ignored(client: Any, stub: Stubber) -> None:
+    response = answer()
+    response["output"]["message"]["content"] = [
+        {"text": "[d] one"},
+        {"reasoningContent": {"reasoningText": {"text": "let me think"}}},
+        {"text": "[d] two"},
+    ]
+    stub.add_response("converse", response)
+    assert summarizer(client).summarize(Grain.DAILY, "d", CHILDREN).text == "[d] one\n[d] two"
+
+
+def test_a_budget_that_cannot_hold_two_answers_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="two full answers"):
+        BedrockSummarizer(MODEL, client=object(), max_tokens=1_000, max_input_chars=5_000)
+
+
+def test_the_factory_picks_the_summarizer_the_settings_name() -> None:
+    embedder = HashingEmbedder(64)
+    local = build_summarizer(Settings(summarizer="local"), embedder)
+    bedrock = build_summarizer(Settings(summarizer="bedrock", bedrock_summary_model_id="m-1"), embedder)
+    assert isinstance(local, LocalExtractiveSummarizer)
+    assert isinstance(bedrock, BedrockSummarizer) and bedrock.model_id == "m-1"
+    assert isinstance(bedrock, Summarizer)
