@@ -20,9 +20,13 @@ from agent_memory_stack.config import ConfigError, StackConfig, load_config
 from agent_memory_stack.stack import AgentMemoryStack
 
 
-def build(app: App, config: StackConfig) -> AgentMemoryStack:
-    """The stack for ``config`` in ``app``, with cdk-nag's AwsSolutions checks on the app."""
-    env = Environment(
+def build(app: App, config: StackConfig, env: Environment | None = None) -> AgentMemoryStack:
+    """The stack for ``config`` in ``app``, with cdk-nag's AwsSolutions checks on the app.
+
+    The account and region default to those the CDK CLI found in your credentials; without
+    them the template is environment-agnostic.
+    """
+    env = env or Environment(
         account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
     )
     stack = AgentMemoryStack(app, config.prefix, config=config, env=env)

@@ -23,14 +23,16 @@ ALTERNATIVE = {
     "stage": "alt",
     "vector_store": "serverless",
     "timezone": "Europe/Berlin",
-    "summary_model_id": "us.anthropic.claude-3-5-haiku-20241022-v1:0",
+    "summary_model_id": "eu.anthropic.claude-3-5-haiku-20241022-v1:0",
     "alarm_topic_arn": "arn:aws:sns:us-east-1:123456789012:oncall",
     "retain_data": False,
 }
 
 
-def _synth(tmp: Path, context: dict[str, Any]) -> Synth:
-    from aws_cdk import App
+def _synth(
+    tmp: Path, context: dict[str, Any], account: str | None = None, region: str | None = None
+) -> Synth:
+    from aws_cdk import App, Environment
     from aws_cdk.assertions import Template
 
     import app as cdk_app
@@ -40,7 +42,7 @@ def _synth(tmp: Path, context: dict[str, Any]) -> Synth:
     app = App(outdir=str(outdir), context={"aws:cdk:bundling-stacks": []})
     disable_socket()  # synthesis must not need the network
     try:
-        stack = cdk_app.build(app, parse_config(context))
+        stack = cdk_app.build(app, parse_config(context), Environment(account=account, region=region))
         app.synth()  # raises on any unacknowledged cdk-nag finding
     finally:
         enable_socket()
@@ -59,7 +61,13 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
 
 @pytest.fixture(scope="session")
 def alt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    """The alternative: Serverless collection, Europe/Berlin, inference profile, alarm topic."""
+    """The alternative: Serverless collection, Europe/Berlin, inference profile, alarm topic,
+    and a concrete account and region (as `cdk` with credentials synthesizes)."""
     if CDK_MISSING:
         pytest.skip(SKIP_REASON)
-    yield _synth(tmp_path_factory.mktemp("alternative"), {**committed_context(), **ALTERNATIVE})
+    yield _synth(
+        tmp_path_factory.mktemp("alternative"),
+        {**committed_context(), **ALTERNATIVE},
+        account="123456789012",
+        region="eu-west-1",
+    )

@@ -123,9 +123,9 @@ def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> No
     assert sorted(render(r) for r in bedrock["Resource"]) == sorted(
         [
             "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
-            "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/"
-            "us.anthropic.claude-3-5-haiku-20241022-v1:0",
-            "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/amazon.titan-embed-text-v2:0",
+            "arn:<AWS::Partition>:bedrock:eu-west-1:123456789012:inference-profile/"
+            "eu.anthropic.claude-3-5-haiku-20241022-v1:0",
+            "arn:<AWS::Partition>:bedrock:eu-west-1::foundation-model/amazon.titan-embed-text-v2:0",
         ]
     )
 

@@ -264,8 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--grain", required=True, choices=["daily", "weekly", "monthly", "quarterly", "yearly"]
     )
     summarize.add_argument("--period", help="one time key of the grain, e.g. 2026-11-21 or 2026-W47")
-    summarize.add_argument("--from", dest="from_", help="first day of a range, YYYY-MM-DD")
-    summarize.add_argument("--to", help="last day of a range (inclusive), YYYY-MM-DD")
+    summarize.add_argument("--from", dest="from_", metavar="DATE", help="first day of a range, YYYY-MM-DD")
+    summarize.add_argument("--to", metavar="DATE", help="last day of a range (inclusive), YYYY-MM-DD")
     summarize.add_argument(
         "--no-wait", action="store_true", help="only queue the jobs (a running server works them)"
     )
