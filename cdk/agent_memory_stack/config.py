@@ -83,13 +83,10 @@ class ScheduleConfig(_Strict):
     max_event_age_minutes: int = Field(default=120, ge=1, le=1440)
 
 
-#: plan -> grain -> days a record of that grain is kept (null: kept for ever).
+#: Retention overrides: plan -> grain -> hours a record of that grain is kept (null: for ever),
+#: merged by the functions over their defaults (functions/agent_memory/domain/plans.py, read
+#: from ``AGENT_MEMORY_PLANS``). Empty: the defaults, which live in one place, the code.
 Plans = dict[str, dict[str, int | None]]
-
-DEFAULT_PLANS: Plans = {
-    "free": {"working": 30, "daily": 90, "weekly": 365, "monthly": 730, "quarterly": 1825, "yearly": None},
-    "pro": {"working": 90, "daily": 365, "weekly": 730, "monthly": 1825, "quarterly": None, "yearly": None},
-}
 
 
 class StackConfig(_Strict):
@@ -108,7 +105,7 @@ class StackConfig(_Strict):
     summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
     #: IANA zone of the cascade's period boundaries and of the schedules' clocks.
     timezone: str = "UTC"
-    plans: Plans = Field(default_factory=lambda: dict(DEFAULT_PLANS))
+    plans: Plans = Field(default_factory=dict)
     log_retention_days: int = 30
     api: ApiConfig = ApiConfig()
     schedules: ScheduleConfig = ScheduleConfig()
@@ -155,17 +152,15 @@ class StackConfig(_Strict):
     @field_validator("plans")
     @classmethod
     def _plans(cls, plans: Plans) -> Plans:
-        if not plans:
-            raise ValueError("at least one plan is needed")
         for name, grains in plans.items():
             if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", name):
                 raise ValueError(f"plan name {name!r} must be lowercase letters, digits, - or _")
             unknown = sorted(set(grains) - set(GRAINS))
             if unknown:
                 raise ValueError(f"plan {name!r}: unknown grains {unknown} (known: {list(GRAINS)})")
-            for grain, days in grains.items():
-                if days is not None and days < 1:
-                    raise ValueError(f"plan {name!r}: {grain} must be kept at least 1 day, or null")
+            for grain, hours in grains.items():
+                if hours is not None and hours < 1:
+                    raise ValueError(f"plan {name!r}: {grain} must be kept at least 1 hour, or null")
         return plans
 
     @model_validator(mode="after")

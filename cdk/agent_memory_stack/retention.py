@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from agent_memory_stack.config import StackConfig
@@ -23,6 +25,7 @@ class Retention(Construct):
         factory: FunctionFactory,
         store: VectorStore,
         scheduling: Scheduling,
+        tenants: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
         self.function = factory.build(
@@ -38,8 +41,14 @@ class Retention(Construct):
                     **store.environment(),
                     "AGENT_MEMORY_TIMEZONE": config.timezone,
                     "AGENT_MEMORY_PLANS": config.plans_json,
+                    # Each tenant's plan is that of its newest live key in the tenants table.
+                    "AGENT_MEMORY_TENANTS_TABLE": tenants.table_name,
                 },
             ),
         )
         store.grant_data_access(self.function)
+        # Listing keys is a scan of the table itself (its index holds key ids only).
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(actions=["dynamodb:Scan"], resources=[tenants.table_arn])
+        )
         scheduling.add("Retention", RETENTION, self.function, {})

@@ -45,14 +45,6 @@ class AgentMemoryStack(Stack):
             writes=self.writes,
             scheduling=self.scheduling,
         )
-        self.retention = Retention(
-            self,
-            "Retention",
-            config=config,
-            factory=self.factory,
-            store=self.store,
-            scheduling=self.scheduling,
-        )
         self.api = Api(
             self,
             "Api",
@@ -61,6 +53,15 @@ class AgentMemoryStack(Stack):
             store=self.store,
             writes=self.writes,
             summarize_queue=self.summaries.queue,
+        )
+        self.retention = Retention(
+            self,
+            "Retention",
+            config=config,
+            factory=self.factory,
+            store=self.store,
+            scheduling=self.scheduling,
+            tenants=self.api.tenants,
         )
         self.observability = Observability(
             self,

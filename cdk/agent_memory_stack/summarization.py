@@ -89,6 +89,8 @@ class Summarization(Construct):
                     **store.environment(),
                     **writes.queue_environment(),
                     **timezone,
+                    # A job may queue the backfill of a missing child period.
+                    "AGENT_MEMORY_SUMMARIZE_QUEUE_URL": self.queue.queue_url,
                     "AGENT_MEMORY_SUMMARIZER": "bedrock",
                     "AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID": config.summary_model_id,
                 },
@@ -103,6 +105,7 @@ class Summarization(Construct):
             )
         )
         writes.grant_enqueue(self.worker)
+        self.queue.grant_send_messages(self.worker)
         store.grant_data_access(self.worker)
         grant_invoke(self.worker, self, config.embedding_model_id, config.summary_model_id)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.scoring import RankingWeights
@@ -32,6 +32,7 @@ from agent_memory.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from agent_memory.adapters.local_queue import LocalFifoQueue
+    from agent_memory.services.retention import RetentionService
 
 
 @cache
@@ -161,6 +162,35 @@ def dispatch_service() -> DispatchService:
 def summarize_service() -> SummarizeService:
     return SummarizeService(
         store(), summarizer(), write_queue(), job_queue(), clock(), get_settings().timezone
+    )
+
+
+def retention_service() -> RetentionService:
+    """Built per run, not cached: the plans are read afresh, so an upgrade counts at the next run."""
+    from datetime import timedelta
+
+    from agent_memory.domain.plans import load_plans
+    from agent_memory.services.retention import KeyStorePlans, RetentionService
+
+    settings = get_settings()
+    keys: Any
+    if settings.tenants_table:
+        from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
+
+        keys = DynamoDbKeyStore(settings.tenants_table)
+    else:
+        from agent_memory.local.keys import LocalKeyStore
+
+        keys = LocalKeyStore(settings.auth_path)
+    return RetentionService(
+        store(),
+        KeyStorePlans(keys),
+        clock(),
+        load_plans(settings.plans),
+        timezone=settings.timezone,
+        max_unsummarized=timedelta(days=settings.retention_max_unsummarized_days),
+        forget_grace=timedelta(days=settings.forget_grace_days),
+        max_working=settings.max_working_per_agent,
     )
 
 

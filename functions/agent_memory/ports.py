@@ -248,6 +248,14 @@ class AuditEvent:
     at: datetime
 
 
+class TenantPlans(Protocol):
+    """A tenant's plan, as the tenant record the authorizer reads names it (retention's input)."""
+
+    def plan_of(self, tenant_id: str) -> str | None:
+        """The plan's name; None when the tenant is unknown (the default plan applies)."""
+        ...
+
+
 class MemoryStore(Protocol):
     """Records and their vectors. Every method is scoped to one tenant and agent."""
 
@@ -332,4 +340,26 @@ class MemoryStore(Protocol):
         The summarization dispatcher's primitive: the only cross-tenant read, and it returns
         ids only. Paginated with an opaque cursor.
         """
+        ...
+
+    def retention_candidates(
+        self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
+    ) -> Page:
+        """One page of the tenant's ``grain`` records whose span ended before ``cutoff``.
+
+        Retention's reading primitive, deleted and expired records included, every agent of the
+        tenant, in a stable order (span end, then a store order); ``next_cursor`` is None after
+        the last page. Retention reads, decides per record (is it summarized yet?) and deletes
+        with `delete_records`: records it keeps stay, and the cursor walks past them.
+        """
+        ...
+
+    def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
+        """Hard-delete these records of the agent (and the aliases pointing at them); how many
+        went. The audit trail stays. Idempotent: ids already gone are skipped."""
+        ...
+
+    def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
+        """Hard-delete the tenant's records expired at ``now`` and those forgotten before
+        ``forgotten_before`` (the end of the grace period); how many went. Idempotent."""
         ...

@@ -55,4 +55,5 @@ SCHEDULES: tuple[Schedule, ...] = (
         "summarize-quarterly", "cron(15 3 1 1,4,7,10 ? *)", "summarize_dispatch", {"grain": "quarterly"}, True
     ),
     Schedule("summarize-yearly", "cron(15 4 1 1 ? *)", "summarize_dispatch", {"grain": "yearly"}, True),
+    Schedule("retention", "cron(15 5 * * ? *)", "retention"),
 )

@@ -73,6 +73,17 @@ class Settings(BaseSettings):
     #: the redrive policy of the queue).
     max_receive_count: int = Field(default=5, ge=1, le=1000)
 
+    # --- retention (see domain/plans.py) -------------------------------------------------------
+    #: JSON ``{"plan": {"grain": hours-or-null}}`` merged over the default plans.
+    plans: str | None = None
+    #: An unsummarized record is kept past its grain's cutoff until its parent summary exists,
+    #: but never longer than this (a cascade that never runs must not keep memory for ever).
+    retention_max_unsummarized_days: int = Field(default=30, ge=1)
+    #: Days a forgotten (soft-deleted) record stays before cleanup purges it.
+    forget_grace_days: int = Field(default=7, ge=0)
+    #: Working memories kept per agent; past it the least important, then oldest, go first.
+    max_working_per_agent: int = Field(default=10_000, ge=1)
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:

@@ -26,6 +26,7 @@ ALTERNATIVE = {
     "summary_model_id": "eu.anthropic.claude-3-5-haiku-20241022-v1:0",
     "alarm_topic_arn": "arn:aws:sns:us-east-1:123456789012:oncall",
     "retain_data": False,
+    "plans": {"pro": {"working": 720}, "team": {"daily": 2400, "yearly": None}},
 }
 
 

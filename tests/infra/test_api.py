@@ -191,7 +191,7 @@ def test_api_function_reaches_queue_pending_store_and_summarize_jobs_but_not_bed
     sends = [s["Resource"] for s in statements if "sqs:SendMessage" in as_list(s["Action"])]
     assert {"Fn::GetAtt": [synth.logical_id(synth.stack.summaries.queue), "Arn"]} in sends
     env = synth.function("Api")["Environment"]["Variables"]
-    assert json.loads(env["AGENT_MEMORY_PLANS"]) == synth.stack.config.plans
+    assert env["AGENT_MEMORY_SUMMARIZE_QUEUE_URL"] == {"Ref": synth.logical_id(synth.stack.summaries.queue)}
 
 
 def test_search_function_may_embed_with_the_configured_model_only(synth: Synth) -> None:

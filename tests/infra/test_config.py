@@ -9,7 +9,6 @@ import pytest
 from tests.infra.support import committed_context
 
 from agent_memory_stack.config import (
-    DEFAULT_PLANS,
     ConfigError,
     StackConfig,
     base_model_id,
@@ -29,7 +28,8 @@ def test_committed_cdk_json_is_the_documented_default() -> None:
     # GIVEN cdk.json as committed WHEN parsed THEN it is exactly the model's defaults, so the file
     # and the field docs in config.py never drift apart
     assert parse_config(committed_context()) == StackConfig()
-    assert StackConfig().plans == DEFAULT_PLANS
+    # Retention defaults live in the functions (domain/plans.py); cdk.json only overrides them.
+    assert StackConfig().plans == {}
 
 
 def test_no_context_means_defaults_and_stage_can_be_overridden() -> None:
@@ -80,8 +80,8 @@ def test_every_problem_is_reported_with_its_path() -> None:
         ),
         ({"embedding_model_id": "cohere.embed-english-v3"}, "only Amazon Titan Text Embeddings v2"),
         ({"plans": {"free": {"hourly": 3}}}, "unknown grains ['hourly']"),
-        ({"plans": {"free": {"daily": 0}}}, "at least 1 day"),
-        ({"plans": {}}, "at least one plan"),
+        ({"plans": {"free": {"daily": 0}}}, "at least 1 hour"),
+        ({"plans": {"Free Tier": {"daily": 1}}}, "plan name 'Free Tier'"),
         ({"opensearch": {"master_nodes": 2}}, "agent_memory.opensearch.master_nodes"),
         ({"alarm_topic_arn": "my-topic"}, "agent_memory.alarm_topic_arn"),
         ("{not json", "not valid JSON"),
@@ -99,10 +99,18 @@ def test_inference_profiles_are_recognised_and_resolve_to_their_model() -> None:
     assert base_model_id("amazon.titan-embed-text-v2:0") == "amazon.titan-embed-text-v2:0"
 
 
-def test_plans_travel_as_compact_sorted_json() -> None:
-    plans = json.loads(StackConfig().plans_json)
-    assert plans == DEFAULT_PLANS
-    assert " " not in StackConfig().plans_json
+def test_plan_overrides_travel_as_compact_json_in_the_functions_format() -> None:
+    # GIVEN overrides in hours, as AGENT_MEMORY_PLANS (domain/plans.py) reads them
+    config = parse_config({"plans": {"pro": {"working": 720, "yearly": None}, "team": {"daily": 2400}}})
+    # THEN they travel unchanged, compact, and the functions' own parser accepts them
+    assert json.loads(config.plans_json) == {"pro": {"working": 720, "yearly": None}, "team": {"daily": 2400}}
+    assert " " not in config.plans_json
+    from agent_memory.domain.grains import Grain
+    from agent_memory.domain.plans import load_plans
+
+    plans = load_plans(config.plans_json)
+    assert plans["pro"][Grain.WORKING] == 720
+    assert plans["team"][Grain.DAILY] == 2400
 
 
 def test_load_config_reads_the_app_context() -> None:

@@ -104,6 +104,16 @@ def test_worker_may_invoke_exactly_the_two_configured_models(synth: Synth) -> No
     assert env["AGENT_MEMORY_SUMMARIZER"] == "bedrock"
     assert env["AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID"] == "anthropic.claude-3-haiku-20240307-v1:0"
     assert env["AGENT_MEMORY_WRITE_QUEUE_URL"] == {"Ref": synth.logical_id(synth.stack.writes.queue)}
+    # A job may queue the backfill of a missing child period.
+    assert env["AGENT_MEMORY_SUMMARIZE_QUEUE_URL"] == {"Ref": synth.logical_id(synth.stack.summaries.queue)}
+    sends = [
+        s["Resource"]
+        for s in synth.function_statements("SummarizeWorker")
+        if "sqs:SendMessage" in as_list(s["Action"])
+    ]
+    assert sorted(map(str, sends)) == sorted(
+        map(str, [_arn(synth, synth.stack.writes.queue), _arn(synth, synth.stack.summaries.queue)])
+    )
     (bedrock,) = [
         s
         for s in synth.function_statements("SummarizeWorker")
@@ -130,8 +140,24 @@ def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> No
     )
 
 
-def test_retention_reads_the_plans_and_only_touches_the_store(synth: Synth) -> None:
-    env = synth.function("Retention")["Environment"]["Variables"]
-    assert json.loads(env["AGENT_MEMORY_PLANS"]) == synth.stack.config.plans
+def test_retention_reads_the_plan_overrides_and_only_touches_the_store(synth: Synth, alt: Synth) -> None:
+    assert json.loads(synth.function("Retention")["Environment"]["Variables"]["AGENT_MEMORY_PLANS"]) == {}
+    env = alt.function("Retention")["Environment"]["Variables"]
+    assert json.loads(env["AGENT_MEMORY_PLANS"]) == {
+        "pro": {"working": 720},
+        "team": {"daily": 2400, "yearly": None},
+    }
     services = {a.split(":")[0] for s in synth.function_statements("Retention") for a in as_list(s["Action"])}
-    assert services == {"logs", "xray", "es"}
+    assert services == {"logs", "xray", "es", "dynamodb"}
+    # Plans come from the tenants' keys: a scan of the tenants table, nothing else in DynamoDB.
+    tenants = synth.stack.api.tenants
+    dynamo = [s for s in synth.function_statements("Retention") if str(s["Action"]).startswith("dynamodb")]
+    assert dynamo == [
+        {
+            "Action": "dynamodb:Scan",
+            "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [synth.logical_id(tenants), "Arn"]},
+        }
+    ]
+    env = synth.function("Retention")["Environment"]["Variables"]
+    assert env["AGENT_MEMORY_TENANTS_TABLE"] == {"Ref": synth.logical_id(tenants)}

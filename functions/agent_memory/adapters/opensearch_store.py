@@ -649,6 +649,102 @@ class OpenSearchStore:
             )
             after = hits[-1]["sort"]
 
+    def retention_candidates(
+        self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
+    ) -> Page:
+        """The tenant's ``grain`` records ending before ``cutoff``, sorted by (span end, id),
+        paged with ``search_after`` (the cursor is the last hit's sort values, as JSON). No
+        routing: every agent of the tenant, all shards."""
+        body: dict[str, Any] = {
+            "size": limit,
+            "_source": _NO_VECTOR,
+            "query": {
+                "bool": {
+                    "filter": [
+                        _term("tenant_id", tenant_id),
+                        _term("grain", Grain(grain).value),
+                        {"range": {"span_end": {"lt": ts(cutoff)}}},
+                    ]
+                }
+            },
+            "sort": [
+                {"span_end": {"order": "asc"}},
+                {"id": {"order": "asc"}},
+                {"agent_id": {"order": "asc"}},
+            ],
+        }
+        if cursor is not None:
+            try:
+                after = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+            except (ValueError, binascii.Error) as exc:
+                raise ValidationFailedError("invalid cursor") from exc
+            body["search_after"] = after
+        hits = _hits(
+            self._search(body, "finding records past retention", request_timeout=MAINTENANCE_TIMEOUT_S)
+        )
+        records = [to_record(h["_source"]) for h in hits if h["_source"].get("tenant_id") == tenant_id]
+        next_cursor = None
+        if len(hits) == limit:
+            next_cursor = base64.urlsafe_b64encode(json.dumps(hits[-1]["sort"]).encode()).decode()
+        return Page(records=records, next_cursor=next_cursor)
+
+    def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
+        """One bulk request of deletes by document id per `DELETE_PAGE` ids (routed to the
+        agent's shard); a missing document is not an error (idempotent)."""
+        ids = list(dict.fromkeys(record_ids))
+        deleted = 0
+        for i in range(0, len(ids), DELETE_PAGE):
+            lines = [
+                {
+                    "delete": {
+                        "_index": self.alias,
+                        "_id": doc_id(tenant_id, agent_id, rid),
+                        **self._route(tenant_id, agent_id),
+                    }
+                }
+                for rid in ids[i : i + DELETE_PAGE]
+            ]
+            response = self._bulk(lines, "deleting records past retention")
+            for item in response.get("items", []):
+                result = item.get("delete", {})
+                if result.get("result") == "deleted":
+                    deleted += 1
+                elif result.get("status") not in (200, 404):
+                    raise DependencyError(f"deleting records past retention failed: {result}")
+        return deleted
+
+    def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
+        """Expired or long-forgotten records of the tenant, by ``_delete_by_query`` with slices
+        (pages of ids on Serverless), like `delete_older_than`."""
+        query = {
+            "bool": {
+                "filter": [_term("tenant_id", tenant_id)],
+                "should": [
+                    {"range": {"expires_at": {"lte": ts(now)}}},
+                    {"range": {"deleted_at": {"lt": ts(forgotten_before)}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        }
+        if self.serverless:
+            return self._delete_by_pages(query)
+        params: dict[str, Any] = {
+            "slices": "auto",
+            "conflicts": "proceed",
+            "wait_for_completion": "true",
+            "request_timeout": MAINTENANCE_TIMEOUT_S,
+        }
+        if self._refresh:
+            params["refresh"] = "true"
+        with os_errors("purging expired and forgotten records", self.alias):
+            response = self._client.delete_by_query(index=self.alias, body={"query": query}, params=params)
+        failures = response.get("failures") or []
+        if failures:
+            raise DependencyError(
+                f"purge of {tenant_id} had {len(failures)} failures; it is safe to run again"
+            )
+        return int(response.get("deleted", 0))
+
     # -- reads --------------------------------------------------------------------------------
 
     def _resolve(self, tenant_id: str, agent_id: str, record_id: str) -> str | None:

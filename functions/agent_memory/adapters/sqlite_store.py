@@ -751,6 +751,76 @@ class SqliteMemoryStore:
             if deleted < _DELETE_BATCH:
                 return total
 
+    _ORPHAN_ALIASES = (
+        "DELETE FROM aliases WHERE tenant_id = ? AND NOT EXISTS (SELECT 1 FROM records r "
+        "WHERE r.tenant_id = aliases.tenant_id AND r.agent_id = aliases.agent_id "
+        "AND r.id = aliases.record_id)"
+    )
+
+    def retention_candidates(
+        self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
+    ) -> Page:
+        """The tenant's ``grain`` records ending before ``cutoff``, by (span end, seq).
+
+        Keyset-paged on the retention index (its rowid suffix gives the seq order for free), so
+        each page costs its own size, however many earlier records retention chose to keep.
+        """
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        grain = Grain(grain)
+        bound = {"t": tenant_id, "g": grain.value, "c": _to_us(cutoff)}
+        where = "tenant_id = ? AND grain = ? AND span_end < ?"
+        params: list[Any] = [tenant_id, grain.value, bound["c"]]
+        if cursor is not None:
+            end, seq = _keyset(_decode_cursor(cursor, bound), ("e", int), ("q", int))
+            where += " AND (span_end > ? OR (span_end = ? AND seq > ?))"
+            params += [end, end, seq]
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT r.seq, r.span_end, {_SELECT} FROM records r INDEXED BY records_by_retention "
+                f"WHERE {where} ORDER BY r.span_end, r.seq LIMIT ?",
+                (*params, limit + 1),
+            ).fetchall()
+        page = rows[:limit]
+        next_cursor = None
+        if len(rows) > limit:
+            next_cursor = _encode_cursor({**bound, "e": page[-1][1], "q": page[-1][0]})
+        return Page(records=[_row_to_record(row[2:]) for row in page], next_cursor=next_cursor)
+
+    def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
+        """Hard-delete by id, in batches of one transaction each."""
+        ids = list(dict.fromkeys(record_ids))
+        total = 0
+        for i in range(0, len(ids), _DELETE_BATCH):
+            chunk = ids[i : i + _DELETE_BATCH]
+            marks = ", ".join("?" for _ in chunk)
+            with self._tx(write=True) as conn:
+                deleted = conn.execute(
+                    f"DELETE FROM records WHERE tenant_id = ? AND agent_id = ? AND id IN ({marks})",
+                    (tenant_id, agent_id, *chunk),
+                ).rowcount
+                if deleted:
+                    conn.execute(self._ORPHAN_ALIASES, (tenant_id,))
+            total += deleted
+        return total
+
+    def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
+        """Expired and long-forgotten records of the tenant, in batches (a full scan of the
+        tenant's rows: purge runs once a day, and both columns are mostly null)."""
+        total = 0
+        while True:
+            with self._tx(write=True) as conn:
+                deleted = conn.execute(
+                    "DELETE FROM records WHERE seq IN (SELECT seq FROM records WHERE tenant_id = ? "
+                    "AND (expires_at <= ? OR deleted_at < ?) LIMIT ?)",
+                    (tenant_id, _to_us(now), _to_us(forgotten_before), _DELETE_BATCH),
+                ).rowcount
+                if deleted:
+                    conn.execute(self._ORPHAN_ALIASES, (tenant_id,))
+            total += deleted
+            if deleted < _DELETE_BATCH:
+                return total
+
     def agents_with_records(
         self,
         grain: Grain,

@@ -1,0 +1,22 @@
+"""The retention run: invoked daily by EventBridge Scheduler (or by hand, or the admin route).
+
+Event: ``{}`` (anything else is ignored). It cleans up every tenant with records, per its plan
+(`agent_memory.services.retention`), and returns what it did. Safe to run twice: the second run
+finds nothing more to delete.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agent_memory import container
+from agent_memory.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return container.retention_service().run().as_dict()

@@ -1,0 +1,271 @@
+"""Retention on the local store, on a controlled clock: plans, cutoffs, the unsummarized-keep rule,
+purges, quotas and importance decay."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.fakes import FixedClock
+
+from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+from agent_memory.domain.cascade import covered_span, key_for_day
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import content_hash, memory_id, summary_id
+from agent_memory.domain.keys import KeyInfo
+from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
+from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.ports import StoredRecord
+from agent_memory.services.retention import KeyStorePlans, RetentionService
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+DIM = 8
+
+
+class Plans:
+    def __init__(self, plans: dict[str, str]) -> None:
+        self.plans = plans
+
+    def plan_of(self, tenant_id: str) -> str | None:
+        return self.plans.get(tenant_id)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SqliteMemoryStore:
+    return SqliteMemoryStore(tmp_path / "m.db", dimension=DIM, model_id="test")
+
+
+def _vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def working(
+    tenant: str, at: datetime, text: str, agent: str = "a", importance: float = 0.5, **fields: object
+) -> MemoryRecord:
+    return MemoryRecord(
+        id=memory_id(tenant, agent, text),
+        tenant_id=tenant,
+        agent_id=agent,
+        content=text,
+        content_hash=content_hash(text),
+        importance=importance,
+        created_at=at,
+        updated_at=at,
+        occurred_at=at,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def summary(tenant: str, grain: Grain, key: str, agent: str = "a") -> MemoryRecord:
+    start, end = covered_span(grain, key, "UTC")
+    text = f"{grain.value} {key}"
+    return MemoryRecord(
+        id=summary_id(tenant, agent, grain.value, key),
+        tenant_id=tenant,
+        agent_id=agent,
+        grain=grain,
+        time_key=key,
+        period_start=start,
+        period_end=end,
+        kind=MemoryKind.SUMMARY,
+        content=text,
+        content_hash=content_hash(text),
+        created_at=end,
+        updated_at=end,
+        occurred_at=start,
+    )
+
+
+def put(store: SqliteMemoryStore, *records: MemoryRecord) -> None:
+    store.put([StoredRecord(r, _vec(i)) for i, r in enumerate(records)])
+
+
+#: A plan that keeps working memory for years, so quota and decay are seen on their own.
+LONG = '{"long": {"working": 100000}}'
+
+
+def service(store: SqliteMemoryStore, plans: dict[str, str], **kw: object) -> RetentionService:
+    return RetentionService(store, Plans(plans), FixedClock(NOW), load_plans(LONG), **kw)  # type: ignore[arg-type]
+
+
+def daily_of(record: MemoryRecord) -> MemoryRecord:
+    return summary(
+        record.tenant_id, Grain.DAILY, key_for_day(Grain.DAILY, record.occurred_at.date()), record.agent_id
+    )
+
+
+def alive(store: SqliteMemoryStore, record: MemoryRecord) -> bool:
+    return store.get(record.tenant_id, record.agent_id, record.id) is not None
+
+
+@pytest.mark.parametrize(("plan", "hours"), [("free", 48), ("starter", 120), ("pro", 240)])
+def test_working_memory_goes_at_its_plans_cutoff_once_summarized(
+    store: SqliteMemoryStore, plan: str, hours: int
+) -> None:
+    # GIVEN summarized working memory just inside and just outside the plan's cutoff
+    inside = working("t", NOW - timedelta(hours=hours - 1), "inside")
+    outside = working("t", NOW - timedelta(hours=hours + 1), "outside")
+    put(store, inside, outside, daily_of(inside), daily_of(outside))
+    # WHEN retention runs
+    report = service(store, {"t": plan}).run()
+    # THEN only the record past the cutoff is gone
+    assert not alive(store, outside)
+    assert alive(store, inside)
+    assert report.deleted["working"] == 1
+
+
+@pytest.mark.parametrize("plan", ["free", "starter", "pro"])
+@pytest.mark.parametrize("grain", [Grain.DAILY, Grain.WEEKLY, Grain.MONTHLY, Grain.QUARTERLY, Grain.YEARLY])
+def test_each_summary_grain_goes_at_its_plans_cutoff(
+    store: SqliteMemoryStore, plan: str, grain: Grain
+) -> None:
+    # GIVEN a summary of that grain whose period ended past the cutoff, and one that ended inside it
+    kept = timedelta(hours=DEFAULT_PLANS[plan][grain] or 0)
+    old_day = (NOW - kept - timedelta(days=400)).date()
+    new_day = (NOW - kept + timedelta(days=1)).date()
+    old = summary("t", grain, key_for_day(grain, old_day))
+    recent_key = key_for_day(grain, new_day)
+    recent = summary("t", grain, recent_key)
+    put(store, old, recent)
+    # AND their parents exist (so nothing is kept as unsummarized)
+    parents = []
+    for rec in (old, recent):
+        from agent_memory.services.retention import parent_of
+
+        ref = parent_of(rec, "UTC")
+        if ref is not None:
+            parents.append(summary("t", *ref))
+    put(store, *parents)
+    # WHEN retention runs with a generous hard maximum age
+    service(store, {"t": plan}, max_unsummarized=timedelta(days=10_000)).run()
+    # THEN the old one is gone; the recent one (its period ended after the cutoff) stays
+    assert not alive(store, old)
+    if covered_span(grain, recent_key, "UTC")[1] > NOW - kept:
+        assert alive(store, recent)
+
+
+def test_unlimited_never_forgets(store: SqliteMemoryStore) -> None:
+    ancient = working("t", NOW - timedelta(days=5000), "ancient")
+    put(store, ancient, daily_of(ancient))
+    assert service(store, {"t": "unlimited"}, max_unsummarized=timedelta(days=10)).run().total_deleted == 0
+    assert alive(store, ancient)
+
+
+def test_unsummarized_memory_is_kept_until_its_parent_exists_then_deleted(store: SqliteMemoryStore) -> None:
+    # GIVEN free-plan working memory 3 days old whose daily summary was never made
+    old = working("t", NOW - timedelta(days=3), "not yet summarized")
+    put(store, old)
+    # WHEN retention runs THEN it is kept and counted
+    report = service(store, {"t": "free"}).run()
+    assert alive(store, old)
+    assert report.kept_unsummarized == 1
+    # WHEN its daily summary is made and retention runs again THEN it goes
+    put(store, daily_of(old))
+    report = service(store, {"t": "free"}).run()
+    assert not alive(store, old)
+    assert report.kept_unsummarized == 0
+
+
+def test_unsummarized_memory_goes_after_the_hard_maximum_age(store: SqliteMemoryStore) -> None:
+    old = working("t", NOW - timedelta(days=31), "never summarized")
+    put(store, old)
+    service(store, {"t": "free"}, max_unsummarized=timedelta(days=30)).run()
+    assert not alive(store, old)
+
+
+def test_an_unsummarized_daily_summary_is_kept_until_its_week_is_made(store: SqliteMemoryStore) -> None:
+    day = summary("t", Grain.DAILY, "2026-09-01")
+    put(store, day)
+    service(store, {"t": "free"}, max_unsummarized=timedelta(days=1000)).run()
+    assert alive(store, day)
+    put(store, summary("t", Grain.WEEKLY, key_for_day(Grain.WEEKLY, datetime(2026, 9, 1).date())))
+    service(store, {"t": "free"}, max_unsummarized=timedelta(days=1000)).run()
+    assert not alive(store, day)
+
+
+def test_a_second_run_deletes_nothing_more_and_other_tenants_are_untouched(store: SqliteMemoryStore) -> None:
+    records = [working("t", NOW - timedelta(days=3, minutes=i), f"r{i}") for i in range(30)]
+    other = working("u", NOW - timedelta(days=3), "other tenant on pro")
+    put(store, *records, daily_of(records[0]), daily_of(records[-1]), other)
+    first = service(store, {"t": "free", "u": "pro"}, page=7).run()
+    second = service(store, {"t": "free", "u": "pro"}, page=7).run()
+    assert first.deleted["working"] == 30
+    assert second.total_deleted == 0
+    assert alive(store, other)
+
+
+def test_expired_and_long_forgotten_records_are_purged(store: SqliteMemoryStore) -> None:
+    from agent_memory.ports import AuditEvent
+
+    expired = working("t", NOW - timedelta(hours=1), "expired", expires_at=NOW - timedelta(minutes=1))
+    fresh = working("t", NOW - timedelta(hours=1), "fresh", expires_at=NOW + timedelta(days=1))
+    forgotten = working("t", NOW - timedelta(hours=1), "forgotten")
+    put(store, expired, fresh, forgotten)
+    event = AuditEvent("t", "a", forgotten.id, "forget", "key", NOW - timedelta(days=1))
+    assert store.soft_delete("t", "a", forgotten.id, event)
+    # WHEN retention runs within the grace period THEN the forgotten record stays (soft-deleted)
+    report = service(store, {"t": "pro"}, forget_grace=timedelta(days=7)).run()
+    assert report.purged == 1
+    assert not alive(store, expired) and alive(store, fresh) and alive(store, forgotten)
+    # WHEN the grace period has passed THEN it is purged
+    service(store, {"t": "pro"}, forget_grace=timedelta(hours=1)).run()
+    assert not alive(store, forgotten)
+
+
+def test_over_quota_the_least_important_then_oldest_go_first(store: SqliteMemoryStore) -> None:
+    base = NOW - timedelta(hours=5)
+    low_old = working("t", base, "low old", importance=0.2)
+    low_new = working("t", base + timedelta(hours=1), "low new", importance=0.2)
+    high_old = working("t", base, "high old", importance=0.9)
+    mid = working("t", base + timedelta(hours=2), "mid", importance=0.5)
+    put(store, low_old, low_new, high_old, mid, daily_of(low_old))
+    report = service(store, {"t": "long"}, max_working=2).run()
+    assert report.over_quota == 2
+    assert [alive(store, r) for r in (low_old, low_new, high_old, mid)] == [False, False, True, True]
+
+
+def test_quota_keeps_unsummarized_memory(store: SqliteMemoryStore) -> None:
+    records = [working("t", NOW - timedelta(hours=1, minutes=i), f"q{i}") for i in range(3)]
+    put(store, *records)  # no daily summary
+    report = service(store, {"t": "long"}, max_working=1).run()
+    assert all(alive(store, r) for r in records)
+    assert report.kept_unsummarized == 2
+
+
+def test_importance_decays_without_retrieval_and_a_recent_retrieval_saves_it(
+    store: SqliteMemoryStore,
+) -> None:
+    # GIVEN importance 0.5, unretrieved for 40 weeks: 0.5 * 0.95**40 = 0.064 < 0.1
+    old = NOW - timedelta(weeks=40)
+    faded = working("t", old, "faded", importance=0.5)
+    # AND one retrieved last week: 0.5 * 0.95 = 0.475
+    retrieved = working("t", old, "retrieved", importance=0.5, last_accessed_at=NOW - timedelta(weeks=1))
+    # AND an important one: 1.0 * 0.95**40 = 0.129
+    important = working("t", old, "important", importance=1.0)
+    put(store, faded, retrieved, important, daily_of(faded))
+    report = service(store, {"t": "long"}).run()
+    assert report.decayed == 1
+    assert not alive(store, faded) and alive(store, retrieved) and alive(store, important)
+
+
+def test_plans_come_from_the_newest_live_key_and_settings_override_defaults() -> None:
+    keys = [
+        KeyInfo("k1", "t", "free", "", "", "2026-01-01T00:00:00Z", None),
+        KeyInfo("k2", "t", "pro", "", "", "2026-06-01T00:00:00Z", None),
+        KeyInfo("k3", "t", "unlimited", "", "", "2026-07-01T00:00:00Z", "2026-07-02T00:00:00Z"),
+    ]
+
+    class Keys:
+        def list(self) -> list[KeyInfo]:
+            return keys
+
+    plans = KeyStorePlans(Keys())
+    assert plans.plan_of("t") == "pro"
+    assert plans.plan_of("nobody") is None
+    merged = load_plans('{"free": {"working": 24}, "team": {"daily": null}}')
+    assert merged["free"][Grain.WORKING] == 24
+    assert merged["free"][Grain.DAILY] == DEFAULT_PLANS["free"][Grain.DAILY]
+    assert merged["team"][Grain.DAILY] is None
