@@ -14,7 +14,6 @@ from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, memory_id
-from agent_memory.domain.plans import default_ttl_days
 from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -62,8 +61,6 @@ class WriteService:
             item.content,
         )
         kind = item.kind or (MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE)
-        # No ttl_days: the kind's default lifetime (domain.plans); facts and notes never expire.
-        ttl = item.ttl_days or default_ttl_days(kind)
         return MemoryRecord(
             id=record_id,
             tenant_id=tenant_id,
@@ -85,7 +82,7 @@ class WriteService:
             created_at=now,
             updated_at=now,
             occurred_at=occurred,
-            expires_at=now + timedelta(days=ttl) if ttl else None,
+            expires_at=now + timedelta(days=item.ttl_days) if item.ttl_days else None,
         )
 
 

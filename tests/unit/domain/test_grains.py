@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from agent_memory.domain.grains import (
@@ -376,7 +376,9 @@ def test_local_periods_tile_in_instants_across_dst(
 @QUICK
 @given(grain=summary_grains, day=days, zone_name=zones)
 def test_local_midnight_in_zones_without_midnight_changes(grain: Grain, day: date, zone_name: str) -> None:
-    # GIVEN zones whose DST changes happen away from midnight
+    # GIVEN zones whose DST changes happen away from midnight (in the modern era: before 1970
+    # some zones, e.g. Pacific/Chatham in 1946, moved their standard offset at midnight)
+    assume(day.year >= 1970)
     if zone_name in {"America/Santiago", "America/Havana"}:
         zone_name = "Pacific/Chatham"
     start, _ = period_bounds(grain, time_key_for(grain, day), zone_name)
