@@ -213,3 +213,70 @@ def test_invalid_properties_fail_before_any_request(
 def test_an_unknown_request_type_fails(env: Env) -> None:
     with pytest.raises(ConfigurationError, match="Replace"):
         run(cfn_event("Replace"))
+
+
+API_ROLE = "arn:aws:iam::123456789012:role/agent-memory-ApiFunctionServiceRole-1A2B3C"
+WRITER_ROLE = "arn:aws:iam::123456789012:role/agent-memory-WriterFunctionServiceRole-4D5E6F"
+
+
+def test_backend_roles_are_mapped_to_the_data_role_after_the_indexes(env: Env) -> None:
+    # GIVEN existing indexes, and a domain whose security plugin accepts the master user's PUTs
+    env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN))
+    env.cluster.reply({"status": "OK", "message": "'agent-memory-data' updated."})
+    env.cluster.reply({"status": "OK", "message": "'agent-memory-data' updated."})
+
+    # WHEN the stack (a managed domain) updates the resource with the functions' role ARNs
+    result = run(cfn_event("Update", BackendRoles=[WRITER_ROLE, API_ROLE]))
+
+    # THEN after the index check, the data role is put on both aliases and their indexes
+    env.cluster.done()
+    assert [(s.method, s.path) for s in env.cluster.sent[3:]] == [
+        ("PUT", "/_plugins/_security/api/roles/agent-memory-data"),
+        ("PUT", "/_plugins/_security/api/rolesmapping/agent-memory-data"),
+    ]
+    role, mapping = env.cluster.sent[3].body, env.cluster.sent[4].body
+    [index_permission] = role["index_permissions"]
+    assert index_permission["index_patterns"] == ["agent-memory", "agent-memory-*"]
+    assert "crud" in index_permission["allowed_actions"]
+    assert "cluster_composite_ops" in role["cluster_permissions"]
+    # AND exactly the listed IAM roles are mapped to it
+    assert mapping == {"backend_roles": [API_ROLE, WRITER_ROLE], "hosts": [], "users": []}
+    assert result["PhysicalResourceId"] == "agent-memory"
+
+
+def test_without_backend_roles_no_security_request_is_sent(env: Env) -> None:
+    env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN))
+
+    run(cfn_event("Update"))
+
+    env.cluster.done()
+    assert not any("_security" in s.path for s in env.cluster.sent)
+
+
+def test_serverless_ignores_backend_roles(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a Serverless collection with existing indexes (only the three index requests answered)
+    monkeypatch.setenv("AGENT_MEMORY_OPENSEARCH_SERVICE", "aoss")
+    container.reset()
+    env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN, serverless=True))
+
+    # WHEN BackendRoles is passed anyway
+    result = run(cfn_event("Update", Serverless="true", BackendRoles=[API_ROLE]))
+
+    # THEN no security API request is sent: data access policies grant access there
+    env.cluster.done()
+    assert [s.method for s in env.cluster.sent] == ["HEAD", "HEAD", "GET"]
+    assert result["Data"]["Created"] == "false"
+
+
+@pytest.mark.parametrize(
+    "backend_roles",
+    [
+        f"{API_ROLE},{WRITER_ROLE}",  # a joined string, not a list
+        ["agent-memory-ApiFunctionServiceRole"],  # a role name, not an ARN: FGAC would map nobody
+        ["arn:aws:iam::123456789012:user/alice"],
+    ],
+)
+def test_malformed_backend_roles_fail_before_any_request(env: Env, backend_roles: object) -> None:
+    with pytest.raises(ConfigurationError, match="BackendRoles"):
+        run(cfn_event(BackendRoles=backend_roles))
+    assert env.cluster.sent == []

@@ -13,9 +13,16 @@ failure (the exception's message becomes the stack event's reason).
   resource, or a changed alias (CloudFormation deletes the old physical resource after the
   update) must never drop them. The data goes with the domain or collection, whose own removal
   policy decides, or is deleted by hand.
+- **Role mapping** (managed domain only, when ``BackendRoles`` is given): with fine-grained access
+  control every principal but the master user (this function's role) is refused until mapped, so
+  Create and Update also put the OpenSearch role ``{alias}-data`` (the store's actions on
+  ``{alias}`` and ``{alias}-*``) and map exactly the listed IAM role ARNs to it
+  (`opensearch_index.map_backend_roles`). Serverless ignores it: data access policies grant
+  access there.
 
 Properties (all optional; CloudFormation passes them as strings): ``Alias``, ``Dimension``,
-``ModelId``, ``Engine`` (``faiss`` | ``lucene``), ``Serverless`` (``true`` | ``false``). Missing
+``ModelId``, ``Engine`` (``faiss`` | ``lucene``), ``Serverless`` (``true`` | ``false``),
+``BackendRoles`` (IAM role ARNs: a JSON list, not a joined string). Missing
 ones fall back to the settings (``AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS``, the configured
 embedder's dimension and model id, faiss, ``AGENT_MEMORY_OPENSEARCH_SERVICE == "aoss"``). The
 endpoint always comes from ``AGENT_MEMORY_OPENSEARCH_ENDPOINT``. Extra properties are ignored,
@@ -24,17 +31,20 @@ so the stack may add one (a schema version) just to make CloudFormation run an u
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from agent_memory import container
 from agent_memory.adapters.opensearch_client import build_client
-from agent_memory.adapters.opensearch_index import bootstrap
+from agent_memory.adapters.opensearch_index import bootstrap, data_role_name, map_backend_roles
 from agent_memory.errors import ConfigurationError
 from agent_memory.observability import logger, tracer
 from agent_memory.settings import get_settings
+
+#: An IAM role ARN, as FGAC matches backend roles: exact strings, so anything else maps nobody.
+_ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[A-Za-z0-9_+=,.@/-]{1,512}$"
 
 
 class BootstrapProperties(BaseModel):
@@ -47,6 +57,9 @@ class BootstrapProperties(BaseModel):
     model_id: str | None = Field(default=None, alias="ModelId", min_length=1)
     engine: Literal["faiss", "lucene"] = Field(default="faiss", alias="Engine")
     serverless: bool | None = Field(default=None, alias="Serverless")
+    backend_roles: list[Annotated[str, StringConstraints(pattern=_ROLE_ARN)]] | None = Field(
+        default=None, alias="BackendRoles"
+    )
 
 
 def _properties(event: dict[str, Any]) -> BootstrapProperties:
@@ -85,9 +98,19 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     else:
         dimension, model_id = props.dimension, props.model_id
 
-    result = bootstrap(
-        build_client(settings), alias, dimension, model_id, engine=props.engine, serverless=serverless
-    )
+    client = build_client(settings)
+    result = bootstrap(client, alias, dimension, model_id, engine=props.engine, serverless=serverless)
+    if props.backend_roles is not None:
+        role = data_role_name(alias)
+        mapped = map_backend_roles(
+            client, role, props.backend_roles, [alias, f"{alias}-*"], serverless=serverless
+        )
+        logger.info(
+            "backend roles mapped"
+            if mapped
+            else "backend roles ignored: serverless uses data access policies",
+            extra={"security_role": role, "backend_roles": len(props.backend_roles)},
+        )
     logger.info(
         "index bootstrapped",
         extra={
