@@ -222,7 +222,10 @@ class ApiServices:
 
 @cache
 def _write_service() -> WriteService:
-    return WriteService(write_queue(), pending(), clock())
+    from agent_memory.domain.plans import default_ttl_days
+
+    ttls = default_ttl_days if get_settings().default_ttls else None
+    return WriteService(write_queue(), pending(), clock(), default_ttl_days=ttls)
 
 
 @cache

@@ -83,6 +83,8 @@ class Settings(BaseSettings):
     forget_grace_days: int = Field(default=7, ge=0)
     #: Working memories kept per agent; past it the least important, then oldest, go first.
     max_working_per_agent: int = Field(default=10_000, ge=1)
+    #: A write without ``ttl_days`` gets its kind's default lifetime (`domain.plans.DEFAULT_TTL_DAYS`).
+    default_ttls: bool = True
 
     @field_validator("timezone")
     @classmethod

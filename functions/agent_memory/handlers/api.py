@@ -53,6 +53,18 @@ class ForgetResponse(BaseModel):
     status: str = "forgotten"
 
 
+class RetentionResponse(BaseModel):
+    """What one retention run did (`services.retention.RetentionReport`), summed over tenants."""
+
+    tenants: int
+    deleted: dict[str, int]
+    kept_unsummarized: int
+    purged: int
+    over_quota: int
+    decayed: int
+    total_deleted: int
+
+
 def _caller(agent_id: str | None = None, scope: str = READ_SCOPE) -> Caller:
     context = (app.current_event.raw_event.get("requestContext") or {}).get("authorizer")
     caller = Caller.from_authorizer(context)
@@ -134,6 +146,14 @@ def admin_summarize(body: SummarizeRequest) -> Response[SummarizeResponse]:
     """Summarize (or re-summarize) periods for every agent with activity in them (admin scope,
     checked by `_guard`): one job per agent-period is queued; 202 with how many."""
     return _json(202, container.dispatch_service().dispatch(body))
+
+
+@app.post("/v1/admin/retention")
+def admin_retention() -> Response[RetentionResponse]:
+    """Run retention now for every tenant (admin scope, checked by `_guard`), as the daily
+    schedule does; idempotent, so a run beside the scheduled one only finds less to do."""
+    report = container.retention_service().run()
+    return _json(200, RetentionResponse.model_validate(report.as_dict()))
 
 
 # --- errors: one place turns every failure into the documented body --------------------------

@@ -6,6 +6,7 @@ agent-memory keys list | keys revoke KEY_ID   (--table NAME: the deployed tenant
 agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
 agent-memory dlq list | dlq redrive [ID ...]
 agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
+agent-memory retention run   (what the daily 05:15 schedule runs; prints the report)
 """
 
 from __future__ import annotations
@@ -156,6 +157,13 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_retention_run(args: argparse.Namespace) -> int:
+    from agent_memory import container
+
+    print(json.dumps(container.retention_service().run().as_dict()))
+    return 0
+
+
 HANDLERS: dict[str, str] = {
     "api": "agent_memory.handlers.api",
     "writer": "agent_memory.handlers.writer",
@@ -270,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-wait", action="store_true", help="only queue the jobs (a running server works them)"
     )
     summarize.set_defaults(func=cmd_summarize)
+
+    retention = sub.add_parser("retention", help="forget on purpose, per plan").add_subparsers(
+        dest="retention_command", required=True
+    )
+    retention.add_parser(
+        "run", help="run retention now for every tenant, as the daily schedule does", parents=[common]
+    ).set_defaults(func=cmd_retention_run)
 
     keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     table = argparse.ArgumentParser(add_help=False)

@@ -7,6 +7,7 @@ writer, one group (``tenant:agent:working``) at a time, which is what makes dedu
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from agent_memory.domain.api import AcceptedItem, WriteItem, WriteRequest, WriteResponse
@@ -22,11 +23,26 @@ from agent_memory.ports import Clock, PendingWrites, QueueMessage, WriteQueue
 DEFAULT_IMPORTANCE = 0.5
 
 
+#: A kind's default lifetime in days when a write names no ``ttl_days`` (None: no expiry).
+DefaultTtl = Callable[[MemoryKind], int | None]
+
+
 class WriteService:
-    def __init__(self, queue: WriteQueue, pending: PendingWrites, clock: Clock) -> None:
+    """``default_ttl_days`` gives a lifetime to writes that name none, by kind (routine
+    conversation fades in a week, a decision lasts a quarter); without it, and for kinds it
+    maps to None, a write never expires and only retention removes it."""
+
+    def __init__(
+        self,
+        queue: WriteQueue,
+        pending: PendingWrites,
+        clock: Clock,
+        default_ttl_days: DefaultTtl | None = None,
+    ) -> None:
         self._queue = queue
         self._pending = pending
         self._clock = clock
+        self._default_ttl_days = default_ttl_days
 
     def accept(self, caller: Caller, agent_id: str, request: WriteRequest) -> WriteResponse:
         now = self._clock.now()
@@ -48,8 +64,7 @@ class WriteService:
         logger.info("writes accepted", extra={"agent_id": agent_id, "count": len(records)})
         return WriteResponse(accepted=[AcceptedItem(id=i) for i in ids])
 
-    @staticmethod
-    def _to_record(tenant_id: str, agent_id: str, item: WriteItem, now: datetime) -> MemoryRecord:
+    def _to_record(self, tenant_id: str, agent_id: str, item: WriteItem, now: datetime) -> MemoryRecord:
         occurred = item.occurred_at or now
         record_id = memory_id(
             tenant_id,
@@ -61,6 +76,9 @@ class WriteService:
             item.content,
         )
         kind = item.kind or (MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE)
+        ttl_days = item.ttl_days
+        if ttl_days is None and self._default_ttl_days is not None:
+            ttl_days = self._default_ttl_days(kind)
         return MemoryRecord(
             id=record_id,
             tenant_id=tenant_id,
@@ -82,7 +100,7 @@ class WriteService:
             created_at=now,
             updated_at=now,
             occurred_at=occurred,
-            expires_at=now + timedelta(days=item.ttl_days) if item.ttl_days else None,
+            expires_at=now + timedelta(days=ttl_days) if ttl_days else None,
         )
 
 

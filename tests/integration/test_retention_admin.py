@@ -1,0 +1,105 @@
+"""Retention run by hand: the admin route and `agent-memory retention run`, through the real
+wiring on the embedded store, with a record old enough that the default plan forgets it."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.integration.conftest import load_event
+
+from agent_memory import container
+from agent_memory.domain.grains import Grain
+from agent_memory.handlers import api
+from agent_memory.local import cli
+from agent_memory.local.context import LocalContext
+from agent_memory.local.worker import QueueWorker
+
+TENANT, AGENT = "acme", "support-bot"
+_CLI_ENV = (
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_TRACE_DISABLED",
+    "POWERTOOLS_LOG_LEVEL",
+)
+
+
+def _api(event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    result = api.handler(event, LocalContext())
+    return result["statusCode"], json.loads(result["body"])
+
+
+def _remember(days_ago: int, content: str) -> None:
+    """One working memory that happened ``days_ago`` days ago, written and stored."""
+    when = container.clock().now() - timedelta(days=days_ago)
+    item = {"content": content, "occurred_at": when.isoformat(), "kind": "fact"}
+    event = load_event("api_write.json", body=json.dumps({"items": [item]}))
+    assert _api(event)[0] == 202
+    writes = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
+    while writes.drain_once():
+        pass
+
+
+def _working() -> int:
+    stats = container.store().stats(TENANT, AGENT, container.clock().now()).records
+    return stats.get(Grain.WORKING.value, 0)
+
+
+def test_the_admin_route_runs_retention_and_the_plan_forgets_an_old_record(local_env: Path) -> None:
+    # GIVEN a record past the free plan's 48 h and past the hard maximum age unsummarized (30 d),
+    # and one from an hour ago
+    _remember(40, "The old office was on Elm Street.")
+    _remember(0, "The new office is on Oak Street.")
+    assert _working() == 2
+
+    # WHEN an admin runs retention
+    status, body = _api(load_event("api_admin_retention.json"))
+
+    # THEN the old record is gone, the new one stays, and the report says so
+    assert status == 200
+    assert body["deleted"].get("working") == 1
+    assert body["total_deleted"] >= 1
+    assert body["tenants"] >= 1
+    assert _working() == 1
+    # and a second run finds nothing more to do
+    assert _api(load_event("api_admin_retention.json"))[1]["total_deleted"] == 0
+
+
+def test_the_retention_route_needs_the_admin_scope(local_env: Path) -> None:
+    _remember(40, "The old office was on Elm Street.")
+    event = load_event("api_admin_retention.json")
+    event["requestContext"]["authorizer"]["scopes"] = "read write forget"
+
+    status, body = _api(event)
+
+    assert status == 403
+    assert "error" in body
+    assert _working() == 1
+
+
+def test_the_cli_runs_retention_and_prints_the_report(
+    local_env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in _CLI_ENV:  # `cli.main` sets these; restore them after the test
+        monkeypatch.delenv(name, raising=False)
+    _remember(40, "The old office was on Elm Street.")
+    capsys.readouterr()
+
+    code = cli.main(["retention", "run", "--data-dir", str(local_env)])
+
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["deleted"].get("working") == 1
+    assert set(report) == {
+        "tenants",
+        "deleted",
+        "kept_unsummarized",
+        "purged",
+        "over_quota",
+        "decayed",
+        "total_deleted",
+    }
+    assert _working() == 0
