@@ -14,23 +14,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
+from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender
 from agent_memory.errors import DependencyError
 from agent_memory.ports import Job
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
 
-MAX_BATCH_ENTRIES = 10
 MAX_DELAY_S = 900
-
-
-def _default_client() -> SQSClient:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 5}))
 
 
 class SqsJobQueue:
@@ -46,16 +37,11 @@ class SqsJobQueue:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.queue_url = queue_url
-        self._client = client
-        self._max_retries = max_retries
-        self._backoff_s = backoff_s
-        self._sleep = sleep
+        self._sender = BatchSender(queue_url, "the summarize queue", client, max_retries, backoff_s, sleep)
 
     @property
     def client(self) -> SQSClient:
-        if self._client is None:
-            self._client = _default_client()
-        return self._client
+        return self._sender.client
 
     def send(self, jobs: Sequence[Job], delay_s: int = 0) -> None:
         delay = max(0, min(int(delay_s), MAX_DELAY_S))
@@ -71,26 +57,6 @@ class SqsJobQueue:
                 )
 
     def _send_chunk(self, chunk: Sequence[Job], delay: int) -> list[dict[str, Any]]:
-        pending: dict[str, dict[str, Any]] = {
-            str(i): {"Id": str(i), "MessageBody": job.body, "DelaySeconds": delay}
-            for i, job in enumerate(chunk)
-        }
-        permanent: list[dict[str, Any]] = []
-        transient: list[dict[str, Any]] = []
-        for attempt in range(self._max_retries + 1):
-            if attempt:
-                self._sleep(self._backoff_s * 2 ** (attempt - 1))
-            try:
-                response: Any = self.client.send_message_batch(
-                    QueueUrl=self.queue_url,
-                    Entries=list(pending.values()),  # type: ignore[arg-type]
-                )
-            except (ClientError, BotoCoreError) as exc:
-                raise DependencyError(f"the summarize queue refused {len(pending)} job(s): {exc}") from exc
-            failed = response.get("Failed", [])
-            permanent += [f for f in failed if f.get("SenderFault")]
-            transient = [f for f in failed if not f.get("SenderFault")]
-            pending = {f["Id"]: pending[f["Id"]] for f in transient}
-            if not pending:
-                break
-        return permanent + transient
+        return self._sender.send(
+            [{"Id": str(i), "MessageBody": job.body, "DelaySeconds": delay} for i, job in enumerate(chunk)]
+        )

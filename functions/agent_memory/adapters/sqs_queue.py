@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender, default_client
 from agent_memory.errors import DependencyError, PayloadTooLargeError
 from agent_memory.ports import QueueMessage
 
@@ -31,16 +32,8 @@ if TYPE_CHECKING:
 
 #: SQS's limit for one message, and for the sum of the bodies of one batch call.
 MAX_MESSAGE_BYTES = 256 * 1024
-MAX_BATCH_ENTRIES = 10
 #: Longer reasons are cut: the attribute is for a person reading the dead-letter queue.
 MAX_REASON_CHARS = 1_000
-
-
-def _default_client() -> SQSClient:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 5}))
 
 
 class SqsWriteQueue:
@@ -56,16 +49,11 @@ class SqsWriteQueue:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.queue_url = queue_url
-        self._client = client
-        self._max_retries = max_retries
-        self._backoff_s = backoff_s
-        self._sleep = sleep
+        self._sender = BatchSender(queue_url, "the write queue", client, max_retries, backoff_s, sleep)
 
     @property
     def client(self) -> SQSClient:
-        if self._client is None:
-            self._client = _default_client()
-        return self._client
+        return self._sender.client
 
     def send(self, messages: Sequence[QueueMessage]) -> None:
         sizes = [len(m.body.encode("utf-8")) for m in messages]
@@ -97,33 +85,17 @@ class SqsWriteQueue:
 
     def _send_chunk(self, chunk: Sequence[QueueMessage]) -> list[dict[str, Any]]:
         """Send one chunk, retrying the entries that failed on the service's side. The failures left."""
-        pending: dict[str, dict[str, Any]] = {
-            str(i): {
-                "Id": str(i),
-                "MessageBody": m.body,
-                "MessageGroupId": m.group_id,
-                "MessageDeduplicationId": m.dedup_id,
-            }
-            for i, m in enumerate(chunk)
-        }
-        permanent: list[dict[str, Any]] = []  # the queue will never accept these: no retry
-        transient: list[dict[str, Any]] = []
-        for attempt in range(self._max_retries + 1):
-            if attempt:
-                self._sleep(self._backoff_s * 2 ** (attempt - 1))
-            try:
-                response = self.client.send_message_batch(
-                    QueueUrl=self.queue_url, Entries=list(pending.values())
-                )
-            except (ClientError, BotoCoreError) as exc:
-                raise DependencyError(f"the write queue refused {len(pending)} message(s): {exc}") from exc
-            failed = response.get("Failed", [])
-            permanent += [f for f in failed if f.get("SenderFault")]
-            transient = [f for f in failed if not f.get("SenderFault")]
-            pending = {f["Id"]: pending[f["Id"]] for f in transient}
-            if not pending:
-                break
-        return permanent + transient
+        return self._sender.send(
+            [
+                {
+                    "Id": str(i),
+                    "MessageBody": m.body,
+                    "MessageGroupId": m.group_id,
+                    "MessageDeduplicationId": m.dedup_id,
+                }
+                for i, m in enumerate(chunk)
+            ]
+        )
 
 
 class SqsDeadLetters:
@@ -136,7 +108,7 @@ class SqsDeadLetters:
     @property
     def client(self) -> SQSClient:
         if self._client is None:
-            self._client = _default_client()
+            self._client = default_client()
         return self._client
 
     def put(self, message: QueueMessage, reason: str) -> None:
