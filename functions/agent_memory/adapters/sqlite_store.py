@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent_memory.adapters.sqlite_util import transaction
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
@@ -499,23 +500,8 @@ class SqliteMemoryStore:
         if busy_timeout_ms is not None:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         try:
-            try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            except sqlite3.OperationalError as exc:
-                raise DependencyError(f"the memory store {self.path} is unavailable: {exc}") from exc
-            try:
-                yield conn
-            except sqlite3.OperationalError as exc:
-                conn.rollback()
-                raise DependencyError(f"the memory store {self.path} is unavailable: {exc}") from exc
-            except BaseException:
-                conn.rollback()
-                raise
-            try:
-                conn.commit()
-            except sqlite3.OperationalError as exc:
-                conn.rollback()
-                raise DependencyError(f"the memory store {self.path} is unavailable: {exc}") from exc
+            with transaction(conn, f"the memory store {self.path}", write=write) as tx:
+                yield tx
         finally:
             if busy_timeout_ms is not None:
                 conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")

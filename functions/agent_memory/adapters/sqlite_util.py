@@ -100,24 +100,8 @@ class ConnectionPerThread:
         a consistent read snapshot. A lock that cannot be had within the busy timeout, a full disk
         or a corrupt file surface as `DependencyError`: retrying later may succeed.
         """
-        conn = self.get()
-        try:
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.OperationalError as exc:
-            raise DependencyError(f"{self.path} is unavailable: {exc}") from exc
-        try:
+        with transaction(self.get(), str(self.path), write=write) as conn:
             yield conn
-        except sqlite3.OperationalError as exc:
-            conn.rollback()
-            raise DependencyError(f"{self.path} is unavailable: {exc}") from exc
-        except BaseException:
-            conn.rollback()
-            raise
-        try:
-            conn.commit()
-        except sqlite3.OperationalError as exc:
-            conn.rollback()
-            raise DependencyError(f"{self.path} is unavailable: {exc}") from exc
 
     def close(self) -> None:
         """Close every connection this object opened (at shutdown, when no thread still uses them)."""
@@ -127,3 +111,30 @@ class ConnectionPerThread:
         for conn in conns:
             conn.close()
         self._local = threading.local()
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, name: str, *, write: bool) -> Iterator[sqlite3.Connection]:
+    """One transaction on ``conn``: committed on success, rolled back on any error.
+
+    ``write=True`` takes the write lock at once (``BEGIN IMMEDIATE``); ``write=False`` gives a
+    consistent read snapshot. Lock timeouts, a full disk or a corrupt file surface as
+    `DependencyError` naming ``name``: retrying later may succeed.
+    """
+    try:
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    except sqlite3.OperationalError as exc:
+        raise DependencyError(f"{name} is unavailable: {exc}") from exc
+    try:
+        yield conn
+    except sqlite3.OperationalError as exc:
+        conn.rollback()
+        raise DependencyError(f"{name} is unavailable: {exc}") from exc
+    except BaseException:
+        conn.rollback()
+        raise
+    try:
+        conn.commit()
+    except sqlite3.OperationalError as exc:
+        conn.rollback()
+        raise DependencyError(f"{name} is unavailable: {exc}") from exc
