@@ -23,6 +23,7 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.services.dispatch import DispatchService
+from agent_memory.services.forget import ForgetService
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
 from agent_memory.services.summarize import SummarizeService
@@ -219,6 +220,10 @@ class ApiServices:
     def memories(self) -> MemoryService:
         return _memory_service()
 
+    @property
+    def forget(self) -> ForgetService:
+        return _forget_service()
+
 
 @cache
 def _write_service() -> WriteService:
@@ -236,6 +241,11 @@ def _search_service() -> SearchService:
 @cache
 def _memory_service() -> MemoryService:
     return MemoryService(store(), pending(), clock())
+
+
+@cache
+def _forget_service() -> ForgetService:
+    return ForgetService(store(), job_queue(), clock(), get_settings().timezone)
 
 
 @cache
@@ -265,6 +275,7 @@ _CACHED = (
     _write_service,
     _search_service,
     _memory_service,
+    _forget_service,
     writer_service,
     summarizer,
     _local_jobs,

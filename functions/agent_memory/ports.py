@@ -240,12 +240,35 @@ class AgentPage:
 
 @dataclass(frozen=True, slots=True)
 class AuditEvent:
+    """One line of an agent's audit trail: who did what to which record, when.
+
+    ``action`` is one of `AuditAction`; ``detail`` holds what the action needs to be understood
+    later (the summaries a forget made stale, the records a re-made summary dropped), as JSON.
+    """
+
     tenant_id: str
     agent_id: str
     record_id: str
     action: str
     actor: str
     at: datetime
+    detail: dict[str, object] = field(default_factory=dict)
+
+
+class AuditAction:
+    """The actions the audit trail records."""
+
+    FORGET = "forget"  # a record forgotten by id
+    ERASE = "erase"  # a record forgotten because its end user was erased
+    STALE = "stale"  # a summary made from a forgotten record, hidden until re-made
+    REMADE = "remade"  # a stale summary made again without what was forgotten
+    EMPTIED = "emptied"  # a stale summary with nothing left to fold, deleted
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    events: list[AuditEvent]
+    next_cursor: str | None
 
 
 class TenantPlans(Protocol):
@@ -309,6 +332,30 @@ class MemoryStore(Protocol):
 
     def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         """Mark the record deleted and append the audit event. False if no live record matched."""
+        ...
+
+    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        """Hide a summary until it is re-made: set its ``deleted_at`` to ``event.at`` (again, if
+        it is already stale) and append the audit event. False if the agent has no such record.
+
+        ``deleted_at`` is the staleness mark: an upsert of a summary made before it is refused
+        by the writer, so a re-make that raced a later forget never brings the fact back.
+        """
+        ...
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        """Add events to the audit trail (idempotent per record, action and instant)."""
+        ...
+
+    def audit_events(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        record_id: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> AuditPage:
+        """The agent's audit trail (of one record, if given), newest first, paginated."""
         ...
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:

@@ -293,7 +293,7 @@ def test_forget_hides_the_memory_everywhere_and_only_once(api: Api, new_key: Any
     status, body = api("DELETE", f"/v1/agents/{agent}/memories/{doomed_id}", key=key)
 
     # THEN the answer confirms it, and search, list, get and stats no longer see it
-    assert (status, body) == (200, {"id": doomed_id, "status": "forgotten"})
+    assert (status, body) == (200, {"id": doomed_id, "status": "forgotten", "stale_summaries": []})
     assert doomed_id not in [r["id"] for r in _search(api, key, agent, search)]
     assert doomed_id not in [r["id"] for r in _search(api, key, agent, {"grain": "all"})]
     [listed] = _list_all(api, key, agent, limit=10)

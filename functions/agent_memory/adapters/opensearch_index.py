@@ -180,6 +180,7 @@ def events_index_body(serverless: bool = False) -> dict[str, Any]:
             "action": _KEYWORD,
             "actor": _KEYWORD,
             "at": _DATE,
+            "detail": {"type": "object", "enabled": False},
         },
     }
     if not serverless:

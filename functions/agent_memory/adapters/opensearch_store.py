@@ -61,6 +61,7 @@ from agent_memory.ports import (
     AgentPage,
     AgentRef,
     AuditEvent,
+    AuditPage,
     Candidate,
     Page,
     StoredRecord,
@@ -111,6 +112,13 @@ SOFT_DELETE_SCRIPT = (
     "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id || s.deleted_at != null "
     "|| (s.expires_at != null && s.expires_at.compareTo(params.at) <= 0)) { ctx.op = 'noop'; } "
     "else { s.deleted_at = params.at; s.updated_at = params.at; }"
+)
+#: Mark a summary stale: ``deleted_at`` moves to ``params.at`` unless it is already that late.
+STALE_SCRIPT = (
+    "def s = ctx._source; "
+    "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id) { ctx.op = 'noop'; } "
+    "else if (s.deleted_at == null || s.deleted_at.compareTo(params.at) < 0) { s.deleted_at = params.at; } "
+    "else { ctx.op = 'noop'; }"
 )
 #: Count an access and keep the latest access time; only on the caller's own records.
 ACCESS_SCRIPT = (
@@ -504,24 +512,121 @@ class OpenSearchStore:
         )
         if not forgotten:
             return False
-        audit = {
-            "doc_type": "audit",
-            "tenant_id": event.tenant_id,
-            "agent_id": event.agent_id,
-            "record_id": event.record_id,
-            "action": event.action,
-            "actor": event.actor,
-            "at": ts(event.at),
-        }
-        action = self._action("index", self.events_alias, audit_doc_id(event), tenant_id, agent_id)
-        _raise_for_items(self._bulk([action, audit], "writing an audit event"), "writing an audit event")
+        self.append_audit([event])
         return True
 
-    def _forget_by_script(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
-        """One scripted ``_update``: the liveness check and the change are atomic on the shard."""
+    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        """A scripted ``_update`` (a re-index on Serverless), then the audit event.
+
+        A summary already marked at this instant or later is left as it is (a retry); the audit
+        event has a deterministic id, so a retried mark adds nothing to the trail.
+        """
+        if self.serverless:
+            marked = self._stale_by_reindex(tenant_id, agent_id, record_id, event.at)
+        else:
+            marked = self._forget_by_script(tenant_id, agent_id, record_id, event.at, STALE_SCRIPT, True)
+        if not marked:
+            return False
+        self.append_audit([event])
+        return True
+
+    def _stale_by_reindex(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
+        _id = doc_id(tenant_id, agent_id, record_id)
+        (doc,) = self._mget([self._doc_ref(self.alias, _id, tenant_id, agent_id)], "marking a summary stale")
+        source = doc.get("_source") if doc.get("found") else None
+        if not source or not _owned(source, tenant_id, agent_id):
+            return False
+        if source.get("deleted_at") is None or str(source["deleted_at"]) < ts(at):
+            source = {**source, "deleted_at": ts(at)}
+            action = self._action("index", self.alias, _id, tenant_id, agent_id)
+            what = "marking a summary stale"
+            _raise_for_items(self._bulk([action, source], what), what)
+        return True
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        lines: list[dict[str, Any]] = []
+        for event in events:
+            lines.append(
+                self._action("index", self.events_alias, audit_doc_id(event), event.tenant_id, event.agent_id)
+            )
+            lines.append(
+                {
+                    "doc_type": "audit",
+                    "tenant_id": event.tenant_id,
+                    "agent_id": event.agent_id,
+                    "record_id": event.record_id,
+                    "action": event.action,
+                    "actor": event.actor,
+                    "at": ts(event.at),
+                    "detail": event.detail,
+                }
+            )
+        if lines:
+            _raise_for_items(self._bulk(lines, "writing audit events"), "writing audit events")
+
+    def audit_events(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        record_id: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> AuditPage:
+        """Newest first by ``at``, ties by record id and action, paged with ``search_after``."""
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        binding: dict[str, Any] = {"t": tenant_id, "a": agent_id, "r": record_id, "k": "audit"}
+        filters = [_term("doc_type", "audit"), _term("tenant_id", tenant_id), _term("agent_id", agent_id)]
+        if record_id is not None:
+            filters.append(_term("record_id", record_id))
+        body: dict[str, Any] = {
+            "size": limit + 1,
+            "query": {"bool": {"filter": filters}},
+            "sort": [{"at": "desc"}, {"record_id": "desc"}, {"action": "desc"}],
+        }
+        if cursor is not None:
+            after = decode_cursor(cursor, binding).get("s")
+            if not isinstance(after, list) or len(after) != 3:
+                raise _invalid_cursor()
+            body["search_after"] = after
+        with os_errors("reading the audit trail", self.events_alias):
+            response: dict[str, Any] = self._client.search(
+                index=self.events_alias, body=body, params=self._route(tenant_id, agent_id)
+            )
+        hits = _hits(response)
+        page = hits[:limit]
+        events = [
+            AuditEvent(
+                tenant_id=h["_source"]["tenant_id"],
+                agent_id=h["_source"]["agent_id"],
+                record_id=h["_source"]["record_id"],
+                action=h["_source"]["action"],
+                actor=h["_source"]["actor"],
+                at=datetime.fromisoformat(h["_source"]["at"]),
+                detail=h["_source"].get("detail") or {},
+            )
+            for h in page
+            if _owned(h["_source"], tenant_id, agent_id)
+        ]
+        next_cursor = encode_cursor({**binding, "s": page[-1]["sort"]}) if len(hits) > limit else None
+        return AuditPage(events=events, next_cursor=next_cursor)
+
+    def _forget_by_script(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        record_id: str,
+        at: datetime,
+        script: str = SOFT_DELETE_SCRIPT,
+        noop_counts: bool = False,
+    ) -> bool:
+        """One scripted ``_update``: the check and the change are atomic on the shard.
+
+        ``noop_counts``: a ``noop`` answer (nothing to change) still counts as done.
+        """
         body = {
             "script": {
-                "source": SOFT_DELETE_SCRIPT,
+                "source": script,
                 "lang": "painless",
                 "params": {"tenant_id": tenant_id, "agent_id": agent_id, "at": ts(at)},
             }
@@ -538,7 +643,8 @@ class OpenSearchStore:
                 if error_type(exc) == "index_not_found_exception":
                     raise
                 return False  # document_missing_exception: no such record
-        return response.get("result") == "updated"
+        done = {"updated", "noop"} if noop_counts else {"updated"}
+        return response.get("result") in done
 
     def _forget_by_reindex(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
         """Serverless: read the whole document (vector included) and index it back forgotten."""

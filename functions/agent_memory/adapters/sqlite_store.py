@@ -60,6 +60,7 @@ from agent_memory.ports import (
     AgentPage,
     AgentRef,
     AuditEvent,
+    AuditPage,
     Candidate,
     Page,
     StoredRecord,
@@ -169,9 +170,11 @@ CREATE TABLE IF NOT EXISTS audit (
     record_id TEXT NOT NULL,
     action TEXT NOT NULL,
     actor TEXT NOT NULL,
-    at INTEGER NOT NULL
+    at INTEGER NOT NULL,
+    detail TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS audit_by_agent ON audit (tenant_id, agent_id, at);
+CREATE INDEX IF NOT EXISTS audit_by_record ON audit (tenant_id, agent_id, record_id, seq);
 
 -- Per agent: ``gen`` moves with every write that may change its live vectors, ``shrink`` with
 -- every one that removes a record (forget, hard delete). A cache at (gen, shrink) is current;
@@ -519,6 +522,9 @@ class SqliteMemoryStore:
     def _init_schema(self) -> None:
         """Create the schema if missing and check the file was made for this embedding model."""
         with self._tx(write=True) as conn:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(audit)")}
+            if columns and "detail" not in columns:  # a file made before audit details
+                conn.execute("ALTER TABLE audit ADD COLUMN detail TEXT NOT NULL DEFAULT '{}'")
             for statement in _split_sql(_SCHEMA):
                 conn.execute(statement)
             expected = {
@@ -634,12 +640,65 @@ class SqliteMemoryStore:
             )
             if cursor.rowcount == 0:
                 return False
-            conn.execute(
-                "INSERT INTO audit (tenant_id, agent_id, record_id, action, actor, at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (event.tenant_id, event.agent_id, event.record_id, event.action, event.actor, at),
-            )
+            _insert_audit(conn, [event])
         return True
+
+    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        at = _to_us(event.at)
+        with self._tx(write=True) as conn:
+            cursor = conn.execute(
+                "UPDATE records SET deleted_at = max(coalesce(deleted_at, 0), ?) "
+                "WHERE tenant_id = ? AND agent_id = ? AND id = ?",
+                (at, tenant_id, agent_id, record_id),
+            )
+            if cursor.rowcount == 0:
+                return False
+            _insert_audit(conn, [event])
+        return True
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        if events:
+            with self._tx(write=True) as conn:
+                _insert_audit(conn, events)
+
+    def audit_events(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        record_id: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> AuditPage:
+        bound: dict[str, Any] = {"t": tenant_id, "a": agent_id, "r": record_id, "k": "audit"}
+        where, params = "tenant_id = ? AND agent_id = ?", [tenant_id, agent_id]
+        if record_id is not None:
+            where += " AND record_id = ?"
+            params.append(record_id)
+        if cursor is not None:
+            (seq,) = _keyset(_decode_cursor(cursor, bound), ("q", int))
+            where += " AND seq < ?"
+            params.append(seq)
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                "SELECT seq, tenant_id, agent_id, record_id, action, actor, at, detail FROM audit "
+                f"WHERE {where} ORDER BY seq DESC LIMIT ?",
+                [*params, limit + 1],
+            ).fetchall()
+        page = rows[:limit]
+        events = [
+            AuditEvent(
+                tenant_id=row[1],
+                agent_id=row[2],
+                record_id=row[3],
+                action=row[4],
+                actor=row[5],
+                at=_from_us(row[6]),
+                detail=json.loads(row[7]),
+            )
+            for row in page
+        ]
+        next_cursor = _encode_cursor({**bound, "q": page[-1][0]}) if len(rows) > limit else None
+        return AuditPage(events=events, next_cursor=next_cursor)
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
         """Best effort: a lock held too long or a failing disk is logged, never raised.
@@ -1036,6 +1095,22 @@ class SqliteMemoryStore:
 # --------------------------------------------------------------------------------------------
 # SQL building blocks
 # --------------------------------------------------------------------------------------------
+
+
+def _insert_audit(conn: sqlite3.Connection, events: Sequence[AuditEvent]) -> None:
+    conn.executemany(
+        "INSERT INTO audit (tenant_id, agent_id, record_id, action, actor, at, detail) "
+        "SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM audit WHERE tenant_id = ? "
+        "AND agent_id = ? AND record_id = ? AND action = ? AND at = ?)",
+        [
+            (
+                *(e.tenant_id, e.agent_id, e.record_id, e.action, e.actor, _to_us(e.at)),
+                json.dumps(e.detail, sort_keys=True, separators=(",", ":")),
+                *(e.tenant_id, e.agent_id, e.record_id, e.action, _to_us(e.at)),
+            )
+            for e in events
+        ],
+    )
 
 
 def _split_sql(script: str) -> list[str]:

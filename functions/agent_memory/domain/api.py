@@ -265,6 +265,38 @@ class StatsResponse(BaseModel):
     newest: datetime | None
 
 
+class ForgetResponse(BaseModel):
+    """A forget: the record is gone from search at once; the summaries made from it are hidden
+    and re-made without it (``stale_summaries``)."""
+
+    id: str
+    status: Literal["forgotten"] = "forgotten"
+    stale_summaries: list[str] = Field(default_factory=list)
+
+
+class EraseResponse(BaseModel):
+    """Everything of one end user forgotten (right to erasure)."""
+
+    user_id: str
+    forgotten: int
+    stale_summaries: list[str] = Field(default_factory=list)
+
+
+class AuditEventOut(BaseModel):
+    """One line of the agent's audit trail."""
+
+    record_id: str
+    action: str = Field(description="forget, erase, stale, remade or emptied")
+    actor: str
+    at: datetime
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class AuditResponse(BaseModel):
+    items: list[AuditEventOut]
+    next_cursor: str | None
+
+
 class ErrorDetail(BaseModel):
     loc: list[str | int] = Field(default_factory=list)
     msg: str

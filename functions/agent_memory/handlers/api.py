@@ -23,9 +23,12 @@ from pydantic import BaseModel
 
 from agent_memory import container
 from agent_memory.domain.api import (
+    AuditResponse,
+    EraseResponse,
     ErrorBody,
     ErrorDetail,
     ErrorResponse,
+    ForgetResponse,
     ListResponse,
     MemoryOut,
     SearchRequest,
@@ -38,7 +41,7 @@ from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WR
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
 from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
-from agent_memory.domain.types import AgentId, MemoryId
+from agent_memory.domain.types import AgentId, MemoryId, UserId
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.observability import logger, metrics, tracer
 
@@ -46,11 +49,6 @@ app = APIGatewayRestResolver(enable_validation=True)
 
 AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
 MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
-
-
-class ForgetResponse(BaseModel):
-    id: str
-    status: str = "forgotten"
 
 
 class RetentionResponse(BaseModel):
@@ -130,9 +128,43 @@ def list_memories(
 
 @app.delete("/v1/agents/<agent_id>/memories/<memory_id>")
 def forget_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[ForgetResponse]:
+    """Forget one memory at once; the summaries made from it are hidden and re-made without it."""
     caller = _caller(agent_id, FORGET_SCOPE)
-    container.api_services().memories.forget(caller.tenant_id, agent_id, memory_id, actor=caller.key_id)
-    return _json(200, ForgetResponse(id=memory_id))
+    result = container.api_services().forget.forget(
+        caller.tenant_id, agent_id, memory_id, actor=caller.key_id
+    )
+    return _json(200, ForgetResponse(id=memory_id, stale_summaries=result.stale_summaries))
+
+
+@app.delete("/v1/agents/<agent_id>/memories")
+def erase_user(
+    agent_id: AgentPath,
+    user_id: Annotated[UserId, Query(description="The end user whose memories are all forgotten.")],
+) -> Response[EraseResponse]:
+    """Right to erasure: forget every memory of one end user of the agent, summaries included."""
+    caller = _caller(agent_id, FORGET_SCOPE)
+    result = container.api_services().forget.erase_user(
+        caller.tenant_id, agent_id, user_id, actor=caller.key_id
+    )
+    return _json(
+        200,
+        EraseResponse(
+            user_id=user_id, forgotten=len(result.forgotten), stale_summaries=result.stale_summaries
+        ),
+    )
+
+
+@app.get("/v1/agents/<agent_id>/audit")
+def audit_trail(
+    agent_id: AgentPath,
+    record_id: Annotated[MemoryId | None, Query(description="Only this record's events.")] = None,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+) -> Response[AuditResponse]:
+    """The agent's audit trail, newest first: forgets, erasures, and the summaries they re-made."""
+    caller = _caller(agent_id)
+    page = container.api_services().memories.audit(caller.tenant_id, agent_id, record_id, limit, cursor)
+    return _json(200, page)
 
 
 @app.get("/v1/agents/<agent_id>/stats")

@@ -7,6 +7,7 @@ agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
 agent-memory dlq list | dlq redrive [ID ...]
 agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
 agent-memory retention run   (what the daily 05:15 schedule runs; prints the report)
+agent-memory mcp [--url URL] [--api-key KEY] [--agent-id A] [--user-id U]   (MCP server, stdio)
 """
 
 from __future__ import annotations
@@ -164,6 +165,23 @@ def cmd_retention_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The memory tools over MCP (stdio); stdout is the protocol, so errors go to stderr."""
+    try:
+        from agent_memory.local import mcp_server
+    except ImportError as exc:
+        print(f"error: {exc}; install the MCP SDK: pip install 'agent-memory[mcp]'", file=sys.stderr)
+        return 2
+    try:
+        config = mcp_server.McpConfig.resolve(
+            args.url, args.api_key, args.agent_id, args.user_id, args.timeout
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return mcp_server.run(config)
+
+
 HANDLERS: dict[str, str] = {
     "api": "agent_memory.handlers.api",
     "writer": "agent_memory.handlers.writer",
@@ -245,6 +263,16 @@ def cmd_index_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = sub.add_parser("mcp", help="serve the memory tools to desktop agents over MCP (stdio)")
+    mcp.add_argument("--url", help="the API endpoint (default: AGENT_MEMORY_URL, else http://127.0.0.1:8000)")
+    mcp.add_argument("--api-key", help="the API key (default: AGENT_MEMORY_API_KEY)")
+    mcp.add_argument("--agent-id", help="whose memory (default: AGENT_MEMORY_AGENT_ID, else 'default')")
+    mcp.add_argument("--user-id", help="scope writes and searches to this end user (AGENT_MEMORY_USER_ID)")
+    mcp.add_argument("--timeout", type=float, default=None, help="seconds per HTTP attempt (default 10)")
+    mcp.set_defaults(func=cmd_mcp)
+
+
 def build_parser() -> argparse.ArgumentParser:
     # --data-dir is accepted before or after the subcommand; SUPPRESS keeps a later parser's
     # default from overwriting a value given earlier.
@@ -285,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     retention.add_parser(
         "run", help="run retention now for every tenant, as the daily schedule does", parents=[common]
     ).set_defaults(func=cmd_retention_run)
+
+    _add_mcp_parser(sub)
 
     keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     table = argparse.ArgumentParser(add_help=False)
@@ -341,7 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _local_defaults(getattr(args, "data_dir", None))
+    if args.command != "mcp":  # a client of the API: it loads none of the local runtime
+        _local_defaults(getattr(args, "data_dir", None))
     func: Callable[[argparse.Namespace], int] = args.func
     return func(args)
 

@@ -1,13 +1,12 @@
-"""Reading and forgetting single memories: get, list, forget, stats."""
+"""Reading an agent's memory: get, list, stats and the audit trail (forgetting: `forget`)."""
 
 from __future__ import annotations
 
-from agent_memory.domain.api import ListResponse, MemoryOut, StatsResponse
+from agent_memory.domain.api import AuditEventOut, AuditResponse, ListResponse, MemoryOut, StatsResponse
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.scoring import display_text
 from agent_memory.errors import NotFoundError
-from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditEvent, Clock, MemoryStore, PendingWrites
+from agent_memory.ports import Clock, MemoryStore, PendingWrites
 
 
 class MemoryService:
@@ -32,23 +31,15 @@ class MemoryService:
             items=[MemoryOut.of(r, display_text(r)) for r in page.records], next_cursor=page.next_cursor
         )
 
-    def forget(self, tenant_id: str, agent_id: str, record_id: str, actor: str) -> None:
-        """Soft delete with an audit event. The record is never returned by search again."""
-        record = self._store.get(tenant_id, agent_id, record_id)
-        if record is None or record.deleted_at is not None:
-            raise NotFoundError("memory not found")
-        event = AuditEvent(
-            tenant_id=tenant_id,
-            agent_id=agent_id,
-            record_id=record.id,
-            action="forget",
-            actor=actor,
-            at=self._clock.now(),
-        )
-        if not self._store.soft_delete(tenant_id, agent_id, record.id, event):
-            raise NotFoundError("memory not found")
-        metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
-        logger.info("memory forgotten", extra={"agent_id": agent_id, "record_id": record.id, "actor": actor})
+    def audit(
+        self, tenant_id: str, agent_id: str, record_id: str | None, limit: int, cursor: str | None
+    ) -> AuditResponse:
+        page = self._store.audit_events(tenant_id, agent_id, record_id=record_id, limit=limit, cursor=cursor)
+        items = [
+            AuditEventOut(record_id=e.record_id, action=e.action, actor=e.actor, at=e.at, detail=e.detail)
+            for e in page.events
+        ]
+        return AuditResponse(items=items, next_cursor=page.next_cursor)
 
     def stats(self, tenant_id: str, agent_id: str) -> StatsResponse:
         # Pending first: a write stored in between is then counted twice, never missed.

@@ -52,6 +52,8 @@ from agent_memory.domain.summarize import ExpectedChild, SummarizeJob
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
+    AuditAction,
+    AuditEvent,
     Clock,
     JobQueue,
     MemoryStore,
@@ -60,6 +62,7 @@ from agent_memory.ports import (
     SummaryInput,
     WriteQueue,
 )
+from agent_memory.services.staleness import CHILDREN_COUNT, is_stale
 
 #: Ids kept in a summary's ``source_ids``; a daily summary of a very busy day names its first
 #: children only (the full count is in ``metadata.children_count``), so its write stays far
@@ -75,7 +78,6 @@ REFRESH_DELAY_S = 60
 MODEL_ID = "summarizer_model_id"
 PROMPT_VERSION = "prompt_version"
 INPUT_HASH = "input_hash"
-CHILDREN_COUNT = "children_count"
 CHILD_GRAIN_KEY = "child_grain"
 CALLS = "summarizer_calls"
 TIMEZONE = "timezone"
@@ -167,13 +169,17 @@ class SummarizeService:
         stats: RunStats,
     ) -> _Made:
         existing = self._store.get(tenant, agent, summary_id(tenant, agent, grain.value, key))
-        if existing is not None and not existing.is_live(now):
+        stale = existing is not None and not existing.is_live(now)
+        if existing is not None and stale and not is_stale(self._store, existing):
             return _Made(None, Outcome.FORGOTTEN)
         children = self._children(tenant, agent, grain, key, now, stats)
         if not children:
+            if existing is not None and stale:
+                self._drop_stale(existing, now)
+                return _Made(None, Outcome.EMPTY)
             return _Made(existing, Outcome.EMPTY)
         digest = self._input_hash(grain, key, children)
-        if existing is not None:
+        if existing is not None and not stale:
             if existing.metadata.get(INPUT_HASH) == digest:
                 return _Made(existing, Outcome.UNCHANGED)
             if _only_removed(existing, children):
@@ -191,6 +197,8 @@ class SummarizeService:
             tenant, agent, grain, key, children, text, digest, now, existing, stats.calls - calls_before
         )
         self._send(record, digest)
+        if existing is not None and stale:
+            self._audit_remade(existing, record, now)
         stats.made.append(record.id)
         metrics.add_metric(name="SummariesMade", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name=f"SummariesMade{grain.value.capitalize()}", unit=MetricUnit.Count, value=1)
@@ -288,6 +296,33 @@ class SummarizeService:
         dedup = hashlib.sha256(f"{record.id}:{digest}:{record.updated_at.isoformat()}".encode()).hexdigest()
         self._writes.send(
             [QueueMessage(group_id=command.group_id, dedup_id=dedup, body=command.model_dump_json())]
+        )
+
+    # -- stale summaries (a record they were made from was forgotten) -------------------------
+
+    def _drop_stale(self, summary: MemoryRecord, now: datetime) -> None:
+        """Nothing is left to fold: the stale summary goes, with an audit event saying so."""
+        self._store.delete_records(summary.tenant_id, summary.agent_id, [summary.id])
+        self._store.append_audit([self._event(summary, AuditAction.EMPTIED, now, summary.source_ids)])
+        metrics.add_metric(name="StaleSummariesDeleted", unit=MetricUnit.Count, value=1)
+
+    def _audit_remade(self, old: MemoryRecord, new: MemoryRecord, now: datetime) -> None:
+        dropped = sorted(set(old.source_ids) - set(new.source_ids))
+        self._store.append_audit([self._event(old, AuditAction.REMADE, now, dropped)])
+        metrics.add_metric(name="StaleSummariesRemade", unit=MetricUnit.Count, value=1)
+
+    def _event(self, summary: MemoryRecord, action: str, now: datetime, dropped: Sequence[str]) -> AuditEvent:
+        return AuditEvent(
+            tenant_id=summary.tenant_id,
+            agent_id=summary.agent_id,
+            record_id=summary.id,
+            action=action,
+            actor=f"summarizer:{self._summarizer.model_id}",
+            at=now,
+            detail={
+                "dropped": list(dropped),
+                "stale_since": summary.deleted_at.isoformat() if summary.deleted_at else None,
+            },
         )
 
     # -- refreshes ------------------------------------------------------------------------------

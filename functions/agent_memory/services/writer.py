@@ -35,6 +35,7 @@ class Outcome(StrEnum):
     MERGED = "merged"
     UPSERTED = "upserted"
     REPLAYED = "replayed"
+    SUPERSEDED = "superseded"
     DEAD_LETTERED = "dead_lettered"
 
 
@@ -110,13 +111,25 @@ class WriterService:
         tenant, agent = record.tenant_id, record.agent_id
         if vector is None:
             vector = self._embedder.embed([embedding_text(record)])[0]
-        if command.op == "upsert":
-            self._store.put([StoredRecord(record, vector)])
-            outcome = Outcome.UPSERTED
-        else:
-            outcome = self._remember(record, vector)
+        outcome = self._upsert(record, vector) if command.op == "upsert" else self._remember(record, vector)
         self._pending.done(tenant, agent, [record.id])
         return outcome
+
+    def _upsert(self, record: MemoryRecord, vector: Vector) -> Outcome:
+        """Store a summary version, unless it was forgotten or marked stale after it was made.
+
+        A re-make reads its children, then its write waits in the queue; a forget in between
+        marks the stored summary stale (or forgets it) at a later instant than the version was
+        made. Storing that version would bring the forgotten fact back, so it is dropped: the
+        forget queued a re-make of its own.
+        """
+        stored = self._store.get(record.tenant_id, record.agent_id, record.id)
+        if stored is not None and stored.deleted_at is not None and stored.deleted_at > record.updated_at:
+            metrics.add_metric(name="UpsertsSuperseded", unit=MetricUnit.Count, value=1)
+            logger.info("summary version superseded by a later forget", extra={"record_id": record.id})
+            return Outcome.SUPERSEDED
+        self._store.put([StoredRecord(record, vector)])
+        return Outcome.UPSERTED
 
     def _remember(self, record: MemoryRecord, vector: Vector) -> Outcome:
         tenant, agent = record.tenant_id, record.agent_id

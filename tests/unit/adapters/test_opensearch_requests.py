@@ -552,6 +552,7 @@ def test_soft_delete_is_a_routed_scripted_update_then_an_audit_document(
         "action": "forget",
         "actor": "key:dev",
         "at": "2026-11-22T12:00:00.000000Z",
+        "detail": {},
     }
 
 

@@ -10,30 +10,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.fakes import FixedClock
 from tests.unit.services.conftest import World
 
-from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.local_jobs import LocalJobQueue
-from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.adapters.sqlite_store import SqliteMemoryStore
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.domain.api import WriteItem, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.scoring import RankingWeights
 from agent_memory.domain.summarize import SummarizeJob
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Summarizer
 from agent_memory.services.dispatch import DispatchService
-from agent_memory.services.memories import MemoryService
-from agent_memory.services.search import SearchService
 from agent_memory.services.summarize import ChildNotStoredYetError, RunStats, SummarizeService
-from agent_memory.services.write import WriteService
-from agent_memory.services.writer import WriterService
 
 TENANT = "acme"
 AGENT = "helper"
@@ -107,25 +98,6 @@ class Cascade:
             cursor = page.next_cursor
             if cursor is None:
                 return records
-
-
-def make_world(tmp_path: Path, clock: FixedClock) -> World:
-    """The services `World` of conftest.py, for a fixture of a wider scope than a test."""
-    embedder = HashingEmbedder(384)
-    store = SqliteMemoryStore(tmp_path / "memory.db", dimension=384, model_id=embedder.model_id)
-    queue = LocalFifoQueue(tmp_path / "queue.db")
-    pending = LocalPendingWrites(tmp_path / "queue.db")
-    return World(
-        clock=clock,
-        queue=queue,
-        pending=pending,
-        store=store,
-        embedder=embedder,
-        write=WriteService(queue, pending, clock),
-        writer=WriterService(store, embedder, pending, queue, clock, dedup_threshold=0.92),
-        search=SearchService(store, embedder, clock, RankingWeights()),
-        memories=MemoryService(store, pending, clock),
-    )
 
 
 def build(

@@ -9,10 +9,12 @@ import pytest
 from tests.fakes import FixedClock
 
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
+from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite_store import SqliteMemoryStore
 from agent_memory.domain.scoring import RankingWeights
+from agent_memory.services.forget import ForgetService
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
 from agent_memory.services.write import WriteService
@@ -30,6 +32,7 @@ class World:
     writer: WriterService
     search: SearchService
     memories: MemoryService
+    forget: ForgetService
 
     def drain(self) -> list[str]:
         """Feed every queued message to the writer, as the worker would; returns the outcomes."""
@@ -43,12 +46,17 @@ class World:
         return outcomes
 
 
-@pytest.fixture
-def world(tmp_path: Path, clock: FixedClock) -> World:
+def make_world(tmp_path: Path, clock: FixedClock) -> World:
+    """Every service on the embedded adapters in ``tmp_path`` (also for wider-scoped fixtures).
+
+    The forget service queues its re-make jobs on ``jobs.db``, the file the cascade's job queue
+    (`cascade_world.build`) works.
+    """
     embedder = HashingEmbedder(384)
     store = SqliteMemoryStore(tmp_path / "memory.db", dimension=384, model_id=embedder.model_id)
     queue = LocalFifoQueue(tmp_path / "queue.db")
     pending = LocalPendingWrites(tmp_path / "queue.db")
+    jobs = LocalJobQueue(LocalFifoQueue(tmp_path / "jobs.db", max_receive_count=1000))
     return World(
         clock=clock,
         queue=queue,
@@ -59,4 +67,10 @@ def world(tmp_path: Path, clock: FixedClock) -> World:
         writer=WriterService(store, embedder, pending, queue, clock, dedup_threshold=0.92),
         search=SearchService(store, embedder, clock, RankingWeights()),
         memories=MemoryService(store, pending, clock),
+        forget=ForgetService(store, jobs, clock),
     )
+
+
+@pytest.fixture
+def world(tmp_path: Path, clock: FixedClock) -> World:
+    return make_world(tmp_path, clock)

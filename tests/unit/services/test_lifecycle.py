@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 from tests.fakes import FixedClock
-from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build, make_world
+from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
+from tests.unit.services.conftest import make_world
 
 from agent_memory.domain.api import SearchRequest, WriteRequest
 from agent_memory.domain.cascade import CHILD_GRAIN, child_keys, covered_span, key_for_day

@@ -96,11 +96,11 @@ def test_get_list_forget_and_stats(world: World) -> None:
     rest = world.memories.list("acme", "bot", None, limit=1, cursor=page.next_cursor)
     assert [m.id for m in rest.items] == [a]
 
-    world.memories.forget("acme", "bot", a, actor="key_a")
+    world.forget.forget("acme", "bot", a, actor="key_a")
     with pytest.raises(NotFoundError):
         world.memories.get("acme", "bot", a)
     with pytest.raises(NotFoundError):
-        world.memories.forget("acme", "bot", a, actor="key_a")
+        world.forget.forget("acme", "bot", a, actor="key_a")
     assert "first memory about apples" not in _search(world, query="apples")
     stats = world.memories.stats("acme", "bot")
     assert stats.records == {"working": 1, "daily": 0, "weekly": 0, "monthly": 0, "quarterly": 0, "yearly": 0}
@@ -112,5 +112,5 @@ def test_another_tenant_cannot_get_or_forget(world: World) -> None:
     with pytest.raises(NotFoundError):
         world.memories.get("globex", "bot", record_id)
     with pytest.raises(NotFoundError):
-        world.memories.forget("globex", "bot", record_id, actor="key_g")
+        world.forget.forget("globex", "bot", record_id, actor="key_g")
     assert world.memories.get("acme", "bot", record_id).content == "acme's secret roadmap"

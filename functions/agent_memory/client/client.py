@@ -1,0 +1,304 @@
+"""`MemoryClient`: the HTTP contract (v1) as typed Python calls.
+
+Requests and responses are the contract's own pydantic models (`agent_memory.domain.api`), so
+the client validates what it sends before it sends it (a bad field fails here, with pydantic's
+message, not as a 400 after a round trip) and every answer comes back typed.
+
+    with MemoryClient("http://127.0.0.1:8000", api_key="...") as memory:
+        memory.write("support-bot", ["Alice moved the launch to March 3."])
+        hits = memory.search("support-bot", "when is the launch?", grain="working").results
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import ssl
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+from urllib.parse import quote, urlencode, urlsplit
+
+from pydantic import BaseModel, ValidationError
+
+from agent_memory.client.auth import ApiKeyAuth, Auth, NoAuth
+from agent_memory.client.errors import TransportError, UnexpectedResponseError, error_from_response
+from agent_memory.client.retry import RetryPolicy, parse_retry_after
+from agent_memory.client.transport import HttpTransport, RawResponse, Transport
+from agent_memory.domain.api import (
+    ConversationMessage,
+    ListResponse,
+    MemoryOut,
+    SearchRequest,
+    SearchResponse,
+    StatsResponse,
+    WriteItem,
+    WriteRequest,
+    WriteResponse,
+)
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
+
+logger = logging.getLogger("agent_memory.client")
+
+M = TypeVar("M", bound=BaseModel)
+
+DEFAULT_TIMEOUT_S = 10.0
+USER_AGENT = "agent-memory-client/1"
+
+ItemLike = WriteItem | Mapping[str, Any] | str
+MessageLike = ConversationMessage | Mapping[str, Any]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class MemoryClient:
+    """A synchronous, thread-safe client. ``api_key`` sends ``Authorization: Bearer``; pass
+    ``auth=SigV4Auth(...)`` instead for IAM-authorized deployments.
+
+    ``sleep`` and ``clock`` are injectable so that retries and defaults can be tested without
+    waiting and without a real clock.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        auth: Auth | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry: RetryPolicy | None = None,
+        transport: Transport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], datetime] = _utcnow,
+        user_agent: str = USER_AGENT,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if api_key is not None and auth is not None:
+            raise ValueError("give api_key or auth, not both")
+        self.base_url = base_url.rstrip("/")
+        self._auth: Auth = auth or (ApiKeyAuth(api_key) if api_key is not None else NoAuth())
+        self._timeout_s = timeout_s
+        self._retry = retry or RetryPolicy()
+        self._transport = transport or HttpTransport()
+        self._sleep = sleep
+        self._clock = clock
+        self._user_agent = user_agent
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **kwargs: Any) -> MemoryClient:
+        """``AGENT_MEMORY_URL`` and ``AGENT_MEMORY_API_KEY`` (the names the MCP server reads)."""
+        env = os.environ if environ is None else environ
+        url = env.get("AGENT_MEMORY_URL")
+        if not url:
+            raise ValueError("set AGENT_MEMORY_URL (e.g. http://127.0.0.1:8000)")
+        return cls(url, env.get("AGENT_MEMORY_API_KEY") or None, **kwargs)
+
+    def __enter__(self) -> MemoryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __repr__(self) -> str:
+        return f"MemoryClient({self.base_url!r}, auth={self._auth!r})"
+
+    # --- memories ------------------------------------------------------------------------------
+
+    def write(self, agent_id: str, items: Sequence[ItemLike]) -> WriteResponse:
+        """Write items to working memory (202: queued). A plain string is an item with only
+        ``content``. Items without ``occurred_at`` get the client's now, so a retried request is
+        byte-identical and the service deduplicates it instead of storing it twice."""
+        now = self._clock()
+        built = [self._item(item, now) for item in items]
+        return self._send(
+            "POST", self._agent_path(agent_id, "memories"), WriteResponse, WriteRequest(items=built)
+        )
+
+    def write_conversation(
+        self,
+        agent_id: str,
+        messages: Sequence[MessageLike],
+        *,
+        conversation_id: str | None = None,
+        user_id: str | None = None,
+    ) -> WriteResponse:
+        """The conversation form: turns of one conversation, stored as ``conversation`` memories."""
+        now = self._clock()
+        built = [ConversationMessage.model_validate(m) for m in messages]
+        built = [m if m.occurred_at else m.model_copy(update={"occurred_at": now}) for m in built]
+        request = WriteRequest(messages=built, conversation_id=conversation_id, user_id=user_id)
+        return self._send("POST", self._agent_path(agent_id, "memories"), WriteResponse, request)
+
+    def remember(self, agent_id: str, content: str, **fields: Any) -> str:
+        """One item (``content`` and any `WriteItem` field); returns its id."""
+        return self.write(agent_id, [{"content": content, **fields}]).accepted[0].id
+
+    def search(
+        self, agent_id: str, query: str | SearchRequest | None = None, **fields: Any
+    ) -> SearchResponse:
+        """Search by meaning and time window: ``search(agent, "launch?", grain="daily",
+        max_days_ago=30)``, or pass a ready `SearchRequest`."""
+        if isinstance(query, SearchRequest):
+            if fields:
+                raise TypeError("give a SearchRequest or fields, not both")
+            request = query
+        else:
+            request = SearchRequest.model_validate({"query": query, **fields})
+        return self._send("POST", self._agent_path(agent_id, "memories", "search"), SearchResponse, request)
+
+    def get(self, agent_id: str, memory_id: str) -> MemoryOut:
+        return self._send("GET", self._agent_path(agent_id, "memories", memory_id), MemoryOut)
+
+    def list_page(
+        self, agent_id: str, *, grain: Grain | str | None = None, limit: int = 50, cursor: str | None = None
+    ) -> ListResponse:
+        """One page of the agent's memories, newest first; follow ``next_cursor`` for the next."""
+        query = {"grain": Grain(grain).value if grain else None, "limit": limit, "cursor": cursor}
+        return self._send("GET", self._agent_path(agent_id, "memories"), ListResponse, query=query)
+
+    def pages(
+        self, agent_id: str, *, grain: Grain | str | None = None, limit: int = 50
+    ) -> Iterator[ListResponse]:
+        """Every page, lazily: the next page is fetched only when the caller asks for it."""
+        cursor: str | None = None
+        while True:
+            page = self.list_page(agent_id, grain=grain, limit=limit, cursor=cursor)
+            yield page
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def iter_memories(
+        self, agent_id: str, *, grain: Grain | str | None = None, page_size: int = 50
+    ) -> Iterator[MemoryOut]:
+        for page in self.pages(agent_id, grain=grain, limit=page_size):
+            yield from page.items
+
+    def forget(self, agent_id: str, memory_id: str) -> str:
+        """Forget one memory (soft delete + audit); returns its id. A second call is a 404."""
+        body = self._send_raw("DELETE", self._agent_path(agent_id, "memories", memory_id))
+        return str(self._json(body).get("id", memory_id))
+
+    def stats(self, agent_id: str) -> StatsResponse:
+        return self._send("GET", self._agent_path(agent_id, "stats"), StatsResponse)
+
+    def wait_until_stored(
+        self, agent_id: str, timeout_s: float = 10.0, interval_s: float = 0.1
+    ) -> StatsResponse:
+        """Poll stats until no accepted write is pending (writes are asynchronous), then return
+        them. Raises `TimeoutError` at the deadline."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            stats = self.stats(agent_id)
+            if stats.pending_writes == 0:
+                return stats
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{stats.pending_writes} write(s) still pending after {timeout_s} s")
+            self._sleep(interval_s)
+
+    # --- maintenance (admin scope) -------------------------------------------------------------
+
+    def summarize(self, request: SummarizeRequest | None = None, /, **fields: Any) -> SummarizeResponse:
+        """Run (or re-run) summaries: ``summarize(grain="daily", period="2026-11-21")`` or a
+        ``from``/``to`` range (``from_=`` here)."""
+        if request is None:
+            request = SummarizeRequest.model_validate(fields)
+        elif fields:
+            raise TypeError("give a SummarizeRequest or fields, not both")
+        return self._send("POST", "/v1/admin/summarize", SummarizeResponse, request)
+
+    def run_retention(self) -> dict[str, Any]:
+        """Run retention now for every tenant; the report as the service returns it."""
+        return self._json(self._send_raw("POST", "/v1/admin/retention"))
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _item(item: ItemLike, now: datetime) -> WriteItem:
+        built = WriteItem(content=item) if isinstance(item, str) else WriteItem.model_validate(item)
+        return built if built.occurred_at else built.model_copy(update={"occurred_at": now})
+
+    @staticmethod
+    def _agent_path(agent_id: str, *parts: str) -> str:
+        if not agent_id:
+            raise ValueError("agent_id is empty")
+        return "/v1/agents/" + "/".join(quote(p, safe="") for p in (agent_id, *parts))
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        response_model: type[M],
+        request: BaseModel | None = None,
+        query: Mapping[str, Any] | None = None,
+    ) -> M:
+        body = request.model_dump_json(exclude_none=True, by_alias=True).encode() if request else None
+        raw = self._send_raw(method, path, body=body, query=query)
+        try:
+            return response_model.model_validate_json(raw.body)
+        except ValidationError as exc:
+            raise UnexpectedResponseError(
+                f"{method} {path}: the {raw.status} response is not a {response_model.__name__}: {exc}",
+                raw.status,
+            ) from exc
+
+    @staticmethod
+    def _json(raw: RawResponse) -> dict[str, Any]:
+        try:
+            value = json.loads(raw.body) if raw.body else {}
+        except ValueError as exc:
+            raise UnexpectedResponseError(f"the {raw.status} response is not JSON", raw.status) from exc
+        if not isinstance(value, dict):
+            raise UnexpectedResponseError(f"the {raw.status} response is not a JSON object", raw.status)
+        return value
+
+    def _send_raw(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        query: Mapping[str, Any] | None = None,
+    ) -> RawResponse:
+        """One call, retried per the policy; returns a success response or raises a typed error."""
+        params = {k: v for k, v in (query or {}).items() if v is not None}
+        url = self.base_url + path + (f"?{urlencode(params)}" if params else "")
+        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        attempt = 0
+        while True:
+            attempt += 1
+            sent = {**headers, **self._auth.headers(method, url, headers, body)}
+            try:
+                response = self._transport.send(method, url, sent, body, self._timeout_s)
+            except ssl.SSLCertVerificationError as exc:  # asking again will not fix a certificate
+                raise TransportError(f"{method} {path}: {exc}", attempt) from exc
+            except (OSError, http.client.HTTPException) as exc:
+                if not self._retry.retry_on_connection_errors or attempt >= self._retry.max_attempts:
+                    message = f"{method} {path}: {exc!r} after {attempt} attempt(s)"
+                    raise TransportError(message, attempt) from exc
+                delay = self._retry.backoff(attempt)
+                logger.debug("retrying %s %s in %.2f s after %r", method, path, delay, exc)
+                self._sleep(delay)
+                continue
+            if response.status < 400:
+                return response
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            if self._retry.retryable_status(response.status) and attempt < self._retry.max_attempts:
+                delay_s = self._retry.delay(attempt, retry_after)
+                if delay_s is not None:
+                    logger.debug("retrying %s %s in %.2f s after %s", method, path, delay_s, response.status)
+                    self._sleep(delay_s)
+                    continue
+            raise error_from_response(response.status, response.headers, response.body, retry_after)

@@ -1,0 +1,188 @@
+"""Forgetting that reaches the summaries: one record by id, or everything of one end user.
+
+A forget soft-deletes the record at once (search and get never return it again), then walks up
+the cascade: the daily summary of the record's day, that day's week, month, quarter and year.
+Each summary on the way that was made from the one below it is marked stale (`staleness`):
+hidden at once and re-made by a ``forget`` job from what is still remembered, or deleted when
+nothing is left. One job per chain is queued, for its top-most stale summary: making it makes
+every stale summary below it first (the cascade heals missing children), so the order is right.
+
+The walk stops at the first summary that does not exist (nothing above it was made through it)
+or that was forgotten itself (it is never re-made, and its parent was re-made without it when it
+was forgotten). Every step is in the audit trail: the forget or erase of the record (with the
+summaries it made stale), each stale mark, and later each re-make or deletion of a summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import summary_id
+from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.errors import NotFoundError
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import AuditAction, AuditEvent, Clock, JobQueue, MemoryStore, StoreQuery
+from agent_memory.services.staleness import is_stale, made_from
+
+#: Records read per round of an erasure (each round forgets what it read).
+ERASE_PAGE = 500
+
+
+@dataclass
+class ForgetResult:
+    """What a forget or an erasure did."""
+
+    forgotten: list[str] = field(default_factory=list)
+    stale_summaries: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Walk:
+    """One forget operation's bookkeeping: summaries already marked, and the chains' tops."""
+
+    now: datetime
+    actor: str
+    marked: set[str] = field(default_factory=set)
+    tops: dict[str, tuple[Grain, str]] = field(default_factory=dict)
+    result: ForgetResult = field(default_factory=ForgetResult)
+
+
+class ForgetService:
+    def __init__(self, store: MemoryStore, jobs: JobQueue, clock: Clock, timezone: str = "UTC") -> None:
+        self._store = store
+        self._jobs = jobs
+        self._clock = clock
+        self._tz = timezone
+
+    def forget(self, tenant_id: str, agent_id: str, record_id: str, actor: str) -> ForgetResult:
+        """Forget one record (by id or alias) and mark the summaries made from it stale."""
+        walk = _Walk(now=self._clock.now(), actor=actor)
+        record = self._store.get(tenant_id, agent_id, record_id)
+        if record is None or not record.is_live(walk.now):
+            raise NotFoundError("memory not found")
+        if not self._forget_one(record, AuditAction.FORGET, {}, walk):
+            raise NotFoundError("memory not found")
+        self._finish(tenant_id, agent_id, walk)
+        logger.info(
+            "memory forgotten",
+            extra={
+                "agent_id": agent_id,
+                "record_id": record.id,
+                "actor": actor,
+                "stale_summaries": len(walk.result.stale_summaries),
+            },
+        )
+        return walk.result
+
+    def erase_user(self, tenant_id: str, agent_id: str, user_id: str, actor: str) -> ForgetResult:
+        """Forget every live record of one end user of the agent (the right to erasure).
+
+        Reads the user's live records in rounds and forgets each round before reading the next,
+        so it ends when none is left; summaries made from them are re-made without them.
+        """
+        walk = _Walk(now=self._clock.now(), actor=actor)
+        detail: dict[str, object] = {"user_id": user_id}
+        while True:
+            query = StoreQuery(
+                tenant_id=tenant_id, agent_id=agent_id, now=walk.now, user_id=user_id, limit=ERASE_PAGE
+            )
+            found = [c.record for c in self._store.search(query)]
+            progress = sum(self._forget_one(r, AuditAction.ERASE, detail, walk) for r in found)
+            if not found or not progress:
+                break
+        self._finish(tenant_id, agent_id, walk)
+        logger.info(
+            "end user erased",
+            extra={
+                "agent_id": agent_id,
+                "actor": actor,
+                "forgotten": len(walk.result.forgotten),
+                "stale_summaries": len(walk.result.stale_summaries),
+            },
+        )
+        return walk.result
+
+    # -- the walk up the cascade ----------------------------------------------------------------
+
+    def _forget_one(self, record: MemoryRecord, action: str, detail: dict[str, object], walk: _Walk) -> bool:
+        stale = self._mark_chain(record, walk)
+        event = AuditEvent(
+            tenant_id=record.tenant_id,
+            agent_id=record.agent_id,
+            record_id=record.id,
+            action=action,
+            actor=walk.actor,
+            at=walk.now,
+            detail={**detail, "stale_summaries": stale},
+        )
+        if not self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event):
+            return False
+        walk.result.forgotten.append(record.id)
+        metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
+        return True
+
+    def _mark_chain(self, record: MemoryRecord, walk: _Walk) -> list[str]:
+        """Mark stale every summary made from ``record``, directly or through the cascade."""
+        tenant, agent = record.tenant_id, record.agent_id
+        step = self._parent_of(record)
+        child_id, marked = record.id, []
+        while step is not None:
+            grain, key = step
+            sid = summary_id(tenant, agent, grain.value, key)
+            if sid in walk.marked:
+                # Marked by this operation already, with everything above it: the job of its
+                # chain's top re-makes it and, through it, the summary just marked below it.
+                walk.tops.pop(child_id, None)
+                break
+            summary = self._store.get(tenant, agent, sid)
+            if summary is None:
+                break
+            if summary.is_live(walk.now):
+                if not made_from(summary, child_id):
+                    break
+            elif not is_stale(self._store, summary):
+                break  # forgotten: never re-made, and its parent was re-made without it
+            event = AuditEvent(
+                tenant_id=tenant,
+                agent_id=agent,
+                record_id=sid,
+                action=AuditAction.STALE,
+                actor=walk.actor,
+                at=walk.now,
+                detail={"because": record.id},
+            )
+            self._store.mark_stale(tenant, agent, sid, event)
+            walk.marked.add(sid)
+            walk.tops.pop(child_id, None)
+            walk.tops[sid] = (grain, key)
+            marked.append(sid)
+            walk.result.stale_summaries.append(sid)
+            child_id = sid
+            step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
+        return marked
+
+    def _parent_of(self, record: MemoryRecord) -> tuple[Grain, str] | None:
+        """The summary a record is folded into: its local day's, or its period's parent."""
+        if record.grain is Grain.WORKING:
+            return Grain.DAILY, local_date(record.occurred_at, self._tz).isoformat()
+        if record.grain in PARENT_GRAIN and record.time_key is not None:
+            return PARENT_GRAIN[record.grain], parent_key(record.grain, record.time_key)
+        return None
+
+    def _finish(self, tenant_id: str, agent_id: str, walk: _Walk) -> None:
+        """Queue the re-make of each chain's top; making it re-makes the stale ones below."""
+        jobs = [
+            SummarizeJob(
+                tenant_id=tenant_id, agent_id=agent_id, grain=grain, time_key=key, reason="forget"
+            ).to_job()
+            for grain, key in walk.tops.values()
+        ]
+        if jobs:
+            self._jobs.send(jobs)
+            metrics.add_metric(
+                name="SummariesMarkedStale", unit=MetricUnit.Count, value=len(walk.result.stale_summaries)
+            )

@@ -1,0 +1,74 @@
+"""The tools' argument models: projections of the contract's request models.
+
+Each argument takes its type and its constraints from the field of the API model it feeds
+(`SearchRequest`, `WriteItem`, ...), and only adds the description an LLM reads. So the limits
+live in one place: a limit changed in `domain.api` changes the tool schemas with it, and no
+schema is written by hand. The tool name is the model's title.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.fields import FieldInfo
+
+from agent_memory.domain.api import SearchRequest, WriteItem
+from agent_memory.domain.types import MemoryId
+
+#: Unknown arguments are refused, so a misspelt one is an error the LLM sees and can fix.
+_ARGS = ConfigDict(extra="forbid")
+
+
+def field_of(model: type[BaseModel], name: str, description: str, **changes: Any) -> tuple[Any, FieldInfo]:
+    """``(annotation, FieldInfo)`` of ``model.name`` with its constraints, a new description and
+    any ``changes`` (a different default), for `pydantic.create_model`."""
+    source = model.model_fields[name]
+    return source.annotation, FieldInfo.merge_field_infos(source, description=description, **changes)
+
+
+SearchMemoryArgs: type[BaseModel] = create_model(
+    "search_memory",
+    __config__=_ARGS,
+    __doc__="Search long-term memory by meaning, at one grain (or all), within a window of days ago.",
+    query=field_of(
+        SearchRequest,
+        "query",
+        "What to look for, in natural language. Leave out to get the newest memories in the window.",
+    ),
+    grain=field_of(
+        SearchRequest,
+        "grain",
+        "Which memory to search: 'working' (raw recent memories), a summary grain ('daily', 'weekly', "
+        "'monthly', 'quarterly', 'yearly'), or 'all' to blend every grain.",
+    ),
+    min_days_ago=field_of(
+        SearchRequest, "min_days_ago", "Only memories at least this many days old (0 = up to now)."
+    ),
+    max_days_ago=field_of(
+        SearchRequest, "max_days_ago", "Only memories at most this many days old (leave out: no limit)."
+    ),
+    max_results=field_of(SearchRequest, "max_results", "How many memories to return at most."),
+)
+
+RememberArgs: type[BaseModel] = create_model(
+    "remember",
+    __config__=_ARGS,
+    __doc__="Store something worth remembering in long-term memory (a fact, decision, preference...).",
+    content=field_of(WriteItem, "content", "The memory itself, as a self-contained sentence or two."),
+    topic=field_of(WriteItem, "topic", "A short topic label, e.g. 'launch date'."),
+    importance=field_of(
+        WriteItem, "importance", "How much this matters, from 0 (trivia) to 1 (critical); default 0.5."
+    ),
+    ttl_days=field_of(
+        WriteItem, "ttl_days", "Forget it after this many days (leave out: the plan's default)."
+    ),
+)
+
+
+ForgetArgs: type[BaseModel] = create_model(
+    "forget",
+    __config__=_ARGS,
+    __doc__="Forget one memory for good, by the id shown in search results (e.g. after a correction).",
+    id=(MemoryId, Field(description="The memory's id, as shown in search results ('mem_...' or 'sum_...').")),
+)

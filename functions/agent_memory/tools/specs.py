@@ -1,0 +1,118 @@
+"""The memory tools: each is an argument model (its schema and description) and a function that
+runs it against the client and returns the text the LLM reads.
+
+Adding a tool is one argument model in `tools.models`, one function here and one `ToolSpec` in
+`TOOLS`; every format (Bedrock, Anthropic, OpenAI, MCP) and the dispatcher pick it up from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from agent_memory.domain.api import SearchResponse, WriteResponse
+from agent_memory.domain.grains import Grain
+from agent_memory.tools.formats import (
+    JsonObject,
+    anthropic_tool,
+    bedrock_tool,
+    llm_schema,
+    openai_tool,
+    tool_description,
+)
+from agent_memory.tools.models import ForgetArgs, RememberArgs, SearchMemoryArgs
+from agent_memory.tools.text import date_label, memory_line, search_results_text, window_text
+
+
+class MemoryApi(Protocol):
+    """What the tools need of the client (`agent_memory.client.MemoryClient` is one)."""
+
+    def search(self, agent_id: str, query: Any = None, **fields: Any) -> SearchResponse: ...
+
+    def write(self, agent_id: str, items: Sequence[Any]) -> WriteResponse: ...
+
+    def forget(self, agent_id: str, memory_id: str) -> str: ...
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Whose memory the tools act on: the LLM chooses arguments, never the agent or the user."""
+
+    client: MemoryApi
+    agent_id: str
+    user_id: str | None = None
+    clock: Callable[[], datetime] = field(default=_utcnow)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    args: type[BaseModel]
+    run: Callable[[ToolContext, Any], str]
+
+    @property
+    def name(self) -> str:
+        return self.args.__name__
+
+    @property
+    def description(self) -> str:
+        return tool_description(self.args)
+
+    @cached_property
+    def input_schema(self) -> JsonObject:
+        return llm_schema(self.args)
+
+
+def search_memory(ctx: ToolContext, args: Any) -> str:
+    fields: dict[str, Any] = args.model_dump(exclude_none=True)
+    if ctx.user_id is not None:
+        fields["user_id"] = ctx.user_id
+    response = ctx.client.search(ctx.agent_id, **fields)
+    window = window_text(str(args.grain), args.min_days_ago, args.max_days_ago)
+    return search_results_text(response.results, window)
+
+
+def remember(ctx: ToolContext, args: Any) -> str:
+    now = ctx.clock()
+    item: dict[str, Any] = {**args.model_dump(exclude_none=True), "occurred_at": now}
+    if ctx.user_id is not None:
+        item["user_id"] = ctx.user_id
+    [accepted] = ctx.client.write(ctx.agent_id, [item]).accepted
+    line = memory_line(Grain.WORKING.value, date_label(None, now), args.content, accepted.id)
+    return f"Remembered (searchable within seconds):\n{line}"
+
+
+def forget(ctx: ToolContext, args: Any) -> str:
+    forgotten = ctx.client.forget(ctx.agent_id, args.id)
+    return f"Forgot {forgotten}: it will not be returned by search again."
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(SearchMemoryArgs, search_memory),
+    ToolSpec(RememberArgs, remember),
+    ToolSpec(ForgetArgs, forget),
+)
+TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
+
+
+def bedrock_tools(tools: Sequence[ToolSpec] = TOOLS) -> list[JsonObject]:
+    """For ``converse(toolConfig={"tools": bedrock_tools()})``."""
+    return [bedrock_tool(t.name, t.description, t.input_schema) for t in tools]
+
+
+def anthropic_tools(tools: Sequence[ToolSpec] = TOOLS) -> list[JsonObject]:
+    """For ``messages.create(tools=anthropic_tools())``."""
+    return [anthropic_tool(t.name, t.description, t.input_schema) for t in tools]
+
+
+def openai_tools(tools: Sequence[ToolSpec] = TOOLS) -> list[JsonObject]:
+    """For ``chat.completions.create(tools=openai_tools())``."""
+    return [openai_tool(t.name, t.description, t.input_schema) for t in tools]

@@ -1,0 +1,391 @@
+"""Hostile input against the parsers a request meets first: request models, ids, time keys.
+
+`test_api_models.py` fuzzes the *shape* of request bodies (any JSON value in any field). This
+module fuzzes the *text* inside them: unicode edge cases (lone surrogates, NUL, bidi overrides,
+combining marks, non-characters), path traversal in ids, query-language syntax in tags and
+topics, and text near the byte limits. Every input must end in one of two ways: refused with a
+`ValidationError` (a 400), or accepted and kept verbatim. Nothing in between: no other exception,
+no silent rewrite.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
+
+from agent_memory.domain.api import SearchRequest, WriteItem, WriteRequest
+from agent_memory.domain.grains import (
+    SUMMARY_GRAINS,
+    Grain,
+    next_key,
+    parse_time_key,
+    period_bounds,
+    period_dates,
+    time_key_for,
+)
+from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAG_CHARS, MAX_TOPIC_CHARS
+from agent_memory.domain.summarize import SummarizeJob, SummarizeRequest
+from agent_memory.domain.types import AgentId, ConversationId, MemoryId, TenantId, UserId
+from agent_memory.errors import InvalidTimeKeyError
+
+FUZZ = settings(max_examples=150, deadline=None)
+
+#: Pieces that break naive code: controls, bidi and zero-width marks, combining marks,
+#: non-characters, path traversal, and the operators of FTS5, Lucene and SQL.
+HOSTILE_PIECES = [
+    "\x00",
+    "\x07",
+    "\x1b[31m",
+    "\x85",
+    "\x9b",
+    "\u202e",  # right-to-left override
+    "\u202d",
+    "\u2066",
+    "\u2069",
+    "\u200f",
+    "\u200d",  # zero-width joiner
+    "\ufeff",  # byte order mark
+    "\u0301",  # combining acute
+    "e\u0301\u0336\u0338",
+    "\u2028",
+    "\u2029",
+    "\uffff",
+    "\U0010ffff",
+    "\U0001f4a5",
+    "\uff0f",  # fullwidth solidus
+    "\u2024\u2024/",  # one-dot leaders
+    "../",
+    "..\\",
+    "%2e%2e%2f",
+    "/etc/passwd",
+    '"',
+    "'",
+    "*",
+    "^",
+    ":",
+    "(",
+    ")",
+    "NEAR(",
+    "content:",
+    "{content topic}:",
+    " OR ",
+    " AND ",
+    " NOT ",
+    "') OR 1=1 --",
+    "%",
+    "_",
+    "\\",
+    "${jndi:ldap://x}",
+    "<script>",
+    "tenant_id:*",
+]
+LONE_SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+
+
+def hostile(*, surrogates: bool = True, max_pieces: int = 10) -> st.SearchStrategy[str]:
+    parts: list[st.SearchStrategy[str]] = [st.sampled_from(HOSTILE_PIECES), st.text(max_size=6)]
+    if surrogates:
+        parts.append(LONE_SURROGATES)
+    return st.lists(st.one_of(*parts), max_size=max_pieces).map("".join)
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def _strict_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _accepts(model: Any, body: Any) -> Any | None:
+    """The validated model, or None when it is refused; any other exception fails the test."""
+    try:
+        return model.model_validate(body)
+    except ValidationError:
+        return None
+
+
+# --- free text: content, topic, query ------------------------------------------------------------
+
+
+@FUZZ
+@given(content=hostile())
+@example(content="\x00")
+@example(content="a\ud800b")
+@example(content="\u202e\u0301")
+def test_content_is_refused_or_kept_verbatim(content: str) -> None:
+    item = _accepts(WriteItem, {"content": content})
+    if _has_surrogate(content) or not content.strip():
+        # THEN text UTF-8 cannot carry, and blank text, are refused
+        assert item is None
+        return
+    # THEN anything else within the limit is kept exactly as sent: no normalisation, no stripping
+    assert item is not None
+    assert item.content == content
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    char=st.sampled_from(["a", "é", "€", "\U0001f4a5", "\u0301", "\x00"]),
+    extra=st.integers(min_value=-3, max_value=3),
+)
+def test_content_near_the_limit_is_measured_in_utf8_bytes(char: str, extra: int) -> None:
+    # GIVEN content of 1 to 4 bytes a character, a few characters either side of 16 KiB
+    width = len(char.encode("utf-8"))
+    count = MAX_CONTENT_BYTES // width + extra
+    content = "x" + char * count
+    size = len(content.encode("utf-8"))
+
+    # THEN it is accepted exactly when its UTF-8 encoding fits
+    item = _accepts(WriteItem, {"content": content})
+    assert (item is not None) == (size <= MAX_CONTENT_BYTES)
+
+
+@FUZZ
+@given(topic=hostile(surrogates=False, max_pieces=30))
+def test_topic_is_any_text_kept_verbatim_up_to_its_length(topic: str) -> None:
+    item = _accepts(WriteItem, {"content": "x", "topic": topic})
+    assert (item is not None) == (len(topic) <= MAX_TOPIC_CHARS)
+    if item is not None:
+        assert item.topic == topic
+
+
+@FUZZ
+@given(query=hostile())
+def test_search_query_is_refused_or_kept_verbatim(query: str) -> None:
+    request = _accepts(SearchRequest, {"query": query})
+    if _has_surrogate(query):
+        assert request is None
+        return
+    assert request is not None
+    # A blank query means "no query" (the newest records); any other is passed on unchanged
+    assert request.query == (query if query.strip() else None)
+
+
+# --- tags: filter values, never syntax -----------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+@FUZZ
+@given(tag=hostile(max_pieces=6))
+@example(tag="') OR 1=1 --")
+@example(tag="*")
+@example(tag='" OR ""="')
+@example(tag="tenant_id:*")
+def test_a_tag_is_refused_or_kept_as_one_plain_value(tag: str) -> None:
+    for model, body in ((WriteItem, {"content": "x", "tags": [tag]}), (SearchRequest, {"tags": [tag]})):
+        parsed = _accepts(model, body)
+        stripped = tag.strip()
+        refusable = (
+            not stripped
+            or len(stripped) > MAX_TAG_CHARS
+            or _CONTROL.search(stripped)
+            or not _strict_utf8(tag)
+        )
+        # THEN a tag is refused only for emptiness, length, control characters or bad Unicode
+        assert (parsed is None) == bool(refusable), (tag, parsed)
+        if parsed is not None:
+            # AND an accepted one is one value: trimmed, otherwise as sent (operators included)
+            assert parsed.tags == [stripped]
+
+
+# --- ids: never a path, never a separator ---------------------------------------------------------
+
+ID_TYPES = {"tenant": TenantId, "agent": AgentId, "user": UserId}
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+traversal = st.lists(
+    st.sampled_from(
+        ["..", ".", "/", "\\", "%2e", "%2f", "%00", "\x00", "\uff0f", "\u2024", "a", "B", "7", "-", "_"]
+    ),
+    min_size=1,
+    max_size=12,
+).map("".join)
+
+
+@FUZZ
+@given(candidate=st.one_of(traversal, hostile(max_pieces=4)))
+@example(candidate="..")
+@example(candidate="../tenant-b")
+@example(candidate="a/../../b")
+@example(candidate="a\x00")
+@example(candidate="acme:bot")
+@example(candidate="\uff21\uff22")  # fullwidth letters
+def test_ids_are_refused_unless_plain_ascii_without_separators(candidate: str) -> None:
+    for name, id_type in ID_TYPES.items():
+        try:
+            value = TypeAdapter(id_type).validate_python(candidate)
+        except ValidationError:
+            continue
+        # THEN what is accepted can be neither a path nor a FIFO group / routing separator
+        assert _SAFE_ID.fullmatch(value), (name, value)
+        assert value == candidate
+        assert not value.startswith(".") and not {"/", "\\", ":", "\x00", "%"} & set(value)
+
+
+@FUZZ
+@given(
+    candidate=st.one_of(
+        traversal, hostile(max_pieces=4), st.from_regex(r"mem_[a-z2-7]{10,70}", fullmatch=True)
+    )
+)
+def test_memory_ids_are_refused_unless_service_shaped(candidate: str) -> None:
+    try:
+        value = TypeAdapter(MemoryId).validate_python(candidate)
+    except ValidationError:
+        return
+    assert re.fullmatch(r"[a-z]{1,8}_[a-z2-7]{16,64}", value)
+
+
+@FUZZ
+@given(candidate=st.one_of(traversal, hostile(max_pieces=4)))
+def test_conversation_ids_may_carry_references_but_never_a_path(candidate: str) -> None:
+    try:
+        value = TypeAdapter(ConversationId).validate_python(candidate)
+    except ValidationError:
+        return
+    assert not value.startswith(".") and not {"/", "\\", "\x00", "%"} & set(value)
+    assert value.isascii()
+
+
+# --- JSON on the wire ----------------------------------------------------------------------------
+
+
+def _mutations(text: str) -> st.SearchStrategy[str]:
+    """``text`` with a slice deleted, replaced or repeated: what truncation and corruption do."""
+    n = len(text)
+    cut = st.tuples(st.integers(0, n), st.integers(0, n)).map(sorted)
+    noise = st.one_of(
+        st.sampled_from(['"', "\\", "{", "}", "[", "]", ",", ":", "\\u", "\\ud800", "\x00"]),
+        st.text(max_size=4),
+    )
+    return st.one_of(
+        cut.map(lambda ab: text[: ab[0]] + text[ab[1] :]),
+        st.tuples(cut, noise).map(lambda t: text[: t[0][0]] + t[1] + text[t[0][1] :]),
+        cut.map(lambda ab: text[: ab[1]] + text[ab[0] :]),
+    )
+
+
+VALID_BODY = json.dumps(
+    {
+        "items": [
+            {
+                "content": "Alice moved the launch to March 3.",
+                "tags": ["launch"],
+                "topic": "launch date",
+                "metadata": {"k": [1, {"x": None}]},
+                "occurred_at": "2026-11-20T14:03:00Z",
+            }
+        ]
+    }
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=_mutations(VALID_BODY))
+def test_corrupted_json_text_is_a_request_or_a_validation_error(raw: str) -> None:
+    # GIVEN the JSON text of a valid write, truncated or corrupted anywhere
+    # WHEN parsed straight from the text THEN it validates or is refused, never anything else
+    try:
+        request = WriteRequest.model_validate_json(raw)
+    except ValidationError:
+        return
+    for got in request.to_items():
+        assert _strict_utf8(got.content) and got.content.strip()
+
+
+# --- time keys: a strict grammar ------------------------------------------------------------------
+
+_KEY_SHAPES = {
+    Grain.DAILY: re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII),
+    Grain.WEEKLY: re.compile(r"\d{4}-W\d{2}", re.ASCII),
+    Grain.MONTHLY: re.compile(r"\d{4}-\d{2}", re.ASCII),
+    Grain.QUARTERLY: re.compile(r"\d{4}-Q[1-4]", re.ASCII),
+    Grain.YEARLY: re.compile(r"\d{4}", re.ASCII),
+}
+any_digit = st.sampled_from(["0", "1", "2", "9", "\u0662", "\uff11", "\u0967", "\U0001d7d8"])
+key_like = st.lists(
+    st.one_of(any_digit, st.sampled_from(["-", "W", "w", "Q", "q", " ", "\n", "+", "\x00", "T", ":"])),
+    max_size=12,
+).map("".join)
+valid_keys = st.tuples(st.sampled_from(SUMMARY_GRAINS), st.dates(date(1, 1, 1), date(9998, 12, 1))).map(
+    lambda gd: time_key_for(gd[0], gd[1])
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    grain=st.sampled_from(list(Grain)),
+    key=st.one_of(key_like, valid_keys, valid_keys.flatmap(_mutations), hostile(max_pieces=3)),
+)
+def test_a_time_key_is_canonical_or_an_invalid_time_key_error(grain: Grain, key: str) -> None:
+    try:
+        parsed = parse_time_key(grain, key)
+    except InvalidTimeKeyError:
+        # THEN every other entry point refuses it the same way (nothing else escapes)
+        for use in (period_dates, period_bounds, next_key):
+            try:
+                use(grain, key)
+            except InvalidTimeKeyError:
+                continue
+        return
+    # THEN an accepted key is ASCII in its grain's exact shape and names its own period
+    assert parsed == key
+    assert _KEY_SHAPES[grain].fullmatch(key)
+    first, end = period_dates(grain, key)
+    assert time_key_for(grain, first) == key and first < end
+    assert next_key(grain, key) == time_key_for(grain, end)
+
+
+@FUZZ
+@given(
+    grain=st.one_of(st.sampled_from([g.value for g in Grain]), hostile(max_pieces=2)),
+    period=st.one_of(key_like, valid_keys, hostile(max_pieces=3), st.none()),
+)
+def test_summarize_requests_and_jobs_with_any_period_validate_or_are_refused(grain: str, period: Any) -> None:
+    body = {"grain": grain} | ({} if period is None else {"period": period})
+    request = _accepts(SummarizeRequest, body)
+    if request is not None and request.period is not None:
+        assert parse_time_key(Grain(request.grain), request.period) == period
+    # The job queue's body carries a time key too; a hostile one is refused, not run
+    job_body = json.dumps({"tenant_id": "acme", "agent_id": "bot", "grain": grain, "time_key": period})
+    try:
+        job = SummarizeJob.model_validate_json(job_body)
+    except ValidationError:
+        return
+    assert job.grain.is_summary and parse_time_key(job.grain, job.time_key) == job.time_key
+
+
+# --- a known bug: metadata that validates but cannot be stored ---------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "check_metadata measures metadata with encode('utf-8', 'surrogatepass'), so lone "
+        "surrogates (JSON '\\ud800' escapes) pass validation; serializing the record then fails "
+        "(a 500 on POST memories) or, for a top-level key, silently writes U+FFFD in its place"
+    ),
+)
+@pytest.mark.parametrize(
+    "metadata",
+    [{"k": "\ud800"}, {"\udc00": 1}, {"k": {"\udc01": True}}, {"k": ["ok", "\udfff"]}],
+    ids=["value", "top-level key", "nested key", "list item"],
+)
+def test_metadata_is_refused_or_round_trips_verbatim_through_json(metadata: dict[str, Any]) -> None:
+    item = _accepts(WriteItem, {"content": "x", "metadata": metadata})
+    if item is None:
+        return  # refused as a 400: what the contract asks for
+    # Accepted: then the queue message (JSON) must carry exactly what was accepted
+    assert WriteItem.model_validate_json(item.model_dump_json()).metadata == metadata
