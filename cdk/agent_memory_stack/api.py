@@ -124,13 +124,15 @@ class Api(Construct):
                     "AGENT_MEMORY_SUMMARIZE_QUEUE_URL": summarize_queue.queue_url,
                     "AGENT_MEMORY_TIMEZONE": config.timezone,
                     "AGENT_MEMORY_PLANS": config.plans_json,
+                    **config.retention.environment(),
                 },
             ),
         )
         writes.grant_enqueue(self.api_function)
         writes.grant_pending(self.api_function)
         store.grant_data_access(self.api_function)
-        # POST /v1/admin/summarize re-runs a period: it queues jobs as the dispatcher does.
+        # POST /v1/admin/summarize re-runs a period, and a forget re-makes the summaries made
+        # from the record: both queue jobs as the dispatcher does.
         summarize_queue.grant_send_messages(self.api_function)
 
         self.search_function = factory.build(

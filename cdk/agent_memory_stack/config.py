@@ -83,6 +83,27 @@ class ScheduleConfig(_Strict):
     max_event_age_minutes: int = Field(default=120, ge=1, le=1440)
 
 
+class RetentionConfig(_Strict):
+    """Retention knobs besides the plans (docs/retention.md); the functions get them as settings."""
+
+    #: A write without ``ttl_days`` gets its kind's default lifetime.
+    default_ttls: bool = True
+    #: Days a forgotten record stays before cleanup purges it.
+    forget_grace_days: int = Field(default=7, ge=0, le=3650)
+    #: Working memories kept per agent; past it the least worth, then the oldest, go first.
+    max_working_per_agent: int = Field(default=10_000, ge=1, le=10_000_000)
+    #: Days a record past its cutoff is kept while its parent summary does not exist.
+    max_unsummarized_days: int = Field(default=30, ge=1, le=3650)
+
+    def environment(self) -> dict[str, str]:
+        return {
+            "AGENT_MEMORY_DEFAULT_TTLS": "true" if self.default_ttls else "false",
+            "AGENT_MEMORY_FORGET_GRACE_DAYS": str(self.forget_grace_days),
+            "AGENT_MEMORY_MAX_WORKING_PER_AGENT": str(self.max_working_per_agent),
+            "AGENT_MEMORY_RETENTION_MAX_UNSUMMARIZED_DAYS": str(self.max_unsummarized_days),
+        }
+
+
 #: Retention overrides: plan -> grain -> hours a record of that grain is kept (null: for ever),
 #: merged by the functions over their defaults (functions/agent_memory/domain/plans.py, read
 #: from ``AGENT_MEMORY_PLANS``). Empty: the defaults, which live in one place, the code.
@@ -106,6 +127,7 @@ class StackConfig(_Strict):
     #: IANA zone of the cascade's period boundaries and of the schedules' clocks.
     timezone: str = "UTC"
     plans: Plans = Field(default_factory=dict)
+    retention: RetentionConfig = RetentionConfig()
     log_retention_days: int = 30
     api: ApiConfig = ApiConfig()
     schedules: ScheduleConfig = ScheduleConfig()

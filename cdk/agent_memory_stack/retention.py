@@ -41,6 +41,7 @@ class Retention(Construct):
                     **store.environment(),
                     "AGENT_MEMORY_TIMEZONE": config.timezone,
                     "AGENT_MEMORY_PLANS": config.plans_json,
+                    **config.retention.environment(),
                     # Each tenant's plan is that of its newest live key in the tenants table.
                     "AGENT_MEMORY_TENANTS_TABLE": tenants.table_name,
                 },

@@ -27,6 +27,7 @@ ALTERNATIVE = {
     "alarm_topic_arn": "arn:aws:sns:us-east-1:123456789012:oncall",
     "retain_data": False,
     "plans": {"pro": {"working": 720}, "team": {"daily": 2400, "yearly": None}},
+    "retention": {"default_ttls": False, "forget_grace_days": 30, "max_working_per_agent": 500},
 }
 
 

@@ -161,3 +161,17 @@ def test_retention_reads_the_plan_overrides_and_only_touches_the_store(synth: Sy
     ]
     env = synth.function("Retention")["Environment"]["Variables"]
     assert env["AGENT_MEMORY_TENANTS_TABLE"] == {"Ref": synth.logical_id(tenants)}
+
+
+def test_retention_knobs_reach_the_functions_that_use_them(synth: Synth, alt: Synth) -> None:
+    # the committed defaults, and the alternative's overrides, as the settings read them
+    for function in ("Api", "Retention"):
+        env = synth.function(function)["Environment"]["Variables"]
+        assert env["AGENT_MEMORY_DEFAULT_TTLS"] == "true"
+        assert env["AGENT_MEMORY_FORGET_GRACE_DAYS"] == "7"
+        assert env["AGENT_MEMORY_MAX_WORKING_PER_AGENT"] == "10000"
+        assert env["AGENT_MEMORY_RETENTION_MAX_UNSUMMARIZED_DAYS"] == "30"
+        alt_env = alt.function(function)["Environment"]["Variables"]
+        assert alt_env["AGENT_MEMORY_DEFAULT_TTLS"] == "false"
+        assert alt_env["AGENT_MEMORY_FORGET_GRACE_DAYS"] == "30"
+        assert alt_env["AGENT_MEMORY_MAX_WORKING_PER_AGENT"] == "500"

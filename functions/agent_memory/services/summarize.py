@@ -18,6 +18,9 @@ safe to repeat (jobs are delivered at least once, schedules fire again, people r
   already exists (a month summarized before its last week closed, a history import into an old
   day), a ``refresh`` job for the parent is queued. It waits until the child's write is stored
   (``after``), so it folds the new child, not the old one.
+* **Stale summaries are re-made.** A summary marked stale by a forget (`services.forget`) is
+  made again from what is still remembered, whatever its input hash says, or deleted when
+  nothing is left; each re-make and deletion is audited with the children it dropped.
 * **Nothing is lost to retention.** When children were only removed since the summary was made
   (working memory past its retention, or forgotten) and none were added, the summary is kept:
   re-making it would drop what it still remembers.
