@@ -605,3 +605,199 @@ def test_records_in_span_has_no_limit(store: MemoryStore) -> None:
     found = store.records_in_span("t1", "a1", Grain.WORKING, day, day + DAY, NOW)  # type: ignore[attr-defined]
 
     assert [r.id for r in found] == [f"mem_{i:04d}" for i in range(1200)]
+
+
+# ================================================================================================
+# Retention primitives: candidates past a cutoff, deletes by id, purge
+# (what the daily retention run reads and deletes with; `delete_older_than` and
+# `agents_with_records` are above)
+# ================================================================================================
+
+
+def all_candidates(
+    store: MemoryStore, tenant: str, grain: Grain, cutoff: datetime, limit: int = 1000
+) -> list[Any]:
+    """Every page of `retention_candidates`, checking each page's size on the way."""
+    out: list[Any] = []
+    cursor = None
+    for _ in range(100):
+        page = store.retention_candidates(tenant, grain, cutoff, cursor=cursor, limit=limit)  # type: ignore[attr-defined]
+        assert len(page.records) <= limit
+        out += page.records
+        cursor = page.next_cursor
+        if cursor is None:
+            return out
+    raise AssertionError("retention_candidates never ended")
+
+
+def test_retention_candidates_are_the_tenants_grain_records_that_ended_before_the_cutoff(
+    store: MemoryStore,
+) -> None:
+    require(store, "retention_candidates")
+    cutoff = datetime(2026, 11, 10, tzinfo=UTC)
+    # GIVEN working records of two agents around the cutoff, one forgotten, one expired
+    put(
+        store,
+        rec("mem_a1_old", occurred=cutoff - DAY),
+        rec("mem_a2_old", agent="a2", occurred=cutoff - timedelta(seconds=1)),
+        rec("mem_a2_forgotten", agent="a2", occurred=cutoff - 2 * DAY),
+        rec("mem_expired", occurred=cutoff - 3 * DAY, expires_at=cutoff - 2 * DAY),
+        rec("mem_at_cutoff", occurred=cutoff),
+        rec("mem_new", occurred=cutoff + DAY),
+        rec("mem_other_tenant", tenant="t2", occurred=cutoff - DAY),
+        summary("sum_old_day", Grain.DAILY, "2026-11-01"),
+    )
+    forget(store, "mem_a2_forgotten", agent="a2")
+
+    # WHEN retention reads t1's working memory past the cutoff
+    found = all_candidates(store, "t1", Grain.WORKING, cutoff)
+
+    # THEN every agent's, forgotten and expired ones included, oldest span end first
+    assert [(r.agent_id, r.id) for r in found] == [
+        ("a1", "mem_expired"),
+        ("a2", "mem_a2_forgotten"),
+        ("a1", "mem_a1_old"),
+        ("a2", "mem_a2_old"),
+    ]
+    assert found[1].deleted_at == NOW
+    assert found[2] == store.get("t1", "a1", "mem_a1_old")  # whole records, every field
+
+
+def test_a_summary_is_a_retention_candidate_once_its_period_ended_by_the_cutoff(store: MemoryStore) -> None:
+    require(store, "retention_candidates")
+    put(store, summary("sum_9th", Grain.DAILY, "2026-11-09"), summary("sum_10th", Grain.DAILY, "2026-11-10"))
+
+    found = all_candidates(store, "t1", Grain.DAILY, datetime(2026, 11, 10, tzinfo=UTC))
+
+    assert [r.id for r in found] == ["sum_9th"]
+    assert all_candidates(store, "t1", Grain.WEEKLY, datetime(2026, 12, 1, tzinfo=UTC)) == []
+
+
+def test_retention_candidates_page_through_every_record_once_by_span_end(store: MemoryStore) -> None:
+    require(store, "retention_candidates")
+    cutoff = datetime(2026, 11, 10, tzinfo=UTC)
+    # GIVEN nine old records of three agents, two pairs of them at the same instant
+    expected = set()
+    for i in range(9):
+        agent = f"a{i % 3}"
+        put(store, rec(f"mem_{i}", agent=agent, occurred=cutoff - timedelta(hours=10 - i // 2)))
+        expected.add((agent, f"mem_{i}"))
+
+    # WHEN read two at a time
+    found = all_candidates(store, "t1", Grain.WORKING, cutoff, limit=2)
+
+    # THEN each record once, in span-end order across pages
+    assert len(found) == 9
+    assert {(r.agent_id, r.id) for r in found} == expected
+    assert [r.occurred_at for r in found] == sorted(r.occurred_at for r in found)
+
+
+def test_retention_candidates_walk_past_what_is_kept_and_behind_what_is_deleted(store: MemoryStore) -> None:
+    require(store, "retention_candidates")
+    require(store, "delete_records")
+    cutoff = datetime(2026, 11, 10, tzinfo=UTC)
+    put(store, *(rec(f"mem_{i}", occurred=cutoff - timedelta(hours=10 - i)) for i in range(6)))
+
+    # WHEN retention reads pages of two and deletes the first record of each page, as it goes
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = store.retention_candidates("t1", Grain.WORKING, cutoff, cursor=cursor, limit=2)  # type: ignore[attr-defined]
+        seen += [r.id for r in page.records]
+        if page.records:
+            store.delete_records("t1", "a1", [page.records[0].id])  # type: ignore[attr-defined]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+
+    # THEN the walk saw every record once, and a new walk finds only the kept ones
+    assert seen == [f"mem_{i}" for i in range(6)]
+    assert [r.id for r in all_candidates(store, "t1", Grain.WORKING, cutoff)] == ["mem_1", "mem_3", "mem_5"]
+
+
+def test_delete_records_removes_only_the_named_records_of_the_agent_once(store: MemoryStore) -> None:
+    require(store, "delete_records")
+    # GIVEN the same ids in another agent and another tenant, and a forgotten record
+    put(
+        store,
+        rec("mem_1"),
+        rec("mem_2"),
+        rec("mem_3"),
+        rec("mem_1", agent="a2"),
+        rec("mem_1", tenant="t2"),
+    )
+    forget(store, "mem_3")
+
+    # WHEN two ids (one given twice, one unknown) are deleted, twice
+    ids = ["mem_1", "mem_3", "mem_1", "mem_unknown"]
+    deleted = store.delete_records("t1", "a1", ids)  # type: ignore[attr-defined]
+    again = store.delete_records("t1", "a1", ids)  # type: ignore[attr-defined]
+
+    # THEN those two are gone for good (forgotten ones too); nothing else moved
+    assert (deleted, again) == (2, 0)
+    assert store.get("t1", "a1", "mem_1") is None
+    assert store.get("t1", "a1", "mem_3") is None
+    assert store.get("t1", "a1", "mem_2") is not None
+    assert store.get("t1", "a2", "mem_1") is not None
+    assert store.get("t2", "a1", "mem_1") is not None
+    assert store.delete_records("t1", "a1", []) == 0  # type: ignore[attr-defined]
+
+
+def test_a_deleted_record_is_not_found_through_its_alias_either(store: MemoryStore) -> None:
+    require(store, "delete_records")
+    put(store, rec("mem_1"))
+    store.add_alias("t1", "a1", "mem_merged", "mem_1")
+
+    store.delete_records("t1", "a1", ["mem_1"])  # type: ignore[attr-defined]
+
+    assert store.get("t1", "a1", "mem_merged") is None
+    assert forget(store, "mem_merged") is False
+
+
+def test_delete_records_takes_more_than_one_batch(store: MemoryStore) -> None:
+    require(store, "delete_records")
+    put(store, *(rec(f"mem_{i:04d}", occurred=NOW - timedelta(seconds=i)) for i in range(1200)))
+
+    deleted = store.delete_records("t1", "a1", [f"mem_{i:04d}" for i in range(1100)])  # type: ignore[attr-defined]
+
+    assert deleted == 1100
+    assert store.stats("t1", "a1", NOW).records == {"working": 100}
+
+
+def test_purge_removes_the_tenants_expired_and_long_forgotten_records(store: MemoryStore) -> None:
+    require(store, "purge")
+    grace_end = NOW - 7 * DAY
+    old = NOW - 30 * DAY
+    # GIVEN records expired at, before and after now, and records forgotten before, at and after
+    # the end of the grace period, in two agents of t1 and in t2
+    put(
+        store,
+        rec("mem_live"),
+        rec("mem_expires_now", expires_at=NOW),
+        rec("mem_expires_later", expires_at=NOW + timedelta(seconds=1)),
+        rec("mem_expired_long_ago", occurred=old, expires_at=old + DAY),
+        rec("mem_a2_expired", agent="a2", expires_at=NOW - DAY),
+        rec("mem_forgotten_long_ago", occurred=old),
+        rec("mem_forgotten_at_grace_end", occurred=old),
+        rec("mem_forgotten_lately", occurred=old),
+        rec("mem_other_tenant", tenant="t2", expires_at=NOW - DAY),
+        summary("sum_day", Grain.DAILY, "2026-11-01", expires_at=NOW - DAY),
+    )
+    assert forget(store, "mem_forgotten_long_ago", at=grace_end - timedelta(seconds=1))
+    assert forget(store, "mem_forgotten_at_grace_end", at=grace_end)
+    assert forget(store, "mem_forgotten_lately", at=NOW - DAY)
+
+    # WHEN t1 is purged at NOW with a 7-day grace period, twice
+    purged = store.purge("t1", NOW, grace_end)  # type: ignore[attr-defined]
+    again = store.purge("t1", NOW, grace_end)  # type: ignore[attr-defined]
+
+    # THEN expired (at now included) and forgotten before the grace end are gone, of every agent
+    assert (purged, again) == (5, 0)
+    gone = ["mem_expires_now", "mem_expired_long_ago", "mem_forgotten_long_ago", "sum_day"]
+    for record_id in gone:
+        assert store.get("t1", "a1", record_id) is None, record_id
+    assert store.get("t1", "a2", "mem_a2_expired") is None
+    kept = ["mem_live", "mem_expires_later", "mem_forgotten_at_grace_end", "mem_forgotten_lately"]
+    for record_id in kept:
+        assert store.get("t1", "a1", record_id) is not None, record_id
+    assert store.get("t2", "a1", "mem_other_tenant") is not None

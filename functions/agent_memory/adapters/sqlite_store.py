@@ -95,7 +95,6 @@ _MERGE_MIN_ROWS = 256  # see _max_merge
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US = timedelta(microseconds=1)
 _WORD = re.compile(r"\w+")
-_FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -282,15 +281,14 @@ def query_terms(text: str | None) -> list[str]:
     """The distinct words of ``text`` to search for, lower-cased, at most `MAX_QUERY_TOKENS`.
 
     Words are Unicode ``\\w+`` runs, so every FTS5 operator character (``" * : ( ) ^ + -``,
-    column filters, ``NEAR(``) is gone with the punctuation; the bare words FTS5 reads as operators
-    (``AND OR NOT NEAR`` in upper case) are dropped as well.
+    column filters, ``NEAR(``) is gone with the punctuation. The bare words FTS5 reads as operators
+    (``AND OR NOT NEAR``) stay ordinary words: `fts_match` quotes every term, and a quoted string
+    is never an operator.
     """
     if not text:
         return []
     seen: dict[str, None] = {}
     for word in _WORD.findall(text):
-        if word in _FTS_OPERATORS:
-            continue
         seen.setdefault(word.lower(), None)
         if len(seen) >= MAX_QUERY_TOKENS:
             break

@@ -14,8 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
+    DEFAULT_CONTEXT_TOKENS,
     DEFAULT_RESULTS,
     MAX_CONTENT_BYTES,
+    MAX_CONTEXT_TOKENS,
     MAX_DAYS_AGO,
     MAX_ITEMS_PER_REQUEST,
     MAX_LINKS,
@@ -24,6 +26,7 @@ from agent_memory.domain.limits import (
     MAX_TAGS,
     MAX_TOPIC_CHARS,
     MAX_TTL_DAYS,
+    MIN_CONTEXT_TOKENS,
 )
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Role, Source, check_metadata
 from agent_memory.domain.types import ConversationId, Score, Tag, UserId, UtcDatetime
@@ -165,6 +168,48 @@ class SearchRequest(BaseModel):
         if self.query is not None and not self.query.strip():
             self.query = None
         return self
+
+
+class ContextRequest(BaseModel):
+    """One block of prompt context for ``query``: the most relevant memories and summaries, packed
+    to ``token_budget`` (least relevant dropped first)."""
+
+    model_config = _STRICT
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    token_budget: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=MIN_CONTEXT_TOKENS, le=MAX_CONTEXT_TOKENS)
+    grain: GrainFilter = "all"
+    min_days_ago: float = Field(default=0, ge=0, le=MAX_DAYS_AGO)
+    max_days_ago: float | None = Field(default=None, ge=0, le=MAX_DAYS_AGO)
+    as_of: UtcDatetime | None = None
+    user_id: UserId | None = None
+
+    @model_validator(mode="after")
+    def _window(self) -> ContextRequest:
+        if self.max_days_ago is not None and self.max_days_ago < self.min_days_ago:
+            raise ValueError("max_days_ago must be >= min_days_ago")
+        if not self.query.strip():
+            raise ValueError("query must not be blank")
+        return self
+
+
+class ContextItem(BaseModel):
+    """One memory that made it into the context block, in the order it appears there."""
+
+    id: str
+    grain: Grain
+    time_key: str | None
+    occurred_at: datetime
+    score: float
+    tokens: int
+
+
+class ContextResponse(BaseModel):
+    context: str = Field(description="The block to put in the prompt: one dated, grain-tagged line each.")
+    tokens: int = Field(description="Tokens the block takes (see docs/api.md for how they are counted).")
+    token_budget: int
+    items: list[ContextItem]
+    dropped: int = Field(description="Relevant memories left out to stay within the budget.")
 
 
 class MemoryOut(BaseModel):

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
 
 from agent_memory import container
@@ -42,6 +42,26 @@ STAGE = "local"
 
 def _error_body(code: str, message: str) -> bytes:
     return json.dumps({"error": {"code": code, "message": message, "details": []}}).encode()
+
+
+def _read_chunked(stream: BinaryIO, limit: int) -> bytes | None:
+    """Decode an HTTP/1.1 chunked body; None when it grows past `limit`. Raises ValueError when
+    the framing is broken."""
+    body = bytearray()
+    while True:
+        size_line = stream.readline(1026)
+        size = int(size_line.split(b";", 1)[0].strip() or b"x", 16)
+        if size == 0:
+            break
+        if len(body) + size > limit:
+            return None
+        chunk = stream.read(size)
+        if len(chunk) != size or stream.readline(3).strip():
+            raise ValueError("truncated chunk")
+        body += chunk
+    while stream.readline(8192).strip():  # trailers, ignored
+        pass
+    return bytes(body)
 
 
 def build_event(
@@ -121,11 +141,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _dispatch(self) -> None:
+    def _read_body(self) -> bytes | None:
+        """The request body, whole, or None once an error has been answered.
+
+        A chunked body is read (clients that stream JSON send one) up to the same limit as a
+        sized one; answering before the client has finished sending would break its pipe."""
+        too_large = _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes")
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            self.close_connection = True  # API Gateway needs a length too
-            self._send(411, _error_body("length_required", "send the body with a Content-Length"))
-            return
+            try:
+                raw = _read_chunked(self.rfile, MAX_BODY_BYTES)
+            except ValueError:
+                self.close_connection = True
+                self._send(400, _error_body("bad_request", "malformed chunked body"))
+                return None
+            if raw is None:
+                self.close_connection = True
+                self._send(413, too_large)
+            return raw
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
@@ -133,14 +165,17 @@ class _Handler(BaseHTTPRequestHandler):
         if length < 0:
             self.close_connection = True
             self._send(400, _error_body("bad_request", "invalid Content-Length"))
-            return
+            return None
         if length > MAX_BODY_BYTES:
             self.close_connection = True  # do not read a body we refuse
-            self._send(
-                413, _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes")
-            )
+            self._send(413, too_large)
+            return None
+        return self.rfile.read(length) if length else b""
+
+    def _dispatch(self) -> None:
+        raw = self._read_body()
+        if raw is None:
             return
-        raw = self.rfile.read(length) if length else b""
         if urlsplit(self.path).path == "/health":
             self._send(200, b'{"status":"ok"}')
             return

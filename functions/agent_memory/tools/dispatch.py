@@ -108,11 +108,20 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _validation_text(exc: ValidationError) -> str:
-    problems = []
+def _validation_text(exc: ValidationError, schema: Mapping[str, Any]) -> str:
+    """One short line per wrong argument; a choice names its options (pydantic's own message for a
+    union such as ``Grain | "all"`` lists each branch and its internal type tags)."""
+    by_field: dict[str, list[str]] = {}
     for error in exc.errors(include_url=False, include_input=False):
-        where = ".".join(str(p) for p in error["loc"]) or "arguments"
-        problems.append(f"{where}: {error['msg']}")
+        field = str(error["loc"][0]) if error["loc"] else "arguments"
+        by_field.setdefault(field, []).append(str(error["msg"]))
+    problems = []
+    for field, messages in by_field.items():
+        choices = schema.get("properties", {}).get(field, {}).get("enum")
+        if choices and len(messages) > 1:
+            problems.append(f"{field}: must be one of {', '.join(map(str, choices))}")
+        else:
+            problems.append(f"{field}: {'; '.join(dict.fromkeys(messages))}")
     return "; ".join(problems)
 
 
@@ -158,7 +167,7 @@ class MemoryTools:
         except json.JSONDecodeError as exc:
             return f"The arguments of {name} are not valid JSON: {exc.msg}.", True
         except ValidationError as exc:
-            return f"Invalid arguments for {name}: {_validation_text(exc)}.", True
+            return f"Invalid arguments for {name}: {_validation_text(exc, tool.input_schema)}.", True
         except NotFoundError as exc:
             return f"Not found: {exc.message}. It may never have been stored, or is already forgotten.", True
         except ApiError as exc:

@@ -113,7 +113,7 @@ class RecordingConnection(Connection):
     ) -> tuple[int, dict[str, str], str]:
         text = body.decode("utf-8") if body else ""
         if text.endswith("\n"):  # NDJSON: _bulk and _msearch
-            decoded: Any = [json.loads(line) for line in text.splitlines()]
+            decoded: Any = [json.loads(line) for line in text[:-1].split("\n")]  # not splitlines(): U+2028
         else:
             decoded = json.loads(text) if text else None
         self.cluster.sent.append(

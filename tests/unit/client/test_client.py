@@ -1,0 +1,426 @@
+"""The client over a scripted in-memory transport: what it sends, what it returns, how it retries."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import boto3
+import pytest
+from pydantic import ValidationError
+
+from agent_memory.client import (
+    MemoryClient,
+    NotFoundError,
+    RateLimitError,
+    RawResponse,
+    RetryPolicy,
+    ServerError,
+    TransportError,
+    UnexpectedResponseError,
+)
+from agent_memory.client.sigv4 import SigV4Auth
+from agent_memory.domain.api import SearchRequest
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+BASE = "https://api.example.test/prod"
+
+
+@dataclass
+class Sent:
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes | None
+    timeout_s: float
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.url).path
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        return parse_qs(urlsplit(self.url).query)
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+
+class ScriptedTransport:
+    """Answers from a script, in order: a `RawResponse`, or an exception to raise."""
+
+    def __init__(self, script: Iterable[RawResponse | BaseException]) -> None:
+        self.script = list(script)
+        self.sent: list[Sent] = []
+        self.closed = False
+
+    def send(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, timeout_s: float
+    ) -> RawResponse:
+        self.sent.append(Sent(method, url, dict(headers), body, timeout_s))
+        step = self.script.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        return step
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def ok(body: Any, status: int = 200, **headers: str) -> RawResponse:
+    return RawResponse(
+        status, {k.lower().replace("_", "-"): v for k, v in headers.items()}, json.dumps(body).encode()
+    )
+
+
+def error(status: int, code: str, **headers: str) -> RawResponse:
+    return ok({"error": {"code": code, "message": code.replace("_", " "), "details": []}}, status, **headers)
+
+
+def make(
+    *script: RawResponse | BaseException, retry: RetryPolicy | None = None
+) -> tuple[MemoryClient, ScriptedTransport, list[float]]:
+    transport = ScriptedTransport(script)
+    sleeps: list[float] = []
+    client = MemoryClient(
+        BASE,
+        api_key="am_secret",
+        transport=transport,
+        sleep=sleeps.append,
+        clock=lambda: NOW,
+        retry=retry or RetryPolicy(random=lambda: 1.0),
+        timeout_s=3.0,
+    )
+    return client, transport, sleeps
+
+
+ACCEPTED = {"accepted": [{"id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "status": "queued"}]}
+RESULT = {
+    "id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "grain": "working", "time_key": None, "kind": "decision",
+    "content": "Alice moved the launch to March 3.",
+    "text": "[2026-11-20] Alice moved the launch to March 3.",
+    "score": 0.7, "similarity": 0.8, "recency": 0.9, "importance": 0.8,
+    "occurred_at": "2026-11-20T14:03:00Z", "topic": "launch date", "user_id": None,
+    "conversation_id": None, "source": None, "metadata": {}, "tags": [],
+}  # fmt: skip
+
+
+def memory(n: int) -> dict[str, Any]:
+    return {
+        "id": f"mem_{'a' * 25}{chr(ord('a') + n)}", "agent_id": "bot", "user_id": None, "grain": "working",
+        "time_key": None, "period_start": None, "period_end": None, "kind": "note", "role": None,
+        "conversation_id": None, "content": f"memory {n}", "text": f"[2026-11-20] memory {n}", "topic": None,
+        "importance": 0.5, "tags": [], "source": None, "links": [], "metadata": {}, "source_ids": [],
+        "access_count": 0, "occurred_at": "2026-11-20T00:00:00Z", "created_at": "2026-11-20T00:00:00Z",
+        "updated_at": "2026-11-20T00:00:00Z", "expires_at": None,
+    }  # fmt: skip
+
+
+# --- what goes out -------------------------------------------------------------------------------
+
+
+def test_write_sends_the_contract_body_with_bearer_auth_and_fixes_occurred_at() -> None:
+    client, transport, _ = make(ok(ACCEPTED, 202))
+
+    response = client.write("support-bot", ["Alice moved the launch to March 3."])
+
+    [sent] = transport.sent
+    assert (sent.method, sent.path) == ("POST", "/prod/v1/agents/support-bot/memories")
+    assert sent.headers["Authorization"] == "Bearer am_secret"
+    assert sent.headers["Content-Type"] == "application/json"
+    assert sent.timeout_s == 3.0
+    [item] = sent.json()["items"]
+    # occurred_at is set by the client (so a retry is byte-identical), None fields are not sent
+    assert item == {"content": "Alice moved the launch to March 3.", "occurred_at": "2026-11-22T12:00:00Z",
+                    "tags": [], "links": [], "metadata": {}}  # fmt: skip
+    assert response.accepted[0].id == ACCEPTED["accepted"][0]["id"]
+
+
+def test_an_explicit_occurred_at_is_kept_and_the_callers_item_is_not_changed() -> None:
+    from agent_memory.domain.api import WriteItem
+
+    client, transport, _ = make(ok(ACCEPTED, 202))
+    mine = WriteItem(content="x")
+
+    client.write("bot", [mine, {"content": "y", "occurred_at": "2026-01-02T03:04:05Z"}])
+
+    assert mine.occurred_at is None
+    assert [i["occurred_at"] for i in transport.sent[0].json()["items"]] == [
+        "2026-11-22T12:00:00Z",
+        "2026-01-02T03:04:05Z",
+    ]
+
+
+def test_conversation_form_sends_messages_with_their_conversation() -> None:
+    client, transport, _ = make(ok(ACCEPTED, 202))
+
+    client.write_conversation(
+        "bot",
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+        conversation_id="c-42",
+    )
+
+    body = transport.sent[0].json()
+    assert body["conversation_id"] == "c-42"
+    assert [(m["role"], m["occurred_at"]) for m in body["messages"]] == [
+        ("user", "2026-11-22T12:00:00Z"),
+        ("assistant", "2026-11-22T12:00:00Z"),
+    ]
+
+
+def test_an_invalid_request_fails_before_anything_is_sent() -> None:
+    client, transport, _ = make()
+
+    with pytest.raises(ValidationError, match="max_results"):
+        client.search("bot", "launch", max_results=1000)
+    with pytest.raises(ValidationError, match="importance"):
+        client.remember("bot", "x", importance=2)
+
+    assert transport.sent == []
+
+
+def test_search_takes_fields_or_a_request_and_returns_typed_results() -> None:
+    client, transport, _ = make(ok({"results": [RESULT]}), ok({"results": []}))
+
+    found = client.search("bot", "when is the launch?", grain="daily", max_days_ago=30)
+    client.search("bot", SearchRequest(query="x", as_of=datetime(2026, 11, 1, tzinfo=UTC)))
+
+    assert transport.sent[0].path == "/prod/v1/agents/bot/memories/search"
+    assert transport.sent[0].json() == {
+        "query": "when is the launch?", "grain": "daily", "min_days_ago": 0, "max_days_ago": 30,
+        "max_results": 10, "kinds": [], "tags": [],
+    }  # fmt: skip
+    assert transport.sent[1].json()["as_of"] == "2026-11-01T00:00:00Z"
+    [hit] = found.results
+    assert hit.occurred_at == datetime(2026, 11, 20, 14, 3, tzinfo=UTC)
+    with pytest.raises(TypeError):
+        client.search("bot", SearchRequest(query="x"), grain="daily")
+
+
+def test_ids_are_quoted_into_the_path() -> None:
+    client, transport, _ = make(error(404, "not_found"))
+
+    with pytest.raises(NotFoundError):
+        client.get("bot", "mem_x/../../admin")
+
+    assert transport.sent[0].path == "/prod/v1/agents/bot/memories/mem_x%2F..%2F..%2Fadmin"
+
+
+def test_pages_follow_the_cursor_lazily_until_it_ends() -> None:
+    client, transport, _ = make(
+        ok({"items": [memory(0), memory(1)], "next_cursor": "c1"}),
+        ok({"items": [memory(2)], "next_cursor": None}),
+    )
+
+    pages = client.pages("bot", grain="working", limit=2)
+    first = next(pages)
+    assert len(transport.sent) == 1  # the second page is not fetched before it is asked for
+    rest = list(pages)
+
+    assert [m.content for m in first.items] == ["memory 0", "memory 1"]
+    assert [m.content for p in rest for m in p.items] == ["memory 2"]
+    assert transport.sent[0].query == {"grain": ["working"], "limit": ["2"]}
+    assert transport.sent[1].query == {"grain": ["working"], "limit": ["2"], "cursor": ["c1"]}
+
+
+def test_forget_stats_and_admin_routes() -> None:
+    client, transport, _ = make(
+        ok({"id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "status": "forgotten"}),
+        ok({"records": {"working": 2}, "pending_writes": 1, "oldest": None, "newest": None}),
+        ok({"grain": "daily", "periods": ["2026-11-21"], "jobs_queued": 3}, 202),
+        ok({"tenants": 1, "deleted": {}, "kept_unsummarized": 0, "purged": 0, "over_quota": 0, "decayed": 0,
+            "total_deleted": 0}),
+    )  # fmt: skip
+
+    assert client.forget("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa") == "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa"
+    assert client.stats("bot").pending_writes == 1
+    assert client.summarize(grain="daily", period="2026-11-21").jobs_queued == 3
+    assert client.run_retention()["tenants"] == 1
+
+    assert [(s.method, s.path) for s in transport.sent] == [
+        ("DELETE", "/prod/v1/agents/bot/memories/mem_aaaaaaaaaaaaaaaaaaaaaaaaaa"),
+        ("GET", "/prod/v1/agents/bot/stats"),
+        ("POST", "/prod/v1/admin/summarize"),
+        ("POST", "/prod/v1/admin/retention"),
+    ]
+    assert transport.sent[2].json() == {"grain": "daily", "period": "2026-11-21"}
+
+
+def test_wait_until_stored_polls_stats_until_nothing_is_pending() -> None:
+    def stats(pending: int) -> RawResponse:
+        return ok({"records": {}, "pending_writes": pending, "oldest": None, "newest": None})
+
+    client, transport, sleeps = make(stats(2), stats(1), stats(0))
+
+    assert client.wait_until_stored("bot", interval_s=0.05).pending_writes == 0
+    assert len(transport.sent) == 3
+    assert sleeps == [0.05, 0.05]
+
+
+def test_a_success_status_with_a_body_that_is_not_the_contract_is_an_unexpected_response() -> None:
+    client, _, _ = make(RawResponse(200, {}, b"<html>login</html>"))
+
+    with pytest.raises(UnexpectedResponseError) as caught:
+        client.stats("bot")
+    assert caught.value.status == 200
+
+
+def test_construction_refuses_what_cannot_work() -> None:
+    with pytest.raises(ValueError, match="http"):
+        MemoryClient("ftp://example.test")
+    with pytest.raises(ValueError, match="not both"):
+        MemoryClient(BASE, api_key="k", auth=SigV4Auth(region="us-east-1"))
+    with pytest.raises(ValueError, match="AGENT_MEMORY_URL"):
+        MemoryClient.from_env({})
+    assert "am_secret" not in repr(MemoryClient(BASE, api_key="am_secret"))
+    assert (
+        MemoryClient.from_env({"AGENT_MEMORY_URL": BASE + "/", "AGENT_MEMORY_API_KEY": "k"}).base_url == BASE
+    )
+
+
+def test_the_client_closes_its_transport() -> None:
+    client, transport, _ = make()
+    with client:
+        pass
+    assert transport.closed
+
+
+# --- retries -------------------------------------------------------------------------------------
+
+
+def test_throttling_then_server_errors_are_retried_with_retry_after_then_backoff() -> None:
+    # GIVEN a 429 asking for 2 s, then a 503 without Retry-After, then success
+    client, transport, sleeps = make(
+        error(429, "throttled", retry_after="2"),
+        error(503, "dependency_unavailable"),
+        ok({"results": []}),
+        retry=RetryPolicy(max_attempts=4, base_delay_s=0.25, random=lambda: 1.0),
+    )
+
+    # WHEN one search is made
+    assert client.search("bot", "x").results == []
+
+    # THEN it waited as asked, then the jittered backoff of the second retry, and sent one body 3 times
+    assert sleeps == [2.0, 0.5]
+    assert len({s.body for s in transport.sent}) == 1
+    assert len(transport.sent) == 3
+
+
+def test_a_write_retried_after_a_5xx_sends_the_same_body_so_the_service_deduplicates_it() -> None:
+    client, transport, _ = make(error(502, "bad_gateway"), ok(ACCEPTED, 202))
+
+    client.remember("bot", "a fact")
+
+    first, second = transport.sent
+    assert first.body == second.body
+
+
+def test_when_retries_run_out_the_last_error_is_raised_with_its_body() -> None:
+    client, transport, sleeps = make(
+        *[error(503, "dependency_unavailable", x_amzn_requestid=f"r{i}") for i in range(3)],
+        retry=RetryPolicy(max_attempts=3, random=lambda: 0.0),
+    )
+
+    with pytest.raises(ServerError) as caught:
+        client.stats("bot")
+
+    assert (caught.value.status, caught.value.code, caught.value.request_id) == (
+        503,
+        "dependency_unavailable",
+        "r2",
+    )
+    assert len(transport.sent) == 3
+    assert sleeps == [0.0, 0.0]
+
+
+def test_a_retry_after_longer_than_the_policy_waits_is_not_waited_for() -> None:
+    client, transport, sleeps = make(error(429, "throttled", retry_after="3600"))
+
+    with pytest.raises(RateLimitError) as caught:
+        client.stats("bot")
+
+    assert caught.value.retry_after_s == 3600
+    assert sleeps == []
+    assert len(transport.sent) == 1
+
+
+def test_client_errors_are_not_retried() -> None:
+    client, transport, sleeps = make(error(404, "not_found"))
+
+    with pytest.raises(NotFoundError):
+        client.forget("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+
+    assert len(transport.sent) == 1
+    assert sleeps == []
+
+
+def test_connection_errors_are_retried_then_raised_as_a_transport_error() -> None:
+    client, _, sleeps = make(
+        ConnectionRefusedError(111, "refused"),
+        TimeoutError("timed out"),
+        ConnectionResetError(104, "reset"),
+        retry=RetryPolicy(max_attempts=3, base_delay_s=0.1, random=lambda: 1.0),
+    )
+
+    with pytest.raises(TransportError) as caught:
+        client.stats("bot")
+
+    assert caught.value.attempts == 3
+    assert sleeps == [0.1, 0.2]
+    assert isinstance(caught.value.__cause__, ConnectionResetError)
+
+
+def test_a_connection_error_then_success_returns_the_answer() -> None:
+    client, _, sleeps = make(
+        ConnectionRefusedError(111, "refused"),
+        ok({"records": {}, "pending_writes": 0, "oldest": None, "newest": None}),
+    )
+
+    assert client.stats("bot").pending_writes == 0
+    assert len(sleeps) == 1
+
+
+def test_a_certificate_error_is_not_retried() -> None:
+    client, transport, sleeps = make(ssl.SSLCertVerificationError("certificate verify failed"))
+
+    with pytest.raises(TransportError):
+        client.stats("bot")
+
+    assert len(transport.sent) == 1
+    assert sleeps == []
+
+
+# --- SigV4 -----------------------------------------------------------------------------------------
+
+
+def test_sigv4_signs_every_attempt_instead_of_sending_a_bearer_key() -> None:
+    # GIVEN a client signing with (fake, offline) credentials, and a 503 then success
+    session = boto3.Session(
+        aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="secret", region_name="eu-west-1"
+    )
+    transport = ScriptedTransport([error(503, "x"), ok(ACCEPTED, 202)])
+    client = MemoryClient(
+        BASE,
+        auth=SigV4Auth(session=session),
+        transport=transport,
+        sleep=lambda _: None,
+        clock=lambda: NOW,
+        retry=RetryPolicy(random=lambda: 0.0),
+    )
+
+    # WHEN it writes
+    client.remember("bot", "signed")
+
+    # THEN each attempt carries its own SigV4 signature over the body, for execute-api in the region
+    for sent in transport.sent:
+        authorization = sent.headers["Authorization"]
+        assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+        assert "/eu-west-1/execute-api/aws4_request" in authorization
+        assert "content-type" in authorization.split("SignedHeaders=")[1]
+        assert sent.headers["X-Amz-Date"]
+    assert "Bearer" not in json.dumps([s.headers for s in transport.sent])

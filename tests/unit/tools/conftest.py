@@ -1,0 +1,78 @@
+"""An in-memory stand-in for the client: it keeps what the tools wrote, and answers searches from it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agent_memory.client.errors import NotFoundError
+from agent_memory.domain.api import (
+    AcceptedItem,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    WriteItem,
+    WriteResponse,
+)
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import memory_id
+from agent_memory.domain.records import MemoryKind
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+@dataclass
+class FakeMemoryApi:
+    """`MemoryApi` over a dict; substring search, so tests can predict what is found."""
+
+    stored: dict[str, tuple[str, WriteItem]] = field(default_factory=dict)
+    searches: list[tuple[str, SearchRequest]] = field(default_factory=list)
+    summaries: list[SearchResult] = field(default_factory=list)
+    fail_with: Exception | None = None
+
+    def search(self, agent_id: str, query: Any = None, **fields: Any) -> SearchResponse:
+        request = SearchRequest.model_validate({"query": query, **fields})
+        self.searches.append((agent_id, request))
+        if self.fail_with is not None:
+            raise self.fail_with
+        hits = [
+            self._result(mid, item)
+            for mid, (owner, item) in self.stored.items()
+            if owner == agent_id and (not request.query or request.query.lower() in item.content.lower())
+        ]
+        return SearchResponse(results=[*hits, *self.summaries][: request.max_results])
+
+    @staticmethod
+    def _result(mid: str, item: WriteItem) -> SearchResult:
+        return SearchResult(
+            id=mid, grain=Grain.WORKING, time_key=None, kind=item.kind or MemoryKind.NOTE,
+            content=item.content, text=item.content, score=1.0, similarity=1.0, recency=1.0,
+            importance=item.importance or 0.5, occurred_at=item.occurred_at or NOW, topic=item.topic,
+            user_id=item.user_id, conversation_id=None, source=None, metadata={}, tags=[],
+        )  # fmt: skip
+
+    def write(self, agent_id: str, items: Sequence[Any]) -> WriteResponse:
+        if self.fail_with is not None:
+            raise self.fail_with
+        accepted = []
+        for raw in items:
+            item = WriteItem.model_validate(raw)
+            mid = memory_id(agent_id, item.content)
+            self.stored[mid] = (agent_id, item)
+            accepted.append(AcceptedItem(id=mid))
+        return WriteResponse(accepted=accepted)
+
+    def forget(self, agent_id: str, memory_id: str) -> str:
+        if memory_id not in self.stored or self.stored[memory_id][0] != agent_id:
+            raise NotFoundError(404, "not_found", f"no memory {memory_id}")
+        del self.stored[memory_id]
+        return memory_id
+
+
+@pytest.fixture
+def api() -> FakeMemoryApi:
+    return FakeMemoryApi()

@@ -1,0 +1,205 @@
+"""The dispatcher: tool calls in each API's shape in, dated text results in the same shape out."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from tests.unit.tools.conftest import NOW, FakeMemoryApi
+
+from agent_memory.client.errors import ServerError, TransportError
+from agent_memory.domain.api import SearchResult
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.records import MemoryKind
+from agent_memory.tools import MemoryTools, ToolCall, parse_tool_call
+
+
+def tools_for(api: FakeMemoryApi, user_id: str | None = None) -> MemoryTools:
+    return MemoryTools(api, "support-bot", user_id=user_id, clock=lambda: NOW)
+
+
+def bedrock(name: str, args: dict[str, Any], id_: str = "tu-1") -> dict[str, Any]:
+    return {"toolUse": {"toolUseId": id_, "name": name, "input": args}}
+
+
+def anthropic(name: str, args: dict[str, Any], id_: str = "toolu_1") -> dict[str, Any]:
+    return {"type": "tool_use", "id": id_, "name": name, "input": args}
+
+
+def openai(name: str, args: dict[str, Any] | str, id_: str = "call_1") -> dict[str, Any]:
+    arguments = args if isinstance(args, str) else json.dumps(args)
+    return {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+# --- parsing ---------------------------------------------------------------------------------------
+
+
+def test_each_api_shape_parses_into_one_call() -> None:
+    assert parse_tool_call(bedrock("forget", {"id": "x"})) == ToolCall(
+        "tu-1", "forget", {"id": "x"}, "bedrock"
+    )
+    assert parse_tool_call({"toolUseId": "tu-2", "name": "forget", "input": {}}) == ToolCall(
+        "tu-2", "forget", {}, "bedrock"
+    )
+    assert parse_tool_call(anthropic("forget", {"id": "x"})) == ToolCall(
+        "toolu_1", "forget", {"id": "x"}, "anthropic"
+    )
+    assert parse_tool_call(openai("forget", {"id": "x"})) == ToolCall(
+        "call_1", "forget", '{"id": "x"}', "openai"
+    )
+
+
+@dataclass
+class SdkBlock:
+    """What the Anthropic SDK hands back: an object with ``model_dump``, not a dict."""
+
+    type: str
+    id: str
+    name: str
+    input: dict[str, Any]
+
+    def model_dump(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "name": self.name, "input": self.input}
+
+
+def test_sdk_objects_parse_like_dicts() -> None:
+    call = parse_tool_call(SdkBlock("tool_use", "toolu_9", "remember", {"content": "x"}))
+    assert call == ToolCall("toolu_9", "remember", {"content": "x"}, "anthropic")
+
+
+def test_blocks_that_are_not_tool_calls_are_skipped_or_refused(api: FakeMemoryApi) -> None:
+    assert parse_tool_call({"text": "thinking..."}) is None
+    assert parse_tool_call({"type": "text", "text": "hi"}) is None
+    with pytest.raises(ValueError, match="not a tool-use block"):
+        tools_for(api).handle({"type": "text", "text": "hi"})
+
+
+# --- write through one call, find through another ---------------------------------------------------
+
+
+def test_remember_then_search_then_forget_across_the_three_formats(api: FakeMemoryApi) -> None:
+    tools = tools_for(api, user_id="u-7")
+
+    # GIVEN an Anthropic remember call
+    remember = {"content": "Alice moved the launch to March 3.", "topic": "launch", "importance": 0.8}
+    stored = tools.handle(anthropic("remember", remember))
+
+    # THEN it was written for the bound agent and user, dated by the clock, and the result says so
+    [(memory_id, (agent, item))] = api.stored.items()
+    assert (agent, item.user_id, item.occurred_at, item.topic) == ("support-bot", "u-7", NOW, "launch")
+    assert stored["type"] == "tool_result" and stored["tool_use_id"] == "toolu_1"
+    assert "is_error" not in stored
+    assert f"[2026-11-22 · working] Alice moved the launch to March 3. (id {memory_id})" in stored["content"]
+
+    # WHEN an OpenAI search call looks for it (arguments as a JSON string)
+    found = tools.handle(openai("search_memory", {"query": "launch", "grain": "working", "max_days_ago": 7}))
+
+    # THEN the tool message lists it as a dated line, for the bound user only
+    assert found["role"] == "tool" and found["tool_call_id"] == "call_1"
+    assert found["content"].splitlines() == [
+        "1 memory (grain working, 0 to 7 days ago), best match first:",
+        f"[2026-11-22 · working] Alice moved the launch to March 3. (id {memory_id})",
+    ]
+    assert api.searches[-1][1].user_id == "u-7"
+
+    # WHEN a Bedrock call forgets it, twice
+    forgotten = tools.handle(bedrock("forget", {"id": memory_id}))
+    again = tools.handle(bedrock("forget", {"id": memory_id}, id_="tu-2"))
+
+    # THEN the first succeeds and the second is an error result the model can read
+    assert forgotten["toolResult"]["status"] == "success"
+    assert forgotten["toolResult"]["content"] == [
+        {"text": f"Forgot {memory_id}: it will not be returned by search again."}
+    ]
+    assert again["toolResult"]["status"] == "error"
+    assert again["toolResult"]["toolUseId"] == "tu-2"
+    assert "Not found" in again["toolResult"]["content"][0]["text"]
+    assert "No memories found" in tools.call("search_memory", {"query": "launch"})[0]
+
+
+def test_summaries_are_labelled_with_their_period_and_grain(api: FakeMemoryApi) -> None:
+    api.summaries = [
+        SearchResult(
+            id="sum_abcdefghijklmnopqrstuvwxyz", grain=Grain.WEEKLY, time_key="2026-W47",
+            kind=MemoryKind.SUMMARY, content="Launch planning.\nAlice owns the date.", text="", score=0.5,
+            similarity=None, recency=0.5,
+            importance=0.5, occurred_at=datetime(2026, 11, 16, tzinfo=UTC), topic=None, user_id=None,
+            conversation_id=None, source=None, metadata={}, tags=[],
+        )
+    ]  # fmt: skip
+
+    text, is_error = tools_for(api).call("search_memory", {"grain": "weekly", "min_days_ago": 3})
+
+    assert not is_error
+    assert text.splitlines() == [
+        "1 memory (grain weekly, at least 3 days ago), best match first:",
+        "[2026-W47 · weekly] Launch planning.",
+        "  Alice owns the date. (id sum_abcdefghijklmnopqrstuvwxyz)",
+    ]
+
+
+def test_run_tool_calls_answers_every_call_in_order_and_skips_text(api: FakeMemoryApi) -> None:
+    content = [
+        {"text": "Let me remember that."},
+        bedrock("remember", {"content": "first"}, "a"),
+        bedrock("remember", {"content": "second"}, "b"),
+    ]
+
+    results = tools_for(api).run_tool_calls(content)
+
+    assert [r["toolResult"]["toolUseId"] for r in results] == ["a", "b"]
+    assert [item.content for _, item in api.stored.values()] == ["first", "second"]
+    assert tools_for(api).run_tool_calls(None) == []
+
+
+# --- failures come back as error results -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("search_memory", {"max_results": 500}, "Invalid arguments for search_memory: max_results:"),
+        (
+            "search_memory",
+            {"grain": "hourly"},
+            "grain: must be one of working, daily, weekly, monthly, quarterly, yearly, all.",
+        ),
+        ("remember", {}, "Invalid arguments for remember: content: Field required"),
+        ("remember", {"content": "   "}, "Invalid arguments for remember: "),
+        ("remember", {"content": "x", "colour": "red"}, "colour: Extra inputs are not permitted"),
+        ("forget", {"id": "../etc/passwd"}, "Invalid arguments for forget: id:"),
+        ("search_memory", '{"query": ', "not valid JSON"),
+        ("recall_everything", {}, "Unknown tool 'recall_everything'; the memory tools are: search_memory,"),
+    ],
+)
+def test_invalid_calls_are_error_results_that_name_the_problem(
+    api: FakeMemoryApi, name: str, arguments: Any, expected: str
+) -> None:
+    text, is_error = tools_for(api).call(name, arguments)
+
+    assert is_error
+    assert expected in text
+    assert api.stored == {}
+
+
+def test_service_failures_are_error_results(api: FakeMemoryApi) -> None:
+    tools = tools_for(api)
+
+    api.fail_with = ServerError(503, "dependency_unavailable", "the store is unavailable")
+    refused = tools.handle(anthropic("search_memory", {"query": "x"}))
+    api.fail_with = TransportError("connection refused", attempts=4)
+    unreachable = tools.handle(openai("remember", {"content": "x"}))
+
+    assert refused["is_error"] is True
+    assert "The memory service refused search_memory: the store is unavailable" in refused["content"]
+    assert unreachable["content"].startswith("The memory service is unreachable right now")
+
+
+def test_an_empty_openai_argument_string_means_no_arguments(api: FakeMemoryApi) -> None:
+    text, is_error = tools_for(api).call("search_memory", "")
+
+    assert not is_error
+    assert text == "No memories found (grain all, any time)."

@@ -1,0 +1,187 @@
+"""The tool definitions: valid JSON Schema, self-contained, generated from the contract's models."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from enum import Enum
+from typing import Any
+
+import pytest
+from jsonschema import Draft7Validator, Draft202012Validator
+from pydantic import BaseModel, ValidationError
+
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import (
+    MAX_DAYS_AGO,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS,
+    MAX_TOPIC_CHARS,
+    MAX_TTL_DAYS,
+)
+from agent_memory.tools import TOOLS, TOOLS_BY_NAME, anthropic_tools, bedrock_tools, llm_schema, openai_tools
+
+
+def _walk(node: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield key, value
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def schema(name: str) -> dict[str, Any]:
+    return TOOLS_BY_NAME[name].input_schema
+
+
+def test_the_tools_are_the_ones_agents_expect() -> None:
+    assert [t.name for t in TOOLS] == ["search_memory", "remember", "forget"]
+    assert set(schema("search_memory")["properties"]) == {
+        "query", "grain", "min_days_ago", "max_days_ago", "max_results",
+    }  # fmt: skip
+    assert set(schema("remember")["properties"]) == {"content", "topic", "importance", "ttl_days"}
+    assert schema("remember")["required"] == ["content"]
+    assert schema("forget")["required"] == ["id"]
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_every_schema_is_valid_json_schema_for_both_drafts_the_apis_use(tool: Any) -> None:
+    Draft202012Validator.check_schema(tool.input_schema)
+    Draft7Validator.check_schema(tool.input_schema)
+    assert tool.input_schema["type"] == "object"
+    assert tool.input_schema["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_no_schema_has_references_titles_or_null_branches(tool: Any) -> None:
+    keys = {key for key, _ in _walk(tool.input_schema)}
+    assert not keys & {"$ref", "$defs", "definitions", "title"}
+    assert not any(key == "anyOf" for key in keys)
+    assert {"type": "null"} not in [v for _, v in _walk(tool.input_schema)]
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_names_and_descriptions_suit_every_api(tool: Any) -> None:
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool.name)
+    assert 20 <= len(tool.description) <= 1024
+    for name, prop in tool.input_schema["properties"].items():
+        assert prop.get("description"), f"{tool.name}.{name} has no description"
+
+
+def test_constraints_come_from_the_contract_models_not_from_a_second_copy() -> None:
+    search = schema("search_memory")["properties"]
+    remember = schema("remember")["properties"]
+    assert search["max_results"]["maximum"] == MAX_RESULTS
+    assert search["max_results"]["default"] == 10
+    assert search["query"]["maxLength"] == MAX_QUERY_CHARS
+    assert search["max_days_ago"]["maximum"] == MAX_DAYS_AGO
+    assert search["grain"]["enum"] == [g.value for g in Grain] + ["all"]
+    assert search["grain"]["default"] == "all"
+    assert (remember["importance"]["minimum"], remember["importance"]["maximum"]) == (0, 1)
+    assert remember["ttl_days"]["maximum"] == MAX_TTL_DAYS
+    assert remember["topic"]["maxLength"] == MAX_TOPIC_CHARS
+    assert schema("forget")["properties"]["id"]["pattern"] == r"^[a-z]{1,8}_[a-z2-7]{16,64}$"
+
+
+def test_the_three_formats_carry_the_same_definitions() -> None:
+    for bedrock, anthropic, openai, tool in zip(
+        bedrock_tools(), anthropic_tools(), openai_tools(), TOOLS, strict=True
+    ):
+        assert bedrock == {
+            "toolSpec": {
+                "name": tool.name,
+                "description": tool.description,
+                "inputSchema": {"json": tool.input_schema},
+            }
+        }
+        assert anthropic == {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": tool.input_schema,
+        }
+        assert openai == {
+            "type": "function",
+            "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
+        }
+
+
+ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
+    ("search_memory", {}),
+    ("search_memory", {"query": "launch", "grain": "weekly", "min_days_ago": 1, "max_days_ago": 7.5,
+                       "max_results": 5}),
+    ("search_memory", {"grain": "all"}),
+    ("search_memory", {"grain": "hourly"}),
+    ("search_memory", {"max_results": 0}),
+    ("search_memory", {"max_results": MAX_RESULTS + 1}),
+    ("search_memory", {"min_days_ago": -1}),
+    ("search_memory", {"query": "x" * (MAX_QUERY_CHARS + 1)}),
+    ("search_memory", {"limit": 3}),
+    ("remember", {"content": "Alice prefers email."}),
+    ("remember", {"content": "x", "topic": "t", "importance": 1, "ttl_days": 30}),
+    ("remember", {"topic": "no content"}),
+    ("remember", {"content": "x", "importance": 1.5}),
+    ("remember", {"content": "x", "ttl_days": 0}),
+    ("remember", {"content": "x", "kind": "fact"}),
+    ("forget", {"id": "mem_abcdefghijklmnopqrstuvwxyz"}),
+    ("forget", {"id": "../../etc"}),
+    ("forget", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "arguments"), ARGUMENTS)
+def test_the_schema_and_the_model_accept_and_refuse_the_same_arguments(
+    name: str, arguments: dict[str, Any]
+) -> None:
+    tool = TOOLS_BY_NAME[name]
+    schema_ok = Draft202012Validator(tool.input_schema).is_valid(arguments)
+    try:
+        tool.args.model_validate(arguments)
+        model_ok = True
+    except ValidationError:
+        model_ok = False
+    assert schema_ok == model_ok
+
+
+# --- the schema cleaner on shapes the tools do not use yet ---------------------------------------
+
+
+class Colour(Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Inner(BaseModel):
+    colour: Colour
+    shade: Colour | None = None
+
+
+class Outer(BaseModel):
+    """An outer model."""
+
+    inner: Inner
+    inners: list[Inner] = []
+    name: str | None = None
+
+
+class Node(BaseModel):
+    children: list[Node] = []
+
+
+def test_nested_models_and_enums_are_inlined() -> None:
+    out = llm_schema(Outer)
+
+    Draft202012Validator.check_schema(out)
+    assert "$ref" not in {k for k, _ in _walk(out)}
+    assert out["properties"]["inner"]["properties"]["colour"] == {"type": "string", "enum": ["red", "blue"]}
+    assert out["properties"]["inner"]["properties"]["shade"] == {"type": "string", "enum": ["red", "blue"]}
+    assert out["properties"]["inners"]["items"]["required"] == ["colour"]
+    assert out["properties"]["name"] == {"type": "string"}
+    assert Draft202012Validator(out).is_valid({"inner": {"colour": "red"}, "inners": [{"colour": "blue"}]})
+    assert not Draft202012Validator(out).is_valid({"inner": {"colour": "green"}})
+
+
+def test_a_recursive_model_cannot_be_a_tool() -> None:
+    with pytest.raises(ValueError, match="recursive"):
+        llm_schema(Node)
