@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
 from tests.fakes import FixedClock
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests run the same examples on every run, so a suite that passed once passes again
+# (CI must not find a new counter-example by chance). `HYPOTHESIS_PROFILE=explore` searches
+# afresh with a random seed and more examples.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("explore", max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 EVENTS = ROOT / "events"
 
 

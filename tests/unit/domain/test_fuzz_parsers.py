@@ -180,8 +180,10 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 #: What pydantic's ``strip_whitespace`` trims: Unicode White_Space, which (unlike Python's
 #: ``str.strip()``) leaves the separators U+001C..U+001F in place, to be refused as control characters.
-UNICODE_WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
-    "\u2028\u2029\u202f\u205f\u3000"
+UNICODE_WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000")
 )
 
 
