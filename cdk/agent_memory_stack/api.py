@@ -275,11 +275,21 @@ class Api(Construct):
         memories = agent.add_resource("memories")
         method(memories, "POST", api, body=True, path=("agent_id",))
         method(memories, "GET", api, path=("agent_id",), query=("grain", "cursor", "limit"))
+        method(memories, "DELETE", api, path=("agent_id",), query=("user_id",))
         method(memories.add_resource("search"), "POST", search, body=True, path=("agent_id",))
+        # context embeds the query and searches: it runs on the search function
+        method(agent.add_resource("context"), "POST", search, body=True, path=("agent_id",))
         memory = memories.add_resource("{memory_id}")
         method(memory, "GET", api, path=("agent_id", "memory_id"))
         method(memory, "DELETE", api, path=("agent_id", "memory_id"))
         method(agent.add_resource("stats"), "GET", api, path=("agent_id",))
+        method(
+            agent.add_resource("audit"),
+            "GET",
+            api,
+            path=("agent_id",),
+            query=("record_id", "cursor", "limit"),
+        )
         admin = v1.add_resource("admin")
         method(admin.add_resource("summarize"), "POST", api, body=True)
         method(admin.add_resource("retention"), "POST", api)

@@ -22,6 +22,7 @@ from agent_memory.ports import (
     Summarizer,
     WriteQueue,
 )
+from agent_memory.services.context import ContextService
 from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.memories import MemoryService
@@ -223,6 +224,10 @@ class ApiServices:
     @property
     def forget(self) -> ForgetService:
         return _forget_service()
+
+    @property
+    def context(self) -> ContextService:
+        return ContextService(_search_service())
 
 
 @cache

@@ -477,3 +477,28 @@ def test_runtime_imports_its_handlers_before_serving(tmp_path: Path) -> None:
     # THEN both handlers are loaded before the first request arrives, so no request thread imports
     # one concurrently with the worker thread importing the other
     assert done.stdout.strip().splitlines()[-1] == "missing:", done.stdout
+
+
+def test_context_block_holds_the_written_memory_dated_and_tagged(api: Api, new_key: Any) -> None:
+    # GIVEN the contract's decision, stored
+    _, _, key = new_key()
+    [memory_id] = _write(api, key, "support-bot", {"items": [CONTRACT_ITEM]})
+    settled_stats(api, key, "support-bot")
+
+    # WHEN the agent asks for prompt context about it
+    status, block = api(
+        "POST",
+        "/v1/agents/support-bot/context",
+        {"query": "when is the launch?", "token_budget": 500, "as_of": "2026-11-22T00:00:00Z"},
+        key,
+    )
+
+    # THEN one dated, grain-tagged line holds it, within the budget
+    assert status == 200, block
+    assert block["context"] == "[2026-11-20 · working] Alice moved the launch to March 3."
+    assert [i["id"] for i in block["items"]] == [memory_id]
+    assert 0 < block["tokens"] <= block["token_budget"] == 500
+    # AND a budget below the minimum is a validation error
+    status, error = api("POST", "/v1/agents/support-bot/context", {"query": "x", "token_budget": 1}, key)
+    assert status == 400
+    assert_error(error, "validation_error")

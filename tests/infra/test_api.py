@@ -13,10 +13,13 @@ pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 ROUTES = {
     ("POST", "/v1/agents/{agent_id}/memories"): "Api",
     ("GET", "/v1/agents/{agent_id}/memories"): "Api",
+    ("DELETE", "/v1/agents/{agent_id}/memories"): "Api",
     ("POST", "/v1/agents/{agent_id}/memories/search"): "Search",
+    ("POST", "/v1/agents/{agent_id}/context"): "Search",
     ("GET", "/v1/agents/{agent_id}/memories/{memory_id}"): "Api",
     ("DELETE", "/v1/agents/{agent_id}/memories/{memory_id}"): "Api",
     ("GET", "/v1/agents/{agent_id}/stats"): "Api",
+    ("GET", "/v1/agents/{agent_id}/audit"): "Api",
     ("POST", "/v1/admin/summarize"): "Api",
     ("POST", "/v1/admin/retention"): "Api",
 }
@@ -52,6 +55,17 @@ def test_routes_are_explicit_and_search_has_its_own_function(synth: Synth) -> No
         target = synth.logical_id(synth.stack.factory.functions[function])
         assert f"<{target}.Arn>" in uri, route
         assert methods[route]["Integration"]["Type"] == "AWS_PROXY"
+
+
+def test_every_route_of_the_api_function_is_deployed() -> None:
+    """A route added to the handler but not to API Gateway would answer 403 in AWS only."""
+    from agent_memory.handlers.api import app
+
+    handled = {
+        (r.method, re.sub(r"<(\w+)>", r"{\1}", r.path))
+        for r in app._static_routes + app._dynamic_routes  # the resolver's registry of routes
+    }
+    assert handled == set(ROUTES)
 
 
 def test_every_method_needs_the_token_authorizer_and_is_validated(synth: Synth) -> None:

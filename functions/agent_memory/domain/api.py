@@ -342,6 +342,18 @@ class AuditResponse(BaseModel):
     next_cursor: str | None
 
 
+class RetentionResponse(BaseModel):
+    """What one retention run did, summed over tenants (``POST /v1/admin/retention``)."""
+
+    tenants: int
+    deleted: dict[str, int] = Field(description="Records past their grain's cutoff deleted, per grain.")
+    kept_unsummarized: int = Field(description="Past their cutoff, but kept until a summary holds them.")
+    purged: int = Field(description="Expired records, and records forgotten longer than the grace period.")
+    over_quota: int = Field(description="Working memories deleted to bring an agent back to its quota.")
+    decayed: int = Field(description="Working memories whose decayed importance fell below the floor.")
+    total_deleted: int
+
+
 class ErrorDetail(BaseModel):
     loc: list[str | int] = Field(default_factory=list)
     msg: str

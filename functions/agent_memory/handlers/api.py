@@ -1,4 +1,4 @@
-"""The HTTP API (API Gateway REST proxy): write, search, get, list, forget, stats.
+"""The HTTP API (API Gateway REST proxy): write, search, context, get, list, forget, stats.
 
 Routes validate input with the contract's pydantic models (Powertools validation), take the
 caller from the authorizer context, call one service and return a typed model. Every error
@@ -24,6 +24,8 @@ from pydantic import BaseModel
 from agent_memory import container
 from agent_memory.domain.api import (
     AuditResponse,
+    ContextRequest,
+    ContextResponse,
     EraseResponse,
     ErrorBody,
     ErrorDetail,
@@ -106,6 +108,14 @@ def write_memories(agent_id: AgentPath, body: WriteRequest) -> Response[WriteRes
 def search_memories(agent_id: AgentPath, body: SearchRequest) -> Response[SearchResponse]:
     caller = _caller(agent_id)
     return _json(200, container.api_services().search.search(caller.tenant_id, agent_id, body))
+
+
+@app.post("/v1/agents/<agent_id>/context")
+def recall_context(agent_id: AgentPath, body: ContextRequest) -> Response[ContextResponse]:
+    """One block of prompt context: the most relevant memories and summaries, dated and tagged with
+    their grain, packed to ``token_budget`` (least relevant dropped first)."""
+    caller = _caller(agent_id)
+    return _json(200, container.api_services().context.context(caller.tenant_id, agent_id, body))
 
 
 @app.get("/v1/agents/<agent_id>/memories/<memory_id>")
