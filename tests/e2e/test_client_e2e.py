@@ -17,6 +17,7 @@ from agent_memory.client import (
 )
 from agent_memory.domain.api import MemoryOut
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import MIN_CONTEXT_TOKENS
 from agent_memory.local.server import LocalRuntime
 
 NewKey = Callable[..., tuple[str, str, str]]
@@ -71,7 +72,8 @@ def test_write_search_get_list_forget_round_trip(
     assert {memory.get(agent, t.id).conversation_id for t in turns} == {"c-42"}
 
     # WHEN it forgets the decision
-    assert memory.forget(agent, decision.id) == decision.id
+    forgotten = memory.forget(agent, decision.id)
+    assert (forgotten.id, forgotten.status, forgotten.stale_summaries) == (decision.id, "forgotten", [])
 
     # THEN search, get and a second forget no longer find it
     assert decision.id not in [h.id for h in memory.search(agent, "launch", grain="all").results]
@@ -147,5 +149,74 @@ def test_admin_runs_summaries_and_retention(connect: Callable[[str], MemoryClien
     # THEN the day's job was queued for the agent with activity, and retention reported its run
     assert summarized.periods == ["2026-11-20"]
     assert summarized.jobs_queued >= 1
-    assert report["tenants"] >= 1
-    assert "total_deleted" in report
+    assert report.tenants >= 1
+    assert report.total_deleted >= 0
+
+
+def test_erasing_an_end_user_forgets_only_theirs_and_the_audit_trail_says_so(
+    connect: Callable[[str], MemoryClient], new_key: NewKey
+) -> None:
+    # GIVEN three memories of end user u-1 and one of u-2
+    _, _, key = new_key()
+    memory = connect(key)
+    agent = unique("agent")
+    theirs = [
+        memory.remember(agent, f"u-1 likes {thing}.", user_id="u-1") for thing in ("tea", "jazz", "rain")
+    ]
+    other = memory.remember(agent, "u-2 likes coffee.", user_id="u-2")
+    memory.wait_until_stored(agent, timeout_s=10)
+
+    # WHEN u-1 is erased
+    erased = memory.erase_user(agent, "u-1")
+
+    # THEN their three memories are gone, and only theirs
+    assert (erased.user_id, erased.forgotten) == ("u-1", 3)
+    assert [m.id for m in memory.iter_memories(agent)] == [other]
+    for memory_id in theirs:
+        with pytest.raises(NotFoundError):
+            memory.get(agent, memory_id)
+    # AND the audit trail, walked one event a page, names each of them as erased, newest first
+    events = list(memory.iter_audit(agent, page_size=1))
+    assert {e.record_id for e in events} == set(theirs)
+    assert {e.action for e in events} == {"erase"}
+    assert [e.at for e in events] == sorted((e.at for e in events), reverse=True)
+    [one] = memory.audit_page(agent, record_id=theirs[0]).items
+    assert one.record_id == theirs[0]
+
+
+def test_context_packs_the_relevant_memories_oldest_first_within_the_budget(
+    connect: Callable[[str], MemoryClient], new_key: NewKey
+) -> None:
+    # GIVEN three memories about the launch on three days, written newest first
+    _, _, key = new_key()
+    memory = connect(key)
+    agent = unique("agent")
+    days = [datetime(2026, 11, d, 9, tzinfo=UTC) for d in (20, 18, 16)]
+    notes = [
+        "The launch moved to March 3 after the review.",
+        "The launch date is blocked on the security audit.",
+        "The launch was first planned for February 10.",
+    ]
+    ids = [memory.remember(agent, n, occurred_at=d, importance=0.8) for n, d in zip(notes, days, strict=True)]
+    memory.wait_until_stored(agent, timeout_s=10)
+
+    # WHEN the agent asks for context about the launch, with room for everything
+    block = memory.context(agent, "when is the launch?", token_budget=2000)
+
+    # THEN each memory is one dated, grain-tagged line, oldest first, and the counts add up
+    assert set(ids) <= {i.id for i in block.items}
+    lines = block.context.splitlines()
+    launch_lines = [ln for ln in lines if "launch" in ln]
+    oldest_first = sorted(zip(days, notes, strict=True))
+    assert launch_lines == [f"[{d.date().isoformat()} · working] {n}" for d, n in oldest_first]
+    assert [i.occurred_at for i in block.items] == sorted(i.occurred_at for i in block.items)
+    assert block.tokens == sum(i.tokens for i in block.items) + len(block.items) - 1
+    assert (block.token_budget, block.dropped) == (2000, 0)
+
+    # WHEN the budget holds less than all of it
+    small = memory.context(agent, "when is the launch?", token_budget=MIN_CONTEXT_TOKENS)
+
+    # THEN it stays within the budget and says how many relevant memories it left out
+    assert small.tokens <= MIN_CONTEXT_TOKENS
+    assert small.dropped >= 1
+    assert len(small.items) + small.dropped == len(block.items)

@@ -138,3 +138,46 @@ def test_summaries_come_back_labelled_with_their_period(
     assert "(id sum_" in text
     assert "launch" in text.lower()
     assert line.startswith("[2026-11-20 · daily] ")
+
+
+def test_recall_context_loads_a_dated_block_within_the_budget(
+    tools_for: Callable[..., MemoryTools], new_key: NewKey
+) -> None:
+    # GIVEN two memories of end user u-7 about the launch, and one of another end user
+    _, _, key = new_key()
+    agent = unique("agent")
+    tools = tools_for(key, agent, user_id="u-7")
+    with MemoryClient(tools.context.client.base_url, api_key=key) as client:  # type: ignore[attr-defined]
+        client.write(
+            agent,
+            [{"content": "The launch moved to March 3.", "occurred_at": "2026-11-20T14:03:00Z",
+              "user_id": "u-7"},
+             {"content": "The launch needs the security audit first.", "occurred_at": "2026-11-18T09:00:00Z",
+              "user_id": "u-7"},
+             {"content": "The launch party is on March 4.", "occurred_at": "2026-11-19T09:00:00Z",
+              "user_id": "u-8"}],
+        )  # fmt: skip
+        client.wait_until_stored(agent, timeout_s=10)
+
+    # WHEN a Bedrock agent calls recall_context about the launch
+    [result] = tools.run_tool_calls(
+        [{"toolUse": {"toolUseId": "tu-ctx", "name": "recall_context",
+                      "input": {"query": "when is the launch?", "token_budget": 300}}}]
+    )  # fmt: skip
+
+    # THEN it gets u-7's memories as one block, oldest first, under a line saying what it holds
+    assert result["toolResult"]["status"] == "success", result
+    head, *block = result["toolResult"]["content"][0]["text"].splitlines()
+    assert re.fullmatch(
+        r"Context for 'when is the launch\?': 2 memories, oldest first \(\d+ of 300 tokens\):", head
+    ), head
+    assert block == [
+        "[2026-11-18 · working] The launch needs the security audit first.",
+        "[2026-11-20 · working] The launch moved to March 3.",
+    ]
+
+    # WHEN the budget is below what the service accepts
+    text, is_error = tools.call("recall_context", {"query": "launch", "token_budget": 10})
+
+    # THEN the model is told which argument to fix
+    assert is_error and text.startswith("Invalid arguments for recall_context: token_budget:")

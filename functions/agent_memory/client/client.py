@@ -7,12 +7,14 @@ message, not as a 400 after a round trip) and every answer comes back typed.
     with MemoryClient("http://127.0.0.1:8000", api_key="...") as memory:
         memory.write("support-bot", ["Alice moved the launch to March 3."])
         hits = memory.search("support-bot", "when is the launch?", grain="working").results
+        block = memory.context("support-bot", "when is the launch?", token_budget=500).context
+
+Every route of the contract has one method; docs/client.md is the reference.
 """
 
 from __future__ import annotations
 
 import http.client
-import json
 import logging
 import os
 import ssl
@@ -29,9 +31,16 @@ from agent_memory.client.errors import TransportError, UnexpectedResponseError, 
 from agent_memory.client.retry import RetryPolicy, parse_retry_after
 from agent_memory.client.transport import HttpTransport, RawResponse, Transport
 from agent_memory.domain.api import (
+    AuditEventOut,
+    AuditResponse,
+    ContextRequest,
+    ContextResponse,
     ConversationMessage,
+    EraseResponse,
+    ForgetResponse,
     ListResponse,
     MemoryOut,
+    RetentionResponse,
     SearchRequest,
     SearchResponse,
     StatsResponse,
@@ -45,6 +54,7 @@ from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
 logger = logging.getLogger("agent_memory.client")
 
 M = TypeVar("M", bound=BaseModel)
+P = TypeVar("P", ListResponse, AuditResponse)
 
 DEFAULT_TIMEOUT_S = 10.0
 USER_AGENT = "agent-memory-client/1"
@@ -157,6 +167,19 @@ class MemoryClient:
             request = SearchRequest.model_validate({"query": query, **fields})
         return self._send("POST", self._agent_path(agent_id, "memories", "search"), SearchResponse, request)
 
+    def context(self, agent_id: str, query: str | ContextRequest, /, **fields: Any) -> ContextResponse:
+        """One block of prompt context for ``query``: the most relevant memories and summaries,
+        dated and tagged with their grain, packed to ``token_budget`` tokens (least relevant left
+        out first; ``dropped`` says how many). ``context(agent, "launch?", token_budget=500)``, or
+        pass a ready `ContextRequest`."""
+        if isinstance(query, ContextRequest):
+            if fields:
+                raise TypeError("give a ContextRequest or fields, not both")
+            request = query
+        else:
+            request = ContextRequest.model_validate({"query": query, **fields})
+        return self._send("POST", self._agent_path(agent_id, "context"), ContextResponse, request)
+
     def get(self, agent_id: str, memory_id: str) -> MemoryOut:
         return self._send("GET", self._agent_path(agent_id, "memories", memory_id), MemoryOut)
 
@@ -171,13 +194,7 @@ class MemoryClient:
         self, agent_id: str, *, grain: Grain | str | None = None, limit: int = 50
     ) -> Iterator[ListResponse]:
         """Every page, lazily: the next page is fetched only when the caller asks for it."""
-        cursor: str | None = None
-        while True:
-            page = self.list_page(agent_id, grain=grain, limit=limit, cursor=cursor)
-            yield page
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        return self._follow(lambda cursor: self.list_page(agent_id, grain=grain, limit=limit, cursor=cursor))
 
     def iter_memories(
         self, agent_id: str, *, grain: Grain | str | None = None, page_size: int = 50
@@ -185,10 +202,47 @@ class MemoryClient:
         for page in self.pages(agent_id, grain=grain, limit=page_size):
             yield from page.items
 
-    def forget(self, agent_id: str, memory_id: str) -> str:
-        """Forget one memory (soft delete + audit); returns its id. A second call is a 404."""
-        body = self._send_raw("DELETE", self._agent_path(agent_id, "memories", memory_id))
-        return str(self._json(body).get("id", memory_id))
+    def forget(self, agent_id: str, memory_id: str) -> ForgetResponse:
+        """Forget one memory: gone from search, get and list at once, an audit event written, and
+        the summaries made from it (``stale_summaries``) re-made without it. A second call is a
+        `NotFoundError`."""
+        return self._send("DELETE", self._agent_path(agent_id, "memories", memory_id), ForgetResponse)
+
+    def erase_user(self, agent_id: str, user_id: str) -> EraseResponse:
+        """Right to erasure: forget every memory of one end user of the agent, summaries included
+        (``DELETE .../memories?user_id=``). There is deliberately no "erase everything"."""
+        if not user_id:
+            raise ValueError("user_id is empty")
+        return self._send(
+            "DELETE", self._agent_path(agent_id, "memories"), EraseResponse, query={"user_id": user_id}
+        )
+
+    def audit_page(
+        self,
+        agent_id: str,
+        *,
+        record_id: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> AuditResponse:
+        """One page of the agent's audit trail (forgets, erasures, the summaries they made stale
+        and re-made), newest first; ``record_id`` keeps one record's events."""
+        query = {"record_id": record_id, "limit": limit, "cursor": cursor}
+        return self._send("GET", self._agent_path(agent_id, "audit"), AuditResponse, query=query)
+
+    def audit_pages(
+        self, agent_id: str, *, record_id: str | None = None, limit: int = 50
+    ) -> Iterator[AuditResponse]:
+        """Every page of the audit trail, lazily."""
+        return self._follow(
+            lambda cursor: self.audit_page(agent_id, record_id=record_id, limit=limit, cursor=cursor)
+        )
+
+    def iter_audit(
+        self, agent_id: str, *, record_id: str | None = None, page_size: int = 50
+    ) -> Iterator[AuditEventOut]:
+        for page in self.audit_pages(agent_id, record_id=record_id, limit=page_size):
+            yield from page.items
 
     def stats(self, agent_id: str) -> StatsResponse:
         return self._send("GET", self._agent_path(agent_id, "stats"), StatsResponse)
@@ -218,11 +272,22 @@ class MemoryClient:
             raise TypeError("give a SummarizeRequest or fields, not both")
         return self._send("POST", "/v1/admin/summarize", SummarizeResponse, request)
 
-    def run_retention(self) -> dict[str, Any]:
-        """Run retention now for every tenant; the report as the service returns it."""
-        return self._json(self._send_raw("POST", "/v1/admin/retention"))
+    def run_retention(self) -> RetentionResponse:
+        """Run retention now for every tenant (what the daily schedule runs); what it deleted."""
+        return self._send("POST", "/v1/admin/retention", RetentionResponse)
 
     # --- plumbing ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _follow(fetch: Callable[[str | None], P]) -> Iterator[P]:
+        """Pages from ``fetch(cursor)``, lazily, until one has no ``next_cursor``."""
+        cursor: str | None = None
+        while True:
+            page = fetch(cursor)
+            yield page
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     @staticmethod
     def _item(item: ItemLike, now: datetime) -> WriteItem:
@@ -252,16 +317,6 @@ class MemoryClient:
                 f"{method} {path}: the {raw.status} response is not a {response_model.__name__}: {exc}",
                 raw.status,
             ) from exc
-
-    @staticmethod
-    def _json(raw: RawResponse) -> dict[str, Any]:
-        try:
-            value = json.loads(raw.body) if raw.body else {}
-        except ValueError as exc:
-            raise UnexpectedResponseError(f"the {raw.status} response is not JSON", raw.status) from exc
-        if not isinstance(value, dict):
-            raise UnexpectedResponseError(f"the {raw.status} response is not a JSON object", raw.status)
-        return value
 
     def _send_raw(
         self,

@@ -33,6 +33,7 @@ from agent_memory.domain.api import (
     ForgetResponse,
     ListResponse,
     MemoryOut,
+    RetentionResponse,
     SearchRequest,
     SearchResponse,
     StatsResponse,
@@ -51,18 +52,6 @@ app = APIGatewayRestResolver(enable_validation=True)
 
 AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
 MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
-
-
-class RetentionResponse(BaseModel):
-    """What one retention run did (`services.retention.RetentionReport`), summed over tenants."""
-
-    tenants: int
-    deleted: dict[str, int]
-    kept_unsummarized: int
-    purged: int
-    over_quota: int
-    decayed: int
-    total_deleted: int
 
 
 def _caller(agent_id: str | None = None, scope: str = READ_SCOPE) -> Caller:

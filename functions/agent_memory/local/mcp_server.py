@@ -33,9 +33,10 @@ SERVER_NAME = "agent-memory"
 
 INSTRUCTIONS = (
     "Long-term memory. Before answering about past conversations, decisions or preferences, call "
-    "search_memory (narrow it with grain and days ago). When the user states something worth keeping, "
-    "call remember. Results are dated lines '[date · grain] text (id ...)'; pass an id to forget to "
-    "drop a wrong or outdated memory."
+    "recall_context for background on the subject, or search_memory to narrow by grain and days ago. "
+    "When the user states something worth keeping, call remember. Results are dated lines "
+    "'[date · grain] text'; search results end with '(id ...)': pass that id to forget to drop a "
+    "wrong or outdated memory."
 )
 
 

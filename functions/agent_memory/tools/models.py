@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-from agent_memory.domain.api import SearchRequest, WriteItem
+from agent_memory.domain.api import ContextRequest, SearchRequest, WriteItem
 from agent_memory.domain.types import MemoryId
 
 #: Unknown arguments are refused, so a misspelt one is an error the LLM sees and can fix.
@@ -49,6 +49,22 @@ SearchMemoryArgs: type[BaseModel] = create_model(
         SearchRequest, "max_days_ago", "Only memories at most this many days old (leave out: no limit)."
     ),
     max_results=field_of(SearchRequest, "max_results", "How many memories to return at most."),
+)
+
+RecallContextArgs: type[BaseModel] = create_model(
+    "recall_context",
+    __config__=_ARGS,
+    __doc__=(
+        "Recall what long-term memory holds about a subject as one block of dated lines (memories and "
+        "summaries of every grain, oldest first), packed to a token budget. Use it to load background "
+        "before answering; use search_memory to narrow by time or to get ids."
+    ),
+    query=field_of(ContextRequest, "query", "The subject or question to recall context for."),
+    token_budget=field_of(
+        ContextRequest,
+        "token_budget",
+        "At most this many tokens of context; the least relevant memories are left out first.",
+    ),
 )
 
 RememberArgs: type[BaseModel] = create_model(

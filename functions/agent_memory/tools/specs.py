@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from agent_memory.domain.api import SearchResponse, WriteResponse
+from agent_memory.domain.api import ContextResponse, ForgetResponse, SearchResponse, WriteResponse
 from agent_memory.domain.grains import Grain
 from agent_memory.tools.formats import (
     JsonObject,
@@ -25,8 +25,8 @@ from agent_memory.tools.formats import (
     openai_tool,
     tool_description,
 )
-from agent_memory.tools.models import ForgetArgs, RememberArgs, SearchMemoryArgs
-from agent_memory.tools.text import date_label, memory_line, search_results_text, window_text
+from agent_memory.tools.models import ForgetArgs, RecallContextArgs, RememberArgs, SearchMemoryArgs
+from agent_memory.tools.text import context_text, date_label, memory_line, search_results_text, window_text
 
 
 class MemoryApi(Protocol):
@@ -34,9 +34,11 @@ class MemoryApi(Protocol):
 
     def search(self, agent_id: str, query: Any = None, **fields: Any) -> SearchResponse: ...
 
+    def context(self, agent_id: str, query: Any, /, **fields: Any) -> ContextResponse: ...
+
     def write(self, agent_id: str, items: Sequence[Any]) -> WriteResponse: ...
 
-    def forget(self, agent_id: str, memory_id: str) -> str: ...
+    def forget(self, agent_id: str, memory_id: str) -> ForgetResponse: ...
 
 
 def _utcnow() -> datetime:
@@ -80,6 +82,14 @@ def search_memory(ctx: ToolContext, args: Any) -> str:
     return search_results_text(response.results, window)
 
 
+def recall_context(ctx: ToolContext, args: Any) -> str:
+    fields: dict[str, Any] = args.model_dump(exclude_none=True)
+    if ctx.user_id is not None:
+        fields["user_id"] = ctx.user_id
+    query = fields.pop("query")
+    return context_text(query, ctx.client.context(ctx.agent_id, query, **fields))
+
+
 def remember(ctx: ToolContext, args: Any) -> str:
     now = ctx.clock()
     item: dict[str, Any] = {**args.model_dump(exclude_none=True), "occurred_at": now}
@@ -92,11 +102,16 @@ def remember(ctx: ToolContext, args: Any) -> str:
 
 def forget(ctx: ToolContext, args: Any) -> str:
     forgotten = ctx.client.forget(ctx.agent_id, args.id)
-    return f"Forgot {forgotten}: it will not be returned by search again."
+    text = f"Forgot {forgotten.id}: it will not be returned by search again."
+    if stale := len(forgotten.stale_summaries):
+        noun = "summary" if stale == 1 else "summaries"
+        text += f" {stale} {noun} made from it will be re-made without it."
+    return text
 
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(SearchMemoryArgs, search_memory),
+    ToolSpec(RecallContextArgs, recall_context),
     ToolSpec(RememberArgs, remember),
     ToolSpec(ForgetArgs, forget),
 )

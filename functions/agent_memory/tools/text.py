@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from agent_memory.domain.api import SearchResult
+from agent_memory.domain.api import ContextResponse, SearchResult
 
 
 def date_label(time_key: str | None, occurred_at: datetime) -> str:
@@ -43,3 +43,17 @@ def window_text(grain: str, min_days_ago: float, max_days_ago: float | None) -> 
         else ("any time" if min_days_ago == 0 else f"at least {days(min_days_ago)} days ago")
     )
     return f"grain {grain}, {span}"
+
+
+def context_text(query: str, response: ContextResponse) -> str:
+    """The service's context block under one line that says what it is and what it left out, so
+    the model knows whether asking for a larger budget could tell it more."""
+    if not response.items:
+        return f"No memories relevant to {query!r}."
+    noun = "memory" if len(response.items) == 1 else "memories"
+    head = (
+        f"Context for {query!r}: {len(response.items)} {noun}, oldest first "
+        f"({response.tokens} of {response.token_budget} tokens"
+    )
+    head += f"; {response.dropped} less relevant left out)" if response.dropped else ")"
+    return f"{head}:\n{response.context}"

@@ -25,7 +25,8 @@ from agent_memory.client import (
     UnexpectedResponseError,
 )
 from agent_memory.client.sigv4 import SigV4Auth
-from agent_memory.domain.api import SearchRequest
+from agent_memory.domain.api import ContextRequest, ContextResponse, RetentionResponse, SearchRequest
+from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 BASE = "https://api.example.test/prod"
@@ -230,17 +231,22 @@ def test_pages_follow_the_cursor_lazily_until_it_ends() -> None:
 
 def test_forget_stats_and_admin_routes() -> None:
     client, transport, _ = make(
-        ok({"id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "status": "forgotten"}),
+        ok({"id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "status": "forgotten",
+            "stale_summaries": ["sum_aaaaaaaaaaaaaaaaaaaaaaaaaa"]}),
         ok({"records": {"working": 2}, "pending_writes": 1, "oldest": None, "newest": None}),
         ok({"grain": "daily", "periods": ["2026-11-21"], "jobs_queued": 3}, 202),
         ok({"tenants": 1, "deleted": {}, "kept_unsummarized": 0, "purged": 0, "over_quota": 0, "decayed": 0,
             "total_deleted": 0}),
     )  # fmt: skip
 
-    assert client.forget("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa") == "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa"
+    forgotten = client.forget("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+    assert (forgotten.id, forgotten.stale_summaries) == (
+        "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+        ["sum_aaaaaaaaaaaaaaaaaaaaaaaaaa"],
+    )
     assert client.stats("bot").pending_writes == 1
     assert client.summarize(grain="daily", period="2026-11-21").jobs_queued == 3
-    assert client.run_retention()["tenants"] == 1
+    assert isinstance(client.run_retention(), RetentionResponse)
 
     assert [(s.method, s.path) for s in transport.sent] == [
         ("DELETE", "/prod/v1/agents/bot/memories/mem_aaaaaaaaaaaaaaaaaaaaaaaaaa"),
@@ -249,6 +255,93 @@ def test_forget_stats_and_admin_routes() -> None:
         ("POST", "/prod/v1/admin/retention"),
     ]
     assert transport.sent[2].json() == {"grain": "daily", "period": "2026-11-21"}
+
+
+CONTEXT = {
+    "context": "[2026-11-20 · working] Alice moved the launch to March 3.",
+    "tokens": 15, "token_budget": 500, "dropped": 2,
+    "items": [{"id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "grain": "working", "time_key": None,
+               "occurred_at": "2026-11-20T14:03:00Z", "score": 0.7, "tokens": 15}],
+}  # fmt: skip
+
+
+def test_context_sends_the_query_and_budget_and_returns_the_typed_block() -> None:
+    # GIVEN a service that answers one context block
+    client, transport, _ = make(ok(CONTEXT), ok(CONTEXT))
+
+    # WHEN the block is asked for with fields, then with a ready request
+    block = client.context("bot", "when is the launch?", token_budget=500, grain="working", user_id="u-7")
+    client.context("bot", ContextRequest(query="launch", max_days_ago=30))
+
+    # THEN the contract's body went to the context route, None fields left out
+    assert (transport.sent[0].method, transport.sent[0].path) == ("POST", "/prod/v1/agents/bot/context")
+    assert transport.sent[0].json() == {
+        "query": "when is the launch?", "token_budget": 500, "grain": "working", "min_days_ago": 0,
+        "user_id": "u-7",
+    }  # fmt: skip
+    assert transport.sent[1].json() == {
+        "query": "launch", "token_budget": DEFAULT_CONTEXT_TOKENS, "grain": "all", "min_days_ago": 0,
+        "max_days_ago": 30,
+    }  # fmt: skip
+    # AND the answer is typed
+    assert isinstance(block, ContextResponse)
+    assert (block.tokens, block.dropped, block.items[0].grain) == (15, 2, "working")
+    assert block.items[0].occurred_at == datetime(2026, 11, 20, 14, 3, tzinfo=UTC)
+
+
+def test_context_refuses_what_the_contract_refuses_before_sending() -> None:
+    client, transport, _ = make()
+
+    with pytest.raises(ValidationError, match="token_budget"):
+        client.context("bot", "launch", token_budget=MAX_CONTEXT_TOKENS + 1)
+    with pytest.raises(ValidationError, match="blank"):
+        client.context("bot", "   ")
+    with pytest.raises(TypeError):
+        client.context("bot", ContextRequest(query="x"), token_budget=100)
+
+    assert transport.sent == []
+
+
+def test_erase_user_deletes_by_user_and_never_without_one() -> None:
+    client, transport, _ = make(ok({"user_id": "u-7", "forgotten": 3, "stale_summaries": []}))
+
+    erased = client.erase_user("bot", "u-7")
+
+    assert (transport.sent[0].method, transport.sent[0].path) == ("DELETE", "/prod/v1/agents/bot/memories")
+    assert transport.sent[0].query == {"user_id": ["u-7"]}
+    assert transport.sent[0].body is None
+    assert (erased.user_id, erased.forgotten) == ("u-7", 3)
+    with pytest.raises(ValueError, match="user_id"):
+        client.erase_user("bot", "")
+    assert len(transport.sent) == 1
+
+
+def audit_event(n: int) -> dict[str, Any]:
+    return {"record_id": f"mem_{'a' * 25}{chr(ord('a') + n)}", "action": "forget", "actor": "key_1",
+            "at": "2026-11-21T10:00:00Z", "detail": {"stale_summaries": []}}  # fmt: skip
+
+
+def test_the_audit_trail_is_walked_page_by_page_for_one_record_or_all() -> None:
+    # GIVEN an audit trail of three events, served two a page
+    client, transport, _ = make(
+        ok({"items": [audit_event(0), audit_event(1)], "next_cursor": "a1"}),
+        ok({"items": [audit_event(2)], "next_cursor": None}),
+        ok({"items": [], "next_cursor": None}),
+    )
+
+    # WHEN every event is read, then one record's events
+    events = list(client.iter_audit("bot", page_size=2))
+    client.audit_page("bot", record_id="mem_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+
+    # THEN the cursor was followed to the end, and the filter went out as the query string
+    assert [e.record_id[-1] for e in events] == ["a", "b", "c"]
+    assert events[0].at == datetime(2026, 11, 21, 10, tzinfo=UTC)
+    assert [s.query for s in transport.sent] == [
+        {"limit": ["2"]},
+        {"limit": ["2"], "cursor": ["a1"]},
+        {"record_id": ["mem_aaaaaaaaaaaaaaaaaaaaaaaaaa"], "limit": ["50"]},
+    ]
+    assert {s.path for s in transport.sent} == {"/prod/v1/agents/bot/audit"}
 
 
 def test_wait_until_stored_polls_stats_until_nothing_is_pending() -> None:

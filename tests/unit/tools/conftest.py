@@ -12,6 +12,10 @@ import pytest
 from agent_memory.client.errors import NotFoundError
 from agent_memory.domain.api import (
     AcceptedItem,
+    ContextItem,
+    ContextRequest,
+    ContextResponse,
+    ForgetResponse,
     SearchRequest,
     SearchResponse,
     SearchResult,
@@ -31,6 +35,9 @@ class FakeMemoryApi:
 
     stored: dict[str, tuple[str, WriteItem]] = field(default_factory=dict)
     searches: list[tuple[str, SearchRequest]] = field(default_factory=list)
+    contexts: list[tuple[str, ContextRequest]] = field(default_factory=list)
+    #: What a forget answers as the summaries made stale by it.
+    stale_summaries: list[str] = field(default_factory=list)
     summaries: list[SearchResult] = field(default_factory=list)
     fail_with: Exception | None = None
 
@@ -55,6 +62,35 @@ class FakeMemoryApi:
             user_id=item.user_id, conversation_id=None, source=None, metadata={}, tags=[],
         )  # fmt: skip
 
+    def context(self, agent_id: str, query: Any, /, **fields: Any) -> ContextResponse:
+        """Matches by any word of the query, packed in storage order at one token a word, so a
+        test can tell exactly which fit the budget."""
+        request = ContextRequest.model_validate({"query": query, **fields})
+        self.contexts.append((agent_id, request))
+        if self.fail_with is not None:
+            raise self.fail_with
+        words = set(request.query.lower().split())
+        matches = [
+            (mid, item)
+            for mid, (owner, item) in self.stored.items()
+            if owner == agent_id and words & set(item.content.lower().rstrip(".").split())
+        ]
+        lines: list[str] = []
+        items: list[ContextItem] = []
+        for mid, item in matches:
+            line = f"[{(item.occurred_at or NOW).date().isoformat()} · working] {item.content}"
+            cost = len(line.split())
+            if sum(i.tokens for i in items) + cost > request.token_budget:
+                break
+            lines.append(line)
+            at = item.occurred_at or NOW
+            items.append(ContextItem(id=mid, grain=Grain.WORKING, time_key=None, occurred_at=at, score=1.0,
+                                     tokens=cost))  # fmt: skip
+        return ContextResponse(
+            context="\n".join(lines), tokens=sum(i.tokens for i in items), token_budget=request.token_budget,
+            items=items, dropped=len(matches) - len(items),
+        )  # fmt: skip
+
     def write(self, agent_id: str, items: Sequence[Any]) -> WriteResponse:
         if self.fail_with is not None:
             raise self.fail_with
@@ -66,11 +102,11 @@ class FakeMemoryApi:
             accepted.append(AcceptedItem(id=mid))
         return WriteResponse(accepted=accepted)
 
-    def forget(self, agent_id: str, memory_id: str) -> str:
+    def forget(self, agent_id: str, memory_id: str) -> ForgetResponse:
         if memory_id not in self.stored or self.stored[memory_id][0] != agent_id:
             raise NotFoundError(404, "not_found", f"no memory {memory_id}")
         del self.stored[memory_id]
-        return memory_id
+        return ForgetResponse(id=memory_id, stale_summaries=self.stale_summaries)
 
 
 @pytest.fixture

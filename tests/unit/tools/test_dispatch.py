@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -13,8 +14,11 @@ from tests.unit.tools.conftest import NOW, FakeMemoryApi
 from agent_memory.client.errors import ServerError, TransportError
 from agent_memory.domain.api import SearchResult
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS
 from agent_memory.domain.records import MemoryKind
 from agent_memory.tools import MemoryTools, ToolCall, parse_tool_call
+
+ID = re.compile(r"\(id ((?:mem|sum)_[a-z2-7]+)\)")
 
 
 def tools_for(api: FakeMemoryApi, user_id: str | None = None) -> MemoryTools:
@@ -120,6 +124,54 @@ def test_remember_then_search_then_forget_across_the_three_formats(api: FakeMemo
     assert "No memories found" in tools.call("search_memory", {"query": "launch"})[0]
 
 
+def test_recall_context_answers_the_packed_block_and_says_what_it_left_out(api: FakeMemoryApi) -> None:
+    # GIVEN four memories about the launch whose lines cost 14 tokens each (the fake counts words),
+    # and one about lunch
+    tools = tools_for(api, user_id="u-7")
+    notes = [f"Launch note {n}: the review moved, owners confirmed, budget approved today." for n in range(4)]
+    for note in notes:
+        tools.call("remember", {"content": note})
+    tools.call("remember", {"content": "Lunch is at noon."})
+
+    # WHEN Claude recalls context about the launch within 50 tokens
+    result = tools.handle(anthropic("recall_context", {"query": "launch", "token_budget": 50}))
+
+    # THEN the call reached the service for the bound agent and user, with the model's budget
+    [(agent, request)] = api.contexts
+    assert (agent, request.query, request.token_budget) == ("support-bot", "launch", 50)
+    assert request.user_id == "u-7"
+    # AND the result is the block under a line saying what it holds and what did not fit
+    assert "is_error" not in result
+    head, *block = result["content"].splitlines()
+    assert head == (
+        "Context for 'launch': 3 memories, oldest first (42 of 50 tokens; 1 less relevant left out):"
+    )
+    assert block == [f"[2026-11-22 · working] {note}" for note in notes[:3]]
+
+
+def test_recall_context_without_a_budget_takes_the_contracts_default(api: FakeMemoryApi) -> None:
+    text, is_error = tools_for(api).call("recall_context", {"query": "anything at all"})
+
+    assert not is_error
+    assert text == "No memories relevant to 'anything at all'."
+    assert api.contexts[0][1].token_budget == DEFAULT_CONTEXT_TOKENS
+    assert api.contexts[0][1].user_id is None
+
+
+def test_a_forget_that_made_summaries_stale_says_they_will_be_remade(api: FakeMemoryApi) -> None:
+    tools = tools_for(api)
+    [memory_id] = ID.findall(tools.call("remember", {"content": "Alice moved the launch."})[0])
+    api.stale_summaries = ["sum_aaaaaaaaaaaaaaaaaaaaaaaaaa", "sum_bbbbbbbbbbbbbbbbbbbbbbbbbb"]
+
+    text, is_error = tools.call("forget", {"id": memory_id})
+
+    assert not is_error
+    assert text == (
+        f"Forgot {memory_id}: it will not be returned by search again. "
+        "2 summaries made from it will be re-made without it."
+    )
+
+
 def test_summaries_are_labelled_with_their_period_and_grain(api: FakeMemoryApi) -> None:
     api.summaries = [
         SearchResult(
@@ -171,6 +223,9 @@ def test_run_tool_calls_answers_every_call_in_order_and_skips_text(api: FakeMemo
         ("remember", {"content": "   "}, "Invalid arguments for remember: "),
         ("remember", {"content": "x", "colour": "red"}, "colour: Extra inputs are not permitted"),
         ("forget", {"id": "../etc/passwd"}, "Invalid arguments for forget: id:"),
+        ("recall_context", {}, "Invalid arguments for recall_context: query: Field required"),
+        ("recall_context", {"query": "x", "token_budget": 10}, "recall_context: token_budget:"),
+        ("recall_context", {"query": "   "}, "Invalid arguments for recall_context: arguments: "),
         ("search_memory", '{"query": ', "not valid JSON"),
         ("recall_everything", {}, "Unknown tool 'recall_everything'; the memory tools are: search_memory,"),
     ],
@@ -183,6 +238,7 @@ def test_invalid_calls_are_error_results_that_name_the_problem(
     assert is_error
     assert expected in text
     assert api.stored == {}
+    assert api.contexts == []
 
 
 def test_service_failures_are_error_results(api: FakeMemoryApi) -> None:

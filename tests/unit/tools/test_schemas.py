@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+import agent_memory.tools
+from agent_memory.domain.api import ContextRequest, SearchRequest, WriteItem
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
+    DEFAULT_CONTEXT_TOKENS,
+    MAX_CONTEXT_TOKENS,
     MAX_DAYS_AGO,
     MAX_QUERY_CHARS,
     MAX_RESULTS,
     MAX_TOPIC_CHARS,
     MAX_TTL_DAYS,
+    MIN_CONTEXT_TOKENS,
 )
+from agent_memory.domain.types import MemoryId
 from agent_memory.tools import TOOLS, TOOLS_BY_NAME, anthropic_tools, bedrock_tools, llm_schema, openai_tools
+
+TOOLS_PACKAGE = Path(agent_memory.tools.__file__).parent
 
 
 def _walk(node: Any) -> Iterator[tuple[str, Any]]:
@@ -37,10 +47,12 @@ def schema(name: str) -> dict[str, Any]:
 
 
 def test_the_tools_are_the_ones_agents_expect() -> None:
-    assert [t.name for t in TOOLS] == ["search_memory", "remember", "forget"]
+    assert [t.name for t in TOOLS] == ["search_memory", "recall_context", "remember", "forget"]
     assert set(schema("search_memory")["properties"]) == {
         "query", "grain", "min_days_ago", "max_days_ago", "max_results",
     }  # fmt: skip
+    assert set(schema("recall_context")["properties"]) == {"query", "token_budget"}
+    assert schema("recall_context")["required"] == ["query"]
     assert set(schema("remember")["properties"]) == {"content", "topic", "importance", "ttl_days"}
     assert schema("remember")["required"] == ["content"]
     assert schema("forget")["required"] == ["id"]
@@ -83,6 +95,70 @@ def test_constraints_come_from_the_contract_models_not_from_a_second_copy() -> N
     assert remember["ttl_days"]["maximum"] == MAX_TTL_DAYS
     assert remember["topic"]["maxLength"] == MAX_TOPIC_CHARS
     assert schema("forget")["properties"]["id"]["pattern"] == r"^[a-z]{1,8}_[a-z2-7]{16,64}$"
+    context = schema("recall_context")["properties"]
+    assert (context["token_budget"]["minimum"], context["token_budget"]["maximum"]) == (
+        MIN_CONTEXT_TOKENS,
+        MAX_CONTEXT_TOKENS,
+    )
+    assert context["token_budget"]["default"] == DEFAULT_CONTEXT_TOKENS
+    assert (context["query"]["minLength"], context["query"]["maxLength"]) == (1, MAX_QUERY_CHARS)
+
+
+#: The contract's own definition of each tool argument: the request model (or type) it feeds.
+CONTRACT: dict[str, Any] = {
+    "search_memory": SearchRequest,
+    "recall_context": ContextRequest,
+    "remember": WriteItem,
+    "forget": {"id": MemoryId},
+}
+
+
+def _contract_property(tool: str, name: str) -> dict[str, Any]:
+    source = CONTRACT[tool]
+    if isinstance(source, dict):
+        prop: dict[str, Any] = TypeAdapter(source[name]).json_schema()
+    else:
+        prop = llm_schema(source)["properties"][name]
+    return {k: v for k, v in prop.items() if k not in ("description", "title")}
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_every_argument_schema_is_the_contracts_own_schema_of_that_field(tool: Any) -> None:
+    """No schema is written twice by hand: each argument's schema (type, bounds, choices, default)
+    is exactly what the contract's request model says of the field it feeds; only the description,
+    written for an LLM, is the tool's own."""
+    assert set(CONTRACT) == {t.name for t in TOOLS}, "a new tool needs its contract model here"
+    for name, prop in tool.input_schema["properties"].items():
+        own = {k: v for k, v in prop.items() if k != "description"}
+        assert own == _contract_property(tool.name, name), f"{tool.name}.{name} drifted from the contract"
+
+
+#: Keywords that would state a constraint or a schema by hand instead of taking it from the contract.
+_HAND_WRITTEN = {"ge", "gt", "le", "lt", "max_length", "min_length", "pattern", "multiple_of"} | {
+    "json_schema_extra"
+}
+_SCHEMA_KEYS = {"type", "properties", "required", "enum", "maxLength", "minLength", "minimum", "maximum"}
+
+
+#: Every module that defines or serves tools. `formats.py` is left out: it is the one place that
+#: rewrites pydantic's schema keywords (and `test_nested_models_and_enums_are_inlined` covers it).
+TOOL_MODULES = sorted(
+    {*TOOLS_PACKAGE.glob("*.py"), TOOLS_PACKAGE.parent / "local" / "mcp_server.py"}
+    - {TOOLS_PACKAGE / "formats.py"}
+)
+
+
+@pytest.mark.parametrize("module", TOOL_MODULES, ids=lambda p: p.name)
+def test_no_tool_module_states_a_constraint_or_a_schema_of_its_own(module: Path) -> None:
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            stated = {kw.arg for kw in node.keywords} & _HAND_WRITTEN
+            assert not stated, f"{module.name}:{node.lineno} states {stated} by hand"
+        if isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            # a dict shaped like a schema is one written by hand ("type" alone is a content block)
+            assert len(keys & _SCHEMA_KEYS) < 2, f"{module.name}:{node.lineno} writes a schema by hand"
 
 
 def test_the_three_formats_carry_the_same_definitions() -> None:
@@ -124,6 +200,13 @@ ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
     ("remember", {"content": "x", "importance": 1.5}),
     ("remember", {"content": "x", "ttl_days": 0}),
     ("remember", {"content": "x", "kind": "fact"}),
+    ("recall_context", {"query": "launch"}),
+    ("recall_context", {"query": "launch", "token_budget": MIN_CONTEXT_TOKENS}),
+    ("recall_context", {"query": "launch", "token_budget": MIN_CONTEXT_TOKENS - 1}),
+    ("recall_context", {"query": "launch", "token_budget": MAX_CONTEXT_TOKENS + 1}),
+    ("recall_context", {"query": ""}),
+    ("recall_context", {"token_budget": 100}),
+    ("recall_context", {"query": "launch", "grain": "daily"}),
     ("forget", {"id": "mem_abcdefghijklmnopqrstuvwxyz"}),
     ("forget", {"id": "../../etc"}),
     ("forget", {}),
