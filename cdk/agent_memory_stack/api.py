@@ -271,7 +271,9 @@ class Api(Construct):
             )
 
         v1 = self.rest_api.root.add_resource("v1")
-        agent = v1.add_resource("agents").add_resource("{agent_id}")
+        agents = v1.add_resource("agents")
+        method(agents, "GET", api, query=("cursor", "limit"))
+        agent = agents.add_resource("{agent_id}")
         memories = agent.add_resource("memories")
         method(memories, "POST", api, body=True, path=("agent_id",))
         method(memories, "GET", api, path=("agent_id",), query=("grain", "cursor", "limit"))
@@ -282,7 +284,13 @@ class Api(Construct):
         memory = memories.add_resource("{memory_id}")
         method(memory, "GET", api, path=("agent_id", "memory_id"))
         method(memory, "DELETE", api, path=("agent_id", "memory_id"))
-        method(agent.add_resource("stats"), "GET", api, path=("agent_id",))
+        stats = agent.add_resource("stats")
+        method(stats, "GET", api, path=("agent_id",))
+        # what the operator console reads
+        method(stats.add_resource("searches"), "GET", api, path=("agent_id",), query=("days",))
+        method(agent.add_resource("timeline"), "GET", api, path=("agent_id",), query=("since", "until"))
+        period = agent.add_resource("periods").add_resource("{grain}").add_resource("{time_key}")
+        method(period, "GET", api, path=("agent_id", "grain", "time_key"))
         method(
             agent.add_resource("audit"),
             "GET",

@@ -22,12 +22,15 @@ from agent_memory.ports import (
     Summarizer,
     WriteQueue,
 )
+from agent_memory.services.agents import AgentsService
 from agent_memory.services.context import ContextService
 from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
+from agent_memory.services.search_stats import SearchStatsService
 from agent_memory.services.summarize import SummarizeService
+from agent_memory.services.timeline import TimelineService
 from agent_memory.services.write import WriteService
 from agent_memory.services.writer import WriterService
 from agent_memory.settings import Settings, get_settings
@@ -228,6 +231,18 @@ class ApiServices:
     @property
     def context(self) -> ContextService:
         return ContextService(_search_service())
+
+    @property
+    def agents(self) -> AgentsService:
+        return AgentsService(store(), clock())
+
+    @property
+    def timeline(self) -> TimelineService:
+        return TimelineService(store(), clock(), get_settings().timezone)
+
+    @property
+    def search_stats(self) -> SearchStatsService:
+        return SearchStatsService(store(), clock())
 
 
 @cache

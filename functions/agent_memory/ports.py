@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -239,6 +239,15 @@ class AgentPage:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchDay:
+    """How many searches one agent got on one UTC day, and how many of them found nothing."""
+
+    day: date
+    searches: int
+    zero_hits: int
+
+
+@dataclass(frozen=True, slots=True)
 class AuditEvent:
     """One line of an agent's audit trail: who did what to which record, when.
 
@@ -409,4 +418,33 @@ class MemoryStore(Protocol):
     def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
         """Hard-delete the tenant's records expired at ``now`` and those forgotten before
         ``forgotten_before`` (the end of the grace period); how many went. Idempotent."""
+        ...
+
+    # -- what an operator reads: the tenant's agents, a timeline, search outcomes ---------------
+
+    def list_agents(
+        self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
+    ) -> AgentPage:
+        """The tenant's agents that have live records, by agent id, paginated (cursor bound to
+        the tenant). Never another tenant's: the operator console's agent picker."""
+        ...
+
+    def histogram(
+        self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
+    ) -> list[int]:
+        """Live ``grain`` records whose ``occurred_at`` is in each ``[edges[i], edges[i + 1])``.
+
+        ``len(edges) - 1`` counts for ascending ``edges`` (the service passes local midnights, so
+        the store needs no timezone); the timeline's counts per period.
+        """
+        ...
+
+    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
+        """Best effort: count one search on ``at``'s UTC day, and whether it found nothing.
+        Counts only: the query text is never kept."""
+        ...
+
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> list[SearchDay]:
+        """The agent's search counts per UTC day from ``since`` on, oldest first (days
+        without searches are left out)."""
         ...

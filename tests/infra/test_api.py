@@ -20,6 +20,10 @@ ROUTES = {
     ("DELETE", "/v1/agents/{agent_id}/memories/{memory_id}"): "Api",
     ("GET", "/v1/agents/{agent_id}/stats"): "Api",
     ("GET", "/v1/agents/{agent_id}/audit"): "Api",
+    ("GET", "/v1/agents"): "Api",
+    ("GET", "/v1/agents/{agent_id}/timeline"): "Api",
+    ("GET", "/v1/agents/{agent_id}/periods/{grain}/{time_key}"): "Api",
+    ("GET", "/v1/agents/{agent_id}/stats/searches"): "Api",
     ("POST", "/v1/admin/summarize"): "Api",
     ("POST", "/v1/admin/retention"): "Api",
 }

@@ -40,7 +40,8 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,7 @@ from agent_memory.ports import (
     AuditPage,
     Candidate,
     Page,
+    SearchDay,
     StoredRecord,
     StoreQuery,
     StoreStats,
@@ -120,6 +122,17 @@ STALE_SCRIPT = (
     "else if (s.deleted_at == null || s.deleted_at.compareTo(params.at) < 0) { s.deleted_at = params.at; } "
     "else { ctx.op = 'noop'; }"
 )
+#: Count one search on the agent's day document (made by the first search of the day): the
+#: events index holds counts only, in ``detail`` (stored, not indexed), never the query.
+SEARCH_COUNT_SCRIPT = (
+    "def s = ctx._source; "
+    "if (s.doc_type == null) { s.doc_type = 'searches'; s.tenant_id = params.tenant_id; "
+    "s.agent_id = params.agent_id; s.at = params.day; s.detail = ['searches': 0, 'zero_hits': 0]; } "
+    "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id) { ctx.op = 'noop'; } "
+    "else { s.detail.searches += 1; s.detail.zero_hits += params.zero_hits; }"
+)
+#: Day documents read by `search_days` (the service asks for at most a few hundred days).
+SEARCH_DAYS_PAGE = 1000
 #: Count an access and keep the latest access time; only on the caller's own records.
 ACCESS_SCRIPT = (
     "def s = ctx._source; "
@@ -233,9 +246,14 @@ def _not_deleted() -> dict[str, Any]:
 
 def live_filters(tenant_id: str, agent_id: str, now: datetime) -> list[dict[str, Any]]:
     """The caller's records that are neither forgotten nor expired at ``now``."""
+    tenant, *rest = tenant_live_filters(tenant_id, now)
+    return [tenant, _term("agent_id", agent_id), *rest]
+
+
+def tenant_live_filters(tenant_id: str, now: datetime) -> list[dict[str, Any]]:
+    """The tenant's records, of every agent, that are neither forgotten nor expired at ``now``."""
     return [
         _term("tenant_id", tenant_id),
-        _term("agent_id", agent_id),
         _not_deleted(),
         {
             "bool": {
@@ -1056,6 +1074,142 @@ class OpenSearchStore:
             if len(hits) < SPAN_PAGE:
                 return sorted(records, key=lambda r: (r.occurred_at, r.id))
             after = hits[-1]["sort"]
+
+    # -- what an operator reads ------------------------------------------------------------------
+
+    def list_agents(
+        self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
+    ) -> AgentPage:
+        """The tenant's agents with live records: a ``composite`` aggregation over ``agent_id``
+        terms, filtered by tenant, paged with ``after_key``. Not routed: agents live on
+        different shards."""
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        binding = {"t": tenant_id, "k": "agents"}
+        composite: dict[str, Any] = {
+            "size": limit,
+            "sources": [{"agent_id": {"terms": {"field": "agent_id"}}}],
+        }
+        if cursor is not None:
+            after = decode_cursor(cursor, binding).get("a")
+            if not isinstance(after, str):
+                raise _invalid_cursor()
+            composite["after"] = {"agent_id": after}
+        body = {
+            "size": 0,
+            "query": {"bool": {"filter": tenant_live_filters(tenant_id, now)}},
+            "aggs": {"agents": {"composite": composite}},
+        }
+        agg = self._search(body, "listing a tenant's agents").get("aggregations", {}).get("agents", {})
+        buckets = agg.get("buckets", [])
+        agents = [AgentRef(tenant_id=tenant_id, agent_id=str(b["key"]["agent_id"])) for b in buckets]
+        after_key = agg.get("after_key")
+        next_cursor = (
+            encode_cursor({**binding, "a": after_key["agent_id"]})
+            if after_key and len(buckets) == limit
+            else None
+        )
+        return AgentPage(agents=agents, next_cursor=next_cursor)
+
+    def histogram(
+        self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
+    ) -> list[int]:
+        """One routed request: a ``range`` aggregation on ``occurred_at`` with one range per
+        period (``from`` inclusive, ``to`` exclusive), buckets in the order asked."""
+        if len(edges) < 2:
+            return []
+        if any(b <= a for a, b in pairwise(edges)):
+            raise ValidationFailedError("histogram edges must be strictly ascending")
+        filters = [
+            *live_filters(tenant_id, agent_id, now),
+            _term("grain", Grain(grain).value),
+            {"range": {"occurred_at": {"gte": ts(edges[0]), "lt": ts(edges[-1])}}},
+        ]
+        body = {
+            "size": 0,
+            "query": {"bool": {"filter": filters}},
+            "aggs": {
+                "periods": {
+                    "range": {
+                        "field": "occurred_at",
+                        "ranges": [{"from": ts(a), "to": ts(b)} for a, b in pairwise(edges)],
+                    }
+                }
+            },
+        }
+        response = self._search(body, "counting records per period", **self._route(tenant_id, agent_id))
+        buckets = response.get("aggregations", {}).get("periods", {}).get("buckets", [])
+        counts = [int(b.get("doc_count", 0)) for b in buckets]
+        if len(counts) != len(edges) - 1:
+            raise DependencyError(f"OpenSearch answered {len(counts)} periods for {len(edges) - 1} asked")
+        return counts
+
+    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
+        """Best effort, never raises: a scripted upsert of the agent's day document in the
+        events index (none on Serverless, which has no ``_update``, as for `record_access`)."""
+        if self.serverless:
+            return
+        day = datetime.combine(at.astimezone(UTC).date(), time(), UTC)
+        body = {
+            "scripted_upsert": True,
+            "script": {
+                "source": SEARCH_COUNT_SCRIPT,
+                "lang": "painless",
+                "params": {
+                    "tenant_id": tenant_id,
+                    "agent_id": agent_id,
+                    "day": ts(day),
+                    "zero_hits": 1 if hits == 0 else 0,
+                },
+            },
+            "upsert": {},
+        }
+        _id = _scoped("searches", tenant_id, agent_id, day.date().isoformat())
+        try:
+            with os_errors("counting a search", self.events_alias):
+                self._client.update(
+                    index=self.events_alias,
+                    id=_id,
+                    body=body,
+                    params={**self._route(tenant_id, agent_id), "retry_on_conflict": 3},
+                )
+        except Exception as exc:  # best effort by contract: a search must not fail on its bookkeeping
+            logger.warning("record_search skipped for %s/%s: %s", tenant_id, agent_id, exc)
+
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> list[SearchDay]:
+        """The agent's day documents from ``since`` on, oldest first, in one routed search."""
+        body = {
+            "size": SEARCH_DAYS_PAGE,
+            "query": {
+                "bool": {
+                    "filter": [
+                        _term("doc_type", "searches"),
+                        _term("tenant_id", tenant_id),
+                        _term("agent_id", agent_id),
+                        {"range": {"at": {"gte": ts(datetime.combine(since, time(), UTC))}}},
+                    ]
+                }
+            },
+            "sort": [{"at": "asc"}],
+        }
+        with os_errors("reading search counts", self.events_alias):
+            response: dict[str, Any] = self._client.search(
+                index=self.events_alias, body=body, params=self._route(tenant_id, agent_id)
+            )
+        days: list[SearchDay] = []
+        for h in _hits(response):
+            source = h["_source"]
+            if not _owned(source, tenant_id, agent_id):
+                continue
+            detail = source.get("detail") or {}
+            days.append(
+                SearchDay(
+                    day=datetime.fromisoformat(source["at"]).date(),
+                    searches=int(detail.get("searches", 0)),
+                    zero_hits=int(detail.get("zero_hits", 0)),
+                )
+            )
+        return days
 
     def list(
         self,

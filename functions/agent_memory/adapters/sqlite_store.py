@@ -45,7 +45,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ from agent_memory.ports import (
     AuditPage,
     Candidate,
     Page,
+    SearchDay,
     StoredRecord,
     StoreQuery,
     StoreStats,
@@ -174,6 +175,16 @@ CREATE TABLE IF NOT EXISTS audit (
 );
 CREATE INDEX IF NOT EXISTS audit_by_agent ON audit (tenant_id, agent_id, at);
 CREATE INDEX IF NOT EXISTS audit_by_record ON audit (tenant_id, agent_id, record_id, seq);
+
+-- Searches per agent and UTC day (counts only, never the query): the console's zero-hit view.
+CREATE TABLE IF NOT EXISTS search_days (
+    tenant_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    day TEXT NOT NULL,
+    searches INTEGER NOT NULL,
+    zero_hits INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, agent_id, day)
+) WITHOUT ROWID;
 
 -- Per agent: ``gen`` moves with every write that may change its live vectors, ``shrink`` with
 -- every one that removes a record (forget, hard delete). A cache at (gen, shrink) is current;
@@ -993,6 +1004,81 @@ class SqliteMemoryStore:
             for rowid in order
             if rowid in records
         ]
+
+    # -- what an operator reads ------------------------------------------------------------------
+
+    def list_agents(
+        self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
+    ) -> AgentPage:
+        """The tenant's agents with live records, by agent id; the cursor holds the last id.
+
+        A skip-scan of the covering index: one probe per agent, however many records each has.
+        """
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        bound = {"t": tenant_id, "k": "agents"}
+        where = "r.tenant_id = ? AND r.deleted_at IS NULL AND (r.expires_at IS NULL OR r.expires_at > ?)"
+        params: list[Any] = [tenant_id, _to_us(now)]
+        if cursor is not None:
+            (after,) = _keyset(_decode_cursor(cursor, bound), ("a", str))
+            where += " AND r.agent_id > ?"
+            params.append(after)
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT DISTINCT r.agent_id FROM {_ELIGIBLE} WHERE {where} ORDER BY r.agent_id LIMIT ?",
+                (*params, limit + 1),
+            ).fetchall()
+        agents = [AgentRef(tenant_id=tenant_id, agent_id=row[0]) for row in rows[:limit]]
+        next_cursor = _encode_cursor({**bound, "a": agents[-1].agent_id}) if len(rows) > limit else None
+        return AgentPage(agents=agents, next_cursor=next_cursor)
+
+    def histogram(
+        self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
+    ) -> list[int]:
+        """Counts per ``[edges[i], edges[i + 1])`` of ``occurred_at``: the times are read from
+        the covering index (no wide rows) and binned with numpy."""
+        bounds = np.asarray([_to_us(e) for e in edges], dtype=np.int64)
+        if len(bounds) < 2:
+            return []
+        if np.any(np.diff(bounds) <= 0):
+            raise ValidationFailedError("histogram edges must be strictly ascending")
+        where, params = _live_filter(tenant_id, agent_id, now, (Grain(grain),))
+        where += " AND r.occurred_at >= ? AND r.occurred_at < ?"
+        params += [int(bounds[0]), int(bounds[-1])]
+        with self._tx(write=False) as conn:
+            row = conn.execute(
+                f"SELECT group_concat(r.occurred_at) FROM {_ELIGIBLE} WHERE {where}", params
+            ).fetchone()
+        times = (
+            np.fromstring(row[0], dtype=np.int64, sep=",")
+            if row is not None and row[0]
+            else np.empty(0, dtype=np.int64)
+        )
+        counts = np.bincount(np.searchsorted(bounds, times, side="right") - 1, minlength=len(bounds) - 1)
+        return [int(c) for c in counts[: len(bounds) - 1]]
+
+    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
+        """Best effort, as `record_access`: a busy store skips the count rather than the search."""
+        day = at.astimezone(UTC).date().isoformat()
+        try:
+            with self._tx(write=True, busy_timeout_ms=ACCESS_BUSY_TIMEOUT_MS) as conn:
+                conn.execute(
+                    "INSERT INTO search_days (tenant_id, agent_id, day, searches, zero_hits) "
+                    "VALUES (?, ?, ?, 1, ?) ON CONFLICT (tenant_id, agent_id, day) DO UPDATE SET "
+                    "searches = searches + 1, zero_hits = zero_hits + excluded.zero_hits",
+                    (tenant_id, agent_id, day, 1 if hits == 0 else 0),
+                )
+        except DependencyError as exc:
+            logger.warning("record_search skipped for %s/%s: %s", tenant_id, agent_id, exc)
+
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> list[SearchDay]:
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                "SELECT day, searches, zero_hits FROM search_days "
+                "WHERE tenant_id = ? AND agent_id = ? AND day >= ? ORDER BY day",
+                (tenant_id, agent_id, since.isoformat()),
+            ).fetchall()
+        return [SearchDay(day=date.fromisoformat(d), searches=n, zero_hits=z) for d, n, z in rows]
 
     # Last of the public methods: below it, ``list`` in this class body names this method.
     def list(

@@ -7,7 +7,7 @@ than silently ignored) without constraining what the service stores.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -352,6 +352,83 @@ class RetentionResponse(BaseModel):
     over_quota: int = Field(description="Working memories deleted to bring an agent back to its quota.")
     decayed: int = Field(description="Working memories whose decayed importance fell below the floor.")
     total_deleted: int
+
+
+# --- the operator's view: agents, timeline, periods, search outcomes ----------------------------
+
+
+class AgentOut(BaseModel):
+    agent_id: str
+
+
+class AgentsResponse(BaseModel):
+    """The tenant's agents that have live memories, by id (a key bound to agents: those)."""
+
+    items: list[AgentOut]
+    next_cursor: str | None
+
+
+class TimelinePeriod(BaseModel):
+    """One period of one grain's lane: a local day of working memory, or one summary."""
+
+    time_key: str = Field(description="The period; for working memory, the local day (YYYY-MM-DD).")
+    start: datetime
+    end: datetime
+    records: int = Field(description="Working memories that day, or the children a summary folded.")
+    summary_id: str | None = Field(description="The summary's id; null in the working lane.")
+
+
+class TimelineLane(BaseModel):
+    grain: Grain
+    periods: list[TimelinePeriod]
+
+
+class TimelineResponse(BaseModel):
+    """What an agent remembers from ``since`` to ``until`` (local days, inclusive), one lane per
+    grain, periods oldest first; periods with nothing are left out."""
+
+    timezone: str
+    since: date
+    until: date
+    lanes: list[TimelineLane]
+
+
+class PeriodRef(BaseModel):
+    grain: Grain
+    time_key: str
+
+
+class PeriodResponse(BaseModel):
+    """One summary period: its summary (if made and live) and the children it folds."""
+
+    grain: Grain
+    time_key: str
+    start: datetime = Field(description="The span the summary covers (local midnights, as UTC).")
+    end: datetime
+    summary: MemoryOut | None
+    child_grain: Grain
+    children: list[MemoryOut] = Field(description="The live children in the span, oldest first.")
+    children_total: int = Field(description="How many live children there are (children is capped).")
+    missing_sources: list[str] = Field(
+        description="Ids the summary was made from that are no longer live (forgotten, expired, purged)."
+    )
+    parent: PeriodRef | None = Field(description="The period of the next grain up that folds this one.")
+
+
+class SearchDayOut(BaseModel):
+    day: date
+    searches: int
+    zero_hits: int
+
+
+class SearchStatsResponse(BaseModel):
+    """Searches of the agent over the last ``days`` UTC days (today included), and how many
+    found nothing: counts only, queries are never kept."""
+
+    days: int
+    searches: int
+    zero_hits: int
+    by_day: list[SearchDayOut]
 
 
 class ErrorDetail(BaseModel):

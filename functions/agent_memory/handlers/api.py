@@ -8,6 +8,7 @@ leaves through `_error`, as ``{"error": {"code", "message", "details"}}``.
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 
 from agent_memory import container
 from agent_memory.domain.api import (
+    AgentsResponse,
     AuditResponse,
     ContextRequest,
     ContextResponse,
@@ -32,11 +34,14 @@ from agent_memory.domain.api import (
     ErrorResponse,
     ForgetResponse,
     ListResponse,
+    PeriodResponse,
     MemoryOut,
     RetentionResponse,
     SearchRequest,
     SearchResponse,
+    SearchStatsResponse,
     StatsResponse,
+    TimelineResponse,
     WriteRequest,
     WriteResponse,
 )
@@ -47,6 +52,7 @@ from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
 from agent_memory.domain.types import AgentId, MemoryId, UserId
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.observability import logger, metrics, tracer
+from agent_memory.services.search_stats import MAX_SEARCH_STATS_DAYS
 
 app = APIGatewayRestResolver(enable_validation=True)
 
@@ -170,6 +176,50 @@ def audit_trail(
 def agent_stats(agent_id: AgentPath) -> Response[StatsResponse]:
     caller = _caller(agent_id)
     return _json(200, container.api_services().memories.stats(caller.tenant_id, agent_id))
+
+
+@app.get("/v1/agents")
+def list_agents(
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+) -> Response[AgentsResponse]:
+    """The tenant's agents that have memories (the console's agent picker)."""
+    caller = _caller()
+    page = container.api_services().agents.list(caller.tenant_id, limit, cursor, only=caller.agents)
+    return _json(200, page)
+
+
+@app.get("/v1/agents/<agent_id>/timeline")
+def agent_timeline(
+    agent_id: AgentPath,
+    since: Annotated[date | None, Query(description="First local day (default: 4 weeks to until).")] = None,
+    until: Annotated[date | None, Query(description="Last local day, included (default: today).")] = None,
+) -> Response[TimelineResponse]:
+    """One lane per grain: working memories per local day, and each summary with what it folded."""
+    caller = _caller(agent_id)
+    return _json(200, container.api_services().timeline.timeline(caller.tenant_id, agent_id, since, until))
+
+
+@app.get("/v1/agents/<agent_id>/periods/<grain>/<time_key>")
+def agent_period(
+    agent_id: AgentPath,
+    grain: Annotated[Grain, Path(description="A summary grain: daily ... yearly.")],
+    time_key: Annotated[str, Path(max_length=16, description="The period, e.g. 2026-11-20, 2026-W47.")],
+) -> Response[PeriodResponse]:
+    """One period: its summary, the children it folds, and the sources that are gone since."""
+    caller = _caller(agent_id)
+    period = container.api_services().timeline.period(caller.tenant_id, agent_id, grain, time_key)
+    return _json(200, period)
+
+
+@app.get("/v1/agents/<agent_id>/stats/searches")
+def search_stats(
+    agent_id: AgentPath,
+    days: Annotated[int, Query(ge=1, le=MAX_SEARCH_STATS_DAYS)] = 30,
+) -> Response[SearchStatsResponse]:
+    """Searches per UTC day over the last ``days`` days, and how many found nothing."""
+    caller = _caller(agent_id)
+    return _json(200, container.api_services().search_stats.stats(caller.tenant_id, agent_id, days))
 
 
 @app.post("/v1/admin/summarize")

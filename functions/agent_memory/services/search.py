@@ -83,6 +83,7 @@ class SearchService:
         results = results[: request.max_results]
         if results:
             self._store.record_access(tenant_id, agent_id, [r.id for r in results], now)
+        self._store.record_search(tenant_id, agent_id, now, len(results))
         elapsed_ms = (time.perf_counter() - started) * 1000
         metrics.add_metric(name="SearchLatency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
         metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
