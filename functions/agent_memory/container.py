@@ -16,6 +16,7 @@ from agent_memory.ports import (
     Clock,
     DeadLetters,
     Embedder,
+    Idempotency,
     JobQueue,
     MemoryStore,
     PendingWrites,
@@ -26,6 +27,7 @@ from agent_memory.services.agents import AgentsService
 from agent_memory.services.context import ContextService
 from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.forget import ForgetService
+from agent_memory.services.idempotency import IdempotentWriteService
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
@@ -119,6 +121,27 @@ def pending() -> PendingWrites:
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return LocalPendingWrites(settings.queue_path)
+
+
+@cache
+def idempotency() -> Idempotency:
+    from agent_memory.adapters.idempotency import PowertoolsIdempotency
+
+    settings = get_settings()
+    layer: Any
+    if settings.idempotency == "dynamodb":
+        from agent_memory.adapters.dynamodb_idempotency import dynamodb_layer
+
+        assert settings.idempotency_table is not None
+        layer = dynamodb_layer(settings.idempotency_table)
+    else:
+        from agent_memory.adapters.idempotency import SqliteIdempotencyLayer
+
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        layer = SqliteIdempotencyLayer(settings.idempotency_path)
+    return PowertoolsIdempotency(
+        layer, expires_after_s=settings.idempotency_ttl_s, in_progress_s=settings.idempotency_in_progress_s
+    )
 
 
 @cache
@@ -217,6 +240,10 @@ class ApiServices:
         return _write_service()
 
     @property
+    def idempotent_write(self) -> IdempotentWriteService:
+        return _idempotent_write_service()
+
+    @property
     def search(self) -> SearchService:
         return _search_service()
 
@@ -251,6 +278,11 @@ def _write_service() -> WriteService:
 
     ttls = default_ttl_days if get_settings().default_ttls else None
     return WriteService(write_queue(), pending(), clock(), default_ttl_days=ttls)
+
+
+@cache
+def _idempotent_write_service() -> IdempotentWriteService:
+    return IdempotentWriteService(_write_service(), idempotency())
 
 
 @cache
@@ -293,6 +325,8 @@ _CACHED = (
     dead_letters,
     pending,
     _write_service,
+    idempotency,
+    _idempotent_write_service,
     _search_service,
     _memory_service,
     _forget_service,

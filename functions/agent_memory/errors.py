@@ -55,6 +55,18 @@ class ConflictError(AgentMemoryError):
     status = 409
 
 
+class IdempotencyKeyReusedError(ConflictError):
+    """An ``Idempotency-Key`` sent again with a different request: replaying would be a lie."""
+
+    code = "idempotency_key_reused"
+
+
+class IdempotencyInProgressError(ConflictError):
+    """The first request with this ``Idempotency-Key`` is still running: retry in a moment."""
+
+    code = "idempotency_in_progress"
+
+
 class ThrottledError(AgentMemoryError):
     code = "throttled"
     status = 429

@@ -33,6 +33,13 @@ class Settings(BaseSettings):
     write_queue_url: str | None = None
     dead_letter_queue_url: str | None = None
     pending_table: str | None = None
+    #: Where the first answers of writes sent with an ``Idempotency-Key`` are kept (SQLite in
+    #: ``data_dir``, or a DynamoDB table), how long a key is remembered, and how long a request
+    #: that died holds its key before a retry may run again (at least the API function's timeout).
+    idempotency: Literal["local", "dynamodb"] = "local"
+    idempotency_table: str | None = None
+    idempotency_ttl_s: int = Field(default=86_400, ge=60, le=7 * 86_400)
+    idempotency_in_progress_s: float = Field(default=30.0, gt=0, le=900)
     #: DynamoDB table of API keys (hash -> tenant, plan, scopes), read by the Lambda authorizer
     #: and written by `agent-memory keys` when deployed.
     tenants_table: str | None = None
@@ -104,6 +111,8 @@ class Settings(BaseSettings):
             missing.append("AGENT_MEMORY_OPENSEARCH_ENDPOINT (store=opensearch)")
         if self.pending == "dynamodb" and not self.pending_table:
             missing.append("AGENT_MEMORY_PENDING_TABLE (pending=dynamodb)")
+        if self.idempotency == "dynamodb" and not self.idempotency_table:
+            missing.append("AGENT_MEMORY_IDEMPOTENCY_TABLE (idempotency=dynamodb)")
         if missing:
             raise ValueError("missing settings: " + ", ".join(missing))
         return self
@@ -119,6 +128,10 @@ class Settings(BaseSettings):
     @property
     def auth_path(self) -> Path:
         return self.data_dir / "auth.db"
+
+    @property
+    def idempotency_path(self) -> Path:
+        return self.data_dir / "idempotency.db"
 
 
 @lru_cache(maxsize=1)

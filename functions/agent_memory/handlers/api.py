@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from functools import cache
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -17,7 +18,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestValidationError,
     ResponseValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
@@ -34,8 +35,8 @@ from agent_memory.domain.api import (
     ErrorResponse,
     ForgetResponse,
     ListResponse,
-    PeriodResponse,
     MemoryOut,
+    PeriodResponse,
     RetentionResponse,
     SearchRequest,
     SearchResponse,
@@ -54,7 +55,17 @@ from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, Validati
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.services.search_stats import MAX_SEARCH_STATS_DAYS
 
-app = APIGatewayRestResolver(enable_validation=True)
+
+def _json_body(text: str) -> Any:
+    """``json.loads``, with JSON nested past the parser's recursion limit refused as invalid JSON
+    (Python raises RecursionError there, which would otherwise be a 500)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("JSON nested too deeply", text[:64], 0) from None
+
+
+app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_json_body)
 
 AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
 MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
@@ -93,10 +104,27 @@ def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Resp
 app.use(middlewares=[_guard])
 
 
-@app.post("/v1/agents/<agent_id>/memories")
-def write_memories(agent_id: AgentPath, body: WriteRequest) -> Response[WriteResponse]:
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        pattern=r"^[!-~]{1,255}$",
+        description="Makes any retry safe: the same key and request get the first answer again (24 h); "
+        "the same key with another request is a 409.",
+    ),
+]
+
+
+@app.post("/v1/agents/<agent_id>/memories", status_code=202)
+def write_memories(
+    agent_id: AgentPath, body: WriteRequest, idempotency_key: IdempotencyKeyHeader = None
+) -> Response[WriteResponse]:
     caller = _caller(agent_id, WRITE_SCOPE)
-    return _json(202, container.api_services().write.accept(caller, agent_id, body))
+    done = container.api_services().idempotent_write.accept(caller, agent_id, body, idempotency_key)
+    response = _json(202, done.response)
+    if done.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
 
 
 @app.post("/v1/agents/<agent_id>/memories/search")
@@ -222,7 +250,7 @@ def search_stats(
     return _json(200, container.api_services().search_stats.stats(caller.tenant_id, agent_id, days))
 
 
-@app.post("/v1/admin/summarize")
+@app.post("/v1/admin/summarize", status_code=202)
 def admin_summarize(body: SummarizeRequest) -> Response[SummarizeResponse]:
     """Summarize (or re-summarize) periods for every agent with activity in them (admin scope,
     checked by `_guard`): one job per agent-period is queued; 202 with how many."""
@@ -294,8 +322,19 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)
 
 
+@app.get("/v1/openapi.json")
+def openapi_document() -> Response[dict[str, Any]]:
+    """This API's OpenAPI document (also committed as docs/openapi.json). Any valid key may read
+    it: every route, this one included, sits behind the key check."""
+    Caller.from_authorizer((app.current_event.raw_event.get("requestContext") or {}).get("authorizer"))
+    return Response(
+        status_code=200, content_type=content_types.APPLICATION_JSON, body=json.loads(openapi_json())
+    )
+
+
+@cache
 def openapi_json() -> str:
     """The API's OpenAPI document, generated from the same models the routes validate with."""
-    return json.dumps(
-        json.loads(app.get_openapi_json_schema(title="agent-memory", version="1.0.0")), indent=2
-    )
+    from agent_memory.handlers import openapi
+
+    return openapi.render(app)

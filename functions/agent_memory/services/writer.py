@@ -138,6 +138,12 @@ class WriterService:
         if already is not None and already.deleted_at is None:
             metrics.add_metric(name="WritesReplayed", unit=MetricUnit.Count, value=1)
             return Outcome.REPLAYED
+        if already is not None and already.deleted_at is not None and already.deleted_at >= record.created_at:
+            # A redelivery (or a redrive) of a write that was forgotten after it was accepted:
+            # storing it again would bring the forgotten memory back.
+            metrics.add_metric(name="WritesSuperseded", unit=MetricUnit.Count, value=1)
+            logger.info("write superseded by a later forget", extra={"record_id": record.id})
+            return Outcome.SUPERSEDED
         near = self._store.nearest(tenant, agent, record.grain, vector, now)
         if near is not None and near[1] > self._threshold and near[0].id != record.id:
             existing, cosine = near
