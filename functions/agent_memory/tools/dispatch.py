@@ -20,7 +20,12 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agent_memory.client.errors import ApiError, NotFoundError, TransportError
+from agent_memory.client.errors import (
+    ApiError,
+    NotFoundError,
+    TransportError,
+    UnexpectedResponseError,
+)
 from agent_memory.tools.formats import JsonObject
 from agent_memory.tools.specs import (
     TOOLS,
@@ -177,6 +182,8 @@ class MemoryTools:
             ), True
         except TransportError as exc:
             return f"The memory service is unreachable right now ({exc.message}); try again later.", True
+        except UnexpectedResponseError as exc:  # a proxy's page, or a service of another version
+            return f"The memory service gave an answer {name} cannot read (HTTP {exc.status}).", True
 
     def execute(self, call: ToolCall) -> ToolResult:
         text, is_error = self.call(call.name, call.arguments)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tests.unit.tools.conftest import NOW, FakeMemoryApi
 
-from agent_memory.client.errors import ServerError, TransportError
+from agent_memory.client.errors import ServerError, TransportError, UnexpectedResponseError
 from agent_memory.domain.api import SearchResult
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS
@@ -248,10 +248,16 @@ def test_service_failures_are_error_results(api: FakeMemoryApi) -> None:
     refused = tools.handle(anthropic("search_memory", {"query": "x"}))
     api.fail_with = TransportError("connection refused", attempts=4)
     unreachable = tools.handle(openai("remember", {"content": "x"}))
+    api.fail_with = UnexpectedResponseError("the 200 response is not a ContextResponse", 200)
+    unreadable = tools.handle(bedrock("recall_context", {"query": "x"}))
 
     assert refused["is_error"] is True
     assert "The memory service refused search_memory: the store is unavailable" in refused["content"]
     assert unreachable["content"].startswith("The memory service is unreachable right now")
+    assert unreadable["toolResult"]["status"] == "error"
+    assert unreadable["toolResult"]["content"] == [
+        {"text": "The memory service gave an answer recall_context cannot read (HTTP 200)."}
+    ]
 
 
 def test_an_empty_openai_argument_string_means_no_arguments(api: FakeMemoryApi) -> None:
