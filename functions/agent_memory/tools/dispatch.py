@@ -88,7 +88,7 @@ def _as_dict(block: Any) -> Mapping[str, Any]:
         return block
     dump = getattr(block, "model_dump", None)
     if callable(dump):
-        return dump()  # type: ignore[no-any-return]
+        return dump()
     if hasattr(block, "__dict__"):
         return vars(block)
     raise ValueError(f"not a tool call: {block!r}")

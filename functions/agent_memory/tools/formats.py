@@ -81,7 +81,7 @@ def llm_schema(model: type[BaseModel]) -> JsonObject:
     schema.pop("description", None)  # the tool's description says it once
     schema.setdefault("properties", {})
     schema["type"] = "object"
-    return schema  # type: ignore[no-any-return]
+    return schema
 
 
 def tool_description(model: type[BaseModel]) -> str:
