@@ -23,6 +23,7 @@ from constructs import Construct
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
+from agent_memory_stack.idempotency import IdempotencyTable
 from agent_memory_stack.nag import acknowledge
 from agent_memory_stack.vector_store import VectorStore
 from agent_memory_stack.write_pipeline import WritePipeline
@@ -109,6 +110,8 @@ class Api(Construct):
             iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=[self.tenants.table_arn])
         )
 
+        self.idempotency = IdempotencyTable(self, "Idempotency")
+        api_timeout = Duration.seconds(20)
         self.api_function = factory.build(
             self,
             FunctionSpec(
@@ -116,7 +119,7 @@ class Api(Construct):
                 handler="agent_memory.handlers.api.handler",
                 description="REST API: write, get, list, forget, stats, admin",
                 memory_mb=512,
-                timeout=Duration.seconds(20),
+                timeout=api_timeout,
                 environment={
                     **store.environment(),
                     **writes.queue_environment(),
@@ -125,11 +128,13 @@ class Api(Construct):
                     "AGENT_MEMORY_TIMEZONE": config.timezone,
                     "AGENT_MEMORY_PLANS": config.plans_json,
                     **config.retention.environment(),
+                    **self.idempotency.environment(api_timeout),
                 },
             ),
         )
         writes.grant_enqueue(self.api_function)
         writes.grant_pending(self.api_function)
+        self.idempotency.grant(self.api_function)  # Idempotency-Key on POST memories
         store.grant_data_access(self.api_function)
         # POST /v1/admin/summarize re-runs a period, and a forget re-makes the summaries made
         # from the record: both queue jobs as the dispatcher does.
@@ -298,6 +303,7 @@ class Api(Construct):
             path=("agent_id",),
             query=("record_id", "cursor", "limit"),
         )
+        method(v1.add_resource("openapi.json"), "GET", api)
         admin = v1.add_resource("admin")
         method(admin.add_resource("summarize"), "POST", api, body=True)
         method(admin.add_resource("retention"), "POST", api)
