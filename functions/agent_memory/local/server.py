@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 import uuid
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
@@ -30,6 +31,7 @@ from agent_memory.handlers import (
     summarize_dispatch,  # noqa: F401
     summarize_worker,
 )
+from agent_memory.local.console import console_response, is_console_path
 from agent_memory.local.context import LocalContext
 from agent_memory.local.keys import LocalKeyStore
 from agent_memory.local.scheduler import LocalScheduler
@@ -38,6 +40,13 @@ from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.settings import Settings
 
 STAGE = "local"
+
+#: One request at a time through the API handler, as one Lambda instance runs them: the
+#: Powertools resolver keeps the current request on the shared app (event, route arguments,
+#: logger keys), so two threads inside it at once read each other's request. A browser (the
+#: console) sends requests in parallel; the threads still read bodies and write responses
+#: concurrently.
+_API_LOCK = threading.Lock()
 
 
 def _error_body(code: str, message: str) -> bytes:
@@ -130,6 +139,25 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PATCH(self) -> None:
         self._dispatch()
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if code == HTTPStatus.NOT_IMPLEMENTED:  # a method no route has (HEAD, OPTIONS, QUERY, ...)
+            self._no_such_method()
+            return
+        super().send_error(code, message, explain)
+
+    def _no_such_method(self) -> None:
+        """Answered as API Gateway does (404, the documented error body, no key needed), not with
+        the standard library's 501 page."""
+        if self._read_body() is None:
+            return
+        body = _error_body("not_found", "no such route")
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         sent = {k.lower() for k in (headers or {})}
@@ -179,6 +207,10 @@ class _Handler(BaseHTTPRequestHandler):
         if urlsplit(self.path).path == "/health":
             self._send(200, b'{"status":"ok"}')
             return
+        if is_console_path(urlsplit(self.path).path):  # static files: no key needed to load the page
+            status, payload, headers = console_response(self.command, urlsplit(self.path).path)
+            self._send(status, payload, headers)
+            return
         token = bearer_token(self.headers.get("Authorization"))
         caller = self.keys.lookup(token) if token else None
         if caller is None:
@@ -201,7 +233,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.client_address[0],
         )
         try:
-            result = api.handler(event, LocalContext(function_name="api"))
+            with _API_LOCK:
+                result = api.handler(event, LocalContext(function_name="api"))
         except Exception:  # API Gateway answers 502 when the function fails; so do we
             logger.exception("api handler failed")
             self._send(502, _error_body("bad_gateway", "the API function failed"))

@@ -1,0 +1,595 @@
+// agent-memory console: what an agent remembers, by grain and day, read through the HTTP API.
+//
+// Plain ES module, no build step, no third-party code. Every value from the API reaches the page
+// through textContent (the `h` helper), never as HTML. The key lives in sessionStorage: it goes
+// when the tab closes, and other tabs never see it.
+
+const GRAINS = ["working", "daily", "weekly", "monthly", "quarterly", "yearly"];
+const KEY_STORAGE = "agent-memory.console.key";
+const DAY_MS = 86400000;
+
+const state = {
+  apiBase: "",
+  key: null,
+  agents: [],
+  agent: null,
+  timezone: "UTC",
+  timeline: null,
+  allowForget: false,
+  period: null,
+};
+
+// --- small helpers ----------------------------------------------------------------------------
+
+const $ = (selector) => document.querySelector(selector);
+
+/** An element with attributes and children; strings become text nodes (never parsed as HTML). */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") el.className = value;
+    else if (name === "dataset") Object.assign(el.dataset, value);
+    else if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+    else el.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+class ApiError extends Error {
+  constructor(status, body) {
+    const error = (body && body.error) || {};
+    super(error.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = error.code || "http_error";
+  }
+}
+
+async function api(path, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json", Authorization: `Bearer ${state.key}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(state.apiBase + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "omit",
+    cache: "no-store",
+  });
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+const agentPath = (suffix = "") => `/v1/agents/${encodeURIComponent(state.agent)}${suffix}`;
+
+function notify(message, kind = "info") {
+  const box = $("#notice");
+  box.textContent = message;
+  box.className = `notice ${kind === "error" ? "error" : ""}`;
+  box.hidden = false;
+  clearTimeout(notify.timer);
+  if (kind !== "error") notify.timer = setTimeout(() => (box.hidden = true), 6000);
+}
+
+function explain(error) {
+  if (error instanceof ApiError) {
+    if (error.status === 401) return "The key was not accepted (401): check it and connect again.";
+    if (error.status === 403) return `Not allowed (403): ${error.message}.`;
+    return `${error.status} ${error.code}: ${error.message}`;
+  }
+  return `The API could not be reached: ${error.message}`;
+}
+
+function fail(error) {
+  notify(explain(error), "error");
+}
+
+// --- dates in the agent's timezone --------------------------------------------------------------
+
+function localDay(iso, tz = state.timezone) {
+  // en-CA formats as YYYY-MM-DD
+  return new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit" })
+    .format(new Date(iso));
+}
+
+function localTime(iso, tz = state.timezone) {
+  const parts = new Intl.DateTimeFormat("en-CA", {
+    timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  }).formatToParts(new Date(iso));
+  const get = (type) => parts.find((p) => p.type === type)?.value ?? "";
+  return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}`;
+}
+
+const dayNumber = (ymd) => Date.UTC(+ymd.slice(0, 4), +ymd.slice(5, 7) - 1, +ymd.slice(8, 10)) / DAY_MS;
+const ymdOf = (n) => new Date(n * DAY_MS).toISOString().slice(0, 10);
+const todayLocal = () => localDay(new Date().toISOString());
+
+function fixed(value, digits = 3) {
+  return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
+}
+
+// --- connect and agents -------------------------------------------------------------------------
+
+async function loadConfig() {
+  // Deployed as a static site, config.json names the API; served by the API itself, it is absent.
+  try {
+    const response = await fetch("config.json", { cache: "no-store" });
+    if (response.ok) {
+      const config = await response.json();
+      if (typeof config.api_url === "string") state.apiBase = config.api_url.replace(/\/+$/, "");
+    }
+  } catch {
+    /* same origin */
+  }
+}
+
+async function connect(key) {
+  state.key = key;
+  try {
+    const agents = [];
+    let cursor = null;
+    do {
+      const page = await api(`/v1/agents?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      agents.push(...page.items.map((a) => a.agent_id));
+      cursor = page.next_cursor;
+    } while (cursor && agents.length < 1000);
+    sessionStorage.setItem(KEY_STORAGE, key);
+    state.agents = agents;
+    $("#api-key").value = "";
+    $("#api-key").hidden = true;
+    $("#connect-button").hidden = true;
+    $("#connected").hidden = false;
+    $("#disconnect").hidden = false;
+    renderAgents();
+    $("#notice").hidden = true;
+    const wanted = new URLSearchParams(location.hash.slice(1)).get("agent");
+    if (wanted && agents.includes(wanted)) selectAgent(wanted);
+  } catch (error) {
+    state.key = null;
+    sessionStorage.removeItem(KEY_STORAGE);
+    fail(error);
+  }
+}
+
+function disconnect() {
+  sessionStorage.removeItem(KEY_STORAGE);
+  state.key = null;
+  state.agent = null;
+  state.agents = [];
+  $("#api-key").hidden = false;
+  $("#connect-button").hidden = false;
+  $("#connected").hidden = true;
+  $("#disconnect").hidden = true;
+  $("#agent-view").hidden = true;
+  $("#welcome").hidden = false;
+  renderAgents();
+}
+
+function renderAgents() {
+  const filter = $("#agent-filter").value.trim().toLowerCase();
+  const list = $("#agent-list");
+  list.replaceChildren(
+    ...state.agents
+      .filter((a) => a.toLowerCase().includes(filter))
+      .map((a) =>
+        h("li", {}, h("button", {
+          type: "button", title: a, "aria-current": a === state.agent ? "true" : "false", dataset: { agent: a },
+          onclick: () => selectAgent(a),
+        }, a)),
+      ),
+  );
+  $("#agents-empty").hidden = !(state.key && state.agents.length === 0);
+}
+
+async function selectAgent(agent) {
+  state.agent = agent;
+  state.period = null;
+  history.replaceState(null, "", `#agent=${encodeURIComponent(agent)}`);
+  renderAgents();
+  $("#welcome").hidden = true;
+  $("#agent-view").hidden = false;
+  $("#agent-title").textContent = agent;
+  $("#period").hidden = true;
+  $("#results").replaceChildren();
+  $("#audit").replaceChildren();
+  if (!$("#until").value) {
+    const until = todayLocal();
+    $("#until").value = until;
+    $("#since").value = ymdOf(dayNumber(until) - 27);
+  }
+  await Promise.all([loadStats(), loadTimeline()]);
+  if (currentTab() === "audit") loadAudit();
+}
+
+// --- stats ----------------------------------------------------------------------------------------
+
+async function loadStats() {
+  const agent = state.agent;
+  try {
+    const [stats, searches] = await Promise.all([api(agentPath("/stats")), api(agentPath("/stats/searches?days=30"))]);
+    if (agent !== state.agent) return;
+    const card = (label, value, { grain, cls = "", date = false, title } = {}) =>
+      h("div", { class: `stat ${cls}`, title, dataset: { stat: grain || label } },
+        h("div", { class: `value${date ? " date" : ""}` }, value),
+        h("div", { class: "label" }, grain ? h("span", { class: `dot ${grain}` }) : null, label));
+    $("#stats").replaceChildren(
+      ...GRAINS.map((g) => card(g, stats.records[g] ?? 0, { grain: g })),
+      card("oldest", stats.oldest ? localTime(stats.oldest) : "–", { date: true }),
+      card("newest", stats.newest ? localTime(stats.newest) : "–", { date: true }),
+      card("pending writes", stats.pending_writes),
+      card("searches, 30 days", searches.searches),
+      card("found nothing", searches.zero_hits, {
+        cls: searches.zero_hits ? "warn" : "",
+        title: "Searches in the last 30 days that returned no memory at all",
+      }),
+    );
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// --- timeline ---------------------------------------------------------------------------------------
+
+async function loadTimeline() {
+  const agent = state.agent;
+  const since = $("#since").value;
+  const until = $("#until").value;
+  try {
+    const timeline = await api(agentPath(`/timeline?since=${since}&until=${until}`));
+    if (agent !== state.agent) return;
+    state.timeline = timeline;
+    state.timezone = timeline.timezone;
+    $("#tz").textContent = `days in ${timeline.timezone}`;
+    renderTimeline();
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function renderTimeline() {
+  const t = state.timeline;
+  const first = dayNumber(t.since);
+  const days = dayNumber(t.until) - first + 1;
+  const grid = h("div", { class: "tl-grid" });
+  grid.style.setProperty("--days", String(days));
+
+  grid.append(h("div", { class: "tl-day" }));
+  for (let i = 0; i < days; i++) {
+    const ymd = ymdOf(first + i);
+    const d = new Date((first + i) * DAY_MS);
+    const isFirst = i === 0 || ymd.endsWith("-01");
+    const label = isFirst ? d.toLocaleString("en", { month: "short", day: "numeric", timeZone: "UTC" }) : ymd.slice(8);
+    const weekend = d.getUTCDay() === 0 || d.getUTCDay() === 6;
+    grid.append(h("div", { class: `tl-day${isFirst ? " month" : ""}${weekend ? " weekend" : ""}`, title: ymd }, label));
+  }
+
+  t.lanes.forEach((lane, row) => {
+    const label = h("div", { class: "tl-lane-label" }, h("span", { class: `dot ${lane.grain}` }), lane.grain);
+    label.style.gridRow = String(row + 2);
+    const track = h("div", { class: "tl-track" });
+    track.style.gridRow = String(row + 2);
+    grid.append(label, track);
+    if (lane.grain === "working") {
+      const max = Math.max(1, ...lane.periods.map((p) => p.records));
+      for (const p of lane.periods) {
+        const i = dayNumber(p.time_key) - first;
+        const alpha = 0.35 + 0.65 * (p.records / max);
+        const cell = h("button", {
+          type: "button",
+          class: `tl-cell working${isSelected("daily", p.time_key) ? " selected" : ""}`,
+          title: `${p.time_key}: ${p.records} working ${p.records === 1 ? "memory" : "memories"}`,
+          dataset: { grain: "working", key: p.time_key },
+          onclick: () => openPeriod("daily", p.time_key),
+        }, String(p.records));
+        cell.style.gridRow = String(row + 2);
+        cell.style.gridColumn = String(i + 2);
+        cell.style.background = `rgba(47, 111, 222, ${alpha.toFixed(2)})`;
+        grid.append(cell);
+      }
+    } else {
+      for (const p of lane.periods) {
+        const start = Math.max(0, dayNumber(localDay(p.start)) - first);
+        const end = Math.min(days, dayNumber(localDay(p.end)) - first);
+        if (end <= start) continue;
+        const bar = h("button", {
+          type: "button",
+          class: `tl-bar ${lane.grain}${isSelected(lane.grain, p.time_key) ? " selected" : ""}`,
+          title: `${lane.grain} ${p.time_key}: folds ${p.records}`,
+          dataset: { grain: lane.grain, key: p.time_key },
+          onclick: () => openPeriod(lane.grain, p.time_key),
+        }, lane.grain === "daily" ? String(p.records) : `${p.time_key} · ${p.records}`);
+        bar.style.gridRow = String(row + 2);
+        bar.style.gridColumn = `${start + 2} / ${end + 2}`;
+        grid.append(bar);
+      }
+    }
+  });
+  const legend = h("p", { class: "tl-legend" },
+    "Working: memories per local day. Summaries: the period each covers, and how many children it folded. ",
+    "Click a day or a summary to open it.");
+  $("#timeline").replaceChildren(grid, legend);
+}
+
+const isSelected = (grain, key) => state.period && state.period.grain === grain && state.period.time_key === key;
+
+// --- one period -------------------------------------------------------------------------------------
+
+async function openPeriod(grain, key) {
+  const agent = state.agent;
+  try {
+    const period = await api(agentPath(`/periods/${grain}/${encodeURIComponent(key)}`));
+    if (agent !== state.agent) return;
+    state.period = period;
+    selectTab("timeline");
+    renderPeriod();
+    if (state.timeline) renderTimeline();
+    $("#period").scrollIntoView({ behavior: "smooth", block: "nearest" });
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function chip(grain, text = grain) {
+  return h("span", { class: `chip ${grain}` }, text);
+}
+
+function forgetButton(record) {
+  return h("button", {
+    type: "button", class: "danger small-btn forget", hidden: !state.allowForget, dataset: { forget: record.id },
+    onclick: () => confirmForget(record),
+  }, "Forget");
+}
+
+function recordRow(record, { open } = {}) {
+  const when = record.time_key || localTime(record.occurred_at);
+  return h("li", { class: "record", dataset: { id: record.id } },
+    h("div", { class: "when" }, when),
+    h("div", {},
+      h("div", { class: "text" }, record.content),
+      h("div", { class: "sub" },
+        h("span", { class: "mono" }, record.id),
+        h("span", {}, `importance ${fixed(record.importance, 2)}`),
+        h("span", {}, record.kind),
+        record.tags && record.tags.length ? h("span", {}, `#${record.tags.join(" #")}`) : null,
+        record.access_count ? h("span", {}, `recalled ${record.access_count}×`) : null)),
+    h("div", { class: "actions" },
+      open ? h("button", { type: "button", class: "link", onclick: open }, "Open") : null,
+      forgetButton(record)));
+}
+
+function renderPeriod() {
+  const p = state.period;
+  const panel = $("#period");
+  const s = p.summary;
+  const span = `${localDay(p.start)} → ${localDay(new Date(new Date(p.end).getTime() - 1).toISOString())}`;
+  const head = h("div", { class: "panel-head" },
+    chip(p.grain), h("h2", {}, p.time_key), h("span", { class: "muted small" }, span),
+    h("span", { class: "spacer" }),
+    p.parent ? h("button", {
+      type: "button", class: "link", dataset: { parent: p.parent.time_key },
+      onclick: () => openPeriod(p.parent.grain, p.parent.time_key),
+    }, `Folded into ${p.parent.grain} ${p.parent.time_key} ↑`) : null,
+    h("button", { type: "button", class: "ghost small-btn", onclick: () => { state.period = null; panel.hidden = true; renderTimeline(); } }, "Close"));
+
+  const body = [];
+  if (s) {
+    const m = s.metadata || {};
+    body.push(
+      h("h3", {}, `${p.grain} summary`),
+      h("pre", { class: "summary-text", dataset: { summary: s.id } }, s.content),
+      h("div", { class: "meta" },
+        h("span", {}, "id ", h("b", { class: "mono" }, s.id)),
+        h("span", {}, "folded ", h("b", {}, String(m.children_count ?? s.source_ids.length)), ` ${p.child_grain}`),
+        m.summarizer_model_id ? h("span", {}, "by ", h("b", {}, m.summarizer_model_id)) : null,
+        m.prompt_version ? h("span", {}, "prompt ", h("b", {}, m.prompt_version)) : null,
+        h("span", {}, "made ", h("b", {}, localTime(s.created_at))),
+        s.updated_at !== s.created_at ? h("span", {}, "re-made ", h("b", {}, localTime(s.updated_at))) : null,
+        h("span", {}, "recalled ", h("b", {}, `${s.access_count}×`)),
+        h("span", { class: "actions" }, forgetButton(s))),
+    );
+  } else {
+    body.push(h("p", { class: "muted" },
+      p.grain === "daily" ? "No daily summary of this day (yet): these are its working memories." : `No ${p.grain} summary of this period (yet).`));
+  }
+
+  const made = new Set(s ? s.source_ids : []);
+  const open = (child) => child.grain === "working" ? null : () => openPeriod(child.grain, child.time_key);
+  body.push(h("h3", { class: "section-title" },
+    s ? `Made from ${p.children_total} ${p.child_grain}` : `${p.children_total} ${p.child_grain}`,
+    p.children.length < p.children_total ? ` (first ${p.children.length} shown)` : ""));
+  if (p.children.length) {
+    body.push(h("ul", { class: "records", dataset: { children: p.child_grain } },
+      p.children.map((c) => {
+        const row = recordRow(c, { open: open(c) });
+        if (s && !made.has(c.id)) row.querySelector(".sub").append(chip("daily", "not in the summary yet"));
+        return row;
+      })));
+  } else {
+    body.push(h("p", { class: "muted small" }, "Nothing live in this period."));
+  }
+  if (p.missing_sources.length) {
+    body.push(
+      h("h3", { class: "section-title" }, `${p.missing_sources.length} source(s) gone since the summary was made`),
+      h("ul", { class: "records" }, p.missing_sources.map((id) =>
+        h("li", { class: "record gone", dataset: { id } },
+          h("div", { class: "when" }, chip("gone", "gone")),
+          h("div", { class: "text mono" }, id),
+          h("div", { class: "actions" }, h("button", { type: "button", class: "link", onclick: () => showAudit(id) }, "Why?"))))),
+    );
+  }
+  panel.replaceChildren(head, ...body);
+  panel.hidden = false;
+}
+
+// --- search -------------------------------------------------------------------------------------------
+
+async function runSearch(event) {
+  event.preventDefault();
+  const query = $("#query").value.trim();
+  const body = { grain: $("#search-grain").value, max_results: 20 };
+  if (query) body.query = query;
+  const days = $("#search-days").value;
+  if (days) body.max_days_ago = Number(days);
+  try {
+    const response = await api(agentPath("/memories/search"), { method: "POST", body });
+    renderResults(response.results, Boolean(query));
+    loadStats();
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function meter(value) {
+  const bar = h("span");
+  bar.style.width = `${Math.max(0, Math.min(1, value ?? 0)) * 100}%`;
+  return h("span", { class: "meter" }, bar);
+}
+
+function renderResults(results, ranked) {
+  if (!results.length) {
+    $("#results").replaceChildren(h("div", { class: "empty-state", dataset: { zeroHit: "true" } },
+      "Nothing found. This search counts as a zero-hit search in the stats above."));
+    return;
+  }
+  const rows = results.map((r, i) => {
+    const openIt = r.grain === "working" ? () => openPeriod("daily", localDay(r.occurred_at)) : () => openPeriod(r.grain, r.time_key);
+    return h("tr", { dataset: { id: r.id } },
+      h("td", { class: "num" }, String(i + 1)),
+      h("td", { class: "num" }, h("span", { class: "score" }, fixed(r.score)), meter(r.score)),
+      h("td", { class: "num", dataset: { col: "similarity" } }, fixed(r.similarity), meter(r.similarity)),
+      h("td", { class: "num", dataset: { col: "recency" } }, fixed(r.recency), meter(r.recency)),
+      h("td", { class: "num", dataset: { col: "importance" } }, fixed(r.importance, 2), meter(r.importance)),
+      h("td", {}, chip(r.grain, r.time_key ? `${r.grain} ${r.time_key}` : r.grain)),
+      h("td", {},
+        h("div", { class: "text" }, r.content),
+        h("div", { class: "muted small" }, h("span", { class: "mono" }, r.id), ` · ${localTime(r.occurred_at)}`)),
+      h("td", { class: "num" },
+        h("button", { type: "button", class: "link", onclick: openIt }, r.grain === "working" ? "Open day" : "Open"), " ",
+        forgetButton(r)));
+  });
+  $("#results").replaceChildren(
+    h("p", { class: "muted small" }, ranked ? `${results.length} results, best first.` : `${results.length} newest memories (no query: not ranked).`),
+    h("table", { class: "results" },
+      h("thead", {}, h("tr", {}, ["#", "score", "similarity", "recency", "importance", "grain", "memory", ""].map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows)));
+}
+
+// --- forget -----------------------------------------------------------------------------------------
+
+function confirmForget(record) {
+  const dialog = $("#confirm");
+  $("#confirm-text").textContent = record.content;
+  dialog.returnValue = "";
+  dialog.onclose = async () => {
+    if (dialog.returnValue !== "forget") return;
+    try {
+      const result = await api(agentPath(`/memories/${encodeURIComponent(record.id)}`), { method: "DELETE" });
+      const stale = result.stale_summaries.length;
+      notify(`Forgotten ${record.id}.${stale ? ` ${stale} summar${stale === 1 ? "y is" : "ies are"} hidden and re-made without it.` : ""}`);
+      for (const row of document.querySelectorAll(`[data-id="${CSS.escape(record.id)}"]`)) row.remove();
+      const refreshes = [loadStats(), loadTimeline()];
+      if (state.period) refreshes.push(openPeriod(state.period.grain, state.period.time_key));
+      if (currentTab() === "audit") refreshes.push(loadAudit());
+      await Promise.all(refreshes);
+    } catch (error) {
+      fail(error);
+    }
+  };
+  dialog.showModal();
+}
+
+function setAllowForget(on) {
+  state.allowForget = on;
+  const badge = $("#mode-badge");
+  badge.textContent = on ? "forget enabled" : "read-only";
+  badge.className = `badge ${on ? "forget" : "readonly"}`;
+  for (const button of document.querySelectorAll("button.forget")) button.hidden = !on;
+}
+
+// --- audit trail ------------------------------------------------------------------------------------
+
+async function loadAudit(recordId = null) {
+  const agent = state.agent;
+  try {
+    const query = recordId ? `?limit=100&record_id=${encodeURIComponent(recordId)}` : "?limit=100";
+    const page = await api(agentPath(`/audit${query}`));
+    if (agent !== state.agent) return;
+    const describe = (detail) => {
+      const parts = [];
+      if (detail.stale_summaries?.length) parts.push(`summaries re-made: ${detail.stale_summaries.join(", ")}`);
+      if (detail.because) parts.push(`because ${detail.because} was forgotten`);
+      if (detail.dropped?.length) parts.push(`dropped ${detail.dropped.join(", ")}`);
+      if (detail.stale_since) parts.push(`hidden since ${localTime(detail.stale_since)}`);
+      const known = ["stale_summaries", "because", "dropped", "stale_since"];
+      const rest = Object.fromEntries(Object.entries(detail).filter(([k]) => !known.includes(k)));
+      if (Object.keys(rest).length) parts.push(JSON.stringify(rest));
+      return parts.join("; ");
+    };
+    const title = h("p", { class: "muted small" },
+      recordId ? `The audit trail of ${recordId}. ` : "Every forget and erasure, and the summaries they made stale and re-made, newest first. ",
+      recordId ? h("button", { type: "button", class: "link", onclick: () => loadAudit() }, "Show all") : null);
+    if (!page.items.length) {
+      $("#audit").replaceChildren(title, h("div", { class: "empty-state" }, "Nothing has been forgotten."));
+      return;
+    }
+    $("#audit").replaceChildren(title, h("table", { class: "audit" },
+      h("thead", {}, h("tr", {}, ["when", "action", "record", "by", "detail"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, page.items.map((e) => h("tr", { dataset: { record: e.record_id, action: e.action } },
+        h("td", { class: "num" }, localTime(e.at)),
+        h("td", {}, h("span", { class: `action ${e.action}` }, e.action)),
+        h("td", { class: "mono" }, e.record_id),
+        h("td", { class: "mono" }, e.actor),
+        h("td", { class: "small" }, describe(e.detail || {})))))));
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function showAudit(recordId) {
+  selectTab("audit", false);
+  loadAudit(recordId);
+}
+
+// --- tabs and wiring ------------------------------------------------------------------------------
+
+const currentTab = () => document.querySelector(".tabs [aria-selected='true']")?.dataset.tab ?? "timeline";
+
+function selectTab(tab, load = true) {
+  for (const button of document.querySelectorAll(".tabs [role='tab']")) {
+    button.setAttribute("aria-selected", String(button.dataset.tab === tab));
+  }
+  for (const panel of document.querySelectorAll("[data-tab-panel]")) panel.hidden = panel.dataset.tabPanel !== tab;
+  if (tab === "audit" && load) loadAudit();
+  if (tab === "search") $("#query").focus();
+}
+
+async function main() {
+  await loadConfig();
+  $("#connect").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = $("#api-key").value.trim();
+    if (key) connect(key);
+  });
+  $("#disconnect").addEventListener("click", disconnect);
+  $("#agent-filter").addEventListener("input", renderAgents);
+  $("#allow-forget").addEventListener("change", (event) => setAllowForget(event.target.checked));
+  $("#range").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadTimeline();
+  });
+  $("#search").addEventListener("submit", runSearch);
+  for (const button of document.querySelectorAll(".tabs [role='tab']")) {
+    button.addEventListener("click", () => selectTab(button.dataset.tab));
+  }
+  setAllowForget(false);
+  const saved = sessionStorage.getItem(KEY_STORAGE);
+  if (saved) await connect(saved);
+  document.body.dataset.ready = "true";
+}
+
+main();
