@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench clean install test-opensearch synth deploy layer-lock
+.PHONY: dev test lint format bench openapi load clean install test-opensearch synth deploy layer-lock
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/search_latency.py
 	$(PY) benchmarks/write_to_searchable.py
+
+## openapi: regenerate docs/openapi.json from the routes (a test fails while it is out of date)
+openapi: $(STAMP)
+	$(PY) -c "from agent_memory.handlers.api import openapi_json; print(openapi_json(), end='')" > docs/openapi.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

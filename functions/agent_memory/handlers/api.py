@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
     RequestValidationError,
     ResponseValidationError,
 )
@@ -273,6 +274,11 @@ def _error(status: int, code: str, message: str, details: list[ErrorDetail] | No
     return _json(status, body)
 
 
+@app.exception_handler(RequestUnsupportedContentType)
+def _unsupported_media_type(exc: RequestUnsupportedContentType) -> Response[Any]:
+    return _error(415, "unsupported_media_type", "the request body must be application/json")
+
+
 @app.exception_handler(RequestValidationError)
 def _invalid_request(exc: RequestValidationError) -> Response[Any]:
     details = [
@@ -319,7 +325,27 @@ def _unexpected(exc: Exception) -> Response[Any]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    return _not_json(event) or app.resolve(event, context)
+
+
+def _not_json(event: dict[str, Any]) -> dict[str, Any] | None:
+    """A 415 for a body sent as anything but JSON. Checked before the resolver, whose validation
+    would parse forms and multipart bodies (one without a boundary raised a 500)."""
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    media_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if not (event.get("body") or "").strip() or not media_type:
+        return None
+    if media_type == "application/json" or media_type.endswith("+json"):
+        return None
+    body = ErrorResponse(
+        error=ErrorBody(code="unsupported_media_type", message="the request body must be application/json")
+    )
+    return {
+        "statusCode": 415,
+        "headers": {"Content-Type": content_types.APPLICATION_JSON},
+        "body": body.model_dump_json(),
+        "isBase64Encoded": False,
+    }
 
 
 @app.get("/v1/openapi.json")

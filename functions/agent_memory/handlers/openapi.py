@@ -44,7 +44,10 @@ _COMMON_ERRORS = {
     "500": "An unexpected error; nothing is echoed back.",
     "503": "A dependency (store, queue, model, idempotency store) is unavailable; retry later.",
 }
-_BODY_ERRORS = {"413": "The request body is larger than 2 MiB."}
+_BODY_ERRORS = {
+    "413": "The request body is larger than 2 MiB.",
+    "415": "The request body is not sent as `application/json`.",
+}
 _IDEMPOTENCY_ERRORS = {
     "409": "The Idempotency-Key was used with a different request, or its first request is still running.",
 }
