@@ -89,9 +89,12 @@ class Api(Construct):
         store: VectorStore,
         writes: WritePipeline,
         summarize_queue: sqs.IQueue,
+        console_origin: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.config = config
+        #: The deployed console's origin (``https://...cloudfront.net``): the one origin CORS allows.
+        self.console_origin = console_origin
         self.tenants = self._tenants_table()
 
         self.authorizer_function = factory.build(
@@ -154,6 +157,10 @@ class Api(Construct):
         store.grant_data_access(self.search_function)
         grant_invoke(self.search_function, self, config.embedding_model_id)
 
+        if console_origin is not None:
+            for function in (self.api_function, self.search_function):
+                function.add_environment("AGENT_MEMORY_CONSOLE_ORIGIN", console_origin)
+
         self.rest_api = self._rest_api()
         self._routes()
         self._gateway_responses()
@@ -211,6 +218,16 @@ class Api(Construct):
                 tracing_enabled=True,
                 access_log_destination=apigw.LogGroupLogDestination(access_logs),
                 access_log_format=apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FIELDS)),
+            ),
+            # With the console deployed, browsers on its origin ask first (OPTIONS, answered here
+            # without the authorizer: a preflight carries no key); the functions add the headers.
+            default_cors_preflight_options=None
+            if self.console_origin is None
+            else apigw.CorsOptions(
+                allow_origins=[self.console_origin],
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
+                max_age=Duration.minutes(10),
             ),
         )
         acknowledge(
@@ -310,11 +327,17 @@ class Api(Construct):
 
     def _gateway_responses(self) -> None:
         for name, (status, code, message) in GATEWAY_ERRORS.items():
-            headers = {"WWW-Authenticate": "'Bearer'"} if name == "UNAUTHORIZED" else None
+            headers = {"WWW-Authenticate": "'Bearer'"} if name == "UNAUTHORIZED" else {}
+            if self.console_origin is not None:  # so the console can read why it was refused
+                headers = {
+                    **headers,
+                    "Access-Control-Allow-Origin": f"'{self.console_origin}'",
+                    "Vary": "'Origin'",
+                }
             self.rest_api.add_gateway_response(
                 f"{name.title().replace('_', '')}Response",
                 type=apigw.ResponseType.of(name),
                 status_code=status,
-                response_headers=headers,
+                response_headers=headers or None,
                 templates={"application/json": error_template(code, message)},
             )

@@ -104,6 +104,13 @@ class RetentionConfig(_Strict):
         }
 
 
+class ConsoleConfig(_Strict):
+    """The operator console as a static site (S3 + CloudFront); the local runtime always has it."""
+
+    #: Off by default: a deployment serves the API only until an operator asks for the console.
+    enabled: bool = False
+
+
 #: Retention overrides: plan -> grain -> hours a record of that grain is kept (null: for ever),
 #: merged by the functions over their defaults (functions/agent_memory/domain/plans.py, read
 #: from ``AGENT_MEMORY_PLANS``). Empty: the defaults, which live in one place, the code.
@@ -130,6 +137,7 @@ class StackConfig(_Strict):
     retention: RetentionConfig = RetentionConfig()
     log_retention_days: int = 30
     api: ApiConfig = ApiConfig()
+    console: ConsoleConfig = ConsoleConfig()
     schedules: ScheduleConfig = ScheduleConfig()
     #: Deliveries of a write before SQS moves it to the write DLQ.
     max_receive_count: int = Field(default=5, ge=1, le=1000)

@@ -14,6 +14,7 @@ from constructs import Construct
 
 from agent_memory_stack.api import Api
 from agent_memory_stack.config import StackConfig
+from agent_memory_stack.console import ConsoleSite
 from agent_memory_stack.function_factory import FunctionFactory
 from agent_memory_stack.observability import Observability
 from agent_memory_stack.retention import Retention
@@ -45,6 +46,7 @@ class AgentMemoryStack(Stack):
             writes=self.writes,
             scheduling=self.scheduling,
         )
+        self.console = ConsoleSite(self, "Console", config=config) if config.console.enabled else None
         self.api = Api(
             self,
             "Api",
@@ -53,7 +55,11 @@ class AgentMemoryStack(Stack):
             store=self.store,
             writes=self.writes,
             summarize_queue=self.summaries.queue,
+            console_origin=self.console.origin if self.console is not None else None,
         )
+        if self.console is not None:
+            self.console.publish(self.api.rest_api.url)
+            CfnOutput(self, "ConsoleUrl", value=self.console.url, description="The operator console")
         self.retention = Retention(
             self,
             "Retention",

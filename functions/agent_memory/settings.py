@@ -76,6 +76,9 @@ class Settings(BaseSettings):
     lexical_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     #: Period boundaries of the grain cascade follow this IANA timezone.
     timezone: str = "UTC"
+    #: The operator console's origin when it is deployed as a static site (``https://d1.cloudfront.net``):
+    #: the one origin the API answers CORS for. None: no cross-origin page may read the API.
+    console_origin: str | None = Field(default=None, pattern=r"^https://[A-Za-z0-9.-]+(:\d{1,5})?$")
     #: Deliveries of a write before it is moved to the dead-letter queue (local queue; SQS uses
     #: the redrive policy of the queue).
     max_receive_count: int = Field(default=5, ge=1, le=1000)

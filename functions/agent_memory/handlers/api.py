@@ -53,8 +53,10 @@ from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
 from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
 from agent_memory.domain.types import AgentId, MemoryId, UserId
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
+from agent_memory.handlers.cors import with_console_cors
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.services.search_stats import MAX_SEARCH_STATS_DAYS
+from agent_memory.settings import get_settings
 
 
 def _json_body(text: str) -> Any:
@@ -325,7 +327,8 @@ def _unexpected(exc: Exception) -> Response[Any]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return _not_json(event) or app.resolve(event, context)
+    response = _not_json(event) or app.resolve(event, context)
+    return with_console_cors(response, event, get_settings().console_origin)
 
 
 def _not_json(event: dict[str, Any]) -> dict[str, Any] | None:
