@@ -8,13 +8,18 @@ keys and missing or garbled credentials are refused on every route before anythi
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import pytest
 from tests.e2e.conftest import GRAINS, Api, HttpResponse, assert_error, settled_stats, unique
 
+from agent_memory.handlers.api import app, openapi_json
 from agent_memory.local.server import LocalRuntime
 
 ROUTES = ("write", "search", "get", "list", "forget", "stats")
@@ -315,3 +320,181 @@ def test_bearer_scheme_is_case_insensitive(api: Api, world: World) -> None:
     response = call(api, "stats", "a1", "", authorization=f"bearer {world.key_a}")
     assert response.status == 200, response.data
     assert response.json()["records"]["working"] == len(A_SECRETS["a1"])
+
+
+# --- the matrix: every route of the API, derived from its OpenAPI document -----------------------
+#
+# The routes come from the document the resolver generates, so a route added later is attacked
+# here without anyone listing it. Each is called by callers who must get nothing of tenant A:
+# tenant B (with A's real ids and A's cursors), a key of A's bound to agent a1 (on a2), a key
+# without the admin scope (on admin routes), and no key at all.
+
+DOCUMENT = json.loads(openapi_json())
+OPERATIONS = [
+    (method.upper(), path, operation)
+    for path, operations in DOCUMENT["paths"].items()
+    for method, operation in operations.items()
+]
+SCHEMAS = DOCUMENT["components"]["schemas"]
+#: Values a request needs to get past validation, by field or parameter name.
+SAMPLES: dict[str, Any] = {
+    "content": "B was here.",
+    "query": "vault combination launch",
+    "grain": "daily",
+    "period": "2026-11-21",
+    "time_key": "2026-11-21",
+    "user_id": "u-7",
+    "role": "user",
+}
+#: Bodies whose rules span fields (JSON Schema cannot say "items or messages"), by schema name.
+BODIES: dict[str, Any] = {"WriteRequest": {"items": [{"content": "B was here."}]}}
+
+
+def _instance(schema: dict[str, Any], name: str = "") -> Any:
+    """A small instance of ``schema`` that validates: required fields only, names sampled."""
+    if "$ref" in schema:
+        model = schema["$ref"].rsplit("/", 1)[1]
+        return BODIES[model] if model in BODIES else _instance(SCHEMAS[model], name)
+    if name in SAMPLES:
+        return SAMPLES[name]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [s for s in schema[key] if s.get("type") != "null"]
+            return _instance(options[0], name)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        return {k: _instance(props[k], k) for k in schema.get("required", [])}
+    if kind == "array":
+        return [_instance(schema.get("items", {}), name) for _ in range(schema.get("minItems", 0))]
+    if kind in {"integer", "number"}:
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    return "x1"
+
+
+def _request(
+    world: World, method: str, path: str, operation: dict[str, Any], agent: str, cursor: str | None = None
+) -> tuple[str, str, Any]:
+    """(method, url, body) of one call of ``operation`` aimed at A's ``agent`` and its data."""
+    target_id = world.ids[agent][0]
+    values = {"agent_id": agent, "memory_id": target_id, "record_id": target_id, "cursor": cursor}
+    url = path
+    query = {}
+    for param in operation.get("parameters", []):
+        name = param["name"]
+        value = values.get(name) or SAMPLES.get(name) or _instance(param["schema"], name)
+        if param["in"] == "path":
+            url = url.replace("{" + name + "}", quote(str(value), safe=""))
+        elif param["in"] == "query" and (param.get("required") or values.get(name)):
+            query[name] = value
+    if query:
+        url += "?" + urlencode(query)
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+    return method, url, (_instance(body) if body is not None else None)
+
+
+def _send(api: Api, method: str, url: str, body: Any, **kwargs: Any) -> HttpResponse:
+    return (
+        api.request(method, url, body, **kwargs) if body is not None else api.request(method, url, **kwargs)
+    )
+
+
+def _names(operations: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    return [f"{m} {p}" for m, p, _ in operations]
+
+
+AGENT_ROUTES = [o for o in OPERATIONS if "{agent_id}" in o[1]]
+ADMIN_ROUTES = [o for o in OPERATIONS if o[1].startswith("/v1/admin/")]
+
+
+def test_the_matrix_covers_every_route_the_api_serves() -> None:
+    served = {
+        (r.method, re.sub(r"<(\w+)>", r"{\1}", r.path)) for r in app._static_routes + app._dynamic_routes
+    }
+    assert {(m, p) for m, p, _ in OPERATIONS} == served
+    assert AGENT_ROUTES and ADMIN_ROUTES
+
+
+@pytest.mark.parametrize(("method", "path", "operation"), OPERATIONS, ids=_names(OPERATIONS))
+def test_another_tenant_with_a_s_ids_and_cursors_gets_nothing_of_a(
+    api: Api, world: World, method: str, path: str, operation: dict[str, Any]
+) -> None:
+    # GIVEN tenant B, holding A's real memory ids and one of A's list cursors
+    status, page = api("GET", "/v1/agents/a1/memories?limit=1", key=world.key_a)
+    assert status == 200 and page["next_cursor"]
+    for agent in ("a1", "a2"):
+        # WHEN B calls the route on the agent names A uses, with A's ids and A's cursor
+        response = _send(
+            api, *_request(world, method, path, operation, agent, page["next_cursor"]), key=world.key_b
+        )
+
+        # THEN it is refused, or answered from B's own (empty) namespace: nothing of A leaks
+        assert response.status < 500, response.data[:300]
+        assert_no_leak(response, world, sent_id=world.ids[agent][0])
+        if "{agent_id}" not in path and response.status < 300:
+            text = response.data.decode()
+            assert '"a1"' not in text and '"a2"' not in text, text[:300]  # A's agent names
+        if "{memory_id}" in path:
+            assert response.status == 404, response.data[:300]
+        if response.status >= 400:
+            assert_error(response.json())
+    assert_a_untouched(api, world)
+
+
+@pytest.mark.parametrize(("method", "path", "operation"), AGENT_ROUTES, ids=_names(AGENT_ROUTES))
+def test_a_key_bound_to_one_agent_is_refused_on_every_route_of_another(
+    api: Api, world: World, method: str, path: str, operation: dict[str, Any]
+) -> None:
+    # WHEN A's key bound to a1 calls any agent route on a2, with a2's real ids
+    response = _send(api, *_request(world, method, path, operation, "a2"), key=world.key_a1_only)
+
+    # THEN 403, before anything is read or changed
+    assert response.status == 403, response.data[:300]
+    assert_error(response.json(), "forbidden")
+    assert_no_leak(response, world, sent_id=world.ids["a2"][0])
+    assert_a_untouched(api, world)
+
+
+@pytest.mark.parametrize(("method", "path", "operation"), ADMIN_ROUTES, ids=_names(ADMIN_ROUTES))
+def test_admin_routes_refuse_every_key_without_the_admin_scope(
+    api: Api, world: World, method: str, path: str, operation: dict[str, Any]
+) -> None:
+    for key in (world.key_a, world.key_a1_only, world.key_b):
+        response = _send(api, *_request(world, method, path, operation, "a1"), key=key)
+        assert response.status == 403, response.data[:300]
+        assert_error(response.json(), "forbidden")
+        assert_no_leak(response, world)
+
+
+@pytest.mark.parametrize(("method", "path", "operation"), OPERATIONS, ids=_names(OPERATIONS))
+def test_every_route_refuses_a_request_without_a_key(
+    api: Api, world: World, method: str, path: str, operation: dict[str, Any]
+) -> None:
+    response = _send(api, *_request(world, method, path, operation, "a1"))
+    assert response.status == 401, response.data[:300]
+    assert_error(response.json(), "unauthorized")
+    assert_no_leak(response, world, sent_id=world.ids["a1"][0])
+
+
+def test_a_cursor_forged_for_another_tenant_walks_only_the_forgers_own_records(
+    api: Api, world: World
+) -> None:
+    # GIVEN A's cursor, decoded and re-signed by B as if it were B's (cursors are opaque, not secret)
+    status, page = api("GET", "/v1/agents/a1/memories?limit=1", key=world.key_a)
+    assert status == 200 and page["next_cursor"]
+    raw = page["next_cursor"]
+    payload = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+    forged_payload = {k: (world.tenant_b if v == world.tenant_a else v) for k, v in payload.items()}
+    forged = base64.urlsafe_b64encode(json.dumps(forged_payload).encode()).decode().rstrip("=")
+
+    # WHEN B lists with it, THEN B gets its own empty page or a 400, never A's records
+    for cursor in (raw, forged):
+        response = api.request("GET", f"/v1/agents/a1/memories?limit=100&cursor={cursor}", key=world.key_b)
+        assert response.status in {200, 400}, response.data[:300]
+        assert_no_leak(response, world)
+        if response.status == 200:
+            assert response.json()["items"] == []
