@@ -1,7 +1,7 @@
 """`agent-memory`: run the service locally, manage keys, invoke handlers, operate the queue.
 
 agent-memory serve [--host 127.0.0.1] [--port 8000] [--data-dir .agent-memory]
-agent-memory keys create --tenant T --plan P [--admin] [--agent A ...] [--table NAME]
+agent-memory keys create --tenant T --plan P [--admin] [--agent A ...] [--scope S ...] [--table NAME]
 agent-memory keys list | keys revoke KEY_ID   (--table NAME: the deployed tenants table)
 agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
 agent-memory dlq list | dlq redrive [ID ...]
@@ -99,11 +99,16 @@ def _keys_failed(exc: Exception) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
+    from agent_memory.domain.caller import DEFAULT_SCOPES
     from agent_memory.errors import AgentMemoryError
 
     try:
         key_id, key = _keys(args).create(
-            args.tenant, args.plan, admin=args.admin, agents=frozenset(args.agent or ())
+            args.tenant,
+            args.plan,
+            admin=args.admin,
+            agents=frozenset(args.agent or ()),
+            scopes=frozenset(args.scope) if args.scope else DEFAULT_SCOPES,
         )
     except AgentMemoryError as exc:
         return _keys_failed(exc)
@@ -327,6 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--plan", required=True, choices=["free", "starter", "pro", "unlimited"])
     create.add_argument("--admin", action="store_true", help="allow /v1/admin/* routes")
     create.add_argument("--agent", action="append", help="restrict the key to this agent (repeatable)")
+    create.add_argument(
+        "--scope",
+        action="append",
+        choices=["read", "write", "forget"],
+        help="grant only this scope (repeatable; default read, write and forget): --scope read for a "
+        "console operator who only looks",
+    )
     create.set_defaults(func=cmd_keys_create)
     keys.add_parser(
         "list", help="list keys (never the keys themselves)", parents=[common, table]
