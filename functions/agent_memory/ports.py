@@ -10,6 +10,7 @@ similar, in [-1, 1]. Lexical scores are normalised by the store into [0, 1], hig
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -453,7 +454,7 @@ class MemoryStore(Protocol):
 
     def histogram(
         self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
-    ) -> list[int]:
+    ) -> builtins.list[int]:
         """Live ``grain`` records whose ``occurred_at`` is in each ``[edges[i], edges[i + 1])``.
 
         ``len(edges) - 1`` counts for ascending ``edges`` (the service passes local midnights, so
@@ -466,7 +467,7 @@ class MemoryStore(Protocol):
         Counts only: the query text is never kept."""
         ...
 
-    def search_days(self, tenant_id: str, agent_id: str, since: date) -> list[SearchDay]:
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> builtins.list[SearchDay]:
         """The agent's search counts per UTC day from ``since`` on, oldest first (days
         without searches are left out)."""
         ...
