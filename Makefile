@@ -41,6 +41,11 @@ bench: $(STAMP)
 	$(PY) benchmarks/search_latency.py
 	$(PY) benchmarks/write_to_searchable.py
 
+## load: 60 s of writes and searches by 50 clients across 50 agents (locust), then the ledger
+load: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) benchmarks/load.py
+
 ## openapi: regenerate docs/openapi.json from the routes (a test fails while it is out of date)
 openapi: $(STAMP)
 	$(PY) -c "from agent_memory.handlers.api import openapi_json; print(openapi_json(), end='')" > docs/openapi.json
