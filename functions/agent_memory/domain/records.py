@@ -80,7 +80,17 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
         encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError as exc:  # NaN / Infinity are not JSON
         raise ValueError("metadata must be plain JSON (no NaN or Infinity)") from exc
-    if len(encoded.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:
+    try:
+        size = len(encoded.encode("utf-8"))
+    except UnicodeEncodeError:
+        # A lone surrogate (a JSON "\\ud800" escape without its pair) is no character: measured
+        # leniently it would pass here and then fail when the record is serialized (a 500).
+        # The message names no key or value: error bodies never echo the input.
+        raise ValueError(
+            "metadata text must be valid Unicode: it holds a lone surrogate "
+            "(a \\uD800-\\uDFFF escape without its pair)"
+        ) from None
+    if size > MAX_METADATA_BYTES:
         raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes when encoded as JSON")
     return value
 

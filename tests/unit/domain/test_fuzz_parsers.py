@@ -376,25 +376,46 @@ def test_summarize_requests_and_jobs_with_any_period_validate_or_are_refused(gra
     assert job.grain.is_summary and parse_time_key(job.grain, job.time_key) == job.time_key
 
 
-# --- a known bug: metadata that validates but cannot be stored ---------------------------------
+# --- metadata: lone surrogates are refused at the door --------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "check_metadata measures metadata with encode('utf-8', 'surrogatepass'), so lone "
-        "surrogates (JSON '\\ud800' escapes) pass validation; serializing the record then fails "
-        "(a 500 on POST memories) or, for a top-level key, silently writes U+FFFD in its place"
-    ),
-)
 @pytest.mark.parametrize(
     "metadata",
     [{"k": "\ud800"}, {"\udc00": 1}, {"k": {"\udc01": True}}, {"k": ["ok", "\udfff"]}],
     ids=["value", "top-level key", "nested key", "list item"],
 )
+def test_metadata_with_a_lone_surrogate_is_refused_with_a_clear_reason(metadata: dict[str, Any]) -> None:
+    # GIVEN metadata whose JSON carried a "\\ud800"-style escape without its pair (once a 500 on
+    # POST: it passed validation and then failed when the record was serialized)
+    # WHEN it is validated THEN it is a 400 that says why, without echoing the input
+    with pytest.raises(ValidationError) as refused:
+        WriteItem.model_validate({"content": "x", "metadata": metadata})
+    [error] = refused.value.errors()
+    assert error["loc"] == ("metadata",)
+    assert "lone surrogate" in error["msg"] and "valid Unicode" in error["msg"]
+
+
+json_leaves = st.one_of(st.none(), st.booleans(), st.integers(), hostile(max_pieces=4))
+metadata_values = st.recursive(
+    json_leaves,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(hostile(max_pieces=2), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@FUZZ
+@given(metadata=st.dictionaries(hostile(max_pieces=2), metadata_values, max_size=4))
+@example(metadata={"k": "\ud800"})
+@example(metadata={"\udc00": "v"})
+@example(metadata={"a": [{"b": "\U0010ffff\u202e\x00"}]})
 def test_metadata_is_refused_or_round_trips_verbatim_through_json(metadata: dict[str, Any]) -> None:
     item = _accepts(WriteItem, {"content": "x", "metadata": metadata})
+    carries_surrogate = not _strict_utf8(json.dumps(metadata, ensure_ascii=False))
+    if carries_surrogate:
+        # THEN text UTF-8 cannot carry is refused (a 400), never stored as something else
+        assert item is None
+        return
     if item is None:
-        return  # refused as a 400: what the contract asks for
-    # Accepted: then the queue message (JSON) must carry exactly what was accepted
+        return  # refused for its size, like any other oversized metadata
+    # THEN accepted metadata comes out of the queue message (JSON) exactly as it went in
     assert WriteItem.model_validate_json(item.model_dump_json()).metadata == metadata
