@@ -14,7 +14,7 @@ from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.scoring import RankingWeights
 from agent_memory.ports import (
     Clock,
-    DeadLetters,
+    DeadLetterQueue,
     Embedder,
     Idempotency,
     JobQueue,
@@ -96,7 +96,8 @@ def write_queue() -> WriteQueue:
 
 
 @cache
-def dead_letters() -> DeadLetters:
+def dead_letters() -> DeadLetterQueue:
+    """The writer puts poison here; `agent-memory dlq list | redrive` reads and replays it."""
     settings = get_settings()
     if settings.queue == "sqs":
         from agent_memory.adapters.sqs_queue import SqsDeadLetters
@@ -105,7 +106,7 @@ def dead_letters() -> DeadLetters:
             from agent_memory.errors import ConfigurationError
 
             raise ConfigurationError("AGENT_MEMORY_DEAD_LETTER_QUEUE_URL is required with queue=sqs")
-        return SqsDeadLetters(settings.dead_letter_queue_url)
+        return SqsDeadLetters(settings.dead_letter_queue_url, redrive_to=settings.write_queue_url)
     return _local_queue()  # type: ignore[no-any-return]
 
 

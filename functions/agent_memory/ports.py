@@ -11,7 +11,7 @@ similar, in [-1, 1]. Lexical scores are normalised by the store into [0, 1], hig
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -145,6 +145,42 @@ class DeadLetters(Protocol):
     """Where a message goes that can never succeed (a poison message), with the reason why."""
 
     def put(self, message: QueueMessage, reason: str) -> None: ...
+
+
+#: The reason of a dead letter that used up its deliveries (every queue words it the same).
+MAX_RECEIVES_REASON = "max receive count exceeded"
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A write that will not be retried until someone redrives it, and why.
+
+    ``reason`` is what the writer recorded (a poison message's parse error), or "max receive
+    count exceeded" for a message the queue moved after its deliveries were spent. ``failed_at``
+    is when it entered the dead letters (epoch seconds). ``receive_count`` is the deliveries it
+    had before, where the queue keeps that (None: it does not, as on SQS).
+    """
+
+    id: str
+    group_id: str
+    dedup_id: str
+    body: str
+    reason: str
+    failed_at: float
+    receive_count: int | None
+
+
+class DeadLetterQueue(DeadLetters, Protocol):
+    """The operator's side of the dead letters (`agent-memory dlq list | redrive`)."""
+
+    def dead_letters(self) -> builtins.list[DeadLetter]:
+        """The dead letters with their reasons, oldest first within each group."""
+        ...
+
+    def redrive(self, ids: Iterable[str] | None = None) -> int:
+        """Move dead letters (all, or those ``ids``) back to the tail of their groups on the
+        write queue, in group order; how many moved. Safe to run again after a crash."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,10 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.adapters.sqlite_util import ConnectionPerThread
-from agent_memory.ports import QueueMessage
+from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
-#: The reason recorded when a message used up its deliveries.
-MAX_RECEIVES_REASON = "max receive count exceeded"
 #: SQS hands out at most 10 messages per receive; FIFO event source mappings use the same cap.
 MAX_BATCH = 10
 #: What a local event names as its source queue. Its region is what ``awsRegion`` reports.
@@ -97,19 +95,6 @@ class ReceivedMessage:
     first_received_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class DeadLetter:
-    """A message that will not be retried until someone redrives it, and why."""
-
-    id: str
-    group_id: str
-    dedup_id: str
-    body: str
-    reason: str
-    failed_at: float
-    receive_count: int
-
-
 _signals: dict[Path, threading.Condition] = {}
 _signals_lock = threading.Lock()
 
@@ -122,7 +107,7 @@ def _signal_for(path: Path) -> threading.Condition:
 
 
 class LocalFifoQueue:
-    """`WriteQueue` and `DeadLetters` on SQLite, plus the consumer side SQS would provide."""
+    """`WriteQueue` and `DeadLetterQueue` on SQLite, plus the consumer side SQS would provide."""
 
     def __init__(
         self,

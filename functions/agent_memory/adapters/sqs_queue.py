@@ -12,28 +12,51 @@ drop the ones it already has.
 
 `SqsDeadLetters` puts a poison message on the FIFO dead-letter queue with the same group and
 deduplication ids and the reason in a ``reason`` message attribute, where the ``dlq`` tooling
-shows it next to the messages the redrive policy moved there.
+shows it next to the messages the redrive policy moved there (SQS records no reason for those:
+they are shown as "max receive count exceeded", the only way a message gets there otherwise).
+
+The operator's side (`agent-memory dlq list | redrive`) works by receive, re-send and delete,
+not SQS's ``StartMessageMoveTask``: a move task gives no say over order, while a FIFO redrive
+must put each group's letters back in their order. A redrive receives a batch (held invisible
+while it works), re-sends it to the write queue with the same group id and a deduplication id
+made from the dead letter's message id, and only then deletes it from the dead-letter queue.
+A redrive that dies between the send and the delete leaves the letters to come back; the next
+redrive re-sends them with the same deduplication ids, which the write queue drops within its
+five-minute window (and past it, the writer would only confirm records it already stored).
+
+A FIFO receive hands out no later message of a group while an earlier one is in flight, so a
+listing, which must hold what it received until it is done, sees at most the first ten dead
+letters of each group; a redrive deletes as it goes and so reaches all of them.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender, default_client
-from agent_memory.errors import DependencyError, PayloadTooLargeError
-from agent_memory.ports import QueueMessage
+from agent_memory.errors import ConfigurationError, DependencyError, PayloadTooLargeError
+from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
+
+logger = logging.getLogger(__name__)
 
 #: SQS's limit for one message, and for the sum of the bodies of one batch call.
 MAX_MESSAGE_BYTES = 256 * 1024
 #: Longer reasons are cut: the attribute is for a person reading the dead-letter queue.
 MAX_REASON_CHARS = 1_000
+#: What SQS refuses in a message attribute: characters outside XML's (#x9 #xA #xD #x20-#xD7FF
+#: #xE000-#xFFFD #x10000-#x10FFFF). A reason may quote what a hostile body held.
+_NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+#: The prefix of the deduplication id a redriven letter is re-sent with (then its message id).
+REDRIVE_DEDUP_PREFIX = "redrive-"
 
 
 class SqsWriteQueue:
@@ -99,11 +122,31 @@ class SqsWriteQueue:
 
 
 class SqsDeadLetters:
-    """`DeadLetters` on the FIFO dead-letter queue of the write queue."""
+    """`DeadLetterQueue` on the FIFO dead-letter queue of the write queue.
 
-    def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
+    ``redrive_to`` is the write queue's URL (a redrive needs it; the writer, which only puts,
+    does not). ``hold_s`` is how long a listing or a redrive keeps what it received invisible
+    to others; ``wait_s`` is each receive's long poll (an empty short-poll answer from SQS does
+    not prove the queue empty).
+    """
+
+    hold_s: int = 60
+    wait_s: int = 1
+
+    def __init__(
+        self,
+        queue_url: str,
+        client: SQSClient | None = None,
+        *,
+        redrive_to: str | None = None,
+        max_retries: int = 3,
+        backoff_s: float = 0.1,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.queue_url = queue_url
+        self.redrive_to = redrive_to
         self._client = client
+        self._retry = (max_retries, backoff_s, sleep)
 
     @property
     def client(self) -> SQSClient:
@@ -112,7 +155,7 @@ class SqsDeadLetters:
         return self._client
 
     def put(self, message: QueueMessage, reason: str) -> None:
-        reason = reason.strip() or "unspecified"
+        reason = _NOT_SQS_TEXT.sub("\ufffd", reason).strip() or "unspecified"
         if len(reason) > MAX_REASON_CHARS:
             reason = reason[: MAX_REASON_CHARS - 1] + "…"
         try:
@@ -125,6 +168,128 @@ class SqsDeadLetters:
             )
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"the dead-letter queue refused a message: {exc}") from exc
+
+    # --- the operator's side ------------------------------------------------------------------
+
+    def dead_letters(self) -> list[DeadLetter]:
+        """The dead letters SQS hands out (the head of each group), left in the queue."""
+        held: list[dict[str, Any]] = []
+        try:
+            seen: set[str] = set()
+            while batch := [m for m in self._receive() if m["MessageId"] not in seen]:
+                seen.update(m["MessageId"] for m in batch)
+                held += batch
+            return [_letter(m) for m in held]
+        finally:
+            self._release(held)
+
+    def redrive(self, ids: Iterable[str] | None = None) -> int:
+        """Re-send dead letters (all, or those ``ids``) to the write queue, group by group."""
+        if not self.redrive_to:
+            raise ConfigurationError("AGENT_MEMORY_WRITE_QUEUE_URL is required to redrive dead letters")
+        wanted = None if ids is None else set(ids)
+        sender = BatchSender(self.redrive_to, "the write queue", self.client, *self._retry)
+        skipped: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        moved = 0
+        try:
+            while wanted is None or wanted - seen:
+                batch = [m for m in self._receive() if m["MessageId"] not in seen]
+                if not batch:
+                    break
+                seen.update(m["MessageId"] for m in batch)
+                chosen = [m for m in batch if wanted is None or m["MessageId"] in wanted]
+                skipped += [m for m in batch if wanted is not None and m["MessageId"] not in wanted]
+                if chosen:
+                    self._resend(sender, chosen, batch)
+                    self._delete(chosen)
+                    moved += len(chosen)
+        finally:
+            self._release(skipped)
+        return moved
+
+    def _receive(self) -> list[dict[str, Any]]:
+        try:
+            response: Any = self.client.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=10,
+                VisibilityTimeout=self.hold_s,
+                WaitTimeSeconds=self.wait_s,
+                MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["reason"],
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError(f"the dead-letter queue could not be read: {exc}") from exc
+        return list(response.get("Messages", []))
+
+    def _resend(self, sender: BatchSender, chosen: list[dict[str, Any]], batch: list[dict[str, Any]]) -> None:
+        """Send ``chosen`` to the write queue in order; on failure give the whole batch back."""
+        try:
+            failures = sender.send(
+                [
+                    {
+                        "Id": str(i),
+                        "MessageBody": m["Body"],
+                        "MessageGroupId": m["Attributes"]["MessageGroupId"],
+                        "MessageDeduplicationId": REDRIVE_DEDUP_PREFIX + m["MessageId"],
+                    }
+                    for i, m in enumerate(chosen)
+                ]
+            )
+        except DependencyError:
+            self._release(batch)
+            raise
+        if failures:
+            self._release(batch)
+            codes = sorted({str(f.get("Code", "unknown")) for f in failures})
+            raise DependencyError(
+                f"{len(failures)} of {len(chosen)} dead letter(s) could not be re-sent ({', '.join(codes)}); "
+                "they stay in the dead-letter queue, and a second redrive is safe"
+            )
+
+    def _delete(self, messages: list[dict[str, Any]]) -> None:
+        try:
+            response: Any = self.client.delete_message_batch(
+                QueueUrl=self.queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)],
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError(f"re-sent dead letters could not be deleted: {exc}") from exc
+        if response.get("Failed"):
+            raise DependencyError(
+                f"{len(response['Failed'])} re-sent dead letter(s) could not be deleted; they come "
+                "back, and a second redrive re-sends them under the same deduplication ids"
+            )
+
+    def _release(self, messages: list[dict[str, Any]]) -> None:
+        """Best effort: make held messages visible again now (else they are after ``hold_s``)."""
+        for start in range(0, len(messages), MAX_BATCH_ENTRIES):
+            chunk = messages[start : start + MAX_BATCH_ENTRIES]
+            try:
+                self.client.change_message_visibility_batch(
+                    QueueUrl=self.queue_url,
+                    Entries=[
+                        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+                        for i, m in enumerate(chunk)
+                    ],
+                )
+            except (ClientError, BotoCoreError):
+                logger.warning("held dead letters not released; visible again after the hold", exc_info=True)
+
+
+def _letter(message: dict[str, Any]) -> DeadLetter:
+    """A received SQS message as a dead letter, with the writer's reason or the queue's."""
+    attributes = message.get("Attributes", {})
+    reason = message.get("MessageAttributes", {}).get("reason", {}).get("StringValue")
+    return DeadLetter(
+        id=message["MessageId"],
+        group_id=attributes.get("MessageGroupId", ""),
+        dedup_id=attributes.get("MessageDeduplicationId", ""),
+        body=message["Body"],
+        reason=reason or MAX_RECEIVES_REASON,
+        failed_at=int(attributes.get("SentTimestamp", "0")) / 1000,
+        receive_count=None,
+    )
 
 
 def _chunks(messages: Sequence[QueueMessage], sizes: Sequence[int]) -> Iterator[list[QueueMessage]]:

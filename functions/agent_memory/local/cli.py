@@ -4,7 +4,7 @@ agent-memory serve [--host 127.0.0.1] [--port 8000] [--data-dir .agent-memory]
 agent-memory keys create --tenant T --plan P [--admin] [--agent A ...] [--scope S ...] [--table NAME]
 agent-memory keys list | keys revoke KEY_ID   (--table NAME: the deployed tenants table)
 agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
-agent-memory dlq list | dlq redrive [ID ...]
+agent-memory dlq list | dlq redrive [ID ...]   (AGENT_MEMORY_QUEUE=sqs: the deployed FIFO DLQ)
 agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
 agent-memory retention run   (what the daily 05:15 schedule runs; prints the report)
 agent-memory mcp [--url URL] [--api-key KEY] [--agent-id A] [--user-id U]   (MCP server, stdio)
@@ -212,21 +212,22 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     return 0
 
 
-def _queue():  # type: ignore[no-untyped-def]
-    from agent_memory.adapters.local_queue import LocalFifoQueue
+def _dead_letters():  # type: ignore[no-untyped-def]
+    """The local queue's dead letters, or the SQS FIFO dead-letter queue with AGENT_MEMORY_QUEUE=sqs
+    (and the WRITE_QUEUE_URL and DEAD_LETTER_QUEUE_URL the stack outputs)."""
+    from agent_memory import container
 
-    settings = _settings()
-    return LocalFifoQueue(settings.queue_path, max_receive_count=settings.max_receive_count)
+    return container.dead_letters()
 
 
 def cmd_dlq_list(args: argparse.Namespace) -> int:
-    for letter in _queue().dead_letters():
+    for letter in _dead_letters().dead_letters():
         print(json.dumps(_slots(letter), default=str))
     return 0
 
 
 def cmd_dlq_redrive(args: argparse.Namespace) -> int:
-    moved = _queue().redrive(args.ids or None)
+    moved = _dead_letters().redrive(args.ids or None)
     print(f"redrove {moved} message(s)")
     return 0
 
