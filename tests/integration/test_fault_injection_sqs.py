@@ -32,6 +32,7 @@ from agent_memory.errors import DependencyError
 from agent_memory.handlers import writer
 from agent_memory.local import cli
 from agent_memory.local.context import LocalContext
+from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import MAX_RECEIVES_REASON
 
 MAX_RECEIVES = 3
@@ -65,6 +66,8 @@ class SqsHarness(Harness):
             failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
         except Exception:
             failed = set(ids)
+        finally:
+            discard_unpublished_metrics()  # what a disabled Metrics keeps back (the local worker does too)
         for m in self.in_flight:
             if m["MessageId"] not in failed:
                 self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])

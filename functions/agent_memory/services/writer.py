@@ -85,10 +85,7 @@ class WriterService:
             try:
                 parsed.append(Prepared(command=WriteCommand.model_validate_json(body)))
             except ValidationError as exc:
-                reason = f"invalid write command: {exc.error_count()} error(s): " + "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]
-                )
-                parsed.append(Prepared(command=None, poison_reason=reason))
+                parsed.append(Prepared(command=None, poison_reason=_poison_reason(exc)))
         valid = [p for p in parsed if p.command is not None]
         if not valid:
             return parsed
@@ -194,3 +191,27 @@ def _later(a: datetime | None, b: datetime | None) -> datetime | None:
     if a is None or b is None:
         return None
     return max(a, b)
+
+
+#: A dead letter's reason is one line for a person; the field names it quotes come from the body.
+MAX_REASON_CHARS = 1_000
+_MAX_FIELD_CHARS = 40
+
+
+def _poison_reason(exc: ValidationError) -> str:
+    """What is wrong with a body, readable and bounded whatever the body held.
+
+    The parser's locations echo the body's own keys, which may be huge or hold control
+    characters (a queue refuses those in a message attribute; a terminal obeys them).
+    """
+
+    def field(part: object) -> str:
+        text = "".join(
+            c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(part)
+        )
+        return text if len(text) <= _MAX_FIELD_CHARS else text[: _MAX_FIELD_CHARS - 1] + "…"
+
+    reason = f"invalid write command: {exc.error_count()} error(s): " + "; ".join(
+        f"{'.'.join(field(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]
+    )
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[: MAX_REASON_CHARS - 1] + "…"

@@ -1,0 +1,112 @@
+"""Time keys as a grammar with an inverse: format then parse is the identity, periods tile the
+calendar, and whatever is not a key is refused with an error that says which grain and which key
+(an `InvalidTimeKeyError`, a 400 on every route), never another exception.
+
+`test_fuzz_parsers.py` checks that an accepted key has its grain's exact shape; this module
+checks the round trips from dates and the wording of the refusals.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from agent_memory.domain.grains import (
+    SUMMARY_GRAINS,
+    Grain,
+    next_key,
+    parse_time_key,
+    period_bounds,
+    period_dates,
+    time_key_for,
+)
+from agent_memory.errors import InvalidTimeKeyError
+
+FUZZ = settings(max_examples=150, deadline=None)
+#: The last day whose period of every grain still has a representable end.
+LAST = date(9998, 12, 31)
+
+days = st.dates(date(1, 1, 8), LAST)
+grains = st.sampled_from(SUMMARY_GRAINS)
+
+
+@FUZZ
+@given(grain=grains, day=days, zone=st.sampled_from(["UTC", "Pacific/Kiritimati", "America/St_Johns"]))
+@example(grain=Grain.WEEKLY, day=date(2026, 12, 31), zone="UTC")  # ISO week 53 of 2026
+@example(grain=Grain.WEEKLY, day=date(2027, 1, 1), zone="UTC")  # still 2026-W53
+@example(grain=Grain.DAILY, day=date(2024, 2, 29), zone="UTC")
+@example(grain=Grain.QUARTERLY, day=date(2026, 9, 30), zone="Pacific/Kiritimati")
+def test_a_day_s_key_parses_to_itself_and_names_the_period_that_holds_the_day(
+    grain: Grain, day: date, zone: str
+) -> None:
+    # GIVEN the key of the period of ``grain`` that holds ``day``
+    key = time_key_for(grain, day)
+
+    # THEN it parses to itself, and its period holds the day, from its first to its last day
+    assert parse_time_key(grain, key) == key
+    first, end = period_dates(grain, key)
+    assert first <= day < end
+    assert time_key_for(grain, first) == key == time_key_for(grain, end - timedelta(days=1))
+
+    # AND the periods tile the calendar: the next key starts where this one ends, the day
+    # before this one belongs to the key before
+    assert next_key(grain, key) == time_key_for(grain, end)
+    before = time_key_for(grain, first - timedelta(days=1))
+    assert before != key and next_key(grain, before) == key
+
+    # AND the instants are local midnights of those days in the zone asked for
+    start_at, end_at = period_bounds(grain, key, zone)
+    assert (start_at.date(), end_at.date()) == (first, end)
+    assert start_at.hour == end_at.hour == 0 and str(start_at.tzinfo) == zone
+
+
+_GRAMMAR = {
+    Grain.DAILY: re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII),
+    Grain.WEEKLY: re.compile(r"\d{4}-W\d{2}", re.ASCII),
+    Grain.MONTHLY: re.compile(r"\d{4}-\d{2}", re.ASCII),
+    Grain.QUARTERLY: re.compile(r"\d{4}-Q[1-4]", re.ASCII),
+    Grain.YEARLY: re.compile(r"\d{4}", re.ASCII),
+}
+near_keys = st.one_of(
+    st.from_regex(r"\A\d{4}-(\d{2}|W\d{2}|Q\d)(-\d{2})?\Z"),
+    st.text(alphabet="0123456789-WQ \n\u0660\uff10", max_size=11),
+    st.text(max_size=12),
+)
+
+
+@FUZZ
+@given(grain=grains, key=near_keys)
+@example(grain=Grain.MONTHLY, key="2026-13")
+@example(grain=Grain.DAILY, key="2026-02-30")
+@example(grain=Grain.WEEKLY, key="2025-W53")  # 2025 has 52 ISO weeks
+@example(grain=Grain.YEARLY, key="0000")
+@example(grain=Grain.YEARLY, key="9999")  # its end is past year 9999
+@example(grain=Grain.DAILY, key="2026-11-20\n")
+@example(grain=Grain.YEARLY, key="\uff12\uff10\uff12\uff16")  # fullwidth digits
+def test_anything_but_a_key_is_refused_with_an_error_naming_grain_and_key(grain: Grain, key: str) -> None:
+    try:
+        parsed = parse_time_key(grain, key)
+    except InvalidTimeKeyError as refused:
+        # THEN the refusal is a 400 whose message names the grain and shows the key, escaped
+        assert refused.status == 400
+        message = str(refused)
+        assert grain.value in message and repr(key) in message
+        assert message.isprintable()
+        # AND every other entry point refuses it the same way
+        for use in (period_dates, period_bounds, next_key):
+            with pytest.raises(InvalidTimeKeyError):
+                use(grain, key)
+        return
+    # THEN what is accepted is in the grammar, and formats back to itself
+    assert _GRAMMAR[grain].fullmatch(parsed)
+    assert time_key_for(grain, period_dates(grain, parsed)[0]) == key
+
+
+@pytest.mark.parametrize("use", [parse_time_key, period_dates, next_key])
+def test_working_memory_has_no_time_key(use: object) -> None:
+    with pytest.raises(InvalidTimeKeyError, match="working memory has no time key"):
+        use(Grain.WORKING, "2026-11-20")  # type: ignore[operator]
