@@ -595,13 +595,13 @@ def records_of(memories: Sequence[Memory], tenant_id: str, agent_id: str, create
 def load_memories(
     store: Any, embedder: Any, memories: Sequence[Memory], tenant_id: str, agent_id: str
 ) -> dict[str, float]:
-    """Embed (as the writer would: `embedding_text`) and `put` ``memories`` in batches.
+    """Embed (as the writer would: `domain.contextual.self_text`) and `put` ``memories`` in batches.
 
     The fastest honest way to fill a store: no HTTP, no queue, no dedup-on-write lookups, one
     transaction per batch. Returns the seconds spent loading the model, embedding and storing.
     """
+    from agent_memory.domain.contextual import self_text as embedding_text
     from agent_memory.ports import StoredRecord
-    from agent_memory.services.writer import embedding_text
 
     started = time.perf_counter()
     embedder.embed(["load the model"])

@@ -60,8 +60,8 @@ def choose_writes(
 
     Embedded a chunk at a time, so only as many candidates as needed cost an embedding.
     """
+    from agent_memory.domain.contextual import self_text as embedding_text
     from agent_memory.domain.grains import Grain
-    from agent_memory.services.writer import embedding_text
 
     now = datetime.now(UTC)
     chosen: list[tuple[_corpus.Memory, Any]] = []

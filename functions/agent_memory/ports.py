@@ -11,7 +11,7 @@ similar, in [-1, 1]. Lexical scores are normalised by the store into [0, 1], hig
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.topics import TopicDictionary, TopicProposal
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
@@ -368,6 +369,13 @@ class MemoryStore(Protocol):
         """Make ``alias_id`` resolve to ``record_id`` (a write merged into an existing record)."""
         ...
 
+    def conversation_tail(
+        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
+    ) -> list[MemoryRecord]:
+        """The last ``limit`` live working records of one conversation that occurred before
+        ``before``, oldest first: the turns a new turn is embedded and indexed with."""
+        ...
+
     def search(self, query: StoreQuery) -> list[Candidate]:
         """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by record id.
 
@@ -506,4 +514,35 @@ class MemoryStore(Protocol):
     def search_days(self, tenant_id: str, agent_id: str, since: date) -> builtins.list[SearchDay]:
         """The agent's search counts per UTC day from ``since`` on, oldest first (days
         without searches are left out)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTopicDictionary:
+    """A tenant's topic dictionary as stored, and when it was last replaced."""
+
+    dictionary: TopicDictionary
+    updated_at: datetime
+
+
+class TopicStore(Protocol):
+    """Per-tenant topic dictionaries and the unknown topics writes named (`domain.topics`).
+
+    Every method takes the tenant from the caller's key; nothing here reads across tenants.
+    """
+
+    def get_dictionary(self, tenant_id: str) -> StoredTopicDictionary | None:
+        """The tenant's dictionary, or None when it has none."""
+        ...
+
+    def put_dictionary(self, tenant_id: str, dictionary: TopicDictionary, at: datetime) -> None:
+        """Replace the tenant's dictionary; an empty one removes it."""
+        ...
+
+    def record_proposals(self, tenant_id: str, counts: Mapping[str, int], at: datetime) -> None:
+        """Add ``counts`` to the tenant's unknown topics (normalised), seen last at ``at``."""
+        ...
+
+    def list_proposals(self, tenant_id: str, now: datetime) -> builtins.list[TopicProposal]:
+        """The tenant's unknown topics seen within `PROPOSAL_TTL_DAYS` of ``now``, in any order."""
         ...

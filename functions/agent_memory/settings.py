@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     #: DynamoDB table of API keys (hash -> tenant, plan, scopes), read by the Lambda authorizer
     #: and written by `agent-memory keys` when deployed.
     tenants_table: str | None = None
+    #: Per-tenant topic dictionaries and unknown-topic counts: SQLite (``topics.db``) or a
+    #: DynamoDB table; read through a per-tenant cache of ``topics_cache_s`` seconds.
+    topics: Literal["local", "dynamodb"] = "local"
+    topics_table: str | None = None
+    topics_cache_s: float = Field(default=60.0, ge=0, le=3600)
     #: SQS queue of summarize jobs (one per agent-period), fed by the dispatcher.
     summarize_queue_url: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
@@ -74,6 +79,10 @@ class Settings(BaseSettings):
     importance_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     #: Weight of the lexical (BM25) evidence against the vector similarity in relevance.
     lexical_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    #: How much a memory of a time the query names ("last May") is lifted: score x (1 + boost).
+    time_boost: float = Field(default=0.3, ge=0.0, le=2.0)
+    #: Turns of the same conversation a new turn is embedded and indexed with (0: each turn alone).
+    context_turns: int = Field(default=2, ge=0, le=10)
     #: Period boundaries of the grain cascade follow this IANA timezone.
     timezone: str = "UTC"
     #: The operator console's origin when it is deployed as a static site (``https://d1.cloudfront.net``):
@@ -116,6 +125,8 @@ class Settings(BaseSettings):
             missing.append("AGENT_MEMORY_PENDING_TABLE (pending=dynamodb)")
         if self.idempotency == "dynamodb" and not self.idempotency_table:
             missing.append("AGENT_MEMORY_IDEMPOTENCY_TABLE (idempotency=dynamodb)")
+        if self.topics == "dynamodb" and not self.topics_table:
+            missing.append("AGENT_MEMORY_TOPICS_TABLE (topics=dynamodb)")
         if missing:
             raise ValueError("missing settings: " + ", ".join(missing))
         return self
@@ -131,6 +142,10 @@ class Settings(BaseSettings):
     @property
     def auth_path(self) -> Path:
         return self.data_dir / "auth.db"
+
+    @property
+    def topics_path(self) -> Path:
+        return self.data_dir / "topics.db"
 
     @property
     def idempotency_path(self) -> Path:

@@ -300,7 +300,7 @@ def _model_rejects(
     real_embed = embedder.embed
 
     def picky(texts: Any) -> Any:
-        if bad in list(texts):
+        if any(bad in text for text in texts):  # the text, however it is framed
             raise ValueError("input rejected by the model")
         return real_embed(texts)
 

@@ -55,6 +55,7 @@ import numpy.typing as npt
 from agent_memory.adapters.sqlite_util import transaction
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
 from agent_memory.ports import (
     AgentPage,
@@ -72,7 +73,7 @@ from agent_memory.ports import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 #: How long a write waits for another writer's lock before it fails with `DependencyError`.
 BUSY_TIMEOUT_MS = 10_000
 #: `record_access` is best effort: it waits at most this long for the lock, then gives up.
@@ -130,6 +131,8 @@ CREATE TABLE IF NOT EXISTS records (
     occurred_at INTEGER NOT NULL,
     expires_at INTEGER,
     deleted_at INTEGER,
+    speaker TEXT,
+    context TEXT,
     span_start INTEGER NOT NULL,
     span_end INTEGER NOT NULL,
     vector BLOB NOT NULL,
@@ -197,8 +200,14 @@ CREATE TABLE IF NOT EXISTS generations (
     PRIMARY KEY (tenant_id, agent_id)
 ) WITHOUT ROWID;
 
+CREATE INDEX IF NOT EXISTS records_live_by_conversation
+    ON records (tenant_id, agent_id, conversation_id, occurred_at)
+    WHERE deleted_at IS NULL AND conversation_id IS NOT NULL;
+
+-- Words are stemmed (porter): "went camping" finds "camped"; query words are stemmed alike.
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
-    content, topic, content='records', content_rowid='seq', tokenize='unicode61 remove_diacritics 2'
+    content, topic, speaker, context, content='records', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2'
 );
 -- How many documents hold each indexed term (for dropping near-weightless common words).
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts_vocab USING fts5vocab(records_fts, 'row');
@@ -206,19 +215,22 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts_vocab USING fts5vocab(records_fts
 -- The FTS index holds live (not forgotten) records only. Old values are removed before new ones
 -- are added, in one trigger, because an external-content FTS table must be told what it indexed.
 CREATE TRIGGER IF NOT EXISTS records_fts_insert AFTER INSERT ON records BEGIN
-    INSERT INTO records_fts (rowid, content, topic)
-        SELECT new.seq, new.content, new.topic WHERE new.deleted_at IS NULL;
+    INSERT INTO records_fts (rowid, content, topic, speaker, context)
+        SELECT new.seq, new.content, new.topic, new.speaker, new.context WHERE new.deleted_at IS NULL;
 END;
 CREATE TRIGGER IF NOT EXISTS records_fts_delete AFTER DELETE ON records BEGIN
-    INSERT INTO records_fts (records_fts, rowid, content, topic)
-        SELECT 'delete', old.seq, old.content, old.topic WHERE old.deleted_at IS NULL;
+    INSERT INTO records_fts (records_fts, rowid, content, topic, speaker, context)
+        SELECT 'delete', old.seq, old.content, old.topic, old.speaker, old.context
+        WHERE old.deleted_at IS NULL;
 END;
-CREATE TRIGGER IF NOT EXISTS records_fts_update AFTER UPDATE OF content, topic, deleted_at ON records
+CREATE TRIGGER IF NOT EXISTS records_fts_update
+    AFTER UPDATE OF content, topic, speaker, context, deleted_at ON records
 BEGIN
-    INSERT INTO records_fts (records_fts, rowid, content, topic)
-        SELECT 'delete', old.seq, old.content, old.topic WHERE old.deleted_at IS NULL;
-    INSERT INTO records_fts (rowid, content, topic)
-        SELECT new.seq, new.content, new.topic WHERE new.deleted_at IS NULL;
+    INSERT INTO records_fts (records_fts, rowid, content, topic, speaker, context)
+        SELECT 'delete', old.seq, old.content, old.topic, old.speaker, old.context
+        WHERE old.deleted_at IS NULL;
+    INSERT INTO records_fts (rowid, content, topic, speaker, context)
+        SELECT new.seq, new.content, new.topic, new.speaker, new.context WHERE new.deleted_at IS NULL;
 END;
 
 -- Any change to the set of an agent's live vectors moves its generation (same transaction).
@@ -244,7 +256,7 @@ _RECORD_COLUMNS = (
     "id", "tenant_id", "agent_id", "user_id", "grain", "time_key", "period_start", "period_end",
     "kind", "role", "conversation_id", "content", "topic", "topic_raw", "importance", "tags", "source",
     "links", "metadata", "source_ids", "content_hash", "access_count", "last_accessed_at", "created_at",
-    "updated_at", "occurred_at", "expires_at", "deleted_at",
+    "updated_at", "occurred_at", "expires_at", "deleted_at", "speaker", "context",
 )
 _DATETIME_COLUMNS = frozenset({
     "period_start", "period_end", "last_accessed_at", "created_at", "updated_at", "occurred_at",
@@ -294,7 +306,8 @@ def query_terms(text: str | None) -> list[str]:
     Words are Unicode ``\\w+`` runs, so every FTS5 operator character (``" * : ( ) ^ + -``,
     column filters, ``NEAR(``) is gone with the punctuation. The bare words FTS5 reads as operators
     (``AND OR NOT NEAR``) stay ordinary words: `fts_match` quotes every term, and a quoted string
-    is never an operator.
+    is never an operator. English function words (`STOPWORDS`: "what", "did", "the") are left out,
+    unless nothing else is left: they match half the store and say nothing about the memory.
     """
     if not text:
         return []
@@ -303,7 +316,8 @@ def query_terms(text: str | None) -> list[str]:
         seen.setdefault(word.lower(), None)
         if len(seen) >= MAX_QUERY_TOKENS:
             break
-    return list(seen)
+    words = list(seen)
+    return [w for w in words if w not in STOPWORDS] or words
 
 
 def fts_match(terms: Sequence[str]) -> str:
@@ -534,8 +548,15 @@ class SqliteMemoryStore:
             columns = {row[1] for row in conn.execute("PRAGMA table_info(audit)")}
             if columns and "detail" not in columns:  # a file made before audit details
                 conn.execute("ALTER TABLE audit ADD COLUMN detail TEXT NOT NULL DEFAULT '{}'")
+            migrate_to_v2 = _needs_v2_migration(conn)
+            if migrate_to_v2:
+                _drop_v1_text_index(conn)
             for statement in _split_sql(_SCHEMA):
                 conn.execute(statement)
+            if migrate_to_v2:
+                # the text index is rebuilt over every row with the new columns and the stemmer
+                conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
             expected = {
                 "schema_version": SCHEMA_VERSION,
                 "model_id": self.model_id,
@@ -612,6 +633,8 @@ class SqliteMemoryStore:
                     _to_us(record.occurred_at),
                     _opt_us(record.expires_at),
                     _opt_us(record.deleted_at),
+                    record.speaker,
+                    record.context,
                     span_start,
                     span_end,
                     vector.tobytes(),
@@ -758,6 +781,21 @@ class SqliteMemoryStore:
                 (tenant_id, agent_id, resolved),
             ).fetchone()
         return None if row is None else _row_to_record(row)
+
+    def conversation_tail(
+        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
+    ) -> list[MemoryRecord]:
+        if limit <= 0:
+            return []
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {_SELECT} FROM records r INDEXED BY records_live_by_conversation "
+                "WHERE r.tenant_id = ? AND r.agent_id = ? AND r.conversation_id = ? AND r.occurred_at < ? "
+                "AND r.deleted_at IS NULL AND r.grain = 'working' "
+                "ORDER BY r.occurred_at DESC, r.id DESC LIMIT ?",
+                (tenant_id, agent_id, conversation_id, _to_us(before), limit),
+            ).fetchall()
+        return [_row_to_record(row) for row in reversed(rows)]
 
     def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
         """Live records per grain (only grains that have some) and the oldest/newest occurred_at."""
@@ -1253,6 +1291,24 @@ def _query_filter(query: StoreQuery) -> tuple[str, list[Any]]:
         where += " AND r.user_id = ?"
         params.append(query.user_id)
     return where, params
+
+
+def _needs_v2_migration(conn: sqlite3.Connection) -> bool:
+    """A version 1 file: records without ``speaker`` and ``context``, a text index without stems."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+    return bool(columns) and "speaker" not in columns
+
+
+def _drop_v1_text_index(conn: sqlite3.Connection) -> None:
+    """Version 1 -> 2 in place: add the two columns, drop the text index and its triggers (the
+    schema re-creates them and the caller rebuilds the index). Vectors are kept as they are:
+    records written before the upgrade are searched as they were embedded."""
+    conn.execute("ALTER TABLE records ADD COLUMN speaker TEXT")
+    conn.execute("ALTER TABLE records ADD COLUMN context TEXT")
+    for trigger in ("records_fts_insert", "records_fts_delete", "records_fts_update"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute("DROP TABLE IF EXISTS records_fts_vocab")
+    conn.execute("DROP TABLE IF EXISTS records_fts")
 
 
 def _informative_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:

@@ -29,7 +29,7 @@ from agent_memory.domain.limits import (
     MIN_CONTEXT_TOKENS,
 )
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Role, Source, check_metadata
-from agent_memory.domain.types import ConversationId, Score, Tag, UserId, UtcDatetime
+from agent_memory.domain.types import ConversationId, Score, Speaker, Tag, UserId, UtcDatetime
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
@@ -50,6 +50,9 @@ class WriteItem(BaseModel):
 
     content: str = Field(description="The memory, kept verbatim (UTF-8, at most 16 KiB).")
     role: Role | None = None
+    speaker: Speaker | None = Field(
+        default=None, description="Who said it, by name (a conversation turn): searched with it."
+    )
     occurred_at: UtcDatetime | None = Field(default=None, description="When it happened; default now.")
     conversation_id: ConversationId | None = None
     topic: str | None = Field(default=None, max_length=MAX_TOPIC_CHARS)
@@ -86,6 +89,7 @@ class ConversationMessage(BaseModel):
     model_config = _STRICT
 
     role: Role
+    speaker: Speaker | None = None
     content: str
     occurred_at: UtcDatetime | None = None
 
@@ -124,6 +128,7 @@ class WriteRequest(BaseModel):
             WriteItem(
                 content=m.content,
                 role=m.role,
+                speaker=m.speaker,
                 occurred_at=m.occurred_at,
                 conversation_id=self.conversation_id,
                 user_id=self.user_id,
@@ -145,6 +150,22 @@ class WriteResponse(BaseModel):
 GrainFilter = Grain | Literal["all"]
 
 
+class RankingOverrides(BaseModel):
+    """Per-request ranking knobs (docs/decisions.md, "Ranking"); each absent one keeps its default."""
+
+    model_config = _STRICT
+
+    lexical_weight: Score | None = Field(default=None, description="Share of the word match in relevance.")
+    recency_weight: Score | None = Field(default=None, description="How much recency can damp a score.")
+    importance_weight: Score | None = Field(default=None, description="How much importance can damp a score.")
+    recency_tau_days: float | None = Field(
+        default=None, gt=0, le=36_500, description="Recency's time constant."
+    )
+    time_hints: bool | None = Field(
+        default=None, description="Boost memories of a time the query names ('last May', 'two weeks ago')."
+    )
+
+
 class SearchRequest(BaseModel):
     """Search one grain (or ``all``) by meaning and by a window of days before ``as_of``."""
 
@@ -160,6 +181,9 @@ class SearchRequest(BaseModel):
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     user_id: UserId | None = None
     min_score: Score | None = None
+    ranking: RankingOverrides | None = Field(
+        default=None, description="This search's ranking weights, in place of the service's defaults."
+    )
 
     @model_validator(mode="after")
     def _window(self) -> SearchRequest:

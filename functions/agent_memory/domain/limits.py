@@ -9,6 +9,9 @@ DEFAULT_RESULTS = 10
 MAX_QUERY_CHARS = 4_000
 MAX_TAGS = 20
 MAX_TAG_CHARS = 64
+MAX_SPEAKER_CHARS = 64
+#: Context a turn is embedded and indexed with: its own words, then at most this much before it.
+MAX_CONTEXT_CHARS = 2_000
 MAX_TOPIC_CHARS = 256
 MAX_LINKS = 50
 MAX_METADATA_BYTES = 8 * 1024

@@ -11,13 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
+    MAX_CONTEXT_CHARS,
     MAX_LINKS,
     MAX_METADATA_BYTES,
     MAX_METADATA_DEPTH,
     MAX_TAGS,
     MAX_TOPIC_CHARS,
 )
-from agent_memory.domain.types import AgentId, Score, Tag, TenantId, UserId, UtcDatetime
+from agent_memory.domain.types import AgentId, Score, Speaker, Tag, TenantId, UserId, UtcDatetime
 
 Role = Literal["user", "assistant", "system", "tool"]
 
@@ -122,8 +123,12 @@ class MemoryRecord(BaseModel):
     period_end: UtcDatetime | None = None
     kind: MemoryKind = MemoryKind.NOTE
     role: Role | None = None
+    speaker: Speaker | None = None
     conversation_id: str | None = None
     content: str
+    #: What was said just before this turn in its conversation (speaker-labelled), set by the
+    #: writer: embedded and indexed with the turn, never shown as its content.
+    context: str | None = Field(default=None, max_length=MAX_CONTEXT_CHARS)
     topic: str | None = Field(default=None, max_length=MAX_TOPIC_CHARS)
     topic_raw: str | None = Field(default=None, max_length=MAX_TOPIC_CHARS)
     importance: Score = 0.5

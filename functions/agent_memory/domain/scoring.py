@@ -7,6 +7,8 @@ The score of a candidate is::
     recency    = exp(-days_ago / tau)                                       (tau = 90 days)
     score      = relevance * ((1 - w_rec) + w_rec * recency)
                            * ((1 - w_imp) + w_imp * importance)
+                           * (1 + time_boost  if the query names a time the record's span
+                                              overlaps, see `domain.timehints`; else 1)
 
 Recency and importance are *multiplicative* dampers, not additive bonuses: an important or fresh
 memory that does not match the query cannot outrank one that does, yet between two equally
@@ -18,10 +20,13 @@ negative.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from agent_memory.domain.api import RankingOverrides
 from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.timehints import TimeHint
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +35,15 @@ class RankingWeights:
     recency_weight: float = 0.3
     importance_weight: float = 0.2
     lexical_weight: float = 0.3
+    time_boost: float = 0.3
+    time_hints: bool = True
+
+    def with_overrides(self, overrides: RankingOverrides | None) -> RankingWeights:
+        """These weights with a request's own (`SearchRequest.ranking`) in place of the defaults."""
+        if overrides is None:
+            return self
+        given = {k: v for k, v in overrides.model_dump().items() if v is not None}
+        return replace(self, **given)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +76,19 @@ def score(
     similarity: float | None,
     lexical: float | None,
     has_query: bool,
+    hints: Sequence[TimeHint] = (),
 ) -> Scored:
     rel = relevance(similarity, lexical, weights.lexical_weight) if has_query else 1.0
     rec = recency(record, as_of, weights.recency_tau_days)
     damp_rec = (1.0 - weights.recency_weight) + weights.recency_weight * rec
     damp_imp = (1.0 - weights.importance_weight) + weights.importance_weight * record.importance
-    return Scored(score=rel * damp_rec * damp_imp, relevance=rel, recency=rec)
+    in_time = any(hint.overlaps(*record.span) for hint in hints)
+    boost = 1.0 + weights.time_boost if in_time else 1.0
+    return Scored(score=rel * damp_rec * damp_imp * boost, relevance=rel, recency=rec)
 
 
 def display_text(record: MemoryRecord) -> str:
-    """The date-prefixed text an LLM reads: ``[2026-11-20] ...`` or ``[2026-W47] ...``."""
+    """The date-prefixed text an LLM reads: ``[2026-11-20] Alice: ...`` or ``[2026-W47] ...``."""
     label = record.time_key or record.occurred_at.date().isoformat()
-    return f"[{label}] {record.content}"
+    speaker = f"{record.speaker}: " if record.speaker else ""
+    return f"[{label}] {speaker}{record.content}"

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from agent_memory.domain.limits import MAX_TAG_CHARS
+from agent_memory.domain.limits import MAX_SPEAKER_CHARS, MAX_TAG_CHARS
 
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -30,6 +30,14 @@ Tag = Annotated[
     ),
 ]
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
+#: Who said a conversation turn, as people call them ("Alice", "Support bot"): it goes into the
+#: text that is embedded and indexed, so "what did Alice say about ..." finds Alice's turns.
+Speaker = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True, min_length=1, max_length=MAX_SPEAKER_CHARS, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$"
+    ),
+]
 
 
 def _as_utc(value: datetime) -> datetime:

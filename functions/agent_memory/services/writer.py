@@ -12,9 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import ValidationError
 
 from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.contextual import context_text, dedup_text, self_text
+from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.records import MemoryRecord, check_metadata
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -48,11 +52,9 @@ class Prepared:
     poison_reason: str | None = None
 
 
-def embedding_text(record: MemoryRecord) -> str:
-    """What the vector is computed from: the topic gives a short memory its subject."""
-    if record.topic_raw and record.topic_raw.casefold() not in record.content.casefold():
-        return f"{record.topic_raw}: {record.content}"
-    return record.content
+def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
 
 
 class WriterService:
@@ -64,6 +66,7 @@ class WriterService:
         dead_letters: DeadLetters,
         clock: Clock,
         dedup_threshold: float = 0.92,
+        context_turns: int = 2,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -71,6 +74,7 @@ class WriterService:
         self._dead_letters = dead_letters
         self._clock = clock
         self._threshold = dedup_threshold
+        self._context_turns = context_turns
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in one batch.
@@ -86,16 +90,54 @@ class WriterService:
                 parsed.append(Prepared(command=WriteCommand.model_validate_json(body)))
             except ValidationError as exc:
                 parsed.append(Prepared(command=None, poison_reason=_poison_reason(exc)))
-        valid = [p for p in parsed if p.command is not None]
-        if not valid:
+        commands = [p.command for p in parsed if p.command is not None]
+        if not commands:
             return parsed
         try:
-            vectors = self._embedder.embed([embedding_text(p.command.record) for p in valid])  # type: ignore[union-attr]
+            commands = self._in_context(commands)
+            vectors = self.vectors([c.record for c in commands])
         except Exception:  # a batch-level failure; apply() retries per record and reports precisely
             logger.exception("batch embedding failed; falling back to one record at a time")
             return parsed
-        it = iter(vectors)
-        return [Prepared(command=p.command, vector=next(it)) if p.command else p for p in parsed]
+        it = iter(zip(commands, vectors, strict=True))
+        return [Prepared(*next(it)) if p.command else p for p in parsed]
+
+    def vectors(self, records: Sequence[MemoryRecord]) -> list[Vector]:
+        """One embedding call for the batch: each record's self text, and its context if it has one;
+        a record with context is stored as the normalised sum of both (`domain.contextual`)."""
+        contexts = [r.context for r in records if r.context]
+        embedded = self._embedder.embed([self_text(r) for r in records] + contexts)
+        own, extra = embedded[: len(records)], iter(embedded[len(records) :])
+        return [
+            _unit(np.asarray(v, dtype=np.float32) + np.asarray(next(extra), dtype=np.float32))
+            if r.context
+            else v
+            for r, v in zip(records, own, strict=True)
+        ]
+
+    def _in_context(self, commands: Sequence[WriteCommand]) -> list[WriteCommand]:
+        """Each new conversation turn with the turns before it (stored, or earlier in this batch)."""
+        if self._context_turns <= 0:
+            return list(commands)
+        out: list[WriteCommand] = []
+        for command in commands:
+            record = command.record
+            if command.op != "remember" or record.grain is not Grain.WORKING or not record.conversation_id:
+                out.append(command)
+                continue
+            key = (record.tenant_id, record.agent_id, record.conversation_id)
+            stored = self._store.conversation_tail(*key, record.occurred_at, self._context_turns)
+            earlier = [
+                c.record
+                for c in out
+                if (c.record.tenant_id, c.record.agent_id, c.record.conversation_id) == key
+                and c.record.occurred_at < record.occurred_at
+            ]
+            previous = {r.id: r for r in [*stored, *earlier]}.values()
+            tail = sorted(previous, key=lambda r: (r.occurred_at, r.id))[-self._context_turns :]
+            context = context_text(record, tail)
+            out.append(command.model_copy(update={"record": record.model_copy(update={"context": context})}))
+        return out
 
     def dead_letter(self, message: QueueMessage, reason: str) -> Outcome:
         self._dead_letters.put(message, reason)
@@ -104,13 +146,41 @@ class WriterService:
         return Outcome.DEAD_LETTERED
 
     def apply(self, command: WriteCommand, vector: Vector | None = None) -> Outcome:
+        if vector is None:
+            if command.record.context is None:
+                [command] = self._in_context([command])
+            try:
+                [vector] = self.vectors([command.record])
+            except Exception:
+                if command.record.context is None:
+                    raise
+                # An earlier turn the model refuses must not take the turns after it down with it:
+                # embed this one on its own words (a failure now is its own, and it is raised).
+                logger.warning("embedding with context failed; embedding the turn alone")
+                command = command.model_copy(
+                    update={"record": command.record.model_copy(update={"context": None})}
+                )
+                [vector] = self.vectors([command.record])
         record = command.record
         tenant, agent = record.tenant_id, record.agent_id
-        if vector is None:
-            vector = self._embedder.embed([embedding_text(record)])[0]
         outcome = self._upsert(record, vector) if command.op == "upsert" else self._remember(record, vector)
         self._pending.done(tenant, agent, [record.id])
         return outcome
+
+    def _same_content(self, existing: MemoryRecord, new: MemoryRecord) -> bool:
+        """Whether two memories say the same thing, by what they say alone.
+
+        Stored vectors carry a record's setting (speaker, day, the turns before it), so two turns
+        of one exchange can sit close without repeating each other; a merge needs their own
+        words (and topic) to be near duplicates. Only asked of a candidate already past the
+        threshold, so it costs one small embedding call on likely duplicates only.
+        """
+        if existing.content_hash == new.content_hash and existing.topic_raw == new.topic_raw:
+            return True
+        a, b = self._embedder.embed([dedup_text(existing), dedup_text(new)])
+        a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+        cosine = float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
+        return cosine > self._threshold
 
     def _upsert(self, record: MemoryRecord, vector: Vector) -> Outcome:
         """Store a summary version, unless it was forgotten or marked stale after it was made.
@@ -142,7 +212,12 @@ class WriterService:
             logger.info("write superseded by a later forget", extra={"record_id": record.id})
             return Outcome.SUPERSEDED
         near = self._store.nearest(tenant, agent, record.grain, vector, now)
-        if near is not None and near[1] > self._threshold and near[0].id != record.id:
+        if (
+            near is not None
+            and near[1] > self._threshold
+            and near[0].id != record.id
+            and self._same_content(near[0], record)
+        ):
             existing, cosine = near
             merged = _merge(existing, record, now)
             self._store.put([StoredRecord(merged, vector)])

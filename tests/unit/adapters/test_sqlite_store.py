@@ -448,14 +448,15 @@ def test_common_words_are_dropped_from_lexical_queries_on_big_stores(
 @pytest.mark.parametrize(
     ("text", "terms"),
     [
-        ("a OR b", ["a", "or", "b"]),  # quoted by fts_match: a word, not an operator
+        ("a OR b OR c", ["b", "c"]),  # "a" and "or" are function words
         ("NEAR(launch date)", ["near", "launch", "date"]),
         ('"', []),
         ("*", []),
         (")", []),
         ("content:secret", ["content", "secret"]),
         ("-launch +date ^start", ["launch", "date", "start"]),
-        ("AND or NOT not", ["and", "or", "not"]),
+        ("AND or NOT not", ["and", "or", "not"]),  # nothing but function words: all kept
+        ("what did Alice say about the launch?", ["alice", "say", "launch"]),
         ("Café Über 東京 launch LAUNCH", ["café", "über", "東京", "launch"]),
         ("", []),
         (None, []),
@@ -936,3 +937,68 @@ def test_threads_share_one_store(store: SqliteMemoryStore) -> None:
     assert errors == []
     assert store.stats("t1", "a1", NOW).records == {"working": 30}
     assert len(store.search(query(vector=unit(0), limit=50))) == 30
+
+
+# --- schema version 2: speaker and context, stemmed text index ---------------------------------
+
+
+def _lexical(store: SqliteMemoryStore, text: str) -> list[str]:
+    query = StoreQuery(tenant_id="t1", agent_id="a1", now=NOW, text=text, limit=10)
+    return [c.record.id for c in store.search(query) if c.lexical]
+
+
+def test_words_match_by_stem_and_context_and_speaker_are_searched(store: SqliteMemoryStore) -> None:
+    rec = put(store, record("By the lake.", speaker="Caroline", context="Melanie: Where did you go camping?"))
+
+    assert _lexical(store, "camped") == [rec.id]  # stemmed: camping ~ camped
+    assert _lexical(store, "caroline") == [rec.id]
+    assert store.get("t1", "a1", rec.id) == rec
+
+
+def test_conversation_tail_is_the_last_live_turns_before_an_instant_oldest_first(
+    store: SqliteMemoryStore,
+) -> None:
+    turns = [
+        put(store, record(f"turn {i}", conversation_id="c1", occurred_at=NOW + timedelta(seconds=i)))
+        for i in range(5)
+    ]
+    put(store, record("other", conversation_id="c2", occurred_at=NOW + timedelta(seconds=2)))
+
+    tail = store.conversation_tail("t1", "a1", "c1", NOW + timedelta(seconds=4), 2)
+
+    assert [r.id for r in tail] == [turns[2].id, turns[3].id]
+    assert store.conversation_tail("t2", "a1", "c1", NOW + timedelta(seconds=9), 5) == []
+    assert store.conversation_tail("t1", "a1", "c1", NOW, 5) == []
+
+
+def test_a_version_1_file_is_upgraded_in_place(db: Path) -> None:
+    # GIVEN a file written by version 1: no speaker or context columns, an unstemmed index
+    store = SqliteMemoryStore(db, DIM, MODEL)
+    rec = put(store, record("we went camping"))
+    store.close()
+    conn = sqlite3.connect(db)
+    with conn:
+        for trigger in ("records_fts_insert", "records_fts_delete", "records_fts_update"):
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute("DROP TABLE records_fts_vocab")
+        conn.execute("DROP TABLE records_fts")
+        conn.execute("DROP INDEX records_live_by_conversation")
+        conn.execute("ALTER TABLE records DROP COLUMN speaker")
+        conn.execute("ALTER TABLE records DROP COLUMN context")
+        conn.execute(
+            "CREATE VIRTUAL TABLE records_fts USING fts5(content, topic, content='records', "
+            "content_rowid='seq', tokenize='unicode61 remove_diacritics 2')"
+        )
+        conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+
+    # WHEN version 2 opens it
+    upgraded = SqliteMemoryStore(db, DIM, MODEL)
+
+    # THEN its records are there, searchable by stem, and new fields can be written
+    assert upgraded.get("t1", "a1", rec.id) == rec
+    assert _lexical(upgraded, "camped") == [rec.id]
+    with_speaker = put(upgraded, record("by the lake", speaker="Caroline"))
+    assert _lexical(upgraded, "caroline") == [with_speaker.id]
+    upgraded.close()

@@ -1,0 +1,75 @@
+"""Times named in a query become windows relative to ``as_of``, widened by the mention lag."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from agent_memory.domain.timehints import MENTION_LAG, time_hints
+
+AS_OF = datetime(2023, 11, 15, 12, 0, tzinfo=UTC)
+
+
+def d(y: int, m: int, day: int) -> datetime:
+    return datetime(y, m, day, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("What painting did Melanie show on October 13, 2023?", d(2023, 10, 12), d(2023, 10, 15)),
+        ("What did Gina find on 1 February, 2023?", d(2023, 1, 31), d(2023, 2, 3)),
+        ("What happened on 2023-05-03?", d(2023, 5, 2), d(2023, 5, 5)),
+        ("What setback did Melanie face in October 2023?", d(2023, 10, 1), d(2023, 11, 1)),
+        ("When did Melanie go camping in June?", d(2023, 6, 1), d(2023, 7, 1)),
+        ("What did we plan in December?", d(2022, 12, 1), d(2023, 1, 1)),  # the latest December
+        ("What did John do last year?", d(2022, 1, 1), d(2023, 1, 1)),
+        ("Anything last month?", d(2023, 10, 1), d(2023, 11, 1)),
+        ("What happened in 2022?", d(2022, 1, 1), d(2023, 1, 1)),
+        ("Where were we in the summer of 2023?", d(2023, 6, 1), d(2023, 9, 1)),
+        ("What did I say yesterday?", d(2023, 11, 13), d(2023, 11, 15)),
+    ],
+)
+def test_a_named_time_is_a_window_widened_by_the_mention_lag(
+    query: str, start: datetime, end: datetime
+) -> None:
+    [hint] = time_hints(query, AS_OF)
+
+    assert (hint.start, hint.end) == (start, end + MENTION_LAG)
+
+
+def test_n_units_ago_is_centred_on_that_many_units_before_as_of() -> None:
+    [hint] = time_hints("what did we decide two weeks ago?", AS_OF)
+
+    center = hint.start + (hint.end - MENTION_LAG - hint.start) / 2
+    assert abs((AS_OF - center).days - 14) <= 1
+
+
+def test_a_day_is_not_also_read_as_its_month() -> None:
+    hints = time_hints("on 13 October 2023", AS_OF)
+
+    assert [h.phrase for h in hints] == ["13 october 2023"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what is Caroline's identity?",
+        "may I ask about the launch?",
+        "the 31 flavours",
+        "",
+        None,
+        "June 31, 2023",
+    ],
+)
+def test_no_time_no_hint(query: str | None) -> None:
+    assert time_hints(query, AS_OF) == []
+
+
+def test_overlap_is_half_open_at_the_end() -> None:
+    [hint] = time_hints("in June 2023", AS_OF)
+
+    assert hint.overlaps(d(2023, 6, 30), d(2023, 6, 30))
+    assert not hint.overlaps(hint.end, hint.end)
+    assert not hint.overlaps(d(2023, 5, 1), d(2023, 5, 31))

@@ -1,0 +1,138 @@
+"""Turns are embedded and indexed in their setting: speaker, day and the turns before them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+from tests.unit.services.conftest import World
+
+from agent_memory.domain.api import SearchRequest, WriteRequest
+from agent_memory.domain.caller import Caller
+from agent_memory.domain.contextual import context_text, self_text
+from agent_memory.services.writer import WriterService
+
+DAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def _turns(
+    world: World, turns: list[tuple[str, str]], conversation: str = "c-1", start: int = 0
+) -> list[str]:
+    items: list[dict[str, Any]] = [
+        {
+            "content": text,
+            "role": "user",
+            "speaker": speaker,
+            "occurred_at": DAY + timedelta(seconds=start + i),
+            "conversation_id": conversation,
+            "kind": "note",
+        }
+        for i, (speaker, text) in enumerate(turns)
+    ]
+    accepted = world.write.accept(
+        Caller("acme"), "bot", WriteRequest.model_validate({"items": items})
+    ).accepted
+    world.drain()
+    return [a.id for a in accepted]
+
+
+def test_a_turn_is_stored_with_the_turns_before_it_as_its_context(world: World) -> None:
+    # GIVEN three turns of one conversation, written in one request
+    ids = _turns(
+        world,
+        [
+            ("Caroline", "I went to a support group yesterday."),
+            ("Melanie", "How was it?"),
+            ("Caroline", "Powerful!"),
+        ],
+    )
+
+    # THEN the first has no context; later ones carry the earlier turns, labelled, then their own
+    first, _, third = (world.store.get("acme", "bot", i) for i in ids)
+    assert first is not None and first.context is None
+    assert third is not None
+    assert (
+        third.context
+        == "Caroline: I went to a support group yesterday.\nMelanie: How was it?\nCaroline: Powerful!"
+    )
+    assert third.speaker == "Caroline"
+
+
+def test_context_reaches_turns_stored_by_earlier_batches_and_stays_in_its_conversation(world: World) -> None:
+    _turns(world, [("Ann", "We moved the launch."), ("Bob", "To when?")])
+    _turns(world, [("Zed", "Unrelated chatter.")], conversation="c-2")
+
+    [later] = _turns(world, [("Ann", "March 3.")], start=10)
+    record = world.store.get("acme", "bot", later)
+
+    assert record is not None
+    assert record.context == "Ann: We moved the launch.\nBob: To when?\nAnn: March 3."
+
+
+def test_the_vector_is_the_normalised_sum_of_the_turn_and_its_context(world: World) -> None:
+    [_, second] = _turns(world, [("Ann", "We moved the launch."), ("Bob", "To March 3, I hope.")])
+    record = world.store.get("acme", "bot", second)
+    assert record is not None and record.context is not None
+
+    own, ctx = world.embedder.embed([self_text(record), record.context])
+    expected = (own + ctx) / np.linalg.norm(own + ctx)
+    [stored] = world.writer.vectors([record])
+
+    np.testing.assert_allclose(stored, expected, atol=1e-6)
+    assert self_text(record) == "Bob on 08 May 2023: To March 3, I hope."
+
+
+def test_without_context_turns_each_turn_is_embedded_alone(world: World) -> None:
+    world.writer = WriterService(
+        world.store, world.embedder, world.pending, world.queue, world.clock, context_turns=0
+    )
+    ids = _turns(world, [("Ann", "We moved the launch."), ("Bob", "To when?")])
+
+    assert [world.store.get("acme", "bot", i).context for i in ids] == [None, None]  # type: ignore[union-attr]
+
+
+def test_two_turns_of_one_exchange_are_not_merged_as_duplicates(world: World) -> None:
+    # GIVEN turns whose context vectors overlap (each holds the other's words) but that say different things
+    ids = _turns(world, [("Ann", "The launch moved to March."), ("Bob", "Great, thanks Ann.")])
+
+    # THEN both are stored as themselves
+    assert all(world.store.get("acme", "bot", i) is not None for i in ids)
+    assert world.store.stats("acme", "bot", world.clock.now()).records["working"] == 2
+
+
+def test_a_turn_is_found_by_words_of_the_turn_before_it_and_by_its_speaker(world: World) -> None:
+    # GIVEN an answer that makes sense only after its question
+    ids = _turns(
+        world, [("Melanie", "Where did you go camping?"), ("Caroline", "By the lake, near the pines.")]
+    )
+
+    # WHEN searching with the question's words and the speaker's name (no date window)
+    hits = world.search.search(
+        "acme",
+        "bot",
+        SearchRequest.model_validate({"query": "Caroline camping", "ranking": {"lexical_weight": 1}}),
+    ).results
+
+    # THEN the answer is found too, though it says neither word itself
+    assert ids[1] in [h.id for h in hits]
+    assert (
+        next(h for h in hits if h.id == ids[1]).text == "[2023-05-08] Caroline: By the lake, near the pines."
+    )
+
+
+def test_context_is_cut_from_the_front_to_its_limit() -> None:
+    from agent_memory.domain.limits import MAX_CONTEXT_CHARS
+    from agent_memory.domain.records import MemoryRecord
+
+    def rec(i: int, text: str) -> MemoryRecord:
+        return MemoryRecord(
+            id=f"mem_{i}", tenant_id="t", agent_id="a", content=text, speaker="S", content_hash="h",
+            created_at=DAY, updated_at=DAY, occurred_at=DAY + timedelta(seconds=i),
+        )  # fmt: skip
+
+    previous = [rec(i, "word " * 400) for i in range(5)]
+    text = context_text(rec(9, "the last words"), previous)
+
+    assert text is not None and len(text) <= MAX_CONTEXT_CHARS
+    assert text.endswith("S: the last words")

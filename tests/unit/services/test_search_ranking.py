@@ -1,0 +1,88 @@
+"""Ranking pieces a request can turn: time named in the query, per-request weights, zero-hit logs."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+import pytest
+from tests.unit.services.conftest import World
+
+from agent_memory.domain.api import SearchRequest, WriteRequest
+from agent_memory.domain.caller import Caller
+from agent_memory.services.search import query_topic
+
+NOW = datetime(2023, 11, 15, tzinfo=UTC)
+
+
+def _write(world: World, content: str, occurred: datetime) -> str:
+    body = {"items": [{"content": content, "occurred_at": occurred, "kind": "note"}]}
+    [accepted] = world.write.accept(Caller("acme"), "bot", WriteRequest.model_validate(body)).accepted
+    world.drain()
+    return accepted.id
+
+
+def _ids(world: World, **body: object) -> list[str]:
+    request = SearchRequest.model_validate({"as_of": NOW, **body})
+    return [r.id for r in world.search.search("acme", "bot", request).results]
+
+
+def test_a_time_named_in_the_query_lifts_the_memories_of_that_time(world: World) -> None:
+    # GIVEN the same kind of event in June and in September
+    june = _write(world, "We went camping by the lake with the kids.", datetime(2023, 6, 20, tzinfo=UTC))
+    sept = _write(world, "We went camping in the mountains with friends.", datetime(2023, 9, 20, tzinfo=UTC))
+
+    # WHEN the question names June, THEN June's comes first; WHEN it names September, September's
+    assert _ids(world, query="where did we go camping in June?")[0] == june
+    assert _ids(world, query="where did we go camping in September?")[0] == sept
+    # AND the hint is a boost, not a filter: the other memory is still found
+    assert set(_ids(world, query="where did we go camping in June?")) >= {june, sept}
+
+
+def test_time_hints_can_be_turned_off_per_request(world: World) -> None:
+    june = _write(world, "We went camping by the lake with the kids.", datetime(2023, 6, 20, tzinfo=UTC))
+    _write(world, "We went camping in the mountains with friends.", datetime(2023, 9, 20, tzinfo=UTC))
+    request = SearchRequest.model_validate(
+        {"as_of": NOW, "query": "camping in June", "ranking": {"time_hints": False}}
+    )
+    june_hit = next(r for r in world.search.search("acme", "bot", request).results if r.id == june)
+    with_hint = next(
+        r
+        for r in world.search.search(
+            "acme", "bot", SearchRequest.model_validate({"as_of": NOW, "query": "camping in June"})
+        ).results
+        if r.id == june
+    )
+    assert with_hint.score == pytest.approx(june_hit.score * 1.3, rel=1e-4)
+
+
+def test_per_request_weights_replace_the_defaults(world: World) -> None:
+    memory = _write(world, "Alice moved the launch to March 3.", datetime(2023, 11, 1, tzinfo=UTC))
+
+    def hit(**ranking: object) -> float:
+        request = SearchRequest.model_validate({"as_of": NOW, "query": "launch", "ranking": ranking})
+        [result] = [r for r in world.search.search("acme", "bot", request).results if r.id == memory]
+        return result.score
+
+    lexical_only = hit(lexical_weight=1.0, recency_weight=0.0, importance_weight=0.0)
+    assert lexical_only == pytest.approx(1.0)  # the only lexical hit is the best one
+    assert hit(lexical_weight=0.0, recency_weight=0.0, importance_weight=0.0) < lexical_only
+    assert hit(recency_weight=1.0, recency_tau_days=1.0) < hit(recency_weight=1.0, recency_tau_days=1000.0)
+
+
+def test_a_zero_hit_search_logs_the_agent_and_the_query_topic(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        assert _ids(world, query="What did Alice decide about the launch budget last year?") == []
+
+    [line] = [r for r in caplog.records if r.getMessage() == "zero-hit search"]
+    assert line.agent_id == "bot"  # type: ignore[attr-defined]
+    assert line.query_topic == "alice decide launch budget"  # type: ignore[attr-defined]
+    assert line.time_hints == ["last year"]  # type: ignore[attr-defined]
+
+
+def test_query_topic_keeps_meaningful_words_only() -> None:
+    assert query_topic("what is the plan?") == "plan"
+    assert query_topic("what is it?") is None
+    assert query_topic(None) is None
