@@ -18,7 +18,7 @@ from tests.unit.adapters.test_opensearch_requests import Cluster, RecordingConne
 from agent_memory import container
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.opensearch_client import client_options
-from agent_memory.adapters.opensearch_index import events_index_body, records_index_body
+from agent_memory.adapters.opensearch_index import events_index_body, records_index_body, records_index_name
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import bootstrap as bootstrap_handler
 from agent_memory.local.context import LocalContext
@@ -66,7 +66,9 @@ def cfn_event(request_type: str = "Create", **properties: Any) -> dict[str, Any]
 
 def mappings(alias: str, dim: int, model: str, serverless: bool = False) -> dict[str, Any]:
     return {
-        f"{alias}-v1": {"mappings": records_index_body(dim, model, serverless=serverless)["mappings"]},
+        records_index_name(alias): {
+            "mappings": records_index_body(dim, model, serverless=serverless)["mappings"]
+        },
         f"{alias}-events-v1": {"mappings": events_index_body(serverless)["mappings"]},
     }
 
@@ -90,8 +92,8 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
     cluster.done()
     assert [(s.method, s.path) for s in cluster.sent] == [
         ("HEAD", "/_alias/agent-memory"),
-        ("HEAD", "/agent-memory-v1"),
-        ("PUT", "/agent-memory-v1"),
+        ("HEAD", f"/{records_index_name('agent-memory')}"),
+        ("PUT", f"/{records_index_name('agent-memory')}"),
         ("HEAD", "/_alias/agent-memory-events"),
         ("HEAD", "/agent-memory-events-v1"),
         ("PUT", "/agent-memory-events-v1"),
@@ -107,7 +109,7 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
         "PhysicalResourceId": "agent-memory",
         "Data": {
             "Alias": "agent-memory",
-            "Index": "agent-memory-v1",
+            "Index": records_index_name("agent-memory"),
             "EventsAlias": "agent-memory-events",
             "EventsIndex": "agent-memory-events-v1",
             "Created": "true",
@@ -163,7 +165,7 @@ def test_missing_properties_fall_back_to_the_settings(env: Env, monkeypatch: pyt
     # THEN the index is made for the alias and the configured embedder of the settings
     env.cluster.done()
     create = env.cluster.sent[2]
-    assert create.path == "/mem2-v1"
+    assert create.path == f"/{records_index_name('mem2')}"
     assert create.body["mappings"]["_meta"]["embedding_model_id"] == embedder.model_id
     assert create.body["mappings"]["properties"]["vector"]["dimension"] == 16
     assert result["PhysicalResourceId"] == "mem2"

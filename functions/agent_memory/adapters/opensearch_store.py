@@ -17,8 +17,11 @@ contract suite (tests/contract):
 * **Similarity = cosine.** The index uses ``innerproduct`` on unit vectors (this store normalises
   every vector it writes and every query vector), and the engine score is converted back with
   `cosine_from_score`. Lexical-only hits get their cosine computed here from the stored vector.
-* **Lexical** is a BM25 ``multi_match`` over ``content`` and ``topic`` with the same filters, sent
-  with the k-NN query in one ``_msearch``; scores are divided by the best one (best hit = 1.0).
+* **Lexical** is a BM25 ``multi_match`` (``cross_fields``) over `LEXICAL_FIELDS` (content,
+  topic, speaker, context; Porter stems, stopwords dropped from the query:
+  `opensearch_index.ANALYSIS`) with the same filters, sent with the k-NN query in one
+  ``_msearch``; scores are divided by the best one (best hit = 1.0). The query is the text's
+  distinct lower-cased words, never query syntax.
 * **Times** are written as fixed-width UTC strings (``2026-11-22T12:00:00.000000Z``): they round-trip
   to the microsecond, and painless scripts can compare them as strings. OpenSearch ``date`` fields
   index milliseconds, so filters and sorts compare at millisecond precision.
@@ -86,6 +89,11 @@ MAX_QUERY_WORDS = 64
 DELETE_PAGE = 1000
 #: Records read per page by `records_in_span` (a day of a busy agent in a few pages).
 SPAN_PAGE = 1000
+#: The text fields of a lexical search, as SQLite's FTS5 table has them: a record's words, its
+#: topic, who said it (the analysed sub-field of the ``speaker`` keyword), and the
+#: speaker-labelled turns around it. All share one analyzer, so ``cross_fields`` scores them as
+#: one text: "alice launch" ranks Alice's turn about the launch above a turn holding one word.
+LEXICAL_FIELDS = ("content", "topic", "speaker.text", "context")
 #: Seconds a maintenance call (retention) may wait for the cluster, beyond the client timeout.
 MAINTENANCE_TIMEOUT_S = 300
 _MAX_CURSOR_CHARS = 2048
@@ -977,7 +985,15 @@ class OpenSearchStore:
                 "_source": _NO_VECTOR,
                 "query": {
                     "bool": {
-                        "must": [{"multi_match": {"query": words, "fields": ["content", "topic"]}}],
+                        "must": [
+                            {
+                                "multi_match": {
+                                    "query": words,
+                                    "fields": list(LEXICAL_FIELDS),
+                                    "type": "cross_fields",
+                                }
+                            }
+                        ],
                         "filter": filters,
                     }
                 },
@@ -1040,6 +1056,60 @@ class OpenSearchStore:
             norm = float(np.linalg.norm(v))
             out[rid] = min(1.0, max(-1.0, float(v @ q / norm))) if norm > 0 else 0.0
         return out
+
+    def conversation_tail(
+        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
+    ) -> list[MemoryRecord]:
+        """The last ``limit`` live working records of a conversation that occurred before
+        ``before``, oldest first: the turns a new turn is embedded and indexed with.
+
+        "Live" is "not forgotten" (``deleted_at`` absent): the port passes no clock, and an
+        expired turn still says what the new one answers. One routed search, newest first
+        (``occurred_at`` desc, id desc), ``size = limit + 1``. OpenSearch compares dates to the
+        millisecond, so the range takes the whole millisecond of ``before``, the records are
+        compared to ``before`` here to the microsecond, and the extra hit tells whether the
+        millisecond of the oldest kept record goes on past the page (then the next page is
+        read, with ``search_after``): the result is exact to the microsecond, like SQLite's.
+        Near-real-time: turns written less than a refresh interval (~1 s) ago are not seen.
+        """
+        if limit < 1:
+            return []
+        before = before if before.tzinfo is not None else before.replace(tzinfo=UTC)
+        whole_ms = before.replace(microsecond=before.microsecond // 1000 * 1000) + timedelta(milliseconds=1)
+        filters = [
+            _term("tenant_id", tenant_id),
+            _term("agent_id", agent_id),
+            _not_deleted(),
+            _term("grain", Grain.WORKING.value),
+            _term("conversation_id", conversation_id),
+            {"range": {"occurred_at": {"lt": ts(whole_ms)}}},
+        ]
+        route = self._route(tenant_id, agent_id)
+        kept: list[tuple[MemoryRecord, int]] = []  # (record, its millisecond as OpenSearch sorts it)
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {
+                "size": limit + 1,
+                "_source": _NO_VECTOR,
+                "query": {"bool": {"filter": filters}},
+                "sort": _NEWEST_FIRST,
+            }
+            if after is not None:
+                body["search_after"] = after
+            hits = _hits(self._search(body, "reading the last turns of a conversation", **route))
+            for h in hits:
+                if not _owned(h["_source"], tenant_id, agent_id):
+                    continue
+                turn = to_record(h["_source"])
+                if turn.occurred_at < before:
+                    kept.append((turn, int(h["sort"][0])))
+            if len(hits) <= limit:
+                break  # the conversation has nothing older
+            if len(kept) >= limit and int(hits[-1]["sort"][0]) < kept[limit - 1][1]:
+                break  # every record of the oldest kept millisecond is in
+            after = hits[-1]["sort"]
+        turns = sorted((turn for turn, _ in kept), key=lambda r: (r.occurred_at, r.id))
+        return turns[-limit:]
 
     def records_in_span(
         self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime

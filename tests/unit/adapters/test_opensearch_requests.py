@@ -22,12 +22,17 @@ from opensearchpy import ConnectionError as OpenSearchConnectionError
 
 from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_index import (
+    ANALYSIS,
     SCHEMA_VERSION,
+    TEXT_ANALYZER,
+    TEXT_SEARCH_ANALYZER,
+    OlderSchemaError,
     bootstrap,
     check_index,
     cosine_from_score,
     events_index_body,
     records_index_body,
+    records_index_name,
     status,
 )
 from agent_memory.adapters.opensearch_store import (
@@ -43,6 +48,7 @@ from agent_memory.adapters.opensearch_store import (
 from agent_memory.domain.api import ErrorDetail
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord, Source
+from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
 from agent_memory.ports import AuditEvent, StoredRecord, StoreQuery
 from agent_memory.settings import Settings
@@ -52,6 +58,7 @@ MODEL = "test-model"
 ALIAS = "mem"
 T0 = datetime(2026, 11, 20, 14, 3, 0, 123456, tzinfo=UTC)
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+INDEX = records_index_name(ALIAS)  # the versioned index behind the alias
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,7 +183,7 @@ def source_of(r: MemoryRecord, vector: np.ndarray | None = None) -> dict[str, An
 
 
 def hit(r: MemoryRecord, score: float, sort: list[Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"_index": "mem-v1", "_id": f"{r.tenant_id}:{r.agent_id}:{r.id}", "_score": score}
+    out: dict[str, Any] = {"_index": INDEX, "_id": f"{r.tenant_id}:{r.agent_id}:{r.id}", "_score": score}
     out["_source"] = source_of(r)
     if sort is not None:
         out["sort"] = sort
@@ -197,14 +204,14 @@ def bulk_ok(n: int, op: str = "index") -> dict[str, Any]:
         "took": 11,
         "errors": False,
         "items": [
-            {op: {"_index": "mem-v1", "_id": str(i), "result": "created", "status": 201}} for i in range(n)
+            {op: {"_index": INDEX, "_id": str(i), "result": "created", "status": 201}} for i in range(n)
         ],
     }
 
 
 def mapping_response(dim: int = DIM, model: str = MODEL) -> dict[str, Any]:
     return {
-        "mem-v1": {"mappings": records_index_body(dim, model)["mappings"]},
+        INDEX: {"mappings": records_index_body(dim, model)["mappings"]},
         "mem-events-v1": {"mappings": events_index_body()["mappings"]},
     }
 
@@ -228,7 +235,7 @@ def assert_scoped(filters: list[dict[str, Any]], tenant: str = "t1", agent: str 
 def test_the_vector_field_is_hnsw_innerproduct_on_the_chosen_engine(engine: str) -> None:
     body = records_index_body(384, "amazon.titan-embed-text-v2:0", engine)  # type: ignore[arg-type]
 
-    assert body["settings"] == {"index": {"knn": True}}
+    assert body["settings"] == {"index": {"knn": True, "analysis": ANALYSIS}}
     vector = body["mappings"]["properties"]["vector"]
     assert vector["type"] == "knn_vector"
     assert vector["dimension"] == 384
@@ -245,6 +252,35 @@ def test_the_vector_field_is_hnsw_innerproduct_on_the_chosen_engine(engine: str)
     }
 
 
+def test_the_records_index_name_carries_the_schema_version() -> None:
+    # speaker, context and the English analyzer are schema 2: a new index behind the same alias
+    assert SCHEMA_VERSION == 2
+    assert records_index_name("agent-memory") == "agent-memory-v2"
+
+
+def test_text_is_stemmed_and_folded_alike_and_queries_drop_the_domains_stopwords() -> None:
+    # GIVEN the analysis settings of the records index
+    index, query = ANALYSIS["analyzer"][TEXT_ANALYZER], ANALYSIS["analyzer"][TEXT_SEARCH_ANALYZER]
+    filters = ANALYSIS["filter"]
+
+    # THEN both are custom analyzers on the standard tokenizer: possessives off, lower case,
+    # diacritics folded (as SQLite's unicode61 does), Porter stems last (FTS5's porter algorithm)
+    for analyzer in (index, query):
+        assert (analyzer["type"], analyzer["tokenizer"]) == ("custom", "standard")
+        chain = analyzer["filter"]
+        assert chain[0] == "memory_english_possessive"
+        assert chain[-1] == "porter_stem"
+        assert chain.index("lowercase") < chain.index("asciifolding")
+        assert set(chain) - {"lowercase", "asciifolding", "porter_stem"} <= set(filters)  # all defined
+    # AND the index keeps every word, while a query drops the stopwords before stemming
+    assert "memory_stopwords" not in index["filter"]
+    assert query["filter"] == [*index["filter"][:-1], "memory_stopwords", "porter_stem"]
+    # AND the list is the one SQLite drops from query words, so both stores ignore the same words
+    assert filters["memory_stopwords"] == {"type": "stop", "stopwords": sorted(STOPWORDS)}
+    assert {"what", "did", "the", "about"} <= set(filters["memory_stopwords"]["stopwords"])
+    assert filters["memory_english_possessive"] == {"type": "stemmer", "language": "possessive_english"}
+
+
 def test_nmslib_is_refused_before_any_request() -> None:
     with pytest.raises(ConfigurationError, match="nmslib"):
         records_index_body(DIM, MODEL, "nmslib")  # type: ignore[arg-type]
@@ -258,15 +294,32 @@ def test_every_record_field_is_mapped_with_a_filterable_type() -> None:
     assert mappings["dynamic"] == "strict"
     assert set(MemoryRecord.model_fields) <= set(props)
     assert mappings["_routing"] == {"required": True}
-    for name in ("id", "tenant_id", "agent_id", "user_id", "grain", "time_key", "kind", "role", "tags"):
+    for name in (
+        "id",
+        "tenant_id",
+        "agent_id",
+        "user_id",
+        "grain",
+        "time_key",
+        "kind",
+        "role",
+        "tags",
+    ):
         assert props[name] == {"type": "keyword"}, name
+    # the speaker is an exact keyword (filters, aggregations) with its words searchable as well
+    assert props["speaker"]["type"] == "keyword"
+    assert props["speaker"]["fields"]["text"]["type"] == "text"
     for name in ("occurred_at", "span_start", "span_end", "expires_at", "deleted_at", "created_at"):
         assert props[name] == {"type": "date"}, name
     assert props["importance"] == {"type": "float"}
     assert props["access_count"] == {"type": "integer"}
-    assert props["content"]["type"] == "text"
-    assert props["topic"]["type"] == "text"
-    assert props["topic"]["fields"]["keyword"]["type"] == "keyword"
+    # every searched text field is analysed alike: stems at index time, stems less stopwords at query time
+    for field in (props["content"], props["topic"], props["context"], props["speaker"]["fields"]["text"]):
+        assert field["type"] == "text"
+        assert field["analyzer"] == TEXT_ANALYZER
+        assert field["search_analyzer"] == TEXT_SEARCH_ANALYZER
+    assert props["topic"]["fields"]["keyword"]["type"] == "keyword"  # the exact topic, as before
+    assert "fields" not in props["content"] and "fields" not in props["context"]
     assert props["metadata"] == {"type": "object", "enabled": False}  # client JSON is never mapped
     assert set(props["source"]["properties"]) == set(Source.model_fields)
 
@@ -274,14 +327,16 @@ def test_every_record_field_is_mapped_with_a_filterable_type() -> None:
 def test_serverless_mappings_do_not_require_routing() -> None:
     assert "_routing" not in records_index_body(DIM, MODEL, serverless=True)["mappings"]
     assert "_routing" not in events_index_body(serverless=True)["mappings"]
-    assert records_index_body(DIM, MODEL, serverless=True)["settings"] == {"index": {"knn": True}}
+    assert records_index_body(DIM, MODEL, serverless=True)["settings"] == {
+        "index": {"knn": True, "analysis": ANALYSIS}
+    }
 
 
 def test_bootstrap_creates_each_versioned_index_with_its_alias_in_one_request(
     client: OpenSearch, cluster: Cluster
 ) -> None:
     # GIVEN a cluster with neither alias nor index
-    cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": "mem-v1"})
+    cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": INDEX})
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": "mem-events-v1"})
     cluster.reply(mapping_response())
 
@@ -292,8 +347,8 @@ def test_bootstrap_creates_each_versioned_index_with_its_alias_in_one_request(
     cluster.done()
     assert [(s.method, s.path) for s in cluster.sent] == [
         ("HEAD", "/_alias/mem"),
-        ("HEAD", "/mem-v1"),
-        ("PUT", "/mem-v1"),
+        ("HEAD", f"/{INDEX}"),
+        ("PUT", f"/{INDEX}"),
         ("HEAD", "/_alias/mem-events"),
         ("HEAD", "/mem-events-v1"),
         ("PUT", "/mem-events-v1"),
@@ -304,7 +359,7 @@ def test_bootstrap_creates_each_versioned_index_with_its_alias_in_one_request(
     assert create["mappings"] == records_index_body(DIM, MODEL)["mappings"]
     assert cluster.sent[5].body["aliases"] == {"mem-events": {"is_write_index": True}}
     assert result.created and result.events_created
-    assert (result.index, result.events_index) == ("mem-v1", "mem-events-v1")
+    assert (result.index, result.events_index) == (INDEX, "mem-events-v1")
 
 
 def test_bootstrap_leaves_existing_indexes_alone_and_only_checks_them(
@@ -319,7 +374,7 @@ def test_bootstrap_leaves_existing_indexes_alone_and_only_checks_them(
 
 
 def test_bootstrap_that_loses_a_creation_race_carries_on(client: OpenSearch, cluster: Cluster) -> None:
-    exists = {"type": "resource_already_exists_exception", "reason": "index [mem-v1] already exists"}
+    exists = {"type": "resource_already_exists_exception", "reason": f"index [{INDEX}] already exists"}
     cluster.reply(status=404).reply(status=404).reply(
         {"error": {**exists, "root_cause": [exists]}}, status=400
     )
@@ -377,18 +432,40 @@ def test_a_missing_index_is_a_configuration_error_that_names_the_bootstrap(
         check_index(client, ALIAS, DIM, MODEL)
 
 
-def test_an_index_of_an_older_schema_is_refused(client: OpenSearch, cluster: Cluster) -> None:
+def test_an_index_of_an_older_schema_is_refused_naming_the_bootstrap_that_upgrades_it(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN the alias over the index of the previous schema version
     old = mapping_response()
-    old["mem-v1"]["mappings"]["_meta"]["schema_version"] = SCHEMA_VERSION - 1
+    mappings = old.pop(INDEX)
+    mappings["mappings"]["_meta"]["schema_version"] = SCHEMA_VERSION - 1
+    old[f"mem-v{SCHEMA_VERSION - 1}"] = mappings
     cluster.reply(old)
 
-    with pytest.raises(ConfigurationError, match="schema version"):
+    # WHEN checking it, THEN it is refused as an older schema, naming the index and what to run
+    with pytest.raises(OlderSchemaError, match="schema version") as exc:
         check_index(client, ALIAS, DIM, MODEL)
+    assert exc.value.index == f"mem-v{SCHEMA_VERSION - 1}"
+    assert exc.value.engine == "faiss"
+    assert "agent-memory index bootstrap" in exc.value.message and INDEX in exc.value.message
+
+
+@pytest.mark.parametrize("version", [SCHEMA_VERSION + 1, "2", None])
+def test_an_index_of_a_newer_or_unknown_schema_is_refused_without_upgrade(
+    client: OpenSearch, cluster: Cluster, version: Any
+) -> None:
+    newer = mapping_response()
+    newer[INDEX]["mappings"]["_meta"]["schema_version"] = version
+    cluster.reply(newer)
+
+    with pytest.raises(ConfigurationError, match="schema version") as exc:
+        check_index(client, ALIAS, DIM, MODEL)
+    assert not isinstance(exc.value, OlderSchemaError)  # bootstrap must not try to "upgrade" it
 
 
 def test_an_alias_over_a_foreign_index_is_refused(client: OpenSearch, cluster: Cluster) -> None:
     foreign = mapping_response()
-    del foreign["mem-v1"]["mappings"]["_meta"]
+    del foreign[INDEX]["mappings"]["_meta"]
     cluster.reply(foreign)
 
     with pytest.raises(ConfigurationError, match="'mem'"):
@@ -396,14 +473,14 @@ def test_an_alias_over_a_foreign_index_is_refused(client: OpenSearch, cluster: C
 
 
 def test_status_reports_indexes_counts_and_meta(client: OpenSearch, cluster: Cluster) -> None:
-    cluster.reply().reply({"mem-v1": {"aliases": {"mem": {}}}}).reply(mapping_response()).reply({"count": 42})
+    cluster.reply().reply({INDEX: {"aliases": {"mem": {}}}}).reply(mapping_response()).reply({"count": 42})
     cluster.reply(status=404)
 
     out = status(client, ALIAS)
 
     assert out["records"] == {
         "exists": True,
-        "indices": ["mem-v1"],
+        "indices": [INDEX],
         "documents": 42,
         "meta": records_index_body(DIM, MODEL)["mappings"]["_meta"],
     }
@@ -455,6 +532,45 @@ def test_put_is_one_bulk_with_deterministic_ids_routing_and_unit_vectors(
     assert doc2["span_end"] == "2026-11-22T23:59:59.999999Z"  # a closed span: period end - 1µs
 
 
+def test_speaker_and_context_are_written_in_the_document_and_read_back(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN a conversation turn with its speaker and the turns before it
+    context = "Alice: When do we launch?\nBob: Not before the audit.\nAlice: (this turn)"
+    turn = record(
+        role="user", speaker="Alice", conversation_id="c-1", kind=MemoryKind.CONVERSATION, context=context
+    )
+    cluster.reply(bulk_ok(1))
+
+    # WHEN it is stored
+    store(client).put([StoredRecord(turn, unit_vector(1.0))])
+
+    # THEN the document carries both fields verbatim (context is never cut or left out of _source)
+    _, doc = cluster.sent[0].lines
+    assert doc["speaker"] == "Alice"
+    assert doc["context"] == context
+    assert doc["content"] == turn.content  # the context is never folded into the content
+    # AND every document field is mapped (dynamic: strict would refuse the write otherwise)
+    assert set(doc) <= set(records_index_body(DIM, MODEL)["mappings"]["properties"])
+
+    # WHEN it is read back from that _source, THEN it is the same record
+    cluster.reply({"docs": [{"found": True, "_source": doc}, {"found": False}]})
+    assert store(client).get("t1", "a1", turn.id) == turn
+
+
+def test_a_document_of_the_previous_schema_reads_as_a_record_without_speaker_or_context(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN a document copied from a version 1 index: no speaker, no context keys at all
+    old = source_of(record())
+    del old["speaker"], old["context"]
+    cluster.reply({"docs": [{"found": True, "_source": old}, {"found": False}]})
+
+    found = store(client).get("t1", "a1", "mem_aaaaaaaaaaaaaaaa")
+
+    assert found is not None and found.speaker is None and found.context is None
+
+
 def test_put_passes_the_configured_refresh(client: OpenSearch, cluster: Cluster) -> None:
     cluster.reply(bulk_ok(1))
 
@@ -483,7 +599,7 @@ def test_failed_bulk_items_raise_by_their_status(
     client: OpenSearch, cluster: Cluster, status_code: int, error_type: str, expected: type[Exception]
 ) -> None:
     failed = {
-        "_index": "mem-v1",
+        "_index": INDEX,
         "_id": "x",
         "status": status_code,
         "error": {"type": error_type, "reason": "no"},
@@ -515,7 +631,7 @@ def audit_event(at: datetime = NOW) -> AuditEvent:
 
 
 def lookup_response(r: MemoryRecord | None) -> dict[str, Any]:
-    first = {"_index": "mem-v1", "_id": "x", "found": r is not None}
+    first = {"_index": INDEX, "_id": "x", "found": r is not None}
     if r is not None:
         first["_source"] = source_of(r)
     return {"docs": [first, {"_index": "mem-events-v1", "_id": "y", "found": False}]}
@@ -525,7 +641,7 @@ def test_soft_delete_is_a_routed_scripted_update_then_an_audit_document(
     client: OpenSearch, cluster: Cluster
 ) -> None:
     cluster.reply(lookup_response(record()))
-    cluster.reply({"_index": "mem-v1", "_id": "t1:a1:mem_aaaaaaaaaaaaaaaa", "result": "updated"})
+    cluster.reply({"_index": INDEX, "_id": "t1:a1:mem_aaaaaaaaaaaaaaaa", "result": "updated"})
     cluster.reply(bulk_ok(1))
 
     assert store(client).soft_delete("t1", "a1", "mem_aaaaaaaaaaaaaaaa", audit_event()) is True
@@ -573,7 +689,7 @@ def test_soft_delete_of_a_record_that_is_not_live_writes_no_audit(
     client: OpenSearch, cluster: Cluster
 ) -> None:
     cluster.reply(lookup_response(record()))
-    cluster.reply({"_index": "mem-v1", "_id": "x", "result": "noop"})
+    cluster.reply({"_index": INDEX, "_id": "x", "result": "noop"})
 
     assert store(client).soft_delete("t1", "a1", "mem_aaaaaaaaaaaaaaaa", audit_event()) is False
 
@@ -658,7 +774,7 @@ def test_delete_older_than_is_a_sliced_delete_by_query_over_every_agent_of_the_t
 def test_delete_older_than_with_failures_raises_so_retention_runs_again(
     client: OpenSearch, cluster: Cluster
 ) -> None:
-    cluster.reply({"took": 5, "deleted": 1, "failures": [{"index": "mem-v1", "cause": {"type": "x"}}]})
+    cluster.reply({"took": 5, "deleted": 1, "failures": [{"index": INDEX, "cause": {"type": "x"}}]})
 
     with pytest.raises(DependencyError, match="safe to run again"):
         store(client).delete_older_than("t1", Grain.DAILY, NOW)
@@ -777,7 +893,13 @@ def test_search_puts_every_filter_inside_the_knn_clause_and_runs_bm25_in_the_sam
     assert {"term": {"user_id": "u-7"}} in filters
     assert bm25_body["query"]["bool"]["filter"] == filters  # the same filters, same order
     assert bm25_body["query"]["bool"]["must"] == [
-        {"multi_match": {"query": "when is the launch", "fields": ["content", "topic"]}}
+        {
+            "multi_match": {
+                "query": "when is the launch",
+                "fields": ["content", "topic", "speaker.text", "context"],
+                "type": "cross_fields",
+            }
+        }
     ]
     # and the lexical-only hit's vector is read (routed) to compute its exact cosine
     assert cluster.sent[1].body == {"docs": [{"_index": "mem", "_id": "t1:a1:mem_c", "routing": "t1:a1"}]}
