@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench openapi load clean install test-opensearch synth deploy layer-lock
+.PHONY: dev test lint format bench bench-retention bench-locomo openapi load clean install test-opensearch synth deploy layer-lock
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,14 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/search_latency.py
 	$(PY) benchmarks/write_to_searchable.py
+
+## bench-retention: the daily cleanup over 1,000,000 records of 100 agents on the local store
+bench-retention: $(STAMP)
+	$(PY) benchmarks/retention.py
+
+## bench-locomo: retrieval quality on LoCoMo through the local HTTP API (LOCOMO=path/to/locomo10.json)
+bench-locomo: $(STAMP)
+	$(PY) benchmarks/locomo.py $(if $(LOCOMO),--data $(LOCOMO))
 
 ## load: 60 s of writes and searches by 50 clients across 50 agents (locust), then the ledger
 load: $(STAMP)

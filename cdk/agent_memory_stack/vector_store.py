@@ -31,6 +31,7 @@ from aws_cdk import aws_opensearchservice as opensearch
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from agent_memory.adapters.opensearch_index import SCHEMA_VERSION as INDEX_SCHEMA_VERSION
 from agent_memory_stack.bedrock import embedding_environment
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
@@ -347,6 +348,9 @@ class VectorStore(Construct):
             "ModelId": self.config.embedding_model_id,
             "Engine": self.config.opensearch.knn_engine,
             "Serverless": "true" if self.serverless else "false",
+            # CloudFormation re-runs the bootstrap only when a property changes: a new index
+            # schema must, so that a deploy upgrades the index before the new functions use it.
+            "SchemaVersion": str(INDEX_SCHEMA_VERSION),
         }
         if not self.serverless:
             # Fine-grained access control maps IAM roles to OpenSearch roles inside the cluster;

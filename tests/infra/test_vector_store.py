@@ -7,6 +7,8 @@ import json
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, committed_context, render
 
+from agent_memory.adapters.opensearch_index import SCHEMA_VERSION
+
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
 STORE_USERS = ("Api", "Search", "Writer", "SummarizeDispatch", "SummarizeWorker", "Retention")
@@ -94,6 +96,8 @@ def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(sy
         "faiss",
         "false",
     )
+    # a new index schema changes a property, so a deploy re-runs the bootstrap (which upgrades)
+    assert props["SchemaVersion"] == str(SCHEMA_VERSION)
     assert sorted(json.dumps(r) for r in props["BackendRoles"]) == sorted(
         json.dumps(_role_arn(synth, f)) for f in STORE_USERS
     )
