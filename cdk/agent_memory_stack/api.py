@@ -25,6 +25,7 @@ from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
 from agent_memory_stack.idempotency import IdempotencyTable
 from agent_memory_stack.nag import acknowledge
+from agent_memory_stack.topics import TopicsTable
 from agent_memory_stack.vector_store import VectorStore
 from agent_memory_stack.write_pipeline import WritePipeline
 
@@ -114,6 +115,7 @@ class Api(Construct):
         )
 
         self.idempotency = IdempotencyTable(self, "Idempotency")
+        self.topics = TopicsTable(self, "Topics", retain=config.retain_data)
         api_timeout = Duration.seconds(20)
         self.api_function = factory.build(
             self,
@@ -132,12 +134,14 @@ class Api(Construct):
                     "AGENT_MEMORY_PLANS": config.plans_json,
                     **config.retention.environment(),
                     **self.idempotency.environment(api_timeout),
+                    **self.topics.environment(),
                 },
             ),
         )
         writes.grant_enqueue(self.api_function)
         writes.grant_pending(self.api_function)
         self.idempotency.grant(self.api_function)  # Idempotency-Key on POST memories
+        self.topics.grant_api(self.api_function)  # dictionaries, and unknown topics of writes
         store.grant_data_access(self.api_function)
         # POST /v1/admin/summarize re-runs a period, and a forget re-makes the summaries made
         # from the record: both queue jobs as the dispatcher does.
@@ -151,10 +155,11 @@ class Api(Construct):
                 description="REST API: search (embed the query, k-NN + BM25, rerank)",
                 memory_mb=1024,
                 timeout=Duration.seconds(15),
-                environment=store.environment(),
+                environment={**store.environment(), **self.topics.environment()},
             ),
         )
         store.grant_data_access(self.search_function)
+        self.topics.grant_search(self.search_function)  # a query's words widened by the dictionary
         grant_invoke(self.search_function, self, config.embedding_model_id)
 
         if console_origin is not None:
@@ -324,6 +329,10 @@ class Api(Construct):
         admin = v1.add_resource("admin")
         method(admin.add_resource("summarize"), "POST", api, body=True)
         method(admin.add_resource("retention"), "POST", api)
+        method(admin.add_resource("topics"), "PUT", api, body=True)
+        topics = v1.add_resource("topics")
+        method(topics, "GET", api)
+        method(topics.add_resource("proposals"), "GET", api, query=("limit",))
 
     def _gateway_responses(self) -> None:
         for name, (status, code, message) in GATEWAY_ERRORS.items():

@@ -21,6 +21,7 @@ from agent_memory.ports import (
     MemoryStore,
     PendingWrites,
     Summarizer,
+    TopicStore,
     WriteQueue,
 )
 from agent_memory.services.agents import AgentsService
@@ -33,6 +34,7 @@ from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
 from agent_memory.services.summarize import SummarizeService
 from agent_memory.services.timeline import TimelineService
+from agent_memory.services.topics import TopicCache, TopicService
 from agent_memory.services.write import WriteService
 from agent_memory.services.writer import WriterService
 from agent_memory.settings import Settings, get_settings
@@ -146,6 +148,25 @@ def idempotency() -> Idempotency:
 
 
 @cache
+def topic_store() -> TopicStore:
+    settings = get_settings()
+    if settings.topics == "dynamodb":
+        from agent_memory.adapters.dynamodb_topics import DynamoDbTopicStore
+
+        assert settings.topics_table is not None
+        return DynamoDbTopicStore(settings.topics_table)
+    from agent_memory.adapters.sqlite_topics import SqliteTopicStore
+
+    return SqliteTopicStore(settings.topics_path)
+
+
+@cache
+def topic_cache() -> TopicCache:
+    """One per process: writes and searches of a warm container share it (services/topics.py)."""
+    return TopicCache(topic_store(), ttl_s=get_settings().topics_cache_s)
+
+
+@cache
 def summarizer() -> Summarizer:
     from agent_memory.adapters.summarizers import build_summarizer
 
@@ -229,6 +250,7 @@ def ranking(settings: Settings) -> RankingWeights:
         recency_weight=settings.recency_weight,
         importance_weight=settings.importance_weight,
         lexical_weight=settings.lexical_weight,
+        time_boost=settings.time_boost,
     )
 
 
@@ -272,13 +294,17 @@ class ApiServices:
     def search_stats(self) -> SearchStatsService:
         return SearchStatsService(store(), clock())
 
+    @property
+    def topics(self) -> TopicService:
+        return TopicService(topic_cache(), clock())
+
 
 @cache
 def _write_service() -> WriteService:
     from agent_memory.domain.plans import default_ttl_days
 
     ttls = default_ttl_days if get_settings().default_ttls else None
-    return WriteService(write_queue(), pending(), clock(), default_ttl_days=ttls)
+    return WriteService(write_queue(), pending(), clock(), default_ttl_days=ttls, topics=topic_cache())
 
 
 @cache
@@ -288,7 +314,7 @@ def _idempotent_write_service() -> IdempotentWriteService:
 
 @cache
 def _search_service() -> SearchService:
-    return SearchService(store(), embedder(), clock(), ranking(get_settings()))
+    return SearchService(store(), embedder(), clock(), ranking(get_settings()), topics=topic_cache())
 
 
 @cache
@@ -310,6 +336,7 @@ def writer_service() -> WriterService:
         dead_letters(),
         clock(),
         dedup_threshold=get_settings().dedup_threshold,
+        context_turns=get_settings().context_turns,
     )
 
 
@@ -333,6 +360,8 @@ _CACHED = (
     _forget_service,
     writer_service,
     summarizer,
+    topic_store,
+    topic_cache,
     _local_jobs,
     job_queue,
     dispatch_service,

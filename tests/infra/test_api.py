@@ -26,6 +26,9 @@ ROUTES = {
     ("GET", "/v1/agents/{agent_id}/stats/searches"): "Api",
     ("POST", "/v1/admin/summarize"): "Api",
     ("POST", "/v1/admin/retention"): "Api",
+    ("PUT", "/v1/admin/topics"): "Api",
+    ("GET", "/v1/topics"): "Api",
+    ("GET", "/v1/topics/proposals"): "Api",
     ("GET", "/v1/openapi.json"): "Api",
 }
 
@@ -198,8 +201,9 @@ def test_unauthorized_tells_the_client_the_scheme(synth: Synth) -> None:
 
 def test_api_function_reaches_queue_pending_store_and_summarize_jobs_but_not_bedrock(synth: Synth) -> None:
     idempotency = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.idempotency.table), "Arn"]}
-    # the idempotency table's item calls are checked in test_idempotency.py
-    statements = [s for s in synth.function_statements("Api") if s["Resource"] != idempotency]
+    topics = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.topics.table), "Arn"]}
+    # the idempotency and topics tables' item calls are checked in test_idempotency.py, test_topics.py
+    statements = [s for s in synth.function_statements("Api") if s["Resource"] not in (idempotency, topics)]
     actions = {a for s in statements for a in as_list(s["Action"])}
     assert {"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:Query"} <= actions
     assert not {

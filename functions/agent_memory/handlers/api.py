@@ -51,6 +51,12 @@ from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WR
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
 from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
+from agent_memory.domain.topics import (
+    MAX_PROPOSALS_LIMIT,
+    TopicDictionaryBody,
+    TopicDictionaryResponse,
+    TopicProposalsResponse,
+)
 from agent_memory.domain.types import AgentId, MemoryId, UserId
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.handlers.cors import with_console_cors
@@ -251,6 +257,31 @@ def search_stats(
     """Searches per UTC day over the last ``days`` days, and how many found nothing."""
     caller = _caller(agent_id)
     return _json(200, container.api_services().search_stats.stats(caller.tenant_id, agent_id, days))
+
+
+@app.get("/v1/topics")
+def get_topics() -> Response[TopicDictionaryResponse]:
+    """The tenant's topic dictionary: canonical terms and their synonyms (empty when it has none)."""
+    caller = _caller()
+    return _json(200, container.api_services().topics.get(caller.tenant_id))
+
+
+@app.get("/v1/topics/proposals")
+def topic_proposals(
+    limit: Annotated[int, Query(ge=1, le=MAX_PROPOSALS_LIMIT)] = 100,
+) -> Response[TopicProposalsResponse]:
+    """Topics that writes named and the dictionary does not know, most named first: candidates
+    for a canonical term or a synonym. Counted only while the tenant has a dictionary."""
+    caller = _caller()
+    return _json(200, container.api_services().topics.proposals(caller.tenant_id, limit))
+
+
+@app.put("/v1/admin/topics")
+def put_topics(body: TopicDictionaryBody) -> Response[TopicDictionaryResponse]:
+    """Replace the tenant's topic dictionary (admin scope); ``{"terms": {}}`` removes it. Other
+    warm functions see the change within the dictionary cache's TTL (60 s)."""
+    caller = _caller(scope=ADMIN_SCOPE)
+    return _json(200, container.api_services().topics.put(caller.tenant_id, body))
 
 
 @app.post("/v1/admin/summarize", status_code=202)

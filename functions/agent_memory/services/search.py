@@ -7,32 +7,59 @@ happens here (`domain.scoring`) so every store ranks identically. The window is
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 
 from agent_memory.domain.api import SearchRequest, SearchResponse, SearchResult
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.scoring import RankingWeights, display_text, score
+from agent_memory.domain.timehints import time_hints
+from agent_memory.domain.words import STOPWORDS
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Clock, Embedder, MemoryStore, StoreQuery
+from agent_memory.services.topics import TopicCache
 
 #: How many candidates to pull per signal for each result asked for: fusion needs head-room.
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 40
 
 
+#: Meaningful words of a query that a zero-hit log line keeps.
+TOPIC_WORDS = 4
+
+
+def query_topic(query: str | None) -> str | None:
+    """The query's subject for logs: its first `TOPIC_WORDS` words that are not function words."""
+    if not query:
+        return None
+    words = [w for w in re.findall(r"\w+", query.lower()) if w not in STOPWORDS]
+    return " ".join(words[:TOPIC_WORDS]) or None
+
+
 class SearchService:
-    def __init__(self, store: MemoryStore, embedder: Embedder, clock: Clock, weights: RankingWeights) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        clock: Clock,
+        weights: RankingWeights,
+        topics: TopicCache | None = None,
+    ) -> None:
         self._store = store
         self._embedder = embedder
         self._clock = clock
         self._weights = weights
+        #: The tenant's topic dictionary widens the lexical query (services/topics.py).
+        self._topics = topics
 
     def search(self, tenant_id: str, agent_id: str, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
         now = self._clock.now()
         as_of = request.as_of or now
         query = request.query
+        weights = self._weights.with_overrides(request.ranking)
+        hints = time_hints(query, as_of) if weights.time_hints else []
         vector = self._embedder.embed([query])[0] if query else None
         store_query = StoreQuery(
             tenant_id=tenant_id,
@@ -40,7 +67,7 @@ class SearchService:
             now=now,
             grains=None if request.grain == "all" else (Grain(request.grain),),
             vector=vector,
-            text=query,
+            text=self._topics.expand_query(tenant_id, query) if self._topics else query,
             start=as_of - timedelta(days=request.max_days_ago) if request.max_days_ago is not None else None,
             end=as_of - timedelta(days=request.min_days_ago),
             kinds=tuple(request.kinds),
@@ -51,7 +78,7 @@ class SearchService:
         candidates = self._store.search(store_query)
         results: list[SearchResult] = []
         for c in candidates:
-            s = score(c.record, as_of, self._weights, c.similarity, c.lexical, has_query=query is not None)
+            s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints)
             if request.min_score is not None and s.score < request.min_score:
                 continue
             r = c.record
@@ -89,6 +116,17 @@ class SearchService:
         metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
         if not results:
             metrics.add_metric(name="ZeroHitSearches", unit=MetricUnit.Count, value=1)
+            # What was asked about, without logging the whole question (it may hold personal data):
+            # its first few meaningful words, and the time it named.
+            logger.info(
+                "zero-hit search",
+                extra={
+                    "agent_id": agent_id,
+                    "query_topic": query_topic(query),
+                    "time_hints": [h.phrase for h in hints],
+                    "grain": str(request.grain),
+                },
+            )
         logger.info(
             "search",
             extra={

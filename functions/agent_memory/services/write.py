@@ -2,6 +2,12 @@
 
 The API answers 202 as soon as the queue has the messages. Embedding and storing happen in the
 writer, one group (``tenant:agent:working``) at a time, which is what makes dedup-on-write safe.
+
+Two things are decided here, at accept time, so a retry of the same body makes the same record:
+an item without ``importance`` is scored from its words and kind (`domain.importance`), and a
+topic is mapped to the tenant's canonical term when the tenant has a topic dictionary
+(`domain.topics`; unknown topics are then counted as proposals). The dictionary is read through
+a per-tenant cache (`services.topics.TopicCache`), and only when an item names a topic.
 """
 
 from __future__ import annotations
@@ -15,13 +21,13 @@ from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, memory_id
+from agent_memory.domain.importance import score_importance
 from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
+from agent_memory.domain.topics import TopicDictionary
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Clock, PendingWrites, QueueMessage, WriteQueue
-
-DEFAULT_IMPORTANCE = 0.5
-
+from agent_memory.services.topics import TopicCache
 
 #: A kind's default lifetime in days when a write names no ``ttl_days`` (None: no expiry).
 DefaultTtl = Callable[[MemoryKind], int | None]
@@ -30,7 +36,8 @@ DefaultTtl = Callable[[MemoryKind], int | None]
 class WriteService:
     """``default_ttl_days`` gives a lifetime to writes that name none, by kind (routine
     conversation fades in a week, a decision lasts a quarter); without it, and for kinds it
-    maps to None, a write never expires and only retention removes it."""
+    maps to None, a write never expires and only retention removes it. ``topics`` gives
+    topics their tenant's canonical terms; without it a topic is only normalised."""
 
     def __init__(
         self,
@@ -38,15 +45,19 @@ class WriteService:
         pending: PendingWrites,
         clock: Clock,
         default_ttl_days: DefaultTtl | None = None,
+        topics: TopicCache | None = None,
     ) -> None:
         self._queue = queue
         self._pending = pending
         self._clock = clock
         self._default_ttl_days = default_ttl_days
+        self._topics = topics
 
     def accept(self, caller: Caller, agent_id: str, request: WriteRequest) -> WriteResponse:
         now = self._clock.now()
-        records = [self._to_record(caller.tenant_id, agent_id, item, now) for item in request.to_items()]
+        items = request.to_items()
+        dictionary = self._dictionary(caller.tenant_id, items)
+        records = [self._to_record(caller.tenant_id, agent_id, item, now, dictionary) for item in items]
         commands = [WriteCommand(op="remember", record=r) for r in records]
         messages = [
             QueueMessage(group_id=c.group_id, dedup_id=_dedup_id(c.record.id), body=c.model_dump_json())
@@ -60,11 +71,27 @@ class WriteService:
         except DependencyError:
             self._pending.discard(caller.tenant_id, agent_id, ids)
             raise
+        if dictionary and self._topics is not None:  # a dictionary at all: then unknown is news
+            unknown = [r.topic for r in records if r.topic and dictionary.canonical(r.topic) is None]
+            self._topics.propose(caller.tenant_id, unknown, self._clock)
         metrics.add_metric(name="WritesAccepted", unit=MetricUnit.Count, value=len(records))
         logger.info("writes accepted", extra={"agent_id": agent_id, "count": len(records)})
         return WriteResponse(accepted=[AcceptedItem(id=i) for i in ids])
 
-    def _to_record(self, tenant_id: str, agent_id: str, item: WriteItem, now: datetime) -> MemoryRecord:
+    def _dictionary(self, tenant_id: str, items: list[WriteItem]) -> TopicDictionary | None:
+        """The tenant's dictionary, read only when some item names a topic."""
+        if self._topics is None or not any(item.topic for item in items):
+            return None
+        return self._topics.dictionary(tenant_id)
+
+    def _to_record(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        item: WriteItem,
+        now: datetime,
+        dictionary: TopicDictionary | None,
+    ) -> MemoryRecord:
         occurred = item.occurred_at or now
         record_id = memory_id(
             tenant_id,
@@ -87,11 +114,12 @@ class WriteService:
             grain=Grain.WORKING,
             kind=kind,
             role=item.role,
+            speaker=item.speaker,
             conversation_id=item.conversation_id,
             content=item.content,
-            topic=normalise_topic(item.topic),
+            topic=dictionary.resolve(item.topic)[0] if dictionary else normalise_topic(item.topic),
             topic_raw=item.topic,
-            importance=item.importance if item.importance is not None else DEFAULT_IMPORTANCE,
+            importance=score_importance(item.content, kind) if item.importance is None else item.importance,
             tags=list(dict.fromkeys(item.tags)),
             source=item.source,
             links=item.links,

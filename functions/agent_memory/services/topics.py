@@ -1,0 +1,138 @@
+"""Topic dictionaries: an admin sets a tenant's, writes and searches read it through a short cache.
+
+Writes and searches consult the dictionary on every request that names a topic or a query, so
+they read it through `TopicCache`: one store read per tenant per ``ttl_s`` on a warm container
+(as the authorizer caches keys), and none at all for a write without a topic. What that costs: a
+new dictionary reaches the other warm containers within ``ttl_s`` (60 s by default); the
+container that stored it sees it at once.
+
+The dictionary is a help to retrieval, never a reason to refuse a write: when the store cannot be
+read, the write goes on with the topic as the client sent it (normalised) and no proposal is
+counted, and that failure is remembered for a few seconds so an outage does not add a failing
+call to every request. Counting proposals is best effort for the same reason.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable
+
+from agent_memory.domain.topics import (
+    TopicDictionary,
+    TopicDictionaryBody,
+    TopicDictionaryResponse,
+    TopicProposalOut,
+    TopicProposalsResponse,
+)
+from agent_memory.errors import AgentMemoryError
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import Clock, TopicStore
+
+DEFAULT_TTL_S = 60.0
+#: How long a failed read is remembered: short, so the dictionary is back soon after the store.
+FAILURE_TTL_S = 5.0
+DEFAULT_MAX_TENANTS = 1024
+
+
+class TopicCache:
+    """Each tenant's dictionary for ``ttl_s`` (absent ones too), at most ``max_tenants`` of them."""
+
+    def __init__(
+        self,
+        store: TopicStore,
+        ttl_s: float = DEFAULT_TTL_S,
+        max_tenants: int = DEFAULT_MAX_TENANTS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self._ttl_s = ttl_s
+        self._max_tenants = max_tenants
+        self._clock = clock
+        self._entries: OrderedDict[str, tuple[float, TopicDictionary | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def dictionary(self, tenant_id: str) -> TopicDictionary | None:
+        """The tenant's dictionary, or None when it has none (or it cannot be read just now)."""
+        now = self._clock()
+        with self._lock:
+            cached = self._entries.get(tenant_id)
+            if cached is not None and cached[0] > now:
+                self._entries.move_to_end(tenant_id)
+                return cached[1]
+        try:
+            stored = self.store.get_dictionary(tenant_id)
+            dictionary, ttl = (stored.dictionary if stored else None), self._ttl_s
+        except AgentMemoryError as exc:
+            logger.warning("topic dictionary unavailable", extra={"error": exc.message})
+            metrics.add_metric(name="TopicDictionaryErrors", unit=MetricUnit.Count, value=1)
+            dictionary, ttl = None, min(FAILURE_TTL_S, self._ttl_s)
+        with self._lock:
+            self._entries[tenant_id] = (now + ttl, dictionary)
+            self._entries.move_to_end(tenant_id)
+            while len(self._entries) > self._max_tenants:
+                self._entries.popitem(last=False)
+        return dictionary
+
+    def invalidate(self, tenant_id: str) -> None:
+        with self._lock:
+            self._entries.pop(tenant_id, None)
+
+    def expand_query(self, tenant_id: str, text: str | None) -> str | None:
+        """The lexical query with the dictionary's groups of the terms it names (`expand_query`)."""
+        if not text:
+            return text
+        dictionary = self.dictionary(tenant_id)
+        return dictionary.expand_query(text) if dictionary else text
+
+    def propose(self, tenant_id: str, topics: Iterable[str], clock: Clock) -> None:
+        """Count unknown topics (best effort: a failure is logged, the write it came with stands)."""
+        counts = Counter(topics)
+        if not counts:
+            return
+        try:
+            self.store.record_proposals(tenant_id, counts, clock.now())
+        except AgentMemoryError as exc:
+            logger.warning("unknown topics not counted", extra={"error": exc.message, "topics": len(counts)})
+            metrics.add_metric(name="TopicDictionaryErrors", unit=MetricUnit.Count, value=1)
+
+
+class TopicService:
+    """The tenant's dictionary (get, replace) and its unknown topics (list)."""
+
+    def __init__(self, cache: TopicCache, clock: Clock) -> None:
+        self._cache = cache
+        self._store = cache.store
+        self._clock = clock
+
+    def get(self, tenant_id: str) -> TopicDictionaryResponse:
+        stored = self._store.get_dictionary(tenant_id)
+        if stored is None:
+            return TopicDictionaryResponse(terms={})
+        return TopicDictionaryResponse(terms=stored.dictionary.as_dict(), updated_at=stored.updated_at)
+
+    def put(self, tenant_id: str, body: TopicDictionaryBody) -> TopicDictionaryResponse:
+        dictionary = TopicDictionary.build(body.terms)  # the body's validator already checked it
+        now = self._clock.now()
+        self._store.put_dictionary(tenant_id, dictionary, now)
+        self._cache.invalidate(tenant_id)
+        logger.info("topic dictionary replaced", extra={"terms": len(dictionary.terms)})
+        if not dictionary:
+            return TopicDictionaryResponse(terms={})
+        return TopicDictionaryResponse(terms=dictionary.as_dict(), updated_at=now)
+
+    def proposals(self, tenant_id: str, limit: int) -> TopicProposalsResponse:
+        """Unknown topics, most named first; those the current dictionary knows are left out (a
+        proposal taken into the dictionary disappears from the list at once)."""
+        stored = self._store.get_dictionary(tenant_id)
+        known = stored.dictionary if stored else TopicDictionary()
+        listed = self._store.list_proposals(tenant_id, self._clock.now())
+        proposals = [p for p in listed if known.canonical(p.topic) is None]
+        proposals.sort(key=lambda p: (-p.count, -p.last_seen.timestamp(), p.topic))
+        return TopicProposalsResponse(
+            items=[
+                TopicProposalOut(topic=p.topic, count=p.count, first_seen=p.first_seen, last_seen=p.last_seen)
+                for p in proposals[:limit]
+            ]
+        )
