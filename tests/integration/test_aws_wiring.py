@@ -127,3 +127,59 @@ def test_poison_message_lands_in_the_fifo_dlq_with_its_reason(aws_env: dict[str,
     assert letter["Body"] == "{not json"
     assert "invalid write command" in letter["MessageAttributes"]["reason"]["StringValue"]
     assert letter["Attributes"]["MessageGroupId"] == "acme:bot:working"
+
+
+def _event(method: str, path: str, body: Any = None, scopes: str = "read write") -> dict[str, Any]:
+    event = load_event("api_stats.json")
+    event = {**event, "httpMethod": method, "path": path, "body": None if body is None else json.dumps(body)}
+    event["requestContext"] = {
+        **event["requestContext"],
+        "httpMethod": method,
+        "authorizer": {**event["requestContext"]["authorizer"], "scopes": scopes},
+    }
+    event["headers"] = {**(event.get("headers") or {}), "Content-Type": "application/json"}
+    return event
+
+
+def test_topic_dictionary_in_dynamodb_canonicalises_writes_and_counts_proposals(
+    aws_env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the deployed topics table (as the stack defines it) and the functions configured for it
+    boto3.client("dynamodb", region_name="us-east-1").create_table(
+        TableName="topics",
+        KeySchema=[
+            {"AttributeName": "tenant_id", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "tenant_id", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    monkeypatch.setenv("AGENT_MEMORY_TOPICS", "dynamodb")
+    monkeypatch.setenv("AGENT_MEMORY_TOPICS_TABLE", "topics")
+    container.reset()
+
+    # WHEN an admin sets the dictionary and a writer names a synonym and an unknown topic
+    terms = {"launch date": ["go-live"]}
+    put = _event("PUT", "/v1/admin/topics", {"terms": terms}, scopes="admin read write")
+    status, stored = _status(put)
+    assert (status, stored["terms"]) == (200, terms)
+    assert _status(_event("GET", "/v1/topics")) == (200, stored)
+    # a key without the admin scope may read it, not replace it
+    assert _status(_event("PUT", "/v1/admin/topics", {"terms": {}}))[0] == 403
+    items = [{"content": "We go live on March 3.", "topic": "Go-Live"}, {"content": "x", "topic": "Hiring"}]
+    assert _status(_event("POST", "/v1/agents/support-bot/memories", {"items": items}))[0] == 202
+
+    # THEN the queued records carry the canonical topic and the raw one, and the unknown one is proposed
+    records = [
+        json.loads(r["body"])["record"]
+        for r in _receive_as_event(aws_env["sqs"], aws_env["queue"])["Records"]
+    ]
+    assert sorted((r["topic"], r["topic_raw"]) for r in records) == [
+        ("hiring", "Hiring"),
+        ("launch date", "Go-Live"),
+    ]
+    status, proposals = _status(_event("GET", "/v1/topics/proposals"))
+    assert status == 200 and [(p["topic"], p["count"]) for p in proposals["items"]] == [("hiring", 1)]
