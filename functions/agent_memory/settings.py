@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     #: Recency decay constant in days: recency = exp(-days_ago / recency_tau_days).
     recency_tau_days: float = Field(default=90.0, gt=0.0)
     #: How much recency and importance shape the score (0 = not at all, 1 = fully).
-    recency_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    recency_weight: float = Field(default=0.1, ge=0.0, le=1.0)
     importance_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     #: Weight of the lexical (BM25) evidence against the vector similarity in relevance.
     lexical_weight: float = Field(default=0.3, ge=0.0, le=1.0)

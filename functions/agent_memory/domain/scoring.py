@@ -32,7 +32,7 @@ from agent_memory.domain.timehints import TimeHint
 @dataclass(frozen=True, slots=True)
 class RankingWeights:
     recency_tau_days: float = 90.0
-    recency_weight: float = 0.3
+    recency_weight: float = 0.1
     importance_weight: float = 0.2
     lexical_weight: float = 0.3
     time_boost: float = 0.3
