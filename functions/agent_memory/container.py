@@ -20,6 +20,7 @@ from agent_memory.ports import (
     JobQueue,
     MemoryStore,
     PendingWrites,
+    Reranker,
     Summarizer,
     TopicStore,
     WriteQueue,
@@ -314,7 +315,18 @@ def _idempotent_write_service() -> IdempotentWriteService:
 
 @cache
 def _search_service() -> SearchService:
-    return SearchService(store(), embedder(), clock(), ranking(get_settings()), topics=topic_cache())
+    return SearchService(
+        store(), embedder(), clock(), ranking(get_settings()), topics=topic_cache(), reranker=reranker()
+    )
+
+
+def reranker() -> Reranker | None:
+    settings = get_settings()
+    if settings.reranker == "bedrock":
+        from agent_memory.adapters.bedrock_rerank import BedrockReranker
+
+        return BedrockReranker(settings.bedrock_rerank_model_arn)
+    return None
 
 
 @cache

@@ -35,6 +35,18 @@ class Clock(Protocol):
 
 
 @runtime_checkable
+class Reranker(Protocol):
+    """Re-scores search candidates against the query with a cross-encoder (a second opinion on
+    relevance that reads query and memory together). Optional: none by default."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """One relevance in [0, 1] per document, in the documents' order."""
+        ...
+
+
 class Embedder(Protocol):
     """Turns text into L2-normalised float32 vectors of a fixed dimension."""
 

@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
 
     # --- summaries ---------------------------------------------------------------------------
+    #: An optional cross-encoder over the head of each search's ranking (docs/decisions.md).
+    reranker: Literal["none", "bedrock"] = "none"
+    bedrock_rerank_model_arn: str = "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"
     summarizer: Literal["local", "bedrock"] = "local"
     bedrock_summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
     #: The local runtime fires the cascade and retention on their schedules; off for tests.

@@ -16,8 +16,9 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.scoring import RankingWeights, display_text, score
 from agent_memory.domain.timehints import time_hints
 from agent_memory.domain.words import STOPWORDS
+from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import Clock, Embedder, MemoryStore, StoreQuery
+from agent_memory.ports import Clock, Embedder, MemoryStore, Reranker, StoreQuery
 from agent_memory.services.topics import TopicCache
 
 #: How many candidates to pull per signal for each result asked for: fusion needs head-room.
@@ -37,6 +38,11 @@ def query_topic(query: str | None) -> str | None:
     return " ".join(words[:TOPIC_WORDS]) or None
 
 
+def rerank_depth(wanted: int) -> int:
+    """How many of the first ranking a reranker re-scores: enough head-room to promote from."""
+    return min(max(2 * wanted, 20), 100)
+
+
 class SearchService:
     def __init__(
         self,
@@ -45,13 +51,39 @@ class SearchService:
         clock: Clock,
         weights: RankingWeights,
         topics: TopicCache | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self._store = store
+        #: An optional cross-encoder that re-scores the head of the ranking (`_rerank`).
+        self._reranker = reranker
         self._embedder = embedder
         self._clock = clock
         self._weights = weights
         #: The tenant's topic dictionary widens the lexical query (services/topics.py).
         self._topics = topics
+
+    def _rerank(
+        self, query: str, ranked: list[SearchResult], relevance: dict[str, float], wanted: int
+    ) -> list[SearchResult]:
+        """Re-score the head of the ranking with the reranker: its relevance replaces ours, the
+        dampers (recency, importance, time) stay. The rest keeps its order below the head. A
+        reranker that fails leaves the ranking as it was: a search never fails for it."""
+        assert self._reranker is not None
+        head, tail = ranked[: rerank_depth(wanted)], ranked[rerank_depth(wanted) :]
+        try:
+            scores = self._reranker.rerank(query, [r.text for r in head])
+        except DependencyError:
+            logger.warning("reranker failed; keeping the first ranking", exc_info=True)
+            metrics.add_metric(name="RerankFailures", unit=MetricUnit.Count, value=1)
+            return ranked
+        rescored = [
+            r.model_copy(update={"score": round(r.score / max(relevance[r.id], 1e-9) * new, 6)})
+            for r, new in zip(head, scores, strict=True)
+        ]
+        rescored.sort(key=lambda x: (-x.score, x.id))
+        floor = min((r.score for r in rescored), default=0.0)
+        # what was not reranked stays below what was, in its own order
+        return rescored + [r.model_copy(update={"score": min(r.score, floor)}) for r in tail]
 
     def search(self, tenant_id: str, agent_id: str, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
@@ -77,11 +109,11 @@ class SearchService:
         )
         candidates = self._store.search(store_query)
         results: list[SearchResult] = []
+        relevance: dict[str, float] = {}
         for c in candidates:
             s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints)
-            if request.min_score is not None and s.score < request.min_score:
-                continue
             r = c.record
+            relevance[r.id] = s.relevance
             results.append(
                 SearchResult(
                     id=r.id,
@@ -105,8 +137,12 @@ class SearchService:
             )
         if query is not None:
             results.sort(key=lambda x: (-x.score, x.id))
+            if self._reranker is not None and results:
+                results = self._rerank(query, results, relevance, request.max_results)
         else:  # no query: newest first, as the store returned them
             results.sort(key=lambda x: (x.occurred_at, x.id), reverse=True)
+        if request.min_score is not None:
+            results = [r for r in results if r.score >= request.min_score]
         results = results[: request.max_results]
         if results:
             self._store.record_access(tenant_id, agent_id, [r.id for r in results], now)
