@@ -47,6 +47,7 @@ class Reranker(Protocol):
         ...
 
 
+@runtime_checkable
 class Embedder(Protocol):
     """Turns text into L2-normalised float32 vectors of a fixed dimension."""
 
