@@ -13,8 +13,6 @@ from tests.unit.adapters.test_opensearch_requests import (
     NOW,
     Cluster,
     bulk_ok,
-    client,
-    cluster,
     record,
     search_response,
     source_of,
@@ -25,8 +23,6 @@ from agent_memory.adapters.opensearch_store import STALE_SCRIPT, encode_cursor
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditAction, AuditEvent
-
-__all__ = ["client", "cluster"]  # fixtures, used by name
 
 SUMMARY = "sum_dddddddddddddddd"
 

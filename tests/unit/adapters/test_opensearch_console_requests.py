@@ -10,13 +10,11 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from opensearchpy import OpenSearch
-from tests.unit.adapters.test_opensearch_requests import NOW, Cluster, client, cluster, store
+from tests.unit.adapters.test_opensearch_requests import NOW, Cluster, store
 
 from agent_memory.adapters.opensearch_store import SEARCH_COUNT_SCRIPT, encode_cursor
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
-
-__all__ = ["client", "cluster"]  # fixtures, used by name
 
 DAY = timedelta(days=1)
 LIVE = [

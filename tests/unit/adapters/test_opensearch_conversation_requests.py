@@ -17,32 +17,17 @@ from tests.unit.adapters.test_opensearch_requests import (
     DIM,
     MODEL,
     Cluster,
-    RecordingConnection,
     hit,
     record,
     search_response,
 )
 
-from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_store import OpenSearchStore
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.settings import Settings
 
 BEFORE = datetime(2026, 11, 20, 14, 3, 0, 500_000, tzinfo=UTC)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster()
-
-
-@pytest.fixture
-def client(cluster: Cluster) -> OpenSearch:
-    options = client_options(Settings(store="sqlite"))
-    options["connection_class"] = RecordingConnection
-    return OpenSearch(hosts=[{"host": "cluster.test", "port": 9200}], cluster=cluster, **options)
 
 
 def store(client: OpenSearch, serverless: bool = False) -> OpenSearchStore:

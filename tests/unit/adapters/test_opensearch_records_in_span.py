@@ -16,32 +16,17 @@ from tests.unit.adapters.test_opensearch_requests import (
     MODEL,
     NOW,
     Cluster,
-    RecordingConnection,
     assert_scoped,
     hit,
     record,
     search_response,
 )
 
-from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_store import SPAN_PAGE, OpenSearchStore
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError
-from agent_memory.settings import Settings
 
 DAY = datetime(2026, 11, 20, tzinfo=UTC)
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster()
-
-
-@pytest.fixture
-def client(cluster: Cluster) -> OpenSearch:
-    options = client_options(Settings(store="sqlite"))
-    options["connection_class"] = RecordingConnection
-    return OpenSearch(hosts=[{"host": "cluster.test", "port": 9200}], cluster=cluster, **options)
 
 
 def store(client: OpenSearch, serverless: bool = False) -> OpenSearchStore:

@@ -20,7 +20,6 @@ import pytest
 from opensearchpy import Connection, OpenSearch
 from opensearchpy import ConnectionError as OpenSearchConnectionError
 
-from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_index import (
     ANALYSIS,
     SCHEMA_VERSION,
@@ -51,7 +50,6 @@ from agent_memory.domain.records import MemoryKind, MemoryRecord, Source
 from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
 from agent_memory.ports import AuditEvent, StoredRecord, StoreQuery
-from agent_memory.settings import Settings
 
 DIM = 8
 MODEL = "test-model"
@@ -134,18 +132,6 @@ class RecordingConnection(Connection):
         if not 200 <= status < 300 and status not in (ignore or ()):
             self._raise_error(status, raw, "application/json")
         return status, {"content-type": "application/json"}, raw
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster()
-
-
-@pytest.fixture
-def client(cluster: Cluster) -> OpenSearch:
-    options = client_options(Settings(store="sqlite"))
-    options["connection_class"] = RecordingConnection
-    return OpenSearch(hosts=[{"host": "cluster.test", "port": 9200}], cluster=cluster, **options)
 
 
 def store(client: OpenSearch, **kwargs: Any) -> OpenSearchStore:

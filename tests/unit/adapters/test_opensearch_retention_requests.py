@@ -25,14 +25,12 @@ from tests.unit.adapters.test_opensearch_requests import (
     MODEL,
     NOW,
     Cluster,
-    RecordingConnection,
     hit,
     record,
     search_response,
     source_of,
 )
 
-from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_store import (
     DELETE_PAGE,
     MAINTENANCE_TIMEOUT_S,
@@ -43,7 +41,6 @@ from agent_memory.adapters.opensearch_store import (
 from agent_memory.domain.grains import Grain, period_bounds
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
-from agent_memory.settings import Settings
 
 CUTOFF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 FORGOTTEN_BEFORE = NOW - timedelta(days=7)
@@ -51,18 +48,6 @@ SLICED = {"slices": "auto", "conflicts": "proceed", "wait_for_completion": "true
 NO_VECTOR = {"excludes": ["vector"]}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 FAR = datetime(9000, 1, 1, tzinfo=UTC)
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster()
-
-
-@pytest.fixture
-def client(cluster: Cluster) -> OpenSearch:
-    options = client_options(Settings(store="sqlite"))
-    options["connection_class"] = RecordingConnection
-    return OpenSearch(hosts=[{"host": "cluster.test", "port": 9200}], cluster=cluster, **options)
 
 
 def store(client: OpenSearch, **kwargs: Any) -> OpenSearchStore:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 from opensearchpy import OpenSearch
-from tests.unit.adapters.test_opensearch_requests import Cluster, RecordingConnection
+from tests.unit.adapters.test_opensearch_requests import Cluster
 
-from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_index import (
     DATA_CLUSTER_PERMISSIONS,
     DATA_INDEX_ACTIONS,
@@ -18,23 +17,10 @@ from agent_memory.adapters.opensearch_index import (
     map_backend_roles,
 )
 from agent_memory.errors import ConfigurationError, DependencyError
-from agent_memory.settings import Settings
 
 READER = "arn:aws:iam::123456789012:role/agent-memory-ApiFunctionRole-AAAA"
 WRITER = "arn:aws:iam::123456789012:role/agent-memory-WriterFunctionRole-BBBB"
 PATTERNS = ["mem", "mem-*"]
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster()
-
-
-@pytest.fixture
-def client(cluster: Cluster) -> OpenSearch:
-    options = client_options(Settings(store="sqlite"))
-    options["connection_class"] = RecordingConnection
-    return OpenSearch(hosts=[{"host": "cluster.test", "port": 9200}], cluster=cluster, **options)
 
 
 def created(role: str) -> dict[str, str]:

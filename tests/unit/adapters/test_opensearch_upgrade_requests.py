@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
-from tests.unit.adapters.test_opensearch_requests import ALIAS, DIM, MODEL, Cluster, RecordingConnection
+from tests.unit.adapters.test_opensearch_requests import ALIAS, DIM, MODEL, Cluster
 
-from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_index import (
     CATCH_UP_MARGIN,
     SCHEMA_VERSION,
@@ -24,24 +23,11 @@ from agent_memory.adapters.opensearch_index import (
     records_index_body,
 )
 from agent_memory.errors import ConfigurationError, DependencyError
-from agent_memory.settings import Settings
 
 OLD = f"{ALIAS}-v{SCHEMA_VERSION - 1}"
 NEW = f"{ALIAS}-v{SCHEMA_VERSION}"
 CREATED_MS = 1_795_183_375_500  # 2026-11-20T14:02:55.500Z, the new index's creation_date
 SINCE = (datetime.fromtimestamp(CREATED_MS / 1000, UTC) - CATCH_UP_MARGIN).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster()
-
-
-@pytest.fixture
-def client(cluster: Cluster) -> OpenSearch:
-    options = client_options(Settings(store="sqlite"))
-    options["connection_class"] = RecordingConnection
-    return OpenSearch(hosts=[{"host": "cluster.test", "port": 9200}], cluster=cluster, **options)
 
 
 def old_mappings(engine: str = "faiss", model: str = MODEL) -> dict[str, Any]:
