@@ -150,6 +150,12 @@ class WriteResponse(BaseModel):
 GrainFilter = Grain | Literal["all"]
 
 
+def _check_window(min_days_ago: float, max_days_ago: float | None) -> None:
+    """A day window ``[as_of - max_days_ago, as_of - min_days_ago]`` must not be inside out."""
+    if max_days_ago is not None and max_days_ago < min_days_ago:
+        raise ValueError("max_days_ago must be >= min_days_ago")
+
+
 class RankingOverrides(BaseModel):
     """Per-request ranking knobs (docs/decisions.md, "Ranking"); each absent one keeps its default."""
 
@@ -187,8 +193,7 @@ class SearchRequest(BaseModel):
 
     @model_validator(mode="after")
     def _window(self) -> SearchRequest:
-        if self.max_days_ago is not None and self.max_days_ago < self.min_days_ago:
-            raise ValueError("max_days_ago must be >= min_days_ago")
+        _check_window(self.min_days_ago, self.max_days_ago)
         if self.query is not None and not self.query.strip():
             self.query = None
         return self
@@ -210,8 +215,7 @@ class ContextRequest(BaseModel):
 
     @model_validator(mode="after")
     def _window(self) -> ContextRequest:
-        if self.max_days_ago is not None and self.max_days_ago < self.min_days_ago:
-            raise ValueError("max_days_ago must be >= min_days_ago")
+        _check_window(self.min_days_ago, self.max_days_ago)
         if not self.query.strip():
             raise ValueError("query must not be blank")
         return self
