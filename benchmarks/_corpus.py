@@ -13,19 +13,23 @@ scripts report the same machine description and the same statistics.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import http.client
 import json
 import math
 import os
 import platform
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib import metadata
@@ -673,3 +677,21 @@ class KeepAliveClient:
 
     def close(self) -> None:
         self._conn.close()
+
+
+@contextlib.contextmanager
+def fresh_data_dir(
+    parser: argparse.ArgumentParser, given: Path | None, prefix: str = "agent-memory-bench-"
+) -> Iterator[Path]:
+    """``--data-dir`` if given (it must be empty: a benchmark needs fresh stores), else a temporary
+    directory removed afterwards."""
+    if given is not None:
+        if given.exists() and any(given.iterdir()):
+            parser.error(f"--data-dir {given} is not empty: the benchmark needs a fresh store")
+        yield given
+        return
+    data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield data_dir
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)

@@ -74,9 +74,7 @@ import io
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 import urllib.parse
 import warnings
@@ -912,17 +910,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.data.is_file():
         parser.error(f"no data set at {args.data} (LoCoMo's locomo10.json; see --data)")
 
-    if args.data_dir is not None:
-        if args.data_dir.exists() and any(args.data_dir.iterdir()):
-            parser.error(f"--data-dir {args.data_dir} is not empty: the benchmark needs fresh stores")
-        data_dir, temporary = args.data_dir, False
-    else:
-        data_dir, temporary = Path(tempfile.mkdtemp(prefix="agent-memory-locomo-")), True
-    try:
+    with _corpus.fresh_data_dir(parser, args.data_dir, "agent-memory-locomo-") as data_dir:
         result = run(args, data_dir)
-    finally:
-        if temporary:
-            shutil.rmtree(data_dir, ignore_errors=True)
     print(report(result))
     values = {
         "conversations": args.conversations,

@@ -33,9 +33,7 @@ import argparse
 import contextlib
 import io
 import json
-import shutil
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -306,17 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.n < 1 or args.queries < 1 or args.warmup < 0:
         parser.error("--n and --queries must be at least 1, --warmup at least 0")
 
-    if args.data_dir is not None:
-        if args.data_dir.exists() and any(args.data_dir.iterdir()):
-            parser.error(f"--data-dir {args.data_dir} is not empty: the benchmark needs a fresh store")
-        data_dir, temporary = args.data_dir, False
-    else:
-        data_dir, temporary = Path(tempfile.mkdtemp(prefix="agent-memory-bench-")), True
-    try:
+    with _corpus.fresh_data_dir(parser, args.data_dir) as data_dir:
         result = run(args, data_dir)
-    finally:
-        if temporary:
-            shutil.rmtree(data_dir, ignore_errors=True)
     print(report(result))
     name = _corpus.result_name(
         "search_latency",

@@ -25,9 +25,7 @@ import contextlib
 import io
 import json
 import random
-import shutil
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -218,17 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.writes < 1 or args.background < 0 or args.poll_ms < 0 or args.timeout_s <= 0:
         parser.error("--writes >= 1, --background >= 0, --poll-ms >= 0 and --timeout-s > 0, please")
 
-    if args.data_dir is not None:
-        if args.data_dir.exists() and any(args.data_dir.iterdir()):
-            parser.error(f"--data-dir {args.data_dir} is not empty: the benchmark needs a fresh store")
-        data_dir, temporary = args.data_dir, False
-    else:
-        data_dir, temporary = Path(tempfile.mkdtemp(prefix="agent-memory-bench-")), True
-    try:
+    with _corpus.fresh_data_dir(parser, args.data_dir) as data_dir:
         result = run(args, data_dir)
-    finally:
-        if temporary:
-            shutil.rmtree(data_dir, ignore_errors=True)
     print(report(result))
     values = {k: getattr(args, k) for k in DEFAULTS}
     name = _corpus.result_name("write_to_searchable", values, DEFAULTS)
