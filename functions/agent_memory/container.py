@@ -349,6 +349,8 @@ def writer_service() -> WriterService:
         clock(),
         dedup_threshold=get_settings().dedup_threshold,
         context_turns=get_settings().context_turns,
+        dedup_scope=get_settings().dedup_scope,
+        timezone=get_settings().timezone,
     )
 
 

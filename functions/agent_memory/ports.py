@@ -271,6 +271,25 @@ class StoreQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """Which records a new write may be merged into (`domain.dedup`), as a store filter.
+
+    The store applies it inside the vector search, so the nearest record it returns is one the
+    write may merge with (filtering after a top-1 search would let another user's record hide
+    this user's duplicate). ``match_user``/``match_conversation``: the candidate's ``user_id`` /
+    ``conversation_id`` equals the given one (None matches only records without one);
+    ``since``/``until``: its ``occurred_at`` lies in ``[since, until)``.
+    """
+
+    user_id: str | None = None
+    conversation_id: str | None = None
+    match_user: bool = False
+    match_conversation: bool = False
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """A record the store found, with the evidence it found it by.
 
@@ -345,6 +364,8 @@ class AuditAction:
     STALE = "stale"  # a summary made from a forgotten record, hidden until re-made
     REMADE = "remade"  # a stale summary made again without what was forgotten
     EMPTIED = "emptied"  # a stale summary with nothing left to fold, deleted
+    MERGED = "merged"  # a write merged into this near-identical record (detail: the absorbed id)
+    RETENTION = "retention"  # removed by a retention rule (detail: which rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,9 +394,16 @@ class MemoryStore(Protocol):
         ...
 
     def nearest(
-        self, tenant_id: str, agent_id: str, grain: Grain, vector: Vector, now: datetime
+        self,
+        tenant_id: str,
+        agent_id: str,
+        grain: Grain,
+        vector: Vector,
+        now: datetime,
+        within: Neighbourhood | None = None,
     ) -> tuple[MemoryRecord, float] | None:
-        """The live record of that grain closest to ``vector`` and its cosine (dedup-on-write)."""
+        """The live record of that grain (and ``within`` that neighbourhood) closest to
+        ``vector``, and its cosine (dedup-on-write)."""
         ...
 
     def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:

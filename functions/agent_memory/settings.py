@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent_memory.domain.dedup import DedupScope
+
 
 class Settings(BaseSettings):
     """What every function and the local runtime may be configured with.
@@ -75,6 +77,9 @@ class Settings(BaseSettings):
     # --- behaviour -----------------------------------------------------------------------------
     #: Cosine above which a new working-memory write is merged into its nearest neighbour.
     dedup_threshold: float = Field(default=0.92, gt=0.0, le=1.0)
+    #: Whose writes may merge (`domain.dedup.DedupScope`): one conversation of one end user by
+    #: default; ``user`` across that user's conversations; ``agent`` across end users.
+    dedup_scope: DedupScope = DedupScope.CONVERSATION
     #: Recency decay constant in days: recency = exp(-days_ago / recency_tau_days).
     recency_tau_days: float = Field(default=90.0, gt=0.0)
     #: How much recency and importance shape the score (0 = not at all, 1 = fully).

@@ -1,7 +1,7 @@
 """The OpenSearch indexes behind the memory store: their design, bootstrap, check and status.
 
 Two indexes, each a versioned index behind an alias so it can be re-indexed without touching
-configuration (``agent-memory`` → ``agent-memory-v2``):
+configuration (``agent-memory`` → ``agent-memory-v3``):
 
 - **records** (``{alias}``): one document per memory record, ``_id`` = record id, with its
   embedding in a ``knn_vector`` field and every filterable field mapped explicitly;
@@ -51,8 +51,9 @@ from agent_memory.errors import ConfigurationError, DependencyError
 Engine = Literal["faiss", "lucene"]
 
 #: Bump when the mapping changes; the index name carries it (``{alias}-v{N}``). 2: ``speaker``
-#: and ``context`` fields, and the English analyzer on every text field.
-SCHEMA_VERSION = 2
+#: and ``context`` fields, and the English analyzer on every text field. 3: ``last_seen_at`` and
+#: ``merged_from`` (what a merged record absorbed).
+SCHEMA_VERSION = 3
 EVENTS_SCHEMA_VERSION = 1
 SPACE_TYPE = "innerproduct"
 VECTOR_FIELD = "vector"
@@ -217,6 +218,9 @@ def records_index_body(
             "occurred_at": _DATE,
             "expires_at": _DATE,
             "deleted_at": _DATE,
+            "last_seen_at": _DATE,
+            # What a merged record absorbed: read back with the record, never searched.
+            "merged_from": {"type": "object", "enabled": False},
             VECTOR_FIELD: {
                 "type": "knn_vector",
                 "dimension": dimension,

@@ -67,6 +67,7 @@ from agent_memory.ports import (
     AuditEvent,
     AuditPage,
     Candidate,
+    Neighbourhood,
     Page,
     SearchDay,
     StoredRecord,
@@ -109,6 +110,7 @@ _DATETIME_FIELDS = (
     "occurred_at",
     "expires_at",
     "deleted_at",
+    "last_seen_at",
 )
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 _NO_VECTOR = {"excludes": [VECTOR_FIELD]}
@@ -250,6 +252,27 @@ def _term(field: str, value: str) -> dict[str, Any]:
 
 def _not_deleted() -> dict[str, Any]:
     return {"bool": {"must_not": [{"exists": {"field": "deleted_at"}}]}}
+
+
+def neighbourhood_filters(within: Neighbourhood) -> list[dict[str, Any]]:
+    """`Neighbourhood` as filters: a field equal to a value, or absent when the value is None."""
+    filters: list[dict[str, Any]] = []
+    for wanted, name, value in (
+        (within.match_user, "user_id", within.user_id),
+        (within.match_conversation, "conversation_id", within.conversation_id),
+    ):
+        if wanted and value is not None:
+            filters.append(_term(name, value))
+        elif wanted:
+            filters.append({"bool": {"must_not": [{"exists": {"field": name}}]}})
+    bounds: dict[str, Any] = {}
+    if within.since is not None:
+        bounds["gte"] = ts(within.since)
+    if within.until is not None:
+        bounds["lt"] = ts(within.until)
+    if bounds:
+        filters.append({"range": {"occurred_at": bounds}})
+    return filters
 
 
 def live_filters(tenant_id: str, agent_id: str, now: datetime) -> list[dict[str, Any]]:
@@ -937,11 +960,20 @@ class OpenSearchStore:
         }
 
     def nearest(
-        self, tenant_id: str, agent_id: str, grain: Grain, vector: Vector, now: datetime
+        self,
+        tenant_id: str,
+        agent_id: str,
+        grain: Grain,
+        vector: Vector,
+        now: datetime,
+        within: Neighbourhood | None = None,
     ) -> tuple[MemoryRecord, float] | None:
-        """The live record of ``grain`` closest to ``vector``, and its cosine."""
+        """The live record of ``grain`` (``within`` the neighbourhood) closest to ``vector``,
+        and its cosine. The neighbourhood is part of the k-NN clause's filter."""
         query_vector = unit(vector, self.dimension, self.model_id)
         filters = [*live_filters(tenant_id, agent_id, now), _term("grain", Grain(grain).value)]
+        if within is not None:
+            filters += neighbourhood_filters(within)
         body = self._knn_body(query_vector, NEAREST_K, filters)
         body["size"] = 1
         hits = _hits(self._search(body, "finding the nearest record", **self._route(tenant_id, agent_id)))

@@ -63,6 +63,7 @@ from agent_memory.ports import (
     AuditEvent,
     AuditPage,
     Candidate,
+    Neighbourhood,
     Page,
     SearchDay,
     StoredRecord,
@@ -133,6 +134,8 @@ CREATE TABLE IF NOT EXISTS records (
     deleted_at INTEGER,
     speaker TEXT,
     context TEXT,
+    merged_from TEXT NOT NULL DEFAULT '[]',
+    last_seen_at INTEGER,
     span_start INTEGER NOT NULL,
     span_end INTEGER NOT NULL,
     vector BLOB NOT NULL,
@@ -256,14 +259,15 @@ _RECORD_COLUMNS = (
     "id", "tenant_id", "agent_id", "user_id", "grain", "time_key", "period_start", "period_end",
     "kind", "role", "conversation_id", "content", "topic", "topic_raw", "importance", "tags", "source",
     "links", "metadata", "source_ids", "content_hash", "access_count", "last_accessed_at", "created_at",
-    "updated_at", "occurred_at", "expires_at", "deleted_at", "speaker", "context",
+    "updated_at", "occurred_at", "expires_at", "deleted_at", "speaker", "context", "merged_from",
+    "last_seen_at",
 )
 _DATETIME_COLUMNS = frozenset({
     "period_start", "period_end", "last_accessed_at", "created_at", "updated_at", "occurred_at",
-    "expires_at", "deleted_at",
+    "expires_at", "deleted_at", "last_seen_at",
 })
 # fmt: on
-_JSON_COLUMNS = frozenset({"tags", "source", "links", "metadata", "source_ids"})
+_JSON_COLUMNS = frozenset({"tags", "source", "links", "metadata", "source_ids", "merged_from"})
 _WRITE_COLUMNS = (*_RECORD_COLUMNS, "span_start", "span_end", "vector", "vgen")
 _SELECT = ", ".join(f"r.{c}" for c in _RECORD_COLUMNS)
 _NEWEST_FIRST = "ORDER BY r.occurred_at DESC, r.id DESC"
@@ -549,6 +553,10 @@ class SqliteMemoryStore:
             if columns and "detail" not in columns:  # a file made before audit details
                 conn.execute("ALTER TABLE audit ADD COLUMN detail TEXT NOT NULL DEFAULT '{}'")
             migrate_to_v2 = _needs_v2_migration(conn)
+            record_columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+            if record_columns and "merged_from" not in record_columns:  # a file made before merge history
+                conn.execute("ALTER TABLE records ADD COLUMN merged_from TEXT NOT NULL DEFAULT '[]'")
+                conn.execute("ALTER TABLE records ADD COLUMN last_seen_at INTEGER")
             if migrate_to_v2:
                 _drop_v1_text_index(conn)
             for statement in _split_sql(_SCHEMA):
@@ -635,6 +643,8 @@ class SqliteMemoryStore:
                     _opt_us(record.deleted_at),
                     record.speaker,
                     record.context,
+                    _json([m.model_dump(mode="json") for m in record.merged_from]),
+                    _opt_us(record.last_seen_at),
                     span_start,
                     span_end,
                     vector.tobytes(),
@@ -968,11 +978,20 @@ class SqliteMemoryStore:
         return [_row_to_record(row) for row in rows]
 
     def nearest(
-        self, tenant_id: str, agent_id: str, grain: Grain, vector: Vector, now: datetime
+        self,
+        tenant_id: str,
+        agent_id: str,
+        grain: Grain,
+        vector: Vector,
+        now: datetime,
+        within: Neighbourhood | None = None,
     ) -> tuple[MemoryRecord, float] | None:
-        """The live record of ``grain`` with the highest cosine to ``vector``, and that cosine."""
+        """The live record of ``grain`` (``within`` the neighbourhood) with the highest cosine
+        to ``vector``, and that cosine."""
         query_vector = self._unit_query(vector)
         where, params = _live_filter(tenant_id, agent_id, now, (grain,))
+        if within is not None:
+            where, params = _neighbourhood_filter(where, params, within)
         with self._tx(write=False) as conn:
             vectors = self._vectors(conn, tenant_id, agent_id)
             positions = vectors.positions(_rowids(conn, where, params))
@@ -1268,6 +1287,28 @@ def _live_filter(
     if grains:
         where += f" AND r.grain IN ({', '.join('?' * len(grains))})"
         params += [Grain(g).value for g in grains]
+    return where, params
+
+
+def _neighbourhood_filter(where: str, params: list[Any], within: Neighbourhood) -> tuple[str, list[Any]]:
+    params = list(params)
+    for wanted, column, value in (
+        (within.match_user, "user_id", within.user_id),
+        (within.match_conversation, "conversation_id", within.conversation_id),
+    ):
+        if not wanted:
+            continue
+        if value is None:
+            where += f" AND r.{column} IS NULL"
+        else:
+            where += f" AND r.{column} = ?"
+            params.append(value)
+    if within.since is not None:
+        where += " AND r.occurred_at >= ?"
+        params.append(_to_us(within.since))
+    if within.until is not None:
+        where += " AND r.occurred_at < ?"
+        params.append(_to_us(within.until))
     return where, params
 
 

@@ -104,6 +104,18 @@ def normalise_topic(raw: str | None) -> str | None:
     return topic or None
 
 
+class MergedWrite(BaseModel):
+    """A write that was merged into a record: kept whole, so a merge shows what it absorbed and
+    can be undone by reading it back (its id stays an alias of the record)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    content: str
+    occurred_at: UtcDatetime
+    created_at: UtcDatetime
+
+
 class MemoryRecord(BaseModel):
     """One memory: a working-memory item or a summary of a closed period.
 
@@ -138,6 +150,10 @@ class MemoryRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: Ids of the records a summary was made from (empty for working memory).
     source_ids: list[str] = Field(default_factory=list)
+    #: The writes merged into this one (dedup on write), oldest first; ``occurred_at`` stays the
+    #: first occurrence and ``last_seen_at`` is the latest (None: never merged).
+    merged_from: list[MergedWrite] = Field(default_factory=list)
+    last_seen_at: UtcDatetime | None = None
     content_hash: str
     access_count: int = Field(default=0, ge=0)
     last_accessed_at: UtcDatetime | None = None

@@ -9,24 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import ValidationError
 
+from agent_memory.domain.cascade import local_date, local_midnight
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.contextual import context_text, dedup_text, self_text
+from agent_memory.domain.dedup import DedupScope, may_merge
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
-from agent_memory.domain.records import MemoryRecord, check_metadata
+from agent_memory.domain.records import MemoryRecord, MergedWrite, check_metadata
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
+    AuditAction,
+    AuditEvent,
     Clock,
     DeadLetters,
     Embedder,
     MemoryStore,
+    Neighbourhood,
     PendingWrites,
     QueueMessage,
     StoredRecord,
@@ -67,6 +72,9 @@ class WriterService:
         clock: Clock,
         dedup_threshold: float = 0.92,
         context_turns: int = 2,
+        *,
+        dedup_scope: DedupScope = DedupScope.CONVERSATION,
+        timezone: str = "UTC",
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -75,6 +83,8 @@ class WriterService:
         self._clock = clock
         self._threshold = dedup_threshold
         self._context_turns = context_turns
+        self._scope = dedup_scope
+        self._tz = timezone
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in one batch.
@@ -211,17 +221,34 @@ class WriterService:
             metrics.add_metric(name="WritesSuperseded", unit=MetricUnit.Count, value=1)
             logger.info("write superseded by a later forget", extra={"record_id": record.id})
             return Outcome.SUPERSEDED
-        near = self._store.nearest(tenant, agent, record.grain, vector, now)
+        within = self._neighbourhood(record)
+        near = self._store.nearest(tenant, agent, record.grain, vector, now, within=within)
         if (
             near is not None
             and near[1] > self._threshold
             and near[0].id != record.id
+            and may_merge(near[0], record, self._scope, self._tz)
             and self._same_content(near[0], record)
         ):
             existing, cosine = near
             merged = _merge(existing, record, now)
-            self._store.put([StoredRecord(merged, vector)])
+            # Alias first: a redelivery after a crash in between finds the write by its alias
+            # (a replay) instead of merging it a second time.
             self._store.add_alias(tenant, agent, record.id, existing.id)
+            self._store.put([StoredRecord(merged, vector)])
+            self._store.append_audit(
+                [
+                    AuditEvent(
+                        tenant_id=tenant,
+                        agent_id=agent,
+                        record_id=existing.id,
+                        action=AuditAction.MERGED,
+                        actor="writer",
+                        at=now,
+                        detail={"absorbed": record.id, "cosine": round(cosine, 4)},
+                    )
+                ]
+            )
             metrics.add_metric(name="WritesDeduplicated", unit=MetricUnit.Count, value=1)
             logger.info(
                 "write merged into a near duplicate",
@@ -232,13 +259,40 @@ class WriterService:
         metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
         return Outcome.INSERTED
 
+    def _neighbourhood(self, record: MemoryRecord) -> Neighbourhood:
+        """Where a write's near duplicate may be: its owner (by the dedup scope) and its local day."""
+        day = local_date(record.occurred_at, self._tz)
+        try:
+            until: datetime | None = local_midnight(day + timedelta(days=1), self._tz)
+        except OverflowError:  # the last representable day has no next midnight
+            until = None
+        return Neighbourhood(
+            user_id=record.user_id,
+            conversation_id=record.conversation_id,
+            match_user=self._scope is not DedupScope.AGENT,
+            match_conversation=self._scope is DedupScope.CONVERSATION,
+            since=local_midnight(day, self._tz),
+            until=until,
+        )
+
 
 def _merge(existing: MemoryRecord, new: MemoryRecord, now: datetime) -> MemoryRecord:
-    """The newer wording wins; what either said about importance, tags and links is kept."""
+    """One memory of two writes that say the same thing (`domain.dedup` decided they may).
+
+    The newer wording becomes the content (it is what the stored vector was made from). Every
+    write the record holds is kept verbatim in ``merged_from``, the first one included, under the
+    id it was written with: nothing a write said is lost, every id still reads back (the absorbed
+    ones as aliases), and the merge can be told apart and undone. ``occurred_at`` is the first
+    occurrence, ``last_seen_at`` the latest. What either said about importance, tags and links is
+    kept.
+    """
+    history = existing.merged_from or [_as_written(existing)]
+    seen = sorted([existing.occurred_at, existing.last_seen_at or existing.occurred_at, new.occurred_at])
     return existing.model_copy(
         update={
             "content": new.content,
             "content_hash": new.content_hash,
+            "context": new.context,
             "topic": new.topic or existing.topic,
             "topic_raw": new.topic_raw or existing.topic_raw,
             "importance": max(existing.importance, new.importance),
@@ -248,7 +302,16 @@ def _merge(existing: MemoryRecord, new: MemoryRecord, now: datetime) -> MemoryRe
             "access_count": existing.access_count + 1,
             "updated_at": now,
             "expires_at": _later(existing.expires_at, new.expires_at),
+            "occurred_at": seen[0],
+            "last_seen_at": seen[-1],
+            "merged_from": [*history, _as_written(new)],
         }
+    )
+
+
+def _as_written(record: MemoryRecord) -> MergedWrite:
+    return MergedWrite(
+        id=record.id, content=record.content, occurred_at=record.occurred_at, created_at=record.created_at
     )
 
 
