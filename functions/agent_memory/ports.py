@@ -66,8 +66,9 @@ class Embedder(Protocol):
 class QueueMessage:
     """One write on its way to the writer.
 
-    ``group_id`` is ``tenant:agent:grain``: one writer at a time per slice. ``dedup_id`` comes
-    from the content, so a resend of the same write within the dedup window is dropped.
+    ``group_id`` is ``tenant:agent:grain``: one writer at a time per slice. ``dedup_id`` names one
+    send (one acceptance of a write, one version of a summary): the queue drops a resend of that
+    send within its window, never a later acceptance of the same content.
     """
 
     group_id: str

@@ -6,13 +6,10 @@ can wait for its writes. Marks are keyed by ``(tenant, agent, record_id)``: a re
 or a client retry sets or clears the same mark, so the count cannot drift.
 
 Clearing does not delete the mark: it turns it into a *done* tombstone that lives for the
-queue's deduplication window. A client that retries a write after it was stored, but within that
-window, sends a message with the same deduplication id, which the queue drops: no writer would
-ever clear a mark set again by that retry. So `add` leaves a fresh tombstone alone (the record is
-stored; nothing is in flight), while an expired one is revived: the queue accepts that message
-again and the writer replays the write and clears the mark. The tombstone is written when the
-record is stored, which is after the queue's window for that message opened, so it always
-outlives the window.
+queue's deduplication window, and `add` leaves a fresh tombstone alone: a retry of a write that
+is already stored has nothing in flight that a client should wait for (the writer only confirms
+it), and a resend the queue drops as a duplicate of one send would otherwise leave a mark no
+writer clears. An expired tombstone is revived like any mark.
 
 A mark that is never cleared (a crash between marking and enqueueing, a write that went to the
 dead letters) expires after ``ttl_days``, as the DynamoDB adapter's TTL does, so a stuck count

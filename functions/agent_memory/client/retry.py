@@ -2,7 +2,7 @@
 
 Retrying is safe for every route of the contract: reads change nothing, writes get ids derived
 from their content (the client fixes ``occurred_at`` before the first attempt, so each retry sends
-the same body and the queue deduplicates it), forget is idempotent in effect (a second one is a
+the same body and the writer stores it once), forget is idempotent in effect (a second one is a
 404 that the caller can ignore), and admin runs are idempotent by design.
 
 Backoff is exponential with full jitter (a random wait between 0 and the exponential cap), so many
