@@ -238,6 +238,7 @@ def retention_service() -> RetentionService:
         KeyStorePlans(keys),
         clock(),
         load_plans(settings.plans),
+        job_queue(),
         timezone=settings.timezone,
         max_unsummarized=timedelta(days=settings.retention_max_unsummarized_days),
         forget_grace=timedelta(days=settings.forget_grace_days),

@@ -12,8 +12,9 @@ import pytest
 from tests.integration.conftest import load_event
 
 from agent_memory import container
+from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN
 from agent_memory.domain.grains import Grain
-from agent_memory.handlers import api
+from agent_memory.handlers import api, summarize_worker
 from agent_memory.local import cli
 from agent_memory.local.context import LocalContext
 from agent_memory.local.worker import QueueWorker
@@ -48,8 +49,24 @@ def _working() -> int:
     return stats.get(Grain.WORKING.value, 0)
 
 
-def test_the_admin_route_runs_retention_and_the_plan_forgets_an_old_record(local_env: Path) -> None:
-    # GIVEN a record past the free plan's 48 h and past the hard maximum age unsummarized (30 d),
+def _summarize() -> None:
+    """Work the summarize jobs retention queued, and the summaries' writes."""
+    jobs = QueueWorker(
+        container.job_queue().queue,  # type: ignore[attr-defined]
+        poll_s=0,
+        handler=summarize_worker.handler,
+        name="summarize-worker",
+        queue_arn=JOBS_QUEUE_ARN,
+    )
+    writes = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
+    while writes.drain_once() or jobs.drain_once():
+        pass
+
+
+def test_the_admin_route_runs_retention_and_the_plan_forgets_an_old_record_once_summarized(
+    local_env: Path,
+) -> None:
+    # GIVEN a record past the free plan's 48 h that no summary holds (an import 40 days back),
     # and one from an hour ago
     _remember(40, "The old office was on Elm Street.")
     _remember(0, "The new office is on Oak Street.")
@@ -58,13 +75,21 @@ def test_the_admin_route_runs_retention_and_the_plan_forgets_an_old_record(local
     # WHEN an admin runs retention
     status, body = _api(load_event("api_admin_retention.json"))
 
-    # THEN the old record is gone, the new one stays, and the report says so
+    # THEN the old record is kept (no summary holds it) and its day is queued to be summarized
     assert status == 200
+    assert body["total_deleted"] == 0
+    assert body["kept_unsummarized"] == 1 and body["summaries_queued"] == 1
+    assert _working() == 2
+
+    # WHEN the queued summary is made and retention runs again
+    _summarize()
+    status, body = _api(load_event("api_admin_retention.json"))
+
+    # THEN the old record goes (its daily summary holds it), the new one stays
     assert body["deleted"].get("working") == 1
-    assert body["total_deleted"] >= 1
     assert body["tenants"] >= 1
     assert _working() == 1
-    # and a second run finds nothing more to do
+    # and a third run finds nothing more to do
     assert _api(load_event("api_admin_retention.json"))[1]["total_deleted"] == 0
 
 
@@ -86,6 +111,8 @@ def test_the_cli_runs_retention_and_prints_the_report(
     for name in _CLI_ENV:  # `cli.main` sets these; restore them after the test
         monkeypatch.delenv(name, raising=False)
     _remember(40, "The old office was on Elm Street.")
+    _api(load_event("api_admin_retention.json"))  # queues the day's summary
+    _summarize()
     capsys.readouterr()
 
     code = cli.main(["retention", "run", "--data-dir", str(local_env)])
@@ -97,6 +124,8 @@ def test_the_cli_runs_retention_and_prints_the_report(
         "tenants",
         "deleted",
         "kept_unsummarized",
+        "unsummarized_overdue",
+        "summaries_queued",
         "purged",
         "over_quota",
         "decayed",

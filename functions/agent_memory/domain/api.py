@@ -375,7 +375,15 @@ class RetentionResponse(BaseModel):
 
     tenants: int
     deleted: dict[str, int] = Field(description="Records past their grain's cutoff deleted, per grain.")
-    kept_unsummarized: int = Field(description="Past their cutoff, but kept until a summary holds them.")
+    kept_unsummarized: int = Field(
+        description="Past their cutoff, but kept until a live summary names them among its sources."
+    )
+    unsummarized_overdue: int = Field(
+        description="Of those, kept longer than the maximum unsummarized age (the cascade is behind)."
+    )
+    summaries_queued: int = Field(
+        description="Summaries queued to be made or refreshed so that the kept records can go."
+    )
     purged: int = Field(description="Expired records, and records forgotten longer than the grace period.")
     over_quota: int = Field(description="Working memories deleted to bring an agent back to its quota.")
     decayed: int = Field(description="Working memories whose decayed importance fell below the floor.")

@@ -103,7 +103,7 @@ class SummarizeJob(BaseModel):
     agent_id: AgentId
     grain: Grain
     time_key: str = Field(max_length=16)
-    reason: Literal["schedule", "backfill", "refresh", "forget"] = "schedule"
+    reason: Literal["schedule", "backfill", "refresh", "forget", "retention"] = "schedule"
     after: ExpectedChild | None = None
 
     @field_validator("grain")

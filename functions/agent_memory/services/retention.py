@@ -6,11 +6,14 @@ One run, per tenant with records:
    plan's cutoff for that grain are read in bounded pages (`MemoryStore.retention_candidates`)
    and deleted by id (`MemoryStore.delete_records`). Finest first: detail goes before the
    summaries that hold it, never after.
-2. **Nothing unsummarized is lost.** A live working memory or summary whose *parent* summary
-   (the one that folds it, by `domain.cascade`) does not exist is kept and counted
-   (``RecordsKeptUnsummarized``), until its parent is made or it is older than the hard
-   maximum age (a cascade that never runs must not keep memory for ever). A yearly summary has
-   no parent; a forgotten record is past saving and goes.
+2. **Only what a summary holds is deleted.** A live working memory or summary is deleted only
+   when its *parent* summary (the one that folds it, by `domain.cascade`) is live and names it
+   in its ``source_ids``. Existing is not enough: a late write into a day already summarized,
+   or a history import, is in no summary. Such a record is kept and counted
+   (``RecordsKeptUnsummarized``), and its parent's period (when it has ended) is queued to be
+   made or refreshed, so a later run can delete it; one kept past ``max_unsummarized`` is also
+   counted as overdue (``RecordsUnsummarizedOverdue``: the cascade is not keeping up). A yearly
+   summary has no parent; a forgotten record is past saving and goes.
 3. **Purge**: records expired (``expires_at`` passed) and records forgotten longer ago than the
    grace period are removed (search already hides them; this frees the space).
 4. **Quota and decay** of working memory, per agent: a record whose importance, decayed by
@@ -18,6 +21,9 @@ One run, per tenant with records:
    ``max_working`` records, the least important (decayed), then oldest, are deleted until the
    agent is at its quota. Both respect rule 2, and neither applies to a plan that keeps
    working memory for ever (``unlimited`` never forgets).
+
+Every record a rule deletes gets an audit event ``retention`` naming the rule (``plan``,
+``quota`` or ``decay``), so "where did this memory go?" has an answer.
 
 Every step is idempotent: a second run finds nothing more to do. Metrics: ``RecordsDeleted`` and
 ``RecordsDeleted<Grain>``, ``RecordsKeptUnsummarized``, ``RecordsPurged``, ``RecordsOverQuota``,
@@ -34,14 +40,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from agent_memory.domain.cascade import PARENT_GRAIN, key_for_day, local_date, parent_key
+from agent_memory.domain.cascade import PARENT_GRAIN, covered_span, key_for_day, local_date, parent_key
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.keys import KeyInfo
 from agent_memory.domain.plans import DECAY_FLOOR, Retention, decayed_importance, retention_of
 from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.summarize import SummarizeJob
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import Clock, MemoryStore, TenantPlans
+from agent_memory.ports import AuditAction, AuditEvent, Clock, JobQueue, MemoryStore, TenantPlans
 
 #: Records read per page, and so deleted per call at most.
 PAGE = 1000
@@ -83,6 +90,8 @@ class RetentionReport:
 
     deleted: dict[str, int] = field(default_factory=dict)
     kept_unsummarized: int = 0
+    unsummarized_overdue: int = 0
+    summaries_queued: int = 0
     purged: int = 0
     over_quota: int = 0
     decayed: int = 0
@@ -97,6 +106,8 @@ class RetentionReport:
             "tenants": self.tenants,
             "deleted": dict(self.deleted),
             "kept_unsummarized": self.kept_unsummarized,
+            "unsummarized_overdue": self.unsummarized_overdue,
+            "summaries_queued": self.summaries_queued,
             "purged": self.purged,
             "over_quota": self.over_quota,
             "decayed": self.decayed,
@@ -111,6 +122,7 @@ class RetentionService:
         plans: TenantPlans,
         clock: Clock,
         retention: Mapping[str, Retention],
+        jobs: JobQueue,
         *,
         timezone: str = "UTC",
         max_unsummarized: timedelta = timedelta(days=30),
@@ -118,6 +130,8 @@ class RetentionService:
         max_working: int = 10_000,
         page: int = PAGE,
     ) -> None:
+        """``jobs`` takes the summarize jobs for periods whose records no summary holds yet;
+        ``max_unsummarized`` is how long such a record may wait before it counts as overdue."""
         self._store = store
         self._plans = plans
         self._clock = clock
@@ -127,6 +141,7 @@ class RetentionService:
         self._grace = forget_grace
         self._max_working = max_working
         self._page = page
+        self._jobs = jobs
 
     def run(self, tenants: Iterable[str] | None = None) -> RetentionReport:
         """Clean up every tenant with records (or those named); what was done."""
@@ -140,6 +155,12 @@ class RetentionService:
         metrics.add_metric(name="RecordsDeleted", unit=MetricUnit.Count, value=report.total_deleted)
         metrics.add_metric(
             name="RecordsKeptUnsummarized", unit=MetricUnit.Count, value=report.kept_unsummarized
+        )
+        metrics.add_metric(
+            name="RecordsUnsummarizedOverdue", unit=MetricUnit.Count, value=report.unsummarized_overdue
+        )
+        metrics.add_metric(
+            name="RetentionSummariesQueued", unit=MetricUnit.Count, value=report.summaries_queued
         )
         metrics.add_metric(name="RecordsPurged", unit=MetricUnit.Count, value=report.purged)
         metrics.add_metric(name="RecordsOverQuota", unit=MetricUnit.Count, value=report.over_quota)
@@ -171,16 +192,17 @@ class RetentionService:
 
     def _tenant(self, tenant: str, now: datetime, report: RetentionReport) -> None:
         plan = self._plans.plan_of(tenant)
-        hard_cutoff = now - self._max_unsummarized
+        folds = _Folds(self._store, self._tz, now, now - self._max_unsummarized)
         for grain in Grain:  # finest first
             kept = retention_of(self._retention, plan, grain)
             if kept is None:
                 continue
-            deleted = self._grain(tenant, grain, now - kept, now, hard_cutoff, report)
+            deleted = self._grain(tenant, grain, now - kept, now, folds, report)
             report.deleted[grain.value] = report.deleted.get(grain.value, 0) + deleted
         report.purged += self._store.purge(tenant, now, now - self._grace)
         if retention_of(self._retention, plan, Grain.WORKING) is not None:  # unlimited: never
-            self._quota(tenant, now, hard_cutoff, report)
+            self._quota(tenant, now, folds, report)
+        self._queue_summaries(tenant, folds, report)
         logger.info("retention of a tenant", extra={"tenant_id": tenant, "plan": plan})
 
     def _grain(
@@ -189,62 +211,86 @@ class RetentionService:
         grain: Grain,
         cutoff: datetime,
         now: datetime,
-        hard_cutoff: datetime,
+        folds: _Folds,
         report: RetentionReport,
     ) -> int:
         deleted = 0
         cursor: str | None = None
-        parents = _ParentCache(self._store, self._tz)
         while True:
             page = self._store.retention_candidates(tenant, grain, cutoff, cursor=cursor, limit=self._page)
             doomed: dict[str, list[str]] = {}
             for record in page.records:
-                if self._must_keep(record, now, hard_cutoff, parents):
+                if record.is_live(now) and not folds.holds(record):
                     report.kept_unsummarized += 1
                 else:
                     doomed.setdefault(record.agent_id, []).append(record.id)
             for agent, ids in doomed.items():
-                deleted += self._store.delete_records(tenant, agent, ids)
+                deleted += self._delete(tenant, agent, ids, "plan", now)
             cursor = page.next_cursor
             if cursor is None:
                 return deleted
 
-    def _must_keep(
-        self, record: MemoryRecord, now: datetime, hard_cutoff: datetime, parents: _ParentCache
-    ) -> bool:
-        """Live, not past the hard maximum age, and not folded into an existing parent yet."""
-        if not record.is_live(now) or record.span[1] < hard_cutoff:
-            return False
-        return not parents.summarized(record, now)
+    def _delete(self, tenant: str, agent: str, ids: list[str], rule: str, now: datetime) -> int:
+        """Delete by id, and say in the audit trail which rule took each record."""
+        count = self._store.delete_records(tenant, agent, ids)
+        self._store.append_audit(
+            [
+                AuditEvent(
+                    tenant_id=tenant,
+                    agent_id=agent,
+                    record_id=record_id,
+                    action=AuditAction.RETENTION,
+                    actor="retention",
+                    at=now,
+                    detail={"rule": rule},
+                )
+                for record_id in ids
+            ]
+        )
+        return count
+
+    def _queue_summaries(self, tenant: str, folds: _Folds, report: RetentionReport) -> None:
+        """Make (or refresh) the summaries that would let kept records go at the next run."""
+        report.unsummarized_overdue += folds.overdue
+        if not folds.wanted:
+            return
+        jobs = [
+            SummarizeJob(
+                tenant_id=tenant, agent_id=agent, grain=grain, time_key=key, reason="retention"
+            ).to_job()
+            for agent, grain, key in sorted(folds.wanted)
+        ]
+        if self._jobs is None:
+            logger.warning(
+                "records kept unsummarized; no job queue to make their summaries", extra={"count": len(jobs)}
+            )
+            return
+        self._jobs.send(jobs)
+        report.summaries_queued += len(jobs)
 
     # -- quota and decay ------------------------------------------------------------------------
 
-    def _quota(self, tenant: str, now: datetime, hard_cutoff: datetime, report: RetentionReport) -> None:
-        parents = _ParentCache(self._store, self._tz)
+    def _quota(self, tenant: str, now: datetime, folds: _Folds, report: RetentionReport) -> None:
         for _, agent in self._agents(Grain.WORKING, tenant):
             records = self._working(tenant, agent, now)
             worth = {r.id: _worth(r, now) for r in records}
             # Least worth first, then oldest: the order in which working memory is given up.
             records.sort(key=lambda r: (worth[r.id], r.occurred_at, r.id))
-
-            def deletable(r: MemoryRecord) -> bool:
-                return r.span[1] < hard_cutoff or parents.summarized(r, now)
-
-            decayed = [r.id for r in records if worth[r.id] < DECAY_FLOOR and deletable(r)]
+            decayed = [r.id for r in records if worth[r.id] < DECAY_FLOOR and folds.holds(r)]
             gone = set(decayed)
             excess = len(records) - len(gone) - self._max_working
             over: list[str] = []
             for record in records:
                 if excess <= 0:
                     break
-                if record.id not in gone and deletable(record):
+                if record.id not in gone and folds.holds(record):
                     over.append(record.id)
                     excess -= 1
             report.kept_unsummarized += max(excess, 0)
             if decayed:
-                report.decayed += self._store.delete_records(tenant, agent, decayed)
+                report.decayed += self._delete(tenant, agent, decayed, "decay", now)
             if over:
-                report.over_quota += self._store.delete_records(tenant, agent, over)
+                report.over_quota += self._delete(tenant, agent, over, "quota", now)
 
     def _working(self, tenant: str, agent: str, now: datetime) -> list[MemoryRecord]:
         out: list[MemoryRecord] = []
@@ -262,26 +308,45 @@ def _worth(record: MemoryRecord, now: datetime) -> float:
     return decayed_importance(record.importance, (now - since).total_seconds() / (7 * 86400))
 
 
-class _ParentCache:
-    """Whether a record's parent summary exists, looked up once per (agent, parent)."""
+class _Folds:
+    """Whether a record's parent summary holds it, looked up once per (agent, parent) in a run;
+    and the parents to make or refresh so that the records it does not hold can go later."""
 
-    def __init__(self, store: MemoryStore, tz: str) -> None:
+    def __init__(self, store: MemoryStore, tz: str, now: datetime, overdue_before: datetime) -> None:
         self._store = store
         self._tz = tz
-        self._known: dict[tuple[str, str, str], bool] = {}
+        self._now = now
+        self._overdue_before = overdue_before
+        self._sources: dict[tuple[str, str], frozenset[str] | None] = {}
+        self.wanted: set[tuple[str, Grain, str]] = set()
+        self.overdue = 0
 
-    def summarized(self, record: MemoryRecord, now: datetime) -> bool:
+    def holds(self, record: MemoryRecord) -> bool:
+        """Whether the record's live parent summary names it among its sources (a yearly
+        summary is folded no further: nothing to wait for)."""
         ref = parent_of(record, self._tz)
         if ref is None:
-            return True  # a yearly summary is folded no further: nothing to wait for
+            return True
         grain, key = ref
         sid = summary_id(record.tenant_id, record.agent_id, grain.value, key)
-        cache_key = (record.tenant_id, record.agent_id, sid)
-        if cache_key not in self._known:
+        cache_key = (record.agent_id, sid)
+        if cache_key not in self._sources:
             parent = self._store.get(record.tenant_id, record.agent_id, sid)
-            # A forgotten parent counts as made: its children were judged with it.
-            self._known[cache_key] = parent is not None
-        return self._known[cache_key]
+            live = parent is not None and parent.is_live(self._now)
+            self._sources[cache_key] = frozenset(parent.source_ids) if live and parent else None
+        sources = self._sources[cache_key]
+        if sources is not None and record.id in sources:
+            return True
+        self._want(record, grain, key)
+        return False
+
+    def _want(self, record: MemoryRecord, grain: Grain, key: str) -> None:
+        """Queue the parent's period, once it has ended (an open period is never summarized)."""
+        if record.span[1] < self._overdue_before:
+            self.overdue += 1
+        _, end = covered_span(grain, key, self._tz)
+        if end <= self._now:
+            self.wanted.add((record.agent_id, grain, key))
 
 
 def parent_of(record: MemoryRecord, tz: str) -> tuple[Grain, str] | None:

@@ -1,5 +1,5 @@
-"""Retention on the local store, on a controlled clock: plans, cutoffs, the unsummarized-keep rule,
-purges, quotas and importance decay."""
+"""Retention on the local store, on a controlled clock: plans, cutoffs, the rule that only what a
+live summary lists by id is deleted, purges, quotas, importance decay and the audit trail."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from agent_memory.domain.ids import content_hash, memory_id, summary_id
 from agent_memory.domain.keys import KeyInfo
 from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.ports import StoredRecord
-from agent_memory.services.retention import KeyStorePlans, RetentionService
+from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.ports import AuditAction, Job, StoredRecord
+from agent_memory.services.retention import KeyStorePlans, RetentionService, parent_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 DIM = 8
@@ -30,6 +31,26 @@ class Plans:
 
     def plan_of(self, tenant_id: str) -> str | None:
         return self.plans.get(tenant_id)
+
+
+class Jobs:
+    """The job queue, recording what retention asked to be summarized."""
+
+    def __init__(self) -> None:
+        self.sent: list[Job] = []
+
+    def send(self, jobs: list[Job], delay_s: int = 0) -> None:
+        self.sent += jobs
+
+    def keys(self) -> set[tuple[str, str]]:
+        return {
+            (j.grain.value, j.time_key) for j in (SummarizeJob.model_validate_json(x.body) for x in self.sent)
+        }
+
+
+@pytest.fixture
+def jobs() -> Jobs:
+    return Jobs()
 
 
 @pytest.fixture
@@ -59,7 +80,9 @@ def working(
     )
 
 
-def summary(tenant: str, grain: Grain, key: str, agent: str = "a") -> MemoryRecord:
+def summary(
+    tenant: str, grain: Grain, key: str, agent: str = "a", sources: tuple[str, ...] = ()
+) -> MemoryRecord:
     start, end = covered_span(grain, key, "UTC")
     text = f"{grain.value} {key}"
     return MemoryRecord(
@@ -76,6 +99,7 @@ def summary(tenant: str, grain: Grain, key: str, agent: str = "a") -> MemoryReco
         created_at=end,
         updated_at=end,
         occurred_at=start,
+        source_ids=list(sources),
     )
 
 
@@ -87,14 +111,17 @@ def put(store: SqliteMemoryStore, *records: MemoryRecord) -> None:
 LONG = '{"long": {"working": 100000}}'
 
 
-def service(store: SqliteMemoryStore, plans: dict[str, str], **kw: object) -> RetentionService:
-    return RetentionService(store, Plans(plans), FixedClock(NOW), load_plans(LONG), **kw)  # type: ignore[arg-type]
+def service(
+    store: SqliteMemoryStore, plans: dict[str, str], jobs: Jobs | None = None, **kw: object
+) -> RetentionService:
+    return RetentionService(store, Plans(plans), FixedClock(NOW), load_plans(LONG), jobs or Jobs(), **kw)  # type: ignore[arg-type]
 
 
-def daily_of(record: MemoryRecord) -> MemoryRecord:
-    return summary(
-        record.tenant_id, Grain.DAILY, key_for_day(Grain.DAILY, record.occurred_at.date()), record.agent_id
-    )
+def daily_of(*records: MemoryRecord) -> MemoryRecord:
+    """The daily summary of the first record's day, made from all of ``records``."""
+    first = records[0]
+    key = key_for_day(Grain.DAILY, first.occurred_at.date())
+    return summary(first.tenant_id, Grain.DAILY, key, first.agent_id, tuple(r.id for r in records))
 
 
 def alive(store: SqliteMemoryStore, record: MemoryRecord) -> bool:
@@ -133,11 +160,9 @@ def test_each_summary_grain_goes_at_its_plans_cutoff(
     # AND their parents exist (so nothing is kept as unsummarized)
     parents = []
     for rec in (old, recent):
-        from agent_memory.services.retention import parent_of
-
         ref = parent_of(rec, "UTC")
         if ref is not None:
-            parents.append(summary("t", *ref))
+            parents.append(summary("t", *ref, sources=(rec.id,)))
     put(store, *parents)
     # WHEN retention runs with a generous hard maximum age
     service(store, {"t": plan}, max_unsummarized=timedelta(days=10_000)).run()
@@ -169,11 +194,54 @@ def test_unsummarized_memory_is_kept_until_its_parent_exists_then_deleted(store:
     assert report.kept_unsummarized == 0
 
 
-def test_unsummarized_memory_goes_after_the_hard_maximum_age(store: SqliteMemoryStore) -> None:
+def test_unsummarized_memory_is_kept_past_the_maximum_age_and_its_day_is_queued(
+    store: SqliteMemoryStore, jobs: Jobs
+) -> None:
+    # GIVEN a history import: working memory 31 days old that no summary holds
     old = working("t", NOW - timedelta(days=31), "never summarized")
     put(store, old)
-    service(store, {"t": "free"}, max_unsummarized=timedelta(days=30)).run()
-    assert not alive(store, old)
+    # WHEN retention runs THEN it is kept, counted overdue, and its day is queued to be summarized
+    report = service(store, {"t": "free"}, jobs, max_unsummarized=timedelta(days=30)).run()
+    assert alive(store, old)
+    assert report.unsummarized_overdue == 1 and report.summaries_queued == 1
+    assert jobs.keys() == {("daily", old.occurred_at.date().isoformat())}
+
+
+def test_a_late_write_into_a_summarized_day_is_kept_until_the_summary_names_it(
+    store: SqliteMemoryStore, jobs: Jobs
+) -> None:
+    # GIVEN a day summarized from one record, and a late write into that day the summary lacks
+    early = working("t", NOW - timedelta(days=5, hours=3), "early")
+    late = working("t", NOW - timedelta(days=5, hours=2), "Late note: Hannah signed the lease")
+    put(store, early, late, daily_of(early))
+    # WHEN retention runs THEN only the listed record goes; the late one stays and its day is queued
+    report = service(store, {"t": "free"}, jobs).run()
+    assert not alive(store, early) and alive(store, late)
+    assert report.kept_unsummarized == 1
+    assert jobs.keys() == {("daily", late.occurred_at.date().isoformat())}
+    # WHEN the day is re-made with it THEN the next run deletes it
+    put(store, daily_of(early, late))
+    service(store, {"t": "free"}).run()
+    assert not alive(store, late)
+
+
+def test_a_stale_or_forgotten_parent_holds_nothing(store: SqliteMemoryStore) -> None:
+    from agent_memory.ports import AuditEvent
+
+    record = working("t", NOW - timedelta(days=5), "held by a hidden summary")
+    day = daily_of(record)
+    put(store, record, day)
+    assert store.mark_stale("t", "a", day.id, AuditEvent("t", "a", day.id, "stale", "key", NOW))
+    service(store, {"t": "free"}).run()
+    assert alive(store, record)
+
+
+def test_every_deletion_is_in_the_audit_trail_with_its_rule(store: SqliteMemoryStore) -> None:
+    gone = working("t", NOW - timedelta(days=5), "past the plan")
+    put(store, gone, daily_of(gone))
+    service(store, {"t": "free"}).run()
+    events = store.audit_events("t", "a", record_id=gone.id).events
+    assert [(e.action, e.detail["rule"]) for e in events] == [(AuditAction.RETENTION, "plan")]
 
 
 def test_an_unsummarized_daily_summary_is_kept_until_its_week_is_made(store: SqliteMemoryStore) -> None:
@@ -181,7 +249,8 @@ def test_an_unsummarized_daily_summary_is_kept_until_its_week_is_made(store: Sql
     put(store, day)
     service(store, {"t": "free"}, max_unsummarized=timedelta(days=1000)).run()
     assert alive(store, day)
-    put(store, summary("t", Grain.WEEKLY, key_for_day(Grain.WEEKLY, datetime(2026, 9, 1).date())))
+    week = key_for_day(Grain.WEEKLY, datetime(2026, 9, 1).date())
+    put(store, summary("t", Grain.WEEKLY, week, sources=(day.id,)))
     service(store, {"t": "free"}, max_unsummarized=timedelta(days=1000)).run()
     assert not alive(store, day)
 
@@ -189,7 +258,8 @@ def test_an_unsummarized_daily_summary_is_kept_until_its_week_is_made(store: Sql
 def test_a_second_run_deletes_nothing_more_and_other_tenants_are_untouched(store: SqliteMemoryStore) -> None:
     records = [working("t", NOW - timedelta(days=3, minutes=i), f"r{i}") for i in range(30)]
     other = working("u", NOW - timedelta(days=3), "other tenant on pro")
-    put(store, *records, daily_of(records[0]), daily_of(records[-1]), other)
+    assert len({r.occurred_at.date() for r in records}) == 1
+    put(store, *records, daily_of(*records), other)
     first = service(store, {"t": "free", "u": "pro"}, page=7).run()
     second = service(store, {"t": "free", "u": "pro"}, page=7).run()
     assert first.deleted["working"] == 30
@@ -221,7 +291,7 @@ def test_over_quota_the_least_important_then_oldest_go_first(store: SqliteMemory
     low_new = working("t", base + timedelta(hours=1), "low new", importance=0.2)
     high_old = working("t", base, "high old", importance=0.9)
     mid = working("t", base + timedelta(hours=2), "mid", importance=0.5)
-    put(store, low_old, low_new, high_old, mid, daily_of(low_old))
+    put(store, low_old, low_new, high_old, mid, daily_of(low_old, low_new, high_old, mid))
     report = service(store, {"t": "long"}, max_working=2).run()
     assert report.over_quota == 2
     assert [alive(store, r) for r in (low_old, low_new, high_old, mid)] == [False, False, True, True]
@@ -245,7 +315,7 @@ def test_importance_decays_without_retrieval_and_a_recent_retrieval_saves_it(
     retrieved = working("t", old, "retrieved", importance=0.5, last_accessed_at=NOW - timedelta(weeks=1))
     # AND an important one: 1.0 * 0.95**40 = 0.129
     important = working("t", old, "important", importance=1.0)
-    put(store, faded, retrieved, important, daily_of(faded))
+    put(store, faded, retrieved, important, daily_of(faded, retrieved, important))
     report = service(store, {"t": "long"}).run()
     assert report.decayed == 1
     assert not alive(store, faded) and alive(store, retrieved) and alive(store, important)
