@@ -15,6 +15,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from agent_memory.adapters.sqs_queue import MAX_MESSAGE_BYTES
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
 from agent_memory_stack.vector_store import VectorStore
@@ -35,6 +36,8 @@ def fifo_queue(scope: Construct, construct_id: str, **props: object) -> sqs.Queu
         fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
         encryption=sqs.QueueEncryption.SQS_MANAGED,
         enforce_ssl=True,
+        # SQS's maximum: a summary's write names every one of its children (`MAX_MESSAGE_BYTES`).
+        max_message_size_bytes=MAX_MESSAGE_BYTES,
         **props,  # type: ignore[arg-type]
     )
 

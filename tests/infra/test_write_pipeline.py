@@ -20,6 +20,8 @@ def test_write_queue_is_high_throughput_fifo_encrypted_with_a_fifo_dlq(synth: Sy
         assert props["DeduplicationScope"] == "messageGroup"
         assert props["FifoThroughputLimit"] == "perMessageGroupId"
         assert props["SqsManagedSseEnabled"] is True
+        # a summary's write names every child: SQS's largest message, and the DLQ must take it too
+        assert props["MaximumMessageSize"] == 1024 * 1024
     assert queue["RedrivePolicy"] == {
         "deadLetterTargetArn": _arn(synth, writes.dead_letters),
         "maxReceiveCount": 5,

@@ -1,6 +1,6 @@
 """The write queue and dead letters on Amazon SQS FIFO.
 
-`SqsWriteQueue` sends with ``SendMessageBatch``: at most 10 entries and 256 KiB of bodies per
+`SqsWriteQueue` sends with ``SendMessageBatch``: at most 10 entries and 1 MiB of bodies per
 call. A batch call can succeed while some of its entries fail (the response's ``Failed`` list),
 so entries are checked one by one: those that failed on the service's side are retried a few
 times with backoff before the next chunk goes, and nothing after a chunk that still has failures
@@ -48,8 +48,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: SQS's limit for one message, and for the sum of the bodies of one batch call.
-MAX_MESSAGE_BYTES = 256 * 1024
+#: SQS's limit for one message, and for the sum of the bodies of one batch call (1 MiB since
+#: 2025; the write queue is created with it as its ``MaximumMessageSize``). A summary's write
+#: names every child by id, about 33 bytes each.
+MAX_MESSAGE_BYTES = 1024 * 1024
 #: Longer reasons are cut: the attribute is for a person reading the dead-letter queue.
 MAX_REASON_CHARS = 1_000
 #: What SQS refuses in a message attribute: characters outside XML's (#x9 #xA #xD #x20-#xD7FF
@@ -293,7 +295,7 @@ def _letter(message: dict[str, Any]) -> DeadLetter:
 
 
 def _chunks(messages: Sequence[QueueMessage], sizes: Sequence[int]) -> Iterator[list[QueueMessage]]:
-    """Consecutive runs of at most 10 messages whose bodies add up to at most 256 KiB."""
+    """Consecutive runs of at most 10 messages whose bodies add up to at most `MAX_MESSAGE_BYTES`."""
     chunk: list[QueueMessage] = []
     total = 0
     for message, size in zip(messages, sizes, strict=True):

@@ -67,10 +67,6 @@ from agent_memory.ports import (
 )
 from agent_memory.services.staleness import CHILDREN_COUNT, is_stale
 
-#: Ids kept in a summary's ``source_ids``; a daily summary of a very busy day names its first
-#: children only (the full count is in ``metadata.children_count``), so its write stays far
-#: below the queue's 256 KiB message limit.
-MAX_SOURCE_IDS = 1_000
 #: Characters a partial summary's label may take in a reduce round (``first..last`` time keys).
 LABEL_ROOM = 32
 #: Seconds a refresh job waits before its first attempt, so the write it follows is usually
@@ -92,6 +88,7 @@ class Outcome(StrEnum):
     EMPTY = "empty"  # nothing to fold: nothing written
     KEPT = "kept"  # children only went away since (retention, forget): kept as it is
     FORGOTTEN = "forgotten"  # forgotten by its agent: never re-made
+    UNFINISHED = "unfinished"  # a day that has not ended: nothing made yet
 
 
 class ChildNotStoredYetError(DependencyError):
@@ -130,7 +127,6 @@ class SummarizeService:
         timezone: str = "UTC",
         *,
         refresh_delay_s: int = REFRESH_DELAY_S,
-        max_source_ids: int = MAX_SOURCE_IDS,
     ) -> None:
         if 2 * (summarizer.max_output_chars + LABEL_ROOM) > summarizer.max_input_chars:
             raise ConfigurationError(
@@ -145,7 +141,6 @@ class SummarizeService:
         self._clock = clock
         self._tz = timezone
         self._refresh_delay_s = refresh_delay_s
-        self._max_source_ids = max_source_ids
 
     def run(self, job: SummarizeJob) -> RunStats:
         """Make the job's summary (and any missing child first); what it did."""
@@ -171,6 +166,13 @@ class SummarizeService:
         now: datetime,
         stats: RunStats,
     ) -> _Made:
+        if grain is Grain.DAILY and covered_span(grain, key, self._tz)[1] > now:
+            # A day still open would be summarized while writes still arrive into it, and
+            # nothing would fold them in later: its schedule (or a later job) makes it once it
+            # has ended. Coarser periods may be made early from the days that have ended (a
+            # month whose last ISO week runs into the next month): each later day's summary
+            # refreshes them ("Stale parents are refreshed").
+            return _Made(None, Outcome.UNFINISHED)
         existing = self._store.get(tenant, agent, summary_id(tenant, agent, grain.value, key))
         stale = existing is not None and not existing.is_live(now)
         if existing is not None and stale and not is_stale(self._store, existing):
@@ -285,7 +287,10 @@ class SummarizeService:
                 CALLS: calls,
                 TIMEZONE: self._tz,
             },
-            source_ids=[c.id for c in children][: self._max_source_ids],
+            # Every child, never a prefix: retention deletes a record only when its parent names
+            # it here. About 33 bytes an id: 10,000 children fit a 1 MiB queue message many
+            # times over; a write too large for the queue fails loudly, it is never cut.
+            source_ids=[c.id for c in children],
             content_hash=content_hash(content),
             created_at=existing.created_at if existing is not None else now,
             updated_at=now,

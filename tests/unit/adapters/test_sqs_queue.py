@@ -111,11 +111,11 @@ def test_a_resent_write_is_dropped_by_its_dedup_id(sqs: Any) -> None:
     assert [m["Body"] for m in drain(sqs, url)] == ["t:a:working-1", "t:a:working-2"]
 
 
-def test_batches_are_also_cut_at_256_kib_of_bodies(sqs: Any) -> None:
-    # GIVEN three bodies of 100 KiB
+def test_batches_are_also_cut_at_1_mib_of_bodies(sqs: Any) -> None:
+    # GIVEN three bodies of 400 KiB
     url = fifo_queue(sqs, "writes.fifo")
     sizes = batch_sizes(sqs)
-    big = [msg("g", i, body=str(i) * (100 * 1024)) for i in range(3)]
+    big = [msg("g", i, body=str(i) * (400 * 1024)) for i in range(3)]
 
     # WHEN sent, THEN two fit in one call and the third needs another
     SqsWriteQueue(url, client=sqs).send(big)
@@ -143,7 +143,7 @@ def test_dead_letters_keep_their_ids_and_carry_the_reason(sqs: Any) -> None:
     assert len(second["MessageAttributes"]["reason"]["StringValue"]) == MAX_REASON_CHARS
 
 
-def test_a_body_over_256_kib_is_refused_before_anything_is_sent() -> None:
+def test_a_body_over_1_mib_is_refused_before_anything_is_sent() -> None:
     # GIVEN a batch with one oversized body
     client, stub = stubbed()
     messages = [msg("g", 1), msg("g", 2, body="x" * (MAX_MESSAGE_BYTES + 1))]

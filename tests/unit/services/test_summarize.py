@@ -139,6 +139,32 @@ def test_an_empty_period_makes_nothing(cascade: Cascade) -> None:
     assert cascade.store.stats(TENANT, AGENT, cascade.world.clock.now()).records == {}
 
 
+def test_a_day_that_has_not_ended_is_never_summarized(cascade: Cascade) -> None:
+    # GIVEN writes into today (the clock is at noon)
+    today = cascade.world.clock.now().replace(hour=0)
+    cascade.remember(item("The morning standup moved to 9:30.", today + timedelta(hours=9)))
+    # WHEN a job (or a coarser period healing its days) asks for today
+    cascade.queue(Grain.DAILY, today.date().isoformat())
+    # THEN nothing is made: later writes of the day would be in no summary
+    assert cascade.run() == {"unfinished": 1}
+    assert cascade.summary(Grain.DAILY, today.date().isoformat()) is None
+
+
+def test_a_summary_names_every_child_however_many(cascade: Cascade) -> None:
+    # GIVEN a very busy day (more children than the old 1,000-id cap)
+    day = utc(2026, 11, 20)
+    ids: list[str] = []
+    for batch in range(24):
+        ids += cascade.remember(
+            *(item(f"event number {batch}-{i}", day + timedelta(minutes=batch, seconds=i)) for i in range(50))
+        )
+    # WHEN it is summarized THEN every child is named (retention deletes only what is named)
+    cascade.queue(Grain.DAILY, "2026-11-20")
+    assert cascade.run() == {"made": 1}
+    s = cascade.summary(Grain.DAILY, "2026-11-20")
+    assert s is not None and sorted(s.source_ids) == sorted(ids) and len(ids) == 1_200
+
+
 # ------------------------------------------------------------------------------------------------
 # re-runs
 # ------------------------------------------------------------------------------------------------
