@@ -526,7 +526,11 @@ class MemoryStore(Protocol):
 
     def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
         """Hard-delete the tenant's records expired at ``now`` and those forgotten before
-        ``forgotten_before`` (the end of the grace period); how many went. Idempotent."""
+        ``forgotten_before`` (the end of the grace period); how many went. Idempotent.
+
+        Each live record that goes because it expired leaves an audit event (``retention``,
+        ``{"rule": "expired"}``, actor ``retention``, at ``now``); a forgotten one has its
+        forget event already."""
         ...
 
     # -- what an operator reads: the tenant's agents, a timeline, search outcomes ---------------

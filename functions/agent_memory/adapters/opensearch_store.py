@@ -64,6 +64,7 @@ from agent_memory.errors import ConfigurationError, DependencyError, ValidationF
 from agent_memory.ports import (
     AgentPage,
     AgentRef,
+    AuditAction,
     AuditEvent,
     AuditPage,
     Candidate,
@@ -870,7 +871,10 @@ class OpenSearchStore:
 
     def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
         """Expired or long-forgotten records of the tenant, by ``_delete_by_query`` with slices
-        (pages of ids on Serverless), like `delete_older_than`."""
+        (pages of ids on Serverless), like `delete_older_than`. The expired live records are read
+        first (ids only, in pages) and audited, so an audit event exists for every record the
+        delete takes; a run that dies in between audits them again on its next run."""
+        self._audit_expired(tenant_id, now)
         query = {
             "bool": {
                 "filter": [_term("tenant_id", tenant_id)],
@@ -899,6 +903,42 @@ class OpenSearchStore:
                 f"purge of {tenant_id} had {len(failures)} failures; it is safe to run again"
             )
         return int(response.get("deleted", 0))
+
+    def _audit_expired(self, tenant_id: str, now: datetime) -> None:
+        query = {
+            "bool": {
+                "filter": [_term("tenant_id", tenant_id), {"range": {"expires_at": {"lte": ts(now)}}}],
+                "must_not": [{"exists": {"field": "deleted_at"}}],
+            }
+        }
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {
+                "size": DELETE_PAGE,
+                "_source": ["id", "agent_id"],
+                "query": query,
+                "sort": [{"id": {"order": "asc"}}, {"agent_id": {"order": "asc"}}],
+            }
+            if after is not None:
+                body["search_after"] = after
+            hits = _hits(self._search(body, "finding expired records", request_timeout=MAINTENANCE_TIMEOUT_S))
+            if not hits:
+                return
+            self.append_audit(
+                [
+                    AuditEvent(
+                        tenant_id=tenant_id,
+                        agent_id=hit["_source"]["agent_id"],
+                        record_id=hit["_source"]["id"],
+                        action=AuditAction.RETENTION,
+                        actor="retention",
+                        at=now,
+                        detail={"rule": "expired"},
+                    )
+                    for hit in hits
+                ]
+            )
+            after = hits[-1]["sort"]
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ from agent_memory.errors import ConfigurationError, DependencyError, ValidationF
 from agent_memory.ports import (
     AgentPage,
     AgentRef,
+    AuditAction,
     AuditEvent,
     AuditPage,
     Candidate,
@@ -910,13 +911,27 @@ class SqliteMemoryStore:
         """Expired and long-forgotten records of the tenant, in batches (a full scan of the
         tenant's rows: purge runs once a day, and both columns are mostly null)."""
         total = 0
+        at = _to_us(now)
         while True:
             with self._tx(write=True) as conn:
-                deleted = conn.execute(
-                    "DELETE FROM records WHERE seq IN (SELECT seq FROM records WHERE tenant_id = ? "
-                    "AND (expires_at <= ? OR deleted_at < ?) LIMIT ?)",
-                    (tenant_id, _to_us(now), _to_us(forgotten_before), _DELETE_BATCH),
-                ).rowcount
+                seqs = [
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT seq FROM records WHERE tenant_id = ? AND (expires_at <= ? OR deleted_at < ?) "
+                        "LIMIT ?",
+                        (tenant_id, at, _to_us(forgotten_before), _DELETE_BATCH),
+                    )
+                ]
+                marks = ", ".join("?" for _ in seqs)
+                # The expired ones (not forgotten: those have their forget event) are audited in
+                # the same transaction as their deletion.
+                conn.execute(
+                    "INSERT INTO audit (tenant_id, agent_id, record_id, action, actor, at, detail) "
+                    f"SELECT tenant_id, agent_id, id, ?, 'retention', ?, '{{\"rule\":\"expired\"}}' "
+                    f"FROM records WHERE seq IN ({marks}) AND deleted_at IS NULL ORDER BY seq",
+                    (AuditAction.RETENTION, at, *seqs),
+                )
+                deleted = conn.execute(f"DELETE FROM records WHERE seq IN ({marks})", seqs).rowcount
                 if deleted:
                     conn.execute(self._ORPHAN_ALIASES, (tenant_id,))
             total += deleted

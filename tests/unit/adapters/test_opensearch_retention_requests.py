@@ -25,6 +25,7 @@ from tests.unit.adapters.test_opensearch_requests import (
     MODEL,
     NOW,
     Cluster,
+    bulk_ok,
     hit,
     record,
     search_response,
@@ -404,16 +405,52 @@ PURGE_QUERY = {
 }
 
 
+EXPIRED_QUERY = {
+    "bool": {
+        "filter": [{"term": {"tenant_id": "t1"}}, {"range": {"expires_at": {"lte": ts(NOW)}}}],
+        "must_not": [{"exists": {"field": "deleted_at"}}],
+    }
+}
+
+
+def test_purge_audits_the_expired_records_it_is_about_to_delete(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN one page of expired live records, then none
+    hits = [{"_id": "t1:a0:mem_0", "_source": {"id": "mem_0", "agent_id": "a0"}, "sort": ["mem_0", "a0"]}]
+    cluster.reply(search_response(*hits)).reply(bulk_ok(1)).reply(search_response())
+    cluster.reply(by_query_response(1))
+
+    store(client).purge("t1", NOW, FORGOTTEN_BEFORE)
+
+    # THEN the expired ids are read (ids only), an audit event per record, then the delete
+    cluster.done()
+    assert [(s.method, s.path) for s in cluster.sent] == [
+        ("POST", "/mem/_search"),
+        ("POST", "/_bulk"),
+        ("POST", "/mem/_search"),
+        ("POST", "/mem/_delete_by_query"),
+    ]
+    assert cluster.sent[0].body["query"] == EXPIRED_QUERY
+    assert cluster.sent[0].body["_source"] == ["id", "agent_id"]
+    event = cluster.sent[1].lines[1]
+    assert (event["record_id"], event["agent_id"], event["action"], event["detail"]) == (
+        "mem_0",
+        "a0",
+        "retention",
+        {"rule": "expired"},
+    )
+    assert cluster.sent[2].body["search_after"] == ["mem_0", "a0"]
+
+
 def test_purge_is_a_sliced_delete_by_query_over_every_agent_of_the_tenant(
     client: OpenSearch, cluster: Cluster
 ) -> None:
-    cluster.reply(by_query_response(5))
+    cluster.reply(search_response()).reply(by_query_response(5))
 
     purged = store(client).purge("t1", NOW, FORGOTTEN_BEFORE)
 
     # THEN no routing (every agent), parallel slices, conflicts skipped for the next run, no max_docs
     cluster.done()
-    (sent,) = cluster.sent
+    _, sent = cluster.sent
     assert (sent.method, sent.path) == ("POST", "/mem/_delete_by_query")
     assert sent.params == SLICED
     assert sent.timeout == MAINTENANCE_TIMEOUT_S
@@ -425,27 +462,29 @@ def test_purge_is_a_sliced_delete_by_query_over_every_agent_of_the_tenant(
 def test_purging_again_sends_the_same_request_and_purges_nothing(
     client: OpenSearch, cluster: Cluster
 ) -> None:
-    cluster.reply(by_query_response(5)).reply(by_query_response(0))
+    cluster.reply(search_response()).reply(by_query_response(5))
+    cluster.reply(search_response()).reply(by_query_response(0))
     s = store(client)
 
     assert (s.purge("t1", NOW, FORGOTTEN_BEFORE), s.purge("t1", NOW, FORGOTTEN_BEFORE)) == (5, 0)
-    assert cluster.sent[0].body == cluster.sent[1].body == PURGE_QUERY
-    assert cluster.sent[0].params == cluster.sent[1].params
+    assert cluster.sent[1].body == cluster.sent[3].body == PURGE_QUERY
+    assert cluster.sent[1].params == cluster.sent[3].params
 
 
 @pytest.mark.parametrize("refresh", [True, "wait_for"])
 def test_purge_refreshes_with_true_only(client: OpenSearch, cluster: Cluster, refresh: Any) -> None:
     """``_delete_by_query`` takes refresh=true/false; wait_for is refused by the cluster."""
-    cluster.reply(by_query_response(0))
+    cluster.reply(search_response()).reply(by_query_response(0))
 
     store(client, refresh=refresh).purge("t1", NOW, FORGOTTEN_BEFORE)
 
-    assert cluster.sent[0].params == {**SLICED, "refresh": "true"}
+    assert cluster.sent[1].params == {**SLICED, "refresh": "true"}
 
 
 def test_purge_with_failures_raises_so_the_next_run_takes_the_rest(
     client: OpenSearch, cluster: Cluster
 ) -> None:
+    cluster.reply(search_response())
     cluster.reply(by_query_response(3, failures=[{"index": "mem-v1", "id": "x", "cause": {"type": "x"}}]))
 
     with pytest.raises(DependencyError, match="safe to run again"):
@@ -465,6 +504,7 @@ def test_serverless_purge_pages_ids_with_the_same_query_and_deletes_them_in_bulk
     client: OpenSearch, cluster: Cluster
 ) -> None:
     hits = [{"_id": f"t1:a{i}:mem_{i}", "sort": [f"mem_{i}", "t1", f"a{i}"]} for i in range(2)]
+    cluster.reply(search_response())  # no expired record to audit
     cluster.reply(search_response(*hits))
     cluster.reply(bulk_deletes(delete_item("t1:a0:mem_0"), delete_item("t1:a1:mem_1")))
     cluster.reply(search_response())
@@ -475,17 +515,18 @@ def test_serverless_purge_pages_ids_with_the_same_query_and_deletes_them_in_bulk
     assert purged == 2
     assert [(s.method, s.path) for s in cluster.sent] == [
         ("POST", "/mem/_search"),
+        ("POST", "/mem/_search"),
         ("POST", "/_bulk"),
         ("POST", "/mem/_search"),
     ]
-    first = cluster.sent[0].body
+    first = cluster.sent[1].body
     assert first["query"] == PURGE_QUERY["query"]
     assert (first["size"], first["_source"]) == (DELETE_PAGE, False)
-    assert cluster.sent[1].lines == [
+    assert cluster.sent[2].lines == [
         {"delete": {"_index": "mem", "_id": "t1:a0:mem_0"}},
         {"delete": {"_index": "mem", "_id": "t1:a1:mem_1"}},
     ]
-    assert cluster.sent[2].body["search_after"] == ["mem_1", "t1", "a1"]
+    assert cluster.sent[3].body["search_after"] == ["mem_1", "t1", "a1"]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -280,6 +280,11 @@ def test_expired_and_long_forgotten_records_are_purged(store: SqliteMemoryStore)
     report = service(store, {"t": "pro"}, forget_grace=timedelta(days=7)).run()
     assert report.purged == 1
     assert not alive(store, expired) and alive(store, fresh) and alive(store, forgotten)
+    # AND the expired record's deletion names its rule in the audit trail
+    events = store.audit_events("t", "a", record_id=expired.id).events
+    assert [(e.action, e.actor, e.detail) for e in events] == [
+        (AuditAction.RETENTION, "retention", {"rule": "expired"})
+    ]
     # WHEN the grace period has passed THEN it is purged
     service(store, {"t": "pro"}, forget_grace=timedelta(hours=1)).run()
     assert not alive(store, forgotten)
