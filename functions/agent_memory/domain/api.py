@@ -28,7 +28,15 @@ from agent_memory.domain.limits import (
     MAX_TTL_DAYS,
     MIN_CONTEXT_TOKENS,
 )
-from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Role, Source, check_metadata
+from agent_memory.domain.records import (
+    Link,
+    MemoryKind,
+    MemoryRecord,
+    MergedWrite,
+    Role,
+    Source,
+    check_metadata,
+)
 from agent_memory.domain.types import ConversationId, Score, Speaker, Tag, UserId, UtcDatetime
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
@@ -264,6 +272,14 @@ class MemoryOut(BaseModel):
     source_ids: list[str]
     access_count: int
     occurred_at: datetime
+    last_seen_at: datetime | None = Field(
+        default=None, description="When a merged record was last said again (null: never merged)."
+    )
+    merged_from: list[MergedWrite] = Field(
+        default_factory=list,
+        description="Every write this record holds, verbatim and oldest first, when near-identical "
+        "writes were merged into it (empty: never merged). Each id reads back this record.",
+    )
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
@@ -292,6 +308,8 @@ class MemoryOut(BaseModel):
                     "source_ids",
                     "access_count",
                     "occurred_at",
+                    "last_seen_at",
+                    "merged_from",
                     "created_at",
                     "updated_at",
                     "expires_at",
@@ -379,10 +397,11 @@ class RetentionResponse(BaseModel):
         description="Past their cutoff, but kept until a live summary names them among its sources."
     )
     unsummarized_overdue: int = Field(
-        description="Of those, kept longer than the maximum unsummarized age (the cascade is behind)."
+        default=0,
+        description="Of those, kept longer than the maximum unsummarized age (the cascade is behind).",
     )
     summaries_queued: int = Field(
-        description="Summaries queued to be made or refreshed so that the kept records can go."
+        default=0, description="Summaries queued to be made or refreshed so that the kept records can go."
     )
     purged: int = Field(description="Expired records, and records forgotten longer than the grace period.")
     over_quota: int = Field(description="Working memories deleted to bring an agent back to its quota.")

@@ -14,6 +14,7 @@ from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError
 from agent_memory.ports import QueueMessage
+from agent_memory.services.writer import WriterService
 
 ACME = Caller("acme", key_id="key_a")
 
@@ -34,12 +35,30 @@ def test_accepted_write_is_queued_on_the_agents_working_group_and_counted_pendin
     assert world.pending.count("acme", "other") == 0
 
 
-def test_retrying_the_same_write_yields_the_same_id_and_one_message(world: World) -> None:
+def test_retrying_the_same_write_yields_the_same_id_and_one_record(world: World) -> None:
     item = {"occurred_at": "2026-11-20T14:03:00Z"}
     first = _write(world, "Alice moved the launch to March 3.", **item)
+    world.clock.advance(seconds=1)
     again = _write(world, "Alice moved the launch to March 3.", **item)
     assert first == again
-    assert len(world.queue.receive(10)) == 1  # content-based dedup id dropped the resend
+    # each acceptance is its own message (the queue drops none); the writer stores one record
+    assert world.drain() == ["inserted", "replayed"]
+    assert world.memories.stats("acme", "bot").records["working"] == 1
+
+
+def test_a_write_accepted_again_after_a_forget_is_stored_again(world: World) -> None:
+    # GIVEN a write, stored, then forgotten
+    item = {"occurred_at": "2026-11-20T14:03:00Z"}
+    [record_id] = _write(world, "The vault code is 4417.", **item)
+    world.drain()
+    world.forget.forget("acme", "bot", record_id, actor="test")
+    # WHEN the same write is accepted again a minute later (inside the queue's dedup window)
+    world.clock.advance(minutes=1)
+    assert _write(world, "The vault code is 4417.", **item) == [record_id]
+    # THEN it is stored again, not dropped as a duplicate message
+    assert world.drain() == ["inserted"]
+    record = world.store.get("acme", "bot", record_id)
+    assert record is not None and record.deleted_at is None
 
 
 def test_writer_stores_records_and_clears_pending(world: World) -> None:
@@ -75,6 +94,70 @@ def test_unrelated_write_is_not_merged(world: World) -> None:
     _write(world, "The quarterly planning meeting moved to Thursday afternoon.")
     _write(world, "Invoice 4411 for 1,200 EUR was approved by Dana.")
     assert world.drain() == ["inserted", "inserted"]
+
+
+def test_a_merge_keeps_every_write_verbatim_both_times_and_is_audited(world: World) -> None:
+    text = "The quarterly planning meeting with the design team moved to Thursday afternoon."
+    [first] = _write(world, text)
+    world.drain()
+    world.clock.advance(hours=1)
+    [second] = _write(world, text + "!!")
+    assert world.drain() == ["merged"]
+    merged = world.store.get("acme", "bot", first)
+    assert merged is not None
+    assert [(m.id, m.content) for m in merged.merged_from] == [(first, text), (second, text + "!!")]
+    assert merged.last_seen_at == world.clock.now() and merged.occurred_at < merged.last_seen_at
+    [event] = world.store.audit_events("acme", "bot", record_id=first).events
+    assert (event.action, event.detail["absorbed"]) == ("merged", second)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Paid invoice 1001 of $500 to Acme Corp.", "Paid invoice 1002 of $500 to Acme Corp."),
+        ("The vault code is 7731.", "The vault code is 7732."),
+        ("Call me on 555-1234 please.", "Call me on 555-9876 please."),
+        ("Send the report to ana@example.com today.", "Send the report to bob@example.com today."),
+        ("Hannah signed the lease for the flat.", "Maria signed the lease for the flat."),
+        ("The deadline moved to March.", "The deadline moved to April."),
+        ("See https://example.com/a for the spec.", "See https://example.com/b for the spec."),
+    ],
+)
+def test_texts_that_differ_in_a_particular_are_never_merged(world: World, older: str, newer: str) -> None:
+    # GIVEN a writer whose cosine threshold would merge them all: the particulars alone decide
+    world.writer = WriterService(
+        world.store, world.embedder, world.pending, world.queue, world.clock, dedup_threshold=0.5
+    )
+    _write(world, older)
+    world.drain()
+    world.clock.advance(minutes=5)
+    _write(world, newer)
+    assert world.drain() == ["inserted"]
+    assert world.memories.stats("acme", "bot").records["working"] == 2
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ({"user_id": "u1"}, {"user_id": "u2"}),
+        ({"user_id": "u1"}, {}),
+        ({"conversation_id": "c1"}, {"conversation_id": "c2"}),
+        ({"occurred_at": "2026-11-10T10:00:00Z"}, {"occurred_at": "2026-11-20T10:00:00Z"}),
+        ({"role": "user"}, {"role": "assistant"}),
+    ],
+)
+def test_the_same_words_of_two_users_conversations_days_or_speakers_stay_apart(
+    world: World, first: dict[str, str], second: dict[str, str]
+) -> None:
+    text = "My phone number is on the fridge and I live near the old station."
+    a = _write(world, text, **first)
+    world.drain()
+    b = _write(world, text, **second)
+    assert world.drain() == ["inserted"]
+    for ids, fields in ((a, first), (b, second)):
+        record = world.store.get("acme", "bot", ids[0])
+        assert record is not None and record.id == ids[0] and record.merged_from == []
+        assert record.user_id == fields.get("user_id")
 
 
 def test_replayed_message_is_confirmed_not_stored_twice(world: World) -> None:
