@@ -199,7 +199,7 @@ class Expected:
         self.retention_of = retention_of
         self.reasons: Counter[str] = Counter()
         self.deleted: Counter[str] = Counter()
-        self.kept_unsummarized = self.purged = self.decayed = self.over_quota = 0
+        self.kept_unsummarized = self.purged = self.decayed = self.over_quota = self.overdue = 0
         #: Over the quota, but every record left to give up waits for its daily summary.
         self.kept_over_quota = 0
 
@@ -215,12 +215,15 @@ class Expected:
         if cutoff is None:
             self.reasons["kept: the unlimited plan"] += 1
         elif end <= cutoff:  # stored span end (end - 1us) < cutoff
+            # every generated summary names all of its children, so "its parent names it" is
+            # "its parent was made"
             summarized = grain not in PARENT_GRAIN or (PARENT_GRAIN[grain], parent_key(grain, key)) in made
-            if end < self.hard or summarized:
+            if summarized:
                 self.deleted[grain.value] += 1
                 self.reasons[f"{grain.value}: past its cutoff"] += 1
             else:
                 self.kept_unsummarized += 1
+                self.overdue += end < self.hard
                 self.reasons[f"kept: {grain.value} past its cutoff, parent not made yet"] += 1
         else:
             self.reasons["kept: within its cutoff"] += 1
@@ -238,7 +241,7 @@ class Expected:
                 self.reasons[fate] += 1
                 continue
             # live working memory left for the quota step (created_at = occurred_at)
-            deletable = occurred < self.hard or parent
+            deletable = parent
             weeks = (NOW - occurred).total_seconds() / (7 * 86400)
             if decayed_importance(importance, weeks) < DECAY_FLOOR and deletable:
                 self.decayed += 1
@@ -273,12 +276,11 @@ class Expected:
             reason = None
             if deleted is not None or purge_expired:
                 reason = "working: past its cutoff, expired or forgotten"
-            elif occurred < self.hard:
-                reason = "working: past its cutoff, unsummarized past the hard maximum age"
             elif parent:
                 reason = "working: past its cutoff, summarized"
             if reason is None:
                 self.kept_unsummarized += 1
+                self.overdue += occurred < self.hard
                 return None  # kept, and live: the quota step counts it (it cannot give it up)
             self.deleted["working"] += 1
             return reason
@@ -295,6 +297,7 @@ class Expected:
         return {
             "deleted": {g.value: self.deleted[g.value] for g in Grain},
             "kept_unsummarized": self.kept_unsummarized,
+            "unsummarized_overdue": self.overdue,
             "purged": self.purged,
             "over_quota": self.over_quota,
             "decayed": self.decayed,
@@ -309,7 +312,7 @@ class Expected:
 
 def generate(specs: Sequence[AgentSpec], expected: Expected, seed: int) -> Iterator[Any]:
     """Every record of every agent (summaries, then working memory), counted into ``expected``."""
-    from agent_memory.domain.cascade import key_for_day
+    from agent_memory.domain.cascade import PARENT_GRAIN, key_for_day, parent_key
     from agent_memory.domain.grains import Grain
     from agent_memory.domain.ids import content_hash, memory_id, summary_id
     from agent_memory.domain.plans import default_ttl_days
@@ -320,6 +323,49 @@ def generate(specs: Sequence[AgentSpec], expected: Expected, seed: int) -> Itera
     hashes = [content_hash(m.content) for m in pool]
     for spec in specs:
         made = set(spec.summaries)
+        rows: list[tuple[datetime, Any, Any, float, bool]] = []
+        working: list[MemoryRecord] = []
+        children: dict[tuple[Any, str], list[str]] = {}
+        window_s = spec.window.total_seconds()
+        for i in range(spec.working):
+            drawn = rng.randrange(POOL)
+            m = pool[drawn]
+            occurred = NOW - timedelta(seconds=60 + rng.random() * (window_s - 60))
+            ttl = default_ttl_days(MemoryKind(m.kind))
+            expires = occurred + timedelta(days=ttl) if ttl else None
+            deleted = None
+            if rng.random() < FORGOTTEN_SHARE:
+                deleted = occurred + (NOW - occurred) * rng.random()
+            importance = LOW_IMPORTANCE if rng.random() < LOW_IMPORTANCE_SHARE else m.importance
+            day = key_for_day(Grain.DAILY, occurred.date())
+            rows.append((occurred, expires, deleted, importance, (Grain.DAILY, day) in made))
+            record_id = memory_id(spec.tenant, spec.agent, str(i))
+            children.setdefault((Grain.DAILY, day), []).append(record_id)
+            working.append(
+                MemoryRecord(
+                    id=record_id,
+                    tenant_id=spec.tenant,
+                    agent_id=spec.agent,
+                    kind=MemoryKind(m.kind),
+                    role=m.role,  # type: ignore[arg-type]
+                    content=m.content,
+                    topic=normalise_topic(m.topic),
+                    topic_raw=m.topic,
+                    importance=importance,
+                    tags=list(m.tags),
+                    content_hash=hashes[drawn],
+                    created_at=occurred,
+                    updated_at=deleted or occurred,
+                    occurred_at=occurred,
+                    expires_at=expires,
+                    deleted_at=deleted,
+                )
+            )
+        # a summary names all of its children (retention deletes only what its parent names)
+        for grain, key in spec.summaries:
+            if grain in PARENT_GRAIN:
+                parent = (PARENT_GRAIN[grain], parent_key(grain, key))
+                children.setdefault(parent, []).append(summary_id(spec.tenant, spec.agent, grain.value, key))
         for grain, key in spec.summaries:
             start, end = _span(grain, key)
             text = " ".join(pool[(hash(key) + i) % POOL].content for i in range(5))
@@ -336,42 +382,12 @@ def generate(specs: Sequence[AgentSpec], expected: Expected, seed: int) -> Itera
                 content=text,
                 content_hash=content_hash(text),
                 importance=0.6,
+                source_ids=children.get((grain, key), []),
                 created_at=end,
                 updated_at=end,
                 occurred_at=start,
             )
-        rows: list[tuple[datetime, Any, Any, float, bool]] = []
-        window_s = spec.window.total_seconds()
-        for i in range(spec.working):
-            drawn = rng.randrange(POOL)
-            m = pool[drawn]
-            occurred = NOW - timedelta(seconds=60 + rng.random() * (window_s - 60))
-            ttl = default_ttl_days(MemoryKind(m.kind))
-            expires = occurred + timedelta(days=ttl) if ttl else None
-            deleted = None
-            if rng.random() < FORGOTTEN_SHARE:
-                deleted = occurred + (NOW - occurred) * rng.random()
-            importance = LOW_IMPORTANCE if rng.random() < LOW_IMPORTANCE_SHARE else m.importance
-            day = key_for_day(Grain.DAILY, occurred.date())
-            rows.append((occurred, expires, deleted, importance, (Grain.DAILY, day) in made))
-            yield MemoryRecord(
-                id=memory_id(spec.tenant, spec.agent, str(i)),
-                tenant_id=spec.tenant,
-                agent_id=spec.agent,
-                kind=MemoryKind(m.kind),
-                role=m.role,  # type: ignore[arg-type]
-                content=m.content,
-                topic=normalise_topic(m.topic),
-                topic_raw=m.topic,
-                importance=importance,
-                tags=list(m.tags),
-                content_hash=hashes[drawn],
-                created_at=occurred,
-                updated_at=deleted or occurred,
-                occurred_at=occurred,
-                expires_at=expires,
-                deleted_at=deleted,
-            )
+        yield from working
         expected.working_agent(spec, rows)
 
 
