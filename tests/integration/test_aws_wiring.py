@@ -105,10 +105,16 @@ def test_write_flows_through_sqs_fifo_to_the_store(aws_env: dict[str, Any]) -> N
     }
 
 
-def test_client_retry_is_deduplicated_by_the_fifo_queue(aws_env: dict[str, Any]) -> None:
+def test_a_client_retry_is_delivered_and_stored_once(aws_env: dict[str, Any]) -> None:
+    # GIVEN the same write accepted twice (each acceptance is a message the queue keeps)
     _status(load_event("api_write.json"))
     _status(load_event("api_write.json"))
-    assert len(_receive_as_event(aws_env["sqs"], aws_env["queue"])["Records"]) == 1
+    event = _receive_as_event(aws_env["sqs"], aws_env["queue"])
+    bodies = [json.loads(r["body"]) for r in event["Records"]]
+    assert len(bodies) == 2 and bodies[0]["record"]["id"] == bodies[1]["record"]["id"]
+    # WHEN the writer takes both THEN both succeed and one record is stored
+    assert writer.handler(event, LocalContext()) == {"batchItemFailures": []}
+    assert container.store().stats("acme", "support-bot", container.clock().now()).records == {"working": 1}
 
 
 def test_poison_message_lands_in_the_fifo_dlq_with_its_reason(aws_env: dict[str, Any]) -> None:

@@ -6,23 +6,17 @@ record makes every operation idempotent under at-least-once delivery: a redelive
 clears a mark that is already clear, a client retry puts the same item again.
 
 Clearing does not delete the item: it turns it into a *done* tombstone that lives for the queue's
-deduplication window. A client that retries a write after it was stored, but within that window,
-sends a message with the same deduplication id, which SQS drops: no writer would ever clear a
-mark set again by that retry. So `add` first reads the items (BatchGetItem, strongly consistent)
-and leaves fresh tombstones alone (the record is stored; nothing is in flight); an expired one is
-revived, since SQS accepts that message again and the writer replays the write and clears it.
-The tombstone is written when the record is stored, after the queue's window for that message
-opened, so it always outlives that window.
-
-`add` also leaves a fresh *pending* mark alone: its writer is in flight and will clear it, and
-not rewriting it keeps a retry from overwriting the tombstone of a writer that finishes between
-our read and our write. BatchWriteItem has no conditions, so a small race remains: when
-a ``done`` for an id that had no live item when `add` read it (two identical requests racing each
-other and a fast writer, or a late redelivery whose tombstone just expired) lands between that
-read and the write, the pending mark overwrites the tombstone. That needs a ``done`` for the very
-same record within the milliseconds between the two calls of one `add`, and its worst outcome is
-bounded: the stray mark counts until its TTL (``ttl_days``) expires it, as any mark whose write
-was lost does.
+deduplication window. Every acceptance of a write is a message of its own (its deduplication id
+names that acceptance), so a retry, or the same write accepted again after it was forgotten, is
+delivered and its writer clears its mark: `add` marks it pending whatever tombstone is there, so a
+client that waits for ``pending_writes`` to reach 0 never reads before that write is stored.
+`add` first reads the items (BatchGetItem, strongly consistent) and leaves a fresh *pending* mark
+alone: its writer is in flight and will clear it, and not rewriting it keeps a retry from
+overwriting the tombstone of a writer that finishes between our read and our write (the retry's
+own writer only confirms the stored record). BatchWriteItem has no conditions, so a small race
+remains: when a ``done`` for an id that had no pending item when `add` read it lands between that
+read and the write, the pending mark overwrites the tombstone and counts until the retry's own
+writer clears it, or its TTL (``ttl_days``) expires it, as any mark whose write was lost does.
 
 Table schema (created by the CDK stack):
 
@@ -108,10 +102,12 @@ class DynamoDbPendingWrites:
         if not ids:
             return
         now = self._clock()
-        live = self._live_ids(pk, ids, now)
+        in_flight = self._pending_ids(pk, ids, now)
         expires_at = str(int(now + self._ttl_s))
         self._batch_write(
-            {"PutRequest": {"Item": _item(pk, rid, PENDING, expires_at)}} for rid in ids if rid not in live
+            {"PutRequest": {"Item": _item(pk, rid, PENDING, expires_at)}}
+            for rid in ids
+            if rid not in in_flight
         )
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
@@ -153,14 +149,14 @@ class DynamoDbPendingWrites:
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"cannot count pending writes: {exc}") from exc
 
-    def _live_ids(self, pk: str, ids: list[str], now: float) -> set[str]:
-        """The ids among ``ids`` with an unexpired item, pending or done: `add` leaves those alone."""
-        live: set[str] = set()
+    def _pending_ids(self, pk: str, ids: list[str], now: float) -> set[str]:
+        """The ids among ``ids`` with an unexpired pending mark: `add` leaves those alone."""
+        pending: set[str] = set()
         for start in range(0, len(ids), MAX_BATCH_GET):
             for item in self._get_chunk(pk, ids[start : start + MAX_BATCH_GET]):
-                if float(item["expires_at"]["N"]) > now:
-                    live.add(item["sk"]["S"])
-        return live
+                if item["state"]["S"] == PENDING and float(item["expires_at"]["N"]) > now:
+                    pending.add(item["sk"]["S"])
+        return pending
 
     def _get_chunk(self, pk: str, chunk: list[str]) -> list[dict[str, Any]]:
         """One BatchGetItem call, then again for its ``UnprocessedKeys`` (throttling) with backoff.
@@ -171,7 +167,8 @@ class DynamoDbPendingWrites:
         request: dict[str, Any] = {
             "Keys": [{"pk": {"S": pk}, "sk": {"S": rid}} for rid in chunk],
             "ConsistentRead": True,
-            "ProjectionExpression": "sk, expires_at",
+            "ProjectionExpression": "sk, #state, expires_at",
+            "ExpressionAttributeNames": {"#state": "state"},
         }
         unprocessed: dict[str, Any] = {self.table_name: request}
         items: list[dict[str, Any]] = []

@@ -6,10 +6,11 @@ can wait for its writes. Marks are keyed by ``(tenant, agent, record_id)``: a re
 or a client retry sets or clears the same mark, so the count cannot drift.
 
 Clearing does not delete the mark: it turns it into a *done* tombstone that lives for the
-queue's deduplication window, and `add` leaves a fresh tombstone alone: a retry of a write that
-is already stored has nothing in flight that a client should wait for (the writer only confirms
-it), and a resend the queue drops as a duplicate of one send would otherwise leave a mark no
-writer clears. An expired tombstone is revived like any mark.
+queue's deduplication window. Every acceptance of a write is a message of its own (its
+deduplication id names that acceptance), so a retry, or the same write accepted again after it
+was forgotten, is delivered and its writer clears the mark: `add` marks it pending again whatever
+is there, so a client that waits for ``pending_writes`` to reach 0 never reads before that write
+is stored.
 
 A mark that is never cleared (a crash between marking and enqueueing, a write that went to the
 dead letters) expires after ``ttl_days``, as the DynamoDB adapter's TTL does, so a stuck count
@@ -43,7 +44,6 @@ INSERT INTO pending_writes (tenant_id, agent_id, record_id, state, expires_at)
 VALUES (?, ?, ?, 'pending', ?)
 ON CONFLICT (tenant_id, agent_id, record_id) DO UPDATE
 SET state = 'pending', expires_at = excluded.expires_at
-WHERE pending_writes.state = 'pending' OR pending_writes.expires_at <= ?
 """
 
 _DONE = """
@@ -86,7 +86,7 @@ class LocalPendingWrites:
         with self._db.transaction() as conn:
             _purge(conn, now)
             conn.executemany(
-                _ADD, [(tenant_id, agent_id, record_id, now + self._ttl_s, now) for record_id in record_ids]
+                _ADD, [(tenant_id, agent_id, record_id, now + self._ttl_s) for record_id in record_ids]
             )
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:

@@ -117,7 +117,7 @@ def test_done_leaves_a_tombstone_for_the_dedup_window(
     assert pending.count("t", "a") == 0
 
 
-def test_a_retry_after_the_write_was_stored_does_not_count_within_the_dedup_window(
+def test_a_write_accepted_again_within_the_dedup_window_counts_until_its_writer_is_done(
     pending: DynamoDbPendingWrites, tick: SteppingClock
 ) -> None:
     # GIVEN 130 accepted writes (two BatchGetItem chunks), 120 of them stored
@@ -126,13 +126,13 @@ def test_a_retry_after_the_write_was_stored_does_not_count_within_the_dedup_wind
     tick.now += 2
     pending.done("t", "a", ids[:120])
 
-    # WHEN the client retries them all within the queue's window (which drops the stored ones)
-    tick.now += 298
+    # WHEN they are all accepted again within the queue's window (each acceptance is a message)
+    tick.now += 198
     pending.add("t", "a", ids)
 
-    # THEN only the 10 in flight count, and their own dones settle the count
-    assert pending.count("t", "a") == 10
-    pending.done("t", "a", ids[120:])
+    # THEN all 130 count until their writers are done, so a client waiting for 0 never reads early
+    assert pending.count("t", "a") == 130
+    pending.done("t", "a", ids)
     assert pending.count("t", "a") == 0
 
 
@@ -212,7 +212,8 @@ def get_request(*rids: str) -> dict[str, Any]:
     return {
         "Keys": [{"pk": {"S": "t#a"}, "sk": {"S": rid}} for rid in rids],
         "ConsistentRead": True,
-        "ProjectionExpression": "sk, expires_at",
+        "ProjectionExpression": "sk, #state, expires_at",
+        "ExpressionAttributeNames": {"#state": "state"},
     }
 
 
@@ -252,9 +253,9 @@ def test_items_that_stay_unprocessed_raise_a_dependency_error(tick: SteppingCloc
 
 
 def test_unprocessed_keys_are_read_again_before_marking(tick: SteppingClock) -> None:
-    # GIVEN DynamoDB that answers for mem_1 (a fresh tombstone) but leaves mem_2's read unprocessed once
+    # GIVEN DynamoDB that answers for mem_1 (a fresh pending mark) but leaves mem_2's read unprocessed once
     client, stub = stubbed()
-    fresh = {"sk": {"S": "mem_1"}, "expires_at": {"N": str(int(T0) + 100)}}
+    fresh = {"sk": {"S": "mem_1"}, "state": {"S": "pending"}, "expires_at": {"N": str(int(T0) + 100)}}
     stub.add_response(
         "batch_get_item",
         {"Responses": {TABLE: [fresh]}, "UnprocessedKeys": {TABLE: get_request("mem_2")}},

@@ -73,21 +73,21 @@ def test_a_mark_never_cleared_expires_after_its_ttl(pending: LocalPendingWrites,
     assert pending.count("t", "a") == 1
 
 
-def test_a_retry_after_the_write_was_stored_does_not_count_within_the_dedup_window(
+def test_a_write_accepted_again_within_the_dedup_window_counts_until_its_writer_is_done(
     pending: LocalPendingWrites, tick: SteppingClock
 ) -> None:
-    # GIVEN a write that was stored, and one still in flight
+    # GIVEN a write that was stored (and maybe forgotten since), and one still in flight
     pending.add("t", "a", ["mem_stored", "mem_in_flight"])
     tick.now += 2
     pending.done("t", "a", ["mem_stored"])
 
-    # WHEN the client retries both within the queue's window (which drops the stored one's message)
-    tick.now += 299
+    # WHEN both are accepted again within the queue's window (each acceptance is its own message)
+    tick.now += 200
     pending.add("t", "a", ["mem_stored", "mem_in_flight"])
 
-    # THEN only the write in flight counts, and its own done settles the count
-    assert pending.count("t", "a") == 1
-    pending.done("t", "a", ["mem_in_flight"])
+    # THEN both count until their writers are done: a client waiting for 0 never reads too early
+    assert pending.count("t", "a") == 2
+    pending.done("t", "a", ["mem_stored", "mem_in_flight"])
     assert pending.count("t", "a") == 0
 
 
@@ -117,12 +117,18 @@ def test_the_dedup_window_is_configurable_and_must_be_positive(tmp_path: Path, t
     pending.add("t", "a", ["mem_1", "mem_2"])
     pending.done("t", "a", ["mem_1", "mem_2"])
 
-    # WHEN one is retried inside the window and the other after it, THEN only the later one counts
+    def tombstones() -> int:
+        with sqlite3.connect(pending.path) as conn:
+            return int(conn.execute("SELECT count(*) FROM pending_writes WHERE state = 'done'").fetchone()[0])
+
+    # WHEN a write comes inside the window THEN the tombstones are kept; after it they are purged
     tick.now += 59
-    pending.add("t", "a", ["mem_1"])
+    pending.add("t", "a", ["mem_3"])
+    assert tombstones() == 2
     tick.now += 1
-    pending.add("t", "a", ["mem_2"])
-    assert pending.count("t", "a") == 1
+    pending.add("t", "a", ["mem_4"])
+    assert tombstones() == 0
+    assert pending.count("t", "a") == 2
 
     for bad in (0, -300):
         with pytest.raises(ValueError, match="dedup_window_s"):
