@@ -186,11 +186,11 @@ def test_invoke_api_then_writer_on_sample_events_stores_the_records(
         status, memory = api("GET", f"/v1/agents/{agent}/memories/{memory_id}", key=key)
         assert (status, memory["content"]) == (200, content), memory
     # AND it drains the write `invoke api` queued: the same sentence as the batch's first record,
-    # so dedup-on-write merges it there and its id resolves to that record
+    # but end user u-7's in conversation c-42, so it is stored as its own record, never merged
     stats = settled_stats(api, key, "support-bot")
-    assert stats["records"]["working"] == 2
-    status, merged = api("GET", f"/v1/agents/support-bot/memories/{accepted['id']}", key=key)
-    assert (status, merged["id"]) == (200, "mem_skoaqt6qjcwegul6x5iywf3nzg")
+    assert stats["records"]["working"] == 3
+    status, own = api("GET", f"/v1/agents/support-bot/memories/{accepted['id']}", key=key)
+    assert (status, own["id"], own["user_id"], own["merged_from"]) == (200, accepted["id"], "u-7", [])
 
 
 def test_invoke_unknown_function_fails(cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:

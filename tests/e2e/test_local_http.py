@@ -211,7 +211,9 @@ def test_conversation_form_stores_each_message_as_a_conversation_turn(api: Api, 
 # --- dedup-on-write -----------------------------------------------------------------------------
 
 FIRST = "The quarterly planning meeting with the design team moved to Thursday afternoon."
-NEAR_DUPLICATE = "The quarterly planning meeting with the design team moved to Friday afternoon."
+NEAR_DUPLICATE = "The quarterly planning meeting with the design team was moved to Thursday afternoon."
+#: One word from FIRST, and another fact: never merged (`domain.dedup`).
+OTHER_DAY = "The quarterly planning meeting with the design team moved to Friday afternoon."
 UNRELATED = "Carol fixed the flaky integration test in the billing service yesterday."
 
 
@@ -222,7 +224,7 @@ def test_near_duplicate_write_merges_into_the_existing_memory(api: Api, new_key:
     [first_id] = _write(api, key, agent, {"items": [{"content": FIRST, "tags": ["planning"]}]})
     assert settled_stats(api, key, agent)["records"]["working"] == 1
 
-    # WHEN a near duplicate (one word changed) is written
+    # WHEN a near duplicate (the same fact, reworded) is written
     [second_id] = _write(api, key, agent, {"items": [{"content": NEAR_DUPLICATE, "tags": ["design"]}]})
     assert second_id != first_id
     stats = settled_stats(api, key, agent)
@@ -239,11 +241,23 @@ def test_near_duplicate_write_merges_into_the_existing_memory(api: Api, new_key:
     [listed] = _list_all(api, key, agent, limit=10)
     assert [m["id"] for m in listed] == [first_id]
 
+    # AND the record shows both writes verbatim
+    assert [(m["id"], m["content"]) for m in merged["merged_from"]] == [
+        (first_id, FIRST),
+        (second_id, NEAR_DUPLICATE),
+    ]
+
     # WHEN an unrelated memory is written, THEN it is kept apart
     [third_id] = _write(api, key, agent, {"items": [{"content": UNRELATED}]})
     assert settled_stats(api, key, agent)["records"]["working"] == 2
     status, third = api("GET", f"/v1/agents/{agent}/memories/{third_id}", key=key)
     assert (status, third["id"], third["content"]) == (200, third_id, UNRELATED)
+
+    # WHEN the same sentence names another day, THEN it is another fact, kept apart
+    [fourth_id] = _write(api, key, agent, {"items": [{"content": OTHER_DAY}]})
+    assert settled_stats(api, key, agent)["records"]["working"] == 3
+    status, fourth = api("GET", f"/v1/agents/{agent}/memories/{fourth_id}", key=key)
+    assert (status, fourth["id"], fourth["content"]) == (200, fourth_id, OTHER_DAY)
 
 
 def test_retry_before_the_write_is_stored_names_the_same_memory(api: Api, new_key: Any) -> None:
