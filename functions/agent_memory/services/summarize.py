@@ -193,14 +193,26 @@ class SummarizeService:
                     extra={"summary_id": existing.id, "children": len(children)},
                 )
                 return _Made(existing, Outcome.KEPT)
+        inputs = [self._input(c) for c in children]
+        carried: MemoryRecord | None = None
+        if existing is not None and not stale and _lost_children(existing, children):
+            # Retention deleted children this summary holds (their words live only here now) and
+            # new ones came since (a late write): fold the new ones into what it says, never
+            # re-make it from what is left.
+            carried = existing
+            known = set(existing.source_ids)
+            inputs = [SummaryInput(label=f"{key} so far", text=existing.content)]
+            inputs += [self._input(c) for c in children if c.id not in known]
         calls_before = stats.calls
-        text = fold(self._summarizer, grain, key, [self._input(c) for c in children], stats)
+        text = fold(self._summarizer, grain, key, inputs, stats)
         if not text.strip():
             logger.warning("the summarizer made no text", extra={"grain": grain.value, "time_key": key})
             return _Made(existing, Outcome.EMPTY)
         record = self._record(
             tenant, agent, grain, key, children, text, digest, now, existing, stats.calls - calls_before
         )
+        if carried is not None:
+            record = _carrying(record, carried)
         self._send(record, digest)
         if existing is not None and stale:
             self._audit_remade(existing, record, now)
@@ -482,6 +494,28 @@ def _only_removed(existing: MemoryRecord, children: Sequence[MemoryRecord]) -> b
     if not isinstance(count, int) or count != len(existing.source_ids):
         return False
     return {c.id for c in children} < set(existing.source_ids)
+
+
+def _lost_children(existing: MemoryRecord, children: Sequence[MemoryRecord]) -> bool:
+    """Whether children ``existing`` names are gone (retention deleted them; a forget would have
+    made it stale instead), so its text is the only copy of what they said."""
+    return bool(set(existing.source_ids) - {c.id for c in children})
+
+
+def _carrying(record: MemoryRecord, earlier: MemoryRecord) -> MemoryRecord:
+    """A summary folded from ``earlier``'s text and the children added since: it names the
+    children of both, and keeps what ``earlier`` said about importance, tags and its end user."""
+    sources = list(dict.fromkeys([*earlier.source_ids, *record.source_ids]))
+    user_id = record.user_id if record.user_id == earlier.user_id else None
+    return record.model_copy(
+        update={
+            "source_ids": sources,
+            "user_id": user_id,
+            "importance": max(record.importance, earlier.importance),
+            "tags": list(dict.fromkeys([*earlier.tags, *record.tags]))[:MAX_TAGS],
+            "metadata": {**record.metadata, CHILDREN_COUNT: len(sources)},
+        }
+    )
 
 
 def _bounded(text: str) -> str:

@@ -228,6 +228,30 @@ def test_a_summary_is_kept_when_children_were_only_removed_since(cascade: Cascad
     assert s is not None and "Lisbon" in s.content
 
 
+def test_a_late_child_is_folded_into_what_the_summary_says_when_retention_took_the_others(
+    cascade: Cascade,
+) -> None:
+    # GIVEN a day summarized from one memory, which retention then deleted (the summary named it)
+    day = utc(2026, 11, 20)
+    [first] = cascade.remember(item("Hannah viewed the flat on Elm Street.", day + timedelta(hours=9)))
+    cascade.queue(Grain.DAILY, "2026-11-20")
+    cascade.run()
+    assert cascade.store.delete_records(TENANT, AGENT, [first]) == 1
+    # AND a late write into that day
+    [late] = cascade.remember(item("Late note: Hannah signed the lease.", day + timedelta(hours=18)))
+
+    # WHEN the day is made again (the retention run queues it)
+    cascade.queue(Grain.DAILY, "2026-11-20")
+    assert cascade.run() == {"made": 1}
+
+    # THEN the summary still says what the deleted memory said, and now the late one too
+    s = cascade.summary(Grain.DAILY, "2026-11-20")
+    assert s is not None
+    assert "viewed the flat" in s.content and "signed the lease" in s.content
+    assert s.source_ids == [first, late]
+    assert s.metadata["children_count"] == 2
+
+
 def test_a_forgotten_summary_is_never_made_again(cascade: Cascade) -> None:
     cascade.remember(item("Alice moved the launch to March 3.", utc(2026, 11, 20, 9)))
     cascade.queue(Grain.DAILY, "2026-11-20")
