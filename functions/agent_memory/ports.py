@@ -425,6 +425,12 @@ class MemoryStore(Protocol):
         """
         ...
 
+    def summaries_of_user(
+        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
+    ) -> list[MemoryRecord]:
+        """The agent's live summaries whose ``user_ids`` name that end user (erasure re-makes them)."""
+        ...
+
     def records_in_span(
         self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
     ) -> list[MemoryRecord]:

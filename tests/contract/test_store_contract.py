@@ -801,3 +801,30 @@ def test_purge_removes_the_tenants_expired_and_long_forgotten_records(store: Mem
     for record_id in kept:
         assert store.get("t1", "a1", record_id) is not None, record_id
     assert store.get("t2", "a1", "mem_other_tenant") is not None
+
+
+def test_summaries_of_a_user_are_the_live_summaries_naming_them(store: MemoryStore) -> None:
+    # GIVEN summaries naming end users, a working memory of that user, and other agents' summaries
+    both = summary("s1", Grain.DAILY, "2026-11-20", user_ids=["u1", "u2"])
+    other = summary("s2", Grain.DAILY, "2026-11-19", user_ids=["u2"])
+    weekly = summary("s3", Grain.WEEKLY, "2026-W47", user_ids=["u1"])
+    gone = summary("s4", Grain.DAILY, "2026-11-18", user_ids=["u1"], deleted_at=NOW - DAY)
+    elsewhere = summary("s5", Grain.DAILY, "2026-11-20", agent="a2", user_ids=["u1"])
+    put(store, both, other, weekly, gone, elsewhere, rec("w1", user_id="u1"))
+    # WHEN the user's summaries are asked for THEN the live ones of this agent, at every grain
+    found = store.summaries_of_user("t1", "a1", "u1", NOW)
+    assert sorted(r.id for r in found) == ["s1", "s3"]
+    assert [r.user_ids for r in sorted(found, key=lambda r: r.id)] == [["u1", "u2"], ["u1"]]
+    assert store.summaries_of_user("t2", "a1", "u1", NOW) == []
+
+
+def test_merge_history_round_trips(store: MemoryStore) -> None:
+    from agent_memory.domain.records import MergedWrite
+
+    history = [
+        MergedWrite(id="m1", content="first wording", occurred_at=NOW - DAY, created_at=NOW - DAY),
+        MergedWrite(id="m2", content="second wording", occurred_at=NOW - DAY / 2, created_at=NOW - DAY / 2),
+    ]
+    put(store, rec("m1", content="second wording", merged_from=history, last_seen_at=NOW - DAY / 2))
+    got = store.get("t1", "a1", "m1")
+    assert got is not None and got.merged_from == history and got.last_seen_at == NOW - DAY / 2

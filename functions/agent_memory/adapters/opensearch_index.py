@@ -52,7 +52,7 @@ Engine = Literal["faiss", "lucene"]
 
 #: Bump when the mapping changes; the index name carries it (``{alias}-v{N}``). 2: ``speaker``
 #: and ``context`` fields, and the English analyzer on every text field. 3: ``last_seen_at`` and
-#: ``merged_from`` (what a merged record absorbed).
+#: ``merged_from`` (what a merged record absorbed), ``user_ids`` (a summary's end users).
 SCHEMA_VERSION = 3
 EVENTS_SCHEMA_VERSION = 1
 SPACE_TYPE = "innerproduct"
@@ -219,6 +219,7 @@ def records_index_body(
             "expires_at": _DATE,
             "deleted_at": _DATE,
             "last_seen_at": _DATE,
+            "user_ids": _KEYWORD,
             # What a merged record absorbed: read back with the record, never searched.
             "merged_from": {"type": "object", "enabled": False},
             VECTOR_FIELD: {

@@ -1199,6 +1199,23 @@ class OpenSearchStore:
             {"range": {"span_start": {"lt": ts(end)}}},
             {"range": {"span_end": {"gte": ts(start)}}},
         ]
+        return self._read_all(tenant_id, agent_id, filters, "reading the records of a period")
+
+    def summaries_of_user(
+        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
+    ) -> list[MemoryRecord]:
+        """Live summaries whose ``user_ids`` name ``user_id``, oldest first, read in pages."""
+        filters = [
+            *live_filters(tenant_id, agent_id, now),
+            {"bool": {"must_not": [_term("grain", Grain.WORKING.value)]}},
+            _term("user_ids", user_id),
+        ]
+        return self._read_all(tenant_id, agent_id, filters, "finding the summaries of an end user")
+
+    def _read_all(
+        self, tenant_id: str, agent_id: str, filters: list[dict[str, Any]], what: str
+    ) -> list[MemoryRecord]:
+        """Every record of the agent matching ``filters``, in pages of `SPAN_PAGE`."""
         route = self._route(tenant_id, agent_id)
         records: list[MemoryRecord] = []
         after: list[Any] | None = None
@@ -1211,7 +1228,7 @@ class OpenSearchStore:
             }
             if after is not None:
                 body["search_after"] = after
-            hits = _hits(self._search(body, "reading the records of a period", **route))
+            hits = _hits(self._search(body, what, **route))
             records += [to_record(h["_source"]) for h in hits if _owned(h["_source"], tenant_id, agent_id)]
             if len(hits) < SPAN_PAGE:
                 return sorted(records, key=lambda r: (r.occurred_at, r.id))

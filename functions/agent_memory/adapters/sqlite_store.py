@@ -137,6 +137,7 @@ CREATE TABLE IF NOT EXISTS records (
     context TEXT,
     merged_from TEXT NOT NULL DEFAULT '[]',
     last_seen_at INTEGER,
+    user_ids TEXT NOT NULL DEFAULT '[]',
     span_start INTEGER NOT NULL,
     span_end INTEGER NOT NULL,
     vector BLOB NOT NULL,
@@ -261,14 +262,14 @@ _RECORD_COLUMNS = (
     "kind", "role", "conversation_id", "content", "topic", "topic_raw", "importance", "tags", "source",
     "links", "metadata", "source_ids", "content_hash", "access_count", "last_accessed_at", "created_at",
     "updated_at", "occurred_at", "expires_at", "deleted_at", "speaker", "context", "merged_from",
-    "last_seen_at",
+    "last_seen_at", "user_ids",
 )
 _DATETIME_COLUMNS = frozenset({
     "period_start", "period_end", "last_accessed_at", "created_at", "updated_at", "occurred_at",
     "expires_at", "deleted_at", "last_seen_at",
 })
 # fmt: on
-_JSON_COLUMNS = frozenset({"tags", "source", "links", "metadata", "source_ids", "merged_from"})
+_JSON_COLUMNS = frozenset({"tags", "source", "links", "metadata", "source_ids", "merged_from", "user_ids"})
 _WRITE_COLUMNS = (*_RECORD_COLUMNS, "span_start", "span_end", "vector", "vgen")
 _SELECT = ", ".join(f"r.{c}" for c in _RECORD_COLUMNS)
 _NEWEST_FIRST = "ORDER BY r.occurred_at DESC, r.id DESC"
@@ -558,6 +559,8 @@ class SqliteMemoryStore:
             if record_columns and "merged_from" not in record_columns:  # a file made before merge history
                 conn.execute("ALTER TABLE records ADD COLUMN merged_from TEXT NOT NULL DEFAULT '[]'")
                 conn.execute("ALTER TABLE records ADD COLUMN last_seen_at INTEGER")
+            if record_columns and "user_ids" not in record_columns:  # a file made before summaries' users
+                conn.execute("ALTER TABLE records ADD COLUMN user_ids TEXT NOT NULL DEFAULT '[]'")
             if migrate_to_v2:
                 _drop_v1_text_index(conn)
             for statement in _split_sql(_SCHEMA):
@@ -646,6 +649,7 @@ class SqliteMemoryStore:
                     record.context,
                     _json([m.model_dump(mode="json") for m in record.merged_from]),
                     _opt_us(record.last_seen_at),
+                    _json(record.user_ids),
                     span_start,
                     span_end,
                     vector.tobytes(),
@@ -973,6 +977,22 @@ class SqliteMemoryStore:
             last = agents[-1]
             next_cursor = _encode_cursor({**bound, "t": last.tenant_id, "a": last.agent_id})
         return AgentPage(agents=agents, next_cursor=next_cursor)
+
+    def summaries_of_user(
+        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
+    ) -> list[MemoryRecord]:
+        """Live summaries whose ``user_ids`` name ``user_id`` (a scan of the agent's summaries:
+        erasure is rare, and summaries are few next to working memory)."""
+        where, params = _live_filter(
+            tenant_id, agent_id, now, tuple(g for g in Grain if g is not Grain.WORKING)
+        )
+        where += " AND EXISTS (SELECT 1 FROM json_each(r.user_ids) WHERE json_each.value = ?)"
+        with self._tx(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {_SELECT} FROM records r WHERE {where} ORDER BY r.occurred_at, r.id",
+                (*params, user_id),
+            ).fetchall()
+        return [_row_to_record(row) for row in rows]
 
     def records_in_span(
         self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime

@@ -154,6 +154,9 @@ class MemoryRecord(BaseModel):
     #: first occurrence and ``last_seen_at`` is the latest (None: never merged).
     merged_from: list[MergedWrite] = Field(default_factory=list)
     last_seen_at: UtcDatetime | None = None
+    #: A summary's end users: everyone whose words it folds, however far down (empty for working
+    #: memory, whose end user is ``user_id``). Erasing a user re-makes every summary naming them.
+    user_ids: list[UserId] = Field(default_factory=list)
     content_hash: str
     access_count: int = Field(default=0, ge=0)
     last_accessed_at: UtcDatetime | None = None

@@ -94,6 +94,10 @@ class ForgetService:
             progress = sum(self._forget_one(r, AuditAction.ERASE, detail, walk) for r in found)
             if not found or not progress:
                 break
+        # Summaries that still hold the user's words after the memories they came from are gone
+        # (retention deleted them once a summary held them): re-made from what is left.
+        for summary in self._store.summaries_of_user(tenant_id, agent_id, user_id, walk.now):
+            self._mark_summary(summary, {"because_user": user_id}, walk)
         self._finish(tenant_id, agent_id, walk)
         logger.info(
             "end user erased",
@@ -124,6 +128,26 @@ class ForgetService:
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True
+
+    def _mark_summary(self, summary: MemoryRecord, detail: dict[str, object], walk: _Walk) -> None:
+        """Mark ``summary`` itself stale (unless this operation did), then the chain above it."""
+        if summary.id in walk.marked or summary.time_key is None:
+            return
+        event = AuditEvent(
+            tenant_id=summary.tenant_id,
+            agent_id=summary.agent_id,
+            record_id=summary.id,
+            action=AuditAction.STALE,
+            actor=walk.actor,
+            at=walk.now,
+            detail=detail,
+        )
+        if not self._store.mark_stale(summary.tenant_id, summary.agent_id, summary.id, event):
+            return
+        walk.marked.add(summary.id)
+        walk.tops[summary.id] = (summary.grain, summary.time_key)
+        walk.result.stale_summaries.append(summary.id)
+        self._mark_chain(summary, walk)
 
     def _mark_chain(self, record: MemoryRecord, walk: _Walk) -> list[str]:
         """Mark stale every summary made from ``record``, directly or through the cascade."""

@@ -274,11 +274,13 @@ class SummarizeService:
         start, end = covered_span(grain, key, self._tz)
         content = _bounded(text)
         users = {c.user_id for c in children}
+        everyone = sorted({u for c in children for u in (c.user_ids or [c.user_id]) if u is not None})
         return MemoryRecord(
             id=summary_id(tenant, agent, grain.value, key),
             tenant_id=tenant,
             agent_id=agent,
             user_id=users.pop() if len(users) == 1 else None,
+            user_ids=everyone,
             grain=grain,
             time_key=key,
             period_start=start,
@@ -511,6 +513,7 @@ def _carrying(record: MemoryRecord, earlier: MemoryRecord) -> MemoryRecord:
         update={
             "source_ids": sources,
             "user_id": user_id,
+            "user_ids": sorted({*earlier.user_ids, *record.user_ids}),
             "importance": max(record.importance, earlier.importance),
             "tags": list(dict.fromkeys([*earlier.tags, *record.tags]))[:MAX_TAGS],
             "metadata": {**record.metadata, CHILDREN_COUNT: len(sources)},

@@ -936,6 +936,39 @@ def test_nearest_is_a_filtered_knn_query_for_one_grain(client: OpenSearch, clust
     assert {"bool": {"must_not": [{"exists": {"field": "deleted_at"}}]}} in filters
 
 
+def test_nearest_filters_on_the_neighbourhood_inside_the_knn_clause(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    from agent_memory.ports import Neighbourhood
+
+    cluster.reply(search_response())
+    within = Neighbourhood(
+        user_id="u1", match_user=True, match_conversation=True, since=NOW - timedelta(hours=12), until=NOW
+    )
+
+    store(client).nearest("t1", "a1", Grain.WORKING, unit_vector(1.0), NOW, within=within)
+
+    filters = cluster.sent[0].body["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
+    assert_scoped(filters)
+    assert {"term": {"user_id": "u1"}} in filters
+    # no conversation on the write: only records without one may merge with it
+    assert {"bool": {"must_not": [{"exists": {"field": "conversation_id"}}]}} in filters
+    assert {"range": {"occurred_at": {"gte": ts(NOW - timedelta(hours=12)), "lt": ts(NOW)}}} in filters
+
+
+def test_summaries_of_a_user_are_read_by_user_ids_in_pages(client: OpenSearch, cluster: Cluster) -> None:
+    cluster.reply(search_response())
+
+    assert store(client).summaries_of_user("t1", "a1", "u1", NOW) == []
+
+    sent = cluster.sent[0]
+    assert sent.params == {"routing": "t1:a1"}
+    filters = sent.body["query"]["bool"]["filter"]
+    assert_scoped(filters)
+    assert {"term": {"user_ids": "u1"}} in filters
+    assert {"bool": {"must_not": [{"term": {"grain": "working"}}]}} in filters
+
+
 def test_nearest_in_an_empty_agent_is_none(client: OpenSearch, cluster: Cluster) -> None:
     cluster.reply(search_response())
 

@@ -216,6 +216,31 @@ def test_a_remake_made_before_a_later_forget_is_not_stored(cascade: Cascade) -> 
     assert cascade.world.writer.apply(WriteCommand(op="upsert", record=fresh)) is Outcome.UPSERTED
 
 
+def test_erasing_a_user_whose_memories_retention_already_deleted_reaches_the_summaries(
+    cascade: Cascade,
+) -> None:
+    # GIVEN two end users on one day, summarized up to the year
+    (ines,) = cascade.remember(item(VAULT, DAY, user_id="u-ines"))
+    cascade.remember(
+        item("Rui approved the Lisbon office budget of $80,000.", DAY + timedelta(hours=1), user_id="u-rui")
+    )
+    summarize_year(cascade)
+    assert cascade.summary(Grain.DAILY, KEYS[Grain.DAILY]).user_ids == ["u-ines", "u-rui"]  # type: ignore[union-attr]
+    # AND retention deleted her working memory: the summaries are the only copy of her words
+    assert cascade.store.delete_records(TENANT, AGENT, [ines]) == 1
+
+    # WHEN she is erased, and the re-makes run
+    result = cascade.world.forget.erase_user(TENANT, AGENT, "u-ines", actor="key_dpo")
+    assert result.forgotten == [] and sid(Grain.DAILY) in result.stale_summaries
+    cascade.run()
+
+    # THEN no summary at any grain holds her words; Rui's are still there
+    for grain in SUMMARY_GRAINS:
+        assert found(cascade, "7391-kestrel", grain) == [], grain
+        assert found(cascade, "$80,000", grain), grain
+        assert "u-ines" not in cascade.summary(grain, KEYS[grain]).user_ids  # type: ignore[union-attr]
+
+
 def test_erasing_an_end_user_forgets_their_memories_at_every_grain_and_keeps_the_others(
     cascade: Cascade,
 ) -> None:
