@@ -179,9 +179,15 @@ def time_hints(query: str | None, as_of: datetime) -> list[TimeHint]:
         for m in pattern.finditer(text):
             if any(m.start() < e and m.end() > s for s, e in claimed):
                 continue
-            window = _window(kind, m, as_of)
-            if window is None:
+            try:
+                window = _window(kind, m, as_of)
+                hint = None if window is None else TimeHint(window[0], window[1] + MENTION_LAG, m.group(0))
+            except (OverflowError, ValueError):
+                # "5000 years ago", "99999999 weeks ago", "last year" in year 1: outside the
+                # calendar Python can count in, so no hint (never an error: it is only a boost)
+                hint = None
+            if hint is None:
                 continue
             claimed.append(m.span())
-            hints.append(TimeHint(window[0], window[1] + MENTION_LAG, m.group(0)))
+            hints.append(hint)
     return hints

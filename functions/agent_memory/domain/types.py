@@ -7,7 +7,7 @@ id can never be read as a path.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -40,11 +40,51 @@ Speaker = Annotated[
 ]
 
 
+#: The instants the service accepts: a day inside Python's range at both ends, so that every
+#: shift the service makes on its own (the day before and after, a local midnight in any
+#: timezone) stays representable. "0001-01-01T00:00:00+01:00" is a year-0 instant in UTC.
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=UTC)
+FIRST_DAY, LAST_DAY = EARLIEST.date(), LATEST.date()
+_RANGE = "between 0001-01-02 and 9999-12-30 (UTC)"
+
+
 def _as_utc(value: datetime) -> datetime:
-    """Naive datetimes are read as UTC; aware ones are converted to it."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    """Naive datetimes are read as UTC; aware ones are converted to it; both within the range."""
+    try:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"must be {_RANGE}") from None
+    if not EARLIEST <= value <= LATEST:
+        raise ValueError(f"must be {_RANGE}")
+    return value
+
+
+def _in_day_range(value: date) -> date:
+    if not FIRST_DAY <= value <= LAST_DAY:
+        raise ValueError(f"must be {_RANGE}")
+    return value
+
+
+def shifted(at: datetime, delta: timedelta) -> datetime:
+    """``at + delta``, held within `EARLIEST`..`LATEST` ("36,500 days before 0001-01-02" is the
+    start of time, not an error)."""
+    try:
+        moved = at + delta
+    except OverflowError:
+        return LATEST if delta > timedelta(0) else EARLIEST
+    return min(max(moved, EARLIEST), LATEST)
+
+
+def shifted_day(day: date, days: int) -> date:
+    """`shifted` for calendar days."""
+    try:
+        moved = day + timedelta(days=days)
+    except OverflowError:
+        return LAST_DAY if days > 0 else FIRST_DAY
+    return min(max(moved, FIRST_DAY), LAST_DAY)
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+#: A calendar day a client names (``since``/``until``), within the same range.
+Day = Annotated[date, AfterValidator(_in_day_range)]

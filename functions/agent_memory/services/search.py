@@ -15,6 +15,7 @@ from agent_memory.domain.api import SearchRequest, SearchResponse, SearchResult
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.scoring import RankingWeights, display_text, score
 from agent_memory.domain.timehints import time_hints
+from agent_memory.domain.types import shifted
 from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -100,8 +101,10 @@ class SearchService:
             grains=None if request.grain == "all" else (Grain(request.grain),),
             vector=vector,
             text=self._topics.expand_query(tenant_id, query) if self._topics else query,
-            start=as_of - timedelta(days=request.max_days_ago) if request.max_days_ago is not None else None,
-            end=as_of - timedelta(days=request.min_days_ago),
+            start=shifted(as_of, -timedelta(days=request.max_days_ago))
+            if request.max_days_ago is not None
+            else None,
+            end=shifted(as_of, -timedelta(days=request.min_days_ago)),
             kinds=tuple(request.kinds),
             tags=tuple(request.tags),
             user_id=request.user_id,

@@ -33,6 +33,7 @@ from agent_memory.domain.grains import SUMMARY_GRAINS, Grain, parse_time_key, ti
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.scoring import display_text
+from agent_memory.domain.types import FIRST_DAY, LAST_DAY, shifted_day
 from agent_memory.errors import InvalidTimeKeyError, ValidationFailedError
 from agent_memory.ports import Clock, MemoryStore
 
@@ -66,8 +67,11 @@ class TimelineService:
         """Counts per local day of working memory, and every live summary whose span overlaps
         ``[since, until]``, per grain."""
         now = self._clock.now()
+        for name, day in (("since", since), ("until", until)):
+            if day is not None and not FIRST_DAY <= day <= LAST_DAY:
+                raise _invalid(name, f"{name} must be between {FIRST_DAY} and {LAST_DAY}")
         until = until or local_date(now, self._tz)
-        since = since or until - timedelta(days=DEFAULT_TIMELINE_DAYS - 1)
+        since = since or shifted_day(until, -(DEFAULT_TIMELINE_DAYS - 1))
         if since > until:
             raise _invalid("since", "since must not be after until")
         days = (until - since).days + 1

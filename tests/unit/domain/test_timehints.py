@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_memory.domain.timehints import MENTION_LAG, time_hints
+from agent_memory.domain.types import EARLIEST, LATEST
 
 AS_OF = datetime(2023, 11, 15, 12, 0, tzinfo=UTC)
 
@@ -73,3 +76,29 @@ def test_overlap_is_half_open_at_the_end() -> None:
     assert hint.overlaps(d(2023, 6, 30), d(2023, 6, 30))
     assert not hint.overlaps(hint.end, hint.end)
     assert not hint.overlaps(d(2023, 5, 1), d(2023, 5, 31))
+
+
+# ------------------------------------------------------------------------------------------------
+# hostile numbers and the edges of the calendar: a phrase out of range is no hint, never an error
+# ------------------------------------------------------------------------------------------------
+
+_PHRASES = st.one_of(
+    st.builds(
+        lambda n, unit: f"what happened {n} {unit} ago",
+        st.one_of(st.integers(0, 10**30), st.sampled_from([0, 1, 2500, 5000, 10**6, 99999999])),
+        st.sampled_from(["day", "days", "week", "weeks", "month", "months", "year", "years"]),
+    ),
+    st.sampled_from(
+        ["last week", "this week", "past week", "last weekend", "last month", "this month", "past month",
+         "last year", "this year", "past year", "yesterday", "in june", "in december", "on december 31",
+         "january 1", "in 1999", "summer 2023", "2023-06-01", "march 3, 2024"]
+    ),
+)  # fmt: skip
+
+
+@given(_PHRASES, st.datetimes(min_value=EARLIEST.replace(tzinfo=None), max_value=LATEST.replace(tzinfo=None)))
+def test_any_phrase_at_any_as_of_in_range_gives_hints_or_none_never_an_error(
+    phrase: str, as_of: datetime
+) -> None:
+    for hint in time_hints(phrase, as_of.replace(tzinfo=UTC)):
+        assert hint.start < hint.end
