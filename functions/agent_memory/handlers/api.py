@@ -11,6 +11,7 @@ import json
 from datetime import date
 from functools import cache
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
@@ -358,28 +359,85 @@ def _unexpected(exc: Exception) -> Response[Any]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    response = _not_json(event) or app.resolve(event, context)
+    response = _unauthorized(event) or _not_json(event) or app.resolve(_as_json(event), context)
     return with_console_cors(response, event, get_settings().console_origin)
+
+
+def _raw_error(status: int, code: str, message: str) -> dict[str, Any]:
+    """The documented error body, for refusals made before the resolver runs."""
+    body = ErrorResponse(error=ErrorBody(code=code, message=message))
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": content_types.APPLICATION_JSON},
+        "body": body.model_dump_json(),
+        "isBase64Encoded": False,
+    }
+
+
+def required_access(method: str, path: str) -> tuple[str, str | None] | None:
+    """The scope (and agent) a request needs, from its method and path alone.
+
+    Decided before anything reads the body or the query, so a caller that may not use a route
+    gets a 403 (or 401) whatever it sent, never a 400 describing a contract it may not use. None:
+    routes outside ``/v1/agents/{agent}`` and ``/v1/admin``, which check for themselves.
+    """
+    parts = path.strip("/").split("/")
+    if parts[:2] == ["v1", "admin"]:
+        return ADMIN_SCOPE, None
+    if parts[:2] != ["v1", "agents"] or len(parts) < 3:
+        return None
+    agent = unquote(parts[2])
+    if method == "DELETE":
+        return FORGET_SCOPE, agent
+    if method == "POST" and parts[3:] == ["memories"]:
+        return WRITE_SCOPE, agent
+    return READ_SCOPE, agent
+
+
+def _unauthorized(event: dict[str, Any]) -> dict[str, Any] | None:
+    access = required_access(str(event.get("httpMethod") or ""), str(event.get("path") or ""))
+    if access is None:
+        return None
+    scope, agent = access
+    try:
+        caller = Caller.from_authorizer((event.get("requestContext") or {}).get("authorizer"))
+        caller.require_scope(scope)
+        if agent is not None:
+            caller.require_agent(agent)
+    except AgentMemoryError as exc:
+        return _raw_error(exc.status, exc.code, exc.message)
+    return None
+
+
+def _media_type(event: dict[str, Any]) -> str:
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    return headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def _not_json(event: dict[str, Any]) -> dict[str, Any] | None:
     """A 415 for a body sent as anything but JSON. Checked before the resolver, whose validation
     would parse forms and multipart bodies (one without a boundary raised a 500)."""
-    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
-    media_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    media_type = _media_type(event)
     if not (event.get("body") or "").strip() or not media_type:
         return None
     if media_type == "application/json" or media_type.endswith("+json"):
         return None
-    body = ErrorResponse(
-        error=ErrorBody(code="unsupported_media_type", message="the request body must be application/json")
-    )
-    return {
-        "statusCode": 415,
-        "headers": {"Content-Type": content_types.APPLICATION_JSON},
-        "body": body.model_dump_json(),
-        "isBase64Encoded": False,
-    }
+    return _raw_error(415, "unsupported_media_type", "the request body must be application/json")
+
+
+def _as_json(event: dict[str, Any]) -> dict[str, Any]:
+    """A structured ``+json`` media type (``application/vnd.acme+json``) is JSON, as docs/api.md
+    says: the resolver's validation is handed ``application/json``, which it knows."""
+    media_type = _media_type(event)
+    if media_type == "application/json" or not media_type.endswith("+json"):
+        return event
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if str(k).lower() != "content-type"}
+    headers["Content-Type"] = "application/json"
+    multi = event.get("multiValueHeaders")
+    if isinstance(multi, dict):
+        multi = {k: v for k, v in multi.items() if str(k).lower() != "content-type"}
+        multi["Content-Type"] = ["application/json"]
+    return {**event, "headers": headers, **({"multiValueHeaders": multi} if multi is not None else {})}
 
 
 @app.get("/v1/openapi.json")
