@@ -24,7 +24,6 @@ from agent_memory.domain.limits import (
     MAX_QUERY_CHARS,
     MAX_RESULTS,
     MAX_TAGS,
-    MAX_TOPIC_CHARS,
     MAX_TTL_DAYS,
     MIN_CONTEXT_TOKENS,
 )
@@ -37,14 +36,23 @@ from agent_memory.domain.records import (
     Source,
     check_metadata,
 )
-from agent_memory.domain.types import ConversationId, Score, Speaker, Tag, UserId, UtcDatetime
+from agent_memory.domain.types import (
+    ConversationId,
+    Score,
+    Speaker,
+    Tag,
+    Topic,
+    UserId,
+    UtcDatetime,
+    visible,
+)
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
 
 def _content_bounded(value: str) -> str:
-    if not value.strip():
-        raise ValueError("content must not be blank")
+    if not visible(value):
+        raise ValueError("content must not be blank (white space, control and zero-width characters alone)")
     size = len(value.encode("utf-8"))
     if size > MAX_CONTENT_BYTES:
         raise ValueError(f"content is {size} bytes; the limit is {MAX_CONTENT_BYTES}")
@@ -63,11 +71,11 @@ class WriteItem(BaseModel):
     )
     occurred_at: UtcDatetime | None = Field(default=None, description="When it happened; default now.")
     conversation_id: ConversationId | None = None
-    topic: str | None = Field(default=None, max_length=MAX_TOPIC_CHARS)
+    topic: Topic | None = None
     importance: Score | None = None
     kind: MemoryKind | None = None
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    ttl_days: int | None = Field(default=None, ge=1, le=MAX_TTL_DAYS)
+    ttl_days: int | None = Field(default=None, strict=True, ge=1, le=MAX_TTL_DAYS)
     user_id: UserId | None = None
     source: Source | None = None
     links: list[Link] = Field(default_factory=list, max_length=MAX_LINKS)
@@ -173,10 +181,12 @@ class RankingOverrides(BaseModel):
     recency_weight: Score | None = Field(default=None, description="How much recency can damp a score.")
     importance_weight: Score | None = Field(default=None, description="How much importance can damp a score.")
     recency_tau_days: float | None = Field(
-        default=None, gt=0, le=36_500, description="Recency's time constant."
+        default=None, strict=True, gt=0, le=36_500, description="Recency's time constant."
     )
     time_hints: bool | None = Field(
-        default=None, description="Boost memories of a time the query names ('last May', 'two weeks ago')."
+        default=None,
+        strict=True,
+        description="Boost memories of a time the query names ('last May', 'two weeks ago').",
     )
 
 
@@ -187,9 +197,9 @@ class SearchRequest(BaseModel):
 
     query: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
     grain: GrainFilter = "all"
-    min_days_ago: float = Field(default=0, ge=0, le=MAX_DAYS_AGO)
-    max_days_ago: float | None = Field(default=None, ge=0, le=MAX_DAYS_AGO)
-    max_results: int = Field(default=DEFAULT_RESULTS, ge=1, le=MAX_RESULTS)
+    min_days_ago: float = Field(default=0, strict=True, ge=0, le=MAX_DAYS_AGO)
+    max_days_ago: float | None = Field(default=None, strict=True, ge=0, le=MAX_DAYS_AGO)
+    max_results: int = Field(default=DEFAULT_RESULTS, strict=True, ge=1, le=MAX_RESULTS)
     as_of: UtcDatetime | None = None
     kinds: list[MemoryKind] = Field(default_factory=list, max_length=len(MemoryKind))
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
@@ -214,10 +224,12 @@ class ContextRequest(BaseModel):
     model_config = _STRICT
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    token_budget: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=MIN_CONTEXT_TOKENS, le=MAX_CONTEXT_TOKENS)
+    token_budget: int = Field(
+        default=DEFAULT_CONTEXT_TOKENS, strict=True, ge=MIN_CONTEXT_TOKENS, le=MAX_CONTEXT_TOKENS
+    )
     grain: GrainFilter = "all"
-    min_days_ago: float = Field(default=0, ge=0, le=MAX_DAYS_AGO)
-    max_days_ago: float | None = Field(default=None, ge=0, le=MAX_DAYS_AGO)
+    min_days_ago: float = Field(default=0, strict=True, ge=0, le=MAX_DAYS_AGO)
+    max_days_ago: float | None = Field(default=None, strict=True, ge=0, le=MAX_DAYS_AGO)
     as_of: UtcDatetime | None = None
     user_id: UserId | None = None
 

@@ -7,12 +7,13 @@ id can never be read as a path.
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, date, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from agent_memory.domain.limits import MAX_SPEAKER_CHARS, MAX_TAG_CHARS
+from agent_memory.domain.limits import MAX_SPEAKER_CHARS, MAX_TAG_CHARS, MAX_TOPIC_CHARS
 
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -22,22 +23,42 @@ UserId = Annotated[str, StringConstraints(pattern=_ID, max_length=128)]
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")]
 #: Record ids are made by the service: a prefix and a base32 digest (see `domain.ids`).
 MemoryId = Annotated[str, StringConstraints(pattern=r"^[a-z]{1,8}_[a-z2-7]{16,64}$")]
-#: No control characters, C1 (``\x80``-``\x9f``, terminal escapes among them) included.
-Tag = Annotated[
-    str,
-    StringConstraints(
-        strip_whitespace=True, min_length=1, max_length=MAX_TAG_CHARS, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$"
-    ),
-]
-Score = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+def visible(value: str) -> bool:
+    """Whether ``value`` has a character a person can see: not only white space, control
+    characters (NUL, ESC) or invisible format characters (zero-width space, joiners, BOM)."""
+    return any(not c.isspace() and unicodedata.category(c) not in {"Cc", "Cf"} for c in value)
+
+
+def _seen(value: str) -> str:
+    if not visible(value):
+        raise ValueError(
+            "must have a visible character (white space, control and zero-width characters alone are blank)"
+        )
+    return value
+
+
+def label(max_length: int) -> Any:
+    """One text rule for the short labels of a memory (topic, tags, speaker): trimmed, 1 to
+    ``max_length`` characters, no control characters (C1, terminal escapes among them, included),
+    and something visible."""
+    return Annotated[
+        str,
+        StringConstraints(
+            strip_whitespace=True, min_length=1, max_length=max_length, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$"
+        ),
+        AfterValidator(_seen),
+    ]
+
+
+Tag = label(MAX_TAG_CHARS)
+#: Strict: ``true`` is not 1.0 and ``"0.5"`` is not 0.5 (an integer 0 or 1 is a number).
+Score = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
 #: Who said a conversation turn, as people call them ("Alice", "Support bot"): it goes into the
 #: text that is embedded and indexed, so "what did Alice say about ..." finds Alice's turns.
-Speaker = Annotated[
-    str,
-    StringConstraints(
-        strip_whitespace=True, min_length=1, max_length=MAX_SPEAKER_CHARS, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$"
-    ),
-]
+Speaker = label(MAX_SPEAKER_CHARS)
+Topic = label(MAX_TOPIC_CHARS)
 
 
 #: The instants the service accepts: a day inside Python's range at both ends, so that every

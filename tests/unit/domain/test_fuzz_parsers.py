@@ -32,7 +32,7 @@ from agent_memory.domain.grains import (
 )
 from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAG_CHARS, MAX_TOPIC_CHARS
 from agent_memory.domain.summarize import SummarizeJob, SummarizeRequest
-from agent_memory.domain.types import AgentId, ConversationId, MemoryId, TenantId, UserId
+from agent_memory.domain.types import AgentId, ConversationId, MemoryId, TenantId, UserId, visible
 from agent_memory.errors import InvalidTimeKeyError
 
 FUZZ = settings(max_examples=150, deadline=None)
@@ -126,8 +126,9 @@ def _accepts(model: Any, body: Any) -> Any | None:
 @example(content="\u202e\u0301")
 def test_content_is_refused_or_kept_verbatim(content: str) -> None:
     item = _accepts(WriteItem, {"content": content})
-    if _has_surrogate(content) or not content.strip():
-        # THEN text UTF-8 cannot carry, and blank text, are refused
+    if _has_surrogate(content) or not visible(content):
+        # THEN text UTF-8 cannot carry, and blank text (only white space, control or zero-width
+        # characters), are refused
         assert item is None
         return
     # THEN anything else within the limit is kept exactly as sent: no normalisation, no stripping
@@ -154,11 +155,14 @@ def test_content_near_the_limit_is_measured_in_utf8_bytes(char: str, extra: int)
 
 @FUZZ
 @given(topic=hostile(surrogates=False, max_pieces=30))
-def test_topic_is_any_text_kept_verbatim_up_to_its_length(topic: str) -> None:
+def test_a_topic_follows_the_label_rule_and_is_kept_trimmed(topic: str) -> None:
     item = _accepts(WriteItem, {"content": "x", "topic": topic})
-    assert (item is not None) == (len(topic) <= MAX_TOPIC_CHARS)
+    stripped = topic.strip(UNICODE_WHITE_SPACE)
+    refusable = not visible(stripped) or len(stripped) > MAX_TOPIC_CHARS or _CONTROL.search(stripped)
+    # THEN a topic is refused only as a tag is: blank, too long, or with control characters
+    assert (item is None) == bool(refusable), (topic, item)
     if item is not None:
-        assert item.topic == topic
+        assert item.topic == stripped
 
 
 @FUZZ
@@ -198,7 +202,7 @@ def test_a_tag_is_refused_or_kept_as_one_plain_value(tag: str) -> None:
         parsed = _accepts(model, body)
         stripped = tag.strip(UNICODE_WHITE_SPACE)
         refusable = (
-            not stripped
+            not visible(stripped)
             or len(stripped) > MAX_TAG_CHARS
             or _CONTROL.search(stripped)
             or not _strict_utf8(tag)
