@@ -49,6 +49,28 @@ STAGE = "local"
 _API_LOCK = threading.Lock()
 
 
+#: A request (its line, headers and body) must arrive whole within this many seconds of the
+#: server starting to wait for it, however slowly its bytes trickle in; an idle kept-alive
+#: connection is closed after as long.
+REQUEST_TIMEOUT_S = 30.0
+#: Seconds a single read may wait for the next bytes.
+IDLE_TIMEOUT_S = 15.0
+#: Headers that frame a request or say who sends it: two of one are refused, as a proxy in front
+#: could read the other one (request smuggling, a key switched behind a cache).
+SINGLE_HEADERS = ("content-length", "transfer-encoding", "authorization", "content-type", "host")
+
+#: The error body's code for each refusal the server makes before the handler runs. Messages are
+#: fixed: the standard library's quote the request line back.
+_REFUSALS = {
+    400: ("bad_request", "the request is malformed"),
+    408: ("request_timeout", f"the request did not arrive within {REQUEST_TIMEOUT_S:.0f} s"),
+    413: ("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes"),
+    414: ("uri_too_long", "the request line is too long"),
+    431: ("request_header_fields_too_large", "a header is too large, or there are too many"),
+    505: ("http_version_not_supported", "HTTP/1.0 and HTTP/1.1 only"),
+}
+
+
 def _error_body(code: str, message: str) -> bytes:
     return json.dumps({"error": {"code": code, "message": message, "details": []}}).encode()
 
@@ -113,6 +135,11 @@ def build_event(
 class _Handler(BaseHTTPRequestHandler):
     server_version = "agent-memory-local"
     protocol_version = "HTTP/1.1"
+    # A request line that cannot be parsed is answered as HTTP/1.1 (status line, headers, JSON),
+    # not as HTTP/0.9 (a bare body).
+    default_request_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT_S
+    request_timeout_s = REQUEST_TIMEOUT_S
     keys: LocalKeyStore  # set on the subclass the server builds
 
     def setup(self) -> None:
@@ -120,6 +147,58 @@ class _Handler(BaseHTTPRequestHandler):
         # Headers and body go out in two writes; without NODELAY, Nagle's algorithm and the
         # client's delayed ACK add ~40 ms to every response on a kept-alive connection.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._reading = threading.Lock()
+        self._watchdog: threading.Timer | None = None
+
+    def handle_one_request(self) -> None:
+        """One request, read within `REQUEST_TIMEOUT_S` (a watchdog answers 408 and closes)."""
+        self._watchdog = threading.Timer(self.request_timeout_s, self._timed_out)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+        try:
+            super().handle_one_request()
+        finally:
+            self._read_done()
+
+    def _read_done(self) -> None:
+        with self._reading:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+                self._watchdog = None
+
+    def _timed_out(self) -> None:
+        with self._reading:
+            if self._watchdog is None:  # the request was read in time: the handler owns the socket
+                return
+            self._watchdog = None
+            self.close_connection = True
+            try:
+                self.wfile.write(self._refusal_bytes(408))
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _refusal_bytes(self, status: int) -> bytes:
+        code, message = _REFUSALS.get(status, ("bad_request", HTTPStatus(status).phrase))
+        body = _error_body(code, message)
+        head = (
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        return head.encode("ascii") + body
+
+    def parse_request(self) -> bool:
+        """The standard parse, then framing headers sent twice refused (400)."""
+        if not super().parse_request():
+            return False
+        for name in SINGLE_HEADERS:
+            if len(self.headers.get_all(name) or []) > 1:
+                self.send_error(400, f"duplicate {name} header")
+                return False
+        if self.headers.get("Content-Length") is not None and self.headers.get("Transfer-Encoding"):
+            self.send_error(400, "both Content-Length and Transfer-Encoding")
+            return False
+        return True
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: handlers log structured
         return
@@ -140,16 +219,26 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Every refusal the standard library makes (400, 414, 431, 505...) in the documented
+        error body, and the connection closed: what follows a malformed request cannot be
+        trusted to start a new one."""
         if code == HTTPStatus.NOT_IMPLEMENTED:  # a method no route has (HEAD, OPTIONS, QUERY, ...)
             self._no_such_method()
             return
-        super().send_error(code, message, explain)
+        self._read_done()
+        self.close_connection = True
+        self.log_error("refused: %d %s", code, message or "")
+        payload = self._refusal_bytes(code)
+        if self.command == "HEAD":
+            payload = payload[: payload.index(b"\r\n\r\n") + 4]
+        self.wfile.write(payload)
 
     def _no_such_method(self) -> None:
         """Answered as API Gateway does (404, the documented error body, no key needed), not with
         the standard library's 501 page."""
         if self._read_body() is None:
             return
+        self._read_done()
         body = _error_body("not_found", "no such route")
         self.send_response(404)
         self.send_header("Content-Type", "application/json")
@@ -159,6 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self._read_done()  # the watchdog must not answer over a response
         self.send_response(status)
         sent = {k.lower() for k in (headers or {})}
         for name, value in (headers or {}).items():
@@ -202,6 +292,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         raw = self._read_body()
+        self._read_done()
         if raw is None:
             return
         if urlsplit(self.path).path == "/health":
