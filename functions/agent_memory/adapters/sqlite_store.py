@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent_memory.adapters.sqlite_util import transaction
+from agent_memory.adapters.sqlite_util import open_private, transaction
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.words import STOPWORDS
@@ -499,9 +499,8 @@ class SqliteMemoryStore:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    str(self.path),
+                conn = open_private(
+                    self.path,
                     timeout=self._busy_timeout_ms / 1000,
                     isolation_level=None,  # autocommit; transactions are explicit below
                     check_same_thread=False,  # only so that close() may close it from elsewhere

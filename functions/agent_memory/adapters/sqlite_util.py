@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from agent_memory.errors import DependencyError
 
@@ -30,16 +31,43 @@ class _Connection(sqlite3.Connection):
     """A plain connection that can be weakly referenced (the C type cannot)."""
 
 
+#: Memory, keys, queue: readable by the user who runs the service only. SQLite creates a database's
+#: ``-wal`` and ``-shm`` files with the database file's own mode, so making the file private
+#: before it enters WAL mode makes them private too.
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and its parents) if needed, and make it the owner's alone."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    path.chmod(PRIVATE_DIR)
+    return path
+
+
+def private_file(path: Path | str) -> None:
+    """Make an existing file the owner's alone (files made before this rule included)."""
+    if str(path) != ":memory:" and Path(path).exists():
+        Path(path).chmod(PRIVATE_FILE)
+
+
+def open_private(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
+    """``sqlite3.connect`` of a database file (and its WAL) that only its owner may read."""
+    if str(path) != ":memory:":
+        private_dir(Path(path).parent)
+    conn = sqlite3.connect(str(path), **kwargs)
+    private_file(path)
+    return conn
+
+
 def connect(path: Path | str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open ``path`` in WAL mode, autocommit, with a busy timeout and rows addressable by name.
 
     ``check_same_thread`` is off only so that `ConnectionPerThread.close` may close a connection
     from the thread shutting the runtime down; each connection is still used by one thread.
     """
-    if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        str(path),
+    conn = open_private(
+        path,
         timeout=busy_timeout_ms / 1000,
         isolation_level=None,
         check_same_thread=False,

@@ -53,11 +53,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_memory.local.server import LocalRuntime
 
     settings = _settings()
+    key = os.environ.get("AGENT_MEMORY_DEV_KEY") or _stored_dev_key(settings.data_dir)
+    if not _acceptable_dev_key(key):
+        print(
+            f"error: AGENT_MEMORY_DEV_KEY must be at least {MIN_DEV_KEY_CHARS} printable ASCII characters "
+            "without spaces (it is an admin key); leave it unset to have one generated",
+            file=sys.stderr,
+        )
+        return 2
     runtime = LocalRuntime(
         settings, host=args.host, port=args.port, scheduler=False if args.no_scheduler else None
     )
-    key = os.environ.get("AGENT_MEMORY_DEV_KEY") or _stored_dev_key(settings.data_dir)
-    runtime.keys.ensure(key, DEV_TENANT, DEV_PLAN, admin=True)
+    _register_dev_key(runtime.keys, key, settings.data_dir)
     print(
         f"agent-memory serving on {runtime.url}  (data: {settings.data_dir}, embedder: {settings.embedder})"
     )
@@ -67,17 +74,44 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _acceptable_dev_key(key: str) -> bool:
+    return len(key) >= MIN_DEV_KEY_CHARS and key.isascii() and key.isprintable() and " " not in key
+
+
+#: An admin key chosen by the user must be as hard to guess as a generated one is.
+MIN_DEV_KEY_CHARS = 32
+
+
+def _register_dev_key(keys: Any, key: str, data_dir: Path) -> None:
+    """Register the development key, and revoke the one registered before it when it changed:
+    a dev key chosen once (``AGENT_MEMORY_DEV_KEY``) must not stay a valid admin key after the
+    variable is changed or removed. The current dev key's id is kept in ``dev-key-id``."""
+    from agent_memory.adapters.sqlite_util import private_dir, private_file
+
+    caller = keys.lookup(key)
+    key_id = (
+        caller.key_id if caller is not None else keys.create(DEV_TENANT, DEV_PLAN, admin=True, key=key)[0]
+    )
+    marker = private_dir(data_dir) / "dev-key-id"
+    previous = marker.read_text().strip() if marker.exists() else None
+    if previous and previous != key_id:
+        keys.revoke(previous)
+    marker.write_text(key_id + "\n")
+    private_file(marker)
+
+
 def _stored_dev_key(data_dir: Path) -> str:
     """Generated once and kept (mode 0600) so every `make dev` prints the same key."""
+    from agent_memory.adapters.sqlite_util import private_dir, private_file
     from agent_memory.domain.keys import new_api_key
 
-    path = data_dir / "dev-key"
+    path = private_dir(data_dir) / "dev-key"
     if path.exists():
+        private_file(path)
         return path.read_text().strip()
-    data_dir.mkdir(parents=True, exist_ok=True)
     key = new_api_key()
     path.write_text(key + "\n")
-    path.chmod(0o600)
+    private_file(path)
     return key
 
 

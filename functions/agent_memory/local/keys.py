@@ -10,6 +10,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agent_memory.adapters.sqlite_util import open_private
 from agent_memory.domain.caller import ADMIN_SCOPE, DEFAULT_SCOPES, Caller
 from agent_memory.domain.keys import KeyInfo, hash_api_key, new_api_key, new_key_id
 
@@ -31,13 +32,12 @@ class LocalKeyStore:
     """`KeyStore` in SQLite (``auth.db``)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._path = path
         with self._connect() as db:
             db.executescript(_SCHEMA)
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self._path, timeout=10)
+        db = open_private(self._path, timeout=10)
         db.execute("PRAGMA busy_timeout = 10000")
         return db
 

@@ -35,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_memory.adapters.clock import SystemClock
+from agent_memory.adapters.sqlite_util import private_dir, private_file
 from agent_memory.local.context import LocalContext
 from agent_memory.local.cron import CronExpression
 from agent_memory.observability import discard_unpublished_metrics, logger
@@ -160,7 +161,8 @@ class LocalScheduler:
     def _save(self) -> None:
         if self._state_path is None:
             return
-        self._state_path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self._state_path.parent)
         tmp = self._state_path.with_suffix(".tmp")
         tmp.write_text(json.dumps({k: v.isoformat() for k, v in self._last.items()}, indent=1))
+        private_file(tmp)
         tmp.replace(self._state_path)

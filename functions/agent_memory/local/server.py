@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 from agent_memory import container
 from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
+from agent_memory.adapters.sqlite_util import private_dir
 from agent_memory.domain.keys import bearer_token
 from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.handlers import (
@@ -355,7 +356,7 @@ class LocalRuntime:
         self, settings: Settings, host: str = "127.0.0.1", port: int = 8000, scheduler: bool | None = None
     ) -> None:
         self.settings = settings
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(settings.data_dir)  # memory, keys and queues: the owner's alone
         self.keys = LocalKeyStore(settings.auth_path)
         handler_cls = type("Handler", (_Handler,), {"keys": self.keys})
         self.httpd = ThreadingHTTPServer((host, port), handler_cls)
