@@ -1,0 +1,173 @@
+"""Every route of the OpenAPI document, fed generated natural-language text with numbers and time
+phrases (huge and tiny numbers included) and date-times at the edges of the calendar: the answer
+is a 2xx or a documented 4xx with the error body, never a 5xx."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.e2e.conftest import Api, assert_error
+
+DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+AGENT = "hostile-routes"
+BASE = f"/v1/agents/{AGENT}"
+
+UNITS = ["day", "days", "week", "weeks", "month", "months", "year", "years"]
+NUMBERS = st.one_of(
+    st.integers(0, 10**40),
+    st.sampled_from([0, 1, 7, 2500, 5000, 10**6, 30000, 99999999, 10**18]),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300).map(
+        lambda f: f"{f:g}"
+    ),
+)
+RELATIVE = [
+    "yesterday", "last week", "this week", "past week", "last weekend", "last month", "this month",
+    "last year", "this year", "past year", "in june", "in December", "on March 3", "31 December",
+    "summer 2023", "in 1999", "2023-06-01", "the day before",
+]  # fmt: skip
+PHRASES = st.one_of(
+    st.builds(lambda n, u: f"what happened {n} {u} ago", NUMBERS, st.sampled_from(UNITS)),
+    st.sampled_from(RELATIVE).map(lambda p: f"what did we decide {p}?"),
+    st.builds(lambda a, b: f"{a} and then {b}", st.sampled_from(RELATIVE), st.sampled_from(RELATIVE)),
+    st.text(min_size=1, max_size=40),
+)
+OFFSETS = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
+EDGE_INSTANTS = st.one_of(
+    st.builds(
+        lambda d, tz: d.replace(tzinfo=tz).isoformat(),
+        st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(1, 1, 9)),
+        OFFSETS,
+    ),
+    st.builds(
+        lambda d, tz: d.replace(tzinfo=tz).isoformat(),
+        st.datetimes(min_value=datetime(9999, 12, 23), max_value=datetime(9999, 12, 31, 23, 59, 59)),
+        OFFSETS,
+    ),
+    st.datetimes(timezones=st.just(UTC)).map(datetime.isoformat),
+)
+EDGE_DAYS = st.one_of(
+    st.dates(min_value=date(1, 1, 1), max_value=date(1, 3, 1)),
+    st.dates(min_value=date(9999, 10, 1), max_value=date(9999, 12, 31)),
+    st.dates(),
+).map(date.isoformat)
+DAYS_AGO = st.one_of(st.floats(0, 36500), st.sampled_from([0, 36500, 36500.5, -1, 1e308]))
+TIME_KEYS = st.one_of(
+    EDGE_DAYS,
+    st.sampled_from(
+        ["0001-W01", "9999-W52", "9999-W53", "0001-Q1", "9999-Q4", "0001", "9999", "10000", "0000"]
+    ),
+    st.text(max_size=12),
+)
+
+GRAINS = st.sampled_from(["all", "working", "daily", "weekly", "yearly", "decade"])
+Request = tuple[str, str, Any]
+
+
+def _q(**params: Any) -> str:
+    return "?" + "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+
+
+def _write(draw: st.DrawFn) -> Request:
+    item = {"content": draw(PHRASES), "occurred_at": draw(EDGE_INSTANTS)}
+    return "POST", f"{BASE}/memories", {"items": [item]}
+
+
+def _search(route: str) -> Callable[[st.DrawFn], Request]:
+    def make(draw: st.DrawFn) -> Request:
+        body: dict[str, Any] = {"query": draw(PHRASES), "as_of": draw(EDGE_INSTANTS)}
+        if draw(st.booleans()):
+            body["max_days_ago"] = draw(DAYS_AGO)
+        if draw(st.booleans()):
+            body["min_days_ago"] = draw(DAYS_AGO)
+        return "POST", f"{BASE}/{route}", body
+
+    return make
+
+
+CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
+    ("POST", "/v1/agents/{agent_id}/memories"): _write,
+    ("POST", "/v1/agents/{agent_id}/memories/search"): _search("memories/search"),
+    ("POST", "/v1/agents/{agent_id}/context"): _search("context"),
+    ("GET", "/v1/agents/{agent_id}/memories"): lambda d: (
+        "GET", f"{BASE}/memories" + _q(limit=d(st.integers(-5, 10**6)), grain=d(GRAINS)), None
+    ),
+    ("DELETE", "/v1/agents/{agent_id}/memories"): lambda d: (
+        "DELETE", f"{BASE}/memories" + _q(user_id=d(PHRASES)), None
+    ),
+    ("GET", "/v1/agents/{agent_id}/memories/{memory_id}"): lambda d: (
+        "GET", f"{BASE}/memories/{quote(d(PHRASES), safe='')}", None
+    ),
+    ("DELETE", "/v1/agents/{agent_id}/memories/{memory_id}"): lambda d: (
+        "DELETE", f"{BASE}/memories/{quote(d(PHRASES), safe='')}", None
+    ),
+    ("GET", "/v1/agents/{agent_id}/audit"): lambda d: ("GET", f"{BASE}/audit" + _q(cursor=d(PHRASES)), None),
+    ("GET", "/v1/agents/{agent_id}/stats"): lambda d: ("GET", f"{BASE}/stats", None),
+    ("GET", "/v1/agents/{agent_id}/timeline"): lambda d: (
+        "GET", f"{BASE}/timeline" + _q(since=d(EDGE_DAYS), until=d(EDGE_DAYS)), None
+    ),
+    ("GET", "/v1/agents/{agent_id}/periods/{grain}/{time_key}"): lambda d: (
+        "GET",
+        f"{BASE}/periods/{d(st.sampled_from(['daily', 'weekly', 'monthly', 'quarterly', 'yearly']))}/"
+        f"{quote(d(TIME_KEYS), safe='') or 'x'}",
+        None,
+    ),
+    ("GET", "/v1/agents/{agent_id}/stats/searches"): lambda d: (
+        "GET", f"{BASE}/stats/searches" + _q(days=d(NUMBERS)), None
+    ),
+    ("GET", "/v1/agents"): lambda d: ("GET", "/v1/agents" + _q(limit=d(NUMBERS)), None),
+    ("GET", "/v1/topics"): lambda d: ("GET", "/v1/topics", None),
+    ("GET", "/v1/topics/proposals"): lambda d: ("GET", "/v1/topics/proposals" + _q(limit=d(NUMBERS)), None),
+    ("PUT", "/v1/admin/topics"): lambda d: ("PUT", "/v1/admin/topics", {"terms": {d(PHRASES): [d(PHRASES)]}}),
+    ("POST", "/v1/admin/summarize"): lambda d: (
+        "POST",
+        "/v1/admin/summarize",
+        d(
+            st.one_of(
+                st.builds(lambda g, k: {"grain": g, "period": k}, GRAINS, TIME_KEYS),
+                st.builds(lambda a, b: {"grain": "daily", "from": a, "to": b}, EDGE_DAYS, EDGE_DAYS),
+            )
+        ),
+    ),
+    ("POST", "/v1/admin/retention"): lambda d: ("POST", "/v1/admin/retention", None),
+    ("GET", "/v1/openapi.json"): lambda d: ("GET", "/v1/openapi.json", None),
+}  # fmt: skip
+
+
+def _operations() -> list[tuple[str, str]]:
+    document = json.loads(DOCUMENT.read_text())
+    return [(method.upper(), path) for path, ops in document["paths"].items() for method in ops]
+
+
+def test_every_operation_of_the_document_is_fed_hostile_input() -> None:
+    assert sorted(_operations()) == sorted(CASES)
+
+
+@pytest.fixture(scope="module")
+def admin_key(runtime: Any) -> str:
+    return str(runtime.keys.create("t-hostile-routes", "pro", admin=True)[1])
+
+
+@pytest.mark.parametrize("operation", sorted(CASES), ids=lambda op: f"{op[0]} {op[1]}")
+def test_no_generated_request_gets_a_5xx(api: Api, admin_key: str, operation: tuple[str, str]) -> None:
+    examples = 3 if operation == ("POST", "/v1/admin/retention") else 25
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        method, path, body = data.draw(st.composite(CASES[operation])())
+        status, answer = (
+            api(method, path, body, key=admin_key) if body is not None else api(method, path, key=admin_key)
+        )
+        assert status < 500, (method, path, body, answer)
+        if status >= 400:
+            assert_error(answer)
+
+    check()
