@@ -216,10 +216,12 @@ def test_the_local_runtime_runs_the_job_worker_and_a_scheduler_that_can_be_turne
         import time
 
         deadline = time.monotonic() + 10
-        while _summary(Grain.DAILY, "2026-11-20") is None and time.monotonic() < deadline:
+        state = local_env / "scheduler.json"  # the first start records the present, in its own thread
+        made = lambda: _summary(Grain.DAILY, "2026-11-20") is not None  # noqa: E731
+        while not (made() and state.exists()) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _summary(Grain.DAILY, "2026-11-20") is not None
-        assert (local_env / "scheduler.json").exists()  # the first start recorded the present
+        assert state.exists()
     finally:
         with_scheduler.stop()
         without.httpd.server_close()

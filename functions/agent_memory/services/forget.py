@@ -164,7 +164,11 @@ class ForgetService:
                 break
             summary = self._store.get(tenant, agent, sid)
             if summary is None:
-                break
+                # Deleted by retention, which only deletes a summary its live parent lists: the
+                # parent (and the chain above) still holds what this one held.
+                child_id = sid
+                step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
+                continue
             if summary.is_live(walk.now):
                 if not made_from(summary, child_id):
                     break

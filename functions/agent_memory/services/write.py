@@ -13,6 +13,7 @@ a per-tenant cache (`services.topics.TopicCache`), and only when an item names a
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -60,7 +61,7 @@ class WriteService:
         records = [self._to_record(caller.tenant_id, agent_id, item, now, dictionary) for item in items]
         commands = [WriteCommand(op="remember", record=r) for r in records]
         messages = [
-            QueueMessage(group_id=c.group_id, dedup_id=_dedup_id(c.record.id, now), body=c.model_dump_json())
+            QueueMessage(group_id=c.group_id, dedup_id=_dedup_id(c.record.id), body=c.model_dump_json())
             for c in commands
         ]
         ids = [r.id for r in records]
@@ -132,13 +133,16 @@ class WriteService:
         )
 
 
-def _dedup_id(record_id: str, accepted_at: datetime) -> str:
+def _dedup_id(record_id: str) -> str:
     """One per acceptance, so the queue never drops a write it was given (SQS allows 128 characters).
 
     A deduplication id made from the content alone let the queue's five-minute window swallow
     a write that was accepted again after the first one was forgotten: answered 202, never
-    stored. The writer, not the queue, makes repeats harmless: the same content has the same
-    record id, and a live record is confirmed, not stored twice. Retries of one request that
-    must come back with the first answer carry an ``Idempotency-Key``.
+    stored; one made from the content and the time of acceptance did the same for two
+    acceptances within one clock tick. A random nonce makes each acceptance its own message,
+    while a transport retry of the same send (the same message) is still dropped by SQS. The
+    writer, not the queue, makes repeats harmless: the same content has the same record id, and
+    a live record is confirmed, not stored twice. Retries of one request that must come back
+    with the first answer carry an ``Idempotency-Key``.
     """
-    return hashlib.sha256(f"{record_id}\x00{accepted_at.isoformat()}".encode()).hexdigest()
+    return hashlib.sha256(f"{record_id}\x00{uuid.uuid4().hex}".encode()).hexdigest()

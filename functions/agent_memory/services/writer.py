@@ -221,8 +221,15 @@ class WriterService:
             metrics.add_metric(name="WritesSuperseded", unit=MetricUnit.Count, value=1)
             logger.info("write superseded by a later forget", extra={"record_id": record.id})
             return Outcome.SUPERSEDED
-        within = self._neighbourhood(record)
-        near = self._store.nearest(tenant, agent, record.grain, vector, now, within=within)
+        # A write accepted again after it was forgotten comes back as its own record: merged into
+        # a neighbour, its id would be an alias that the tombstone under the same id shadows.
+        near = (
+            None
+            if already is not None
+            else self._store.nearest(
+                tenant, agent, record.grain, vector, now, within=self._neighbourhood(record)
+            )
+        )
         if (
             near is not None
             and near[1] > self._threshold

@@ -241,6 +241,27 @@ def test_erasing_a_user_whose_memories_retention_already_deleted_reaches_the_sum
         assert "u-ines" not in cascade.summary(grain, KEYS[grain]).user_ids  # type: ignore[union-attr]
 
 
+def test_forgetting_a_memory_whose_daily_summary_retention_deleted_reaches_the_week_above(
+    cascade: Cascade,
+) -> None:
+    # GIVEN a fact summarized up to the year, whose daily summary retention then deleted (the
+    # week lists it): the week, month, quarter and year hold the fact through it
+    (vault,) = cascade.remember(item(VAULT, DAY))
+    cascade.remember(item("Rui approved the Lisbon office budget of $80,000.", DAY + timedelta(days=1)))
+    summarize_year(cascade)
+    assert cascade.store.delete_records(TENANT, AGENT, [sid(Grain.DAILY)]) == 1
+
+    # WHEN the fact is forgotten (the walk up finds no daily summary)
+    result = cascade.world.forget.forget(TENANT, AGENT, vault, actor="key_ops")
+
+    # THEN it goes on from the missing day to the summaries that folded it, which are re-made
+    assert result.stale_summaries == [sid(g) for g in SUMMARY_GRAINS if g is not Grain.DAILY]
+    cascade.run()
+    for grain in SUMMARY_GRAINS:
+        assert found(cascade, "7391-kestrel", grain) == [], grain
+    assert found(cascade, "$80,000", Grain.WEEKLY) == [sid(Grain.WEEKLY)]
+
+
 def test_erasing_an_end_user_forgets_their_memories_at_every_grain_and_keeps_the_others(
     cascade: Cascade,
 ) -> None:

@@ -61,6 +61,45 @@ def test_a_write_accepted_again_after_a_forget_is_stored_again(world: World) -> 
     assert record is not None and record.deleted_at is None
 
 
+def test_two_acceptances_within_one_clock_tick_are_two_messages(world: World) -> None:
+    # GIVEN a write stored and forgotten, then accepted again at the very same instant
+    item = {"occurred_at": "2026-11-20T14:03:00Z"}
+    [record_id] = _write(world, "The vault code is 4417.", **item)
+    world.drain()
+    world.forget.forget("acme", "bot", record_id, actor="test")
+    _write(world, "The vault code is 4417.", **item)
+    # THEN the queue holds the second acceptance: nothing decides by the clock that it is a repeat
+    assert len(world.queue.receive(10)) == 1
+
+
+def test_a_forgotten_write_accepted_again_is_its_own_record_not_an_alias_behind_its_tombstone(
+    world: World,
+) -> None:
+    # GIVEN a write and a near duplicate later that day merged into it, then both forgotten
+    [first] = _write(
+        world, "We agreed to ship the release after the security review.", occurred_at="2026-11-20T09:00:00Z"
+    )
+    [second] = _write(
+        world, "We agreed to ship the release after the security review.", occurred_at="2026-11-20T10:00:00Z"
+    )
+    assert world.drain() == ["inserted", "merged"]
+    world.forget.forget("acme", "bot", first, actor="test")
+    # WHEN the later one is written again (stored as its own record), then the first one
+    world.clock.advance(minutes=1)
+    _write(
+        world, "We agreed to ship the release after the security review.", occurred_at="2026-11-20T10:00:00Z"
+    )
+    world.clock.advance(minutes=1)
+    _write(
+        world, "We agreed to ship the release after the security review.", occurred_at="2026-11-20T09:00:00Z"
+    )
+    assert world.drain() == ["inserted", "inserted"]
+    # THEN both ids read live records: the first is not merged away under the id its tombstone holds
+    for record_id in (first, second):
+        record = world.store.get("acme", "bot", record_id)
+        assert record is not None and record.id == record_id and record.deleted_at is None
+
+
 def test_writer_stores_records_and_clears_pending(world: World) -> None:
     ids = _write(world, "Alice moved the launch to March 3.", ttl_days=30, tags=["launch", "launch"])
     assert world.drain() == ["inserted"]
