@@ -5,6 +5,8 @@ from __future__ import annotations
 from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory_stack.config import StackConfig
@@ -26,6 +28,7 @@ class Retention(Construct):
         store: VectorStore,
         scheduling: Scheduling,
         tenants: dynamodb.ITable,
+        summarize_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
         self.function = factory.build(
@@ -44,6 +47,9 @@ class Retention(Construct):
                     **config.retention.environment(),
                     # Each tenant's plan is that of its newest live key in the tenants table.
                     "AGENT_MEMORY_TENANTS_TABLE": tenants.table_name,
+                    # A record past its cutoff that no summary lists yet is kept and its period
+                    # queued to be summarized first.
+                    "AGENT_MEMORY_SUMMARIZE_QUEUE_URL": summarize_queue.queue_url,
                 },
             ),
         )
@@ -52,4 +58,14 @@ class Retention(Construct):
         self.function.add_to_role_policy(
             iam.PolicyStatement(actions=["dynamodb:Scan"], resources=[tenants.table_arn])
         )
+        summarize_queue.grant_send_messages(self.function)
         scheduling.add("Retention", RETENTION, self.function, {})
+
+    def grant_start(self, api_function: lambda_.Function) -> None:
+        """``POST /v1/admin/retention`` hands the run to this function (asynchronously, with its
+        15 minutes), instead of running it inside the API's 20 s."""
+        api_function.add_environment("AGENT_MEMORY_RETENTION_FUNCTION", self.function.function_name)
+        # The unqualified function only (grant_invoke would add every version, ARN:*).
+        api_function.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.function.function_arn])
+        )

@@ -68,7 +68,9 @@ class AgentMemoryStack(Stack):
             store=self.store,
             scheduling=self.scheduling,
             tenants=self.api.tenants,
+            summarize_queue=self.summaries.queue,
         )
+        self.retention.grant_start(self.api.api_function)
         self.observability = Observability(
             self,
             "Observability",

@@ -16,6 +16,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory.adapters.sqs_queue import MAX_MESSAGE_BYTES
+from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
 from agent_memory_stack.vector_store import VectorStore
@@ -107,6 +108,9 @@ class WritePipeline(Construct):
         self.dead_letters.grant_send_messages(self.writer)  # poison messages, with their reason
         self.pending.grant(self.writer, "dynamodb:BatchWriteItem")  # done: the tombstone
         store.grant_data_access(self.writer)
+        # The writer embeds every record it stores (the API only queues): its role must reach
+        # the embedding model, or every write would fail five times and be dead-lettered.
+        grant_invoke(self.writer, self, config.embedding_model_id)
 
     def queue_environment(self) -> dict[str, str]:
         return {"AGENT_MEMORY_QUEUE": "sqs", "AGENT_MEMORY_WRITE_QUEUE_URL": self.queue.queue_url}

@@ -21,6 +21,7 @@ from agent_memory.ports import (
     MemoryStore,
     PendingWrites,
     Reranker,
+    RetentionStarter,
     Summarizer,
     TopicStore,
     WriteQueue,
@@ -214,6 +215,16 @@ def summarize_service() -> SummarizeService:
     return SummarizeService(
         store(), summarizer(), write_queue(), job_queue(), clock(), get_settings().timezone
     )
+
+
+def retention_starter() -> RetentionStarter | None:
+    """Where the admin route hands a retention run (the retention function), or None: run here."""
+    settings = get_settings()
+    if not settings.retention_function:
+        return None
+    from agent_memory.adapters.lambda_retention import LambdaRetentionStarter
+
+    return LambdaRetentionStarter(settings.retention_function)
 
 
 def retention_service() -> RetentionService:

@@ -97,6 +97,14 @@ class JobQueue(Protocol):
         ...
 
 
+class RetentionStarter(Protocol):
+    """Starts a retention run elsewhere (the retention function), without waiting for it."""
+
+    def start(self, reason: str) -> None:
+        """Hand the run over, or raise `DependencyError`."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryInput:
     """One child of a summary as a summarizer reads it: what it is dated, and what it says."""

@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     #: DynamoDB table of API keys (hash -> tenant, plan, scopes), read by the Lambda authorizer
     #: and written by `agent-memory keys` when deployed.
     tenants_table: str | None = None
+    #: The retention function that `POST /v1/admin/retention` hands its run to (in AWS); unset, the
+    #: route runs retention in place (the embedded runtime).
+    retention_function: str | None = None
     #: Per-tenant topic dictionaries and unknown-topic counts: SQLite (``topics.db``) or a
     #: DynamoDB table; read through a per-tenant cache of ``topics_cache_s`` seconds.
     topics: Literal["local", "dynamodb"] = "local"

@@ -140,7 +140,9 @@ def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> No
     )
 
 
-def test_retention_reads_the_plan_overrides_and_only_touches_the_store(synth: Synth, alt: Synth) -> None:
+def test_retention_reads_the_plan_overrides_and_touches_the_store_and_the_job_queue(
+    synth: Synth, alt: Synth
+) -> None:
     assert json.loads(synth.function("Retention")["Environment"]["Variables"]["AGENT_MEMORY_PLANS"]) == {}
     env = alt.function("Retention")["Environment"]["Variables"]
     assert json.loads(env["AGENT_MEMORY_PLANS"]) == {
@@ -148,7 +150,12 @@ def test_retention_reads_the_plan_overrides_and_only_touches_the_store(synth: Sy
         "team": {"daily": 2400, "yearly": None},
     }
     services = {a.split(":")[0] for s in synth.function_statements("Retention") for a in as_list(s["Action"])}
-    assert services == {"logs", "xray", "es", "dynamodb"}
+    # the store, the tenants' plans, and the job queue (periods to summarize before deleting)
+    assert services == {"logs", "xray", "es", "dynamodb", "sqs"}
+    sqs = [s for s in synth.function_statements("Retention") if "sqs:SendMessage" in as_list(s["Action"])]
+    assert [s["Resource"] for s in sqs] == [
+        {"Fn::GetAtt": [synth.logical_id(synth.stack.summaries.queue), "Arn"]}
+    ]
     # Plans come from the tenants' keys: a scan of the tenants table, nothing else in DynamoDB.
     tenants = synth.stack.api.tenants
     dynamo = [s for s in synth.function_statements("Retention") if str(s["Action"]).startswith("dynamodb")]

@@ -40,7 +40,7 @@ from agent_memory.domain.api import (
     ForgetResponse,
     ListResponse,
     MemoryOut,
-    RetentionResponse,
+    RetentionRunResponse,
     SearchRequest,
     SearchResponse,
     StatsResponse,
@@ -272,9 +272,10 @@ class MemoryClient:
             raise TypeError("give a SummarizeRequest or fields, not both")
         return self._send("POST", "/v1/admin/summarize", SummarizeResponse, request)
 
-    def run_retention(self) -> RetentionResponse:
-        """Run retention now for every tenant (what the daily schedule runs); what it deleted."""
-        return self._send("POST", "/v1/admin/retention", RetentionResponse)
+    def run_retention(self) -> RetentionRunResponse:
+        """Run retention now for every tenant (what the daily schedule runs): deployed, started in
+        the retention function (``status: started``); on the embedded runtime, run with its report."""
+        return self._send("POST", "/v1/admin/retention", RetentionRunResponse)
 
     # --- plumbing ------------------------------------------------------------------------------
 

@@ -421,6 +421,16 @@ class RetentionResponse(BaseModel):
     total_deleted: int
 
 
+class RetentionRunResponse(BaseModel):
+    """``POST /v1/admin/retention``: the run handed to the retention function, or run here."""
+
+    status: Literal["started", "done"] = Field(
+        description="started: handed to the retention function (deployed; its report is in its logs "
+        "and metrics); done: run in place (the embedded runtime), with its report."
+    )
+    report: RetentionResponse | None = None
+
+
 # --- the operator's view: agents, timeline, periods, search outcomes ----------------------------
 
 

@@ -25,7 +25,7 @@ from agent_memory.client import (
     UnexpectedResponseError,
 )
 from agent_memory.client.sigv4 import SigV4Auth
-from agent_memory.domain.api import ContextRequest, ContextResponse, RetentionResponse, SearchRequest
+from agent_memory.domain.api import ContextRequest, ContextResponse, RetentionRunResponse, SearchRequest
 from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -235,8 +235,7 @@ def test_forget_stats_and_admin_routes() -> None:
             "stale_summaries": ["sum_aaaaaaaaaaaaaaaaaaaaaaaaaa"]}),
         ok({"records": {"working": 2}, "pending_writes": 1, "oldest": None, "newest": None}),
         ok({"grain": "daily", "periods": ["2026-11-21"], "jobs_queued": 3}, 202),
-        ok({"tenants": 1, "deleted": {}, "kept_unsummarized": 0, "purged": 0, "over_quota": 0, "decayed": 0,
-            "total_deleted": 0}),
+        ok({"status": "started", "report": None}, 202),
     )  # fmt: skip
 
     forgotten = client.forget("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa")
@@ -246,7 +245,7 @@ def test_forget_stats_and_admin_routes() -> None:
     )
     assert client.stats("bot").pending_writes == 1
     assert client.summarize(grain="daily", period="2026-11-21").jobs_queued == 3
-    assert isinstance(client.run_retention(), RetentionResponse)
+    assert client.run_retention() == RetentionRunResponse(status="started")
 
     assert [(s.method, s.path) for s in transport.sent] == [
         ("DELETE", "/prod/v1/agents/bot/memories/mem_aaaaaaaaaaaaaaaaaaaaaaaaaa"),

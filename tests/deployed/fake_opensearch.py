@@ -1,0 +1,261 @@
+"""An OpenSearch domain in memory, enough for the functions' paths to run end to end offline.
+
+It keeps indices (their mappings as created), aliases and documents, and answers the requests
+the adapter makes with the documented response shapes. Queries are not evaluated beyond their
+``term``/``terms`` filters (tenant, agent, grain, ...: every document that passes them is a hit,
+scored 1.0), and scripts are not run; what the deployed-configuration tests check is that each
+function reaches the domain with the calls its role allows, not ranking (the contract suite
+runs the store against a real cluster when ``OPENSEARCH_URL`` is set).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import unquote
+
+
+class FakeDomain:
+    def __init__(self) -> None:
+        self.indices: dict[str, dict[str, Any]] = {}  # name -> {"body": ..., "docs": {id: source}}
+        self.aliases: dict[str, set[str]] = {}  # alias -> indices
+        self.requests: list[tuple[str, str]] = []
+
+    # -- names ------------------------------------------------------------------------------------
+
+    def _targets(self, expression: str) -> list[str]:
+        names: list[str] = []
+        for part in expression.split(","):
+            if part in self.aliases:
+                names += sorted(self.aliases[part])
+            elif part in self.indices:
+                names.append(part)
+        return names
+
+    def _docs(self, expression: str) -> dict[str, tuple[str, dict[str, Any]]]:
+        return {
+            doc_id: (index, source)
+            for index in self._targets(expression)
+            for doc_id, source in self.indices[index]["docs"].items()
+        }
+
+    def _write_index(self, expression: str) -> str:
+        targets = self._targets(expression)
+        assert targets, f"no index behind {expression!r}"
+        return targets[0]
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    def handle(self, method: str, url: str, params: dict[str, Any], body: bytes | None) -> tuple[int, Any]:
+        path = unquote(url.split("?", maxsplit=1)[0])
+        self.requests.append((method, path))
+        text = body.decode("utf-8") if body else ""
+        parts = [p for p in path.split("/") if p]
+        if text.endswith("\n"):
+            payload: Any = [json.loads(line) for line in text[:-1].split("\n")]
+        else:
+            payload = json.loads(text) if text else None
+
+        if parts[:3] == ["_plugins", "_security", "api"]:
+            return 200, {"status": "OK"}
+        if parts and parts[0] == "_alias" and method in ("HEAD", "GET"):
+            name = parts[1]
+            if name not in self.aliases:
+                return 404, {"error": "alias missing", "status": 404}
+            return 200, {index: {"aliases": {name: {}}} for index in self.aliases[name]}
+        if parts == ["_aliases"]:
+            for action in payload["actions"]:
+                ((kind, spec),) = action.items()
+                if kind == "add":
+                    self.aliases.setdefault(spec["alias"], set()).add(spec["index"])
+                elif kind == "remove":
+                    self.aliases.get(spec["alias"], set()).discard(spec["index"])
+            return 200, {"acknowledged": True}
+        if parts and parts[-1] in ("_bulk",):
+            return 200, self._bulk(parts[0] if len(parts) > 1 else None, payload)
+        if parts and parts[-1] == "_msearch":
+            pairs = zip(payload[::2], payload[1::2], strict=True)
+            return 200, {"responses": [self._search(h.get("index", parts[0]), b) for h, b in pairs]}
+        if len(parts) == 1 and method == "HEAD":
+            return (200, {}) if self._targets(parts[0]) else (404, {})
+        if len(parts) == 1 and method == "PUT":
+            index = parts[0]
+            self.indices[index] = {"body": payload or {}, "docs": {}}
+            for alias in (payload or {}).get("aliases", {}):
+                self.aliases.setdefault(alias, set()).add(index)
+            return 200, {"acknowledged": True, "shards_acknowledged": True, "index": index}
+        if len(parts) == 3 and parts[1] == "_alias" and method in ("PUT", "POST"):
+            self.aliases.setdefault(parts[2], set()).add(parts[0])
+            return 200, {"acknowledged": True}
+        if len(parts) == 2 and parts[1] == "_mapping":
+            targets = self._targets(parts[0])
+            if not targets:
+                return 404, {"error": {"type": "index_not_found_exception"}, "status": 404}
+            return 200, {i: {"mappings": self.indices[i]["body"].get("mappings", {})} for i in targets}
+        if len(parts) >= 2 and parts[1] == "_settings":
+            return 200, {
+                i: {"settings": {"index": {"creation_date": "1700000000000"}}}
+                for i in self._targets(parts[0])
+            }
+        if len(parts) == 2 and parts[1] == "_count":
+            return 200, {"count": len(self._docs(parts[0]))}
+        if len(parts) == 2 and parts[1] == "_search":
+            return 200, self._search(parts[0], payload or {})
+        if parts and parts[-1] == "_mget":
+            default = parts[0] if len(parts) == 2 else None
+            wanted = [(d.get("_index", default), d["_id"]) for d in payload.get("docs", [])] or [
+                (default, i) for i in payload.get("ids", [])
+            ]
+            answers = []
+            for index, doc_id in wanted:
+                docs = self._docs(index)
+                answers.append(
+                    {"_index": docs[doc_id][0], "_id": doc_id, "found": True, "_source": docs[doc_id][1]}
+                    if doc_id in docs
+                    else {"_index": index, "_id": doc_id, "found": False}
+                )
+            return 200, {"docs": answers}
+        if len(parts) == 3 and parts[1] == "_update":
+            docs = self._docs(parts[0])
+            if parts[2] not in docs:
+                return 404, {"error": {"type": "document_missing_exception"}, "status": 404}
+            index, source = docs[parts[2]]
+            source.update((payload or {}).get("doc", {}))
+            return 200, {"_index": index, "_id": parts[2], "result": "updated"}
+        if len(parts) == 2 and parts[1] in ("_delete_by_query", "_update_by_query"):
+            matched = [doc_id for doc_id, _ in self._hits(parts[0], (payload or {}).get("query", {}))]
+            if parts[1] == "_delete_by_query":
+                for doc_id in matched:
+                    for index in self._targets(parts[0]):
+                        self.indices[index]["docs"].pop(doc_id, None)
+            key = "deleted" if parts[1] == "_delete_by_query" else "updated"
+            return 200, {"total": len(matched), key: len(matched), "failures": [], "timed_out": False}
+        raise AssertionError(f"the fake domain does not answer {method} {path}")
+
+    def _bulk(self, default_index: str | None, lines: list[dict[str, Any]]) -> dict[str, Any]:
+        items: list[dict[str, Any]] = []
+        i = 0
+        while i < len(lines):
+            ((op, meta),) = lines[i].items()
+            index = self._write_index(meta.get("_index", default_index))
+            docs = self.indices[index]["docs"]
+            if op == "delete":
+                found = docs.pop(meta["_id"], None) is not None
+                items.append({op: {"_index": index, "_id": meta["_id"], "status": 200 if found else 404}})
+                i += 1
+                continue
+            source = lines[i + 1]
+            if op in ("index", "create"):
+                docs[meta["_id"]] = source
+            elif op == "update":
+                if meta["_id"] in docs:
+                    docs[meta["_id"]].update(source.get("doc", {}))
+                elif source.get("upsert") is not None or source.get("doc_as_upsert"):
+                    docs[meta["_id"]] = source.get("upsert") or source.get("doc", {})
+            items.append({op: {"_index": index, "_id": meta["_id"], "status": 200, "result": "updated"}})
+            i += 2
+        return {"took": 1, "errors": False, "items": items}
+
+    def _hits(self, expression: str, query: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        filters: list[tuple[str, set[Any]]] = []
+        ranges: list[tuple[str, dict[str, Any]]] = []
+        _collect_terms(query, filters, ranges)
+        return [
+            (doc_id, source)
+            for doc_id, (_, source) in self._docs(expression).items()
+            if all(_value_in(source.get(f), allowed) for f, allowed in filters)
+            and all(_in_range(source.get(f), bounds) for f, bounds in ranges)
+        ]
+
+    def _search(self, expression: str, body: dict[str, Any]) -> dict[str, Any]:
+        hits = self._hits(expression, body.get("query", {}))
+        size = int(body.get("size", 10))
+        return {
+            "took": 1,
+            "timed_out": False,
+            "hits": {
+                "total": {"value": len(hits), "relation": "eq"},
+                "max_score": 1.0 if hits else None,
+                "hits": [
+                    {"_index": expression, "_id": doc_id, "_score": 1.0, "_source": source, "sort": [doc_id]}
+                    for doc_id, source in hits[:size]
+                ],
+            },
+            "aggregations": _aggregations(body.get("aggs", {}), [s for _, s in hits]),
+        }
+
+
+def _value_in(value: Any, allowed: set[Any]) -> bool:
+    values = value if isinstance(value, list) else [value]
+    return any(v in allowed for v in values)
+
+
+def _in_range(value: Any, bounds: dict[str, Any]) -> bool:
+    checks = {
+        "lt": lambda a, b: a < b,
+        "lte": lambda a, b: a <= b,
+        "gt": lambda a, b: a > b,
+        "gte": lambda a, b: a >= b,
+    }
+    for op, bound in bounds.items():
+        if op not in checks:
+            continue
+        if value is None or type(value) is not type(bound):
+            return value is not None  # a bound of another form (a date math string) is not evaluated
+        if not checks[op](value, bound):
+            return False
+    return True
+
+
+def _aggregations(aggs: dict[str, Any], sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """``composite`` (terms sources, ``after``, ``size``), ``min`` and ``max``; others empty."""
+    out: dict[str, Any] = {}
+    for name, spec in aggs.items():
+        if "composite" in spec:
+            composite = spec["composite"]
+            fields = [next(iter(s.values()))["terms"]["field"] for s in composite["sources"]]
+            names = [next(iter(s)) for s in composite["sources"]]
+            counts: dict[tuple[Any, ...], int] = {}
+            for source in sources:
+                key = tuple(source.get(f) for f in fields)
+                counts[key] = counts.get(key, 0) + 1
+            keys = sorted(counts)
+            after = composite.get("after")
+            if after:
+                keys = [k for k in keys if k > tuple(after[n] for n in names)]
+            page = keys[: composite.get("size", 10)]
+            buckets = [{"key": dict(zip(names, k, strict=True)), "doc_count": counts[k]} for k in page]
+            out[name] = {"buckets": buckets, **({"after_key": buckets[-1]["key"]} if buckets else {})}
+        elif "min" in spec or "max" in spec:
+            op = "min" if "min" in spec else "max"
+            values = [s.get(spec[op]["field"]) for s in sources if s.get(spec[op]["field"]) is not None]
+            out[name] = {"value": (min if op == "min" else max)(values) if values else None}
+        else:
+            out[name] = {"buckets": []}
+    return out
+
+
+def _collect_terms(
+    node: Any, out: list[tuple[str, set[Any]]], ranges: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """The ``term`` / ``terms`` conditions that must hold (``must_not`` and ``should`` skipped)."""
+    if isinstance(node, list):
+        for item in node:
+            _collect_terms(item, out, ranges)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key in ("must_not", "should"):
+            continue
+        if key == "term" and isinstance(value, dict):
+            ((field, spec),) = value.items()
+            out.append((field, {spec["value"] if isinstance(spec, dict) else spec}))
+        elif key == "terms" and isinstance(value, dict):
+            for field, values in value.items():
+                if isinstance(values, list):
+                    out.append((field, set(values)))
+        elif key == "range" and isinstance(value, dict):
+            ranges.extend(value.items())
+        else:
+            _collect_terms(value, out, ranges)

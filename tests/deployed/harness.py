@@ -1,0 +1,512 @@
+"""The synthesized stack, run offline: each Lambda function with the environment and the IAM role
+the template gives it.
+
+- `Deployment` resolves the template's intrinsics (``Ref``, ``Fn::GetAtt``, ``Fn::Join``,
+  ``Fn::Sub``, pseudo parameters) to deterministic names and ARNs in account 123456789012,
+  us-east-1, and creates every SQS queue and DynamoDB table of the template in moto under them.
+- `Deployment.run(function, event)` clears the process's settings, sets exactly the function's
+  template environment (plus what Lambda itself sets), rebuilds the container and calls the
+  function's real handler.
+- While a function runs, every AWS call its code makes is checked against that function's
+  policy statements, action and resource, wildcards as IAM evaluates them: a call its role does
+  not allow fails with ``AccessDenied`` as it would in AWS. Botocore calls are checked in
+  ``BaseClient._make_api_call``; OpenSearch HTTP calls (``es:ESHttp<Method>`` on the domain's
+  path) in the opensearch-py connection. Bedrock runtime is answered by a recording fake,
+  OpenSearch by `fake_opensearch.FakeDomain`; SQS, DynamoDB and Scheduler by moto.
+- Local fallbacks are a deployment defect (Lambda's file system is read-only outside /tmp, and
+  a file in /tmp is per container): opening an SQLite database while a function runs fails.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import io
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
+from botocore.response import StreamingBody
+from opensearchpy import Urllib3HttpConnection
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+PARTITION = "aws"
+
+#: Operations IAM authorizes by another action's name.
+IAM_ACTION = {
+    "sqs:SendMessageBatch": "sqs:SendMessage",
+    "sqs:DeleteMessageBatch": "sqs:DeleteMessage",
+    "sqs:ChangeMessageVisibilityBatch": "sqs:ChangeMessageVisibility",
+    "bedrock:Converse": "bedrock:InvokeModel",
+    "bedrock:ConverseStream": "bedrock:InvokeModelWithResponseStream",
+    "lambda:Invoke": "lambda:InvokeFunction",
+}
+#: Actions every function has for its runtime (logs, traces), not made by the code.
+RUNTIME_ACTIONS = ("xray:", "logs:")
+
+
+@dataclass(frozen=True)
+class Call:
+    function: str
+    action: str
+    resource: str
+    allowed: bool
+
+
+@dataclass
+class Function:
+    name: str  # the factory's name: Api, Writer, ...
+    logical_id: str
+    handler: str
+    environment: dict[str, str]
+    statements: list[dict[str, Any]]
+    timeout_s: int
+
+    def allows(self, action: str, resource: str) -> bool:
+        allowed = False
+        for statement in self.statements:
+            if _matches(statement, action, resource):
+                if statement.get("Effect", "Allow") == "Deny":
+                    return False
+                allowed = True
+        return allowed
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _wildcard(pattern: str, value: str, case: bool) -> bool:
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, value, 0 if case else re.IGNORECASE) is not None
+
+
+def _matches(statement: dict[str, Any], action: str, resource: str) -> bool:
+    """IAM's matching: actions case-insensitively, resources case-sensitively, ``*`` and ``?``."""
+    actions = _as_list(statement.get("Action", []))
+    resources = _as_list(statement.get("Resource", []))
+    return any(_wildcard(a, action, case=False) for a in actions) and any(
+        _wildcard(r, resource, case=True) for r in resources
+    )
+
+
+# --- resolving the template ---------------------------------------------------------------------
+
+
+class Deployment:
+    """The template's resources under deterministic names, and its functions."""
+
+    def __init__(self, template: dict[str, Any], functions: dict[str, str]) -> None:
+        self.template = template
+        self.resources: dict[str, dict[str, Any]] = template["Resources"]
+        self.names = {lid: self._physical_name(lid, r) for lid, r in self.resources.items()}
+        self.calls: list[Call] = []
+        self.invoked: list[tuple[str, Any]] = []  # asynchronous invokes: (function name, event)
+        self.opensearch_domain: str | None = None
+        self.functions = {name: self._function(name, lid) for name, lid in functions.items()}
+        self.bedrock = FakeBedrock()
+        self._current: contextvars.ContextVar[Function | None] = contextvars.ContextVar("fn", default=None)
+
+    # names and attributes
+
+    def _physical_name(self, logical_id: str, resource: dict[str, Any]) -> str:
+        props = resource.get("Properties", {})
+        kind = resource["Type"]
+        explicit = {
+            "AWS::SQS::Queue": "QueueName",
+            "AWS::DynamoDB::Table": "TableName",
+            "AWS::Lambda::Function": "FunctionName",
+            "AWS::OpenSearchService::Domain": "DomainName",
+            "AWS::Scheduler::ScheduleGroup": "Name",
+            "AWS::SNS::Topic": "TopicName",
+            "AWS::Logs::LogGroup": "LogGroupName",
+            "AWS::IAM::Role": "RoleName",
+        }.get(kind)
+        if explicit and isinstance(props.get(explicit), str):
+            return str(props[explicit])
+        if kind == "AWS::SQS::Queue" and props.get("FifoQueue"):
+            return f"{logical_id}.fifo"
+        if kind == "AWS::OpenSearchService::Domain":
+            return logical_id.lower()[:28]
+        return logical_id
+
+    def arn(self, logical_id: str) -> str:
+        kind = self.resources[logical_id]["Type"]
+        name = self.names[logical_id]
+        return {
+            "AWS::SQS::Queue": f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:{name}",
+            "AWS::DynamoDB::Table": f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{name}",
+            "AWS::Lambda::Function": f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{name}",
+            "AWS::OpenSearchService::Domain": f"arn:{PARTITION}:es:{REGION}:{ACCOUNT}:domain/{name}",
+            "AWS::SNS::Topic": f"arn:{PARTITION}:sns:{REGION}:{ACCOUNT}:{name}",
+            "AWS::Logs::LogGroup": f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{name}:*",
+            "AWS::IAM::Role": f"arn:{PARTITION}:iam::{ACCOUNT}:role/{name}",
+            "AWS::Scheduler::ScheduleGroup": (
+                f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule-group/{name}"
+            ),
+        }.get(kind, f"arn:{PARTITION}:{kind.split('::')[1].lower()}:{REGION}:{ACCOUNT}:{name}")
+
+    def ref(self, logical_id: str) -> str:
+        pseudo = {
+            "AWS::Partition": PARTITION,
+            "AWS::Region": REGION,
+            "AWS::AccountId": ACCOUNT,
+            "AWS::URLSuffix": "amazonaws.com",
+            "AWS::StackName": "agent-memory",
+            "AWS::NoValue": "",
+        }
+        if logical_id in pseudo:
+            return pseudo[logical_id]
+        kind = self.resources[logical_id]["Type"]
+        if kind == "AWS::SQS::Queue":
+            return f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{self.names[logical_id]}"
+        if kind in ("AWS::SNS::Topic",):
+            return self.arn(logical_id)
+        return self.names[logical_id]
+
+    def get_att(self, logical_id: str, attribute: str) -> str:
+        if attribute == "Arn":
+            return self.arn(logical_id)
+        kind = self.resources[logical_id]["Type"]
+        if kind == "AWS::OpenSearchService::Domain" and attribute == "DomainEndpoint":
+            return f"search-{self.names[logical_id]}.{REGION}.es.amazonaws.com"
+        if kind == "AWS::SQS::Queue" and attribute == "QueueName":
+            return self.names[logical_id]
+        if kind == "AWS::SQS::Queue" and attribute == "QueueUrl":
+            return self.ref(logical_id)
+        return f"{self.names[logical_id]}.{attribute}"  # an attribute no function setting uses
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            if "Ref" in value:
+                return self.ref(value["Ref"])
+            if "Fn::GetAtt" in value:
+                target = value["Fn::GetAtt"]
+                lid, attr = target if isinstance(target, list) else target.split(".", 1)
+                return self.get_att(lid, attr)
+            if "Fn::Join" in value:
+                sep, parts = value["Fn::Join"]
+                return sep.join(str(self.resolve(p)) for p in parts)
+            if "Fn::Sub" in value:
+                text = value["Fn::Sub"] if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"][0]
+                return re.sub(
+                    r"\$\{([^}]+)\}",
+                    lambda m: (
+                        self.get_att(*m.group(1).split(".", 1)) if "." in m.group(1) else self.ref(m.group(1))
+                    ),
+                    text,
+                )
+            if "Fn::Select" in value:
+                index, items = value["Fn::Select"]
+                return self.resolve(items)[int(index)]
+            if "Fn::Split" in value:
+                sep, text = value["Fn::Split"]
+                return str(self.resolve(text)).split(sep)
+            return {k: self.resolve(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        return value
+
+    # functions
+
+    def _function(self, name: str, logical_id: str) -> Function:
+        props = self.resources[logical_id]["Properties"]
+        role = props["Role"]["Fn::GetAtt"][0]
+        statements: list[dict[str, Any]] = []
+        for policy in self.resources.values():
+            if policy["Type"] == "AWS::IAM::Policy" and {"Ref": role} in policy["Properties"]["Roles"]:
+                statements += self.resolve(policy["Properties"]["PolicyDocument"]["Statement"])
+        for managed in self.resources[role]["Properties"].get("ManagedPolicyArns", []):
+            resolved = self.resolve(managed)
+            if not str(resolved).endswith(("AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole")):
+                raise AssertionError(f"{name}: a managed policy the harness cannot read: {resolved}")
+        environment = {
+            k: str(v) for k, v in self.resolve(props.get("Environment", {}).get("Variables", {})).items()
+        }
+        return Function(
+            name, logical_id, props["Handler"], environment, statements, int(props.get("Timeout", 3))
+        )
+
+    def domain_name(self) -> str | None:
+        for lid, resource in self.resources.items():
+            if resource["Type"] == "AWS::OpenSearchService::Domain":
+                return self.names[lid]
+        return None
+
+    # provisioning in moto
+
+    def provision(self) -> None:
+        import boto3
+
+        sqs = boto3.client("sqs", region_name=REGION)
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        for lid, resource in self.resources.items():
+            if resource["Type"] not in ("AWS::SQS::Queue", "AWS::DynamoDB::Table"):
+                continue
+            props = self.resolve(resource.get("Properties", {}))
+            if resource["Type"] == "AWS::SQS::Queue":
+                attributes = {"FifoQueue": "true"} if props.get("FifoQueue") else {}
+                if props.get("ContentBasedDeduplication"):
+                    attributes["ContentBasedDeduplication"] = "true"
+                if "VisibilityTimeout" in props:
+                    attributes["VisibilityTimeout"] = str(props["VisibilityTimeout"])
+                sqs.create_queue(QueueName=self.names[lid], Attributes=attributes)
+            elif resource["Type"] == "AWS::DynamoDB::Table":
+                dynamodb.create_table(
+                    TableName=self.names[lid],
+                    KeySchema=props["KeySchema"],
+                    AttributeDefinitions=props["AttributeDefinitions"],
+                    BillingMode="PAY_PER_REQUEST",
+                    **(
+                        {"GlobalSecondaryIndexes": [_gsi(i) for i in props["GlobalSecondaryIndexes"]]}
+                        if props.get("GlobalSecondaryIndexes")
+                        else {}
+                    ),
+                )
+
+    # running a function
+
+    @contextmanager
+    def as_function(self, name: str) -> Iterator[Function]:
+        """The process set up as ``name``'s Lambda container: its environment only, its role."""
+        from agent_memory import container
+        from agent_memory.adapters.opensearch_client import clear_client_cache
+        from agent_memory.settings import get_settings
+
+        function = self.functions[name]
+        saved = dict(os.environ)
+        for key in list(os.environ):
+            if key.startswith(("AGENT_MEMORY_", "POWERTOOLS_")):
+                del os.environ[key]
+        os.environ.update(function.environment)
+        os.environ.update(
+            {
+                "AWS_REGION": REGION,
+                "AWS_DEFAULT_REGION": REGION,
+                "AWS_LAMBDA_FUNCTION_NAME": self.names[function.logical_id],
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+                # no X-Ray daemon here; the Tracer's calls are the runtime's, not the code's
+                "POWERTOOLS_TRACE_DISABLED": "true",
+            }
+        )
+        get_settings.cache_clear()
+        container.reset()
+        clear_client_cache()
+        token = self._current.set(function)
+        try:
+            yield function
+        finally:
+            self._current.reset(token)
+            os.environ.clear()
+            os.environ.update(saved)
+            get_settings.cache_clear()
+            container.reset()
+            clear_client_cache()
+
+    def run(self, name: str, event: Any) -> Any:
+        import importlib
+
+        from agent_memory.local.context import LocalContext
+
+        with self.as_function(name) as function:
+            module_name, attr = function.handler.rsplit(".", 1)
+            handler = getattr(importlib.import_module(module_name), attr)
+            return handler(event, LocalContext(function_name=self.names[function.logical_id]))
+
+    # the checks made on every call
+
+    def current(self) -> Function | None:
+        return self._current.get()
+
+    def check(self, action: str, resource: str) -> bool:
+        function = self.current()
+        if function is None:
+            return True  # the test itself arranging state, not a function
+        allowed = function.allows(action, resource)
+        self.calls.append(Call(function.name, action, resource, allowed))
+        return allowed
+
+
+def _gsi(index: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in index.items() if k in ("IndexName", "KeySchema", "Projection")}
+
+
+# --- botocore: IAM on every call, Bedrock answered by a fake -----------------------------------
+
+
+class FakeBedrock:
+    """Bedrock runtime as a recording fake: embeddings of the asked dimension, a summary text."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+
+    def answer(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append((operation, params))
+        if operation == "InvokeModel":
+            body = json.loads(params["body"])
+            seed = abs(hash(body.get("inputText", ""))) % 2**32
+            vector = np.random.default_rng(seed).standard_normal(int(body.get("dimensions", 1024)))
+            vector /= np.linalg.norm(vector)
+            data = json.dumps({"embedding": vector.tolist(), "inputTextTokenCount": 8}).encode()
+            return {"body": StreamingBody(io.BytesIO(data), len(data)), "contentType": "application/json"}
+        if operation == "Converse":
+            texts = [
+                block.get("text", "")
+                for message in params.get("messages", [])
+                for block in message.get("content", [])
+            ]
+            summary = "Summary: " + " ".join(texts)[-400:]
+            return {
+                "output": {"message": {"role": "assistant", "content": [{"text": summary}]}},
+                "stopReason": "end_turn",
+                "usage": {"inputTokens": 100, "outputTokens": 20, "totalTokens": 120},
+                "metrics": {"latencyMs": 5},
+            }
+        raise AssertionError(f"Bedrock runtime {operation}: not faked")
+
+
+def _resources(service: str, operation: str, params: dict[str, Any]) -> list[str]:
+    """The ARNs a call acts on, as IAM sees them."""
+    if service == "sqs":
+        if "QueueUrl" in params:
+            account, name = params["QueueUrl"].rstrip("/").split("/")[-2:]
+            return [f"arn:{PARTITION}:sqs:{REGION}:{account}:{name}"]
+        if "QueueName" in params:
+            return [f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:{params['QueueName']}"]
+    if service == "dynamodb":
+        tables = (
+            list(params["RequestItems"])
+            if "RequestItems" in params
+            else [next(iter(v.values()))["TableName"] for v in params.get("TransactItems", [])]
+            if "TransactItems" in params
+            else [params["TableName"]]
+        )
+        return [f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{t}" for t in tables]
+    if service == "bedrock-runtime":
+        model = params["modelId"]
+        if model.startswith("arn:"):
+            return [model]
+        if re.match(r"^(us|eu|apac|global)\.", model):
+            return [f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:inference-profile/{model}"]
+        return [f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{model}"]
+    if service == "lambda":
+        name = params["FunctionName"]
+        return [
+            name if name.startswith("arn:") else f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{name}"
+        ]
+    if service == "scheduler":
+        return [f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule/*"]
+    if service == "sts":
+        return []
+    raise AssertionError(f"{service}.{operation}: the harness does not know its resource")
+
+
+@contextmanager
+def enforce(deployment: Deployment) -> Iterator[None]:
+    """Check every botocore and OpenSearch call against the running function's policy."""
+    original_call = BaseClient._make_api_call
+    original_request = Urllib3HttpConnection.perform_request
+    original_connect = sqlite3.connect
+    from tests.deployed.fake_opensearch import FakeDomain
+
+    domain = FakeDomain()
+    deployment.opensearch = domain  # type: ignore[attr-defined]
+    domain_name = deployment.domain_name()
+
+    def make_api_call(client: BaseClient, operation: str, params: dict[str, Any]) -> Any:
+        model = client.meta.service_model
+        service = model.service_name
+        if service == "sts":
+            return original_call(client, operation, params)
+        prefix = model.signing_name if service != "bedrock-runtime" else "bedrock"
+        action = IAM_ACTION.get(f"{prefix}:{operation}", f"{prefix}:{operation}")
+        for resource in _resources(service, operation, params):
+            if not deployment.check(action, resource):
+                raise ClientError(
+                    {
+                        "Error": {
+                            "Code": "AccessDeniedException" if service != "sqs" else "AccessDenied",
+                            "Message": f"not authorized to perform: {action} on resource: {resource}",
+                        }
+                    },
+                    operation,
+                )
+        if service == "bedrock-runtime":
+            return deployment.bedrock.answer(operation, params)
+        if service == "lambda" and operation == "Invoke" and params.get("InvocationType") == "Event":
+            # Lambda queues an asynchronous invoke: the test runs it (`Deployment.invoked`)
+            deployment.invoked.append((params["FunctionName"], json.loads(params.get("Payload") or b"{}")))
+            return {"StatusCode": 202}
+        return original_call(client, operation, params)
+
+    def perform_request(
+        connection: Any,
+        method: str,
+        url: str,
+        params: Any = None,
+        body: bytes | None = None,
+        timeout: Any = None,
+        ignore: Any = (),
+        headers: Any = None,
+    ) -> tuple[int, dict[str, str], str]:
+        action = f"es:ESHttp{method.capitalize()}"
+        resource = (
+            f"arn:{PARTITION}:es:{REGION}:{ACCOUNT}:domain/{domain_name}{url.split('?', maxsplit=1)[0]}"
+        )
+        if not deployment.check(action, resource):
+            raw = json.dumps({"Message": f"User is not authorized to perform: {action} on {resource}"})
+            connection._raise_error(403, raw, "application/json")
+        if body and connection.http_compress:
+            import gzip
+
+            with suppress(OSError):
+                body = gzip.decompress(body)
+        status, payload = domain.handle(method, url, params or {}, body)
+        raw = json.dumps(payload)
+        if not 200 <= status < 300 and status not in (ignore or ()):
+            connection._raise_error(status, raw, "application/json")
+        return status, {"content-type": "application/json"}, raw
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        if deployment.current() is not None:
+            raise sqlite3.OperationalError(
+                f"{deployment.current().name}: a local SQLite database in a Lambda function "  # type: ignore[union-attr]
+                f"({args[0] if args else kwargs.get('database')}): a setting is missing from its environment"
+            )
+        return original_connect(*args, **kwargs)
+
+    BaseClient._make_api_call = make_api_call  # type: ignore[method-assign]
+    Urllib3HttpConnection.perform_request = perform_request  # type: ignore[method-assign,assignment]
+    sqlite3.connect = connect  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        BaseClient._make_api_call = original_call  # type: ignore[method-assign]
+        Urllib3HttpConnection.perform_request = original_request  # type: ignore[method-assign]
+        sqlite3.connect = original_connect
+
+
+def unused_grants(deployment: Deployment) -> dict[str, list[str]]:
+    """Per function, each (action, resource) of its policy that no recorded call needed."""
+    unused: dict[str, list[str]] = {}
+    for name, function in deployment.functions.items():
+        used = [c for c in deployment.calls if c.function == name and c.allowed]
+        for statement in function.statements:
+            for action in _as_list(statement["Action"]):
+                if action.startswith(RUNTIME_ACTIONS):
+                    continue
+                for resource in _as_list(statement["Resource"]):
+                    if not any(
+                        _wildcard(action, c.action, case=False) and _wildcard(resource, c.resource, case=True)
+                        for c in used
+                    ):
+                        unused.setdefault(name, []).append(f"{action} on {resource}")
+    return unused

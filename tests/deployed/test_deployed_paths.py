@@ -1,0 +1,208 @@
+"""Every function of the synthesized stack, run in its deployed configuration on its paths.
+
+Each test deploys the template into moto and the fakes (`conftest.deploy`), then drives the
+paths as AWS would: API Gateway events to the API and search functions, the FIFO queue's
+batches to the writer, Scheduler's input to the dispatcher and retention, the job queue's
+batches to the summarize worker, a CloudFormation event to the index bootstrap, and a token to
+the authorizer. A call a function's role does not allow fails as it would in AWS, and so does a
+setting missing from its environment (the code would fall back to a local file).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from tests.deployed.conftest import events_dir
+from tests.deployed.harness import ACCOUNT, REGION, Deployment
+
+TENANT = "acme"
+AGENT = "support-bot"
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads((events_dir() / name).read_text())  # type: ignore[no-any-return]
+
+
+def api_event(
+    method: str, path: str, body: Any = None, scopes: str = "read write forget", **query: str
+) -> dict[str, Any]:
+    event = load("api_write.json")
+    event["httpMethod"] = method
+    event["path"] = path
+    event["body"] = None if body is None else json.dumps(body)
+    event["headers"] = {"content-type": "application/json"}
+    event["multiValueHeaders"] = {"content-type": ["application/json"]}
+    event["queryStringParameters"] = query or None
+    event["multiValueQueryStringParameters"] = {k: [v] for k, v in query.items()} or None
+    event["requestContext"]["authorizer"]["scopes"] = scopes
+    event["requestContext"]["authorizer"]["tenant_id"] = TENANT
+    event["requestContext"]["requestId"] = str(uuid.uuid4())
+    return event
+
+
+def queue_env(deployment: Deployment, function: str, variable: str) -> str:
+    return deployment.functions[function].environment[variable]
+
+
+def drain(deployment: Deployment, queue_url: str, function: str) -> list[dict[str, Any]]:
+    """Feed the queue's messages to ``function`` as the event source mapping does; its answers."""
+    sqs = boto3.client("sqs", region_name=REGION)
+    answers = []
+    while True:
+        got = sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=10, AttributeNames=["All"], WaitTimeSeconds=0
+        ).get("Messages", [])
+        if not got:
+            return answers
+        name = queue_url.rsplit("/", 1)[1]
+        records = [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m.get("Attributes", {}),
+                "messageAttributes": {},
+                "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}",
+                "awsRegion": REGION,
+            }
+            for m in got
+        ]
+        answer = deployment.run(function, {"Records": records})
+        answers.append(answer)
+        failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
+        done = [m for m in got if m["MessageId"] not in failed]
+        if done:  # the event source mapping deletes what the function did not report failed
+            sqs.delete_message_batch(
+                QueueUrl=queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)],
+            )
+        if failed:
+            raise AssertionError(f"{function} failed {len(failed)} of {len(got)} messages: {answer}")
+
+
+def bootstrap(deployment: Deployment) -> None:
+    answer = deployment.run("IndexBootstrap", load("cfn_bootstrap_create.json"))
+    assert answer["PhysicalResourceId"], answer
+
+
+def write(deployment: Deployment, *contents: str, at: datetime | None = None) -> list[str]:
+    items = [{"content": c, **({"occurred_at": at.isoformat()} if at else {})} for c in contents]
+    response = deployment.run("Api", api_event("POST", f"/v1/agents/{AGENT}/memories", {"items": items}))
+    assert response["statusCode"] == 202, response
+    return [a["id"] for a in json.loads(response["body"])["accepted"]]
+
+
+def test_a_write_goes_through_the_fifo_queue_and_the_writer_and_is_found_by_the_search_function(
+    deployment: Deployment,
+) -> None:
+    bootstrap(deployment)
+    [record_id] = write(deployment, "The launch moved to March 3 after the security review.")
+    drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+
+    response = deployment.run(
+        "Search",
+        api_event("POST", f"/v1/agents/{AGENT}/memories/search", {"query": "when is the launch?"}),
+    )
+    assert response["statusCode"] == 200, response
+    assert [r["id"] for r in json.loads(response["body"])["results"]] == [record_id]
+    response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories/{record_id}"))
+    assert response["statusCode"] == 200, response
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_the_schedule_dispatches_jobs_the_worker_summarizes_and_the_summary_is_written(
+    deployment: Deployment,
+) -> None:
+    bootstrap(deployment)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(hour=10, minute=0, second=0, microsecond=0)
+    write(deployment, "Rui approved the Lisbon office budget.", at=yesterday)
+    drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+
+    answer = deployment.run("SummarizeDispatch", {"grain": "daily"})
+    assert answer["jobs_queued"] == 1, answer
+    drain(
+        deployment,
+        queue_env(deployment, "SummarizeWorker", "AGENT_MEMORY_SUMMARIZE_QUEUE_URL"),
+        "SummarizeWorker",
+    )
+    drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+
+    response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories", grain="daily"))
+    assert response["statusCode"] == 200, response
+    (summary,) = json.loads(response["body"])["items"]
+    assert "Lisbon office budget" in summary["content"]
+    assert [op for op, _ in deployment.bedrock.requests].count("Converse") == 1
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_the_retention_function_runs_on_its_schedule_input(deployment: Deployment) -> None:
+    bootstrap(deployment)
+    from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
+
+    DynamoDbKeyStore(deployment.functions["Authorizer"].environment["AGENT_MEMORY_TENANTS_TABLE"]).create(
+        TENANT, "free"
+    )
+    old = datetime.now(UTC) - timedelta(days=45)
+    write(deployment, "Signed the supplier contract with Nordwind Logistics.", at=old)
+    drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+
+    report = deployment.run("Retention", {})
+    assert report["summaries_queued"] >= 1, report
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_the_admin_routes_run_in_the_api_function(deployment: Deployment) -> None:
+    bootstrap(deployment)
+    admin = "admin read write forget"
+    response = deployment.run(
+        "Api", api_event("POST", "/v1/admin/summarize", {"grain": "daily"}, scopes=admin)
+    )
+    assert response["statusCode"] == 202, response
+    response = deployment.run("Api", api_event("POST", "/v1/admin/retention", {}, scopes=admin))
+    assert response["statusCode"] == 202, response
+    assert json.loads(response["body"]) == {"status": "started", "report": None}
+    # Lambda runs the queued invoke in the retention function
+    ((name, event),) = deployment.invoked
+    assert name == deployment.names[deployment.functions["Retention"].logical_id]
+    assert deployment.run("Retention", event)["tenants"] == 0
+    response = deployment.run(
+        "Api", api_event("PUT", "/v1/admin/topics", {"terms": {"launch": ["go-live"]}}, scopes=admin)
+    )
+    assert response["statusCode"] == 200, response
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deployment) -> None:
+    from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
+
+    table = deployment.functions["Authorizer"].environment["AGENT_MEMORY_TENANTS_TABLE"]
+    _, key = DynamoDbKeyStore(table).create(TENANT, "pro")
+    event = load("authorizer_token.json")
+    event["authorizationToken"] = f"Bearer {key}"
+    policy = deployment.run("Authorizer", event)
+    assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow", policy
+    assert policy["context"]["tenant_id"] == TENANT
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+@pytest.mark.parametrize("poison", ["{not json"])
+def test_a_poison_write_goes_to_the_dead_letter_queue_through_the_writers_grants(
+    deployment: Deployment, poison: str
+) -> None:
+    bootstrap(deployment)
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL")
+    sqs.send_message(
+        QueueUrl=url, MessageBody=poison, MessageGroupId="acme:bot:working", MessageDeduplicationId="p1"
+    )
+    drain(deployment, url, "Writer")
+    dlq = queue_env(deployment, "Writer", "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL")
+    assert sqs.receive_message(QueueUrl=dlq).get("Messages"), "the poison message is not in the DLQ"
+    assert not [c for c in deployment.calls if not c.allowed]
