@@ -25,6 +25,7 @@ from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
 from agent_memory_stack.idempotency import IdempotencyTable
 from agent_memory_stack.nag import acknowledge
+from agent_memory_stack.queues import grant_send
 from agent_memory_stack.topics import TopicsTable
 from agent_memory_stack.vector_store import VectorStore
 from agent_memory_stack.write_pipeline import WritePipeline
@@ -145,7 +146,7 @@ class Api(Construct):
         store.grant_data_access(self.api_function)
         # POST /v1/admin/summarize re-runs a period, and a forget re-makes the summaries made
         # from the record: both queue jobs as the dispatcher does.
-        summarize_queue.grant_send_messages(self.api_function)
+        grant_send(summarize_queue, self.api_function)
 
         self.search_function = factory.build(
             self,

@@ -11,6 +11,7 @@ from constructs import Construct
 
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
+from agent_memory_stack.queues import grant_send
 from agent_memory_stack.scheduling import RETENTION, Scheduling
 from agent_memory_stack.vector_store import VectorStore
 
@@ -58,7 +59,7 @@ class Retention(Construct):
         self.function.add_to_role_policy(
             iam.PolicyStatement(actions=["dynamodb:Scan"], resources=[tenants.table_arn])
         )
-        summarize_queue.grant_send_messages(self.function)
+        grant_send(summarize_queue, self.function)
         scheduling.add("Retention", RETENTION, self.function, {})
 
     def grant_start(self, api_function: lambda_.Function) -> None:

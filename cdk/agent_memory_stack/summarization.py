@@ -10,13 +10,13 @@ message group as every other write of that agent and grain.
 from __future__ import annotations
 
 from aws_cdk import Duration
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
+from agent_memory_stack.queues import consume, grant_send
 from agent_memory_stack.scheduling import CASCADE, Scheduling
 from agent_memory_stack.vector_store import VectorStore
 from agent_memory_stack.write_pipeline import VISIBILITY_FACTOR, WritePipeline
@@ -74,7 +74,7 @@ class Summarization(Construct):
                 },
             ),
         )
-        self.queue.grant_send_messages(self.dispatcher)
+        grant_send(self.queue, self.dispatcher)
         store.grant_data_access(self.dispatcher)
 
         self.worker = factory.build(
@@ -96,18 +96,19 @@ class Summarization(Construct):
                 },
             ),
         )
-        self.worker.add_event_source(
-            sources.SqsEventSource(
-                self.queue,
-                batch_size=WORKER_BATCH,
-                report_batch_item_failures=True,
-                max_concurrency=config.summarizer_max_concurrency,
-            )
+        consume(
+            self,
+            "WorkerSource",
+            self.worker,
+            self.queue,
+            batch_size=WORKER_BATCH,
+            max_concurrency=config.summarizer_max_concurrency,
         )
         writes.grant_enqueue(self.worker)
-        self.queue.grant_send_messages(self.worker)
+        grant_send(self.queue, self.worker)
         store.grant_data_access(self.worker)
-        grant_invoke(self.worker, self, config.embedding_model_id, config.summary_model_id)
+        # the summary model only: the writer embeds the summaries it stores
+        grant_invoke(self.worker, self, config.summary_model_id)
 
         for grain, cron in CASCADE.items():
             scheduling.add(f"Summarize{grain.capitalize()}", cron, self.dispatcher, {"grain": grain})

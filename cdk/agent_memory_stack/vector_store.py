@@ -39,8 +39,10 @@ from agent_memory_stack.nag import acknowledge, as_finding, logical_id
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
 #: `_msearch`, `_mget`, `_update`, `_delete_by_query`); only the bootstrap creates indexes (PUT).
-READ_WRITE_METHODS = ("es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost")
-ADMIN_METHODS = (*READ_WRITE_METHODS, "es:ESHttpPut")
+#: The store reads (GET mappings) and searches and writes (POST): it never asks HEAD or PUT.
+READ_WRITE_METHODS = ("es:ESHttpGet", "es:ESHttpPost")
+#: The index bootstrap also checks (HEAD) and creates (PUT) indices and aliases.
+ADMIN_METHODS = ("es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut")
 
 #: Collection permissions: documents for the functions, index management for the bootstrap.
 AOSS_READ_WRITE = ("aoss:ReadDocument", "aoss:WriteDocument", "aoss:DescribeIndex")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -19,6 +18,7 @@ from agent_memory.adapters.sqs_queue import MAX_MESSAGE_BYTES
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
+from agent_memory_stack.queues import consume, grant_send
 from agent_memory_stack.vector_store import VectorStore
 
 WRITER_TIMEOUT = Duration.seconds(60)
@@ -97,15 +97,15 @@ class WritePipeline(Construct):
                 },
             ),
         )
-        self.writer.add_event_source(
-            sources.SqsEventSource(
-                self.queue,
-                batch_size=10,
-                report_batch_item_failures=True,
-                max_concurrency=config.writer_max_concurrency,
-            )
+        consume(
+            self,
+            "WriterSource",
+            self.writer,
+            self.queue,
+            batch_size=10,
+            max_concurrency=config.writer_max_concurrency,
         )
-        self.dead_letters.grant_send_messages(self.writer)  # poison messages, with their reason
+        grant_send(self.dead_letters, self.writer)  # poison messages, with their reason
         self.pending.grant(self.writer, "dynamodb:BatchWriteItem")  # done: the tombstone
         store.grant_data_access(self.writer)
         # The writer embeds every record it stores (the API only queues): its role must reach
@@ -120,7 +120,7 @@ class WritePipeline(Construct):
 
     def grant_enqueue(self, function: lambda_.IFunction) -> None:
         """A producer of writes: the API, and the summarize worker for summaries."""
-        self.queue.grant_send_messages(function)
+        grant_send(self.queue, function)
 
     def grant_pending(self, function: lambda_.IFunction) -> None:
         """The API: mark pending (BatchGet + BatchWrite), undo (BatchWrite), count (Query)."""

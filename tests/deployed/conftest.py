@@ -34,10 +34,15 @@ def deploy(
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(key, "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    with mock_aws():
+    mock = mock_aws()
+    with mock:
         stack: list[Any] = []
 
         def make(edit: Callable[[dict[str, Any]], None] | None = None) -> Deployment:
+            """A fresh deployment: what an earlier one of this test made is gone."""
+            while stack:
+                stack.pop().__exit__(None, None, None)
+            mock.reset()
             raw, functions = template
             raw = copy.deepcopy(raw)
             if edit is not None:

@@ -230,8 +230,39 @@ def _aggregations(aggs: dict[str, Any], sources: list[dict[str, Any]]) -> dict[s
             op = "min" if "min" in spec else "max"
             values = [s.get(spec[op]["field"]) for s in sources if s.get(spec[op]["field"]) is not None]
             out[name] = {"value": (min if op == "min" else max)(values) if values else None}
+        elif "range" in spec:
+            field = spec["range"]["field"]
+            out[name] = {
+                "buckets": [
+                    {
+                        **r,
+                        "doc_count": sum(
+                            1 for s in sources if s.get(field) is not None and r["from"] <= s[field] < r["to"]
+                        ),
+                    }
+                    for r in spec["range"]["ranges"]
+                ]
+            }
+        elif "top_hits" in spec:
+            top = spec["top_hits"]
+            ((field, how),) = top.get("sort", [{"_doc": {"order": "asc"}}])[0].items()
+            ranked = sorted(
+                (s for s in sources if s.get(field) is not None),
+                key=lambda s: s[field],
+                reverse=how.get("order") == "desc",
+            )
+            hits = [{"_source": s} for s in ranked[: top.get("size", 3)]]
+            out[name] = {"hits": {"total": {"value": len(sources)}, "hits": hits}}
+        elif "terms" in spec:
+            field = spec["terms"]["field"]
+            counted: dict[Any, int] = {}
+            for source in sources:
+                if source.get(field) is not None:
+                    counted[source[field]] = counted.get(source[field], 0) + 1
+            ordered = sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[: spec["terms"].get("size", 10)]
+            out[name] = {"buckets": [{"key": k, "doc_count": n} for k, n in ordered]}
         else:
-            out[name] = {"buckets": []}
+            raise AssertionError(f"the fake domain does not aggregate {spec}")
     return out
 
 

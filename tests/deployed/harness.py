@@ -326,6 +326,19 @@ class Deployment:
     def current(self) -> Function | None:
         return self._current.get()
 
+    def poll(self, name: str, queue_url: str) -> None:
+        """Lambda's SQS poller, which receives, deletes and reads attributes with ``name``'s role."""
+        account, queue = queue_url.rstrip("/").split("/")[-2:]
+        arn = f"arn:{PARTITION}:sqs:{REGION}:{account}:{queue}"
+        token = self._current.set(self.functions[name])
+        try:
+            for action in ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"):
+                assert self.check(action, arn), (
+                    f"{name}'s event source mapping may not call {action} on {arn}"
+                )
+        finally:
+            self._current.reset(token)
+
     def check(self, action: str, resource: str) -> bool:
         function = self.current()
         if function is None:
@@ -494,11 +507,11 @@ def enforce(deployment: Deployment) -> Iterator[None]:
         sqlite3.connect = original_connect
 
 
-def unused_grants(deployment: Deployment) -> dict[str, list[str]]:
+def unused_grants(functions: dict[str, Function], calls: list[Call]) -> dict[str, list[str]]:
     """Per function, each (action, resource) of its policy that no recorded call needed."""
     unused: dict[str, list[str]] = {}
-    for name, function in deployment.functions.items():
-        used = [c for c in deployment.calls if c.function == name and c.allowed]
+    for name, function in functions.items():
+        used = [c for c in calls if c.function == name and c.allowed]
         for statement in function.statements:
             for action in _as_list(statement["Action"]):
                 if action.startswith(RUNTIME_ACTIONS):

@@ -52,6 +52,7 @@ def queue_env(deployment: Deployment, function: str, variable: str) -> str:
 def drain(deployment: Deployment, queue_url: str, function: str) -> list[dict[str, Any]]:
     """Feed the queue's messages to ``function`` as the event source mapping does; its answers."""
     sqs = boto3.client("sqs", region_name=REGION)
+    deployment.poll(function, queue_url)
     answers = []
     while True:
         got = sqs.receive_message(
@@ -205,4 +206,106 @@ def test_a_poison_write_goes_to_the_dead_letter_queue_through_the_writers_grants
     drain(deployment, url, "Writer")
     dlq = queue_env(deployment, "Writer", "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL")
     assert sqs.receive_message(QueueUrl=dlq).get("Messages"), "the poison message is not in the DLQ"
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def work(deployment: Deployment, rounds: int = 5) -> None:
+    """Run the job queue and the write queue until both are empty (a job may wait for a write)."""
+    jobs = queue_env(deployment, "SummarizeWorker", "AGENT_MEMORY_SUMMARIZE_QUEUE_URL")
+    writes = queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL")
+    for _ in range(rounds):
+        if not drain(deployment, jobs, "SummarizeWorker") + drain(deployment, writes, "Writer"):
+            return
+
+
+def test_a_week_whose_days_were_never_summarized_is_healed_by_the_worker(deployment: Deployment) -> None:
+    bootstrap(deployment)
+    last_week = (datetime.now(UTC) - timedelta(days=8)).replace(hour=10, minute=0, second=0, microsecond=0)
+    write(deployment, "Mia booked the movers for the Lisbon office.", at=last_week)
+    work(deployment)
+
+    # as the weekly schedule fires: Monday 01:15, its scheduled time in the input
+    monday = (datetime.now(UTC) - timedelta(days=datetime.now(UTC).weekday())).replace(
+        hour=1, minute=15, second=0, microsecond=0
+    )
+    answer = deployment.run("SummarizeDispatch", {"grain": "weekly", "scheduled_time": monday.isoformat()})
+    assert answer["jobs_queued"] == 1, answer
+    work(deployment)
+
+    response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories", grain="weekly"))
+    (weekly,) = json.loads(response["body"])["items"]
+    assert "movers" in weekly["content"]
+
+    # AND a late note into that day re-makes the day, which queues the week's refresh
+    write(deployment, "Late note: the movers come at 8.", at=last_week + timedelta(hours=2))
+    work(deployment)
+    deployment.run("SummarizeDispatch", {"grain": "daily", "period": last_week.date().isoformat()})
+    work(deployment)
+    refreshes = [
+        c for c in deployment.calls if c.function == "SummarizeWorker" and c.action == "sqs:SendMessage"
+    ]
+    assert any(c.resource.endswith(":" + jobs_queue_name(deployment)) for c in refreshes), refreshes
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def jobs_queue_name(deployment: Deployment) -> str:
+    return queue_env(deployment, "SummarizeWorker", "AGENT_MEMORY_SUMMARIZE_QUEUE_URL").rsplit("/", 1)[1]
+
+
+def test_every_route_of_the_api_function_runs_in_its_configuration(deployment: Deployment) -> None:
+    bootstrap(deployment)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
+    event = api_event(
+        "POST",
+        f"/v1/agents/{AGENT}/memories",
+        {
+            "items": [
+                {
+                    "content": "Ines prefers the window seat.",
+                    "occurred_at": yesterday.isoformat(),
+                    "user_id": "u1",
+                }
+            ]
+        },
+    )
+    event["headers"]["idempotency-key"] = "key-1"
+    event["multiValueHeaders"]["idempotency-key"] = ["key-1"]
+    response = deployment.run("Api", event)
+    assert response["statusCode"] == 202, response
+    replayed = deployment.run("Api", event)  # a client's retry: the first answer, from the table
+    assert replayed["body"] == response["body"], replayed
+    [record_id] = [a["id"] for a in json.loads(response["body"])["accepted"]]
+    work(deployment)
+    deployment.run("SummarizeDispatch", {"grain": "daily"})
+    work(deployment)
+
+    admin = "admin read write forget"
+    base = f"/v1/agents/{AGENT}"
+    day = yesterday.date().isoformat()
+    for method, path, body, query, status in [
+        ("GET", f"{base}/memories", None, {}, 200),
+        ("GET", f"{base}/stats", None, {}, 200),
+        ("GET", f"{base}/audit", None, {}, 200),
+        ("GET", f"{base}/timeline", None, {}, 200),
+        ("GET", f"{base}/periods/daily/{day}", None, {}, 200),
+        ("GET", f"{base}/stats/searches", None, {}, 200),
+        ("GET", "/v1/agents", None, {}, 200),
+        ("GET", "/v1/topics", None, {}, 200),
+        ("GET", "/v1/topics/proposals", None, {}, 200),
+        ("GET", "/v1/openapi.json", None, {}, 200),
+        ("DELETE", f"{base}/memories/{record_id}", None, {}, 200),
+        ("DELETE", f"{base}/memories", None, {"user_id": "u2"}, 200),
+        ("POST", "/v1/admin/summarize", {"grain": "daily", "period": day}, {}, 202),
+        ("PUT", "/v1/admin/topics", {"terms": {"launch date": ["go-live"]}}, {}, 200),
+        (
+            "POST",
+            f"{base}/memories",
+            {"items": [{"content": "Booked the venue.", "topic": "offsite"}]},
+            {},
+            202,
+        ),
+        ("PUT", "/v1/admin/topics", {"terms": {}}, {}, 200),
+    ]:
+        response = deployment.run("Api", api_event(method, path, body, scopes=admin, **query))
+        assert response["statusCode"] == status, (method, path, response)
     assert not [c for c in deployment.calls if not c.allowed]

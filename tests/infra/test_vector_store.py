@@ -79,9 +79,7 @@ def test_store_users_sign_for_the_domain_with_the_same_methods(synth: Synth) -> 
         assert render(env["AGENT_MEMORY_OPENSEARCH_ENDPOINT"]).startswith("https://<")
         assert env["AGENT_MEMORY_EMBEDDING_DIMENSION"] == "1024"
         es = [s for s in synth.function_statements(name) if str(as_list(s["Action"])[0]).startswith("es:")]
-        assert [sorted(as_list(s["Action"])) for s in es] == [
-            ["es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"]
-        ]
+        assert [sorted(as_list(s["Action"])) for s in es] == [["es:ESHttpGet", "es:ESHttpPost"]]
 
 
 def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(synth: Synth) -> None:

@@ -1,0 +1,46 @@
+"""Queue grants that are exactly what the code and Lambda's poller call.
+
+CDK's ``grant_send_messages`` adds ``GetQueueAttributes`` and ``GetQueueUrl``, and
+``SqsEventSource`` grants ``grant_consume_messages`` (``ChangeMessageVisibility``,
+``GetQueueUrl`` among them): the functions call neither, and the deployed-configuration tests
+fail on a grant no path uses. The queues are SSE-SQS encrypted, so no KMS grant is needed.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+#: What Lambda's SQS poller calls with the function's role (Lambda developer guide, "Amazon SQS").
+POLLER_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+
+
+def grant_send(queue: sqs.IQueue, function: lambda_.IFunction) -> None:
+    """``SendMessage`` (``SendMessageBatch`` included) on this queue, nothing else."""
+    function.add_to_role_policy(iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[queue.queue_arn]))
+
+
+def consume(
+    scope: Construct,
+    construct_id: str,
+    function: lambda_.Function,
+    queue: sqs.IQueue,
+    *,
+    batch_size: int,
+    max_concurrency: int,
+) -> lambda_.EventSourceMapping:
+    """Feed ``queue`` to ``function`` in batches, reporting per-message failures."""
+    function.add_to_role_policy(
+        iam.PolicyStatement(actions=list(POLLER_ACTIONS), resources=[queue.queue_arn])
+    )
+    return lambda_.EventSourceMapping(
+        scope,
+        construct_id,
+        target=function,
+        event_source_arn=queue.queue_arn,
+        batch_size=batch_size,
+        report_batch_item_failures=True,
+        max_concurrency=max_concurrency,
+    )

@@ -1,0 +1,141 @@
+"""Each function's grants are what its code path needs: no call it makes is refused (the path
+tests), and no grant goes unused by the paths run here; a grant or a setting removed from the
+template by hand makes a path fail."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from tests.deployed import test_deployed_paths as paths
+from tests.deployed.harness import Call, Deployment, unused_grants
+
+#: Every path test, each run on a fresh deployment of the same template.
+PATHS: list[Callable[[Deployment], None]] = [
+    paths.test_a_write_goes_through_the_fifo_queue_and_the_writer_and_is_found_by_the_search_function,
+    paths.test_the_schedule_dispatches_jobs_the_worker_summarizes_and_the_summary_is_written,
+    paths.test_a_week_whose_days_were_never_summarized_is_healed_by_the_worker,
+    paths.test_the_retention_function_runs_on_its_schedule_input,
+    paths.test_the_admin_routes_run_in_the_api_function,
+    paths.test_every_route_of_the_api_function_runs_in_its_configuration,
+    paths.test_the_authorizer_reads_the_key_from_the_tenants_table,
+    lambda d: paths.test_a_poison_write_goes_to_the_dead_letter_queue_through_the_writers_grants(
+        d, "{not json"
+    ),
+]
+
+#: Grants a path here cannot reach, (function, action, resource suffix), each with why it stays.
+UNREACHED = {
+    (
+        "IndexBootstrap",
+        "es:ESHttpPost",
+        "/*",
+    ): "the schema upgrade (reindex into the new index, swap the alias)",
+    ("Api", "dynamodb:DeleteItem", "IdempotencyTable"): "a request with an Idempotency-Key that failed "
+    "releases its key (Powertools deletes the in-progress record)",
+    ("Api", "dynamodb:GetItem", "IdempotencyTable"): "Powertools reads the stored answer when a conditional "
+    "put returns no old item (the replay path before ReturnValuesOnConditionCheckFailure)",
+}
+
+
+def _reached(name: str, grant: str) -> bool:
+    action, resource = grant.split(" on ")
+    return not any(
+        (name, action) == (f, a) and resource.split(":")[-1].rstrip("0123456789ABCDEF").endswith(suffix)
+        for f, a, suffix in UNREACHED
+    )
+
+
+def test_every_grant_is_used_by_a_path(deploy: Callable[..., Deployment]) -> None:
+    calls: list[Call] = []
+    deployment = None
+    for path in PATHS:
+        deployment = deploy()
+        path(deployment)
+        calls += deployment.calls
+    assert deployment is not None
+    unused = {
+        name: [g for g in grants if _reached(name, g)]
+        for name, grants in unused_grants(deployment.functions, calls).items()
+    }
+    left = {name: grants for name, grants in unused.items() if grants}
+    assert not left, "\n".join(f"{n}: {g}" for n, gs in left.items() for g in gs)
+
+
+# --- the same paths on a template edited by hand: each edit must make a path fail ----------------
+
+
+def _function_props(raw: dict[str, Any], deployment_ids: dict[str, str], name: str) -> dict[str, Any]:
+    return raw["Resources"][deployment_ids[name]]["Properties"]  # type: ignore[no-any-return]
+
+
+def without_grant(name: str, action: str) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    """Drop ``action`` from every statement of ``name``'s role (a statement left empty goes)."""
+
+    def edit(raw: dict[str, Any], ids: dict[str, str]) -> None:
+        role = _function_props(raw, ids, name)["Role"]["Fn::GetAtt"][0]
+        for resource in raw["Resources"].values():
+            if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role} in resource["Properties"]["Roles"]:
+                document = resource["Properties"]["PolicyDocument"]
+                for statement in document["Statement"]:
+                    actions = (
+                        statement["Action"]
+                        if isinstance(statement["Action"], list)
+                        else [statement["Action"]]
+                    )
+                    statement["Action"] = [a for a in actions if a != action]
+                document["Statement"] = [s for s in document["Statement"] if s["Action"]]
+
+    return edit
+
+
+def without_setting(name: str, variable: str) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    def edit(raw: dict[str, Any], ids: dict[str, str]) -> None:
+        del _function_props(raw, ids, name)["Environment"]["Variables"][variable]
+
+    return edit
+
+
+EDITS = {
+    "writer without bedrock:InvokeModel": (without_grant("Writer", "bedrock:InvokeModel"), PATHS[0]),
+    "writer without es:ESHttpPost": (without_grant("Writer", "es:ESHttpPost"), PATHS[0]),
+    "search without bedrock:InvokeModel": (without_grant("Search", "bedrock:InvokeModel"), PATHS[0]),
+    "api without sqs:SendMessage": (without_grant("Api", "sqs:SendMessage"), PATHS[0]),
+    "writer without its event source's sqs:DeleteMessage": (
+        without_grant("Writer", "sqs:DeleteMessage"),
+        PATHS[0],
+    ),
+    "worker without bedrock:InvokeModel": (without_grant("SummarizeWorker", "bedrock:InvokeModel"), PATHS[1]),
+    "dispatcher without its job queue": (
+        without_setting("SummarizeDispatch", "AGENT_MEMORY_SUMMARIZE_QUEUE_URL"),
+        PATHS[1],
+    ),
+    "retention without the tenants table": (
+        without_setting("Retention", "AGENT_MEMORY_TENANTS_TABLE"),
+        PATHS[3],
+    ),
+    "retention without dynamodb:Scan": (without_grant("Retention", "dynamodb:Scan"), PATHS[3]),
+    "retention without its job queue": (
+        without_setting("Retention", "AGENT_MEMORY_SUMMARIZE_QUEUE_URL"),
+        PATHS[3],
+    ),
+    "api without the retention function": (
+        without_setting("Api", "AGENT_MEMORY_RETENTION_FUNCTION"),
+        PATHS[4],
+    ),
+    "api without lambda:InvokeFunction": (without_grant("Api", "lambda:InvokeFunction"), PATHS[4]),
+    "api without the idempotency table": (without_setting("Api", "AGENT_MEMORY_IDEMPOTENCY_TABLE"), PATHS[5]),
+    "authorizer without dynamodb:GetItem": (without_grant("Authorizer", "dynamodb:GetItem"), PATHS[6]),
+    "writer without its dead-letter queue": (without_grant("Writer", "sqs:SendMessage"), PATHS[7]),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_a_grant_or_setting_removed_from_the_template_fails_a_path(
+    deploy: Callable[..., Deployment], template: tuple[dict[str, Any], dict[str, str]], edit: str
+) -> None:
+    change, path = EDITS[edit]
+    deployment = deploy(lambda raw: change(raw, template[1]))
+    with pytest.raises(Exception):  # noqa: B017 - whatever the path trips over first
+        path(deployment)
