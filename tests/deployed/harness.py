@@ -452,6 +452,14 @@ def enforce(deployment: Deployment) -> Iterator[None]:
                     },
                     operation,
                 )
+        if service == "sqs" and operation in ("SendMessage", "SendMessageBatch"):
+            for entry in params.get("Entries", [params]):
+                group = entry.get("MessageGroupId")
+                if group is not None and not 1 <= len(group) <= 128:  # SQS refuses; moto does not
+                    raise ClientError(
+                        {"Error": {"Code": "InvalidParameterValue", "Message": "MessageGroupId over 128"}},
+                        operation,
+                    )
         if service == "bedrock-runtime":
             return deployment.bedrock.answer(operation, params)
         if service == "lambda" and operation == "Invoke" and params.get("InvocationType") == "Event":

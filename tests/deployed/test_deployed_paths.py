@@ -309,3 +309,14 @@ def test_every_route_of_the_api_function_runs_in_its_configuration(deployment: D
         response = deployment.run("Api", api_event(method, path, body, scopes=admin, **query))
         assert response["statusCode"] == status, (method, path, response)
     assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_the_longest_tenant_and_agent_ids_write_through_the_fifo_queue(deployment: Deployment) -> None:
+    bootstrap(deployment)
+    tenant, agent = "t" * 128, "a" * 128
+    event = api_event("POST", f"/v1/agents/{agent}/memories", {"items": [{"content": "A long-named agent."}]})
+    event["requestContext"]["authorizer"]["tenant_id"] = tenant
+    response = deployment.run("Api", event)
+    assert response["statusCode"] == 202, response
+    answers = drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+    assert answers == [{"batchItemFailures": []}]
