@@ -12,7 +12,7 @@ from constructs import Construct
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
 from agent_memory_stack.queues import grant_send
-from agent_memory_stack.scheduling import RETENTION, Scheduling
+from agent_memory_stack.scheduling import Scheduling, schedules_of
 from agent_memory_stack.vector_store import VectorStore
 
 
@@ -60,7 +60,8 @@ class Retention(Construct):
             iam.PolicyStatement(actions=["dynamodb:Scan"], resources=[tenants.table_arn])
         )
         grant_send(summarize_queue, self.function)
-        scheduling.add("Retention", RETENTION, self.function, {})
+        for schedule in schedules_of("retention"):
+            scheduling.add(schedule, self.function)
 
     def grant_start(self, api_function: lambda_.Function) -> None:
         """``POST /v1/admin/retention`` hands the run to this function (asynchronously, with its

@@ -1,27 +1,19 @@
 """EventBridge Scheduler: the cascade and retention clocks, in the configured timezone.
 
-The schedules are staggered an hour apart, finest grain first, so each summarizer finds the
-periods below it already folded (each can also backfill a missing child period, so a late or
-failed run heals). A failed invocation is retried, then parked in the schedules' DLQ.
+The schedules are those of `agent_memory.schedules.SCHEDULES`, the one table the local runtime's
+scheduler fires too: each becomes a schedule in the stage's group, with its cron expression in
+the configured timezone and its input (the cascade's carries ``<aws.scheduler.scheduled-time>``,
+so a delayed or retried run still takes the period that was due, not the one of "now").
 
-========== ============================== ==================================
-schedule   when (local time)              event
-========== ============================== ==================================
-daily      every day 00:15                ``{"grain": "daily"}``
-weekly     Monday 01:15                   ``{"grain": "weekly"}``
-monthly    1st of the month 02:15         ``{"grain": "monthly"}``
-quarterly  1st of Jan, Apr, Jul, Oct 03:15 ``{"grain": "quarterly"}``
-yearly     January 1st 04:15              ``{"grain": "yearly"}``
-retention  every day 05:15                ``{}``
-========== ============================== ==================================
+Scheduler invokes Lambda asynchronously: its retry policy and dead-letter queue cover the
+*delivery* of the event only. A run that fails inside the function (an exception, a timeout)
+is retried by Lambda twice and then sent to the functions' on-failure destination, the
+``RunFailures`` queue, which has an alarm like every dead-letter queue (docs/operations.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from aws_cdk import Duration, Stack, TimeZone
+from aws_cdk import Duration, RemovalPolicy, Stack, TimeZone
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
@@ -29,29 +21,20 @@ from aws_cdk import aws_scheduler_targets as targets
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from agent_memory.schedules import SCHEDULES, Schedule
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.nag import acknowledge, logical_id
+from agent_memory_stack.queues import grant_send
 
 
-@dataclass(frozen=True)
-class Cron:
-    """An EventBridge Scheduler cron, local to the configured timezone."""
-
-    minute: str
-    hour: str
-    day: str | None = None
-    month: str | None = None
-    week_day: str | None = None
+def construct_name(schedule: Schedule) -> str:
+    """``summarize-daily`` -> ``SummarizeDaily``: the schedule's construct id."""
+    return "".join(part.capitalize() for part in schedule.name.split("-"))
 
 
-CASCADE: dict[str, Cron] = {
-    "daily": Cron("15", "0"),
-    "weekly": Cron("15", "1", week_day="MON"),
-    "monthly": Cron("15", "2", day="1"),
-    "quarterly": Cron("15", "3", day="1", month="1,4,7,10"),
-    "yearly": Cron("15", "4", day="1", month="1"),
-}
-RETENTION = Cron("15", "5")
+def schedules_of(function: str) -> list[Schedule]:
+    """The schedules that invoke the handler module ``function`` (``summarize_dispatch``, ...)."""
+    return [s for s in SCHEDULES if s.function == function]
 
 
 class Scheduling(Construct):
@@ -61,6 +44,8 @@ class Scheduling(Construct):
         super().__init__(scope, construct_id)
         self.config = config
         self.group = scheduler.ScheduleGroup(self, "Group", schedule_group_name=config.prefix)
+        # A retained group would collide with the next deploy of the same stage after a destroy.
+        self.group.apply_removal_policy(RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY)
         # Scheduler DLQs must be standard queues.
         self.dead_letters = sqs.Queue(
             self,
@@ -74,6 +59,20 @@ class Scheduling(Construct):
             "SQS3",
             "this queue is itself a dead-letter queue: EventBridge Scheduler parks failed schedule "
             "invocations here (it is not an SQS redrive target, which is what the rule looks for)",
+        )
+        # Runs that failed inside the function, after Lambda's own two retries (on-failure destination).
+        self.run_failures = sqs.Queue(
+            self,
+            "RunFailures",
+            retention_period=Duration.days(14),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        acknowledge(
+            self.run_failures,
+            "SQS3",
+            "this queue is itself a dead-letter destination: Lambda sends the scheduled functions' "
+            "failed asynchronous runs here (it is not an SQS redrive target)",
         )
         self.schedules: dict[str, scheduler.Schedule] = {}
         self._roles: dict[str, iam.IRole] = {}
@@ -102,30 +101,48 @@ class Scheduling(Construct):
             self._roles[key] = role
         return self._roles[key]
 
-    def add(
-        self, name: str, cron: Cron, function: lambda_.IFunction, payload: dict[str, Any]
-    ) -> scheduler.Schedule:
-        schedule = scheduler.Schedule(
+    def add(self, schedule: Schedule, function: lambda_.Function) -> scheduler.Schedule:
+        """``schedule`` invoking ``function``; the function's failed runs go to `run_failures`."""
+        made = scheduler.Schedule(
             self,
-            name,
+            construct_name(schedule),
             schedule_group=self.group,
-            description=f"agent-memory {name}: {payload or 'retention'}",
-            schedule=scheduler.ScheduleExpression.cron(
-                minute=cron.minute,
-                hour=cron.hour,
-                day=cron.day,
-                month=cron.month,
-                week_day=cron.week_day,
-                time_zone=TimeZone.of(self.config.timezone),
+            description=f"agent-memory {schedule.name}: {schedule.event or 'retention'}",
+            schedule=scheduler.ScheduleExpression.expression(
+                schedule.expression, TimeZone.of(self.config.timezone)
             ),
             target=targets.LambdaInvoke(
                 function,
-                input=scheduler.ScheduleTargetInput.from_object(payload),
+                input=scheduler.ScheduleTargetInput.from_object(schedule.aws_input()),
                 dead_letter_queue=self.dead_letters,
                 retry_attempts=self.config.schedules.retry_attempts,
                 max_event_age=Duration.minutes(self.config.schedules.max_event_age_minutes),
                 role=self._invoke_role(function),
             ),
         )
-        self.schedules[name] = schedule
-        return schedule
+        self.schedules[construct_name(schedule)] = made
+        self._on_failure(function)
+        return made
+
+    def _on_failure(self, function: lambda_.Function) -> None:
+        """Lambda's own retries of a failed asynchronous run, then the failed-runs queue.
+
+        The L1 resource with a ``SendMessage``-only grant: the L2 destination would also grant
+        ``GetQueueAttributes`` and ``GetQueueUrl``, which Lambda does not call to deliver.
+        """
+        if function.node.try_find_child("FailedRuns") is not None:
+            return
+        grant_send(self.run_failures, function)
+        lambda_.CfnEventInvokeConfig(
+            function,
+            "FailedRuns",
+            function_name=function.function_name,
+            qualifier="$LATEST",
+            maximum_retry_attempts=2,
+            maximum_event_age_in_seconds=int(Duration.hours(6).to_seconds()),
+            destination_config=lambda_.CfnEventInvokeConfig.DestinationConfigProperty(
+                on_failure=lambda_.CfnEventInvokeConfig.OnFailureProperty(
+                    destination=self.run_failures.queue_arn
+                )
+            ),
+        )

@@ -85,6 +85,7 @@ class AgentMemoryStack(Stack):
                 "WriteDeadLetters": self.writes.dead_letters,
                 "SummarizeDeadLetters": self.summaries.dead_letters,
                 "ScheduleDeadLetters": self.scheduling.dead_letters,
+                "ScheduledRunFailures": self.scheduling.run_failures,
             },
             domain=None if self.store.serverless else self.store.domain,
         )

@@ -17,7 +17,7 @@ from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
 from agent_memory_stack.queues import consume, grant_send
-from agent_memory_stack.scheduling import CASCADE, Scheduling
+from agent_memory_stack.scheduling import Scheduling, schedules_of
 from agent_memory_stack.vector_store import VectorStore
 from agent_memory_stack.write_pipeline import VISIBILITY_FACTOR, WritePipeline
 
@@ -110,5 +110,5 @@ class Summarization(Construct):
         # the summary model only: the writer embeds the summaries it stores
         grant_invoke(self.worker, self, config.summary_model_id)
 
-        for grain, cron in CASCADE.items():
-            scheduling.add(f"Summarize{grain.capitalize()}", cron, self.dispatcher, {"grain": grain})
+        for schedule in schedules_of("summarize_dispatch"):
+            scheduling.add(schedule, self.dispatcher)

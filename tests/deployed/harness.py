@@ -321,6 +321,43 @@ class Deployment:
             handler = getattr(importlib.import_module(module_name), attr)
             return handler(event, LocalContext(function_name=self.names[function.logical_id]))
 
+    def run_async(self, name: str, event: Any) -> Any:
+        """An asynchronous invoke (Scheduler, the admin route): a run that raises goes, after
+        Lambda's retries, to the function's on-failure destination, sent with its role."""
+        try:
+            return self.run(name, event)
+        except Exception as exc:  # whatever the function raised, Lambda records it
+            destination = self.on_failure(name)
+            if destination is None:
+                raise
+            import boto3
+
+            queue = destination.rsplit(":", 1)[1]
+            url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{queue}"
+            token = self._current.set(self.functions[name])
+            try:
+                assert self.check("sqs:SendMessage", destination), f"{name} may not send to {destination}"
+            finally:
+                self._current.reset(token)
+            body = {
+                "requestPayload": event,
+                "responseContext": {"functionError": "Unhandled"},
+                "error": str(exc),
+            }
+            boto3.client("sqs", region_name=REGION).send_message(QueueUrl=url, MessageBody=json.dumps(body))
+            return None
+
+    def on_failure(self, name: str) -> str | None:
+        """The ARN of ``name``'s on-failure destination (its ``EventInvokeConfig``), if any."""
+        logical_id = self.functions[name].logical_id
+        for resource in self.resources.values():
+            if resource["Type"] != "AWS::Lambda::EventInvokeConfig":
+                continue
+            props = resource["Properties"]
+            if props["FunctionName"] == {"Ref": logical_id}:
+                return str(self.resolve(props["DestinationConfig"]["OnFailure"]["Destination"]))
+        return None
+
     # the checks made on every call
 
     def current(self) -> Function | None:

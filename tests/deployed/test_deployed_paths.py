@@ -320,3 +320,17 @@ def test_the_longest_tenant_and_agent_ids_write_through_the_fifo_queue(deploymen
     assert response["statusCode"] == 202, response
     answers = drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
     assert answers == [{"batchItemFailures": []}]
+
+
+@pytest.mark.parametrize("function", ["SummarizeDispatch", "Retention"])
+def test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue(
+    deployment: Deployment, function: str
+) -> None:
+    # no index: the run fails inside the function (Scheduler's own retries only cover delivery)
+    event = {"grain": "daily"} if function == "SummarizeDispatch" else {}
+    assert deployment.run_async(function, event) is None
+    destination = deployment.on_failure(function)
+    assert destination is not None
+    url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{destination.rsplit(':', 1)[1]}"
+    (message,) = boto3.client("sqs", region_name=REGION).receive_message(QueueUrl=url)["Messages"]
+    assert json.loads(message["Body"])["requestPayload"] == event

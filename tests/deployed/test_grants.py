@@ -11,6 +11,7 @@ import pytest
 from tests.deployed import test_deployed_paths as paths
 from tests.deployed.harness import Call, Deployment, unused_grants
 
+FAILED_RUN = paths.test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue
 #: Every path test, each run on a fresh deployment of the same template.
 PATHS: list[Callable[[Deployment], None]] = [
     paths.test_a_write_goes_through_the_fifo_queue_and_the_writer_and_is_found_by_the_search_function,
@@ -22,6 +23,12 @@ PATHS: list[Callable[[Deployment], None]] = [
     paths.test_the_authorizer_reads_the_key_from_the_tenants_table,
     lambda d: paths.test_a_poison_write_goes_to_the_dead_letter_queue_through_the_writers_grants(
         d, "{not json"
+    ),
+    *(
+        lambda d, f=function: (
+            paths.test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue(d, f)
+        )
+        for function in ("SummarizeDispatch", "Retention")
     ),
 ]
 

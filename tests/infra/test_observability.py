@@ -34,7 +34,7 @@ def test_dashboard_shows_latency_business_metrics_queue_age_and_dlq_depth(synth:
     ):
         assert f'"AgentMemory","{metric}","service","agent-memory"' in body, metric
     assert body.count("ApproximateAgeOfOldestMessage") == 2
-    assert body.count("ApproximateNumberOfMessagesVisible") == 3
+    assert body.count("ApproximateNumberOfMessagesVisible") == 4  # three dead-letter queues, failed runs
 
 
 def test_every_function_alarms_on_errors_and_throttles(synth: Synth) -> None:
@@ -54,6 +54,7 @@ def test_dead_letter_queues_alarm_on_the_first_message(synth: Synth) -> None:
         "WriteDeadLetters": synth.stack.writes.dead_letters,
         "SummarizeDeadLetters": synth.stack.summaries.dead_letters,
         "ScheduleDeadLetters": synth.stack.scheduling.dead_letters,
+        "ScheduledRunFailures": synth.stack.scheduling.run_failures,
     }
     for name, queue in queues.items():
         alarm = alarms[f"agent-memory-dev-{name}Depth"]

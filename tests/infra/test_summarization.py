@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, render
 
+from agent_memory_stack.scheduling import construct_name
+
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
+AT = {"scheduled_time": "<aws.scheduler.scheduled-time>"}  # Scheduler puts the instant it fired here
 SCHEDULES = {
-    "SummarizeDaily": ("cron(15 0 * * ? *)", {"grain": "daily"}, "SummarizeDispatch"),
-    "SummarizeWeekly": ("cron(15 1 ? * MON *)", {"grain": "weekly"}, "SummarizeDispatch"),
-    "SummarizeMonthly": ("cron(15 2 1 * ? *)", {"grain": "monthly"}, "SummarizeDispatch"),
-    "SummarizeQuarterly": ("cron(15 3 1 1,4,7,10 ? *)", {"grain": "quarterly"}, "SummarizeDispatch"),
-    "SummarizeYearly": ("cron(15 4 1 1 ? *)", {"grain": "yearly"}, "SummarizeDispatch"),
+    "SummarizeDaily": ("cron(15 0 * * ? *)", {"grain": "daily", **AT}, "SummarizeDispatch"),
+    "SummarizeWeekly": ("cron(15 1 ? * MON *)", {"grain": "weekly", **AT}, "SummarizeDispatch"),
+    "SummarizeMonthly": ("cron(15 2 1 * ? *)", {"grain": "monthly", **AT}, "SummarizeDispatch"),
+    "SummarizeQuarterly": ("cron(15 3 1 1,4,7,10 ? *)", {"grain": "quarterly", **AT}, "SummarizeDispatch"),
+    "SummarizeYearly": ("cron(15 4 1 1 ? *)", {"grain": "yearly", **AT}, "SummarizeDispatch"),
     "Retention": ("cron(15 5 * * ? *)", {}, "Retention"),
 }
 
@@ -93,7 +97,8 @@ def test_dispatcher_fans_out_to_the_summarize_queue(synth: Synth) -> None:
         for s in synth.function_statements("SummarizeDispatch")
         if "sqs:SendMessage" in as_list(s["Action"])
     ]
-    assert sends == [_arn(synth, queue)]
+    # the job queue, and the on-failure destination Lambda sends a failed run to with this role
+    assert sends == [_arn(synth, queue), _arn(synth, synth.stack.scheduling.run_failures)]
     assert not [
         s for s in synth.function_statements("SummarizeDispatch") if "bedrock" in json.dumps(s["Action"])
     ]
@@ -151,7 +156,8 @@ def test_retention_reads_the_plan_overrides_and_touches_the_store_and_the_job_qu
     assert services == {"logs", "xray", "es", "dynamodb", "sqs"}
     sqs = [s for s in synth.function_statements("Retention") if "sqs:SendMessage" in as_list(s["Action"])]
     assert [s["Resource"] for s in sqs] == [
-        {"Fn::GetAtt": [synth.logical_id(synth.stack.summaries.queue), "Arn"]}
+        {"Fn::GetAtt": [synth.logical_id(synth.stack.summaries.queue), "Arn"]},
+        {"Fn::GetAtt": [synth.logical_id(synth.stack.scheduling.run_failures), "Arn"]},  # failed runs
     ]
     # Plans come from the tenants' keys: a scan of the tenants table, nothing else in DynamoDB.
     tenants = synth.stack.api.tenants
@@ -179,3 +185,43 @@ def test_retention_knobs_reach_the_functions_that_use_them(synth: Synth, alt: Sy
         assert alt_env["AGENT_MEMORY_DEFAULT_TTLS"] == "false"
         assert alt_env["AGENT_MEMORY_FORGET_GRACE_DAYS"] == "30"
         assert alt_env["AGENT_MEMORY_MAX_WORKING_PER_AGENT"] == "500"
+
+
+def test_the_stack_schedules_exactly_the_table_the_local_scheduler_fires(synth: Synth) -> None:
+    from agent_memory.schedules import SCHEDULES as TABLE
+
+    for schedule in TABLE:
+        props = synth.props(synth.stack.scheduling.schedules[construct_name(schedule)])
+        assert props["ScheduleExpression"] == schedule.expression
+        assert json.loads(props["Target"]["Input"]) == schedule.aws_input()
+    assert len(synth.stack.scheduling.schedules) == len(TABLE)
+
+
+def test_a_scheduled_run_that_fails_in_the_function_lands_in_an_alarmed_queue(synth: Synth) -> None:
+    failures = synth.logical_id(synth.stack.scheduling.run_failures)
+    configs = synth.of_type("AWS::Lambda::EventInvokeConfig")
+    targets = {render(c["Properties"]["FunctionName"]) for c in configs.values()}
+    assert targets == {
+        f"<{synth.logical_id(synth.stack.factory.functions[n])}>" for n in ("SummarizeDispatch", "Retention")
+    }
+    for config in configs.values():
+        props = config["Properties"]
+        assert props["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": [failures, "Arn"]}
+        assert props["MaximumRetryAttempts"] == 2
+    alarmed = [
+        a
+        for a in synth.of_type("AWS::CloudWatch::Alarm").values()
+        if {"Name": "QueueName", "Value": {"Fn::GetAtt": [failures, "QueueName"]}}
+        in a["Properties"].get("Dimensions", [])
+    ]
+    assert alarmed, "no alarm on the failed-runs queue"
+
+
+@pytest.mark.parametrize(("retain", "policy"), [(True, "Retain"), (False, "Delete")])
+def test_the_schedule_group_follows_retain_data(tmp_path: Any, retain: bool, policy: str) -> None:
+    from tests.infra.conftest import _synth
+    from tests.infra.support import committed_context
+
+    synth = _synth(tmp_path, {**committed_context(), "retain_data": retain})
+    group = synth.resources[synth.logical_id(synth.stack.scheduling.group)]
+    assert group["DeletionPolicy"] == policy
