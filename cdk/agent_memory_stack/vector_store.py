@@ -164,7 +164,7 @@ class VectorStore(Construct):
             for kind in ("SlowSearch", "SlowIndex", "Application")
         }
         # The one policy OpenSearch needs to write them: a native resource, no custom resource.
-        logs.ResourcePolicy(
+        logs_policy = logs.ResourcePolicy(
             self,
             "LogsResourcePolicy",
             resource_policy_name=f"{self.name}-opensearch-logs",
@@ -212,6 +212,11 @@ class VectorStore(Construct):
             enable_version_upgrade=True,
             removal_policy=RemovalPolicy.RETAIN if self.config.retain_data else RemovalPolicy.DESTROY,
         )
+        # The domain checks at creation that it may write its logs: created before the policy is,
+        # a first deploy rolls back ("The Resource Access Policy specified for the CloudWatch Logs
+        # log group ... does not grant sufficient permissions"). CDK's own policy path orders
+        # them; with `suppress_logs_resource_policy` that is ours to do.
+        self.domain.node.add_dependency(logs_policy)
         self.access_policy = iam.PolicyDocument()
         cfn_domain = self.domain.node.default_child
         assert isinstance(cfn_domain, opensearch.CfnDomain)

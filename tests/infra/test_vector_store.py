@@ -150,3 +150,10 @@ def test_serverless_data_access_policy_names_each_function_role(alt: Synth) -> N
     bootstrap = alt.resources[alt.logical_id(alt.stack.store.bootstrap)]
     assert bootstrap["Properties"]["Serverless"] == "true"
     assert "BackendRoles" not in bootstrap["Properties"]
+
+
+def test_the_domain_is_created_after_the_policy_that_lets_it_write_its_logs(synth: Synth) -> None:
+    policies = list(synth.of_type("AWS::Logs::ResourcePolicy"))
+    domain = synth.resources[synth.logical_id(synth.stack.store.domain)]
+    assert len(policies) == 1
+    assert policies[0] in domain.get("DependsOn", [])
