@@ -147,10 +147,12 @@ class StackConfig(_Strict):
     summarizer_max_concurrency: int = Field(default=2, ge=2, le=1000)
     #: Keep tables, the domain and the collection when the stack is deleted.
     retain_data: bool = True
-    #: An existing SNS topic that every alarm notifies; none: alarms only change state.
+    #: An existing SNS topic that every alarm notifies; none: the stack creates one.
     alarm_topic_arn: str | None = Field(
         default=None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$"
     )
+    #: An e-mail address subscribed to the stack's alarm topic (it must confirm the subscription).
+    alarm_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
     @field_validator("timezone")
     @classmethod

@@ -3,9 +3,12 @@
 Business metrics are the ones the functions emit with Powertools (EMF): namespace
 ``metrics_namespace``, dimension ``service`` = ``service_name``. Alarms fire on any function
 error or throttle, on any message in a dead-letter queue, on writes waiting longer than five
-minutes and summarize jobs longer than an hour, on API 5xx bursts and, for the managed domain,
-on a red cluster, blocked writes or low free storage. Alarm actions go to ``alarm_topic_arn``
-when one is configured.
+minutes and summarize jobs longer than an hour, on API 5xx bursts, on a burst of refused API keys
+(someone guessing, or a client with a revoked key) and, for the managed domain, on a red or
+yellow cluster, blocked writes, low free storage, JVM memory pressure, a tripped k-NN circuit
+breaker, a failed automated snapshot and, on burstable (t3) nodes, an exhausted CPU credit
+balance. Every alarm notifies an SNS topic: ``alarm_topic_arn`` when configured, else one the
+stack creates (``alarm_email`` subscribes an address to it).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_opensearchservice as opensearch
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -59,11 +63,15 @@ class Observability(Construct):
         super().__init__(scope, construct_id)
         self.config = config
         self.alarms: dict[str, cloudwatch.Alarm] = {}
-        self._topic = (
+        self.topic: sns.ITopic = (
             sns.Topic.from_topic_arn(self, "AlarmTopic", config.alarm_topic_arn)
             if config.alarm_topic_arn
-            else None
+            else sns.Topic(
+                self, "AlarmTopic", display_name=f"agent-memory {config.stage} alarms", enforce_ssl=True
+            )
         )
+        if config.alarm_email and isinstance(self.topic, sns.Topic):
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
 
         for name, function in functions.items():
             self._alarm(f"{name}Errors", function.metric_errors(period=PERIOD, statistic="Sum"), 1, "errors")
@@ -87,6 +95,18 @@ class Observability(Construct):
         self._alarm(
             "Api5xx", rest_api.metric_server_error(period=PERIOD, statistic="Sum"), 5, "API 5xx responses"
         )
+        self._alarm(
+            "AuthorizationsRefused",
+            cloudwatch.Metric(
+                namespace=config.metrics_namespace,
+                metric_name="AuthorizationsRefused",
+                dimensions_map={"service": config.service_name},
+                statistic="Sum",
+                period=PERIOD,
+            ),
+            100,
+            "100 or more refused API keys in 5 minutes: key guessing, or a client with a revoked key",
+        )
         if domain is not None:
             self._alarm(
                 "ClusterRed", domain.metric_cluster_status_red(period=Duration.minutes(1)), 1, "cluster red"
@@ -105,6 +125,7 @@ class Observability(Construct):
                 "a data node has less than 20% of its volume free",
                 comparison=cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
             )
+            self._domain_health(domain, config)
 
         self.dashboard = cloudwatch.Dashboard(
             self,
@@ -113,6 +134,44 @@ class Observability(Construct):
             default_interval=Duration.hours(24),
             widgets=self._widgets(functions, rest_api, queues, dead_letter_queues),
         )
+
+    def _domain_health(self, domain: opensearch.Domain, config: StackConfig) -> None:
+        """The managed domain's alarms AWS recommends beyond red, blocked and storage."""
+        self._alarm(
+            "ClusterYellow",
+            domain.metric("ClusterStatus.yellow", period=Duration.minutes(1), statistic="Maximum"),
+            1,
+            "cluster yellow: a replica shard is unassigned (a node lost or too small)",
+            evaluation_periods=5,
+        )
+        self._alarm(
+            "JVMMemoryPressure",
+            domain.metric_jvm_memory_pressure(period=PERIOD, statistic="Maximum"),
+            85,
+            "JVM memory pressure at 85% or more: garbage collection stalls, then out-of-memory",
+            evaluation_periods=3,
+        )
+        self._alarm(
+            "KNNCircuitBreaker",
+            domain.metric("KNNCircuitBreakerTriggered", period=PERIOD, statistic="Maximum"),
+            1,
+            "the k-NN circuit breaker tripped: vector searches fail until graph memory is freed",
+        )
+        self._alarm(
+            "AutomatedSnapshotFailure",
+            domain.metric_automated_snapshot_failure(period=Duration.minutes(1), statistic="Maximum"),
+            1,
+            "an automated snapshot failed",
+        )
+        if config.opensearch.data_node_type.startswith("t3."):
+            self._alarm(
+                "CPUCreditBalanceLow",
+                domain.metric("CPUCreditBalance", period=PERIOD, statistic="Minimum"),
+                10,
+                "burstable data nodes are out of CPU credits: searches and writes slow to a crawl",
+                comparison=cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=3,
+            )
 
     def metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
         """A business metric of the functions (Powertools EMF)."""
@@ -132,6 +191,7 @@ class Observability(Construct):
         threshold: float,
         what: str,
         comparison: cloudwatch.ComparisonOperator = AT_LEAST,
+        evaluation_periods: int = 1,
     ) -> cloudwatch.Alarm:
         alarm = cloudwatch.Alarm(
             self,
@@ -140,12 +200,11 @@ class Observability(Construct):
             alarm_description=f"agent-memory ({self.config.stage}): {what}",
             metric=metric,
             threshold=threshold,
-            evaluation_periods=1,
+            evaluation_periods=evaluation_periods,
             comparison_operator=comparison,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        if self._topic is not None:
-            alarm.add_alarm_action(actions.SnsAction(self._topic))
+        alarm.add_alarm_action(actions.SnsAction(self.topic))
         self.alarms[name] = alarm
         return alarm
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, render
 
@@ -78,9 +80,37 @@ def test_domain_alarms_exist_only_for_the_managed_domain(synth: Synth, alt: Synt
     assert not [name for name in _alarms(alt) if "Cluster" in name or "FreeStorage" in name]
 
 
-def test_alarms_notify_the_configured_topic(synth: Synth, alt: Synth) -> None:
-    assert all("AlarmActions" not in alarm for alarm in _alarms(synth).values())
+def test_alarms_notify_the_stacks_topic_or_the_configured_one(synth: Synth, alt: Synth) -> None:
+    topics = synth.of_type("AWS::SNS::Topic")
+    assert len(topics) == 1  # created by default, so an alarm always reaches someone who subscribes
+    (topic_id,) = topics
+    assert all(alarm["AlarmActions"] == [{"Ref": topic_id}] for alarm in _alarms(synth).values())
+    assert not alt.of_type("AWS::SNS::Topic")
     assert all(
         alarm["AlarmActions"] == ["arn:aws:sns:us-east-1:123456789012:oncall"]
         for alarm in _alarms(alt).values()
     )
+
+
+def test_an_alarm_email_subscribes_to_the_stacks_topic(tmp_path: Any) -> None:
+    from tests.infra.conftest import _synth
+    from tests.infra.support import committed_context
+
+    synth = _synth(tmp_path, {**committed_context(), "alarm_email": "oncall@example.com"})
+    (subscription,) = synth.of_type("AWS::SNS::Subscription").values()
+    assert subscription["Properties"]["Protocol"] == "email"
+    assert subscription["Properties"]["Endpoint"] == "oncall@example.com"
+
+
+def test_the_domain_alarms_aws_recommends_are_there(synth: Synth) -> None:
+    alarms = _alarms(synth)
+    expected = {
+        "ClusterYellow": "ClusterStatus.yellow",
+        "JVMMemoryPressure": "JVMMemoryPressure",
+        "KNNCircuitBreaker": "KNNCircuitBreakerTriggered",
+        "AutomatedSnapshotFailure": "AutomatedSnapshotFailure",
+        "CPUCreditBalanceLow": "CPUCreditBalance",  # the committed sizing is burstable t3
+        "AuthorizationsRefused": "AuthorizationsRefused",
+    }
+    for name, metric in expected.items():
+        assert alarms[f"agent-memory-dev-{name}"]["MetricName"] == metric, name
