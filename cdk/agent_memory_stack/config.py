@@ -59,6 +59,13 @@ class DomainConfig(_Strict):
     def zone_awareness(self) -> bool:
         return self.data_nodes >= 2
 
+    @property
+    def availability_zones(self) -> int | None:
+        """Three AZs when the data nodes spread evenly over three, else two; None for one node."""
+        if not self.zone_awareness:
+            return None
+        return 3 if self.data_nodes % 3 == 0 else 2
+
 
 class ServerlessConfig(_Strict):
     """The OpenSearch Serverless VECTORSEARCH collection (``vector_store: "serverless"``)."""
@@ -241,11 +248,51 @@ def _as_mapping(raw: Any, where: str) -> dict[str, Any]:
     return dict(raw)
 
 
+#: What ``-c stage=<name>`` changes on top of cdk.json, before the stage's own overrides
+#: (``agent_memory.stages.<name>`` in cdk.json). cdk.json's values are the dev sizing; prod gets
+#: memory-optimised data nodes in three AZs with three dedicated masters, standby replicas on
+#: Serverless, and a higher stage throttle (each tenant is held to its plan's usage plan).
+STAGE_PRESETS: dict[str, dict[str, Any]] = {
+    "prod": {
+        "opensearch": {
+            "data_node_type": "r7g.large.search",
+            "data_nodes": 3,
+            "master_nodes": 3,
+            "master_node_type": "m7g.large.search",
+            "volume_gib": 100,
+        },
+        "serverless": {"standby_replicas": True},
+        "api": {"rate_limit": 500, "burst_limit": 1000},
+        "log_retention_days": 90,
+        "retain_data": True,
+    }
+}
+
+
+def _merged(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` laid on it, objects merged key by key."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merged(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
 def parse_config(context: Any, stage: str | None = None) -> StackConfig:
-    """Validate the ``agent_memory`` context object (plus an optional ``stage`` override)."""
+    """Validate the ``agent_memory`` context object (plus an optional ``stage`` override).
+
+    The stage's preset (`STAGE_PRESETS`) and then its ``stages.<stage>`` object in the context
+    are laid over the context's values.
+    """
     values = _as_mapping(context, f"context {CONTEXT_KEY!r}")
+    per_stage = _as_mapping(values.pop("stages", None), f"context {CONTEXT_KEY!r}.stages")
     if stage is not None:
         values["stage"] = stage
+    effective = str(values.get("stage", "dev"))
+    values = _merged(values, STAGE_PRESETS.get(effective, {}))
+    values = _merged(values, _as_mapping(per_stage.get(effective), f"stages.{effective}"))
     try:
         return StackConfig.model_validate(values)
     except ValidationError as exc:

@@ -190,7 +190,7 @@ class VectorStore(Construct):
                 multi_az_with_standby_enabled=False,
             ),
             zone_awareness=opensearch.ZoneAwarenessConfig(
-                enabled=cfg.zone_awareness, availability_zone_count=2 if cfg.zone_awareness else None
+                enabled=cfg.zone_awareness, availability_zone_count=cfg.availability_zones
             ),
             ebs=opensearch.EbsOptions(volume_size=cfg.volume_gib, volume_type=ec2.EbsDeviceVolumeType.GP3),
             encryption_at_rest=opensearch.EncryptionAtRestOptions(enabled=True),

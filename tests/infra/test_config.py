@@ -123,3 +123,34 @@ def test_load_config_reads_the_app_context() -> None:
 
     config = load_config(Node({"agent_memory": {"timezone": "Asia/Tokyo"}, "stage": "qa"}))
     assert (config.timezone, config.stage) == ("Asia/Tokyo", "qa")
+
+
+def test_the_prod_stage_gets_the_production_sizing_and_a_stage_may_override_it() -> None:
+    from agent_memory_stack.config import parse_config
+
+    dev = parse_config(committed_context())
+    prod = parse_config(committed_context(), stage="prod")
+    assert (dev.opensearch.data_node_type, dev.opensearch.master_nodes) == ("t3.medium.search", 0)
+    assert prod.prefix == "agent-memory-prod"
+    assert (prod.opensearch.data_node_type, prod.opensearch.data_nodes, prod.opensearch.master_nodes) == (
+        "r7g.large.search",
+        3,
+        3,
+    )
+    assert prod.opensearch.availability_zones == 3
+    assert prod.serverless.standby_replicas and prod.retain_data
+    tuned = parse_config(
+        {**committed_context(), "stages": {"prod": {"opensearch": {"data_nodes": 6}}}}, stage="prod"
+    )
+    assert (tuned.opensearch.data_nodes, tuned.opensearch.master_nodes) == (6, 3)
+
+
+def test_the_prod_domain_has_dedicated_masters_in_three_zones(tmp_path: Any) -> None:
+    from tests.infra.conftest import _synth
+
+    synth = _synth(tmp_path, committed_context() | {"stage": "prod"})
+    (domain,) = synth.of_type("AWS::OpenSearchService::Domain").values()
+    cluster = domain["Properties"]["ClusterConfig"]
+    assert cluster["DedicatedMasterEnabled"] is True and cluster["DedicatedMasterCount"] == 3
+    assert cluster["ZoneAwarenessConfig"] == {"AvailabilityZoneCount": 3}
+    assert cluster["InstanceType"] == "r7g.large.search" and cluster["InstanceCount"] == 3
