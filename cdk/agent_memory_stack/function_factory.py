@@ -10,6 +10,7 @@ pip for Lambda's platform without Docker (`layers/build.py`).
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -68,6 +69,28 @@ class PipLayerBundling:
         return True
 
 
+@jsii.implements(ILocalBundling)
+class CompiledCodeBundling:
+    """The function code: the package's sources (without `CODE_EXCLUDES`) and their bytecode,
+    compiled for the runtime's Python (`layers/build.py compile_bytecode`), no Docker."""
+
+    def __init__(self, source: Path = FUNCTIONS_DIR, build_script: Path = LAYERS_DIR / "build.py") -> None:
+        self.source = source
+        self.build_script = build_script
+
+    def try_bundle(self, output_dir: str, options: BundlingOptions | None = None) -> bool:
+        ignore = shutil.ignore_patterns(
+            "__pycache__", "*.pyc", "*.egg-info", "tests", ".pytest_cache", ".mypy_cache"
+        )
+        shutil.copytree(self.source, output_dir, ignore=ignore, dirs_exist_ok=True)
+        command = [sys.executable, str(self.build_script), "compile", "--target", output_dir]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"compiling the function code failed:\n{done.stderr[-4000:]}")
+        print(done.stderr.strip() or done.stdout.strip(), file=sys.stderr)
+        return True
+
+
 def layer_asset_hash(layers_dir: Path = LAYERS_DIR) -> str:
     """The layer changes exactly when the lock or the build recipe changes."""
     digest = hashlib.sha256()
@@ -94,7 +117,16 @@ class FunctionFactory(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
         super().__init__(scope, construct_id)
         self.config = config
-        self.code = lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=CODE_EXCLUDES)
+        self.code = lambda_.Code.from_asset(
+            str(FUNCTIONS_DIR),
+            exclude=CODE_EXCLUDES,
+            # The hash is the sources': bytecode made from them changes nothing about the code.
+            asset_hash_type=AssetHashType.SOURCE,
+            bundling=BundlingOptions(
+                image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.12"),
+                local=cast(ILocalBundling, CompiledCodeBundling()),
+            ),
+        )
         self.layer = lambda_.LayerVersion(
             self,
             "Dependencies",

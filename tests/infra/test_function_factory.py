@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import runpy
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,14 +95,41 @@ def test_the_layer_is_one_arm64_python312_layer(synth: Synth) -> None:
     assert props["CompatibleRuntimes"] == ["python3.12"]
 
 
-def test_the_code_asset_is_the_functions_package_without_caches_or_build_metadata(synth: Synth) -> None:
-    key = synth.function("Api")["Code"]["S3Key"].removesuffix(".zip")
-    staged = synth.outdir / f"asset.{key}"
-    files = {p.relative_to(staged).as_posix() for p in staged.rglob("*")}
-    assert "agent_memory/handlers/api.py" in files
-    assert "agent_memory/settings.py" in files
-    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc") or "egg-info" in f]
+def test_the_code_asset_is_the_functions_package_without_caches_or_build_metadata(tmp_path: Path) -> None:
+    from agent_memory_stack.function_factory import CompiledCodeBundling
+
+    assert CompiledCodeBundling().try_bundle(str(tmp_path)) is True
+    files = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")}
+    assert "agent_memory/handlers/api.py" in files and "agent_memory/settings.py" in files
+    assert not [f for f in files if "egg-info" in f or "/tests/" in f]
     assert not [f for f in files if f.split("/")[0] not in ("agent_memory",)], "functions/ only"
+
+
+def test_bytecode_is_compiled_unchecked_so_a_zip_losing_mtimes_cannot_stale_it(tmp_path: Path) -> None:
+    import importlib.util
+
+    from agent_memory_stack.function_factory import LAYERS_DIR
+
+    build = runpy.run_path(str(LAYERS_DIR / "build.py"))
+    (tmp_path / "m.py").write_text("x = 1\n")
+    # this interpreter stands in for the runtime's (bytecode is per minor version)
+    assert build["compile_bytecode"](tmp_path, python=sys.executable) is True
+    pyc = Path(importlib.util.cache_from_source(str(tmp_path / "m.py")))
+    flags = int.from_bytes(pyc.read_bytes()[4:8], "little")
+    assert flags == 0b01, "unchecked-hash: never compared with the source's mtime"
+
+
+def test_without_an_interpreter_of_the_runtimes_version_the_code_ships_as_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory_stack.function_factory import LAYERS_DIR
+
+    monkeypatch.delenv("AGENT_MEMORY_BUILD_PYTHON", raising=False)
+    build = runpy.run_path(str(LAYERS_DIR / "build.py"))
+    build["compile_bytecode"].__globals__["_candidates"] = lambda: []  # no Python 3.12 anywhere
+    (tmp_path / "m.py").write_text("x = 1\n")
+    assert build["compile_bytecode"](tmp_path) is False
+    assert not list(tmp_path.rglob("*.pyc"))
 
 
 def test_layer_asset_hash_follows_the_lock_and_the_build_recipe(tmp_path: Path) -> None:
