@@ -18,6 +18,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
 from agent_memory_stack.bedrock import grant_invoke
@@ -107,7 +108,11 @@ class Api(Construct):
                 description="API Gateway TOKEN authorizer: hashed API key -> tenant, plan, scopes",
                 memory_mb=512,
                 timeout=Duration.seconds(10),
-                environment={"AGENT_MEMORY_TENANTS_TABLE": self.tenants.table_name},
+                environment={
+                    "AGENT_MEMORY_TENANTS_TABLE": self.tenants.table_name,
+                    # each answer names the tenant's usage-plan key (domain/usage.py)
+                    "AGENT_MEMORY_USAGE_PLANS": config.prefix,
+                },
             ),
         )
         # The table only: `Table.grant` would add its indexes, which a lookup by hash never reads.
@@ -170,6 +175,9 @@ class Api(Construct):
         self.rest_api = self._rest_api()
         self._routes()
         self._gateway_responses()
+        self.usage_plans = self._usage_plans()
+        if config.api.waf_rate_limit is not None:
+            self._waf(config.api.waf_rate_limit)
 
     # --- tenants -------------------------------------------------------------------------------
 
@@ -208,6 +216,9 @@ class Api(Construct):
             rest_api_name=self.config.prefix,
             description="agent-memory HTTP API v1",
             endpoint_types=[apigw.EndpointType.REGIONAL],
+            # Per-tenant limits: the authorizer names each request's API key (the tenant's), so
+            # usage plans throttle and meter tenants one by one; clients never send a key.
+            api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
             # Compress responses of 1 KiB or more for clients that accept it (search results).
             min_compression_size=Size.kibibytes(1),
             # Execution logs (errors only) need the account-wide API Gateway logging role; it is
@@ -256,6 +267,60 @@ class Api(Construct):
         )
         return api
 
+    def _usage_plans(self) -> dict[str, apigw.UsagePlan]:
+        """One usage plan per subscription plan; `agent-memory keys` enrolls each tenant's key."""
+        plans: dict[str, apigw.UsagePlan] = {}
+        stage = apigw.UsagePlanPerApiStage(api=self.rest_api, stage=self.rest_api.deployment_stage)
+        for plan, limits in sorted(self.config.api.plan_limits.items()):
+            plans[plan] = self.rest_api.add_usage_plan(
+                f"{plan.capitalize()}UsagePlan",
+                name=f"{self.config.prefix}-{plan}",
+                description=f"agent-memory {self.config.stage}: each tenant on the {plan} plan",
+                throttle=apigw.ThrottleSettings(rate_limit=limits.rate_limit, burst_limit=limits.burst_limit),
+                quota=apigw.QuotaSettings(limit=limits.requests_per_day, period=apigw.Period.DAY)
+                if limits.requests_per_day
+                else None,
+                api_stages=[stage],
+            )
+        return plans
+
+    def _waf(self, limit: int) -> None:
+        """A regional web ACL in front of the stage: one rate-based rule per client IP."""
+        acl = wafv2.CfnWebACL(
+            self,
+            "WebAcl",
+            scope="REGIONAL",
+            default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
+            visibility_config=wafv2.CfnWebACL.VisibilityConfigProperty(
+                cloud_watch_metrics_enabled=True,
+                metric_name=f"{self.config.prefix}-waf",
+                sampled_requests_enabled=True,
+            ),
+            rules=[
+                wafv2.CfnWebACL.RuleProperty(
+                    name="RatePerIp",
+                    priority=0,
+                    action=wafv2.CfnWebACL.RuleActionProperty(block={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
+                            limit=limit, aggregate_key_type="IP"
+                        )
+                    ),
+                    visibility_config=wafv2.CfnWebACL.VisibilityConfigProperty(
+                        cloud_watch_metrics_enabled=True,
+                        metric_name=f"{self.config.prefix}-rate-per-ip",
+                        sampled_requests_enabled=True,
+                    ),
+                )
+            ],
+        )
+        wafv2.CfnWebACLAssociation(
+            self,
+            "WebAclAssociation",
+            resource_arn=self.rest_api.deployment_stage.stage_arn,
+            web_acl_arn=acl.attr_arn,
+        )
+
     def _routes(self) -> None:
         authorizer = apigw.TokenAuthorizer(
             self,
@@ -294,6 +359,7 @@ class Api(Construct):
                 authorizer=authorizer,
                 authorization_type=apigw.AuthorizationType.CUSTOM,
                 request_validator=validator,
+                api_key_required=True,
                 request_parameters=params or None,
                 request_models={"application/json": json_object} if body else None,
             )

@@ -74,13 +74,34 @@ class ServerlessConfig(_Strict):
     standby_replicas: bool = False
 
 
+class PlanLimits(_Strict):
+    """One subscription plan's API Gateway usage plan: every tenant on it gets these, each."""
+
+    rate_limit: float = Field(gt=0, le=10_000)
+    burst_limit: int = Field(ge=1, le=5_000)
+    #: Requests a tenant may make per day; null: no quota.
+    requests_per_day: int | None = Field(default=None, ge=1)
+
+
+DEFAULT_PLAN_LIMITS: dict[str, PlanLimits] = {
+    "free": PlanLimits(rate_limit=5, burst_limit=10, requests_per_day=10_000),
+    "starter": PlanLimits(rate_limit=20, burst_limit=40, requests_per_day=100_000),
+    "pro": PlanLimits(rate_limit=100, burst_limit=200, requests_per_day=1_000_000),
+    "unlimited": PlanLimits(rate_limit=500, burst_limit=1000),
+}
+
+
 class ApiConfig(_Strict):
-    """API Gateway stage limits and the authorizer cache."""
+    """API Gateway stage limits, per-tenant usage plans and the authorizer cache."""
 
     rate_limit: float = Field(default=50, gt=0, le=10_000)
     burst_limit: int = Field(default=100, ge=1, le=5_000)
     #: How long API Gateway reuses an authorizer answer per key: a revoked key works this long.
     authorizer_cache_s: int = Field(default=60, ge=0, le=3600)
+    #: Per-tenant throttles and quotas, one usage plan per subscription plan (domain/usage.py).
+    plan_limits: dict[str, PlanLimits] = Field(default_factory=lambda: dict(DEFAULT_PLAN_LIMITS))
+    #: A WAF web ACL with a rate-based rule: requests per 5 minutes from one IP; null: no WAF.
+    waf_rate_limit: int | None = Field(default=None, ge=100, le=2_000_000_000)
 
 
 class ScheduleConfig(_Strict):

@@ -94,6 +94,12 @@ class AgentMemoryStack(Stack):
         CfnOutput(
             self, "TenantsTable", value=self.api.tenants.table_name, description="agent-memory keys --table"
         )
+        CfnOutput(
+            self,
+            "UsagePlans",
+            value=config.prefix,
+            description="agent-memory keys create|enroll --usage-plans (per-tenant API limits)",
+        )
         CfnOutput(self, "VectorStoreEndpoint", value=self.store.endpoint)
         CfnOutput(self, "WriteQueueUrl", value=self.writes.queue.queue_url)
         CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.writes.dead_letters.queue_url)

@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     #: DynamoDB table of API keys (hash -> tenant, plan, scopes), read by the Lambda authorizer
     #: and written by `agent-memory keys` when deployed.
     tenants_table: str | None = None
+    #: The stage's usage-plan prefix (``agent-memory-dev``): the authorizer names each tenant's
+    #: API Gateway API key, and the keys CLI enrolls tenants in their plan's usage plan.
+    usage_plans: str | None = None
     #: The retention function that `POST /v1/admin/retention` hands its run to (in AWS); unset, the
     #: route runs retention in place (the embedded runtime).
     retention_function: str | None = None

@@ -300,6 +300,7 @@ class Deployment:
         get_settings.cache_clear()
         container.reset()
         clear_client_cache()
+        _cold_start_observability()
         token = self._current.set(function)
         try:
             yield function
@@ -310,6 +311,7 @@ class Deployment:
             get_settings.cache_clear()
             container.reset()
             clear_client_cache()
+            _cold_start_observability()
 
     def run(self, name: str, event: Any) -> Any:
         import importlib
@@ -383,6 +385,17 @@ class Deployment:
         allowed = function.allows(action, resource)
         self.calls.append(Call(function.name, action, resource, allowed))
         return allowed
+
+
+def _cold_start_observability() -> None:
+    """What a cold start reads from the environment at import: the metrics' namespace and service
+    (imported once per test process, possibly under another test's environment)."""
+    from agent_memory.observability import metrics
+
+    metrics.provider.namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE")
+    metrics.provider.service = os.environ.get("POWERTOOLS_SERVICE_NAME")
+    metrics.namespace = metrics.provider.namespace
+    metrics.service = metrics.provider.service
 
 
 def _gsi(index: dict[str, Any]) -> dict[str, Any]:

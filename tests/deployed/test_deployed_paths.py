@@ -190,6 +190,11 @@ def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deploym
     policy = deployment.run("Authorizer", event)
     assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow", policy
     assert policy["context"]["tenant_id"] == TENANT
+    # the tenant's usage-plan key: API Gateway throttles and meters this tenant by its plan
+    from agent_memory.domain.usage import usage_key
+
+    prefix = deployment.functions["Authorizer"].environment["AGENT_MEMORY_USAGE_PLANS"]
+    assert policy["usageIdentifierKey"] == usage_key(prefix, TENANT)
     assert not [c for c in deployment.calls if not c.allowed]
 
 

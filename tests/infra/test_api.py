@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, render
@@ -226,3 +227,33 @@ def test_search_function_may_embed_with_the_configured_model_only(synth: Synth) 
     assert [render(s["Resource"]) for s in bedrock] == [
         "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/amazon.titan-embed-text-v2:0"
     ]
+
+
+def test_each_tenant_is_throttled_by_its_plans_usage_plan(synth: Synth) -> None:
+    (api,) = synth.of_type("AWS::ApiGateway::RestApi").values()
+    assert api["Properties"]["ApiKeySourceType"] == "AUTHORIZER"
+    methods = [m["Properties"] for m in synth.of_type("AWS::ApiGateway::Method").values()]
+    assert all(m["ApiKeyRequired"] for m in methods if m["HttpMethod"] != "OPTIONS")
+    plans = {
+        p["Properties"]["UsagePlanName"]: p["Properties"]
+        for p in synth.of_type("AWS::ApiGateway::UsagePlan").values()
+    }
+    assert set(plans) == {f"agent-memory-dev-{p}" for p in ("free", "starter", "pro", "unlimited")}
+    assert plans["agent-memory-dev-free"]["Throttle"] == {"RateLimit": 5, "BurstLimit": 10}
+    assert plans["agent-memory-dev-free"]["Quota"] == {"Limit": 10000, "Period": "DAY"}
+    assert "Quota" not in plans["agent-memory-dev-unlimited"]
+    env = synth.function("Authorizer")["Environment"]["Variables"]
+    assert env["AGENT_MEMORY_USAGE_PLANS"] == "agent-memory-dev"
+
+
+def test_an_optional_waf_rate_rule_guards_the_stage(tmp_path: Any) -> None:
+    from tests.infra.conftest import _synth
+    from tests.infra.support import committed_context
+
+    synth = _synth(
+        tmp_path, {**committed_context(), "api": {**committed_context()["api"], "waf_rate_limit": 2000}}
+    )
+    (acl,) = synth.of_type("AWS::WAFv2::WebACL").values()
+    (rule,) = acl["Properties"]["Rules"]
+    assert rule["Statement"]["RateBasedStatement"] == {"Limit": 2000, "AggregateKeyType": "IP"}
+    assert len(synth.of_type("AWS::WAFv2::WebACLAssociation")) == 1

@@ -32,6 +32,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.domain.keys import KeyStore, bearer_token
+from agent_memory.domain.usage import usage_key
 from agent_memory.observability import MetricUnit, logger, metrics, tracer
 from agent_memory.services.auth import KeyAuthenticator
 from agent_memory.settings import get_settings
@@ -110,7 +111,11 @@ def authorize(event: dict[str, Any], context: LambdaContext) -> dict[str, Any] |
         partition=route.partition,
     )
     policy.allow_all_routes()  # arn:{partition}:execute-api:{region}:{account}:{api}/{stage}/*/*
-    return policy.asdict()
+    answer = policy.asdict()
+    prefix = get_settings().usage_plans
+    if prefix:  # throttled and metered against the tenant's plan's usage plan (domain/usage.py)
+        answer["usageIdentifierKey"] = usage_key(prefix, caller.tenant_id)
+    return answer
 
 
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
