@@ -8,7 +8,7 @@ so a delayed or retried run still takes the period that was due, not the one of 
 Scheduler invokes Lambda asynchronously: its retry policy and dead-letter queue cover the
 *delivery* of the event only. A run that fails inside the function (an exception, a timeout)
 is retried by Lambda twice and then sent to the functions' on-failure destination, the
-``RunFailures`` queue, which has an alarm like every dead-letter queue (docs/operations.md).
+``RunFailures`` queue, which has an alarm like every dead-letter queue (docs/infrastructure.md).
 """
 
 from __future__ import annotations
