@@ -524,9 +524,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def measure(args: argparse.Namespace, data_dir: Path, quota: int) -> dict[str, Any]:
     from agent_memory.adapters.embedders import build_embedder
+    from agent_memory.adapters.sqlite_keys import LocalKeyStore
     from agent_memory.adapters.sqlite_store import SqliteMemoryStore
     from agent_memory.domain.plans import load_plans
-    from agent_memory.local.keys import LocalKeyStore
     from agent_memory.settings import get_settings
 
     settings = get_settings()

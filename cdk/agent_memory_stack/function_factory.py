@@ -69,6 +69,12 @@ class PipLayerBundling:
         return True
 
 
+#: Packages no function imports: the embedded runtime and CLI, the HTTP client and agent tools, the
+#: console's static files (deployed to S3 by its own construct). tests/infra checks every handler
+#: imports from the asset without them.
+NOT_IN_LAMBDA = ("local", "client", "tools", "console")
+
+
 @jsii.implements(ILocalBundling)
 class CompiledCodeBundling:
     """The function code: the package's sources (without `CODE_EXCLUDES`) and their bytecode,
@@ -83,6 +89,8 @@ class CompiledCodeBundling:
             "__pycache__", "*.pyc", "*.egg-info", "tests", ".pytest_cache", ".mypy_cache"
         )
         shutil.copytree(self.source, output_dir, ignore=ignore, dirs_exist_ok=True)
+        for package in NOT_IN_LAMBDA:
+            shutil.rmtree(Path(output_dir) / "agent_memory" / package, ignore_errors=True)
         command = [sys.executable, str(self.build_script), "compile", "--target", output_dir]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:

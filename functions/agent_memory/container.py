@@ -241,7 +241,7 @@ def retention_service() -> RetentionService:
 
         keys = DynamoDbKeyStore(settings.tenants_table)
     else:
-        from agent_memory.local.keys import LocalKeyStore
+        from agent_memory.adapters.sqlite_keys import LocalKeyStore
 
         keys = LocalKeyStore(settings.auth_path)
     return RetentionService(

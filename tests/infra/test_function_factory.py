@@ -175,3 +175,34 @@ def test_retention_days_map_to_cloudwatch_values() -> None:
     assert retention_days(30) is logs.RetentionDays.ONE_MONTH
     assert retention_days(365) is logs.RetentionDays.ONE_YEAR
     assert retention_days(3653) is logs.RetentionDays.TEN_YEARS
+
+
+def test_every_deployed_handler_imports_from_the_asset_alone(synth: Synth, tmp_path: Path) -> None:
+    """The asset leaves out the runtime, client, tools and console: nothing a function imports."""
+    import os
+    import subprocess
+
+    from agent_memory_stack.function_factory import NOT_IN_LAMBDA, CompiledCodeBundling
+
+    CompiledCodeBundling().try_bundle(str(tmp_path))
+    assert not [p for p in NOT_IN_LAMBDA if (tmp_path / "agent_memory" / p).exists()]
+    handlers = sorted(
+        {
+            f["Properties"]["Handler"].rsplit(".", 1)[0]
+            for f in synth.of_type("AWS::Lambda::Function").values()
+            if f["Properties"].get("Handler", "").startswith("agent_memory.")
+        }
+    )
+    assert len(handlers) >= 7
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {handlers!r}:\n"
+        "    importlib.import_module(name)\n"
+        "import agent_memory\n"
+        "print(agent_memory.__file__)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_MEMORY_", "PYTHONPATH"))}
+    env["PYTHONPATH"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().startswith(str(tmp_path)), done.stdout

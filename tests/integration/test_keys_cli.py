@@ -18,12 +18,12 @@ from tests.integration.conftest import EVENTS, load_event
 from tests.tenants_table import create_tenants_table
 
 from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
+from agent_memory.adapters.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES
 from agent_memory.domain.keys import bearer_token, hash_api_key
 from agent_memory.handlers import authorizer
 from agent_memory.local import cli
 from agent_memory.local.context import LocalContext
-from agent_memory.local.keys import LocalKeyStore
 
 TABLE = "agent-memory-tenants"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.adapters.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES
 from agent_memory.local import cli
-from agent_memory.local.keys import LocalKeyStore
 
 
 def create(capsys: pytest.CaptureFixture[str], *extra: str) -> str:

@@ -51,7 +51,7 @@ def authenticator() -> KeyAuthenticator:
 
         store = DynamoDbKeyStore(settings.tenants_table)
     else:
-        from agent_memory.local.keys import LocalKeyStore
+        from agent_memory.adapters.sqlite_keys import LocalKeyStore
 
         store = LocalKeyStore(settings.auth_path)
     return KeyAuthenticator(store)

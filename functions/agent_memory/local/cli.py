@@ -123,7 +123,7 @@ def _keys(args: argparse.Namespace) -> KeyStore:
         from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
         return DynamoDbKeyStore(table)
-    from agent_memory.local.keys import LocalKeyStore
+    from agent_memory.adapters.sqlite_keys import LocalKeyStore
 
     return LocalKeyStore(_settings().auth_path)
 

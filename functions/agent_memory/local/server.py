@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 from agent_memory import container
 from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
+from agent_memory.adapters.sqlite_keys import LocalKeyStore
 from agent_memory.adapters.sqlite_util import private_dir
 from agent_memory.domain.keys import bearer_token
 from agent_memory.domain.limits import MAX_BODY_BYTES
@@ -34,7 +35,6 @@ from agent_memory.handlers import (
 )
 from agent_memory.local.console import console_response, is_console_path
 from agent_memory.local.context import LocalContext
-from agent_memory.local.keys import LocalKeyStore
 from agent_memory.local.scheduler import LocalScheduler
 from agent_memory.local.worker import QueueWorker
 from agent_memory.observability import discard_unpublished_metrics, logger

@@ -11,9 +11,9 @@ import pytest
 
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
+from agent_memory.adapters.sqlite_keys import LocalKeyStore
 from agent_memory.adapters.sqlite_store import SqliteMemoryStore
 from agent_memory.local import cli
-from agent_memory.local.keys import LocalKeyStore
 
 
 def mode(path: Path) -> int:

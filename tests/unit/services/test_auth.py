@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.adapters.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.keys import new_api_key
 from agent_memory.errors import DependencyError
-from agent_memory.local.keys import LocalKeyStore
 from agent_memory.services.auth import KeyAuthenticator
 
 
