@@ -23,7 +23,7 @@ from constructs import Construct
 
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
-from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
+from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days, set_setting
 from agent_memory_stack.idempotency import IdempotencyTable
 from agent_memory_stack.nag import acknowledge
 from agent_memory_stack.queues import grant_send
@@ -170,7 +170,7 @@ class Api(Construct):
 
         if console_origin is not None:
             for function in (self.api_function, self.search_function):
-                function.add_environment("AGENT_MEMORY_CONSOLE_ORIGIN", console_origin)
+                set_setting(function, "AGENT_MEMORY_CONSOLE_ORIGIN", console_origin)
 
         self.rest_api = self._rest_api()
         self._routes()

@@ -17,12 +17,38 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agent_memory.domain.grains import Grain
+
 CONTEXT_KEY = "agent_memory"
 
-GRAINS = ("working", "daily", "weekly", "monthly", "quarterly", "yearly")
+GRAINS = tuple(g.value for g in Grain)  # the one grain list: the functions'
 
 #: The retention periods CloudWatch Logs accepts (days).
-LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 3653)
+#: The day counts CloudWatch Logs accepts, in `logs.RetentionDays`'s order (function_factory maps them).
+LOG_RETENTION_DAYS = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
 
 #: Geographic prefixes of Bedrock cross-region inference profile ids (``us.anthropic...``).
 INFERENCE_PROFILE_PREFIXES = ("us", "eu", "apac", "us-gov", "ca", "jp", "au", "global")

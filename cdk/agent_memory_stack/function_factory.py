@@ -25,7 +25,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from agent_memory_stack.config import StackConfig
+from agent_memory_stack.config import LOG_RETENTION_DAYS, StackConfig
 from agent_memory_stack.nag import acknowledge
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,7 +193,7 @@ class FunctionFactory(Construct):
             application_log_level_v2=lambda_.ApplicationLogLevel.INFO,
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             tracing=lambda_.Tracing.ACTIVE,
-            environment={**self.base_environment(), **spec.environment},
+            environment=checked_environment({**self.base_environment(), **spec.environment}),
         )
         # Only its own log group: the default managed policy would allow every log group.
         role.add_to_principal_policy(
@@ -218,36 +218,33 @@ class FunctionFactory(Construct):
         return function
 
 
-_RETENTION = dict(
-    zip(
-        (
-            1,
-            3,
-            5,
-            7,
-            14,
-            30,
-            60,
-            90,
-            120,
-            150,
-            180,
-            365,
-            400,
-            545,
-            731,
-            1096,
-            1827,
-            2192,
-            2557,
-            2922,
-            3288,
-            3653,
-        ),
-        list(logs.RetentionDays)[:-1],  # declared in this order; the last member is INFINITE
-        strict=True,
+#: `logs.RetentionDays` is declared in the order of `LOG_RETENTION_DAYS`; its last member is INFINITE.
+_RETENTION = dict(zip(LOG_RETENTION_DAYS, list(logs.RetentionDays)[:-1], strict=True))
+
+
+def checked_environment(environment: Mapping[str, str]) -> dict[str, str]:
+    """``environment`` if every ``AGENT_MEMORY_*`` variable in it is a field of the functions'
+    `Settings`, else a synth error naming it: a misspelt variable would be ignored at run time
+    and the function would fall back to a default (a local file, a wrong model)."""
+    from agent_memory.settings import Settings
+
+    prefix = Settings.model_config.get("env_prefix", "AGENT_MEMORY_")
+    unknown = sorted(
+        key
+        for key in environment
+        if key.startswith(prefix) and key[len(prefix) :].lower() not in Settings.model_fields
     )
-)
+    if unknown:
+        raise ValueError(
+            f"function environment names no setting of agent_memory.settings.Settings: {unknown}"
+        )
+    return dict(environment)
+
+
+def set_setting(function: lambda_.Function, key: str, value: str) -> None:
+    """One more variable on a built function, checked like the ones it was built with."""
+    for name, checked in checked_environment({key: value}).items():
+        function.add_environment(name, checked)
 
 
 def retention_days(days: int) -> logs.RetentionDays:

@@ -10,7 +10,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory_stack.config import StackConfig
-from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
+from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, set_setting
 from agent_memory_stack.queues import grant_send
 from agent_memory_stack.scheduling import Scheduling, schedules_of
 from agent_memory_stack.vector_store import VectorStore
@@ -66,7 +66,7 @@ class Retention(Construct):
     def grant_start(self, api_function: lambda_.Function) -> None:
         """``POST /v1/admin/retention`` hands the run to this function (asynchronously, with its
         15 minutes), instead of running it inside the API's 20 s."""
-        api_function.add_environment("AGENT_MEMORY_RETENTION_FUNCTION", self.function.function_name)
+        set_setting(api_function, "AGENT_MEMORY_RETENTION_FUNCTION", self.function.function_name)
         # The unqualified function only (grant_invoke would add every version, ARN:*).
         api_function.add_to_role_policy(
             iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.function.function_arn])

@@ -34,7 +34,7 @@ from constructs import Construct
 from agent_memory.adapters.opensearch_index import SCHEMA_VERSION as INDEX_SCHEMA_VERSION
 from agent_memory_stack.bedrock import embedding_environment
 from agent_memory_stack.config import StackConfig
-from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days
+from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days, set_setting
 from agent_memory_stack.nag import acknowledge, as_finding, logical_id
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
@@ -103,7 +103,7 @@ class VectorStore(Construct):
         else:
             self.endpoint = self._domain(bootstrap_role)
         for key, value in self.environment().items():
-            self.bootstrap_function.add_environment(key, value)
+            set_setting(self.bootstrap_function, key, value)
         self.grant_data_access(self.bootstrap_function, admin=True)
         self._bootstrap_resource()
 

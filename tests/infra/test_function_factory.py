@@ -206,3 +206,21 @@ def test_every_deployed_handler_imports_from_the_asset_alone(synth: Synth, tmp_p
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().startswith(str(tmp_path)), done.stdout
+
+
+def test_a_function_setting_the_functions_do_not_know_fails_the_synth() -> None:
+    from agent_memory_stack.function_factory import checked_environment
+
+    assert checked_environment({"AGENT_MEMORY_STORE": "opensearch", "AWS_X": "1"})
+    with pytest.raises(ValueError, match="AGENT_MEMORY_TENANT_TABLE"):
+        checked_environment({"AGENT_MEMORY_TENANT_TABLE": "t"})  # misspelt: the tenants table
+
+
+def test_every_setting_in_the_template_is_a_field_of_settings(synth: Synth) -> None:
+    from agent_memory.settings import Settings
+
+    for function in synth.of_type("AWS::Lambda::Function").values():
+        names = function["Properties"].get("Environment", {}).get("Variables", {})
+        for name in names:
+            if name.startswith("AGENT_MEMORY_"):
+                assert name.removeprefix("AGENT_MEMORY_").lower() in Settings.model_fields, name
