@@ -21,6 +21,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
+from agent_memory.handlers.routes import ROUTES
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days, set_setting
@@ -364,42 +365,24 @@ class Api(Construct):
                 request_models={"application/json": json_object} if body else None,
             )
 
-        v1 = self.rest_api.root.add_resource("v1")
-        agents = v1.add_resource("agents")
-        method(agents, "GET", api, query=("cursor", "limit"))
-        agent = agents.add_resource("{agent_id}")
-        memories = agent.add_resource("memories")
-        method(memories, "POST", api, body=True, path=("agent_id",))
-        method(memories, "GET", api, path=("agent_id",), query=("grain", "cursor", "limit"))
-        method(memories, "DELETE", api, path=("agent_id",), query=("user_id",))
-        method(memories.add_resource("search"), "POST", search, body=True, path=("agent_id",))
-        # context embeds the query and searches: it runs on the search function
-        method(agent.add_resource("context"), "POST", search, body=True, path=("agent_id",))
-        memory = memories.add_resource("{memory_id}")
-        method(memory, "GET", api, path=("agent_id", "memory_id"))
-        method(memory, "DELETE", api, path=("agent_id", "memory_id"))
-        stats = agent.add_resource("stats")
-        method(stats, "GET", api, path=("agent_id",))
-        # what the operator console reads
-        method(stats.add_resource("searches"), "GET", api, path=("agent_id",), query=("days",))
-        method(agent.add_resource("timeline"), "GET", api, path=("agent_id",), query=("since", "until"))
-        period = agent.add_resource("periods").add_resource("{grain}").add_resource("{time_key}")
-        method(period, "GET", api, path=("agent_id", "grain", "time_key"))
-        method(
-            agent.add_resource("audit"),
-            "GET",
-            api,
-            path=("agent_id",),
-            query=("record_id", "cursor", "limit"),
-        )
-        method(v1.add_resource("openapi.json"), "GET", api)
-        admin = v1.add_resource("admin")
-        method(admin.add_resource("summarize"), "POST", api, body=True)
-        method(admin.add_resource("retention"), "POST", api)
-        method(admin.add_resource("topics"), "PUT", api, body=True)
-        topics = v1.add_resource("topics")
-        method(topics, "GET", api)
-        method(topics.add_resource("proposals"), "GET", api, query=("limit",))
+        # The route table of the functions (handlers/routes.py): which function serves which route.
+        integrations = {"Api": api, "Search": search}
+        resources: dict[str, apigw.IResource] = {"": self.rest_api.root}
+        for route in ROUTES:
+            parent = ""
+            for segment in route.path.strip("/").split("/"):
+                here = f"{parent}/{segment}"
+                if here not in resources:
+                    resources[here] = resources[parent].add_resource(segment)
+                parent = here
+            method(
+                resources[route.path],
+                route.method,
+                integrations[route.function],
+                body=route.body,
+                path=route.path_parameters,
+                query=route.query,
+            )
 
     def _gateway_responses(self) -> None:
         for name, (status, code, message) in GATEWAY_ERRORS.items():

@@ -9,29 +9,12 @@ from typing import Any
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, render
 
+from agent_memory.handlers.routes import ROUTES as ROUTE_TABLE
+
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
-ROUTES = {
-    ("POST", "/v1/agents/{agent_id}/memories"): "Api",
-    ("GET", "/v1/agents/{agent_id}/memories"): "Api",
-    ("DELETE", "/v1/agents/{agent_id}/memories"): "Api",
-    ("POST", "/v1/agents/{agent_id}/memories/search"): "Search",
-    ("POST", "/v1/agents/{agent_id}/context"): "Search",
-    ("GET", "/v1/agents/{agent_id}/memories/{memory_id}"): "Api",
-    ("DELETE", "/v1/agents/{agent_id}/memories/{memory_id}"): "Api",
-    ("GET", "/v1/agents/{agent_id}/stats"): "Api",
-    ("GET", "/v1/agents/{agent_id}/audit"): "Api",
-    ("GET", "/v1/agents"): "Api",
-    ("GET", "/v1/agents/{agent_id}/timeline"): "Api",
-    ("GET", "/v1/agents/{agent_id}/periods/{grain}/{time_key}"): "Api",
-    ("GET", "/v1/agents/{agent_id}/stats/searches"): "Api",
-    ("POST", "/v1/admin/summarize"): "Api",
-    ("POST", "/v1/admin/retention"): "Api",
-    ("PUT", "/v1/admin/topics"): "Api",
-    ("GET", "/v1/topics"): "Api",
-    ("GET", "/v1/topics/proposals"): "Api",
-    ("GET", "/v1/openapi.json"): "Api",
-}
+#: The functions' route table (handlers/routes.py): the stack builds API Gateway from it.
+ROUTES = {(r.method, r.path): r.function for r in ROUTE_TABLE}
 
 
 def _paths(synth: Synth) -> dict[str, str]:
@@ -58,6 +41,11 @@ def _methods(synth: Synth) -> dict[tuple[str, str], dict[str, object]]:
 
 def test_routes_are_explicit_and_search_has_its_own_function(synth: Synth) -> None:
     methods = _methods(synth)
+    # the two routes that embed a query run on the search function, every other on the API function
+    assert {route for route, function in ROUTES.items() if function == "Search"} == {
+        ("POST", "/v1/agents/{agent_id}/memories/search"),
+        ("POST", "/v1/agents/{agent_id}/context"),
+    }
     assert set(methods) == set(ROUTES), "no {proxy+}, no OPTIONS (CORS off)"
     for route, function in ROUTES.items():
         uri = render(methods[route]["Integration"]["Uri"])
@@ -75,6 +63,17 @@ def test_every_route_of_the_api_function_is_deployed() -> None:
         for r in app._static_routes + app._dynamic_routes  # the resolver's registry of routes
     }
     assert handled == set(ROUTES)
+
+
+def test_the_route_tables_query_parameters_are_the_ones_the_contract_documents() -> None:
+    from agent_memory.handlers.api import openapi_json
+
+    document = json.loads(openapi_json())
+    for route in ROUTE_TABLE:
+        operation = document["paths"][route.path][route.method.lower()]
+        documented = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+        assert set(route.query) == documented, (route.method, route.path)
+        assert ("requestBody" in operation) == route.body, (route.method, route.path)
 
 
 def test_every_method_needs_the_token_authorizer_and_is_validated(synth: Synth) -> None:
