@@ -8,13 +8,34 @@ fail on a grant no path uses. The queues are SSE-SQS encrypted, so no KMS grant 
 
 from __future__ import annotations
 
+from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from agent_memory_stack.nag import acknowledge
+
 #: What Lambda's SQS poller calls with the function's role (Lambda developer guide, "Amazon SQS").
 POLLER_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+
+
+def parking_queue(scope: Construct, construct_id: str, *, parks: str | None = None) -> sqs.Queue:
+    """A standard queue that holds what failed for 14 days (SSE, TLS only), to inspect and replay.
+
+    ``parks`` says what lands here when it is not an SQS redrive target (cdk-nag's SQS3 looks
+    for a redrive policy pointing at every dead-letter queue).
+    """
+    queue = sqs.Queue(
+        scope,
+        construct_id,
+        retention_period=Duration.days(14),
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+    )
+    if parks is not None:
+        acknowledge(queue, "SQS3", f"this queue is itself where failures are parked: {parks}")
+    return queue
 
 
 def grant_send(queue: sqs.IQueue, function: lambda_.IFunction) -> None:

@@ -18,13 +18,12 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_scheduler_targets as targets
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory.schedules import SCHEDULES, Schedule
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.nag import acknowledge, logical_id
-from agent_memory_stack.queues import grant_send
+from agent_memory_stack.queues import grant_send, parking_queue
 
 
 def construct_name(schedule: Schedule) -> str:
@@ -47,32 +46,16 @@ class Scheduling(Construct):
         # A retained group would collide with the next deploy of the same stage after a destroy.
         self.group.apply_removal_policy(RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY)
         # Scheduler DLQs must be standard queues.
-        self.dead_letters = sqs.Queue(
+        self.dead_letters = parking_queue(
             self,
             "DeadLetters",
-            retention_period=Duration.days(14),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-        )
-        acknowledge(
-            self.dead_letters,
-            "SQS3",
-            "this queue is itself a dead-letter queue: EventBridge Scheduler parks failed schedule "
-            "invocations here (it is not an SQS redrive target, which is what the rule looks for)",
+            parks="EventBridge Scheduler's failed deliveries of schedule invocations",
         )
         # Runs that failed inside the function, after Lambda's own two retries (on-failure destination).
-        self.run_failures = sqs.Queue(
+        self.run_failures = parking_queue(
             self,
             "RunFailures",
-            retention_period=Duration.days(14),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-        )
-        acknowledge(
-            self.run_failures,
-            "SQS3",
-            "this queue is itself a dead-letter destination: Lambda sends the scheduled functions' "
-            "failed asynchronous runs here (it is not an SQS redrive target)",
+            parks="the scheduled functions' failed asynchronous runs (Lambda's on-failure destination)",
         )
         self.schedules: dict[str, scheduler.Schedule] = {}
         self._roles: dict[str, iam.IRole] = {}

@@ -16,7 +16,7 @@ from constructs import Construct
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
-from agent_memory_stack.queues import consume, grant_send
+from agent_memory_stack.queues import consume, grant_send, parking_queue
 from agent_memory_stack.scheduling import Scheduling, schedules_of
 from agent_memory_stack.vector_store import VectorStore
 from agent_memory_stack.write_pipeline import VISIBILITY_FACTOR, WritePipeline
@@ -42,13 +42,7 @@ class Summarization(Construct):
         scheduling: Scheduling,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letters = sqs.Queue(
-            self,
-            "DeadLetters",
-            retention_period=Duration.days(14),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-        )
+        self.dead_letters = parking_queue(self, "DeadLetters")
         self.queue = sqs.Queue(
             self,
             "Jobs",
