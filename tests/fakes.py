@@ -16,3 +16,18 @@ class FixedClock:
 
     def advance(self, **kwargs: float) -> None:
         self._now += timedelta(**kwargs)
+
+
+#: An epoch second (2026-11-18) that clock-driven adapter tests start from.
+T0 = 1_795_000_000.0
+
+
+class SteppingClock:
+    """Epoch seconds that a test moves by hand (``clock.now += 5``): the ``Callable[[], float]``
+    clocks the queue and pending-writes adapters take."""
+
+    def __init__(self, now: float = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now

@@ -9,20 +9,12 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
+from tests.fakes import T0, SteppingClock
 
 from agent_memory.adapters.dynamodb_pending import DynamoDbPendingWrites
 from agent_memory.errors import DependencyError
 
 TABLE = "agent-memory-pending"
-T0 = 1_795_000_000.0
-
-
-class SteppingClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -7,18 +7,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.fakes import SteppingClock
 
 from agent_memory.adapters.local_pending import LocalPendingWrites
-
-T0 = 1_795_000_000.0
-
-
-class SteppingClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.parser.models import SqsModel
+from tests.fakes import T0, SteppingClock
 
 from agent_memory.adapters.local_queue import (
     MAX_RECEIVES_REASON,
@@ -22,18 +23,6 @@ from agent_memory.adapters.local_queue import (
     to_sqs_event,
 )
 from agent_memory.ports import QueueMessage
-
-T0 = 1_795_000_000.0
-
-
-class SteppingClock:
-    """Epoch seconds that a test moves by hand."""
-
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
