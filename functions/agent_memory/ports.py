@@ -303,15 +303,13 @@ class Candidate:
     """A record the store found, with the evidence it found it by.
 
     ``similarity`` is the cosine to the query vector (present for every candidate when the query
-    had a vector); ``lexical`` is the normalised lexical score (None: no lexical match).
-    The ranks are 1-based positions in each list (None: not in that list).
+    had a vector); ``lexical`` is the normalised lexical score (None: no lexical match). The
+    order and the scores follow `domain.fusion`, on every store.
     """
 
     record: MemoryRecord
     similarity: float | None = None
     lexical: float | None = None
-    vector_rank: int | None = None
-    lexical_rank: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -273,11 +273,10 @@ def test_vector_hits_come_nearest_first_with_their_cosine(store: MemoryStore) ->
     # WHEN searching by vector only
     found = store.search(query(vector=vec(1.0), limit=3))
 
-    # THEN the nearest three, in order, each with its cosine and rank, and no lexical evidence
+    # THEN the nearest three, in order, each with its cosine, and no lexical evidence
     assert ids(found) == ["mem_near", "mem_mid", "mem_low"]
     assert [c.similarity for c in found] == pytest.approx([0.9, 0.6, 0.3], abs=1e-5)
-    assert [c.vector_rank for c in found] == [1, 2, 3]
-    assert all(c.lexical is None and c.lexical_rank is None for c in found)
+    assert all(c.lexical is None for c in found)
 
 
 def test_lexical_hits_are_merged_and_every_candidate_has_its_cosine(store: MemoryStore) -> None:
@@ -287,16 +286,17 @@ def test_lexical_hits_are_merged_and_every_candidate_has_its_cosine(store: Memor
     put(store, rec("mem_both", content="a zeppelin was seen"), vector=at_cosine(0.7))
 
     # WHEN searching with both a vector and text, asking for two hits per signal
-    found = {c.record.id: c for c in store.search(query(vector=vec(1.0), text="zeppelin Tuesday", limit=2))}
+    listed = store.search(query(vector=vec(1.0), text="zeppelin Tuesday", limit=2))
+    found = {c.record.id: c for c in listed}
 
     # THEN the lexical-only hit is there too, with its cosine computed all the same
     assert set(found) == {"mem_words", "mem_vector", "mem_both"}
     assert found["mem_words"].similarity == pytest.approx(-0.5, abs=1e-5)
-    assert found["mem_words"].vector_rank is None
-    assert found["mem_words"].lexical_rank == 1 and found["mem_words"].lexical == pytest.approx(1.0)
+    assert found["mem_words"].lexical == pytest.approx(1.0)  # the best lexical hit scores 1.0
     assert 0.0 < (found["mem_both"].lexical or 0.0) < 1.0
     assert found["mem_vector"].lexical is None
-    assert found["mem_vector"].vector_rank == 1
+    # vector hits first, in vector order, then the lexical-only hit (domain/fusion.py)
+    assert [c.record.id for c in listed] == ["mem_vector", "mem_both", "mem_words"]
 
 
 def test_lexical_search_also_reads_the_topic(store: MemoryStore) -> None:

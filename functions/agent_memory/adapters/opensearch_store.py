@@ -58,6 +58,7 @@ from agent_memory.adapters.opensearch_index import (
     cosine_from_score,
     events_alias_name,
 )
+from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
@@ -1077,33 +1078,23 @@ class OpenSearchStore:
 
         records: dict[str, MemoryRecord] = {}
         similarity: dict[str, float] = {}
-        lexical: dict[str, float] = {}
-        vector_rank: dict[str, int] = {}
-        lexical_rank: dict[str, int] = {}
-        for rank, hit in enumerate(vector_hits, start=1):
+        raw_lexical: dict[str, float] = {}
+        for hit in vector_hits:
             record = to_record(hit["_source"])
             records.setdefault(record.id, record)
             similarity[record.id] = cosine_from_score(float(hit["_score"]))
-            vector_rank[record.id] = rank
-        best = max((float(h["_score"]) for h in lexical_hits), default=0.0)
-        for rank, hit in enumerate(lexical_hits, start=1):
+        for hit in lexical_hits:
             record = to_record(hit["_source"])
             records.setdefault(record.id, record)
-            lexical[record.id] = float(hit["_score"]) / best if best > 0 else 1.0
-            lexical_rank[record.id] = rank
-        order = list(vector_rank) + [rid for rid in lexical_rank if rid not in vector_rank]
+            raw_lexical[record.id] = float(hit["_score"])
+        lexical = scaled_to_best(raw_lexical)
+        order = fused_order(list(similarity), list(raw_lexical))
         if query_vector is not None:
-            missing = [rid for rid in order if rid not in similarity]
+            missing = lacking_cosine(order, similarity)
             similarity.update(self._cosines(query.tenant_id, query.agent_id, missing, query_vector))
             order = [rid for rid in order if rid in similarity]  # a record deleted in between
         return [
-            Candidate(
-                record=records[rid],
-                similarity=similarity.get(rid),
-                lexical=lexical.get(rid),
-                vector_rank=vector_rank.get(rid),
-                lexical_rank=lexical_rank.get(rid),
-            )
+            Candidate(record=records[rid], similarity=similarity.get(rid), lexical=lexical.get(rid))
             for rid in order
         ]
 

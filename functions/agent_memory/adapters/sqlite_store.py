@@ -53,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_memory.adapters.sqlite_util import open_private, transaction
+from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.words import STOPWORDS
@@ -1070,8 +1071,9 @@ class SqliteMemoryStore:
                     vector_hits.append(rowid)
                     similarity[rowid] = float(scores[i])
 
-            lexical = _lexical_hits(conn, terms, where, params, limit) if terms else {}
-            lexical_only = [rowid for rowid in lexical if rowid not in similarity]
+            lexical = scaled_to_best(_lexical_hits(conn, terms, where, params, limit)) if terms else {}
+            order = fused_order(vector_hits, list(lexical))
+            lexical_only = lacking_cosine(order, similarity)
             if vectors is not None and query_vector is not None and lexical_only:
                 positions = vectors.positions(np.asarray(lexical_only, dtype=np.int64))
                 for rowid, score in zip(
@@ -1079,19 +1081,10 @@ class SqliteMemoryStore:
                 ):
                     similarity[int(rowid)] = float(score)
 
-            order = vector_hits + lexical_only
             records = _fetch(conn, order)
 
-        vector_rank = {rowid: i for i, rowid in enumerate(vector_hits, start=1)}
-        lexical_rank = {rowid: i for i, rowid in enumerate(lexical, start=1)}
         return [
-            Candidate(
-                record=records[rowid],
-                similarity=similarity.get(rowid),
-                lexical=lexical.get(rowid),
-                vector_rank=vector_rank.get(rowid),
-                lexical_rank=lexical_rank.get(rowid),
-            )
+            Candidate(record=records[rowid], similarity=similarity.get(rowid), lexical=lexical.get(rowid))
             for rowid in order
             if rowid in records
         ]
@@ -1412,10 +1405,8 @@ def _informative_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
 def _lexical_hits(
     conn: sqlite3.Connection, terms: list[str], where: str, params: Sequence[Any], limit: int
 ) -> dict[int, float]:
-    """Up to ``limit`` eligible rows matching any term, best first, with scores in (0, 1].
-
-    BM25 is lower-is-better; each score is divided by the best one, so the top hit scores 1.0.
-    """
+    """Up to ``limit`` eligible rows matching any term, best first, with FTS5's ``bm25()`` (lower
+    is better; `domain.fusion.scaled_to_best` makes the top hit 1.0)."""
     match = fts_match(_informative_terms(conn, terms))
     rows = conn.execute(
         # The match runs once, first (MATERIALIZED): left to itself the planner may walk the
@@ -1426,8 +1417,7 @@ def _lexical_hits(
         "ORDER BY hits.s LIMIT ?",
         (match, *params, limit),
     ).fetchall()
-    best = min((score for _, score in rows), default=0.0)
-    return {rowid: (score / best if best < 0 else 1.0) for rowid, score in rows}
+    return dict(rows)
 
 
 def _rowids(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> npt.NDArray[np.int64]:

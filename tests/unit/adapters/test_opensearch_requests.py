@@ -897,8 +897,6 @@ def test_search_puts_every_filter_inside_the_knn_clause_and_runs_bm25_in_the_sam
     assert candidates[1].similarity == pytest.approx(0.25)
     assert candidates[2].similarity == pytest.approx(1 / np.sqrt(2), abs=1e-6)
     assert [x.lexical for x in candidates] == [None, 1.0, 0.5]
-    assert [x.vector_rank for x in candidates] == [1, 2, None]
-    assert [x.lexical_rank for x in candidates] == [None, 1, 2]
 
 
 def test_search_without_a_query_lists_the_newest_live_records(client: OpenSearch, cluster: Cluster) -> None:
