@@ -1,17 +1,21 @@
 """The composition root: the only place that knows which adapter serves which port.
 
-Built lazily and once per process (a Lambda cold start, or the local server's start) from the
-validated settings. Tests call `reset()` after changing the environment.
+One `Container(settings)` per process (a Lambda cold start, or the local server's start): each
+member is built on first use, from the validated settings, and kept. The module-level functions
+(`container.store()`, ...) read the process's container; tests call `reset()` after changing
+the environment, which drops it and the settings together.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
+from agent_memory.domain.keys import KeyStore
 from agent_memory.domain.scoring import RankingWeights
+from agent_memory.errors import ConfigurationError
 from agent_memory.ports import (
     Clock,
     DeadLetterQueue,
@@ -46,215 +50,275 @@ if TYPE_CHECKING:
     from agent_memory.services.retention import RetentionService
 
 
-@cache
-def clock() -> Clock:
-    return SystemClock()
+class Container:
+    """Every adapter and service of one process, built from ``settings`` on first use."""
 
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
 
-@cache
-def embedder() -> Embedder:
-    from agent_memory.adapters.embedders import build_embedder
+    # --- adapters ------------------------------------------------------------------------------
 
-    return build_embedder(get_settings())
+    @cached_property
+    def clock(self) -> Clock:
+        return SystemClock()
 
+    @cached_property
+    def embedder(self) -> Embedder:
+        from agent_memory.adapters.embedders import build_embedder
 
-@cache
-def store() -> MemoryStore:
-    settings = get_settings()
-    emb = embedder()
-    if settings.store == "opensearch":
+        return build_embedder(self.settings)
+
+    @cached_property
+    def opensearch_client(self) -> Any:
+        """The process-wide OpenSearch client (the store's, and the index bootstrap's)."""
         from agent_memory.adapters.opensearch_client import build_client
-        from agent_memory.adapters.opensearch_store import OpenSearchStore
 
-        return OpenSearchStore(
-            build_client(settings),
-            settings.opensearch_index_alias,
-            emb.dimension,
-            emb.model_id,
-            serverless=settings.opensearch_service == "aoss",
-        )
-    from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+        return build_client(self.settings)
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return SqliteMemoryStore(settings.sqlite_path, dimension=emb.dimension, model_id=emb.model_id)
+    @cached_property
+    def store(self) -> MemoryStore:
+        settings, emb = self.settings, self.embedder
+        if settings.store == "opensearch":
+            from agent_memory.adapters.opensearch_store import OpenSearchStore
 
-
-@cache
-def _local_queue():  # type: ignore[no-untyped-def]
-    from agent_memory.adapters.local_queue import LocalFifoQueue
-
-    settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return LocalFifoQueue(settings.queue_path, max_receive_count=settings.max_receive_count)
-
-
-@cache
-def write_queue() -> WriteQueue:
-    settings = get_settings()
-    if settings.queue == "sqs":
-        from agent_memory.adapters.sqs_queue import SqsWriteQueue
-
-        assert settings.write_queue_url is not None
-        return SqsWriteQueue(settings.write_queue_url)
-    return _local_queue()  # type: ignore[no-any-return]
-
-
-@cache
-def dead_letters() -> DeadLetterQueue:
-    """The writer puts poison here; `agent-memory dlq list | redrive` reads and replays it."""
-    settings = get_settings()
-    if settings.queue == "sqs":
-        from agent_memory.adapters.sqs_queue import SqsDeadLetters
-
-        if settings.dead_letter_queue_url is None:
-            from agent_memory.errors import ConfigurationError
-
-            raise ConfigurationError("AGENT_MEMORY_DEAD_LETTER_QUEUE_URL is required with queue=sqs")
-        return SqsDeadLetters(settings.dead_letter_queue_url, redrive_to=settings.write_queue_url)
-    return _local_queue()  # type: ignore[no-any-return]
-
-
-@cache
-def pending() -> PendingWrites:
-    settings = get_settings()
-    if settings.pending == "dynamodb":
-        from agent_memory.adapters.dynamodb_pending import DynamoDbPendingWrites
-
-        assert settings.pending_table is not None
-        return DynamoDbPendingWrites(settings.pending_table)
-    from agent_memory.adapters.local_pending import LocalPendingWrites
-
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return LocalPendingWrites(settings.queue_path)
-
-
-@cache
-def idempotency() -> Idempotency:
-    from agent_memory.adapters.idempotency import PowertoolsIdempotency
-
-    settings = get_settings()
-    layer: Any
-    if settings.idempotency == "dynamodb":
-        from agent_memory.adapters.dynamodb_idempotency import dynamodb_layer
-
-        assert settings.idempotency_table is not None
-        layer = dynamodb_layer(settings.idempotency_table)
-    else:
-        from agent_memory.adapters.idempotency import SqliteIdempotencyLayer
+            return OpenSearchStore(
+                self.opensearch_client,
+                settings.opensearch_index_alias,
+                emb.dimension,
+                emb.model_id,
+                serverless=settings.opensearch_service == "aoss",
+            )
+        from agent_memory.adapters.sqlite_store import SqliteMemoryStore
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        layer = SqliteIdempotencyLayer(settings.idempotency_path)
-    return PowertoolsIdempotency(
-        layer, expires_after_s=settings.idempotency_ttl_s, in_progress_s=settings.idempotency_in_progress_s
-    )
+        return SqliteMemoryStore(settings.sqlite_path, dimension=emb.dimension, model_id=emb.model_id)
 
+    @cached_property
+    def local_queue(self) -> LocalFifoQueue:
+        from agent_memory.adapters.local_queue import LocalFifoQueue
 
-@cache
-def topic_store() -> TopicStore:
-    settings = get_settings()
-    if settings.topics == "dynamodb":
-        from agent_memory.adapters.dynamodb_topics import DynamoDbTopicStore
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return LocalFifoQueue(self.settings.queue_path, max_receive_count=self.settings.max_receive_count)
 
-        assert settings.topics_table is not None
-        return DynamoDbTopicStore(settings.topics_table)
-    from agent_memory.adapters.sqlite_topics import SqliteTopicStore
+    @cached_property
+    def write_queue(self) -> WriteQueue:
+        if self.settings.queue == "sqs":
+            from agent_memory.adapters.sqs_queue import SqsWriteQueue
 
-    return SqliteTopicStore(settings.topics_path)
+            assert self.settings.write_queue_url is not None  # Settings refuses queue=sqs without it
+            return SqsWriteQueue(self.settings.write_queue_url)
+        return self.local_queue
 
+    @cached_property
+    def dead_letters(self) -> DeadLetterQueue:
+        """The writer puts poison here; `agent-memory dlq list | redrive` reads and replays it."""
+        settings = self.settings
+        if settings.queue == "sqs":
+            from agent_memory.adapters.sqs_queue import SqsDeadLetters
 
-@cache
-def topic_cache() -> TopicCache:
-    """One per process: writes and searches of a warm container share it (services/topics.py)."""
-    return TopicCache(topic_store(), ttl_s=get_settings().topics_cache_s)
+            if settings.dead_letter_queue_url is None:
+                raise ConfigurationError("AGENT_MEMORY_DEAD_LETTER_QUEUE_URL is required with queue=sqs")
+            return SqsDeadLetters(settings.dead_letter_queue_url, redrive_to=settings.write_queue_url)
+        return self.local_queue
 
+    @cached_property
+    def pending(self) -> PendingWrites:
+        settings = self.settings
+        if settings.pending == "dynamodb":
+            from agent_memory.adapters.dynamodb_pending import DynamoDbPendingWrites
 
-@cache
-def summarizer() -> Summarizer:
-    from agent_memory.adapters.summarizers import build_summarizer
+            assert settings.pending_table is not None  # Settings refuses pending=dynamodb without it
+            return DynamoDbPendingWrites(settings.pending_table)
+        from agent_memory.adapters.local_pending import LocalPendingWrites
 
-    return build_summarizer(get_settings(), embedder())
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return LocalPendingWrites(settings.queue_path)
 
+    @cached_property
+    def idempotency(self) -> Idempotency:
+        from agent_memory.adapters.idempotency import PowertoolsIdempotency
 
-@cache
-def _local_jobs() -> LocalFifoQueue:
-    """The local job queue's file: its own, so jobs and writes never wait for each other."""
-    from agent_memory.adapters.local_queue import LocalFifoQueue
+        settings = self.settings
+        layer: Any
+        if settings.idempotency == "dynamodb":
+            from agent_memory.adapters.dynamodb_idempotency import dynamodb_layer
 
-    settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    # A job may run for minutes (a year healed at once): do not redeliver it while it runs.
-    return LocalFifoQueue(
-        settings.data_dir / "jobs.db", max_receive_count=settings.max_receive_count, visibility_timeout_s=900
-    )
+            assert settings.idempotency_table is not None  # Settings refuses it unnamed
+            layer = dynamodb_layer(settings.idempotency_table)
+        else:
+            from agent_memory.adapters.idempotency import SqliteIdempotencyLayer
 
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            layer = SqliteIdempotencyLayer(settings.idempotency_path)
+        return PowertoolsIdempotency(
+            layer,
+            expires_after_s=settings.idempotency_ttl_s,
+            in_progress_s=settings.idempotency_in_progress_s,
+        )
 
-@cache
-def job_queue() -> JobQueue:
-    """SQS when a summarize queue is named (the dispatcher needs no write queue to use it)."""
-    settings = get_settings()
-    if settings.summarize_queue_url:
-        from agent_memory.adapters.sqs_jobs import SqsJobQueue
+    @cached_property
+    def topic_store(self) -> TopicStore:
+        if self.settings.topics == "dynamodb":
+            from agent_memory.adapters.dynamodb_topics import DynamoDbTopicStore
 
-        return SqsJobQueue(settings.summarize_queue_url)
-    if settings.queue == "sqs":
-        from agent_memory.errors import ConfigurationError
+            assert self.settings.topics_table is not None  # Settings refuses it unnamed
+            return DynamoDbTopicStore(self.settings.topics_table)
+        from agent_memory.adapters.sqlite_topics import SqliteTopicStore
 
-        raise ConfigurationError("AGENT_MEMORY_SUMMARIZE_QUEUE_URL is required with queue=sqs")
-    from agent_memory.adapters.local_jobs import LocalJobQueue
+        return SqliteTopicStore(self.settings.topics_path)
 
-    return LocalJobQueue(_local_jobs())
+    @cached_property
+    def topic_cache(self) -> TopicCache:
+        """One per process: writes and searches of a warm container share it (services/topics.py)."""
+        return TopicCache(self.topic_store, ttl_s=self.settings.topics_cache_s)
 
+    @cached_property
+    def summarizer(self) -> Summarizer:
+        from agent_memory.adapters.summarizers import build_summarizer
 
-@cache
-def dispatch_service() -> DispatchService:
-    return DispatchService(store(), job_queue(), clock(), get_settings().timezone)
+        return build_summarizer(self.settings, self.embedder)
 
+    @cached_property
+    def local_jobs(self) -> LocalFifoQueue:
+        """The local job queue's file: its own, so jobs and writes never wait for each other."""
+        from agent_memory.adapters.local_queue import LocalFifoQueue
 
-@cache
-def summarize_service() -> SummarizeService:
-    return SummarizeService(
-        store(), summarizer(), write_queue(), job_queue(), clock(), get_settings().timezone
-    )
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        # A job may run for minutes (a year healed at once): do not redeliver it while it runs.
+        return LocalFifoQueue(
+            self.settings.data_dir / "jobs.db",
+            max_receive_count=self.settings.max_receive_count,
+            visibility_timeout_s=900,
+        )
 
+    @cached_property
+    def job_queue(self) -> JobQueue:
+        """SQS when a summarize queue is named (the dispatcher needs no write queue to use it)."""
+        settings = self.settings
+        if settings.summarize_queue_url:
+            from agent_memory.adapters.sqs_jobs import SqsJobQueue
 
-def retention_starter() -> RetentionStarter | None:
-    """Where the admin route hands a retention run (the retention function), or None: run here."""
-    settings = get_settings()
-    if not settings.retention_function:
-        return None
-    from agent_memory.adapters.lambda_retention import LambdaRetentionStarter
+            return SqsJobQueue(settings.summarize_queue_url)
+        if settings.queue == "sqs":
+            raise ConfigurationError("AGENT_MEMORY_SUMMARIZE_QUEUE_URL is required with queue=sqs")
+        from agent_memory.adapters.local_jobs import LocalJobQueue
 
-    return LambdaRetentionStarter(settings.retention_function)
+        return LocalJobQueue(self.local_jobs)
 
+    @cached_property
+    def key_store(self) -> KeyStore:
+        """API keys: the deployed tenants table, or the local ``auth.db``."""
+        if self.settings.tenants_table:
+            from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
-def retention_service() -> RetentionService:
-    """Built per run, not cached: the plans are read afresh, so an upgrade counts at the next run."""
-    from datetime import timedelta
-
-    from agent_memory.domain.plans import load_plans
-    from agent_memory.services.retention import KeyStorePlans, RetentionService
-
-    settings = get_settings()
-    keys: Any
-    if settings.tenants_table:
-        from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
-
-        keys = DynamoDbKeyStore(settings.tenants_table)
-    else:
+            return DynamoDbKeyStore(self.settings.tenants_table)
         from agent_memory.adapters.sqlite_keys import LocalKeyStore
 
-        keys = LocalKeyStore(settings.auth_path)
-    return RetentionService(
-        store(),
-        KeyStorePlans(keys),
-        clock(),
-        load_plans(settings.plans),
-        job_queue(),
-        timezone=settings.timezone,
-        max_unsummarized=timedelta(days=settings.retention_max_unsummarized_days),
-        forget_grace=timedelta(days=settings.forget_grace_days),
-        max_working=settings.max_working_per_agent,
-    )
+        return LocalKeyStore(self.settings.auth_path)
+
+    @cached_property
+    def reranker(self) -> Reranker | None:
+        if self.settings.reranker == "bedrock":
+            from agent_memory.adapters.bedrock_rerank import BedrockReranker
+
+            return BedrockReranker(self.settings.bedrock_rerank_model_arn)
+        return None
+
+    @cached_property
+    def retention_starter(self) -> RetentionStarter | None:
+        """Where the admin route hands a retention run (the retention function), or None: here."""
+        if not self.settings.retention_function:
+            return None
+        from agent_memory.adapters.lambda_retention import LambdaRetentionStarter
+
+        return LambdaRetentionStarter(self.settings.retention_function)
+
+    # --- services ------------------------------------------------------------------------------
+
+    @cached_property
+    def ranking(self) -> RankingWeights:
+        return ranking(self.settings)
+
+    @cached_property
+    def write_service(self) -> WriteService:
+        from agent_memory.domain.plans import default_ttl_days
+
+        ttls = default_ttl_days if self.settings.default_ttls else None
+        return WriteService(
+            self.write_queue, self.pending, self.clock, default_ttl_days=ttls, topics=self.topic_cache
+        )
+
+    @cached_property
+    def idempotent_write_service(self) -> IdempotentWriteService:
+        return IdempotentWriteService(self.write_service, self.idempotency)
+
+    @cached_property
+    def search_service(self) -> SearchService:
+        return SearchService(
+            self.store,
+            self.embedder,
+            self.clock,
+            self.ranking,
+            topics=self.topic_cache,
+            reranker=self.reranker,
+        )
+
+    @cached_property
+    def memory_service(self) -> MemoryService:
+        return MemoryService(self.store, self.pending, self.clock)
+
+    @cached_property
+    def forget_service(self) -> ForgetService:
+        return ForgetService(self.store, self.job_queue, self.clock, self.settings.timezone)
+
+    @cached_property
+    def writer_service(self) -> WriterService:
+        s = self.settings
+        return WriterService(
+            self.store,
+            self.embedder,
+            self.pending,
+            self.dead_letters,
+            self.clock,
+            dedup_threshold=s.dedup_threshold,
+            context_turns=s.context_turns,
+            dedup_scope=s.dedup_scope,
+            timezone=s.timezone,
+        )
+
+    @cached_property
+    def dispatch_service(self) -> DispatchService:
+        return DispatchService(self.store, self.job_queue, self.clock, self.settings.timezone)
+
+    @cached_property
+    def summarize_service(self) -> SummarizeService:
+        return SummarizeService(
+            self.store, self.summarizer, self.write_queue, self.job_queue, self.clock, self.settings.timezone
+        )
+
+    def retention_service(self) -> RetentionService:
+        """Built per run, not kept: the plans are read afresh, so an upgrade counts at the next run."""
+        from datetime import timedelta
+
+        from agent_memory.domain.plans import load_plans
+        from agent_memory.services.retention import KeyStorePlans, RetentionService
+
+        s = self.settings
+        return RetentionService(
+            self.store,
+            KeyStorePlans(self.key_store),
+            self.clock,
+            load_plans(s.plans),
+            self.job_queue,
+            timezone=s.timezone,
+            max_unsummarized=timedelta(days=s.retention_max_unsummarized_days),
+            forget_grace=timedelta(days=s.forget_grace_days),
+            max_working=s.max_working_per_agent,
+        )
+
+    @cached_property
+    def api_services(self) -> ApiServices:
+        return ApiServices(self)
 
 
 def ranking(settings: Settings) -> RankingWeights:
@@ -271,132 +335,136 @@ def ranking(settings: Settings) -> RankingWeights:
 class ApiServices:
     """What the API function needs. Properties build lazily: a write never loads the model."""
 
+    root: Container
+
     @property
     def write(self) -> WriteService:
-        return _write_service()
+        return self.root.write_service
 
     @property
     def idempotent_write(self) -> IdempotentWriteService:
-        return _idempotent_write_service()
+        return self.root.idempotent_write_service
 
     @property
     def search(self) -> SearchService:
-        return _search_service()
+        return self.root.search_service
 
     @property
     def memories(self) -> MemoryService:
-        return _memory_service()
+        return self.root.memory_service
 
     @property
     def forget(self) -> ForgetService:
-        return _forget_service()
+        return self.root.forget_service
 
     @property
     def context(self) -> ContextService:
-        return ContextService(_search_service())
+        return ContextService(self.root.search_service)
 
     @property
     def agents(self) -> AgentsService:
-        return AgentsService(store(), clock())
+        return AgentsService(self.root.store, self.root.clock)
 
     @property
     def timeline(self) -> TimelineService:
-        return TimelineService(store(), clock(), get_settings().timezone)
+        return TimelineService(self.root.store, self.root.clock, self.root.settings.timezone)
 
     @property
     def search_stats(self) -> SearchStatsService:
-        return SearchStatsService(store(), clock())
+        return SearchStatsService(self.root.store, self.root.clock)
 
     @property
     def topics(self) -> TopicService:
-        return TopicService(topic_cache(), clock())
+        return TopicService(self.root.topic_cache, self.root.clock)
+
+
+# --- the process's container -------------------------------------------------------------------
 
 
 @cache
-def _write_service() -> WriteService:
-    from agent_memory.domain.plans import default_ttl_days
-
-    ttls = default_ttl_days if get_settings().default_ttls else None
-    return WriteService(write_queue(), pending(), clock(), default_ttl_days=ttls, topics=topic_cache())
-
-
-@cache
-def _idempotent_write_service() -> IdempotentWriteService:
-    return IdempotentWriteService(_write_service(), idempotency())
-
-
-@cache
-def _search_service() -> SearchService:
-    return SearchService(
-        store(), embedder(), clock(), ranking(get_settings()), topics=topic_cache(), reranker=reranker()
-    )
-
-
-def reranker() -> Reranker | None:
-    settings = get_settings()
-    if settings.reranker == "bedrock":
-        from agent_memory.adapters.bedrock_rerank import BedrockReranker
-
-        return BedrockReranker(settings.bedrock_rerank_model_arn)
-    return None
-
-
-@cache
-def _memory_service() -> MemoryService:
-    return MemoryService(store(), pending(), clock())
-
-
-@cache
-def _forget_service() -> ForgetService:
-    return ForgetService(store(), job_queue(), clock(), get_settings().timezone)
-
-
-@cache
-def writer_service() -> WriterService:
-    return WriterService(
-        store(),
-        embedder(),
-        pending(),
-        dead_letters(),
-        clock(),
-        dedup_threshold=get_settings().dedup_threshold,
-        context_turns=get_settings().context_turns,
-        dedup_scope=get_settings().dedup_scope,
-        timezone=get_settings().timezone,
-    )
-
-
-def api_services() -> ApiServices:
-    return ApiServices()
-
-
-_CACHED = (
-    clock,
-    embedder,
-    store,
-    _local_queue,
-    write_queue,
-    dead_letters,
-    pending,
-    _write_service,
-    idempotency,
-    _idempotent_write_service,
-    _search_service,
-    _memory_service,
-    _forget_service,
-    writer_service,
-    summarizer,
-    topic_store,
-    topic_cache,
-    _local_jobs,
-    job_queue,
-    dispatch_service,
-    summarize_service,
-)
+def current() -> Container:
+    """This process's container, built from the settings on first use."""
+    return Container(get_settings())
 
 
 def reset() -> None:
-    """Forget every built adapter and the settings (tests, after changing the environment)."""
-    for factory in _CACHED:
-        factory.cache_clear()
+    """Forget the container and the settings (tests, after changing the environment)."""
+    current.cache_clear()
     get_settings.cache_clear()
+
+
+# The members under the names handlers and the local runtime call them by.
+def clock() -> Clock:
+    return current().clock
+
+
+def embedder() -> Embedder:
+    return current().embedder
+
+
+def store() -> MemoryStore:
+    return current().store
+
+
+def write_queue() -> WriteQueue:
+    return current().write_queue
+
+
+def dead_letters() -> DeadLetterQueue:
+    return current().dead_letters
+
+
+def pending() -> PendingWrites:
+    return current().pending
+
+
+def idempotency() -> Idempotency:
+    return current().idempotency
+
+
+def topic_store() -> TopicStore:
+    return current().topic_store
+
+
+def topic_cache() -> TopicCache:
+    return current().topic_cache
+
+
+def summarizer() -> Summarizer:
+    return current().summarizer
+
+
+def job_queue() -> JobQueue:
+    return current().job_queue
+
+
+def key_store() -> KeyStore:
+    return current().key_store
+
+
+def reranker() -> Reranker | None:
+    return current().reranker
+
+
+def retention_starter() -> RetentionStarter | None:
+    return current().retention_starter
+
+
+def dispatch_service() -> DispatchService:
+    return current().dispatch_service
+
+
+def summarize_service() -> SummarizeService:
+    return current().summarize_service
+
+
+def writer_service() -> WriterService:
+    return current().writer_service
+
+
+def retention_service() -> RetentionService:
+    return current().retention_service()
+
+
+def api_services() -> ApiServices:
+    return current().api_services

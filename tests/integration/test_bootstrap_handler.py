@@ -50,7 +50,8 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     monkeypatch.setenv("AGENT_MEMORY_EMBEDDER", "hashing")
     monkeypatch.setenv("AGENT_MEMORY_EMBEDDING_DIMENSION", "16")
     state = Env()
-    monkeypatch.setattr(bootstrap_handler, "build_client", state.build_client)
+    # the container builds the one client of the process (the store's and the bootstrap's)
+    monkeypatch.setattr("agent_memory.adapters.opensearch_client.build_client", state.build_client)
     container.reset()
     yield state
     container.reset()

@@ -31,7 +31,8 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agent_memory.domain.keys import KeyStore, bearer_token
+from agent_memory import container
+from agent_memory.domain.keys import bearer_token
 from agent_memory.domain.usage import usage_key
 from agent_memory.observability import MetricUnit, logger, metrics, tracer
 from agent_memory.services.auth import KeyAuthenticator
@@ -44,17 +45,7 @@ UNAUTHORIZED = "Unauthorized"
 @cache
 def authenticator() -> KeyAuthenticator:
     """Built on first use and kept for the container's life, with its cache."""
-    settings = get_settings()
-    store: KeyStore
-    if settings.tenants_table:
-        from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
-
-        store = DynamoDbKeyStore(settings.tenants_table)
-    else:
-        from agent_memory.adapters.sqlite_keys import LocalKeyStore
-
-        store = LocalKeyStore(settings.auth_path)
-    return KeyAuthenticator(store)
+    return KeyAuthenticator(container.key_store())
 
 
 def reset() -> None:

@@ -37,7 +37,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from agent_memory import container
-from agent_memory.adapters.opensearch_client import build_client
 from agent_memory.adapters.opensearch_index import bootstrap, data_role_name, map_backend_roles
 from agent_memory.errors import ConfigurationError
 from agent_memory.observability import logger, tracer
@@ -98,7 +97,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     else:
         dimension, model_id = props.dimension, props.model_id
 
-    client = build_client(settings)
+    client = container.current().opensearch_client
     result = bootstrap(client, alias, dimension, model_id, engine=props.engine, serverless=serverless)
     if props.backend_roles is not None:
         role = data_role_name(alias)
