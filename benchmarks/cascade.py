@@ -100,7 +100,7 @@ def tokens(chars: int) -> int:
 
 def run_jobs(jobs_queue: Any, writes: Any, summarize: Any, writer: Any) -> Counter[str]:
     """Work the job queue and the write queue until both are empty (writes first)."""
-    from agent_memory.domain.summarize import SummarizeJob
+    from agent_memory.domain.summary_jobs import SummarizeJob
     from agent_memory.observability import metrics
 
     outcomes: Counter[str] = Counter()
@@ -125,7 +125,7 @@ def run_jobs(jobs_queue: Any, writes: Any, summarize: Any, writer: Any) -> Count
 def cascade(services: dict[str, Any], first: Any, last: Any) -> dict[str, Any]:
     """Dispatch and run every grain over ``[first, last]``; seconds and outcomes per grain."""
     from agent_memory.domain.grains import SUMMARY_GRAINS
-    from agent_memory.domain.summarize import SummarizeRequest
+    from agent_memory.domain.summary_jobs import SummarizeRequest
 
     per_grain: dict[str, Any] = {}
     started = time.perf_counter()
@@ -175,7 +175,7 @@ def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     from agent_memory.adapters.local_queue import LocalFifoQueue
     from agent_memory.adapters.sqlite_store import SqliteMemoryStore
     from agent_memory.adapters.summarizers import BedrockSummarizer, LocalExtractiveSummarizer
-    from agent_memory.adapters.summarizers.bedrock import DEFAULT_MAX_TOKENS
+    from agent_memory.adapters.summarizers.converse import DEFAULT_MAX_TOKENS
     from agent_memory.services.dispatch import DispatchService
     from agent_memory.services.summarize import SummarizeService
     from agent_memory.services.writer import WriterService

@@ -461,7 +461,7 @@ def cleanup(out: Path) -> None:
     """Run the retention handler twice at `NOW`, as the daily schedule would; write what it did."""
     from agent_memory import container
     from agent_memory.handlers import retention
-    from agent_memory.local.context import LocalContext
+    from agent_memory.local.lambda_context import LocalContext
     from agent_memory.observability import discard_unpublished_metrics
     from agent_memory.settings import get_settings
 

@@ -136,7 +136,7 @@ class Container:
 
     @cached_property
     def idempotency(self) -> Idempotency:
-        from agent_memory.adapters.idempotency import PowertoolsIdempotency
+        from agent_memory.adapters.powertools_idempotency import PowertoolsIdempotency
 
         settings = self.settings
         layer: Any
@@ -146,7 +146,7 @@ class Container:
             assert settings.idempotency_table is not None  # Settings refuses it unnamed
             layer = dynamodb_layer(settings.idempotency_table)
         else:
-            from agent_memory.adapters.idempotency import SqliteIdempotencyLayer
+            from agent_memory.adapters.powertools_idempotency import SqliteIdempotencyLayer
 
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             layer = SqliteIdempotencyLayer(settings.idempotency_path)

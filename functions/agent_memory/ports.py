@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.topics import TopicDictionary, TopicProposal
+from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]

@@ -316,7 +316,7 @@ class Deployment:
     def run(self, name: str, event: Any) -> Any:
         import importlib
 
-        from agent_memory.local.context import LocalContext
+        from agent_memory.local.lambda_context import LocalContext
 
         with self.as_function(name) as function:
             module_name, attr = function.handler.rsplit(".", 1)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_memory import container
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 

@@ -8,7 +8,7 @@ from tests.integration.conftest import load_event
 
 from agent_memory import container
 from agent_memory.handlers import api
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.worker import QueueWorker
 
 

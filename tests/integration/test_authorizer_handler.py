@@ -24,7 +24,7 @@ from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
 from agent_memory.domain.keys import bearer_token, hash_api_key, new_api_key
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import authorizer
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 
 TABLE = "tenants"
 EVENT = "authorizer_token.json"

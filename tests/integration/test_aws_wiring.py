@@ -18,7 +18,7 @@ from tests.integration.conftest import load_event
 
 from agent_memory import container
 from agent_memory.handlers import api, writer
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 
 
 @pytest.fixture

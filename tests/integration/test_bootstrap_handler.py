@@ -21,7 +21,7 @@ from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_index import events_index_body, records_index_body, records_index_name
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import bootstrap as bootstrap_handler
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.settings import Settings
 
 EVENT = "cfn_bootstrap_create.json"

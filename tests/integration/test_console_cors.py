@@ -12,7 +12,7 @@ from tests.integration.conftest import load_event
 from agent_memory import container
 from agent_memory.handlers import api
 from agent_memory.handlers.cors import with_console_cors
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 
 CONSOLE = "https://d111111abcdef8.cloudfront.net"
 

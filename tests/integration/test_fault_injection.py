@@ -35,7 +35,7 @@ from agent_memory.domain.api import WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.errors import DependencyError
 from agent_memory.handlers import writer
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.worker import QueueWorker
 from agent_memory.ports import QueueMessage
 

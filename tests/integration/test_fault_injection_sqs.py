@@ -31,7 +31,7 @@ from agent_memory.adapters.sqs_queue import SqsDeadLetters
 from agent_memory.errors import DependencyError
 from agent_memory.handlers import writer
 from agent_memory.local import cli
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import MAX_RECEIVES_REASON
 

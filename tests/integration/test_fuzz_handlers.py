@@ -25,7 +25,7 @@ from agent_memory import container
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain, time_key_for
 from agent_memory.handlers import api, writer
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -19,7 +19,7 @@ import pytest
 from moto import mock_aws
 
 from agent_memory.adapters.dynamodb_idempotency import dynamodb_layer
-from agent_memory.adapters.idempotency import PowertoolsIdempotency, SqliteIdempotencyLayer
+from agent_memory.adapters.powertools_idempotency import PowertoolsIdempotency, SqliteIdempotencyLayer
 from agent_memory.errors import DependencyError, IdempotencyInProgressError, IdempotencyKeyReusedError
 
 TABLE = "idempotency"

@@ -23,7 +23,7 @@ from agent_memory.domain.caller import DEFAULT_SCOPES
 from agent_memory.domain.keys import bearer_token, hash_api_key
 from agent_memory.handlers import authorizer
 from agent_memory.local import cli
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 
 TABLE = "agent-memory-tenants"
 

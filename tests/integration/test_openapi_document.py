@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import ROOT
 
 from agent_memory.handlers import api
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.server import build_event
 
 COMMITTED = ROOT / "docs" / "openapi.json"

@@ -16,7 +16,7 @@ from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN
 from agent_memory.domain.grains import Grain
 from agent_memory.handlers import api, summarize_worker
 from agent_memory.local import cli
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.worker import QueueWorker
 
 TENANT, AGENT = "acme", "support-bot"

@@ -16,7 +16,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.handlers import api, summarize_dispatch, summarize_worker, writer
 from agent_memory.local import cli
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.server import LocalRuntime
 from agent_memory.local.worker import QueueWorker
 from agent_memory.settings import get_settings

@@ -9,7 +9,7 @@ from tests.integration.conftest import load_event
 
 from agent_memory import container
 from agent_memory.handlers import writer
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 
 
 def test_batch_is_stored_across_groups(local_env: object) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.domain.topics import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
+from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import StoredTopicDictionary
 

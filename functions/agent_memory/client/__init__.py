@@ -12,9 +12,7 @@ Requests and responses are the contract's models (`agent_memory.domain.api`); er
 `SigV4Auth` (in `agent_memory.client.sigv4`) signs requests for IAM-authorized deployments.
 """
 
-from agent_memory.client.auth import ApiKeyAuth, Auth, NoAuth
-from agent_memory.client.client import MemoryClient
-from agent_memory.client.errors import (
+from agent_memory.client.api_errors import (
     AgentMemoryClientError,
     ApiError,
     AuthenticationError,
@@ -28,6 +26,8 @@ from agent_memory.client.errors import (
     TransportError,
     UnexpectedResponseError,
 )
+from agent_memory.client.client import MemoryClient
+from agent_memory.client.credentials import ApiKeyAuth, Auth, NoAuth
 from agent_memory.client.retry import NO_RETRIES, RetryPolicy
 from agent_memory.client.transport import HttpTransport, RawResponse, Transport
 

@@ -26,8 +26,8 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from agent_memory.client.auth import ApiKeyAuth, Auth, NoAuth
-from agent_memory.client.errors import TransportError, UnexpectedResponseError, error_from_response
+from agent_memory.client.api_errors import TransportError, UnexpectedResponseError, error_from_response
+from agent_memory.client.credentials import ApiKeyAuth, Auth, NoAuth
 from agent_memory.client.retry import RetryPolicy, parse_retry_after
 from agent_memory.client.transport import HttpTransport, RawResponse, Transport
 from agent_memory.domain.api import (
@@ -49,7 +49,7 @@ from agent_memory.domain.api import (
     WriteResponse,
 )
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
+from agent_memory.domain.summary_jobs import SummarizeRequest, SummarizeResponse
 
 logger = logging.getLogger("agent_memory.client")
 

@@ -52,8 +52,8 @@ from agent_memory.domain.api import (
 from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WRITE_SCOPE, Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
-from agent_memory.domain.summarize import SummarizeRequest, SummarizeResponse
-from agent_memory.domain.topics import (
+from agent_memory.domain.summary_jobs import SummarizeRequest, SummarizeResponse
+from agent_memory.domain.topic_dictionary import (
     MAX_PROPOSALS_LIMIT,
     TopicDictionaryBody,
     TopicDictionaryResponse,

@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
-from agent_memory.domain.summarize import DispatchEvent
+from agent_memory.domain.summary_jobs import DispatchEvent
 from agent_memory.observability import logger, metrics, tracer
 
 

@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
-from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import logger, metrics, tracer
 
 processor = BatchProcessor(event_type=EventType.SQS)

@@ -226,8 +226,8 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 def cmd_summarize(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from agent_memory.domain.summarize import SummarizeRequest
-    from agent_memory.local import summarize
+    from agent_memory.domain.summary_jobs import SummarizeRequest
+    from agent_memory.local import summarize_command as summarize
 
     fields = {"grain": args.grain, "period": args.period, "from": args.from_, "to": args.to}
     try:
@@ -276,7 +276,7 @@ HANDLERS: dict[str, str] = {
 def cmd_invoke(args: argparse.Namespace) -> int:
     import importlib
 
-    from agent_memory.local.context import LocalContext
+    from agent_memory.local.lambda_context import LocalContext
 
     if args.function not in HANDLERS:
         print(f"unknown function {args.function!r}; one of {', '.join(HANDLERS)}", file=sys.stderr)

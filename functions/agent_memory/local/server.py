@@ -34,7 +34,7 @@ from agent_memory.handlers import (
     summarize_worker,
 )
 from agent_memory.local.console import console_response, is_console_path
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.scheduler import LocalScheduler
 from agent_memory.local.worker import QueueWorker
 from agent_memory.observability import discard_unpublished_metrics, logger

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, LocalFifoQueue, to_sqs_event
 from agent_memory.handlers import writer
-from agent_memory.local.context import LocalContext
+from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
 
 RETRY_BASE_DELAY_S = 0.5

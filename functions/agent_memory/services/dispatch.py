@@ -18,7 +18,7 @@ from datetime import datetime
 
 from agent_memory.domain.cascade import covered_span, finer_grains
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.summarize import SummarizeJob, SummarizeRequest, SummarizeResponse
+from agent_memory.domain.summary_jobs import SummarizeJob, SummarizeRequest, SummarizeResponse
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AgentRef, Clock, Job, JobQueue, MemoryStore
 

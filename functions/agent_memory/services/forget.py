@@ -22,7 +22,7 @@ from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Clock, JobQueue, MemoryStore, StoreQuery

@@ -46,7 +46,7 @@ from agent_memory.domain.ids import summary_id
 from agent_memory.domain.keys import KeyInfo
 from agent_memory.domain.plans import DECAY_FLOOR, Retention, decayed_importance, retention_of
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Clock, JobQueue, MemoryStore, TenantPlans
 

@@ -51,7 +51,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, summary_id
 from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_LINKS, MAX_TAGS
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord
-from agent_memory.domain.summarize import ExpectedChild, SummarizeJob
+from agent_memory.domain.summary_jobs import ExpectedChild, SummarizeJob
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (

@@ -19,7 +19,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 
-from agent_memory.domain.topics import (
+from agent_memory.domain.topic_dictionary import (
     TopicDictionary,
     TopicDictionaryBody,
     TopicDictionaryResponse,

@@ -24,7 +24,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, memory_id
 from agent_memory.domain.importance import score_importance
 from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
-from agent_memory.domain.topics import TopicDictionary
+from agent_memory.domain.topic_dictionary import TopicDictionary
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Clock, PendingWrites, QueueMessage, WriteQueue

@@ -9,7 +9,6 @@ one set of pydantic models, and a dispatcher that runs the model's tool calls.
     tools.run_tool_calls(reply.content)  # -> the tool_result blocks of the next user message
 """
 
-from agent_memory.tools.dispatch import MemoryTools, ToolCall, ToolResult, parse_tool_call
 from agent_memory.tools.formats import llm_schema
 from agent_memory.tools.specs import (
     TOOLS,
@@ -21,6 +20,7 @@ from agent_memory.tools.specs import (
     bedrock_tools,
     openai_tools,
 )
+from agent_memory.tools.tool_calls import MemoryTools, ToolCall, ToolResult, parse_tool_call
 
 __all__ = [
     "TOOLS",

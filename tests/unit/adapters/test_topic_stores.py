@@ -14,7 +14,7 @@ from moto import mock_aws
 
 from agent_memory.adapters.dynamodb_topics import DynamoDbTopicStore
 from agent_memory.adapters.sqlite_topics import SqliteTopicStore
-from agent_memory.domain.topics import PROPOSAL_TTL_DAYS, TopicDictionary
+from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary
 from agent_memory.errors import ConfigurationError
 from agent_memory.ports import TopicStore
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent_memory.client.errors import (
+from agent_memory.client.api_errors import (
     ApiError,
     AuthenticationError,
     BadRequestError,

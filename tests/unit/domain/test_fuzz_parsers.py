@@ -31,7 +31,7 @@ from agent_memory.domain.grains import (
     time_key_for,
 )
 from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAG_CHARS, MAX_TOPIC_CHARS
-from agent_memory.domain.summarize import SummarizeJob, SummarizeRequest
+from agent_memory.domain.summary_jobs import SummarizeJob, SummarizeRequest
 from agent_memory.domain.types import AgentId, ConversationId, MemoryId, TenantId, UserId, visible
 from agent_memory.errors import InvalidTimeKeyError
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from agent_memory.domain.topics import (
+from agent_memory.domain.topic_dictionary import (
     MAX_CANONICAL_TERMS,
     MAX_SYNONYMS_PER_TERM,
     TopicDictionary,

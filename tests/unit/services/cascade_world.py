@@ -20,7 +20,7 @@ from agent_memory.domain.caller import Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Summarizer
 from agent_memory.services.dispatch import DispatchService

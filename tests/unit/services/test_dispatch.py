@@ -11,7 +11,7 @@ from tests.unit.services.cascade_world import TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.summarize import (
+from agent_memory.domain.summary_jobs import (
     MAX_PERIODS_PER_REQUEST,
     DispatchEvent,
     SummarizeJob,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.unit.services.conftest import World
 
-from agent_memory.adapters.idempotency import PowertoolsIdempotency, SqliteIdempotencyLayer
+from agent_memory.adapters.powertools_idempotency import PowertoolsIdempotency, SqliteIdempotencyLayer
 from agent_memory.domain.api import WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.errors import DependencyError, IdempotencyKeyReusedError

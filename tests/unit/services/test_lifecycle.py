@@ -29,7 +29,7 @@ from agent_memory.domain.api import SearchRequest, WriteRequest
 from agent_memory.domain.cascade import CHILD_GRAIN, child_keys, covered_span, key_for_day
 from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
 from agent_memory.domain.ids import summary_id
-from agent_memory.domain.summarize import DispatchEvent
+from agent_memory.domain.summary_jobs import DispatchEvent
 from agent_memory.local.scheduler import LocalScheduler
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.schedules import Schedule
@@ -212,7 +212,7 @@ def test_the_late_days_of_week_53_reached_every_grain_above_it(lived: Cascade) -
 
 
 def test_re_running_the_whole_year_changes_nothing(lived: Cascade) -> None:
-    from agent_memory.domain.summarize import SummarizeRequest
+    from agent_memory.domain.summary_jobs import SummarizeRequest
 
     before = lived.snapshot(lived.world.clock.now())
     lived.world.clock.advance(days=1)

@@ -17,7 +17,7 @@ from agent_memory.domain.ids import content_hash, memory_id, summary_id
 from agent_memory.domain.keys import KeyInfo
 from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.summarize import SummarizeJob
+from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.ports import AuditAction, Job, StoredRecord
 from agent_memory.services.retention import KeyStorePlans, RetentionService, parent_of
 

@@ -324,7 +324,7 @@ def test_a_partial_child_made_early_is_refreshed_up_the_cascade_when_it_complete
 
 
 def test_a_refresh_waits_until_the_child_that_triggered_it_is_stored(cascade: Cascade) -> None:
-    from agent_memory.domain.summarize import ExpectedChild, SummarizeJob
+    from agent_memory.domain.summary_jobs import ExpectedChild, SummarizeJob
 
     cascade.remember(item("Alice moved the launch to March 3.", utc(2026, 11, 20, 9)))
     job = SummarizeJob(

@@ -16,7 +16,7 @@ from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.scoring import RankingWeights
-from agent_memory.domain.topics import TopicDictionary, TopicDictionaryBody, TopicProposal
+from agent_memory.domain.topic_dictionary import TopicDictionary, TopicDictionaryBody, TopicProposal
 from agent_memory.errors import DependencyError
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import StoredTopicDictionary

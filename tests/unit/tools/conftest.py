@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.client.errors import NotFoundError
+from agent_memory.client.api_errors import NotFoundError
 from agent_memory.domain.api import (
     AcceptedItem,
     ContextItem,

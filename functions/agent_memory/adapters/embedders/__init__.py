@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_memory.adapters.embedders.bedrock import BedrockTitanEmbedder
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.embedders.minilm import DIMENSION as MINILM_DIMENSION
 from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+from agent_memory.adapters.embedders.titan import BedrockTitanEmbedder
 from agent_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:

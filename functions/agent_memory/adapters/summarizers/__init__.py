@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_memory.adapters.summarizers.bedrock import BedrockSummarizer
+from agent_memory.adapters.summarizers.converse import BedrockSummarizer
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.errors import ConfigurationError
 

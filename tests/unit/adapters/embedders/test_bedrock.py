@@ -15,7 +15,7 @@ from botocore.exceptions import EndpointConnectionError
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
-from agent_memory.adapters.embedders.bedrock import MAX_INPUT_CHARS, BedrockTitanEmbedder
+from agent_memory.adapters.embedders.titan import MAX_INPUT_CHARS, BedrockTitanEmbedder
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
 from agent_memory.ports import Embedder
 

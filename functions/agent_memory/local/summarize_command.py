@@ -15,7 +15,7 @@ from typing import Any
 from agent_memory import container
 from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.domain.summarize import SummarizeRequest
+from agent_memory.domain.summary_jobs import SummarizeRequest
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import summarize_worker
 from agent_memory.local.worker import QueueWorker

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agent_memory.client.errors import (
+from agent_memory.client.api_errors import (
     ApiError,
     NotFoundError,
     TransportError,
