@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_memory.domain.api import (
+from agent_memory.contract.models import (
     ContextItem,
     ContextRequest,
     ContextResponse,

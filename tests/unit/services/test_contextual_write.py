@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from tests.unit.services.conftest import World
 
-from agent_memory.domain.api import SearchRequest, WriteRequest
+from agent_memory.contract.models import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.contextual import context_text, self_text
 from agent_memory.services.writer import WriterService

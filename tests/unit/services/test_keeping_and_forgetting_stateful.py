@@ -42,7 +42,7 @@ from tests.fakes import FixedClock
 from tests.unit.services.cascade_world import CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
-from agent_memory.domain.api import WriteItem, WriteRequest
+from agent_memory.contract.models import WriteItem, WriteRequest
 from agent_memory.domain.cascade import key_for_day
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.plans import DEFAULT_PLANS

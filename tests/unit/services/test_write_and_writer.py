@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from tests.unit.services.conftest import World
 
-from agent_memory.domain.api import WriteRequest
+from agent_memory.contract.models import WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
