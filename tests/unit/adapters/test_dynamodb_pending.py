@@ -1,4 +1,5 @@
-"""Pending-write marks in DynamoDB: moto for behaviour, Stubber for retries and pagination."""
+"""Pending-write marks in DynamoDB, beyond the shared contract (tests/contract/test_pending_contract.py):
+the items and their TTLs (moto), retries and pagination (Stubber)."""
 
 from __future__ import annotations
 
@@ -50,48 +51,11 @@ def pending(ddb: Any, tick: SteppingClock) -> DynamoDbPendingWrites:
     return DynamoDbPendingWrites(TABLE, client=ddb, ttl_days=14, clock=tick)
 
 
-def test_marks_are_counted_per_agent_across_many_batches(pending: DynamoDbPendingWrites) -> None:
-    # GIVEN 60 writes accepted for one agent (three BatchWriteItem calls), some repeated, and one elsewhere
-    ids = [f"mem_{i:03d}" for i in range(60)]
-    pending.add("t1", "a1", ids)
-    pending.add("t1", "a1", ids[:10] + ids[:10])
-    pending.add("t1", "a2", ["mem_000"])
-
-    # THEN each agent counts its distinct records
-    assert pending.count("t1", "a1") == 60
-    assert pending.count("t1", "a2") == 1
-    assert pending.count("t2", "a1") == 0
-
-
-def test_done_is_idempotent(pending: DynamoDbPendingWrites) -> None:
-    # GIVEN 30 marks, of which 27 are stored, some reported twice (a redelivery) with an unknown id
-    ids = [f"mem_{i}" for i in range(30)]
-    pending.add("t", "a", ids)
-    pending.done("t", "a", ids[:27])
-    pending.done("t", "a", [*ids[:5], "mem_unknown"])
-
-    # THEN 3 are left
-    assert pending.count("t", "a") == 3
-
-
 def test_each_mark_is_one_item_with_a_ttl(pending: DynamoDbPendingWrites, ddb: Any) -> None:
     pending.add("t", "a", ["mem_1"])
     item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
     assert item["state"] == {"S": "pending"}
     assert item["expires_at"] == {"N": str(int(T0 + 14 * 86_400))}
-
-
-def test_expired_marks_no_longer_count_before_ttl_deletes_them(
-    pending: DynamoDbPendingWrites, tick: SteppingClock
-) -> None:
-    # GIVEN a mark that was never cleared and one added ten days later
-    pending.add("t", "a", ["mem_lost"])
-    tick.now += 10 * 86_400
-    pending.add("t", "a", ["mem_new"])
-
-    # WHEN 15 days have passed since the first, THEN only the newer one counts
-    tick.now += 5 * 86_400
-    assert pending.count("t", "a") == 1
 
 
 def test_done_leaves_a_tombstone_for_the_dedup_window(
@@ -106,43 +70,6 @@ def test_done_leaves_a_tombstone_for_the_dedup_window(
     item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
     assert item["state"] == {"S": "done"}
     assert item["expires_at"] == {"N": str(int(T0) + 301)}
-    assert pending.count("t", "a") == 0
-
-
-def test_a_write_accepted_again_within_the_dedup_window_counts_until_its_writer_is_done(
-    pending: DynamoDbPendingWrites, tick: SteppingClock
-) -> None:
-    # GIVEN 130 accepted writes (two BatchGetItem chunks), 120 of them stored
-    ids = [f"mem_{i:03d}" for i in range(130)]
-    pending.add("t", "a", ids)
-    tick.now += 2
-    pending.done("t", "a", ids[:120])
-
-    # WHEN they are all accepted again within the queue's window (each acceptance is a message)
-    tick.now += 198
-    pending.add("t", "a", ids)
-
-    # THEN all 130 count until their writers are done, so a client waiting for 0 never reads early
-    assert pending.count("t", "a") == 130
-    pending.done("t", "a", ids)
-    assert pending.count("t", "a") == 0
-
-
-def test_a_retry_after_the_window_counts_again_until_the_replay_is_done(
-    pending: DynamoDbPendingWrites, tick: SteppingClock
-) -> None:
-    # GIVEN a stored write whose tombstone has run out but is not yet deleted by TTL
-    pending.add("t", "a", ["mem_1"])
-    pending.done("t", "a", ["mem_1"])
-    tick.now += 301
-
-    # WHEN the client retries it (SQS accepts the message again)
-    pending.add("t", "a", ["mem_1"])
-
-    # THEN it counts until the writer replays it, and a redelivered done keeps it cleared
-    assert pending.count("t", "a") == 1
-    pending.done("t", "a", ["mem_1"])
-    pending.done("t", "a", ["mem_1"])
     assert pending.count("t", "a") == 0
 
 

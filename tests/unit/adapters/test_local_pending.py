@@ -1,4 +1,5 @@
-"""Pending-write marks in SQLite: exact counts under retries and redeliveries."""
+"""Pending-write marks in SQLite, beyond the shared contract (tests/contract/test_pending_contract.py):
+TTL refresh on a retry, the configurable window, tombstone purges, threads."""
 
 from __future__ import annotations
 
@@ -22,37 +23,6 @@ def pending(tmp_path: Path, tick: SteppingClock) -> LocalPendingWrites:
     return LocalPendingWrites(tmp_path / "pending.db", ttl_days=14, clock=tick)
 
 
-def test_marks_are_counted_per_agent_and_adding_twice_counts_once(pending: LocalPendingWrites) -> None:
-    # GIVEN writes accepted for two agents of one tenant and one agent of another, one retried
-    pending.add("t1", "a1", ["mem_1", "mem_2"])
-    pending.add("t1", "a1", ["mem_2", "mem_3", "mem_3"])
-    pending.add("t1", "a2", ["mem_1"])
-    pending.add("t2", "a1", ["mem_9"])
-
-    # THEN each agent counts its own distinct records
-    assert pending.count("t1", "a1") == 3
-    assert pending.count("t1", "a2") == 1
-    assert pending.count("t2", "a1") == 1
-    assert pending.count("t2", "a2") == 0
-
-
-def test_done_is_idempotent_and_touches_only_its_agent(pending: LocalPendingWrites) -> None:
-    # GIVEN marks for two agents holding the same record id
-    pending.add("t", "a", ["mem_1", "mem_2"])
-    pending.add("t", "b", ["mem_1"])
-
-    # WHEN the writer stores mem_1 of agent a, and a redelivery reports it (and an unknown id) again
-    pending.done("t", "a", ["mem_1"])
-    pending.done("t", "a", ["mem_1", "mem_unknown"])
-
-    # THEN only that mark is gone
-    assert pending.count("t", "a") == 1
-    assert pending.count("t", "b") == 1
-    pending.done("t", "a", [])
-    pending.add("t", "a", [])
-    assert pending.count("t", "a") == 1
-
-
 def test_a_mark_never_cleared_expires_after_its_ttl(pending: LocalPendingWrites, tick: SteppingClock) -> None:
     # GIVEN a mark whose write was lost, and one re-added later (a client retry)
     pending.add("t", "a", ["mem_lost", "mem_retried"])
@@ -62,44 +32,6 @@ def test_a_mark_never_cleared_expires_after_its_ttl(pending: LocalPendingWrites,
     # WHEN the TTL of the first add has passed, THEN only the refreshed mark still counts
     tick.now += 5 * 86_400
     assert pending.count("t", "a") == 1
-
-
-def test_a_write_accepted_again_within_the_dedup_window_counts_until_its_writer_is_done(
-    pending: LocalPendingWrites, tick: SteppingClock
-) -> None:
-    # GIVEN a write that was stored (and maybe forgotten since), and one still in flight
-    pending.add("t", "a", ["mem_stored", "mem_in_flight"])
-    tick.now += 2
-    pending.done("t", "a", ["mem_stored"])
-
-    # WHEN both are accepted again within the queue's window (each acceptance is its own message)
-    tick.now += 200
-    pending.add("t", "a", ["mem_stored", "mem_in_flight"])
-
-    # THEN both count until their writers are done: a client waiting for 0 never reads too early
-    assert pending.count("t", "a") == 2
-    pending.done("t", "a", ["mem_stored", "mem_in_flight"])
-    assert pending.count("t", "a") == 0
-
-
-def test_a_retry_after_the_window_counts_again_until_the_replay_is_done(
-    pending: LocalPendingWrites, tick: SteppingClock
-) -> None:
-    # GIVEN a stored write whose tombstone has just run out (done + 300 s)
-    pending.add("t", "a", ["mem_1"])
-    pending.done("t", "a", ["mem_1"])
-    tick.now += 300
-
-    # WHEN the client retries it (the queue accepts the message again)
-    pending.add("t", "a", ["mem_1"])
-
-    # THEN it counts until the writer replays it, and a redelivered done keeps it cleared
-    assert pending.count("t", "a") == 1
-    pending.done("t", "a", ["mem_1"])
-    pending.done("t", "a", ["mem_1"])
-    assert pending.count("t", "a") == 0
-    tick.now += 10 * 86_400
-    assert pending.count("t", "a") == 0
 
 
 def test_the_dedup_window_is_configurable_and_must_be_positive(tmp_path: Path, tick: SteppingClock) -> None:
