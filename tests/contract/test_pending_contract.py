@@ -15,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from tests.fakes import SteppingClock
+from tests.tables import create_pending_table
 
 from agent_memory.ports import PendingWrites
 
@@ -31,18 +32,7 @@ def _dynamodb(tick: SteppingClock) -> Iterator[PendingWrites]:
 
     with mock_aws():
         client: Any = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_pending_table(client, TABLE)
         yield DynamoDbPendingWrites(TABLE, client=client, ttl_days=14, clock=tick)
 
 

@@ -15,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from tests.integration.conftest import load_event
+from tests.tables import create_pending_table
 
 from agent_memory import container
 from agent_memory.handlers import api, writer
@@ -27,18 +28,7 @@ def aws_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
         sqs = boto3.client("sqs", region_name="us-east-1")
         dlq = sqs.create_queue(QueueName="writes-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         queue = sqs.create_queue(QueueName="writes.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            TableName="pending",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_pending_table(boto3.client("dynamodb", region_name="us-east-1"), "pending")
         env = {
             "AGENT_MEMORY_DATA_DIR": str(tmp_path),
             "AGENT_MEMORY_EMBEDDER": "hashing",

@@ -24,6 +24,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from tests.integration.test_fault_injection import AGENTS, TENANT, Crash, Harness
+from tests.tables import create_pending_table
 
 from agent_memory import container
 from agent_memory.adapters.sqlite_store import SqliteMemoryStore
@@ -140,18 +141,7 @@ def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SqsHarn
                 ),
             },
         )["QueueUrl"]
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            TableName="pending",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_pending_table(boto3.client("dynamodb", region_name="us-east-1"), "pending")
         env = {
             "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"),
             "AGENT_MEMORY_EMBEDDER": "hashing",

@@ -15,7 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from tests.integration.conftest import EVENTS, load_event
-from tests.tenants_table import create_tenants_table
+from tests.tables import create_tenants_table
 
 from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 from agent_memory.adapters.sqlite_keys import LocalKeyStore

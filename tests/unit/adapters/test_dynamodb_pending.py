@@ -11,6 +11,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 from tests.fakes import T0, SteppingClock
+from tests.tables import create_pending_table
 
 from agent_memory.adapters.dynamodb_pending import DynamoDbPendingWrites
 from agent_memory.errors import DependencyError
@@ -28,18 +29,7 @@ def ddb() -> Iterator[Any]:
     """The table as the CDK stack defines it (schema in the adapter's docstring)."""
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_pending_table(client, TABLE)
         client.update_time_to_live(
             TableName=TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"}
         )

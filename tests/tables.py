@@ -1,4 +1,4 @@
-"""The DynamoDB tenants table as the CDK stack defines it (see `adapters.dynamodb_keys`)."""
+"""DynamoDB tables as the CDK stack defines them, for tests against moto."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from agent_memory.adapters.dynamodb_keys import KEY_ID_INDEX
 
 
 def create_tenants_table(client: Any, name: str) -> None:
+    """API keys by hash, and the key-id index (see `adapters.dynamodb_keys`)."""
     client.create_table(
         TableName=name,
         KeySchema=[{"AttributeName": "key_hash", "KeyType": "HASH"}],
@@ -21,6 +22,19 @@ def create_tenants_table(client: Any, name: str) -> None:
                 "KeySchema": [{"AttributeName": "key_id", "KeyType": "HASH"}],
                 "Projection": {"ProjectionType": "KEYS_ONLY"},
             }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def create_pending_table(client: Any, name: str) -> None:
+    """Pending-write marks (see `adapters.dynamodb_pending`): ``pk`` = tenant#agent, ``sk`` = id."""
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
         ],
         BillingMode="PAY_PER_REQUEST",
     )
