@@ -1,42 +1,17 @@
-"""Summarize jobs on an SQS standard queue: moto for behaviour, Stubber for the failure paths."""
+"""Summarize jobs on an SQS standard queue, beyond the shared contract (tests/contract/
+test_job_queue_contract.py): delays, and the failure paths (Stubber)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from moto import mock_aws
 
 from agent_memory.adapters.sqs_jobs import SqsJobQueue
 from agent_memory.errors import DependencyError
 from agent_memory.ports import Job
 
 URL = "https://sqs.us-east-1.amazonaws.com/123456789012/summarize"
-
-
-@pytest.fixture
-def sqs() -> Iterator[Any]:
-    with mock_aws():
-        yield boto3.client("sqs", region_name="us-east-1")
-
-
-def test_jobs_are_sent_in_batches_of_ten_and_all_arrive(sqs: Any) -> None:
-    url = sqs.create_queue(QueueName="summarize")["QueueUrl"]
-    jobs = [Job(f"t:a:daily:{i}", f'{{"n":{i}}}') for i in range(23)]
-
-    SqsJobQueue(url, client=sqs).send(jobs)
-
-    bodies: set[str] = set()
-    while got := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
-        bodies |= {m["Body"] for m in got}
-        sqs.delete_message_batch(
-            QueueUrl=url,
-            Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)],
-        )
-    assert bodies == {j.body for j in jobs}
 
 
 def test_a_delay_becomes_delay_seconds_capped_at_sqs_limit() -> None:
