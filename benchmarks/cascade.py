@@ -177,8 +177,8 @@ def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     from agent_memory.adapters.summarizers import BedrockSummarizer, LocalExtractiveSummarizer
     from agent_memory.adapters.summarizers.converse import DEFAULT_MAX_TOKENS
     from agent_memory.services.dispatch import DispatchService
+    from agent_memory.services.store_writes import WriterService
     from agent_memory.services.summarize import SummarizeService
-    from agent_memory.services.writer import WriterService
     from agent_memory.settings import get_settings
 
     settings = get_settings()

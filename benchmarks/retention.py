@@ -32,7 +32,7 @@ settings of the data directory), with the container's clock fixed at `NOW`, and 
 the second run must delete nothing. Timed: each run's wall time, and the load.
 
 **The check.** While generating, the script works out what the documented rules (the module
-docstring of `agent_memory.services.retention`) say must happen to each record, and compares the
+docstring of `agent_memory.services.retention_rules`) say must happen to each record, and compares the
 handler's report with it: deleted per grain, purged, decayed, over quota, kept unsummarized. The
 reasons below split the report's counts further (the handler reports per grain, not per reason).
 

@@ -102,7 +102,7 @@ def timed_service_search(
     service: Any, timer: _Timed, body: dict[str, Any]
 ) -> tuple[float, dict[str, float], int]:
     """One `SearchService.search`: total ms, ms per wrapped step (and the rest), and hits."""
-    from agent_memory.contract.models import SearchRequest
+    from agent_memory.contract.v1 import SearchRequest
     from agent_memory.observability import metrics
 
     request = SearchRequest.model_validate(body)
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     _corpus.configure_environment(data_dir, args.embedder)
     from agent_memory import container
     from agent_memory.adapters.clock import SystemClock
-    from agent_memory.contract.models import SearchRequest
+    from agent_memory.contract.v1 import SearchRequest
     from agent_memory.services.search import SearchService
     from agent_memory.settings import get_settings
 

@@ -38,16 +38,16 @@ from agent_memory.services.idempotency import IdempotentWriteService
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
+from agent_memory.services.store_writes import WriterService
 from agent_memory.services.summarize import SummarizeService
 from agent_memory.services.timeline import TimelineService
 from agent_memory.services.topics import TopicCache, TopicService
 from agent_memory.services.write import WriteService
-from agent_memory.services.writer import WriterService
 from agent_memory.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from agent_memory.adapters.local_queue import LocalFifoQueue
-    from agent_memory.services.retention import RetentionService
+    from agent_memory.services.retention_rules import RetentionService
 
 
 class Container:
@@ -301,7 +301,7 @@ class Container:
         from datetime import timedelta
 
         from agent_memory.domain.plans import load_plans
-        from agent_memory.services.retention import KeyStorePlans, RetentionService
+        from agent_memory.services.retention_rules import KeyStorePlans, RetentionService
 
         s = self.settings
         return RetentionService(

@@ -15,7 +15,7 @@ from agent_memory.client import (
     NotFoundError,
     PermissionDeniedError,
 )
-from agent_memory.contract.models import MemoryOut
+from agent_memory.contract.v1 import MemoryOut
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MIN_CONTEXT_TOKENS
 from agent_memory.local.server import LocalRuntime

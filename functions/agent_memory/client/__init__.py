@@ -7,7 +7,7 @@
         for hit in memory.search("support-bot", "when is the launch?").results:
             print(hit.text)
 
-Requests and responses are the contract's models (`agent_memory.contract.models`); errors are typed
+Requests and responses are the contract's models (`agent_memory.contract.v1`); errors are typed
 (`ApiError` and its subclasses carry the contract's error body and the request id).
 `SigV4Auth` (in `agent_memory.client.sigv4`) signs requests for IAM-authorized deployments.
 """

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from pydantic import ValidationError
 
-from agent_memory.contract.models import ErrorDetail, ErrorResponse
+from agent_memory.contract.v1 import ErrorDetail, ErrorResponse
 
 #: Response headers that carry a request id (API Gateway REST, HTTP APIs, and common proxies).
 REQUEST_ID_HEADERS = ("x-amzn-requestid", "x-request-id", "apigw-requestid", "x-amz-apigw-id")

@@ -1,6 +1,6 @@
 """`MemoryClient`: the HTTP contract (v1) as typed Python calls.
 
-Requests and responses are the contract's own pydantic models (`agent_memory.contract.models`), so
+Requests and responses are the contract's own pydantic models (`agent_memory.contract.v1`), so
 the client validates what it sends before it sends it (a bad field fails here, with pydantic's
 message, not as a 400 after a round trip) and every answer comes back typed.
 
@@ -30,7 +30,7 @@ from agent_memory.client.api_errors import TransportError, UnexpectedResponseErr
 from agent_memory.client.credentials import ApiKeyAuth, Auth, NoAuth
 from agent_memory.client.retry import RetryPolicy, parse_retry_after
 from agent_memory.client.transport import HttpTransport, RawResponse, Transport
-from agent_memory.contract.models import (
+from agent_memory.contract.v1 import (
     AuditEventOut,
     AuditResponse,
     ContextRequest,

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from agent_memory.contract.models import RankingOverrides
+from agent_memory.contract.v1 import RankingOverrides
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.timehints import TimeHint
 

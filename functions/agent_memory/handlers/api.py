@@ -26,7 +26,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from agent_memory import container
-from agent_memory.contract.models import (
+from agent_memory.contract.v1 import (
     AgentsResponse,
     AuditResponse,
     ContextRequest,

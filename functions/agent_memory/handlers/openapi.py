@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
-from agent_memory.contract.models import ErrorResponse
+from agent_memory.contract.v1 import ErrorResponse
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler import APIGatewayRestResolver

@@ -1,7 +1,7 @@
 """The retention run: invoked daily by EventBridge Scheduler (or by hand, or the admin route).
 
 Event: ``{}`` (anything else is ignored). It cleans up every tenant with records, per its plan
-(`agent_memory.services.retention`), and returns what it did. Safe to run twice: the second run
+(`agent_memory.services.retention_rules`), and returns what it did. Safe to run twice: the second run
 finds nothing more to delete.
 """
 

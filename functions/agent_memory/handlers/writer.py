@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from agent_memory import container
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.ports import QueueMessage
-from agent_memory.services.writer import Prepared
+from agent_memory.services.store_writes import Prepared
 
 
 def _message(record: SQSRecord) -> QueueMessage:

@@ -173,7 +173,7 @@ def _enroll(args: argparse.Namespace, tenant: str, plan: str) -> str | None:
 def cmd_keys_enroll(args: argparse.Namespace) -> int:
     """Enroll every tenant of the table (or one) in its newest live key's plan's usage plan."""
     from agent_memory.errors import AgentMemoryError
-    from agent_memory.services.retention import KeyStorePlans
+    from agent_memory.services.retention_rules import KeyStorePlans
 
     if not _usage_prefix(args):
         print("error: name the stage's usage plans: --usage-plans agent-memory-<stage>", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_memory.contract.models import AgentOut, AgentsResponse
+from agent_memory.contract.v1 import AgentOut, AgentsResponse
 from agent_memory.ports import Clock, MemoryStore
 
 

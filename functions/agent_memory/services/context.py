@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_memory.contract.models import (
+from agent_memory.contract.v1 import (
     ContextItem,
     ContextRequest,
     ContextResponse,

@@ -17,7 +17,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from agent_memory.contract.models import WriteRequest, WriteResponse
+from agent_memory.contract.v1 import WriteRequest, WriteResponse
 from agent_memory.domain.caller import Caller
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Idempotency

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_memory.contract.models import AuditEventOut, AuditResponse, ListResponse, MemoryOut, StatsResponse
+from agent_memory.contract.v1 import AuditEventOut, AuditResponse, ListResponse, MemoryOut, StatsResponse
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.scoring import display_text
 from agent_memory.errors import NotFoundError

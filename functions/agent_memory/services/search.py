@@ -11,7 +11,7 @@ import re
 import time
 from datetime import timedelta
 
-from agent_memory.contract.models import SearchRequest, SearchResponse, SearchResult
+from agent_memory.contract.v1 import SearchRequest, SearchResponse, SearchResult
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.scoring import RankingWeights, display_text, score
 from agent_memory.domain.timehints import time_hints

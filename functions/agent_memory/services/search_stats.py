@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, timedelta
 
-from agent_memory.contract.models import SearchDayOut, SearchStatsResponse
+from agent_memory.contract.v1 import SearchDayOut, SearchStatsResponse
 from agent_memory.ports import Clock, MemoryStore
 
 #: The longest look back one request may ask for, in days.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from agent_memory.contract.models import (
+from agent_memory.contract.v1 import (
     MemoryOut,
     PeriodRef,
     PeriodResponse,

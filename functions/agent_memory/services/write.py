@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from agent_memory.contract.models import AcceptedItem, WriteItem, WriteRequest, WriteResponse
+from agent_memory.contract.v1 import AcceptedItem, WriteItem, WriteRequest, WriteResponse
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-from agent_memory.contract.models import ContextRequest, SearchRequest, WriteItem
+from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteItem
 from agent_memory.domain.types import MemoryId
 
 #: Unknown arguments are refused, so a misspelt one is an error the LLM sees and can fix.

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from agent_memory.contract.models import ContextResponse, ForgetResponse, SearchResponse, WriteResponse
+from agent_memory.contract.v1 import ContextResponse, ForgetResponse, SearchResponse, WriteResponse
 from agent_memory.domain.grains import Grain
 from agent_memory.tools.formats import (
     JsonObject,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from agent_memory.contract.models import ContextResponse, SearchResult
+from agent_memory.contract.v1 import ContextResponse, SearchResult
 
 
 def date_label(time_key: str | None, occurred_at: datetime) -> str:

@@ -44,7 +44,7 @@ from agent_memory.adapters.opensearch_store import (
     to_document,
     ts,
 )
-from agent_memory.contract.models import ErrorDetail
+from agent_memory.contract.v1 import ErrorDetail
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord, Source
 from agent_memory.domain.words import STOPWORDS

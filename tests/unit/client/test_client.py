@@ -25,7 +25,7 @@ from agent_memory.client import (
     UnexpectedResponseError,
 )
 from agent_memory.client.sigv4 import SigV4Auth
-from agent_memory.contract.models import ContextRequest, ContextResponse, RetentionRunResponse, SearchRequest
+from agent_memory.contract.v1 import ContextRequest, ContextResponse, RetentionRunResponse, SearchRequest
 from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -143,7 +143,7 @@ def test_write_sends_the_contract_body_with_bearer_auth_and_fixes_occurred_at() 
 
 
 def test_an_explicit_occurred_at_is_kept_and_the_callers_item_is_not_changed() -> None:
-    from agent_memory.contract.models import WriteItem
+    from agent_memory.contract.v1 import WriteItem
 
     client, transport, _ = make(ok(ACCEPTED, 202))
     mine = WriteItem(content="x")

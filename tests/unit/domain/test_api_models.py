@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from agent_memory.contract.models import ConversationMessage, SearchRequest, WriteItem, WriteRequest
+from agent_memory.contract.v1 import ConversationMessage, SearchRequest, WriteItem, WriteRequest
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
     MAX_CONTENT_BYTES,

@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from agent_memory.contract.models import SearchRequest, WriteItem, WriteRequest
+from agent_memory.contract.v1 import SearchRequest, WriteItem, WriteRequest
 from agent_memory.domain.grains import (
     SUMMARY_GRAINS,
     Grain,

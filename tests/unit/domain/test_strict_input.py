@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agent_memory.contract.models import ContextRequest, SearchRequest, WriteRequest
+from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteRequest
 
 INVISIBLE = ["\u0000", "\u200b\u200b", " \u200d\ufeff ", "\x1b", "\u2060", "\t\n"]
 

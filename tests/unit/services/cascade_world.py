@@ -15,7 +15,7 @@ from tests.unit.services.conftest import World
 from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
-from agent_memory.contract.models import WriteItem, WriteRequest
+from agent_memory.contract.v1 import WriteItem, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id

@@ -17,8 +17,8 @@ from agent_memory.domain.scoring import RankingWeights
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
+from agent_memory.services.store_writes import WriterService
 from agent_memory.services.write import WriteService
-from agent_memory.services.writer import WriterService
 
 
 @dataclass

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 from tests.unit.services.conftest import World
 
-from agent_memory.contract.models import SearchRequest, WriteRequest
+from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.contextual import context_text, self_text
-from agent_memory.services.writer import WriterService
+from agent_memory.services.store_writes import WriterService
 
 DAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

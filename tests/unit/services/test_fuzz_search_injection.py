@@ -37,7 +37,7 @@ from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.opensearch_client import client_options
 from agent_memory.adapters.opensearch_store import OpenSearchStore, decode_cursor
 from agent_memory.adapters.sqlite_store import SqliteMemoryStore
-from agent_memory.contract.models import SearchRequest
+from agent_memory.contract.v1 import SearchRequest
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.scoring import RankingWeights

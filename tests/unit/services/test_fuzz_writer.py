@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tests.unit.domain.test_fuzz_parsers import HOSTILE_PIECES, hostile
 from tests.unit.services.conftest import World
 
-from agent_memory.contract.models import WriteRequest
+from agent_memory.contract.v1 import WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.records import MemoryRecord

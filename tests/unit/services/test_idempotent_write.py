@@ -9,7 +9,7 @@ import pytest
 from tests.unit.services.conftest import World
 
 from agent_memory.adapters.powertools_idempotency import PowertoolsIdempotency, SqliteIdempotencyLayer
-from agent_memory.contract.models import WriteRequest
+from agent_memory.contract.v1 import WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.errors import DependencyError, IdempotencyKeyReusedError
 from agent_memory.services.idempotency import IdempotentWriteService, fingerprint

@@ -42,14 +42,14 @@ from tests.fakes import FixedClock
 from tests.unit.services.cascade_world import CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
-from agent_memory.contract.models import WriteItem, WriteRequest
+from agent_memory.contract.v1 import WriteItem, WriteRequest
 from agent_memory.domain.cascade import key_for_day
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.plans import DEFAULT_PLANS
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditAction, MemoryStore
-from agent_memory.services.retention import RetentionService
+from agent_memory.services.retention_rules import RetentionService
 
 AGENT = "helper"
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -149,7 +149,7 @@ class KeepingAndForgetting(RuleBasedStateMachine):
         from agent_memory.services.forget import ForgetService
         from agent_memory.services.memories import MemoryService
         from agent_memory.services.search import SearchService
-        from agent_memory.services.writer import WriterService
+        from agent_memory.services.store_writes import WriterService
 
         w = self.world
         w.store = store  # type: ignore[assignment]

@@ -25,7 +25,7 @@ from tests.fakes import FixedClock
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import make_world
 
-from agent_memory.contract.models import SearchRequest, WriteRequest
+from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.cascade import CHILD_GRAIN, child_keys, covered_span, key_for_day
 from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
 from agent_memory.domain.ids import summary_id

@@ -19,7 +19,7 @@ from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.ports import AuditAction, Job, StoredRecord
-from agent_memory.services.retention import KeyStorePlans, RetentionService, parent_of
+from agent_memory.services.retention_rules import KeyStorePlans, RetentionService, parent_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 DIM = 8

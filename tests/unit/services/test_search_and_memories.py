@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from tests.unit.services.conftest import World
 
-from agent_memory.contract.models import SearchRequest, WriteRequest
+from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.errors import NotFoundError
 

@@ -13,7 +13,7 @@ import pytest
 from tests.unit.services.cascade_world import AGENT, TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
-from agent_memory.contract.models import SearchRequest
+from agent_memory.contract.v1 import SearchRequest
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.errors import ValidationFailedError

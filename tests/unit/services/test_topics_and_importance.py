@@ -11,7 +11,7 @@ from tests.fakes import FixedClock
 from tests.unit.services.conftest import World
 
 from agent_memory.adapters.sqlite_topics import SqliteTopicStore
-from agent_memory.contract.models import SearchRequest, WriteRequest
+from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.records import MemoryRecord

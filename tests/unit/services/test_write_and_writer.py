@@ -8,13 +8,13 @@ from datetime import timedelta
 import pytest
 from tests.unit.services.conftest import World
 
-from agent_memory.contract.models import WriteRequest
+from agent_memory.contract.v1 import WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError
 from agent_memory.ports import QueueMessage
-from agent_memory.services.writer import WriterService
+from agent_memory.services.store_writes import WriterService
 
 ACME = Caller("acme", key_id="key_a")
 

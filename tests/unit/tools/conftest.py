@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_memory.client.api_errors import NotFoundError
-from agent_memory.contract.models import (
+from agent_memory.contract.v1 import (
     AcceptedItem,
     ContextItem,
     ContextRequest,

@@ -12,7 +12,7 @@ import pytest
 from tests.unit.tools.conftest import NOW, FakeMemoryApi
 
 from agent_memory.client.api_errors import ServerError, TransportError, UnexpectedResponseError
-from agent_memory.contract.models import SearchResult
+from agent_memory.contract.v1 import SearchResult
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS
 from agent_memory.domain.records import MemoryKind

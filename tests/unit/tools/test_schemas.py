@@ -14,7 +14,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 import agent_memory.tools
-from agent_memory.contract.models import ContextRequest, SearchRequest, WriteItem
+from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteItem
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
     DEFAULT_CONTEXT_TOKENS,
