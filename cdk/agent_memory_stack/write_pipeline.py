@@ -94,6 +94,8 @@ class WritePipeline(Construct):
                     **self.pending_environment(),
                     "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL": self.dead_letters.queue_url,
                     "AGENT_MEMORY_MAX_RECEIVE_COUNT": str(config.max_receive_count),
+                    # a near duplicate is merged only within one local day (domain/dedup.py)
+                    "AGENT_MEMORY_TIMEZONE": config.timezone,
                 },
             ),
         )

@@ -51,6 +51,20 @@ IAM_ACTION = {
 }
 #: Actions every function has for its runtime (logs, traces), not made by the code.
 RUNTIME_ACTIONS = ("xray:", "logs:")
+#: Settings that describe a deployment (which adapter, which resource, which model, which rules):
+#: a function that reads one must have it in its environment, or it runs on a default that was
+#: never chosen for it. The rest are tuning knobs whose defaults are the product's.
+DEPLOYMENT_SETTINGS = frozenset(
+    {
+        "store", "queue", "pending", "idempotency", "topics", "embedder", "summarizer",
+        "write_queue_url", "dead_letter_queue_url", "pending_table", "idempotency_table",
+        "tenants_table", "topics_table", "summarize_queue_url", "retention_function", "usage_plans",
+        "opensearch_endpoint", "opensearch_service", "opensearch_index_alias",
+        "embedding_dimension", "bedrock_embedding_model_id", "bedrock_summary_model_id",
+        "timezone", "plans", "retention_max_unsummarized_days", "forget_grace_days",
+        "max_working_per_agent", "default_ttls", "max_receive_count",
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,7 @@ class Deployment:
         self.names = {lid: self._physical_name(lid, r) for lid, r in self.resources.items()}
         self.calls: list[Call] = []
         self.invoked: list[tuple[str, Any]] = []  # asynchronous invokes: (function name, event)
+        self.settings_read: dict[str, set[str]] = {}  # function -> the Settings fields its runs read
         self.opensearch_domain: str | None = None
         self.functions = {name: self._function(name, lid) for name, lid in functions.items()}
         self.bedrock = FakeBedrock()
@@ -302,8 +317,11 @@ class Deployment:
         clear_client_cache()
         _cold_start_observability()
         token = self._current.set(function)
+        read = self.settings_read.setdefault(name, set())
+        get_settings()  # validated first: the validator reads every selector, the code may not
         try:
-            yield function
+            with _recording_settings(read):
+                yield function
         finally:
             self._current.reset(token)
             os.environ.clear()
@@ -385,6 +403,37 @@ class Deployment:
         allowed = function.allows(action, resource)
         self.calls.append(Call(function.name, action, resource, allowed))
         return allowed
+
+
+@contextmanager
+def _recording_settings(read: set[str]) -> Iterator[None]:
+    """Note every field of `Settings` the code reads while a function runs."""
+    from agent_memory.settings import Settings
+
+    fields = set(Settings.model_fields)
+    original = Settings.__getattribute__
+
+    def getattribute(self: Any, attr: str) -> Any:
+        if attr in fields:
+            read.add(attr)
+        return original(self, attr)
+
+    Settings.__getattribute__ = getattribute  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        Settings.__getattribute__ = original  # type: ignore[method-assign]
+
+
+def unset_deployment_settings(deployment: Deployment) -> dict[str, list[str]]:
+    """Per function, the deployment settings its runs read that its environment does not set."""
+    missing: dict[str, list[str]] = {}
+    for name, read in deployment.settings_read.items():
+        env = deployment.functions[name].environment
+        unset = sorted(f for f in read & DEPLOYMENT_SETTINGS if f"AGENT_MEMORY_{f.upper()}" not in env)
+        if unset:
+            missing[name] = unset
+    return missing
 
 
 def _cold_start_observability() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from tests.deployed import test_deployed_paths as paths
-from tests.deployed.harness import Call, Deployment, unused_grants
+from tests.deployed.harness import Call, Deployment, unset_deployment_settings, unused_grants
 
 FAILED_RUN = paths.test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue
 #: Every path test, each run on a fresh deployment of the same template.
@@ -146,3 +146,49 @@ def test_a_grant_or_setting_removed_from_the_template_fails_a_path(
     deployment = deploy(lambda raw: change(raw, template[1]))
     with pytest.raises(Exception):  # noqa: B017 - whatever the path trips over first
         path(deployment)
+
+
+def test_every_deployment_setting_a_function_reads_is_in_its_environment(
+    deploy: Callable[..., Deployment],
+) -> None:
+    """A setting read but not set runs on a default nobody chose for that function."""
+    missing: dict[str, set[str]] = {}
+    for path in PATHS:
+        deployment = deploy()
+        path(deployment)
+        for name, fields in unset_deployment_settings(deployment).items():
+            missing.setdefault(name, set()).update(fields)
+    assert not missing, missing
+
+
+SETTING_EDITS = {
+    "dispatcher without its timezone": (
+        without_setting("SummarizeDispatch", "AGENT_MEMORY_TIMEZONE"),
+        PATHS[1],
+    ),
+    "writer without its timezone": (without_setting("Writer", "AGENT_MEMORY_TIMEZONE"), PATHS[0]),
+    "search without the index alias": (
+        without_setting("Search", "AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS"),
+        PATHS[0],
+    ),
+    "retention without the plans": (without_setting("Retention", "AGENT_MEMORY_PLANS"), PATHS[3]),
+    "authorizer without the usage plans": (
+        without_setting("Authorizer", "AGENT_MEMORY_USAGE_PLANS"),
+        PATHS[6],
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(SETTING_EDITS))
+def test_a_setting_removed_whose_default_would_still_run_is_found(
+    deploy: Callable[..., Deployment], template: tuple[dict[str, Any], dict[str, str]], edit: str
+) -> None:
+    """Removing a setting whose default happens to work (UTC, the default alias, no plans) breaks
+    no path here, but leaves the function on a default nobody chose for it: that is refused too."""
+    change, path = SETTING_EDITS[edit]
+    deployment = deploy(lambda raw: change(raw, template[1]))
+    try:
+        path(deployment)
+    except Exception:
+        return
+    assert unset_deployment_settings(deployment), edit
