@@ -298,28 +298,28 @@ class Deployment:
 
         function = self.functions[name]
         saved = dict(os.environ)
-        for key in list(os.environ):
-            if key.startswith(("AGENT_MEMORY_", "POWERTOOLS_")):
-                del os.environ[key]
-        os.environ.update(function.environment)
-        os.environ.update(
-            {
-                "AWS_REGION": REGION,
-                "AWS_DEFAULT_REGION": REGION,
-                "AWS_LAMBDA_FUNCTION_NAME": self.names[function.logical_id],
-                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
-                # no X-Ray daemon here; the Tracer's calls are the runtime's, not the code's
-                "POWERTOOLS_TRACE_DISABLED": "true",
-            }
-        )
-        get_settings.cache_clear()
-        container.reset()
-        clear_client_cache()
-        _cold_start_observability()
         token = self._current.set(function)
         read = self.settings_read.setdefault(name, set())
-        get_settings()  # validated first: the validator reads every selector, the code may not
         try:
+            for key in list(os.environ):
+                if key.startswith(("AGENT_MEMORY_", "POWERTOOLS_")):
+                    del os.environ[key]
+            os.environ.update(function.environment)
+            os.environ.update(
+                {
+                    "AWS_REGION": REGION,
+                    "AWS_DEFAULT_REGION": REGION,
+                    "AWS_LAMBDA_FUNCTION_NAME": self.names[function.logical_id],
+                    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+                    # no X-Ray daemon here; the Tracer's calls are the runtime's, not the code's
+                    "POWERTOOLS_TRACE_DISABLED": "true",
+                }
+            )
+            get_settings.cache_clear()
+            container.reset()
+            clear_client_cache()
+            _cold_start_observability()
+            get_settings()  # validated first: the validator reads every selector, the code may not
             with _recording_settings(read):
                 yield function
         finally:
