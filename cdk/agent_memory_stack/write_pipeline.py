@@ -14,7 +14,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from agent_memory.adapters.sqs_queue import MAX_MESSAGE_BYTES
+from agent_memory.domain.limits import MAX_MESSAGE_BYTES
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_memory.adapters.queue_limits import refuse_oversized
 from agent_memory.adapters.sqlite_util import ConnectionPerThread
 from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
@@ -132,9 +133,11 @@ class LocalFifoQueue:
     # --- producer side (WriteQueue, DeadLetters) ----------------------------------------------
 
     def send(self, messages: Sequence[QueueMessage]) -> None:
-        """Enqueue all messages in order, in one transaction; duplicates in the window are dropped."""
+        """Enqueue all messages in order, in one transaction; duplicates in the window are dropped.
+        A message over the queue's size limit (SQS's) refuses the whole batch."""
         if not messages:
             return
+        refuse_oversized(messages)
         now = self._clock()
         with self._db.transaction() as conn:
             conn.execute("DELETE FROM queue_dedup WHERE sent_at <= ?", (now - self.dedup_window_s,))

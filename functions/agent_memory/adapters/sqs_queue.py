@@ -39,8 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.queue_limits import refuse_oversized
 from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender, default_client
-from agent_memory.errors import ConfigurationError, DependencyError, PayloadTooLargeError
+from agent_memory.domain.limits import MAX_MESSAGE_BYTES
+from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
 if TYPE_CHECKING:
@@ -48,10 +50,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: SQS's limit for one message, and for the sum of the bodies of one batch call (1 MiB since
-#: 2025; the write queue is created with it as its ``MaximumMessageSize``). A summary's write
-#: names every child by id, about 33 bytes each.
-MAX_MESSAGE_BYTES = 1024 * 1024
 #: Longer reasons are cut: the attribute is for a person reading the dead-letter queue.
 MAX_REASON_CHARS = 1_000
 #: What SQS refuses in a message attribute: characters outside XML's (#x9 #xA #xD #x20-#xD7FF
@@ -81,13 +79,7 @@ class SqsWriteQueue:
         return self._sender.client
 
     def send(self, messages: Sequence[QueueMessage]) -> None:
-        sizes = [len(m.body.encode("utf-8")) for m in messages]
-        too_big = [i for i, size in enumerate(sizes) if size > MAX_MESSAGE_BYTES]
-        if too_big:
-            raise PayloadTooLargeError(
-                f"{len(too_big)} message(s) exceed the queue's {MAX_MESSAGE_BYTES} byte limit",
-                details=[{"index": i, "bytes": sizes[i], "limit": MAX_MESSAGE_BYTES} for i in too_big],
-            )
+        sizes = refuse_oversized(messages)
         sent = 0
         for chunk in _chunks(messages, sizes):
             failures = self._send_chunk(chunk)

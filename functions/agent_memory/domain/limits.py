@@ -21,6 +21,8 @@ MAX_DAYS_AGO = 36_500
 MAX_LIST_LIMIT = 100
 #: The whole request body; bigger bodies are refused with 413 before they are parsed.
 MAX_BODY_BYTES = 2 * 1024 * 1024
+#: One message on the write queue (SQS's maximum, 1 MiB): a summary's write names every child.
+MAX_MESSAGE_BYTES = 1024 * 1024
 
 #: Token budget of `POST .../context`: default, least and most.
 DEFAULT_CONTEXT_TOKENS = 2000

@@ -131,7 +131,7 @@ def test_dedup_survives_the_delivery_of_the_first_copy(queue: LocalFifoQueue, ti
 
 def test_a_batch_send_is_all_or_nothing(queue: LocalFifoQueue) -> None:
     # GIVEN a batch whose last message cannot be stored
-    broken = QueueMessage("g", "d3", None)  # type: ignore[arg-type]
+    broken = QueueMessage(None, "d3", "x")  # type: ignore[arg-type]
 
     # WHEN it is sent, THEN it fails and none of the batch is queued, nor its dedup ids burnt
     with pytest.raises(sqlite3.IntegrityError):

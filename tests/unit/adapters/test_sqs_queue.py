@@ -100,17 +100,6 @@ def test_23_messages_go_in_batches_of_10_and_come_out_in_group_order(sqs: Any) -
     assert all(m["Attributes"]["MessageDeduplicationId"] == by_body[m["Body"]].dedup_id for m in received)
 
 
-def test_a_resent_write_is_dropped_by_its_dedup_id(sqs: Any) -> None:
-    # GIVEN a write sent, then sent again by a client retry
-    url = fifo_queue(sqs, "writes.fifo")
-    queue = SqsWriteQueue(url, client=sqs)
-    queue.send([msg("t:a:working", 1)])
-    queue.send([msg("t:a:working", 1), msg("t:a:working", 2)])
-
-    # THEN the queue holds each write once
-    assert [m["Body"] for m in drain(sqs, url)] == ["t:a:working-1", "t:a:working-2"]
-
-
 def test_batches_are_also_cut_at_1_mib_of_bodies(sqs: Any) -> None:
     # GIVEN three bodies of 400 KiB
     url = fifo_queue(sqs, "writes.fifo")
