@@ -389,8 +389,9 @@ class TenantPlans(Protocol):
         ...
 
 
-class MemoryStore(Protocol):
-    """Records and their vectors. Every method is scoped to one tenant and agent."""
+class RecordStore(Protocol):
+    """Records by id: written, read, listed, forgotten and marked stale; the reads that walk a
+    conversation, a period or an end user's summaries."""
 
     def put(self, items: Sequence[StoredRecord]) -> None:
         """Insert or overwrite by id (summaries are re-made in place this way)."""
@@ -400,52 +401,8 @@ class MemoryStore(Protocol):
         """The record with that id or alias, deleted ones included (the caller decides)."""
         ...
 
-    def nearest(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        grain: Grain,
-        vector: Vector,
-        now: datetime,
-        within: Neighbourhood | None = None,
-    ) -> tuple[MemoryRecord, float] | None:
-        """The live record of that grain (and ``within`` that neighbourhood) closest to
-        ``vector``, and its cosine (dedup-on-write)."""
-        ...
-
     def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
         """Make ``alias_id`` resolve to ``record_id`` (a write merged into an existing record)."""
-        ...
-
-    def conversation_tail(
-        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
-    ) -> list[MemoryRecord]:
-        """The last ``limit`` live working records of one conversation that occurred before
-        ``before``, oldest first: the turns a new turn is embedded and indexed with."""
-        ...
-
-    def search(self, query: StoreQuery) -> list[Candidate]:
-        """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by record id.
-
-        Without vector and text: the newest live records in the window, newest first.
-        """
-        ...
-
-    def summaries_of_user(
-        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
-    ) -> list[MemoryRecord]:
-        """The agent's live summaries whose ``user_ids`` name that end user (erasure re-makes them)."""
-        ...
-
-    def records_in_span(
-        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
-    ) -> list[MemoryRecord]:
-        """Every live record of ``grain`` whose span overlaps ``[start, end)``, oldest first.
-
-        The summarizer's primitive: the children of one period, completely (no limit, no page),
-        ordered by ``occurred_at`` then id. Forgotten records and records expired at ``now`` are
-        left out.
-        """
         ...
 
     def list(
@@ -460,6 +417,30 @@ class MemoryStore(Protocol):
         """Live records, newest ``occurred_at`` first. ``cursor`` is opaque and bound to the agent."""
         ...
 
+    def conversation_tail(
+        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
+    ) -> builtins.list[MemoryRecord]:
+        """The last ``limit`` live working records of one conversation that occurred before
+        ``before``, oldest first: the turns a new turn is embedded and indexed with."""
+        ...
+
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> builtins.list[MemoryRecord]:
+        """Every live record of ``grain`` whose span overlaps ``[start, end)``, oldest first.
+
+        The summarizer's primitive: the children of one period, completely (no limit, no page),
+        ordered by ``occurred_at`` then id. Forgotten records and records expired at ``now`` are
+        left out.
+        """
+        ...
+
+    def summaries_of_user(
+        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
+    ) -> builtins.list[MemoryRecord]:
+        """The agent's live summaries whose ``user_ids`` name that end user (erasure re-makes them)."""
+        ...
+
     def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         """Mark the record deleted and append the audit event. False if no live record matched."""
         ...
@@ -472,6 +453,43 @@ class MemoryStore(Protocol):
         by the writer, so a re-make that raced a later forget never brings the fact back.
         """
         ...
+
+    def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
+        """Best effort: bump access_count and last_accessed_at of records a search returned."""
+        ...
+
+    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
+        """Live records per grain and the oldest and newest ``occurred_at``."""
+        ...
+
+
+class Retrieval(Protocol):
+    """Finding records by meaning and by words: the raw evidence, ranked by the services
+    (`domain.fusion` says how it is handed over)."""
+
+    def nearest(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        grain: Grain,
+        vector: Vector,
+        now: datetime,
+        within: Neighbourhood | None = None,
+    ) -> tuple[MemoryRecord, float] | None:
+        """The live record of that grain (and ``within`` that neighbourhood) closest to
+        ``vector``, and its cosine (dedup-on-write)."""
+        ...
+
+    def search(self, query: StoreQuery) -> list[Candidate]:
+        """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by record id.
+
+        Without vector and text: the newest live records in the window, newest first.
+        """
+        ...
+
+
+class AuditLog(Protocol):
+    """Who forgot, erased, merged or deleted what, and when: kept through purges."""
 
     def append_audit(self, events: Sequence[AuditEvent]) -> None:
         """Add events to the audit trail (idempotent per record, action and instant)."""
@@ -488,21 +506,24 @@ class MemoryStore(Protocol):
         """The agent's audit trail (of one record, if given), newest first, paginated."""
         ...
 
-    def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
-        """Best effort: bump access_count and last_accessed_at of records a search returned."""
+
+class SearchLog(Protocol):
+    """Counts of searches and of those that found nothing, per day (never the query text)."""
+
+    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
+        """Best effort: count one search on ``at``'s UTC day, and whether it found nothing.
+        Counts only: the query text is never kept."""
         ...
 
-    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
-        """Live records per grain and the oldest and newest ``occurred_at``."""
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> builtins.list[SearchDay]:
+        """The agent's search counts per UTC day from ``since`` on, oldest first (days
+        without searches are left out)."""
         ...
 
-    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
-        """Hard-delete the tenant's records of ``grain`` whose span ended before ``cutoff``.
 
-        Retention's primitive: every agent of the tenant, deleted ones included. Returns how many
-        records were removed. Idempotent.
-        """
-        ...
+class AgentDirectory(Protocol):
+    """Which agents have memory, and how much of it per period: the dispatcher's and the operator's
+    view."""
 
     def agents_with_records(
         self,
@@ -518,6 +539,27 @@ class MemoryStore(Protocol):
         ids only. Paginated with an opaque cursor.
         """
         ...
+
+    def list_agents(
+        self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
+    ) -> AgentPage:
+        """The tenant's agents that have live records, by agent id, paginated (cursor bound to
+        the tenant). Never another tenant's: the operator console's agent picker."""
+        ...
+
+    def histogram(
+        self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
+    ) -> builtins.list[int]:
+        """Live ``grain`` records whose ``occurred_at`` is in each ``[edges[i], edges[i + 1])``.
+
+        ``len(edges) - 1`` counts for ascending ``edges`` (the service passes local midnights, so
+        the store needs no timezone); the timeline's counts per period.
+        """
+        ...
+
+
+class RetentionStore(Protocol):
+    """What retention reads and deletes. Every method is scoped to one tenant and agent (or says so)."""
 
     def retention_candidates(
         self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
@@ -547,32 +589,19 @@ class MemoryStore(Protocol):
 
     # -- what an operator reads: the tenant's agents, a timeline, search outcomes ---------------
 
-    def list_agents(
-        self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
-    ) -> AgentPage:
-        """The tenant's agents that have live records, by agent id, paginated (cursor bound to
-        the tenant). Never another tenant's: the operator console's agent picker."""
-        ...
+    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
+        """Hard-delete the tenant's records of ``grain`` whose span ended before ``cutoff``.
 
-    def histogram(
-        self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
-    ) -> builtins.list[int]:
-        """Live ``grain`` records whose ``occurred_at`` is in each ``[edges[i], edges[i + 1])``.
-
-        ``len(edges) - 1`` counts for ascending ``edges`` (the service passes local midnights, so
-        the store needs no timezone); the timeline's counts per period.
+        Retention's primitive: every agent of the tenant, deleted ones included. Returns how many
+        records were removed. Idempotent.
         """
         ...
 
-    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
-        """Best effort: count one search on ``at``'s UTC day, and whether it found nothing.
-        Counts only: the query text is never kept."""
-        ...
 
-    def search_days(self, tenant_id: str, agent_id: str, since: date) -> builtins.list[SearchDay]:
-        """The agent's search counts per UTC day from ``since`` on, oldest first (days
-        without searches are left out)."""
-        ...
+class MemoryStore(RecordStore, Retrieval, AuditLog, SearchLog, AgentDirectory, RetentionStore, Protocol):
+    """Records and their vectors: every narrow port above, which each store adapter implements
+    whole (SQLite, OpenSearch) and the shared contract suite checks. Services take the narrow
+    ports they use."""
 
 
 @dataclass(frozen=True, slots=True)

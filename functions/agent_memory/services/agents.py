@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from agent_memory.contract.v1 import AgentOut, AgentsResponse
-from agent_memory.ports import Clock, MemoryStore
+from agent_memory.ports import AgentDirectory, Clock
 
 
 class AgentsService:
-    def __init__(self, store: MemoryStore, clock: Clock) -> None:
+    def __init__(self, store: AgentDirectory, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 

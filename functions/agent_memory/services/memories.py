@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from agent_memory.contract.v1 import AuditEventOut, AuditResponse, ListResponse, MemoryOut, StatsResponse
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.scoring import display_text
 from agent_memory.errors import NotFoundError
-from agent_memory.ports import Clock, MemoryStore, PendingWrites
+from agent_memory.ports import AuditLog, Clock, PendingWrites, RecordStore
+
+
+class ReadableMemory(RecordStore, AuditLog, Protocol):
+    """What reading an agent's memory needs of the store: its records and its audit trail."""
 
 
 class MemoryService:
-    def __init__(self, store: MemoryStore, pending: PendingWrites, clock: Clock) -> None:
+    def __init__(self, store: ReadableMemory, pending: PendingWrites, clock: Clock) -> None:
         self._store = store
         self._pending = pending
         self._clock = clock

@@ -11,14 +11,14 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 
 from agent_memory.contract.v1 import SearchDayOut, SearchStatsResponse
-from agent_memory.ports import Clock, MemoryStore
+from agent_memory.ports import Clock, SearchLog
 
 #: The longest look back one request may ask for, in days.
 MAX_SEARCH_STATS_DAYS = 400
 
 
 class SearchStatsService:
-    def __init__(self, store: MemoryStore, clock: Clock) -> None:
+    def __init__(self, store: SearchLog, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 

@@ -12,6 +12,7 @@ day's count in the working lane is exactly what that day's summary folds.
 from __future__ import annotations
 
 from datetime import date, timedelta
+from typing import Protocol
 
 from agent_memory.contract.v1 import (
     MemoryOut,
@@ -35,7 +36,7 @@ from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.scoring import display_text
 from agent_memory.domain.types import FIRST_DAY, LAST_DAY, shifted_day
 from agent_memory.errors import InvalidTimeKeyError, ValidationFailedError
-from agent_memory.ports import Clock, MemoryStore
+from agent_memory.ports import AgentDirectory, Clock, RecordStore
 
 #: The longest timeline one request may ask for (a year and a leap day, with room to spare).
 MAX_TIMELINE_DAYS = 400
@@ -43,6 +44,10 @@ MAX_TIMELINE_DAYS = 400
 DEFAULT_TIMELINE_DAYS = 28
 #: Children returned with a period (``children_total`` has the full count).
 MAX_PERIOD_CHILDREN = 500
+
+
+class TimelineStore(RecordStore, AgentDirectory, Protocol):
+    """What the timeline needs of the store: counts per period and the summaries in a span."""
 
 
 def _invalid(field: str, message: str) -> ValidationFailedError:
@@ -56,7 +61,7 @@ def _folded(summary: MemoryRecord) -> int:
 
 
 class TimelineService:
-    def __init__(self, store: MemoryStore, clock: Clock, timezone: str) -> None:
+    def __init__(self, store: TimelineStore, clock: Clock, timezone: str) -> None:
         self._store = store
         self._clock = clock
         self._tz = timezone
