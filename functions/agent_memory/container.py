@@ -13,7 +13,6 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
-from agent_memory.domain.keys import KeyStore
 from agent_memory.domain.scoring import RankingWeights
 from agent_memory.errors import ConfigurationError
 from agent_memory.ports import (
@@ -22,6 +21,7 @@ from agent_memory.ports import (
     Embedder,
     Idempotency,
     JobQueue,
+    KeyStore,
     MemoryStore,
     PendingWrites,
     Reranker,

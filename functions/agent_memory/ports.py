@@ -19,7 +19,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.keys import KeyInfo
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 
@@ -632,4 +634,36 @@ class TopicStore(Protocol):
 
     def list_proposals(self, tenant_id: str, now: datetime) -> builtins.list[TopicProposal]:
         """The tenant's unknown topics seen within `PROPOSAL_TTL_DAYS` of ``now``, in any order."""
+        ...
+
+
+class KeyStore(Protocol):
+    """Where API keys live: SQLite locally (`LocalKeyStore`), DynamoDB when deployed.
+
+    The `keys` CLI commands and the authorizer depend on this and nothing else, so both work
+    against either store.
+    """
+
+    def create(
+        self,
+        tenant_id: str,
+        plan: str,
+        admin: bool = False,
+        agents: frozenset[str] = frozenset(),
+        key: str | None = None,
+        scopes: frozenset[str] = DEFAULT_SCOPES,
+    ) -> tuple[str, str]:
+        """Store a new key (or ``key``) and return ``(key_id, key)``; only its hash is kept."""
+        ...
+
+    def lookup(self, key: str) -> Caller | None:
+        """The caller an active key stands for; None for an unknown or revoked key."""
+        ...
+
+    def list(self) -> list[KeyInfo]:
+        """Every key, revoked ones included, oldest first."""
+        ...
+
+    def revoke(self, key_id: str) -> bool:
+        """Revoke an active key; False when no active key has that id."""
         ...

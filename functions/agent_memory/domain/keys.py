@@ -2,7 +2,7 @@
 
 A key is ``amk_`` followed by 43 URL-safe random characters (256 bits). Stores keep only its
 SHA-256, so a leaked table cannot be replayed. The same hashing serves the local runtime and the
-Lambda authorizer. `KeyStore` is what both stores offer, `KeyInfo` what they list.
+Lambda authorizer. `ports.KeyStore` is what both stores offer, `KeyInfo` what they list.
 """
 
 from __future__ import annotations
@@ -10,9 +10,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from typing import Protocol
-
-from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
 
 KEY_PREFIX = "amk_"
 
@@ -53,35 +50,3 @@ class KeyInfo:
     agents: str
     created_at: str
     revoked_at: str | None
-
-
-class KeyStore(Protocol):
-    """Where API keys live: SQLite locally (`LocalKeyStore`), DynamoDB when deployed.
-
-    The `keys` CLI commands and the authorizer depend on this and nothing else, so both work
-    against either store.
-    """
-
-    def create(
-        self,
-        tenant_id: str,
-        plan: str,
-        admin: bool = False,
-        agents: frozenset[str] = frozenset(),
-        key: str | None = None,
-        scopes: frozenset[str] = DEFAULT_SCOPES,
-    ) -> tuple[str, str]:
-        """Store a new key (or ``key``) and return ``(key_id, key)``; only its hash is kept."""
-        ...
-
-    def lookup(self, key: str) -> Caller | None:
-        """The caller an active key stands for; None for an unknown or revoked key."""
-        ...
-
-    def list(self) -> list[KeyInfo]:
-        """Every key, revoked ones included, oldest first."""
-        ...
-
-    def revoke(self, key_id: str) -> bool:
-        """Revoke an active key; False when no active key has that id."""
-        ...

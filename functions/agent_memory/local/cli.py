@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_memory.domain.keys import KeyStore
+    from agent_memory.ports import KeyStore
 
 DEFAULT_DATA_DIR = ".agent-memory"
 DEV_TENANT = "dev"

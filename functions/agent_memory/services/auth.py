@@ -19,7 +19,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from agent_memory.domain.caller import Caller
-from agent_memory.domain.keys import KeyStore, hash_api_key
+from agent_memory.domain.keys import hash_api_key
+from agent_memory.ports import KeyStore
 
 DEFAULT_TTL_S = 60.0
 DEFAULT_MAX_ENTRIES = 1024

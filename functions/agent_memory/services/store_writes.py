@@ -39,7 +39,7 @@ from agent_memory.ports import (
 )
 
 
-class Outcome(StrEnum):
+class WriteOutcome(StrEnum):
     INSERTED = "inserted"
     MERGED = "merged"
     UPSERTED = "upserted"
@@ -149,13 +149,13 @@ class WriterService:
             out.append(command.model_copy(update={"record": record.model_copy(update={"context": context})}))
         return out
 
-    def dead_letter(self, message: QueueMessage, reason: str) -> Outcome:
+    def dead_letter(self, message: QueueMessage, reason: str) -> WriteOutcome:
         self._dead_letters.put(message, reason)
         metrics.add_metric(name="PoisonMessages", unit=MetricUnit.Count, value=1)
         logger.error("poison message dead-lettered", extra={"group_id": message.group_id, "reason": reason})
-        return Outcome.DEAD_LETTERED
+        return WriteOutcome.DEAD_LETTERED
 
-    def apply(self, command: WriteCommand, vector: Vector | None = None) -> Outcome:
+    def apply(self, command: WriteCommand, vector: Vector | None = None) -> WriteOutcome:
         if vector is None:
             if command.record.context is None:
                 [command] = self._in_context([command])
@@ -192,7 +192,7 @@ class WriterService:
         cosine = float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
         return cosine > self._threshold
 
-    def _upsert(self, record: MemoryRecord, vector: Vector) -> Outcome:
+    def _upsert(self, record: MemoryRecord, vector: Vector) -> WriteOutcome:
         """Store a summary version, unless it was forgotten or marked stale after it was made.
 
         A re-make reads its children, then its write waits in the queue; a forget in between
@@ -204,23 +204,23 @@ class WriterService:
         if stored is not None and stored.deleted_at is not None and stored.deleted_at > record.updated_at:
             metrics.add_metric(name="UpsertsSuperseded", unit=MetricUnit.Count, value=1)
             logger.info("summary version superseded by a later forget", extra={"record_id": record.id})
-            return Outcome.SUPERSEDED
+            return WriteOutcome.SUPERSEDED
         self._store.put([StoredRecord(record, vector)])
-        return Outcome.UPSERTED
+        return WriteOutcome.UPSERTED
 
-    def _remember(self, record: MemoryRecord, vector: Vector) -> Outcome:
+    def _remember(self, record: MemoryRecord, vector: Vector) -> WriteOutcome:
         tenant, agent = record.tenant_id, record.agent_id
         now = self._clock.now()
         already = self._store.get(tenant, agent, record.id)
         if already is not None and already.deleted_at is None:
             metrics.add_metric(name="WritesReplayed", unit=MetricUnit.Count, value=1)
-            return Outcome.REPLAYED
+            return WriteOutcome.REPLAYED
         if already is not None and already.deleted_at is not None and already.deleted_at >= record.created_at:
             # A redelivery (or a redrive) of a write that was forgotten after it was accepted:
             # storing it again would bring the forgotten memory back.
             metrics.add_metric(name="WritesSuperseded", unit=MetricUnit.Count, value=1)
             logger.info("write superseded by a later forget", extra={"record_id": record.id})
-            return Outcome.SUPERSEDED
+            return WriteOutcome.SUPERSEDED
         # A write accepted again after it was forgotten comes back as its own record: merged into
         # a neighbour, its id would be an alias that the tombstone under the same id shadows.
         near = (
@@ -261,10 +261,10 @@ class WriterService:
                 "write merged into a near duplicate",
                 extra={"record_id": record.id, "into": existing.id, "cosine": round(cosine, 4)},
             )
-            return Outcome.MERGED
+            return WriteOutcome.MERGED
         self._store.put([StoredRecord(record, vector)])
         metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
-        return Outcome.INSERTED
+        return WriteOutcome.INSERTED
 
     def _neighbourhood(self, record: MemoryRecord) -> Neighbourhood:
         """Where a write's near duplicate may be: its owner (by the dedup scope) and its local day."""

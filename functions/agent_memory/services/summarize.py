@@ -82,7 +82,7 @@ CALLS = "summarizer_calls"
 TIMEZONE = "timezone"
 
 
-class Outcome(StrEnum):
+class SummaryOutcome(StrEnum):
     MADE = "made"  # new, or re-made because its children changed
     UNCHANGED = "unchanged"  # made from exactly these children already: nothing written
     EMPTY = "empty"  # nothing to fold: nothing written
@@ -99,7 +99,7 @@ class ChildNotStoredYetError(DependencyError):
 class RunStats:
     """What one job did, for its log line, its metrics and the benchmark's LLM-cost count."""
 
-    outcome: Outcome = Outcome.EMPTY
+    outcome: SummaryOutcome = SummaryOutcome.EMPTY
     made: list[str] = field(default_factory=list)
     healed: int = 0
     calls: int = 0
@@ -113,7 +113,7 @@ class RunStats:
 @dataclass(frozen=True, slots=True)
 class _Made:
     record: MemoryRecord | None
-    outcome: Outcome
+    outcome: SummaryOutcome
 
 
 class SummarizeService:
@@ -150,7 +150,7 @@ class SummarizeService:
         stats = RunStats()
         made = self._make(job.tenant_id, job.agent_id, job.grain, job.time_key, now, stats)
         stats.outcome = made.outcome
-        if made.outcome is Outcome.MADE and made.record is not None:
+        if made.outcome is SummaryOutcome.MADE and made.record is not None:
             self._refresh_parent(made.record, now, stats)
         self._emit(job, stats)
         return stats
@@ -172,27 +172,27 @@ class SummarizeService:
             # has ended. Coarser periods may be made early from the days that have ended (a
             # month whose last ISO week runs into the next month): each later day's summary
             # refreshes them ("Stale parents are refreshed").
-            return _Made(None, Outcome.UNFINISHED)
+            return _Made(None, SummaryOutcome.UNFINISHED)
         existing = self._store.get(tenant, agent, summary_id(tenant, agent, grain.value, key))
         stale = existing is not None and not existing.is_live(now)
         if existing is not None and stale and not is_stale(self._store, existing):
-            return _Made(None, Outcome.FORGOTTEN)
+            return _Made(None, SummaryOutcome.FORGOTTEN)
         children = self._children(tenant, agent, grain, key, now, stats)
         if not children:
             if existing is not None and stale:
                 self._drop_stale(existing, now)
-                return _Made(None, Outcome.EMPTY)
-            return _Made(existing, Outcome.EMPTY)
+                return _Made(None, SummaryOutcome.EMPTY)
+            return _Made(existing, SummaryOutcome.EMPTY)
         digest = self._input_hash(grain, key, children)
         if existing is not None and not stale:
             if existing.metadata.get(INPUT_HASH) == digest:
-                return _Made(existing, Outcome.UNCHANGED)
+                return _Made(existing, SummaryOutcome.UNCHANGED)
             if _only_removed(existing, children):
                 logger.info(
                     "children were removed since the summary was made; keeping it",
                     extra={"summary_id": existing.id, "children": len(children)},
                 )
-                return _Made(existing, Outcome.KEPT)
+                return _Made(existing, SummaryOutcome.KEPT)
         inputs = [self._input(c) for c in children]
         carried: MemoryRecord | None = None
         if existing is not None and not stale and _lost_children(existing, children):
@@ -207,7 +207,7 @@ class SummarizeService:
         text = fold(self._summarizer, grain, key, inputs, stats)
         if not text.strip():
             logger.warning("the summarizer made no text", extra={"grain": grain.value, "time_key": key})
-            return _Made(existing, Outcome.EMPTY)
+            return _Made(existing, SummaryOutcome.EMPTY)
         record = self._record(
             tenant, agent, grain, key, children, text, digest, now, existing, stats.calls - calls_before
         )
@@ -219,7 +219,7 @@ class SummarizeService:
         stats.made.append(record.id)
         metrics.add_metric(name="SummariesMade", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name=f"SummariesMade{grain.value.capitalize()}", unit=MetricUnit.Count, value=1)
-        return _Made(record, Outcome.MADE)
+        return _Made(record, SummaryOutcome.MADE)
 
     def _children(
         self, tenant: str, agent: str, grain: Grain, key: str, now: datetime, stats: RunStats
@@ -237,7 +237,7 @@ class SummarizeService:
             record = by_key.get(child_key)
             if record is None:  # missing: heal it, if its own period has anything to fold
                 healed = self._make(tenant, agent, child, child_key, now, stats)
-                if healed.outcome is Outcome.MADE:
+                if healed.outcome is SummaryOutcome.MADE:
                     stats.healed += 1
                     metrics.add_metric(name="SummariesHealed", unit=MetricUnit.Count, value=1)
                 record = healed.record
@@ -379,7 +379,7 @@ class SummarizeService:
 
     def _emit(self, job: SummarizeJob, stats: RunStats) -> None:
         metrics.add_metric(name="SummarizeJobsDone", unit=MetricUnit.Count, value=1)
-        if stats.outcome is Outcome.UNCHANGED:
+        if stats.outcome is SummaryOutcome.UNCHANGED:
             metrics.add_metric(name="SummariesUnchanged", unit=MetricUnit.Count, value=1)
         if stats.calls:
             metrics.add_metric(name="SummarizerCalls", unit=MetricUnit.Count, value=stats.calls)

@@ -20,8 +20,9 @@ from tests.tables import create_tenants_table
 from agent_memory.adapters.dynamodb_keys import KEY_ID_INDEX, DynamoDbKeyStore
 from agent_memory.adapters.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import KeyInfo, KeyStore, new_api_key
+from agent_memory.domain.keys import KeyInfo, new_api_key
 from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
+from agent_memory.ports import KeyStore
 
 TABLE = "agent-memory-tenants"
 

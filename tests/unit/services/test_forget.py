@@ -20,7 +20,7 @@ from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.errors import NotFoundError
 from agent_memory.ports import AuditAction, AuditEvent
-from agent_memory.services.store_writes import Outcome
+from agent_memory.services.store_writes import WriteOutcome
 
 VAULT = "The vault code for the Lisbon office is 7391-kestrel."
 DAY = datetime(2026, 3, 10, 9, tzinfo=UTC)  # a Tuesday: 2026-W11, March, Q1, 2026
@@ -209,11 +209,11 @@ def test_a_remake_made_before_a_later_forget_is_not_stored(cascade: Cascade) -> 
     assert cascade.store.mark_stale(TENANT, AGENT, day.id, event)
 
     outcome = cascade.world.writer.apply(WriteCommand(op="upsert", record=waiting))
-    assert outcome is Outcome.SUPERSEDED
+    assert outcome is WriteOutcome.SUPERSEDED
     assert cascade.summary(Grain.DAILY, KEYS[Grain.DAILY]).deleted_at is not None  # type: ignore[union-attr]
     # a version made after the mark is stored
     fresh = day.model_copy(update={"updated_at": cascade.world.clock.now() + timedelta(seconds=1)})
-    assert cascade.world.writer.apply(WriteCommand(op="upsert", record=fresh)) is Outcome.UPSERTED
+    assert cascade.world.writer.apply(WriteCommand(op="upsert", record=fresh)) is WriteOutcome.UPSERTED
 
 
 def test_erasing_a_user_whose_memories_retention_already_deleted_reaches_the_summaries(

@@ -19,7 +19,13 @@ from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryKind
 from agent_memory.errors import ConfigurationError
 from agent_memory.ports import AuditEvent, SummaryInput, SummaryText
-from agent_memory.services.summarize import ChildNotStoredYetError, Outcome, RunStats, SummarizeService, fold
+from agent_memory.services.summarize import (
+    ChildNotStoredYetError,
+    RunStats,
+    SummarizeService,
+    SummaryOutcome,
+    fold,
+)
 
 
 def utc(*args: int) -> datetime:
@@ -343,7 +349,7 @@ def test_a_refresh_waits_until_the_child_that_triggered_it_is_stored(cascade: Ca
 
     cascade.queue(Grain.DAILY, "2026-11-20")
     cascade.run()
-    assert cascade.summarize.run(job).outcome is Outcome.MADE
+    assert cascade.summarize.run(job).outcome is SummaryOutcome.MADE
 
 
 # ------------------------------------------------------------------------------------------------
