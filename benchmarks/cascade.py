@@ -173,7 +173,7 @@ def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     from agent_memory.adapters.local_jobs import LocalJobQueue
     from agent_memory.adapters.local_pending import LocalPendingWrites
     from agent_memory.adapters.local_queue import LocalFifoQueue
-    from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+    from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
     from agent_memory.adapters.summarizers import BedrockSummarizer, LocalExtractiveSummarizer
     from agent_memory.adapters.summarizers.converse import DEFAULT_MAX_TOKENS
     from agent_memory.services.dispatch import DispatchService

@@ -524,8 +524,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def measure(args: argparse.Namespace, data_dir: Path, quota: int) -> dict[str, Any]:
     from agent_memory.adapters.embedders import build_embedder
-    from agent_memory.adapters.sqlite_keys import LocalKeyStore
-    from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+    from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
+    from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
     from agent_memory.domain.plans import load_plans
     from agent_memory.settings import get_settings
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
+from botocore.stub import Stubber
 from hypothesis import settings
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
 from tests.fakes import FixedClock
@@ -19,7 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 settings.register_profile("repeatable", derandomize=True, print_blob=True)
 settings.register_profile("explore", max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
-EVENTS = ROOT / "events"
 
 
 @pytest.fixture(autouse=True)
@@ -49,3 +51,17 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock()
+
+
+@pytest.fixture
+def bedrock() -> Any:
+    """A bedrock-runtime client (fake credentials: see `_aws_env`), for `bedrock_stub` to answer."""
+    return boto3.client("bedrock-runtime", region_name="us-east-1")
+
+
+@pytest.fixture
+def bedrock_stub(bedrock: Any) -> Iterator[Stubber]:
+    """botocore's Stubber on `bedrock`: the test fails if an answer it queued was never asked for."""
+    with Stubber(bedrock) as stub:
+        yield stub
+        stub.assert_no_pending_responses()

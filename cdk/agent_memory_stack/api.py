@@ -128,7 +128,7 @@ class Api(Construct):
             self,
             FunctionSpec(
                 name="Api",
-                handler="agent_memory.handlers.api.handler",
+                handler="agent_memory.handlers.api.api_handler",
                 description="REST API: write, get, list, forget, stats, admin",
                 memory_mb=512,
                 timeout=api_timeout,
@@ -158,7 +158,7 @@ class Api(Construct):
             self,
             FunctionSpec(
                 name="Search",
-                handler="agent_memory.handlers.api.handler",
+                handler="agent_memory.handlers.api.search_handler",
                 description="REST API: search (embed the query, k-NN + BM25, rerank)",
                 memory_mb=1024,
                 timeout=Duration.seconds(15),

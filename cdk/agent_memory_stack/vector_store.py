@@ -31,7 +31,7 @@ from aws_cdk import aws_opensearchservice as opensearch
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from agent_memory.adapters.opensearch_index import SCHEMA_VERSION as INDEX_SCHEMA_VERSION
+from agent_memory.adapters.opensearch.opensearch_index import SCHEMA_VERSION as INDEX_SCHEMA_VERSION
 from agent_memory_stack.bedrock import embedding_environment
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days, set_setting

@@ -71,7 +71,7 @@ class Container:
     @cached_property
     def opensearch_client(self) -> Any:
         """The process-wide OpenSearch client (the store's, and the index bootstrap's)."""
-        from agent_memory.adapters.opensearch_client import build_client
+        from agent_memory.adapters.opensearch.opensearch_client import build_client
 
         return build_client(self.settings)
 
@@ -79,7 +79,7 @@ class Container:
     def store(self) -> MemoryStore:
         settings, emb = self.settings, self.embedder
         if settings.store == "opensearch":
-            from agent_memory.adapters.opensearch_store import OpenSearchStore
+            from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 
             return OpenSearchStore(
                 self.opensearch_client,
@@ -88,7 +88,7 @@ class Container:
                 emb.model_id,
                 serverless=settings.opensearch_service == "aoss",
             )
-        from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+        from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         return SqliteMemoryStore(settings.sqlite_path, dimension=emb.dimension, model_id=emb.model_id)
@@ -163,7 +163,7 @@ class Container:
 
             assert self.settings.topics_table is not None  # Settings refuses it unnamed
             return DynamoDbTopicStore(self.settings.topics_table)
-        from agent_memory.adapters.sqlite_topics import SqliteTopicStore
+        from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
 
         return SqliteTopicStore(self.settings.topics_path)
 
@@ -212,7 +212,7 @@ class Container:
             from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
             return DynamoDbKeyStore(self.settings.tenants_table)
-        from agent_memory.adapters.sqlite_keys import LocalKeyStore
+        from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 
         return LocalKeyStore(self.settings.auth_path)
 

@@ -22,7 +22,10 @@ import numpy.typing as npt
 from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.keys import KeyInfo
+from agent_memory.domain.operator_views import SearchDay
+from agent_memory.domain.recall import Hit, SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 
 Vector = npt.NDArray[np.float32]
@@ -88,6 +91,11 @@ class Job:
 
     key: str
     body: str
+
+    @classmethod
+    def of(cls, job: SummarizeJob) -> Job:
+        """A summarize job as a queue message: keyed by its agent-period."""
+        return cls(key=job.key, body=job.model_dump_json(exclude_none=True))
 
 
 class JobQueue(Protocol):
@@ -337,15 +345,6 @@ class AgentRef:
 class AgentPage:
     agents: list[AgentRef]
     next_cursor: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class SearchDay:
-    """How many searches one agent got on one UTC day, and how many of them found nothing."""
-
-    day: date
-    searches: int
-    zero_hits: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -604,6 +603,20 @@ class MemoryStore(RecordStore, Retrieval, AuditLog, SearchLog, AgentDirectory, R
     """Records and their vectors: every narrow port above, which each store adapter implements
     whole (SQLite, OpenSearch) and the shared contract suite checks. Services take the narrow
     ports they use."""
+
+
+class ReadableMemory(RecordStore, AuditLog, Protocol):
+    """What reading an agent's memory needs of the store: its records and its audit trail."""
+
+
+class TimelineStore(RecordStore, AgentDirectory, Protocol):
+    """What the timeline needs of the store: counts per period and the summaries in a span."""
+
+
+class Searcher(Protocol):
+    """What `ContextService` needs of search (`services.search.SearchService` is one)."""
+
+    def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Hit]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ def opensearch_client() -> Any:
     url = os.environ.get("OPENSEARCH_URL")
     if not url:
         pytest.skip("OPENSEARCH_URL is not set: no OpenSearch cluster to run the contract against")
-    from agent_memory.adapters.opensearch_client import new_client
+    from agent_memory.adapters.opensearch.opensearch_client import new_client
     from agent_memory.settings import Settings
 
     client = new_client(Settings(store="opensearch", opensearch_endpoint=url, opensearch_timeout_s=30))
@@ -40,14 +40,15 @@ def opensearch_client() -> Any:
 @pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
     if request.param == "sqlite":
-        from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+        from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 
         sqlite = SqliteMemoryStore(tmp_path / "memory.db", DIM, MODEL)
         yield sqlite
         sqlite.close()
         return
-    from agent_memory.adapters.opensearch_index import bootstrap, events_index_name, records_index_name
-    from agent_memory.adapters.opensearch_store import OpenSearchStore
+    from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+    from agent_memory.adapters.opensearch.opensearch_index import events_index_name, records_index_name
+    from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 
     client = request.getfixturevalue("opensearch_client")
     alias = f"contract-{uuid.uuid4().hex[:12]}"

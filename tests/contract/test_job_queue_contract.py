@@ -63,18 +63,24 @@ def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Jobs]:
 
 
 def test_every_job_sent_arrives_however_many_are_sent_at_once(jobs: Jobs) -> None:
+    # GIVEN
     sent = [Job(f"t:a:daily:2026-11-{i:02d}", f'{{"n":{i}}}') for i in range(1, 24)]
     jobs.queue.send(sent)
+    # WHEN / THEN
     assert sorted(jobs.receive_all()) == sorted(j.body for j in sent)
 
 
 def test_the_same_job_sent_twice_arrives_twice(jobs: Jobs) -> None:
+    # GIVEN
     job = Job("t:a:daily:2026-11-20", '{"x":1}')
     jobs.queue.send([job])
     jobs.queue.send([job])
+    # WHEN / THEN
     assert jobs.receive_all() == [job.body, job.body]
 
 
 def test_sending_nothing_is_nothing(jobs: Jobs) -> None:
+    # GIVEN
     jobs.queue.send([])
+    # WHEN / THEN
     assert jobs.receive_all() == []

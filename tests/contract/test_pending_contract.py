@@ -54,7 +54,7 @@ def test_marks_are_counted_per_agent_and_adding_twice_counts_once(pending: Pendi
     pending.add("t1", "a2", ["mem_000"])
     pending.add("t2", "a1", ["mem_9"])
 
-    # THEN each agent counts its own distinct records
+    # WHEN / THEN each agent counts its own distinct records
     assert pending.count("t1", "a1") == 60
     assert pending.count("t1", "a2") == 1
     assert pending.count("t2", "a1") == 1

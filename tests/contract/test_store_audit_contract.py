@@ -19,8 +19,10 @@ def stale_event(record_id: str, at=NOW, tenant: str = "t1", agent: str = "a1") -
 
 
 def test_marking_a_summary_stale_hides_it_and_a_later_mark_moves_the_mark(store: MemoryStore) -> None:
+    # GIVEN
     put(store, summary("s1", Grain.DAILY, "2026-11-20"))
 
+    # WHEN / THEN
     assert store.mark_stale("t1", "a1", "s1", stale_event("s1"))
     first = store.get("t1", "a1", "s1")
     assert first is not None and first.deleted_at == NOW
@@ -35,8 +37,10 @@ def test_marking_a_summary_stale_hides_it_and_a_later_mark_moves_the_mark(store:
 
 
 def test_marking_stale_is_scoped_to_the_tenant_and_agent(store: MemoryStore) -> None:
+    # GIVEN
     put(store, summary("s1", Grain.DAILY, "2026-11-20"))
 
+    # WHEN / THEN
     assert not store.mark_stale("t2", "a1", "s1", stale_event("s1", tenant="t2"))
     assert not store.mark_stale("t1", "a2", "s1", stale_event("s1", agent="a2"))
     assert not store.mark_stale("t1", "a1", "nope", stale_event("nope"))
@@ -47,7 +51,9 @@ def test_marking_stale_is_scoped_to_the_tenant_and_agent(store: MemoryStore) -> 
 
 
 def test_the_audit_trail_is_newest_first_per_agent_with_details_and_pages(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("m1"), rec("m2"), rec("m3"), rec("x1", agent="a2"))
+    # WHEN / THEN
     for i, record_id in enumerate(("m1", "m2", "m3")):
         assert forget(store, record_id, at=NOW + i * SECOND)
     assert forget(store, "x1", agent="a2")
@@ -81,17 +87,23 @@ def test_the_audit_trail_is_newest_first_per_agent_with_details_and_pages(store:
 
 
 def test_an_audit_event_written_twice_is_kept_once(store: MemoryStore) -> None:
+    # GIVEN
     event = AuditEvent("t1", "a1", "s1", AuditAction.EMPTIED, "summarizer", NOW, {"dropped": []})
     store.append_audit([event])
+    # WHEN
     store.append_audit([event])
+    # THEN
     assert len(store.audit_events("t1", "a1").events) == 1
 
 
 def test_an_audit_cursor_of_another_agent_or_a_forged_one_is_refused(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("m1"), rec("m2"))
     forget(store, "m1")
     forget(store, "m2", at=NOW + SECOND)
+    # WHEN
     cursor = store.audit_events("t1", "a1", limit=1).next_cursor
+    # THEN
     assert cursor is not None
     for tenant, agent in (("t2", "a1"), ("t1", "a2")):
         with pytest.raises(ValidationFailedError):

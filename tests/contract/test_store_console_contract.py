@@ -38,14 +38,18 @@ def test_list_agents_names_the_tenants_agents_with_live_records_once_each_in_pag
 
 
 def test_a_list_agents_cursor_only_works_for_its_tenant(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("m1", agent="a1"), rec("m2", agent="a2"))
+    # WHEN
     page = store.list_agents("t1", NOW, limit=1)
+    # THEN
     assert page.next_cursor is not None
     with pytest.raises(ValidationFailedError):
         store.list_agents("t2", NOW, cursor=page.next_cursor)
 
 
 def test_histogram_counts_live_records_of_the_grain_in_each_half_open_bin(store: MemoryStore) -> None:
+    # GIVEN
     start = datetime(2026, 11, 18, tzinfo=UTC)
     edges = [start + i * DAY for i in range(4)]  # 18th, 19th, 20th, up to the 21st
     put(
@@ -62,8 +66,10 @@ def test_histogram_counts_live_records_of_the_grain_in_each_half_open_bin(store:
         rec("m10", occurred=start + HOUR),
     )
     put(store, summary("s1", Grain.DAILY, "2026-11-18"))
+    # WHEN
     forget(store, "m10")
 
+    # THEN
     assert store.histogram("t1", "a1", Grain.WORKING, edges, NOW) == [3, 0, 2]
     assert store.histogram("t1", "a1", Grain.DAILY, edges, NOW) == [1, 0, 0]
     assert store.histogram("t1", "nobody", Grain.WORKING, edges, NOW) == [0, 0, 0]
@@ -71,11 +77,13 @@ def test_histogram_counts_live_records_of_the_grain_in_each_half_open_bin(store:
 
 
 def test_histogram_edges_must_ascend(store: MemoryStore) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationFailedError):
         store.histogram("t1", "a1", Grain.WORKING, [NOW, NOW - DAY], NOW)
 
 
 def test_searches_are_counted_per_utc_day_with_those_that_found_nothing(store: MemoryStore) -> None:
+    # GIVEN
     late = datetime(2026, 11, 20, 23, 59, 59, tzinfo=UTC)
     store.record_search("t1", "a1", late, hits=3)
     store.record_search("t1", "a1", late, hits=0)
@@ -84,8 +92,10 @@ def test_searches_are_counted_per_utc_day_with_those_that_found_nothing(store: M
     store.record_search("t1", "a2", late, hits=0)
     store.record_search("t2", "a1", late, hits=0)
 
+    # WHEN
     days = store.search_days("t1", "a1", since=date(2026, 11, 18))
 
+    # THEN
     assert [(d.day, d.searches, d.zero_hits) for d in days] == [
         (date(2026, 11, 20), 2, 1),
         (date(2026, 11, 21), 1, 1),

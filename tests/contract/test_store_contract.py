@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.payloads import memory_record
 
 from agent_memory.domain.grains import Grain, period_bounds
-from agent_memory.domain.ids import content_hash
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditEvent, MemoryStore, StoredRecord, StoreQuery
@@ -46,17 +46,8 @@ def rec(
     content: str | None = None,
     **fields: Any,
 ) -> MemoryRecord:
-    text = content or f"memory {record_id}"
-    return MemoryRecord(
-        id=record_id,
-        tenant_id=tenant,
-        agent_id=agent,
-        content=text,
-        content_hash=content_hash(text),
-        created_at=occurred,
-        updated_at=occurred,
-        occurred_at=occurred,
-        **fields,
+    return memory_record(
+        record_id, content or f"memory {record_id}", tenant=tenant, agent=agent, at=occurred, **fields
     )
 
 
@@ -135,10 +126,13 @@ def test_a_record_round_trips_every_field(store: MemoryStore) -> None:
 
 
 def test_put_overwrites_by_id(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_x", content="first wording"))
 
+    # WHEN
     put(store, rec("mem_x", content="second wording"), vector=vec(0.0, 1.0))
 
+    # THEN
     got = store.get("t1", "a1", "mem_x")
     assert got is not None and got.content == "second wording"
     assert ids(store.search(query())) == ["mem_x"]
@@ -147,20 +141,24 @@ def test_put_overwrites_by_id(store: MemoryStore) -> None:
 
 
 def test_get_of_an_unknown_id_or_of_another_agent_is_none(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_x"))
 
+    # WHEN / THEN
     assert store.get("t1", "a1", "mem_unknown") is None
     assert store.get("t1", "a2", "mem_x") is None
     assert store.get("t2", "a1", "mem_x") is None
 
 
 def test_the_same_id_in_two_tenants_is_two_records(store: MemoryStore) -> None:
+    # GIVEN
     put(
         store,
         rec("mem_same", tenant="t1", content="tenant one"),
         rec("mem_same", tenant="t2", content="tenant two"),
     )
 
+    # WHEN / THEN
     assert forget(store, "mem_same", tenant="t1")
 
     one, two = store.get("t1", "a1", "mem_same"), store.get("t2", "a1", "mem_same")
@@ -169,10 +167,13 @@ def test_the_same_id_in_two_tenants_is_two_records(store: MemoryStore) -> None:
 
 
 def test_an_alias_resolves_to_its_record_for_its_agent_only(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_existing"))
 
+    # WHEN
     store.add_alias("t1", "a1", "mem_merged", "mem_existing")
 
+    # THEN
     got = store.get("t1", "a1", "mem_merged")
     assert got is not None and got.id == "mem_existing"
     assert store.get("t1", "a2", "mem_merged") is None
@@ -201,6 +202,7 @@ def test_search_never_crosses_tenants_or_agents(store: MemoryStore) -> None:
 
 
 def test_search_filters_grains_kinds_tags_and_user(store: MemoryStore) -> None:
+    # GIVEN
     put(
         store,
         rec("mem_decision", kind=MemoryKind.DECISION, tags=["launch"], user_id="u-1"),
@@ -209,6 +211,7 @@ def test_search_filters_grains_kinds_tags_and_user(store: MemoryStore) -> None:
         summary("sum_day", Grain.DAILY, "2026-11-21"),
     )
 
+    # WHEN / THEN
     assert set(ids(store.search(query(grains=(Grain.DAILY,))))) == {"sum_day"}
     assert set(ids(store.search(query(grains=(Grain.WORKING,))))) == {"mem_decision", "mem_task", "mem_note"}
     assert set(ids(store.search(query(kinds=(MemoryKind.DECISION, MemoryKind.TASK))))) == {
@@ -233,7 +236,7 @@ def test_a_time_window_matches_records_whose_span_overlaps_it(store: MemoryStore
     def window(start: datetime | None, end: datetime | None) -> set[str]:
         return set(ids(store.search(query(start=start, end=end))))
 
-    # THEN a record matches when its span overlaps [start, end], ends included
+    # WHEN / THEN a record matches when its span overlaps [start, end], ends included
     assert window(datetime(2026, 11, 20, 9, tzinfo=UTC), datetime(2026, 11, 21, 12, tzinfo=UTC)) == {
         "mem_20th",
         "sum_21st",
@@ -249,6 +252,7 @@ def test_a_time_window_matches_records_whose_span_overlaps_it(store: MemoryStore
 
 
 def test_expired_records_are_never_found(store: MemoryStore) -> None:
+    # GIVEN
     put(
         store,
         rec("mem_expired", expires_at=NOW - timedelta(seconds=1)),
@@ -257,6 +261,7 @@ def test_expired_records_are_never_found(store: MemoryStore) -> None:
         rec("mem_forever"),
     )
 
+    # WHEN / THEN
     assert set(ids(store.search(query()))) == {"mem_expires_later", "mem_forever"}
     assert set(ids(store.search(query(vector=vec(1.0), text="memory")))) == {
         "mem_expires_later",
@@ -300,17 +305,22 @@ def test_lexical_hits_are_merged_and_every_candidate_has_its_cosine(store: Memor
 
 
 def test_lexical_search_also_reads_the_topic(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_topic", content="we agreed on March", topic="launch date"), rec("mem_other"))
 
+    # WHEN / THEN
     assert ids(store.search(query(text="launch"))) == ["mem_topic"]
 
 
 def test_without_vector_or_words_the_newest_live_records_come_first(store: MemoryStore) -> None:
+    # GIVEN
     put(store, *(rec(f"mem_{i}", occurred=NOW - timedelta(hours=i)) for i in range(1, 6)))
     forget(store, "mem_1")
 
+    # WHEN
     found = store.search(query(text=" ?! ", limit=3))
 
+    # THEN
     assert ids(found) == ["mem_2", "mem_3", "mem_4"]
     assert all(c.similarity is None and c.lexical is None for c in found)
 
@@ -328,8 +338,10 @@ def test_nearest_is_the_closest_live_record_of_the_grain(store: MemoryStore) -> 
     put(store, rec("mem_other_agent", agent="a2"), vector=vec(1.0))
     forget(store, "mem_forgotten")
 
+    # WHEN the working record nearest to vec(1) is asked for
     found = store.nearest("t1", "a1", Grain.WORKING, vec(1.0), NOW)
 
+    # THEN it is the good match, at its cosine; an agent with no records has none
     assert found is not None
     assert found[0].id == "mem_good"
     assert found[1] == pytest.approx(0.93, abs=1e-5)
@@ -342,8 +354,10 @@ def test_nearest_is_the_closest_live_record_of_the_grain(store: MemoryStore) -> 
 
 
 def test_a_forgotten_record_is_gone_from_every_read_but_get(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_keep", occurred=NOW - 2 * DAY), rec("mem_forget", content="forget this secret"))
 
+    # WHEN / THEN
     assert forget(store, "mem_forget") is True
     assert forget(store, "mem_forget") is False  # already forgotten
 
@@ -357,8 +371,10 @@ def test_a_forgotten_record_is_gone_from_every_read_but_get(store: MemoryStore) 
 
 
 def test_forgetting_what_is_not_live_or_not_yours_changes_nothing(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_expired", expires_at=NOW - DAY), rec("mem_theirs", agent="a2"))
 
+    # WHEN / THEN
     assert forget(store, "mem_unknown") is False
     assert forget(store, "mem_expired") is False
     assert forget(store, "mem_theirs") is False  # asked as t1/a1
@@ -367,9 +383,11 @@ def test_forgetting_what_is_not_live_or_not_yours_changes_nothing(store: MemoryS
 
 
 def test_forgetting_by_alias_forgets_the_record(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_existing"))
     store.add_alias("t1", "a1", "mem_merged", "mem_existing")
 
+    # WHEN / THEN
     assert forget(store, "mem_merged") is True
 
     got = store.get("t1", "a1", "mem_existing")
@@ -377,13 +395,16 @@ def test_forgetting_by_alias_forgets_the_record(store: MemoryStore) -> None:
 
 
 def test_record_access_counts_and_keeps_the_latest_time(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_a"), rec("mem_b"))
     later, earlier = NOW + timedelta(hours=1), NOW
 
+    # WHEN
     store.record_access("t1", "a1", ["mem_a", "mem_b"], later)
     store.record_access("t1", "a1", ["mem_a", "mem_unknown"], earlier)
     store.record_access("t1", "a2", ["mem_a"], later)  # not that agent's record
 
+    # THEN
     a, b = store.get("t1", "a1", "mem_a"), store.get("t1", "a1", "mem_b")
     assert a is not None and (a.access_count, a.last_accessed_at) == (2, later)
     assert b is not None and (b.access_count, b.last_accessed_at) == (1, later)
@@ -395,10 +416,12 @@ def test_record_access_counts_and_keeps_the_latest_time(store: MemoryStore) -> N
 
 
 def test_list_pages_newest_first_without_gaps_or_repeats(store: MemoryStore) -> None:
+    # GIVEN
     put(store, *(rec(f"mem_{i}", occurred=NOW - timedelta(hours=i)) for i in range(5)))
     put(store, rec("mem_tie_a", occurred=NOW - timedelta(hours=2)))  # same time as mem_2: id breaks the tie
     put(store, summary("sum_day", Grain.DAILY, "2026-11-21"))
 
+    # WHEN
     pages, cursor = [], None
     while True:
         page = store.list("t1", "a1", NOW, grain=Grain.WORKING, limit=2, cursor=cursor)
@@ -407,12 +430,16 @@ def test_list_pages_newest_first_without_gaps_or_repeats(store: MemoryStore) -> 
         if cursor is None:
             break
 
+    # THEN
     assert pages == [["mem_0", "mem_1"], ["mem_tie_a", "mem_2"], ["mem_3", "mem_4"]]
 
 
 def test_a_list_cursor_only_works_for_its_agent_and_filter(store: MemoryStore) -> None:
+    # GIVEN
     put(store, rec("mem_1", occurred=NOW - DAY), rec("mem_2", occurred=NOW - 2 * DAY))
+    # WHEN
     cursor = store.list("t1", "a1", NOW, limit=1).next_cursor
+    # THEN
     assert cursor is not None
 
     with pytest.raises(ValidationFailedError):
@@ -425,14 +452,17 @@ def test_a_list_cursor_only_works_for_its_agent_and_filter(store: MemoryStore) -
 
 
 def test_stats_count_live_records_per_grain(store: MemoryStore) -> None:
+    # GIVEN
     oldest, newest = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), datetime(2026, 11, 21, 8, tzinfo=UTC)
     put(store, rec("mem_old", occurred=oldest), rec("mem_new", occurred=newest))
     put(store, rec("mem_older_but_forgotten", occurred=oldest - DAY), rec("mem_expired", expires_at=NOW))
     put(store, summary("sum_day", Grain.DAILY, "2026-11-20"), rec("mem_other", agent="a2"))
     forget(store, "mem_older_but_forgotten")
 
+    # WHEN
     stats = store.stats("t1", "a1", NOW)
 
+    # THEN
     assert stats.records == {"working": 2, "daily": 1}
     assert (stats.oldest, stats.newest) == (oldest, newest)
     empty = store.stats("t1", "nobody", NOW)
@@ -444,23 +474,34 @@ def test_stats_count_live_records_per_grain(store: MemoryStore) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
+#: The cutoff the retention tests delete and read before.
+CUTOFF = datetime(2026, 11, 10, tzinfo=UTC)
+
+
+def put_records_around_the_cutoff(store: MemoryStore, *extra: MemoryRecord) -> None:
+    """Working records of t1's agents a1 and a2 before, at and after `CUTOFF` (``mem_a2_forgotten``
+    forgotten), one of tenant t2 before it, a daily summary of t1 from before it, and ``extra``."""
+    put(
+        store,
+        rec("mem_a1_old", occurred=CUTOFF - DAY),
+        rec("mem_a2_old", agent="a2", occurred=CUTOFF - timedelta(seconds=1)),
+        rec("mem_a2_forgotten", agent="a2", occurred=CUTOFF - 2 * DAY),
+        rec("mem_at_cutoff", occurred=CUTOFF),
+        rec("mem_new", occurred=CUTOFF + DAY),
+        rec("mem_other_tenant", tenant="t2", occurred=CUTOFF - DAY),
+        summary("sum_old_day", Grain.DAILY, "2026-11-01"),
+        *extra,
+    )
+    forget(store, "mem_a2_forgotten", agent="a2")
+
+
 def test_delete_older_than_removes_the_tenants_records_that_ended_before_the_cutoff(
     store: MemoryStore,
 ) -> None:
     require(store, "delete_older_than")
-    cutoff = datetime(2026, 11, 10, tzinfo=UTC)
+    cutoff = CUTOFF
     # GIVEN working records of two agents before, at and after the cutoff, one of them forgotten
-    put(
-        store,
-        rec("mem_a1_old", occurred=cutoff - DAY),
-        rec("mem_a2_old", agent="a2", occurred=cutoff - timedelta(seconds=1)),
-        rec("mem_a2_forgotten", agent="a2", occurred=cutoff - 2 * DAY),
-        rec("mem_at_cutoff", occurred=cutoff),
-        rec("mem_new", occurred=cutoff + DAY),
-        rec("mem_other_tenant", tenant="t2", occurred=cutoff - DAY),
-        summary("sum_old_day", Grain.DAILY, "2026-11-01"),
-    )
-    forget(store, "mem_a2_forgotten", agent="a2")
+    put_records_around_the_cutoff(store)
 
     # WHEN retention runs for t1's working memory, twice
     deleted = store.delete_older_than("t1", Grain.WORKING, cutoff)  # type: ignore[attr-defined]
@@ -477,9 +518,11 @@ def test_delete_older_than_removes_the_tenants_records_that_ended_before_the_cut
 
 
 def test_a_summary_is_older_than_the_cutoff_when_its_period_ended_by_then(store: MemoryStore) -> None:
+    # GIVEN
     require(store, "delete_older_than")
     put(store, summary("sum_9th", Grain.DAILY, "2026-11-09"), summary("sum_10th", Grain.DAILY, "2026-11-10"))
 
+    # WHEN / THEN
     # the 9th's period [9th, 10th) has ended at midnight of the 10th; the 10th's has not
     assert store.delete_older_than("t1", Grain.DAILY, datetime(2026, 11, 10, tzinfo=UTC)) == 1  # type: ignore[attr-defined]
 
@@ -525,6 +568,7 @@ def test_agents_with_records_lists_each_agent_with_live_records_of_the_grain_in_
 
 
 def test_agents_with_records_pages_through_every_agent_once(store: MemoryStore) -> None:
+    # GIVEN
     require(store, "agents_with_records")
     expected = {(f"t{i % 2}", f"a{i}") for i in range(5)}
     for tenant, agent in expected:
@@ -536,6 +580,7 @@ def test_agents_with_records_pages_through_every_agent_once(store: MemoryStore) 
 
     seen: list[tuple[str, str]] = []
     cursor = None
+    # WHEN / THEN
     for _ in range(10):
         page = store.agents_with_records(Grain.WORKING, start, end, cursor=cursor, page_size=2)  # type: ignore[attr-defined]
         assert len(page.agents) <= 2
@@ -598,12 +643,15 @@ def test_records_in_span_of_summaries_are_those_whose_period_overlaps(store: Mem
 
 
 def test_records_in_span_has_no_limit(store: MemoryStore) -> None:
+    # GIVEN
     require(store, "records_in_span")
     day = datetime(2026, 11, 20, tzinfo=UTC)
     put(store, *(rec(f"mem_{i:04d}", occurred=day + timedelta(seconds=i)) for i in range(1200)))
 
+    # WHEN
     found = store.records_in_span("t1", "a1", Grain.WORKING, day, day + DAY, NOW)  # type: ignore[attr-defined]
 
+    # THEN
     assert [r.id for r in found] == [f"mem_{i:04d}" for i in range(1200)]
 
 
@@ -634,20 +682,10 @@ def test_retention_candidates_are_the_tenants_grain_records_that_ended_before_th
     store: MemoryStore,
 ) -> None:
     require(store, "retention_candidates")
-    cutoff = datetime(2026, 11, 10, tzinfo=UTC)
+    cutoff = CUTOFF
     # GIVEN working records of two agents around the cutoff, one forgotten, one expired
-    put(
-        store,
-        rec("mem_a1_old", occurred=cutoff - DAY),
-        rec("mem_a2_old", agent="a2", occurred=cutoff - timedelta(seconds=1)),
-        rec("mem_a2_forgotten", agent="a2", occurred=cutoff - 2 * DAY),
-        rec("mem_expired", occurred=cutoff - 3 * DAY, expires_at=cutoff - 2 * DAY),
-        rec("mem_at_cutoff", occurred=cutoff),
-        rec("mem_new", occurred=cutoff + DAY),
-        rec("mem_other_tenant", tenant="t2", occurred=cutoff - DAY),
-        summary("sum_old_day", Grain.DAILY, "2026-11-01"),
-    )
-    forget(store, "mem_a2_forgotten", agent="a2")
+    expired = rec("mem_expired", occurred=cutoff - 3 * DAY, expires_at=cutoff - 2 * DAY)
+    put_records_around_the_cutoff(store, expired)
 
     # WHEN retention reads t1's working memory past the cutoff
     found = all_candidates(store, "t1", Grain.WORKING, cutoff)
@@ -664,11 +702,14 @@ def test_retention_candidates_are_the_tenants_grain_records_that_ended_before_th
 
 
 def test_a_summary_is_a_retention_candidate_once_its_period_ended_by_the_cutoff(store: MemoryStore) -> None:
+    # GIVEN
     require(store, "retention_candidates")
     put(store, summary("sum_9th", Grain.DAILY, "2026-11-09"), summary("sum_10th", Grain.DAILY, "2026-11-10"))
 
+    # WHEN
     found = all_candidates(store, "t1", Grain.DAILY, datetime(2026, 11, 10, tzinfo=UTC))
 
+    # THEN
     assert [r.id for r in found] == ["sum_9th"]
     assert all_candidates(store, "t1", Grain.WEEKLY, datetime(2026, 12, 1, tzinfo=UTC)) == []
 
@@ -744,22 +785,28 @@ def test_delete_records_removes_only_the_named_records_of_the_agent_once(store: 
 
 
 def test_a_deleted_record_is_not_found_through_its_alias_either(store: MemoryStore) -> None:
+    # GIVEN
     require(store, "delete_records")
     put(store, rec("mem_1"))
     store.add_alias("t1", "a1", "mem_merged", "mem_1")
 
+    # WHEN
     store.delete_records("t1", "a1", ["mem_1"])  # type: ignore[attr-defined]
 
+    # THEN
     assert store.get("t1", "a1", "mem_merged") is None
     assert forget(store, "mem_merged") is False
 
 
 def test_delete_records_takes_more_than_one_batch(store: MemoryStore) -> None:
+    # GIVEN
     require(store, "delete_records")
     put(store, *(rec(f"mem_{i:04d}", occurred=NOW - timedelta(seconds=i)) for i in range(1200)))
 
+    # WHEN
     deleted = store.delete_records("t1", "a1", [f"mem_{i:04d}" for i in range(1100)])  # type: ignore[attr-defined]
 
+    # THEN
     assert deleted == 1100
     assert store.stats("t1", "a1", NOW).records == {"working": 100}
 
@@ -819,6 +866,7 @@ def test_summaries_of_a_user_are_the_live_summaries_naming_them(store: MemorySto
 
 
 def test_merge_history_round_trips(store: MemoryStore) -> None:
+    # GIVEN
     from agent_memory.domain.records import MergedWrite
 
     history = [
@@ -827,4 +875,5 @@ def test_merge_history_round_trips(store: MemoryStore) -> None:
     ]
     put(store, rec("m1", content="second wording", merged_from=history, last_seen_at=NOW - DAY / 2))
     got = store.get("t1", "a1", "m1")
+    # WHEN / THEN
     assert got is not None and got.merged_from == history and got.last_seen_at == NOW - DAY / 2

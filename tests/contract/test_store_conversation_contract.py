@@ -61,7 +61,7 @@ def test_turns_at_the_same_instant_are_ordered_by_id(store: MemoryStore) -> None
     # GIVEN three turns sent together (one instant), and one earlier
     put(store, said("mem_b", 1), said("mem_c", 1), said("mem_a", 1), said("mem_0", 0))
 
-    # THEN the last two before minute 2 are the two greatest ids of that instant, oldest first
+    # WHEN / THEN the last two before minute 2 are the two greatest ids of that instant, oldest first
     assert tail(store, START + 2 * MINUTE, 2) == ["mem_b", "mem_c"]
     assert tail(store, START + 2 * MINUTE, 4) == ["mem_0", "mem_a", "mem_b", "mem_c"]
 
@@ -107,17 +107,22 @@ def test_forgotten_turns_are_left_out_and_expired_ones_are_not(store: MemoryStor
 
 @pytest.mark.parametrize("limit", [0, -1])
 def test_a_limit_below_one_is_an_empty_tail(store: MemoryStore, limit: int) -> None:
+    # GIVEN
     put(store, said("mem_0", 0))
 
+    # WHEN / THEN
     assert tail(store, NOW, limit) == []
 
 
 def test_tail_records_carry_every_field_including_speaker_and_context(store: MemoryStore) -> None:
+    # GIVEN
     turn = said("mem_0", 0, speaker="Alice", context="Bob: Ready?\nuser: Alice is ready", topic="launch")
     put(store, turn)
 
+    # WHEN
     [found] = store.conversation_tail("t1", "a1", "c-1", NOW, 1)
 
+    # THEN
     assert found == turn
 
 
@@ -179,6 +184,7 @@ def test_the_speakers_name_finds_their_turns_even_without_context(store: MemoryS
 
 
 def test_words_meet_their_stems_and_their_accents(store: MemoryStore) -> None:
+    # GIVEN
     put(
         store,
         said("mem_camp", 0, content="We camped by the lake."),
@@ -186,6 +192,7 @@ def test_words_meet_their_stems_and_their_accents(store: MemoryStore) -> None:
         said("mem_none", 2, content="Nothing to see here."),
     )
 
+    # WHEN / THEN
     assert ids(store.search(query(text="camping"))) == ["mem_camp"]
     assert ids(store.search(query(text="cafe"))) == ["mem_cafe"]
 

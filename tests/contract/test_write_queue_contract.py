@@ -76,7 +76,7 @@ def test_every_message_arrives_once_and_each_group_in_send_order(writes: Queue) 
     sent = [msg(f"t:a{i % 3}:working", i) for i in range(23)]
     writes.queue.send(sent)
 
-    # THEN each arrives once, and each group keeps the order it was sent in
+    # WHEN / THEN each arrives once, and each group keeps the order it was sent in
     got = writes.drain()
     assert sorted(body for _, body in got) == sorted(m.body for m in sent)
     for group in ("t:a0:working", "t:a1:working", "t:a2:working"):
@@ -84,13 +84,17 @@ def test_every_message_arrives_once_and_each_group_in_send_order(writes: Queue) 
 
 
 def test_a_resend_under_the_same_deduplication_id_is_dropped(writes: Queue) -> None:
+    # GIVEN
     writes.queue.send([msg("t:a:working", 1)])
     writes.queue.send([msg("t:a:working", 1), msg("t:a:working", 2)])
+    # WHEN / THEN
     assert [body for _, body in writes.drain()] == ["t:a:working-1", "t:a:working-2"]
 
 
 def test_a_body_over_the_size_limit_is_refused_and_nothing_of_its_batch_is_sent(writes: Queue) -> None:
+    # GIVEN
     too_big = msg("t:a:working", 2, body="x" * (MAX_MESSAGE_BYTES + 1))
+    # WHEN / THEN
     with pytest.raises(PayloadTooLargeError):
         writes.queue.send([msg("t:a:working", 1), too_big])
     assert writes.drain() == []

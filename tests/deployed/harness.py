@@ -293,7 +293,7 @@ class Deployment:
     def as_function(self, name: str) -> Iterator[Function]:
         """The process set up as ``name``'s Lambda container: its environment only, its role."""
         from agent_memory import container
-        from agent_memory.adapters.opensearch_client import clear_client_cache
+        from agent_memory.adapters.opensearch.opensearch_client import clear_client_cache
         from agent_memory.settings import get_settings
 
         function = self.functions[name]

@@ -103,14 +103,17 @@ def write(deployment: Deployment, *contents: str, at: datetime | None = None) ->
 def test_a_write_goes_through_the_fifo_queue_and_the_writer_and_is_found_by_the_search_function(
     deployment: Deployment,
 ) -> None:
+    # GIVEN
     bootstrap(deployment)
     [record_id] = write(deployment, "The launch moved to March 3 after the security review.")
     drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
 
+    # WHEN
     response = deployment.run(
         "Search",
         api_event("POST", f"/v1/agents/{AGENT}/memories/search", {"query": "when is the launch?"}),
     )
+    # THEN
     assert response["statusCode"] == 200, response
     assert [r["id"] for r in json.loads(response["body"])["results"]] == [record_id]
     response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories/{record_id}"))
@@ -121,12 +124,15 @@ def test_a_write_goes_through_the_fifo_queue_and_the_writer_and_is_found_by_the_
 def test_the_schedule_dispatches_jobs_the_worker_summarizes_and_the_summary_is_written(
     deployment: Deployment,
 ) -> None:
+    # GIVEN
     bootstrap(deployment)
     yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(hour=10, minute=0, second=0, microsecond=0)
     write(deployment, "Rui approved the Lisbon office budget.", at=yesterday)
     drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
 
+    # WHEN
     answer = deployment.run("SummarizeDispatch", {"grain": "daily"})
+    # THEN
     assert answer["jobs_queued"] == 1, answer
     drain(
         deployment,
@@ -144,9 +150,11 @@ def test_the_schedule_dispatches_jobs_the_worker_summarizes_and_the_summary_is_w
 
 
 def test_the_retention_function_runs_on_its_schedule_input(deployment: Deployment) -> None:
+    # GIVEN
     bootstrap(deployment)
     from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
+    # WHEN
     DynamoDbKeyStore(deployment.functions["Authorizer"].environment["AGENT_MEMORY_TENANTS_TABLE"]).create(
         TENANT, "free"
     )
@@ -154,17 +162,21 @@ def test_the_retention_function_runs_on_its_schedule_input(deployment: Deploymen
     write(deployment, "Signed the supplier contract with Nordwind Logistics.", at=old)
     drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
 
+    # THEN
     report = deployment.run("Retention", {})
     assert report["summaries_queued"] >= 1, report
     assert not [c for c in deployment.calls if not c.allowed]
 
 
 def test_the_admin_routes_run_in_the_api_function(deployment: Deployment) -> None:
+    # GIVEN
     bootstrap(deployment)
     admin = "admin read write forget"
+    # WHEN
     response = deployment.run(
         "Api", api_event("POST", "/v1/admin/summarize", {"grain": "daily"}, scopes=admin)
     )
+    # THEN
     assert response["statusCode"] == 202, response
     response = deployment.run("Api", api_event("POST", "/v1/admin/retention", {}, scopes=admin))
     assert response["statusCode"] == 202, response
@@ -181,13 +193,16 @@ def test_the_admin_routes_run_in_the_api_function(deployment: Deployment) -> Non
 
 
 def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deployment) -> None:
+    # GIVEN
     from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
     table = deployment.functions["Authorizer"].environment["AGENT_MEMORY_TENANTS_TABLE"]
     _, key = DynamoDbKeyStore(table).create(TENANT, "pro")
     event = load("authorizer_token.json")
     event["authorizationToken"] = f"Bearer {key}"
+    # WHEN
     policy = deployment.run("Authorizer", event)
+    # THEN
     assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow", policy
     assert policy["context"]["tenant_id"] == TENANT
     # the tenant's usage-plan key: API Gateway throttles and meters this tenant by its plan
@@ -202,6 +217,7 @@ def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deploym
 def test_a_poison_write_goes_to_the_dead_letter_queue_through_the_writers_grants(
     deployment: Deployment, poison: str
 ) -> None:
+    # GIVEN
     bootstrap(deployment)
     sqs = boto3.client("sqs", region_name=REGION)
     url = queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL")
@@ -210,6 +226,7 @@ def test_a_poison_write_goes_to_the_dead_letter_queue_through_the_writers_grants
     )
     drain(deployment, url, "Writer")
     dlq = queue_env(deployment, "Writer", "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL")
+    # WHEN / THEN
     assert sqs.receive_message(QueueUrl=dlq).get("Messages"), "the poison message is not in the DLQ"
     assert not [c for c in deployment.calls if not c.allowed]
 
@@ -224,12 +241,13 @@ def work(deployment: Deployment, rounds: int = 5) -> None:
 
 
 def test_a_week_whose_days_were_never_summarized_is_healed_by_the_worker(deployment: Deployment) -> None:
+    # GIVEN a memory of last week, stored, whose day was never summarized
     bootstrap(deployment)
     last_week = (datetime.now(UTC) - timedelta(days=8)).replace(hour=10, minute=0, second=0, microsecond=0)
     write(deployment, "Mia booked the movers for the Lisbon office.", at=last_week)
     work(deployment)
 
-    # as the weekly schedule fires: Monday 01:15, its scheduled time in the input
+    # WHEN the weekly schedule fires: Monday 01:15, its scheduled time in the input
     monday = (datetime.now(UTC) - timedelta(days=datetime.now(UTC).weekday())).replace(
         hour=1, minute=15, second=0, microsecond=0
     )
@@ -237,6 +255,7 @@ def test_a_week_whose_days_were_never_summarized_is_healed_by_the_worker(deploym
     assert answer["jobs_queued"] == 1, answer
     work(deployment)
 
+    # THEN the worker healed the week: its summary holds the memory
     response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories", grain="weekly"))
     (weekly,) = json.loads(response["body"])["items"]
     assert "movers" in weekly["content"]
@@ -258,6 +277,7 @@ def jobs_queue_name(deployment: Deployment) -> str:
 
 
 def test_every_route_of_the_api_function_runs_in_its_configuration(deployment: Deployment) -> None:
+    # GIVEN
     bootstrap(deployment)
     yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
     event = api_event(
@@ -275,7 +295,9 @@ def test_every_route_of_the_api_function_runs_in_its_configuration(deployment: D
     )
     event["headers"]["idempotency-key"] = "key-1"
     event["multiValueHeaders"]["idempotency-key"] = ["key-1"]
+    # WHEN
     response = deployment.run("Api", event)
+    # THEN
     assert response["statusCode"] == 202, response
     replayed = deployment.run("Api", event)  # a client's retry: the first answer, from the table
     assert replayed["body"] == response["body"], replayed
@@ -317,11 +339,14 @@ def test_every_route_of_the_api_function_runs_in_its_configuration(deployment: D
 
 
 def test_the_longest_tenant_and_agent_ids_write_through_the_fifo_queue(deployment: Deployment) -> None:
+    # GIVEN
     bootstrap(deployment)
     tenant, agent = "t" * 128, "a" * 128
     event = api_event("POST", f"/v1/agents/{agent}/memories", {"items": [{"content": "A long-named agent."}]})
     event["requestContext"]["authorizer"]["tenant_id"] = tenant
+    # WHEN
     response = deployment.run("Api", event)
+    # THEN
     assert response["statusCode"] == 202, response
     answers = drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
     assert answers == [{"batchItemFailures": []}]
@@ -331,8 +356,10 @@ def test_the_longest_tenant_and_agent_ids_write_through_the_fifo_queue(deploymen
 def test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue(
     deployment: Deployment, function: str
 ) -> None:
+    # GIVEN
     # no index: the run fails inside the function (Scheduler's own retries only cover delivery)
     event = {"grain": "daily"} if function == "SummarizeDispatch" else {}
+    # WHEN / THEN
     assert deployment.run_async(function, event) is None
     destination = deployment.on_failure(function)
     assert destination is not None

@@ -55,12 +55,15 @@ def _reached(name: str, grant: str) -> bool:
 
 
 def test_every_grant_is_used_by_a_path(deploy: Callable[..., Deployment]) -> None:
+    # GIVEN
     calls: list[Call] = []
     deployment = None
+    # WHEN
     for path in PATHS:
         deployment = deploy()
         path(deployment)
         calls += deployment.calls
+    # THEN
     assert deployment is not None
     unused = {
         name: [g for g in grants if _reached(name, g)]
@@ -142,8 +145,10 @@ EDITS = {
 def test_a_grant_or_setting_removed_from_the_template_fails_a_path(
     deploy: Callable[..., Deployment], template: tuple[dict[str, Any], dict[str, str]], edit: str
 ) -> None:
+    # GIVEN
     change, path = EDITS[edit]
     deployment = deploy(lambda raw: change(raw, template[1]))
+    # WHEN / THEN
     with pytest.raises(Exception):  # noqa: B017 - whatever the path trips over first
         path(deployment)
 
@@ -152,12 +157,15 @@ def test_every_deployment_setting_a_function_reads_is_in_its_environment(
     deploy: Callable[..., Deployment],
 ) -> None:
     """A setting read but not set runs on a default nobody chose for that function."""
+    # GIVEN
     missing: dict[str, set[str]] = {}
+    # WHEN
     for path in PATHS:
         deployment = deploy()
         path(deployment)
         for name, fields in unset_deployment_settings(deployment).items():
             missing.setdefault(name, set()).update(fields)
+    # THEN
     assert not missing, missing
 
 
@@ -185,10 +193,13 @@ def test_a_setting_removed_whose_default_would_still_run_is_found(
 ) -> None:
     """Removing a setting whose default happens to work (UTC, the default alias, no plans) breaks
     no path here, but leaves the function on a default nobody chose for it: that is refused too."""
+    # GIVEN
     change, path = SETTING_EDITS[edit]
     deployment = deploy(lambda raw: change(raw, template[1]))
+    # WHEN
     try:
         path(deployment)
     except Exception:
         return
+    # THEN
     assert unset_deployment_settings(deployment), edit

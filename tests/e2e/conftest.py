@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import pytest
+from tests.environment import configure_local_env
 
 # Imported here, before any runtime starts: the server imports the api handler lazily in its request
 # threads while the queue worker imports the writer handler in its own thread, and those concurrent
@@ -30,23 +31,9 @@ from agent_memory import container
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
 
-ROOT = Path(__file__).resolve().parents[2]
-EVENTS = ROOT / "events"
 GRAINS = ("working", "daily", "weekly", "monthly", "quarterly", "yearly")
 
 T = TypeVar("T")
-
-
-def configure_local_env(mp: pytest.MonkeyPatch, data_dir: Path) -> None:
-    """The embedded runtime with the zero-dependency hashing embedder, in ``data_dir``."""
-    mp.setenv("AGENT_MEMORY_DATA_DIR", str(data_dir))
-    mp.setenv("AGENT_MEMORY_EMBEDDER", "hashing")
-    mp.setenv("AGENT_MEMORY_STORE", "sqlite")
-    mp.setenv("AGENT_MEMORY_QUEUE", "local")
-    mp.setenv("AGENT_MEMORY_PENDING", "local")
-    mp.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    mp.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    container.reset()
 
 
 def unique(prefix: str) -> str:

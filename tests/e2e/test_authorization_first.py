@@ -24,8 +24,11 @@ BAD = {"nonsense": True, "items": "not a list", "grain": "decade"}
 def test_a_non_admin_key_with_a_bad_body_on_an_admin_route_is_a_403(
     api: Api, new_key: Any, method: str, path: str
 ) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api(method, path, BAD, key=key)
+    # THEN
     assert status == 403, body
     assert_error(body, "forbidden")
 
@@ -48,13 +51,16 @@ def test_a_non_admin_key_with_a_bad_body_on_an_admin_route_is_a_403(
 def test_a_key_bound_to_another_agent_gets_a_403_whatever_it_sends(
     api: Api, new_key: Any, method: str, suffix: str
 ) -> None:
+    # GIVEN
     _, _, key = new_key(agents=frozenset({"mine"}))
     body = BAD if method == "POST" else None
+    # WHEN
     status, answer = (
         api(method, f"/v1/agents/theirs/{suffix}", body, key=key)
         if body
         else api(method, f"/v1/agents/theirs/{suffix}", key=key)
     )
+    # THEN
     assert status == 403, answer
     assert_error(answer, "forbidden")
 
@@ -70,9 +76,12 @@ def test_a_key_bound_to_another_agent_gets_a_403_whatever_it_sends(
 def test_a_read_only_key_gets_a_403_on_writes_and_forgets_whatever_it_sends(
     api: Api, runtime: Any, method: str, suffix: str, body: Any
 ) -> None:
+    # GIVEN
     _, key = runtime.keys.create("t-read-only", "pro", scopes=frozenset({READ_SCOPE}))
     path = f"/v1/agents/bot/{suffix}"
+    # WHEN
     status, answer = api(method, path, body, key=key) if body else api(method, path, key=key)
+    # THEN
     assert status == 403, answer
     assert_error(answer, "forbidden")
 
@@ -81,7 +90,9 @@ def test_a_read_only_key_gets_a_403_on_writes_and_forgets_whatever_it_sends(
     "media_type", ["application/vnd.foo+json", "application/merge-patch+json; charset=utf-8"]
 )
 def test_a_structured_json_media_type_is_json(api: Api, new_key: Any, media_type: str) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api(
         "POST",
         "/v1/agents/bot/memories/search",
@@ -89,4 +100,5 @@ def test_a_structured_json_media_type_is_json(api: Api, new_key: Any, media_type
         key=key,
         headers={"Content-Type": media_type},
     )
+    # THEN
     assert status == 200, body

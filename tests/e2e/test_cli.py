@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.conftest import EVENTS, Api, assert_error, configure_local_env, settled_stats
+from tests.e2e.conftest import Api, assert_error, settled_stats
+from tests.environment import configure_local_env, create_key, listed_keys, printed_json, run_cli
+from tests.payloads import EVENTS
 
-from agent_memory.domain.keys import hash_api_key
-from agent_memory.local import cli
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
 
@@ -49,23 +49,6 @@ def serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     yield start
     for runtime in started:
         runtime.stop()
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()  # drop anything printed before
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def printed_json(out: str) -> Any:
-    """The JSON document `invoke` prints (indented, so it starts on a line of its own ``{``).
-
-    Handlers may log JSON lines to stdout before it; those are single lines and are skipped.
-    """
-    lines = out.splitlines()
-    start = max(i for i, line in enumerate(lines) if line == "{")
-    return json.loads("\n".join(lines[start:]))
 
 
 def test_keys_create_prints_a_key_once_that_a_running_server_accepts_at_once(
@@ -112,22 +95,17 @@ def test_keys_list_never_prints_a_key_and_revoke_locks_it_out(
 ) -> None:
     # GIVEN a running server and two keys made with the CLI on its data directory
     _, api = serve(cli_env)
-    keys = []
-    for tenant, extra in (("t1", []), ("t2", ["--admin", "--agent", "a1"])):
-        code, out, _ = run_cli(capsys, "keys", "create", "--tenant", tenant, "--plan", "starter", *extra)
-        assert code == 0
-        keys.append(json.loads(out))
+    keys = [
+        create_key(capsys, "t1", "starter"),
+        create_key(capsys, "t2", "starter", "--admin", "--agent", "a1"),
+    ]
 
     # WHEN the keys are listed
-    code, out, err = run_cli(capsys, "keys", "list")
+    listed = listed_keys(capsys, keys)
 
-    # THEN each key shows its id, tenant, plan and scopes, but never the key or its hash
-    assert code == 0
-    listed = {row["key_id"]: row for row in map(json.loads, out.splitlines())}
-    assert set(listed) == {k["key_id"] for k in keys}
+    # THEN each key shows its id, tenant, plan and scopes (and, as `listed_keys` checked, never the
+    # key or its hash)
     for created in keys:
-        assert created["api_key"] not in out + err
-        assert hash_api_key(created["api_key"]) not in out + err
         assert listed[created["key_id"]]["tenant_id"] == created["tenant_id"]
         assert listed[created["key_id"]]["revoked_at"] is None
     assert "admin" in listed[keys[1]["key_id"]]["scopes"].split()
@@ -150,9 +128,9 @@ def test_keys_list_never_prints_a_key_and_revoke_locks_it_out(
     assert status == 401
     assert_error(body, "unauthorized")
     assert api("GET", "/v1/agents/a1/stats", key=t2_key)[0] == 200
-    code, out, _ = run_cli(capsys, "keys", "list")
-    revoked = {row["key_id"]: row["revoked_at"] for row in map(json.loads, out.splitlines())}
-    assert revoked[keys[0]["key_id"]] is not None and revoked[keys[1]["key_id"]] is None
+    listed = listed_keys(capsys, keys)
+    assert listed[keys[0]["key_id"]]["revoked_at"] is not None
+    assert listed[keys[1]["key_id"]]["revoked_at"] is None
     # AND revoking it again, or an unknown id, fails
     code, _, err = run_cli(capsys, "keys", "revoke", keys[0]["key_id"])
     assert code == 1 and keys[0]["key_id"] in err
@@ -194,5 +172,7 @@ def test_invoke_api_then_writer_on_sample_events_stores_the_records(
 
 
 def test_invoke_unknown_function_fails(cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # WHEN
     code, _, err = run_cli(capsys, "invoke", "summarizer", str(EVENTS / "api_write.json"))
+    # THEN
     assert code == 2 and "unknown function" in err

@@ -109,9 +109,11 @@ def test_pages_walk_every_memory_newest_first(
 def test_service_errors_arrive_as_typed_exceptions_with_the_contract_body(
     connect: Callable[[str], MemoryClient], new_key: NewKey
 ) -> None:
+    # GIVEN
     _, _, key = new_key()
     _, _, bound_key = new_key(agents=frozenset({"only-this-agent"}))
 
+    # WHEN / THEN
     # a wrong key: 401
     with pytest.raises(AuthenticationError) as unauthorized:
         connect("am_not-a-real-key").stats("bot")

@@ -172,7 +172,9 @@ def pick(page: Any, agent: str) -> None:
 
 
 def test_the_console_is_served_by_the_runtime_with_a_strict_policy(api: Api) -> None:
+    # GIVEN
     response = api.request("GET", "/console/")
+    # WHEN / THEN
     assert response.status == 200
     assert response.headers["Content-Type"].startswith("text/html")
     policy = response.headers["Content-Security-Policy"]
@@ -234,15 +236,18 @@ def test_an_operator_follows_a_week_to_a_day_to_its_memories(
 def test_search_shows_the_scores_that_ranked_each_memory(
     page: Any, runtime: LocalRuntime, seeded: Seeded
 ) -> None:
+    # GIVEN
     connect(page, runtime, seeded.key)
     pick(page, seeded.agent)
 
+    # WHEN
     page.click(".tabs [data-tab='search']")
     page.fill("#query", "Alice moved the launch")
     page.select_option("#search-grain", "working")
     page.click("#search button[type='submit']")
     page.wait_for_selector("table.results")
 
+    # THEN
     rows = page.locator("table.results tbody tr")
     assert rows.count() >= 1
     top = rows.first
@@ -307,6 +312,7 @@ def test_forget_is_confirmed_then_the_memory_is_gone_and_audited(
 
 
 def test_a_read_only_key_cannot_forget(page: Any, runtime: LocalRuntime, seeded: Seeded, api: Api) -> None:
+    # GIVEN
     _, read_only = runtime.keys.create(seeded.tenant, "pro", scopes=frozenset({"read"}))
     target = seeded.ids[VENUE]
     connect(page, runtime, read_only)
@@ -315,10 +321,12 @@ def test_a_read_only_key_cannot_forget(page: Any, runtime: LocalRuntime, seeded:
     row = page.locator(f"#period .record[data-id='{target}']")
     row.wait_for()
 
+    # WHEN
     page.check("#allow-forget")
     row.locator("button.forget").click()
     page.click("#confirm-forget")
 
+    # THEN
     page.wait_for_selector("#notice.error")
     assert "403" in page.inner_text("#notice")
     assert row.count() == 1
@@ -327,7 +335,9 @@ def test_a_read_only_key_cannot_forget(page: Any, runtime: LocalRuntime, seeded:
 
 
 def test_a_wrong_key_is_refused_and_nothing_is_shown(page: Any, runtime: LocalRuntime) -> None:
+    # GIVEN
     connect(page, runtime, "amk_not_a_key")
     page.wait_for_selector("#notice.error")
+    # WHEN / THEN
     assert "401" in page.inner_text("#notice")
     assert page.locator("#agent-list button").count() == 0

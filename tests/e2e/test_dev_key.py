@@ -21,9 +21,11 @@ _CLI_ENV = (
 def test_serve_refuses_a_short_dev_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # GIVEN
     for name in _CLI_ENV:  # `cli.main` sets these; restore them after the test
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AGENT_MEMORY_DEV_KEY", "hunter2")
+    # WHEN / THEN
     assert cli.main(["serve", "--data-dir", str(tmp_path), "--port", "1"]) == 2
     assert "at least 32" in capsys.readouterr().err
     assert not (tmp_path / "auth.db").exists()  # nothing was registered

@@ -95,6 +95,7 @@ def test_forgetting_a_memory_remakes_the_daily_summary_without_it(api: Api, new_
 
 
 def test_erasing_an_end_user_forgets_all_their_memories(api: Api, new_key: Any) -> None:
+    # GIVEN
     tenant, _, key = new_key()
     _, _, admin = new_key(tenant, admin=True)
     agent = "erasure"
@@ -109,8 +110,10 @@ def test_erasing_an_end_user_forgets_all_their_memories(api: Api, new_key: Any) 
     settled_stats(api, key, agent)
     summary = summarize_day(api, admin, key, agent)
 
+    # WHEN
     status, body = api("DELETE", f"/v1/agents/{agent}/memories?user_id=u-ines", key=key)
 
+    # THEN
     assert status == 200, body
     assert body == {"user_id": "u-ines", "forgotten": 2, "stale_summaries": [summary["id"]]}
     for memory_id in ines:
@@ -124,8 +127,11 @@ def test_erasing_an_end_user_forgets_all_their_memories(api: Api, new_key: Any) 
 
 
 def test_erasure_needs_a_user_id_and_the_forget_scope(api: Api, new_key: Any) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api("DELETE", "/v1/agents/a1/memories", key=key)
+    # THEN
     assert status == 400
     assert_error(body, "validation_error")
     status, body = api("DELETE", "/v1/agents/a1/memories?user_id=" + "x" * 1000, key=key)
@@ -138,7 +144,9 @@ def test_erasure_needs_a_user_id_and_the_forget_scope(api: Api, new_key: Any) ->
 
 
 def test_a_key_without_the_forget_scope_cannot_forget_or_erase(api: Api, runtime: Any) -> None:
+    # GIVEN
     _, key = runtime.keys.create("t-scoped", "pro", scopes=frozenset({READ_SCOPE, WRITE_SCOPE}))
+    # WHEN / THEN
     assert api("DELETE", "/v1/agents/a1/memories?user_id=u-1", key=key)[0] == 403
     assert api("DELETE", "/v1/agents/a1/memories/mem_" + "a" * 26, key=key)[0] == 403
     assert api("GET", "/v1/agents/a1/audit", key=key)[0] == 200

@@ -147,6 +147,7 @@ def _operations() -> list[tuple[str, str]]:
 
 
 def test_every_operation_of_the_document_is_fed_hostile_input() -> None:
+    # WHEN / THEN
     assert sorted(_operations()) == sorted(CASES)
 
 
@@ -157,6 +158,7 @@ def admin_key(runtime: Any) -> str:
 
 @pytest.mark.parametrize("operation", sorted(CASES), ids=lambda op: f"{op[0]} {op[1]}")
 def test_no_generated_request_gets_a_5xx(api: Api, admin_key: str, operation: tuple[str, str]) -> None:
+    # GIVEN
     examples = 3 if operation == ("POST", "/v1/admin/retention") else 25
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
@@ -170,4 +172,5 @@ def test_no_generated_request_gets_a_5xx(api: Api, admin_key: str, operation: tu
         if status >= 400:
             assert_error(answer)
 
+    # WHEN / THEN
     check()

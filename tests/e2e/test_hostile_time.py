@@ -38,11 +38,14 @@ EDGE_AS_OF = ["0001-01-02T00:00:00Z", "0001-01-08T12:00:00Z", "9999-12-30T23:59:
 def test_time_phrases_at_any_as_of_are_answered(
     api: Api, new_key: Any, route: str, phrase: str, as_of: str | None
 ) -> None:
+    # GIVEN
     _, _, key = new_key()
     body: dict[str, Any] = {"query": phrase}
     if as_of:
         body["as_of"] = as_of
+    # WHEN
     status, answer = api("POST", route, body, key=key)
+    # THEN
     assert status == 200, answer
 
 
@@ -58,10 +61,13 @@ def test_time_phrases_at_any_as_of_are_answered(
 def test_a_write_dated_outside_the_range_is_a_400_naming_the_field(
     api: Api, new_key: Any, field: str, value: str
 ) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api(
         "POST", f"/v1/agents/{AGENT}/memories", {"items": [{"content": "edge", field: value}]}, key=key
     )
+    # THEN
     assert status == 400
     error = assert_error(body, "validation_error")
     assert any(field in str(d) for d in error["details"]), error
@@ -69,17 +75,23 @@ def test_a_write_dated_outside_the_range_is_a_400_naming_the_field(
 
 @pytest.mark.parametrize("value", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
 def test_an_as_of_outside_the_range_is_a_400(api: Api, new_key: Any, value: str) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api("POST", SEARCH, {"query": "x", "as_of": value}, key=key)
+    # THEN
     assert status == 400
     assert "as_of" in str(assert_error(body, "validation_error")["details"])
 
 
 def test_a_window_reaching_before_year_one_is_clamped(api: Api, new_key: Any) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api(
         "POST", SEARCH, {"query": "x", "as_of": "0001-01-02T00:00:00Z", "max_days_ago": 36500}, key=key
     )
+    # THEN
     assert status == 200, body
 
 
@@ -96,8 +108,11 @@ def test_a_window_reaching_before_year_one_is_clamped(api: Api, new_key: Any) ->
 def test_timeline_days_at_the_edges(
     api: Api, new_key: Any, query: str, status: int, field: str | None
 ) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     got, body = api("GET", f"/v1/agents/{AGENT}/timeline?{query}", key=key)
+    # THEN
     assert got == status, body
     if field:
         assert field in str(assert_error(body)["details"])

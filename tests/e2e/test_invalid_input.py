@@ -279,7 +279,7 @@ def test_chunked_body_is_read_or_refused_as_length_required(api: Api, new_key: A
     finally:
         conn.close()
 
-    # THEN the server either reads it (202) or says it needs a length (411); never a misleading 400
+    # WHEN / THEN the server either reads it (202) or says it needs a length (411); never a misleading 400
     assert status in {202, 411}
 
 

@@ -189,7 +189,7 @@ def test_other_tenant_writes_stay_in_its_own_namespace(api: Api, world: World, n
     [c_id] = [a["id"] for a in response.json()["accepted"]]
     assert settled_stats(api, key_c, "a1")["records"]["working"] == 1
 
-    # THEN it is not merged into A's similar memory, and neither tenant sees the other's
+    # WHEN / THEN it is not merged into A's similar memory, and neither tenant sees the other's
     status, c_memory = api("GET", f"/v1/agents/a1/memories/{c_id}", key=key_c)
     assert (status, c_memory["id"], c_memory["content"]) == (200, c_id, c_text)
     assert api("GET", f"/v1/agents/a1/memories/{c_id}", key=world.key_a)[0] == 404
@@ -240,7 +240,9 @@ def test_agent_restricted_key_is_refused_on_other_agents(api: Api, world: World,
 
 @pytest.mark.parametrize("route", ["search", "get", "list", "stats"])
 def test_agent_restricted_key_works_on_its_agent(api: Api, world: World, route: str) -> None:
+    # WHEN
     response = call(api, route, "a1", world.ids["a1"][0], key=world.key_a1_only)
+    # THEN
     assert response.status == 200, response.data
 
 
@@ -317,7 +319,9 @@ def test_missing_or_garbled_authorization_is_401(api: Api, world: World, route: 
 
 
 def test_bearer_scheme_is_case_insensitive(api: Api, world: World) -> None:
+    # WHEN
     response = call(api, "stats", "a1", "", authorization=f"bearer {world.key_a}")
+    # THEN
     assert response.status == 200, response.data
     assert response.json()["records"]["working"] == len(A_SECRETS["a1"])
 
@@ -412,9 +416,11 @@ ADMIN_ROUTES = [o for o in OPERATIONS if o[1].startswith("/v1/admin/")]
 
 
 def test_the_matrix_covers_every_route_the_api_serves() -> None:
+    # WHEN
     served = {
         (r.method, re.sub(r"<(\w+)>", r"{\1}", r.path)) for r in app._static_routes + app._dynamic_routes
     }
+    # THEN
     assert {(m, p) for m, p, _ in OPERATIONS} == served
     assert AGENT_ROUTES and ADMIN_ROUTES
 
@@ -463,6 +469,7 @@ def test_a_key_bound_to_one_agent_is_refused_on_every_route_of_another(
 def test_admin_routes_refuse_every_key_without_the_admin_scope(
     api: Api, world: World, method: str, path: str, operation: dict[str, Any]
 ) -> None:
+    # WHEN / THEN
     for key in (world.key_a, world.key_a1_only, world.key_b):
         response = _send(api, *_request(world, method, path, operation, "a1"), key=key)
         assert response.status == 403, response.data[:300]
@@ -474,7 +481,9 @@ def test_admin_routes_refuse_every_key_without_the_admin_scope(
 def test_every_route_refuses_a_request_without_a_key(
     api: Api, world: World, method: str, path: str, operation: dict[str, Any]
 ) -> None:
+    # GIVEN
     response = _send(api, *_request(world, method, path, operation, "a1"))
+    # WHEN / THEN
     assert response.status == 401, response.data[:300]
     assert_error(response.json(), "unauthorized")
     assert_no_leak(response, world, sent_id=world.ids["a1"][0])

@@ -57,14 +57,17 @@ def retention(api: Api, admin: str) -> dict[str, Any]:
 def test_the_same_sentence_of_two_end_users_is_two_memories_and_erasure_takes_only_one(
     api: Api, new_key: Any
 ) -> None:
+    # GIVEN
     _, _, key = new_key()
     agent = "phones"
     u1_text = PHONE.format(number="555-1234", street=12)
     u2_text = PHONE.format(number="555-9876", street=14)
     [u1] = write(api, key, agent, {"content": u1_text, "user_id": "u1"})
     [u2] = write(api, key, agent, {"content": u2_text, "user_id": "u2"})
+    # WHEN
     settled_stats(api, key, agent)
 
+    # THEN
     # each user's words are their own record
     assert (get(api, key, agent, u1)[1]["content"], get(api, key, agent, u1)[1]["user_id"]) == (u1_text, "u1")
     assert (get(api, key, agent, u2)[1]["content"], get(api, key, agent, u2)[1]["user_id"]) == (u2_text, "u2")
@@ -78,6 +81,7 @@ def test_the_same_sentence_of_two_end_users_is_two_memories_and_erasure_takes_on
 
 
 def test_distinct_events_in_the_same_words_stay_distinct_on_their_own_days(api: Api, new_key: Any) -> None:
+    # GIVEN
     _, _, key = new_key()
     agent = "invoices"
     first_day = (NOW - timedelta(days=12)).replace(hour=10, minute=0, second=0, microsecond=0)
@@ -93,7 +97,9 @@ def test_distinct_events_in_the_same_words_stay_distinct_on_their_own_days(api: 
             for code in range(4410, 4416)
         ),
     )
+    # WHEN
     stats = settled_stats(api, key, agent)
+    # THEN
     assert stats["records"]["working"] == 8
 
     # both invoices are there, each on its own day of the timeline
@@ -151,6 +157,7 @@ def test_a_late_write_into_a_summarized_day_is_kept_until_its_summary_holds_it(
 
 
 def test_an_imported_history_is_summarized_before_retention_deletes_it(api: Api, new_key: Any) -> None:
+    # GIVEN
     tenant, _, key = new_key(plan="free")
     _, _, admin = new_key(tenant, plan="free", admin=True)
     agent = "history"
@@ -160,6 +167,7 @@ def test_an_imported_history_is_summarized_before_retention_deletes_it(api: Api,
     settled_stats(api, key, agent)
 
     report = retention(api, admin)
+    # WHEN / THEN
     assert get(api, key, agent, record)[0] == 200  # kept: nothing held it yet
     assert report["summaries_queued"] >= 1
 
@@ -174,11 +182,14 @@ def test_an_imported_history_is_summarized_before_retention_deletes_it(api: Api,
 
 
 def test_a_write_forgotten_and_written_again_at_once_is_stored(api: Api, new_key: Any) -> None:
+    # GIVEN
     _, _, key = new_key()
     agent = "again"
     item = {"content": "The alarm code is 2580.", "occurred_at": (NOW - timedelta(hours=1)).isoformat()}
     [record] = write(api, key, agent, item, **{"Idempotency-Key": "first"})
+    # WHEN
     settled_stats(api, key, agent)
+    # THEN
     assert api("DELETE", f"/v1/agents/{agent}/memories/{record}", key=key)[0] == 200
 
     assert write(api, key, agent, item, **{"Idempotency-Key": "second"}) == [record]

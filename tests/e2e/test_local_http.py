@@ -18,39 +18,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from tests.e2e.conftest import GRAINS, Api, assert_error, settled_stats, wait_until
+from tests.payloads import CONTRACT_ITEM, CONTRACT_SEARCH
 
 from agent_memory import container
 from agent_memory.local.server import LocalRuntime
 from agent_memory.local.worker import QueueWorker
 
-#: The write example of the HTTP contract, verbatim.
-CONTRACT_ITEM: dict[str, Any] = {
-    "content": "Alice moved the launch to March 3.",
-    "role": "user",
-    "occurred_at": "2026-11-20T14:03:00Z",
-    "conversation_id": "c-42",
-    "topic": "launch date",
-    "importance": 0.8,
-    "kind": "decision",
-    "tags": ["launch"],
-    "ttl_days": 30,
-    "user_id": "u-7",
-    "source": {"platform": "slack", "channel_id": "C1", "message_id": "m-9"},
-    "links": [{"entity_type": "person", "entity_id": "alice", "weight": 1.0}],
-    "metadata": {"any": "json"},
-}
-#: The search example of the HTTP contract, verbatim.
-CONTRACT_SEARCH: dict[str, Any] = {
-    "query": "when is the launch?",
-    "grain": "working",
-    "min_days_ago": 0,
-    "max_days_ago": 365,
-    "max_results": 10,
-    "as_of": "2026-11-22T00:00:00Z",
-    "kinds": ["decision"],
-    "tags": [],
-    "user_id": None,
-}
 #: Every field the contract lists for a search result.
 CONTRACT_RESULT_FIELDS = {
     "id", "grain", "time_key", "content", "text", "score", "similarity", "recency", "importance",
@@ -267,7 +240,7 @@ def test_retry_before_the_write_is_stored_names_the_same_memory(api: Api, new_ke
     [first] = _write(api, key, "retry-bot", {"items": [item]})
     [again] = _write(api, key, "retry-bot", {"items": [item]})
 
-    # THEN both answers name the same memory, and only one record is ever stored
+    # WHEN / THEN both answers name the same memory, and only one record is ever stored
     assert first == again
     memory = _when_stored(api, key, "retry-bot", first)
     assert memory["content"] == UNRELATED
@@ -346,8 +319,11 @@ def test_forget_by_the_id_of_a_merged_write_forgets_the_merged_memory(api: Api, 
 
 
 def test_forget_unknown_memory_is_404(api: Api, new_key: Any) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api("DELETE", "/v1/agents/nobody/memories/mem_" + "a" * 26, key=key)
+    # THEN
     assert status == 404
     assert_error(body, "not_found")
 
@@ -442,13 +418,17 @@ def test_stats_count_pending_writes_until_the_writer_stores_them(
 
 
 def test_unknown_route_is_a_documented_404(api: Api, new_key: Any) -> None:
+    # GIVEN
     _, _, key = new_key()
+    # WHEN
     status, body = api("GET", "/v1/nothing-here", key=key)
+    # THEN
     assert status == 404
     assert_error(body, "not_found")
 
 
 def test_health_needs_no_key(api: Api) -> None:
+    # WHEN / THEN
     assert api("GET", "/health") == (200, {"status": "ok"})
 
 

@@ -76,7 +76,9 @@ TOO_LARGE = "request_header_fields_too_large"
 def test_refusals_the_server_makes_itself_carry_the_error_body(
     runtime: LocalRuntime, raw: bytes, status: int, code: str
 ) -> None:
+    # WHEN
     got, body = _exchange(runtime, raw)
+    # THEN
     assert got == status, body
     _assert_error(body, code)
 
@@ -91,8 +93,10 @@ def short_timeout(runtime: LocalRuntime) -> Iterator[float]:
 
 
 def test_a_request_trickled_in_is_cut_off_with_a_408(runtime: LocalRuntime, short_timeout: float) -> None:
+    # GIVEN
     host, port = runtime.httpd.server_address[:2]
     started = time.monotonic()
+    # WHEN
     with socket.create_connection((host, port), timeout=10) as conn:
         conn.sendall(b"GET /health HTTP/1.1\r\n")
         for _ in range(3):  # a byte at a time: each read gets data, the whole never arrives
@@ -102,6 +106,7 @@ def test_a_request_trickled_in_is_cut_off_with_a_408(runtime: LocalRuntime, shor
             except OSError:
                 break
         status, body = _response(conn)
+    # THEN
     assert status == 408
     _assert_error(body, "request_timeout")
     assert time.monotonic() - started < short_timeout * 4

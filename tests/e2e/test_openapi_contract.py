@@ -59,6 +59,7 @@ def admin_key(runtime: LocalRuntime) -> str:
     suppress_health_check=list(HealthCheck),
 )
 def test_every_operation_answers_as_documented(case: Any, runtime: LocalRuntime, admin_key: str) -> None:
+    # WHEN / THEN
     case.call_and_validate(
         base_url=runtime.url,
         headers={"Authorization": f"Bearer {admin_key}"},
@@ -106,7 +107,7 @@ def test_a_body_that_is_not_json_is_a_415(runtime: LocalRuntime, admin_key: str,
     finally:
         conn.close()
 
-    # THEN it is refused as an unsupported media type, with the documented body
+    # WHEN / THEN it is refused as an unsupported media type, with the documented body
     assert status == 415
     assert body == {
         "error": {
@@ -136,7 +137,7 @@ def test_json_nested_past_the_parsers_limit_is_a_400(
     finally:
         conn.close()
 
-    # THEN it is a 400 (it was a 500), and nothing is echoed back
+    # WHEN / THEN it is a 400 (it was a 500), and nothing is echoed back
     assert status == 400
     assert answer["error"]["code"] in {"invalid_json", "validation_error"}
     assert len(json.dumps(answer)) < 2_000

@@ -87,9 +87,12 @@ def test_topics_are_per_tenant_and_replacing_needs_the_admin_scope(api: Api, new
 
 
 def test_an_ambiguous_dictionary_is_a_400_that_names_positions_not_terms(api: Api, new_key: Any) -> None:
+    # GIVEN
     _, _, admin = new_key(admin=True)
     body = {"terms": {"budget": ["secret-spend"], "costs": ["secret-spend"]}}
+    # WHEN
     response = api.request("PUT", "/v1/admin/topics", body, key=admin)
+    # THEN
     assert response.status == 400
     assert_error(response.json(), "validation_error")
     assert "already a term of canonical term 1" in response.data.decode()

@@ -40,7 +40,9 @@ def _methods(synth: Synth) -> dict[tuple[str, str], dict[str, object]]:
 
 
 def test_routes_are_explicit_and_search_has_its_own_function(synth: Synth) -> None:
+    # GIVEN
     methods = _methods(synth)
+    # WHEN / THEN
     # the two routes that embed a query run on the search function, every other on the API function
     assert {route for route, function in ROUTES.items() if function == "Search"} == {
         ("POST", "/v1/agents/{agent_id}/memories/search"),
@@ -56,19 +58,24 @@ def test_routes_are_explicit_and_search_has_its_own_function(synth: Synth) -> No
 
 def test_every_route_of_the_api_function_is_deployed() -> None:
     """A route added to the handler but not to API Gateway would answer 403 in AWS only."""
+    # GIVEN
     from agent_memory.handlers.api import app
 
+    # WHEN
     handled = {
         (r.method, re.sub(r"<(\w+)>", r"{\1}", r.path))
         for r in app._static_routes + app._dynamic_routes  # the resolver's registry of routes
     }
+    # THEN
     assert handled == set(ROUTES)
 
 
 def test_the_route_tables_query_parameters_are_the_ones_the_contract_documents() -> None:
+    # GIVEN
     from agent_memory.handlers.api import openapi_json
 
     document = json.loads(openapi_json())
+    # WHEN / THEN
     for route in ROUTE_TABLE:
         operation = document["paths"][route.path][route.method.lower()]
         documented = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
@@ -77,8 +84,10 @@ def test_the_route_tables_query_parameters_are_the_ones_the_contract_documents()
 
 
 def test_every_method_needs_the_token_authorizer_and_is_validated(synth: Synth) -> None:
+    # GIVEN
     authorizer_id = next(iter(synth.of_type("AWS::ApiGateway::Authorizer")))
     validator_id = next(iter(synth.of_type("AWS::ApiGateway::RequestValidator")))
+    # WHEN / THEN
     for route, method in _methods(synth).items():
         assert method["AuthorizationType"] == "CUSTOM", route
         assert method["AuthorizerId"] == {"Ref": authorizer_id}, route
@@ -94,8 +103,10 @@ def test_every_method_needs_the_token_authorizer_and_is_validated(synth: Synth) 
 
 
 def test_authorizer_is_a_cached_token_authorizer_on_the_authorization_header(synth: Synth) -> None:
+    # GIVEN
     (authorizer,) = synth.of_type("AWS::ApiGateway::Authorizer").values()
     props = authorizer["Properties"]
+    # WHEN / THEN
     assert props["Type"] == "TOKEN"
     assert props["IdentitySource"] == "method.request.header.Authorization"
     assert props["AuthorizerResultTtlInSeconds"] == 60
@@ -108,8 +119,10 @@ def test_authorizer_is_a_cached_token_authorizer_on_the_authorization_header(syn
 
 
 def test_authorizer_reads_only_the_tenants_table(synth: Synth) -> None:
+    # GIVEN
     tenants = synth.stack.api.tenants
     env = synth.function("Authorizer")["Environment"]["Variables"]
+    # WHEN / THEN
     assert env["AGENT_MEMORY_TENANTS_TABLE"] == {"Ref": synth.logical_id(tenants)}
     dynamo = [
         s for s in synth.function_statements("Authorizer") if "dynamodb:GetItem" in as_list(s["Action"])
@@ -125,8 +138,10 @@ def test_authorizer_reads_only_the_tenants_table(synth: Synth) -> None:
 
 
 def test_tenants_table_keys_hashes_on_demand_with_pitr_kept_on_delete(synth: Synth) -> None:
+    # GIVEN
     table = synth.resources[synth.logical_id(synth.stack.api.tenants)]
     props = table["Properties"]
+    # WHEN / THEN
     assert props["KeySchema"] == [{"AttributeName": "key_hash", "KeyType": "HASH"}]
     assert props["BillingMode"] == "PAY_PER_REQUEST"
     assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
@@ -142,8 +157,10 @@ def test_tenants_table_keys_hashes_on_demand_with_pitr_kept_on_delete(synth: Syn
 
 
 def test_stage_throttles_traces_and_writes_json_access_logs(synth: Synth) -> None:
+    # GIVEN
     (stage,) = synth.of_type("AWS::ApiGateway::Stage").values()
     props = stage["Properties"]
+    # WHEN / THEN
     assert props["StageName"] == "dev"
     assert props["TracingEnabled"] is True
     (settings,) = props["MethodSettings"]
@@ -174,11 +191,13 @@ def test_stage_throttles_traces_and_writes_json_access_logs(synth: Synth) -> Non
 def test_gateway_errors_have_the_contract_error_body(
     synth: Synth, response_type: str, status: str | None, code: str
 ) -> None:
+    # GIVEN
     responses = {
         r["Properties"]["ResponseType"]: r["Properties"]
         for r in synth.of_type("AWS::ApiGateway::GatewayResponse").values()
     }
     response = responses[response_type]
+    # WHEN / THEN
     assert response.get("StatusCode") == status
     # API Gateway substitutes $context.error.messageString with a quoted JSON string.
     body = response["ResponseTemplates"]["application/json"].replace(
@@ -191,20 +210,25 @@ def test_gateway_errors_have_the_contract_error_body(
 
 
 def test_unauthorized_tells_the_client_the_scheme(synth: Synth) -> None:
+    # GIVEN
     (response,) = [
         r["Properties"]
         for r in synth.of_type("AWS::ApiGateway::GatewayResponse").values()
         if r["Properties"]["ResponseType"] == "UNAUTHORIZED"
     ]
+    # WHEN / THEN
     assert response["ResponseParameters"] == {"gatewayresponse.header.WWW-Authenticate": "'Bearer'"}
 
 
 def test_api_function_reaches_queue_pending_store_and_summarize_jobs_but_not_bedrock(synth: Synth) -> None:
+    # GIVEN
     idempotency = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.idempotency.table), "Arn"]}
     topics = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.topics.table), "Arn"]}
     # the idempotency and topics tables' item calls are checked in test_idempotency.py, test_topics.py
     statements = [s for s in synth.function_statements("Api") if s["Resource"] not in (idempotency, topics)]
+    # WHEN
     actions = {a for s in statements for a in as_list(s["Action"])}
+    # THEN
     assert {"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:Query"} <= actions
     assert not {
         a
@@ -220,16 +244,20 @@ def test_api_function_reaches_queue_pending_store_and_summarize_jobs_but_not_bed
 
 
 def test_search_function_may_embed_with_the_configured_model_only(synth: Synth) -> None:
+    # GIVEN
     bedrock = [
         s for s in synth.function_statements("Search") if "bedrock:InvokeModel" in as_list(s["Action"])
     ]
+    # WHEN / THEN
     assert [render(s["Resource"]) for s in bedrock] == [
         "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/amazon.titan-embed-text-v2:0"
     ]
 
 
 def test_each_tenant_is_throttled_by_its_plans_usage_plan(synth: Synth) -> None:
+    # GIVEN
     (api,) = synth.of_type("AWS::ApiGateway::RestApi").values()
+    # WHEN / THEN
     assert api["Properties"]["ApiKeySourceType"] == "AUTHORIZER"
     methods = [m["Properties"] for m in synth.of_type("AWS::ApiGateway::Method").values()]
     assert all(m["ApiKeyRequired"] for m in methods if m["HttpMethod"] != "OPTIONS")
@@ -246,6 +274,7 @@ def test_each_tenant_is_throttled_by_its_plans_usage_plan(synth: Synth) -> None:
 
 
 def test_an_optional_waf_rate_rule_guards_the_stage(tmp_path: Any) -> None:
+    # GIVEN
     from tests.infra.conftest import _synth
     from tests.infra.support import committed_context
 
@@ -254,5 +283,6 @@ def test_an_optional_waf_rate_rule_guards_the_stage(tmp_path: Any) -> None:
     )
     (acl,) = synth.of_type("AWS::WAFv2::WebACL").values()
     (rule,) = acl["Properties"]["Rules"]
+    # WHEN / THEN
     assert rule["Statement"]["RateBasedStatement"] == {"Limit": 2000, "AggregateKeyType": "IP"}
     assert len(synth.of_type("AWS::WAFv2::WebACLAssociation")) == 1

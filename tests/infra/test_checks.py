@@ -42,7 +42,9 @@ def test_every_acknowledged_finding_is_a_known_kind_with_a_reason(
 ) -> None:
     # GIVEN a stack that synthesized with AwsSolutionsChecks (any other finding fails the synth)
     synth: Synth = request.getfixturevalue(variant)
+    # WHEN its acknowledged findings are read from the template
     acknowledgments = _acknowledgments(synth)
+    # THEN there are some, each of a known rule and with a reason of 40 characters or more
     assert acknowledgments
     for where, reason in acknowledgments.items():
         rule = where.split(" ", 1)[1].removeprefix("AwsSolutions::").split("[", 1)[0]
@@ -51,6 +53,7 @@ def test_every_acknowledged_finding_is_a_known_kind_with_a_reason(
 
 
 def test_no_finding_is_acknowledged_for_the_whole_stack(synth: Synth) -> None:
+    # WHEN / THEN
     # Acknowledgments sit on the construct that causes them, never on the stack or app.
     assert not [w for w in _acknowledgments(synth) if w.split(" ")[0] == synth.stack.node.path]
 
@@ -77,14 +80,18 @@ def test_cdk_nag_fails_synth_on_an_unacknowledged_finding(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("variant", ["synth", "alt"])
 def test_cfn_lint_finds_nothing_but_cdks_own_dependson(variant: str, request: pytest.FixtureRequest) -> None:
+    # GIVEN
     synth: Synth = request.getfixturevalue(variant)
     from cfnlint.api import ManualArgs, lint_file
 
+    # WHEN
     # W3005: CDK writes DependsOn next to GetAtt for the same resource; harmless and not ours.
     matches = lint_file(synth.path, ManualArgs(ignore_checks=["W3005"], regions=["us-east-1"]))
+    # THEN
     assert [str(m) for m in matches] == []
 
 
 def test_resource_count_stays_reviewable(synth: Synth) -> None:
+    # WHEN / THEN
     # Not a limit (CloudFormation allows 500): a jump here means a construct started multiplying.
     assert 120 <= len(synth.resources) <= 200

@@ -33,17 +33,21 @@ def test_committed_cdk_json_is_the_documented_default() -> None:
 
 
 def test_no_context_means_defaults_and_stage_can_be_overridden() -> None:
+    # WHEN / THEN
     assert parse_config(None).stage == "dev"
     config = parse_config(committed_context(), stage="prod")
     assert (config.stage, config.prefix) == ("prod", "agent-memory-prod")
 
 
 def test_context_may_be_a_json_string_from_the_command_line() -> None:
+    # WHEN
     config = parse_config(json.dumps({"vector_store": "serverless", "embedding_dimension": 512}))
+    # THEN
     assert (config.vector_store, config.embedding_dimension) == ("serverless", 512)
 
 
 def test_every_problem_is_reported_with_its_path() -> None:
+    # WHEN
     message = _error(
         {
             "opensearch": {"data_nodes": 0, "data_node_type": "big"},
@@ -52,6 +56,7 @@ def test_every_problem_is_reported_with_its_path() -> None:
             "vector_store": "aurora",
         }
     )
+    # THEN
     assert message.startswith("invalid stack configuration in cdk.json:")
     for path in (
         "agent_memory.opensearch.data_nodes",
@@ -89,10 +94,12 @@ def test_every_problem_is_reported_with_its_path() -> None:
     ],
 )
 def test_invalid_values_are_refused_with_a_clear_message(context: Any, expected: str) -> None:
+    # WHEN / THEN
     assert expected in _error(context)
 
 
 def test_inference_profiles_are_recognised_and_resolve_to_their_model() -> None:
+    # WHEN / THEN
     assert inference_profile("us.anthropic.claude-3-5-haiku-20241022-v1:0")
     assert base_model_id("eu.amazon.titan-embed-text-v2:0") == "amazon.titan-embed-text-v2:0"
     assert not inference_profile("anthropic.claude-3-haiku-20240307-v1:0")
@@ -102,7 +109,7 @@ def test_inference_profiles_are_recognised_and_resolve_to_their_model() -> None:
 def test_plan_overrides_travel_as_compact_json_in_the_functions_format() -> None:
     # GIVEN overrides in hours, as AGENT_MEMORY_PLANS (domain/plans.py) reads them
     config = parse_config({"plans": {"pro": {"working": 720, "yearly": None}, "team": {"daily": 2400}}})
-    # THEN they travel unchanged, compact, and the functions' own parser accepts them
+    # WHEN / THEN they travel unchanged, compact, and the functions' own parser accepts them
     assert json.loads(config.plans_json) == {"pro": {"working": 720, "yearly": None}, "team": {"daily": 2400}}
     assert " " not in config.plans_json
     from agent_memory.domain.grains import Grain
@@ -114,6 +121,7 @@ def test_plan_overrides_travel_as_compact_json_in_the_functions_format() -> None
 
 
 def test_load_config_reads_the_app_context() -> None:
+    # GIVEN
     class Node:
         def __init__(self, context: dict[str, Any]) -> None:
             self.context = context
@@ -121,15 +129,20 @@ def test_load_config_reads_the_app_context() -> None:
         def try_get_context(self, key: str) -> Any:
             return self.context.get(key)
 
+    # WHEN
     config = load_config(Node({"agent_memory": {"timezone": "Asia/Tokyo"}, "stage": "qa"}))
+    # THEN
     assert (config.timezone, config.stage) == ("Asia/Tokyo", "qa")
 
 
 def test_the_prod_stage_gets_the_production_sizing_and_a_stage_may_override_it() -> None:
+    # GIVEN
     from agent_memory_stack.config import parse_config
 
     dev = parse_config(committed_context())
+    # WHEN
     prod = parse_config(committed_context(), stage="prod")
+    # THEN
     assert (dev.opensearch.data_node_type, dev.opensearch.master_nodes) == ("t3.medium.search", 0)
     assert prod.prefix == "agent-memory-prod"
     assert (prod.opensearch.data_node_type, prod.opensearch.data_nodes, prod.opensearch.master_nodes) == (
@@ -146,11 +159,13 @@ def test_the_prod_stage_gets_the_production_sizing_and_a_stage_may_override_it()
 
 
 def test_the_prod_domain_has_dedicated_masters_in_three_zones(tmp_path: Any) -> None:
+    # GIVEN
     from tests.infra.conftest import _synth
 
     synth = _synth(tmp_path, committed_context() | {"stage": "prod"})
     (domain,) = synth.of_type("AWS::OpenSearchService::Domain").values()
     cluster = domain["Properties"]["ClusterConfig"]
+    # WHEN / THEN
     assert cluster["DedicatedMasterEnabled"] is True and cluster["DedicatedMasterCount"] == 3
     assert cluster["ZoneAwarenessConfig"] == {"AvailabilityZoneCount": 3}
     assert cluster["InstanceType"] == "r7g.large.search" and cluster["InstanceCount"] == 3

@@ -28,13 +28,16 @@ def origin_of(synth: Synth) -> str:
 
 
 def test_the_console_is_off_by_default(synth: Synth) -> None:
+    # WHEN / THEN
     assert synth.stack.console is None
     assert synth.of_type("AWS::CloudFront::Distribution") == {}
     assert "AGENT_MEMORY_CONSOLE_ORIGIN" not in synth.function("Api")["Environment"]["Variables"]
 
 
 def test_the_bucket_is_private_encrypted_and_read_by_cloudfront_only(console: Synth) -> None:
+    # WHEN
     bucket = console.props(console.stack.console.bucket)
+    # THEN
     assert bucket["PublicAccessBlockConfiguration"] == {
         "BlockPublicAcls": True,
         "BlockPublicPolicy": True,
@@ -59,7 +62,9 @@ def test_the_bucket_is_private_encrypted_and_read_by_cloudfront_only(console: Sy
 
 
 def test_the_distribution_serves_https_only_with_strict_headers(console: Synth) -> None:
+    # WHEN
     dist = console.props(console.stack.console.distribution)["DistributionConfig"]
+    # THEN
     assert dist["DefaultRootObject"] == "index.html"
     behavior = dist["DefaultCacheBehavior"]
     assert behavior["ViewerProtocolPolicy"] == "redirect-to-https"
@@ -73,8 +78,10 @@ def test_the_distribution_serves_https_only_with_strict_headers(console: Synth) 
 
 
 def test_the_files_and_the_apis_url_are_uploaded_and_the_cache_invalidated(console: Synth) -> None:
+    # GIVEN
     (deployment,) = console.of_type("Custom::CDKBucketDeployment").values()
     props = deployment["Properties"]
+    # WHEN / THEN
     assert len(props["SourceObjectKeys"]) == 2  # the console folder and config.json
     assert props["DestinationBucketName"] == {"Ref": console.logical_id(console.stack.console.bucket)}
     assert props["DistributionPaths"] == ["/*"]
@@ -85,7 +92,9 @@ def test_the_files_and_the_apis_url_are_uploaded_and_the_cache_invalidated(conso
 
 
 def test_the_api_answers_cors_for_the_console_origin_only(console: Synth) -> None:
+    # GIVEN
     origin = origin_of(console)
+    # WHEN / THEN
     for name in ("Api", "Search"):
         assert (
             render(console.function(name)["Environment"]["Variables"]["AGENT_MEMORY_CONSOLE_ORIGIN"])
@@ -115,8 +124,11 @@ def test_the_api_answers_cors_for_the_console_origin_only(console: Synth) -> Non
 
 
 def test_cfn_lint_finds_nothing_in_the_stack_with_the_console(console: Synth) -> None:
+    # GIVEN
     from cfnlint.api import ManualArgs, lint_file
 
+    # WHEN
     # W3005: CDK writes DependsOn next to GetAtt for the same resource; harmless and not ours.
     matches = lint_file(console.path, ManualArgs(ignore_checks=["W3005"], regions=["eu-west-1"]))
+    # THEN
     assert [str(m) for m in matches] == []

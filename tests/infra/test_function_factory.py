@@ -13,8 +13,8 @@ pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
 #: name -> (handler, memory MB, timeout s): the table in docs/infrastructure.md.
 FUNCTIONS = {
-    "Api": ("agent_memory.handlers.api.handler", 512, 20),
-    "Search": ("agent_memory.handlers.api.handler", 1024, 15),
+    "Api": ("agent_memory.handlers.api.api_handler", 512, 20),
+    "Search": ("agent_memory.handlers.api.search_handler", 1024, 15),
     "Authorizer": ("agent_memory.handlers.authorizer.handler", 512, 10),
     "Writer": ("agent_memory.handlers.writer.handler", 1024, 60),
     "SummarizeDispatch": ("agent_memory.handlers.summarize_dispatch.handler", 512, 300),
@@ -29,7 +29,7 @@ XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 def test_every_function_is_built_by_the_factory_with_its_handler_memory_and_timeout(synth: Synth) -> None:
     # GIVEN the functions the factory built
     built = synth.stack.factory.functions
-    # THEN they are exactly the eight of the service, each with its handler, memory and timeout
+    # WHEN / THEN they are exactly the eight of the service, each with its handler, memory and timeout
     assert set(built) == set(FUNCTIONS)
     for name, (handler, memory, timeout) in FUNCTIONS.items():
         props = synth.function(name)
@@ -37,8 +37,10 @@ def test_every_function_is_built_by_the_factory_with_its_handler_memory_and_time
 
 
 def test_functions_share_runtime_architecture_logging_tracing_layer_and_code(synth: Synth) -> None:
+    # GIVEN
     layer = {"Ref": synth.logical_id(synth.stack.factory.layer)}
     code_keys = set()
+    # WHEN / THEN
     for name in FUNCTIONS:
         props = synth.function(name)
         assert props["Runtime"] == "python3.12", name
@@ -56,8 +58,10 @@ def test_functions_share_runtime_architecture_logging_tracing_layer_and_code(syn
 
 
 def test_each_function_has_its_own_log_group_with_the_configured_retention(synth: Synth) -> None:
+    # GIVEN
     groups = synth.of_type("AWS::Logs::LogGroup")
     seen = set()
+    # WHEN / THEN
     for name in FUNCTIONS:
         ref = synth.function(name)["LoggingConfig"]["LogGroup"]["Ref"]
         assert groups[ref]["Properties"]["RetentionInDays"] == 30
@@ -66,7 +70,9 @@ def test_each_function_has_its_own_log_group_with_the_configured_retention(synth
 
 
 def test_each_function_has_its_own_role_that_writes_only_its_own_logs(synth: Synth) -> None:
+    # WHEN
     roles = {synth.function(name)["Role"]["Fn::GetAtt"][0] for name in FUNCTIONS}
+    # THEN
     assert len(roles) == len(FUNCTIONS)
     for name in FUNCTIONS:
         role = synth.resources[synth.function(name)["Role"]["Fn::GetAtt"][0]]["Properties"]
@@ -79,6 +85,7 @@ def test_each_function_has_its_own_role_that_writes_only_its_own_logs(synth: Syn
 
 
 def test_no_function_policy_has_a_wildcard_resource_except_xray(synth: Synth, alt: Synth) -> None:
+    # WHEN / THEN
     # X-Ray's actions support no resource-level permission; everything else names its resource.
     for variant in (synth, alt):
         for name in FUNCTIONS:
@@ -88,7 +95,9 @@ def test_no_function_policy_has_a_wildcard_resource_except_xray(synth: Synth, al
 
 
 def test_the_layer_is_one_arm64_python312_layer(synth: Synth) -> None:
+    # GIVEN
     layers = synth.of_type("AWS::Lambda::LayerVersion")
+    # WHEN / THEN
     assert len(layers) == 1
     props = next(iter(layers.values()))["Properties"]
     assert props["CompatibleArchitectures"] == ["arm64"]
@@ -96,8 +105,10 @@ def test_the_layer_is_one_arm64_python312_layer(synth: Synth) -> None:
 
 
 def test_the_code_asset_is_the_functions_package_without_caches_or_build_metadata(tmp_path: Path) -> None:
+    # GIVEN
     from agent_memory_stack.function_factory import CompiledCodeBundling
 
+    # WHEN / THEN
     assert CompiledCodeBundling().try_bundle(str(tmp_path)) is True
     files = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")}
     assert "agent_memory/handlers/api.py" in files and "agent_memory/settings.py" in files
@@ -106,10 +117,13 @@ def test_the_code_asset_is_the_functions_package_without_caches_or_build_metadat
 
 
 def test_bytecode_is_compiled_unchecked_so_a_zip_losing_mtimes_cannot_stale_it(tmp_path: Path) -> None:
+    # GIVEN
     import importlib.util
 
+    # WHEN
     from agent_memory_stack.function_factory import LAYERS_DIR
 
+    # THEN
     build = runpy.run_path(str(LAYERS_DIR / "build.py"))
     (tmp_path / "m.py").write_text("x = 1\n")
     # this interpreter stands in for the runtime's (bytecode is per minor version)
@@ -122,23 +136,27 @@ def test_bytecode_is_compiled_unchecked_so_a_zip_losing_mtimes_cannot_stale_it(t
 def test_without_an_interpreter_of_the_runtimes_version_the_code_ships_as_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # GIVEN
     from agent_memory_stack.function_factory import LAYERS_DIR
 
     monkeypatch.delenv("AGENT_MEMORY_BUILD_PYTHON", raising=False)
     build = runpy.run_path(str(LAYERS_DIR / "build.py"))
     build["compile_bytecode"].__globals__["_candidates"] = lambda: []  # no Python 3.12 anywhere
     (tmp_path / "m.py").write_text("x = 1\n")
+    # WHEN / THEN
     assert build["compile_bytecode"](tmp_path) is False
     assert not list(tmp_path.rglob("*.pyc"))
 
 
 def test_layer_asset_hash_follows_the_lock_and_the_build_recipe(tmp_path: Path) -> None:
+    # GIVEN
     from agent_memory_stack.function_factory import layer_asset_hash
 
     for name in ("requirements.txt", "build.py"):
         (tmp_path / name).write_text("a")
     before = layer_asset_hash(tmp_path)
     (tmp_path / "requirements.txt").write_text("b")
+    # WHEN / THEN
     assert layer_asset_hash(tmp_path) != before
     (tmp_path / "README").write_text("unrelated")
     assert layer_asset_hash(tmp_path) == layer_asset_hash(tmp_path)
@@ -168,10 +186,13 @@ def test_local_bundling_runs_the_build_script_into_python_and_never_falls_back_t
 
 
 def test_retention_days_map_to_cloudwatch_values() -> None:
+    # GIVEN
     from aws_cdk import aws_logs as logs
 
+    # WHEN
     from agent_memory_stack.function_factory import retention_days
 
+    # THEN
     assert retention_days(30) is logs.RetentionDays.ONE_MONTH
     assert retention_days(365) is logs.RetentionDays.ONE_YEAR
     assert retention_days(3653) is logs.RetentionDays.TEN_YEARS
@@ -179,11 +200,14 @@ def test_retention_days_map_to_cloudwatch_values() -> None:
 
 def test_every_deployed_handler_imports_from_the_asset_alone(synth: Synth, tmp_path: Path) -> None:
     """The asset leaves out the runtime, client, tools and console: nothing a function imports."""
+    # GIVEN
     import os
     import subprocess
 
+    # WHEN
     from agent_memory_stack.function_factory import NOT_IN_LAMBDA, CompiledCodeBundling
 
+    # THEN
     CompiledCodeBundling().try_bundle(str(tmp_path))
     assert not [p for p in NOT_IN_LAMBDA if (tmp_path / "agent_memory" / p).exists()]
     handlers = sorted(
@@ -209,16 +233,20 @@ def test_every_deployed_handler_imports_from_the_asset_alone(synth: Synth, tmp_p
 
 
 def test_a_function_setting_the_functions_do_not_know_fails_the_synth() -> None:
+    # GIVEN
     from agent_memory_stack.function_factory import checked_environment
 
+    # WHEN / THEN
     assert checked_environment({"AGENT_MEMORY_STORE": "opensearch", "AWS_X": "1"})
     with pytest.raises(ValueError, match="AGENT_MEMORY_TENANT_TABLE"):
         checked_environment({"AGENT_MEMORY_TENANT_TABLE": "t"})  # misspelt: the tenants table
 
 
 def test_every_setting_in_the_template_is_a_field_of_settings(synth: Synth) -> None:
+    # GIVEN
     from agent_memory.settings import Settings
 
+    # WHEN / THEN
     for function in synth.of_type("AWS::Lambda::Function").values():
         names = function["Properties"].get("Environment", {}).get("Variables", {})
         for name in names:

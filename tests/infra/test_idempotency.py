@@ -16,7 +16,9 @@ def _table_arn(synth: Synth) -> dict[str, list[str]]:
 
 
 def test_table_has_powertools_key_ttl_on_demand_and_pitr(synth: Synth) -> None:
+    # WHEN
     props = synth.props(synth.stack.api.idempotency.table)
+    # THEN
     assert props["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
     assert props["AttributeDefinitions"] == [{"AttributeName": "id", "AttributeType": "S"}]
     assert props["TimeToLiveSpecification"] == {"AttributeName": "expiration", "Enabled": True}
@@ -26,8 +28,10 @@ def test_table_has_powertools_key_ttl_on_demand_and_pitr(synth: Synth) -> None:
 
 
 def test_api_function_is_configured_for_the_table(synth: Synth) -> None:
+    # GIVEN
     function = synth.function("Api")
     env = function["Environment"]["Variables"]
+    # WHEN / THEN
     assert env["AGENT_MEMORY_IDEMPOTENCY"] == "dynamodb"
     assert env["AGENT_MEMORY_IDEMPOTENCY_TABLE"] == {
         "Ref": synth.logical_id(synth.stack.api.idempotency.table)
@@ -38,6 +42,7 @@ def test_api_function_is_configured_for_the_table(synth: Synth) -> None:
 
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_only_the_api_function_may_touch_the_table_and_only_its_items(synth: Synth, name: str) -> None:
+    # GIVEN
     table = _table_arn(synth)
     on_table = [
         s
@@ -45,6 +50,7 @@ def test_only_the_api_function_may_touch_the_table_and_only_its_items(synth: Syn
         if table in as_list(s["Resource"])
         or {"Fn::Join": ["", [table, "/index/*"]]} in as_list(s["Resource"])
     ]
+    # WHEN / THEN
     if name != "Api":
         assert on_table == [], name
         return

@@ -13,14 +13,17 @@ from tests.infra.support import CDK_DIR
 
 
 def test_cdk_json_runs_the_launcher_with_the_system_python() -> None:
+    # WHEN / THEN
     assert json.loads((CDK_DIR / "cdk.json").read_text())["app"] == "python3 launch.py"
 
 
 def test_the_launcher_runs_app_py_with_the_environments_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN
     ran: list[Any] = []
     monkeypatch.setattr("os.execv", lambda path, argv: ran.append((path, argv)))
     monkeypatch.setattr("subprocess.run", lambda *a, **k: pytest.fail("set up although the env exists"))
     module = runpy.run_path(str(CDK_DIR / "launch.py"))
+    # WHEN / THEN
     assert module["main"]() == 0
     ((path, argv),) = ran
     assert Path(path) == module["VENV_PYTHON"]
@@ -30,11 +33,14 @@ def test_the_launcher_runs_app_py_with_the_environments_python(monkeypatch: pyte
 def test_the_launcher_sets_the_environment_up_first_when_it_is_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # GIVEN
     calls: list[list[str]] = []
 
+    # WHEN
     class Done:
         returncode = 0
 
+    # THEN
     monkeypatch.setattr("os.execv", lambda path, argv: None)
     monkeypatch.setattr("subprocess.run", lambda command, **k: calls.append(command) or Done())
     module = runpy.run_path(str(CDK_DIR / "launch.py"))

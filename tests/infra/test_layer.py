@@ -42,7 +42,7 @@ def test_every_runtime_dependency_is_locked_at_a_version_pyproject_allows() -> N
     # GIVEN pyproject's runtime dependencies and the committed lock
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     pins = _lock()
-    # THEN each one the layer carries is pinned, inside its specifier (else: make layer-lock)
+    # WHEN / THEN each one the layer carries is pinned, inside its specifier (else: make layer-lock)
     for dependency in dependencies:
         requirement = Requirement(dependency)
         name = build.normalize(requirement.name)
@@ -53,7 +53,9 @@ def test_every_runtime_dependency_is_locked_at_a_version_pyproject_allows() -> N
 
 
 def test_the_lock_pins_exact_versions_with_hashes_and_leaves_out_what_the_runtime_has() -> None:
+    # GIVEN
     pins = _lock()
+    # WHEN / THEN
     assert pins
     for name, (version, hash_part) in pins.items():
         assert version and hash_part.startswith("sha256:") and len(hash_part) == len("sha256:") + 64, name
@@ -62,7 +64,9 @@ def test_the_lock_pins_exact_versions_with_hashes_and_leaves_out_what_the_runtim
 
 
 def test_install_is_exactly_the_lock_for_arm64_cpython_312() -> None:
+    # WHEN
     command = build.install_command(Path("/tmp/out/python"))
+    # THEN
     assert command[:4] == [sys.executable, "-m", "pip", "install"]
     for flag in ("--no-deps", "--require-hashes", "--no-compile", "--only-binary=:all:"):
         assert flag in command
@@ -75,20 +79,25 @@ def test_install_is_exactly_the_lock_for_arm64_cpython_312() -> None:
 
 
 def test_layer_and_functions_agree_on_the_python_version() -> None:
+    # GIVEN
     if importlib.util.find_spec("aws_cdk") is None:
         pytest.skip("aws-cdk-lib not installed")
     from agent_memory_stack.function_factory import RUNTIME
 
+    # WHEN / THEN
     assert RUNTIME.name == f"python{build.PYTHON_VERSION}"
 
 
 def test_runtime_requirements_drop_boto3(tmp_path: Path) -> None:
+    # GIVEN
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text('[project]\ndependencies = ["boto3>=1.34", "pydantic>=2.7,<3", "numpy>=1.26"]\n')
+    # WHEN / THEN
     assert build.runtime_requirements(pyproject) == ["pydantic>=2.7,<3", "numpy>=1.26"]
 
 
 def test_prune_removes_bytecode_stubs_and_numpy_tests_only(tmp_path: Path) -> None:
+    # GIVEN
     for path in (
         "pkg/__pycache__/m.cpython-311.pyc",
         "pkg/m.py",
@@ -101,5 +110,7 @@ def test_prune_removes_bytecode_stubs_and_numpy_tests_only(tmp_path: Path) -> No
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("x")
     build.prune(tmp_path)
+    # WHEN
     left = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    # THEN
     assert left == {"pkg/m.py", "numpy/_core/multiarray.py", "other/tests/keep.py"}

@@ -28,7 +28,9 @@ def _arn(synth: Synth, construct: object) -> dict[str, list[str]]:
 
 
 def test_one_staggered_schedule_per_grain_plus_retention_with_retries_and_a_dlq(synth: Synth) -> None:
+    # GIVEN
     scheduling = synth.stack.scheduling
+    # WHEN / THEN
     assert set(scheduling.schedules) == set(SCHEDULES)
     for name, (expression, payload, function) in SCHEDULES.items():
         props = synth.props(scheduling.schedules[name])
@@ -44,6 +46,7 @@ def test_one_staggered_schedule_per_grain_plus_retention_with_retries_and_a_dlq(
 
 
 def test_schedule_timezone_comes_from_the_config(alt: Synth) -> None:
+    # WHEN / THEN
     for schedule in alt.stack.scheduling.schedules.values():
         assert alt.props(schedule)["ScheduleExpressionTimezone"] == "Europe/Berlin"
     env = alt.function("SummarizeDispatch")["Environment"]["Variables"]
@@ -51,6 +54,7 @@ def test_schedule_timezone_comes_from_the_config(alt: Synth) -> None:
 
 
 def test_scheduler_roles_invoke_only_their_function_and_are_bound_to_the_account(synth: Synth) -> None:
+    # WHEN / THEN
     for name, (_, _, function) in SCHEDULES.items():
         role_arn = synth.props(synth.stack.scheduling.schedules[name])["Target"]["RoleArn"]
         role_id = role_arn["Fn::GetAtt"][0]
@@ -69,8 +73,11 @@ def test_scheduler_roles_invoke_only_their_function_and_are_bound_to_the_account
 
 
 def test_summarize_queue_is_standard_with_a_dlq_and_a_worker_that_reports_failures(synth: Synth) -> None:
+    # GIVEN
     summaries = synth.stack.summaries
+    # WHEN
     queue = synth.props(summaries.queue)
+    # THEN
     assert "FifoQueue" not in queue
     assert queue["RedrivePolicy"] == {
         "deadLetterTargetArn": _arn(synth, summaries.dead_letters),
@@ -89,8 +96,10 @@ def test_summarize_queue_is_standard_with_a_dlq_and_a_worker_that_reports_failur
 
 
 def test_dispatcher_fans_out_to_the_summarize_queue(synth: Synth) -> None:
+    # GIVEN
     queue = synth.stack.summaries.queue
     env = synth.function("SummarizeDispatch")["Environment"]["Variables"]
+    # WHEN / THEN
     assert env["AGENT_MEMORY_SUMMARIZE_QUEUE_URL"] == {"Ref": synth.logical_id(queue)}
     sends = [
         s["Resource"]
@@ -105,7 +114,9 @@ def test_dispatcher_fans_out_to_the_summarize_queue(synth: Synth) -> None:
 
 
 def test_worker_may_invoke_exactly_the_summary_model(synth: Synth) -> None:
+    # GIVEN
     env = synth.function("SummarizeWorker")["Environment"]["Variables"]
+    # WHEN / THEN
     assert env["AGENT_MEMORY_SUMMARIZER"] == "bedrock"
     assert env["AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID"] == "anthropic.claude-3-haiku-20240307-v1:0"
     assert env["AGENT_MEMORY_WRITE_QUEUE_URL"] == {"Ref": synth.logical_id(synth.stack.writes.queue)}
@@ -130,9 +141,11 @@ def test_worker_may_invoke_exactly_the_summary_model(synth: Synth) -> None:
 
 
 def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> None:
+    # GIVEN
     (bedrock,) = [
         s for s in alt.function_statements("SummarizeWorker") if "bedrock:InvokeModel" in as_list(s["Action"])
     ]
+    # WHEN / THEN
     assert sorted(render(r) for r in bedrock["Resource"]) == sorted(
         [
             "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
@@ -145,6 +158,7 @@ def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> No
 def test_retention_reads_the_plan_overrides_and_touches_the_store_and_the_job_queue(
     synth: Synth, alt: Synth
 ) -> None:
+    # WHEN / THEN
     assert json.loads(synth.function("Retention")["Environment"]["Variables"]["AGENT_MEMORY_PLANS"]) == {}
     env = alt.function("Retention")["Environment"]["Variables"]
     assert json.loads(env["AGENT_MEMORY_PLANS"]) == {
@@ -174,6 +188,7 @@ def test_retention_reads_the_plan_overrides_and_touches_the_store_and_the_job_qu
 
 
 def test_retention_knobs_reach_the_functions_that_use_them(synth: Synth, alt: Synth) -> None:
+    # WHEN / THEN
     # the committed defaults, and the alternative's overrides, as the settings read them
     for function in ("Api", "Retention"):
         env = synth.function(function)["Environment"]["Variables"]
@@ -188,8 +203,10 @@ def test_retention_knobs_reach_the_functions_that_use_them(synth: Synth, alt: Sy
 
 
 def test_the_stack_schedules_exactly_the_table_the_local_scheduler_fires(synth: Synth) -> None:
+    # GIVEN
     from agent_memory.schedules import SCHEDULES as TABLE
 
+    # WHEN / THEN
     for schedule in TABLE:
         props = synth.props(synth.stack.scheduling.schedules[construct_name(schedule)])
         assert props["ScheduleExpression"] == schedule.expression
@@ -198,9 +215,11 @@ def test_the_stack_schedules_exactly_the_table_the_local_scheduler_fires(synth: 
 
 
 def test_a_scheduled_run_that_fails_in_the_function_lands_in_an_alarmed_queue(synth: Synth) -> None:
+    # GIVEN
     failures = synth.logical_id(synth.stack.scheduling.run_failures)
     configs = synth.of_type("AWS::Lambda::EventInvokeConfig")
     targets = {render(c["Properties"]["FunctionName"]) for c in configs.values()}
+    # WHEN / THEN
     assert targets == {
         f"<{synth.logical_id(synth.stack.factory.functions[n])}>" for n in ("SummarizeDispatch", "Retention")
     }
@@ -219,9 +238,12 @@ def test_a_scheduled_run_that_fails_in_the_function_lands_in_an_alarmed_queue(sy
 
 @pytest.mark.parametrize(("retain", "policy"), [(True, "Retain"), (False, "Delete")])
 def test_the_schedule_group_follows_retain_data(tmp_path: Any, retain: bool, policy: str) -> None:
+    # GIVEN
     from tests.infra.conftest import _synth
     from tests.infra.support import committed_context
 
     synth = _synth(tmp_path, {**committed_context(), "retain_data": retain})
+    # WHEN
     group = synth.resources[synth.logical_id(synth.stack.scheduling.group)]
+    # THEN
     assert group["DeletionPolicy"] == policy

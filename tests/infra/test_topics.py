@@ -26,7 +26,9 @@ def _table_arn(synth: Synth) -> dict[str, list[str]]:
 
 
 def test_table_is_keyed_by_tenant_with_a_ttl_on_demand_and_pitr(synth: Synth) -> None:
+    # WHEN
     props = synth.props(synth.stack.api.topics.table)
+    # THEN
     assert props["KeySchema"] == [
         {"AttributeName": "tenant_id", "KeyType": "HASH"},
         {"AttributeName": "sk", "KeyType": "RANGE"},
@@ -39,7 +41,9 @@ def test_table_is_keyed_by_tenant_with_a_ttl_on_demand_and_pitr(synth: Synth) ->
 
 @pytest.mark.parametrize("name", ["Api", "Search"])
 def test_api_and_search_functions_are_configured_for_the_table(synth: Synth, name: str) -> None:
+    # WHEN
     env = synth.function(name)["Environment"]["Variables"]
+    # THEN
     assert env["AGENT_MEMORY_TOPICS"] == "dynamodb"
     assert env["AGENT_MEMORY_TOPICS_TABLE"] == {"Ref": synth.logical_id(synth.stack.api.topics.table)}
 
@@ -48,6 +52,7 @@ def test_api_and_search_functions_are_configured_for_the_table(synth: Synth, nam
 def test_only_the_api_and_search_functions_touch_the_table_with_only_their_calls(
     synth: Synth, name: str
 ) -> None:
+    # GIVEN
     table = _table_arn(synth)
     on_table = [
         s
@@ -55,6 +60,7 @@ def test_only_the_api_and_search_functions_touch_the_table_with_only_their_calls
         if table in as_list(s["Resource"])
         or {"Fn::Join": ["", [table, "/index/*"]]} in as_list(s["Resource"])
     ]
+    # WHEN / THEN
     if name not in EXPECTED:
         assert on_table == [], name
         return
@@ -62,6 +68,8 @@ def test_only_the_api_and_search_functions_touch_the_table_with_only_their_calls
 
 
 def test_the_authorizer_cannot_read_topics_and_the_topic_functions_cannot_read_keys(synth: Synth) -> None:
+    # GIVEN
     tenants = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.tenants), "Arn"]}
+    # WHEN / THEN
     for name in ("Api", "Search"):
         assert not [s for s in synth.function_statements(name) if tenants in as_list(s["Resource"])], name

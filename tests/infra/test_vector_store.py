@@ -7,7 +7,7 @@ import json
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, committed_context, render
 
-from agent_memory.adapters.opensearch_index import SCHEMA_VERSION
+from agent_memory.adapters.opensearch.opensearch_index import SCHEMA_VERSION
 
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
@@ -19,9 +19,11 @@ def _role_arn(synth: Synth, function: str) -> dict[str, list[str]]:
 
 
 def test_domain_is_opensearch_2_encrypted_https_only_with_fgac_and_sizes_from_context(synth: Synth) -> None:
+    # GIVEN
     sizes = committed_context()["opensearch"]
     domain = synth.resources[synth.logical_id(synth.stack.store.domain)]
     props = domain["Properties"]
+    # WHEN / THEN
     assert props["EngineVersion"] == f"OpenSearch_{sizes['engine_version']}"
     assert props["EncryptionAtRestOptions"] == {"Enabled": True}
     assert props["NodeToNodeEncryptionOptions"] == {"Enabled": True}
@@ -45,7 +47,9 @@ def test_domain_is_opensearch_2_encrypted_https_only_with_fgac_and_sizes_from_co
 
 
 def test_domain_publishes_slow_and_application_logs_through_a_native_resource_policy(synth: Synth) -> None:
+    # WHEN
     publishing = synth.props(synth.stack.store.domain)["LogPublishingOptions"]
+    # THEN
     assert set(publishing) == {"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS"}
     assert all(option["Enabled"] for option in publishing.values())
     (policy,) = synth.of_type("AWS::Logs::ResourcePolicy").values()
@@ -59,9 +63,12 @@ def test_domain_publishes_slow_and_application_logs_through_a_native_resource_po
 
 
 def test_domain_policy_allows_exactly_the_function_roles_and_only_the_bootstrap_may_put(synth: Synth) -> None:
+    # GIVEN
     statements = synth.props(synth.stack.store.domain)["AccessPolicies"]["Statement"]
     by_principal = {json.dumps(s["Principal"]["AWS"], sort_keys=True): s for s in statements}
+    # WHEN
     expected = {json.dumps(_role_arn(synth, f), sort_keys=True) for f in (*STORE_USERS, "IndexBootstrap")}
+    # THEN
     assert set(by_principal) == expected, "no '*' principal, no anonymous access"
     for principal, statement in by_principal.items():
         assert statement["Effect"] == "Allow"
@@ -72,6 +79,7 @@ def test_domain_policy_allows_exactly_the_function_roles_and_only_the_bootstrap_
 
 
 def test_store_users_sign_for_the_domain_with_the_same_methods(synth: Synth) -> None:
+    # WHEN / THEN
     for name in STORE_USERS:
         env = synth.function(name)["Environment"]["Variables"]
         assert env["AGENT_MEMORY_STORE"] == "opensearch"
@@ -83,9 +91,11 @@ def test_store_users_sign_for_the_domain_with_the_same_methods(synth: Synth) -> 
 
 
 def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(synth: Synth) -> None:
+    # GIVEN
     store = synth.stack.store
     resource = synth.resources[synth.logical_id(store.bootstrap)]
     props = resource["Properties"]
+    # WHEN / THEN
     assert resource["Type"] == "Custom::IndexBootstrap"
     assert (props["Alias"], props["Dimension"], props["ModelId"], props["Engine"], props["Serverless"]) == (
         "agent-memory",
@@ -106,6 +116,7 @@ def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(sy
 
 
 def test_serverless_collection_with_encryption_network_and_data_access_policies(alt: Synth) -> None:
+    # WHEN / THEN
     assert not alt.of_type("AWS::OpenSearchService::Domain")
     (collection,) = alt.of_type("AWS::OpenSearchServerless::Collection").values()
     assert collection["Properties"]["Type"] == "VECTORSEARCH"
@@ -126,9 +137,11 @@ def test_serverless_collection_with_encryption_network_and_data_access_policies(
 
 
 def test_serverless_data_access_policy_names_each_function_role(alt: Synth) -> None:
+    # GIVEN
     (policy,) = alt.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
     rules = json.loads(render(policy["Properties"]["Policy"]))
     readers, admins = rules
+    # WHEN / THEN
     assert readers["Rules"][0]["Resource"] == ["index/agent-memory-alt/agent-memory*"]
     assert set(readers["Rules"][0]["Permission"]) == {
         "aoss:ReadDocument",
@@ -153,7 +166,10 @@ def test_serverless_data_access_policy_names_each_function_role(alt: Synth) -> N
 
 
 def test_the_domain_is_created_after_the_policy_that_lets_it_write_its_logs(synth: Synth) -> None:
+    # GIVEN
     policies = list(synth.of_type("AWS::Logs::ResourcePolicy"))
+    # WHEN
     domain = synth.resources[synth.logical_id(synth.stack.store.domain)]
+    # THEN
     assert len(policies) == 1
     assert policies[0] in domain.get("DependsOn", [])

@@ -13,8 +13,10 @@ def _arn(synth: Synth, construct: object) -> dict[str, list[str]]:
 
 
 def test_write_queue_is_high_throughput_fifo_encrypted_with_a_fifo_dlq(synth: Synth) -> None:
+    # GIVEN
     writes = synth.stack.writes
     queue, dlq = synth.props(writes.queue), synth.props(writes.dead_letters)
+    # WHEN / THEN
     for props in (queue, dlq):
         assert props["FifoQueue"] is True
         assert props["DeduplicationScope"] == "messageGroup"
@@ -30,30 +32,37 @@ def test_write_queue_is_high_throughput_fifo_encrypted_with_a_fifo_dlq(synth: Sy
 
 
 def test_visibility_timeout_is_at_least_six_writer_timeouts(synth: Synth) -> None:
+    # GIVEN
     writer_timeout = synth.function("Writer")["Timeout"]
+    # WHEN / THEN
     assert synth.props(synth.stack.writes.queue)["VisibilityTimeout"] >= 6 * writer_timeout
 
 
 def test_every_queue_refuses_requests_without_tls(synth: Synth) -> None:
+    # GIVEN
     policies = synth.of_type("AWS::SQS::QueuePolicy")
     queues = synth.of_type("AWS::SQS::Queue")
     covered = set()
+    # WHEN
     for policy in policies.values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             if statement["Effect"] == "Deny" and statement["Condition"] == {
                 "Bool": {"aws:SecureTransport": "false"}
             }:
                 covered.update(ref["Ref"] for ref in policy["Properties"]["Queues"])
+    # THEN
     assert covered == set(queues)
     assert all(q["Properties"]["SqsManagedSseEnabled"] for q in queues.values())
 
 
 def test_writer_consumes_batches_of_ten_and_reports_item_failures(synth: Synth) -> None:
+    # WHEN
     mappings = [
         m["Properties"]
         for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()
         if m["Properties"]["EventSourceArn"] == _arn(synth, synth.stack.writes.queue)
     ]
+    # THEN
     assert len(mappings) == 1
     mapping = mappings[0]
     assert mapping["FunctionName"] == {"Ref": synth.logical_id(synth.stack.writes.writer)}
@@ -63,9 +72,11 @@ def test_writer_consumes_batches_of_ten_and_reports_item_failures(synth: Synth) 
 
 
 def test_writer_may_dead_letter_and_clear_pending_but_not_enqueue(synth: Synth) -> None:
+    # GIVEN
     writes = synth.stack.writes
     statements = synth.function_statements("Writer")
     sends = [s for s in statements if "sqs:SendMessage" in as_list(s["Action"])]
+    # WHEN / THEN
     assert [s["Resource"] for s in sends] == [_arn(synth, writes.dead_letters)]
     dynamo = [s for s in statements if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))]
     assert dynamo == [
@@ -79,7 +90,9 @@ def test_writer_may_dead_letter_and_clear_pending_but_not_enqueue(synth: Synth) 
 
 
 def test_pending_writes_table_has_keys_ttl_on_demand_and_pitr(synth: Synth) -> None:
+    # WHEN
     props = synth.props(synth.stack.writes.pending)
+    # THEN
     assert props["KeySchema"] == [
         {"AttributeName": "pk", "KeyType": "HASH"},
         {"AttributeName": "sk", "KeyType": "RANGE"},
@@ -94,7 +107,9 @@ def test_pending_writes_table_has_keys_ttl_on_demand_and_pitr(synth: Synth) -> N
 
 
 def test_producers_may_send_to_the_write_queue(synth: Synth) -> None:
+    # GIVEN
     queue = _arn(synth, synth.stack.writes.queue)
+    # WHEN / THEN
     for name in ("Api", "SummarizeWorker"):
         sends = [
             s["Resource"]

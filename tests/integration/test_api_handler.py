@@ -4,33 +4,23 @@ from __future__ import annotations
 
 import json
 
-from tests.integration.conftest import load_event
+from tests.integration.conftest import call_api, drain_writes
+from tests.payloads import load_event
 
 from agent_memory import container
 from agent_memory.handlers import api
-from agent_memory.local.lambda_context import LocalContext
-from agent_memory.local.worker import QueueWorker
-
-
-def _call(event: dict) -> tuple[int, dict]:  # type: ignore[type-arg]
-    result = api.handler(event, LocalContext())
-    return result["statusCode"], json.loads(result["body"])
-
-
-def _drain() -> None:
-    worker = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
-    while worker.drain_once():
-        pass
 
 
 def test_write_then_search_then_get_then_forget(local_env: object) -> None:
-    status, body = _call(load_event("api_write.json"))
+    # WHEN
+    status, body = call_api(load_event("api_write.json"))
+    # THEN
     assert status == 202
     [accepted] = body["accepted"]
     assert accepted["status"] == "queued"
-    _drain()
+    drain_writes()
 
-    status, body = _call(load_event("api_search.json"))
+    status, body = call_api(load_event("api_search.json"))
     assert status == 200
     [hit] = body["results"]
     assert hit["id"] == accepted["id"]
@@ -52,26 +42,30 @@ def test_write_then_search_then_get_then_forget(local_env: object) -> None:
     }
 
     get_event = load_event("api_get.json", path=f"/v1/agents/support-bot/memories/{accepted['id']}")
-    status, body = _call(get_event)
+    status, body = call_api(get_event)
     assert status == 200 and body["content"] == "Alice moved the launch to March 3."
 
     forget_event = load_event("api_forget.json", path=f"/v1/agents/support-bot/memories/{accepted['id']}")
-    assert _call(forget_event)[0] == 200
-    assert _call(get_event)[0] == 404
-    assert _call(load_event("api_search.json"))[1]["results"] == []
+    assert call_api(forget_event)[0] == 200
+    assert call_api(get_event)[0] == 404
+    assert call_api(load_event("api_search.json"))[1]["results"] == []
 
 
 def test_conversation_form_and_stats(local_env: object) -> None:
-    status, body = _call(load_event("api_write_conversation.json"))
+    # WHEN
+    status, body = call_api(load_event("api_write_conversation.json"))
+    # THEN
     assert status == 202 and len(body["accepted"]) == 2
-    assert _call(load_event("api_stats.json"))[1]["pending_writes"] == 2
-    _drain()
-    stats = _call(load_event("api_stats.json"))[1]
+    assert call_api(load_event("api_stats.json"))[1]["pending_writes"] == 2
+    drain_writes()
+    stats = call_api(load_event("api_stats.json"))[1]
     assert stats["pending_writes"] == 0 and stats["records"]["working"] == 2
 
 
 def test_invalid_write_is_400_with_details_and_nothing_queued(local_env: object) -> None:
-    status, body = _call(load_event("api_write_invalid.json"))
+    # WHEN
+    status, body = call_api(load_event("api_write_invalid.json"))
+    # THEN
     assert status == 400
     assert body["error"]["code"] == "validation_error"
     locs = {tuple(d["loc"]) for d in body["error"]["details"]}
@@ -81,39 +75,54 @@ def test_invalid_write_is_400_with_details_and_nothing_queued(local_env: object)
 
 
 def test_missing_authorizer_context_is_401(local_env: object) -> None:
-    status, body = _call(load_event("api_no_authorizer.json"))
+    # WHEN
+    status, body = call_api(load_event("api_no_authorizer.json"))
+    # THEN
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
 def test_unknown_route_is_404_in_the_error_shape(local_env: object) -> None:
-    status, body = _call(load_event("api_stats.json", path="/v1/nothing-here"))
+    # WHEN
+    status, body = call_api(load_event("api_stats.json", path="/v1/nothing-here"))
+    # THEN
     assert status == 404 and body["error"]["code"] == "not_found"
 
 
 def test_admin_routes_need_the_admin_scope(local_env: object) -> None:
+    # GIVEN
     event = load_event("api_stats.json", path="/v1/admin/retention", httpMethod="POST")
-    status, body = _call(event)
+    # WHEN
+    status, body = call_api(event)
+    # THEN
     assert status == 403 and body["error"]["code"] == "forbidden"
 
 
 def test_key_without_forget_scope_cannot_delete(local_env: object) -> None:
+    # GIVEN
     event = load_event("api_forget.json")
     event["requestContext"]["authorizer"]["scopes"] = "read write"
-    status, body = _call(event)
+    # WHEN
+    status, body = call_api(event)
+    # THEN
     assert status == 403 and "forget" in body["error"]["message"]
 
 
 def test_unexpected_failure_is_a_500_without_internals(local_env: object, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN
     def boom(*args: object) -> None:
         raise RuntimeError("secret internals")
 
     monkeypatch.setattr(container.api_services().memories, "stats", boom)
-    status, body = _call(load_event("api_stats.json"))
+    # WHEN
+    status, body = call_api(load_event("api_stats.json"))
+    # THEN
     assert status == 500 and "secret" not in json.dumps(body)
 
 
 def test_openapi_document_covers_every_route() -> None:
+    # WHEN
     doc = json.loads(api.openapi_json())
+    # THEN
     assert set(doc["paths"]) >= {
         "/v1/agents/{agent_id}/memories",
         "/v1/agents/{agent_id}/memories/search",

@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from tests.integration.conftest import load_event
+from tests.payloads import load_event
 from tests.tables import create_tenants_table
 
 from agent_memory import container
@@ -103,15 +103,20 @@ def test_the_context_reaches_the_api_function_as_its_tenant(keys: DynamoDbKeySto
 
 
 def test_an_unknown_key_is_unauthorized(keys: DynamoDbKeyStore) -> None:
+    # GIVEN
     keys.create("acme", "pro")  # some other key
 
+    # WHEN / THEN
     assert_unauthorized()
 
 
 def test_a_revoked_key_is_unauthorized(keys: DynamoDbKeyStore) -> None:
+    # GIVEN
     key_id, _ = keys.create("acme", "pro", key=SAMPLE_KEY)
+    # WHEN
     keys.revoke(key_id)
 
+    # THEN
     assert_unauthorized()
 
 
@@ -134,28 +139,36 @@ def test_a_malformed_header_is_unauthorized_without_reading_the_table(
     keys.create("acme", "pro", key=SAMPLE_KEY)
     ddb.delete_table(TableName=TABLE)
 
+    # WHEN / THEN a malformed header is refused as unauthorized, with no read of the table
     assert_unauthorized(authorizationToken=header)
 
 
 def test_the_bearer_scheme_is_case_insensitive(keys: DynamoDbKeyStore) -> None:
+    # GIVEN
     keys.create("acme", "pro", key=SAMPLE_KEY)
 
+    # WHEN / THEN
     assert authorize(authorizationToken=f"bearer {SAMPLE_KEY}")["context"]["tenant_id"] == "acme"
 
 
 @pytest.mark.parametrize("method_arn", [None, "", "not-an-arn", "arn:aws:execute-api:us-east-1"])
 def test_an_event_without_a_usable_method_arn_fails_closed(keys: DynamoDbKeyStore, method_arn: Any) -> None:
+    # GIVEN
     keys.create("acme", "pro", key=SAMPLE_KEY)
 
+    # WHEN / THEN
     assert_unauthorized(methodArn=method_arn)
 
 
 def test_the_policy_follows_the_partition_of_the_method_arn(keys: DynamoDbKeyStore) -> None:
+    # GIVEN
     keys.create("acme", "pro", key=SAMPLE_KEY)
     arn = "arn:aws-cn:execute-api:cn-north-1:123456789012:xyz789/prod/GET/v1/agents/a/stats"
 
+    # WHEN
     [statement] = authorize(methodArn=arn)["policyDocument"]["Statement"]
 
+    # THEN
     assert statement["Resource"] == ["arn:aws-cn:execute-api:cn-north-1:123456789012:xyz789/prod/*/*"]
 
 
@@ -197,7 +210,7 @@ def test_the_key_is_never_logged_and_a_refusal_is_not_an_error(keys: DynamoDbKey
         authorizer.logger.setLevel("INFO")
         handler.setStream(previous)
 
-    # THEN the log lines say what happened, hold neither key nor hash, and nothing is an error
+    # WHEN / THEN the log lines say what happened, hold neither key nor hash, and nothing is an error
     logged = stream.getvalue()
     lines = [json.loads(line) for line in logged.splitlines()]
     assert any(line.get("reason") == "unknown or revoked key" for line in lines)

@@ -14,11 +14,13 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from tests.integration.conftest import load_event
-from tests.tables import create_pending_table
+from tests.environment import set_env, sqs_write_path_env
+from tests.integration.conftest import call_api
+from tests.payloads import load_event, sqs_event
+from tests.tables import create_pending_table, create_topics_table, create_write_queues
 
 from agent_memory import container
-from agent_memory.handlers import api, writer
+from agent_memory.handlers import writer
 from agent_memory.local.lambda_context import LocalContext
 
 
@@ -26,22 +28,9 @@ from agent_memory.local.lambda_context import LocalContext
 def aws_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
         sqs = boto3.client("sqs", region_name="us-east-1")
-        dlq = sqs.create_queue(QueueName="writes-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
-        queue = sqs.create_queue(QueueName="writes.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        queue, dlq = create_write_queues(sqs)
         create_pending_table(boto3.client("dynamodb", region_name="us-east-1"), "pending")
-        env = {
-            "AGENT_MEMORY_DATA_DIR": str(tmp_path),
-            "AGENT_MEMORY_EMBEDDER": "hashing",
-            "AGENT_MEMORY_QUEUE": "sqs",
-            "AGENT_MEMORY_WRITE_QUEUE_URL": queue,
-            "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL": dlq,
-            "AGENT_MEMORY_PENDING": "dynamodb",
-            "AGENT_MEMORY_PENDING_TABLE": "pending",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "AWS_REGION": "us-east-1",
-        }
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
+        set_env(monkeypatch, sqs_write_path_env(tmp_path, queue, dlq))
         container.reset()
         yield {"sqs": sqs, "queue": queue, "dlq": dlq}
         container.reset()
@@ -52,41 +41,23 @@ def _receive_as_event(sqs: Any, queue_url: str) -> dict[str, Any]:
     messages = sqs.receive_message(
         QueueUrl=queue_url, MaxNumberOfMessages=10, AttributeNames=["All"], MessageAttributeNames=["All"]
     ).get("Messages", [])
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": m["Attributes"],
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:writes.fifo",
-                "awsRegion": "us-east-1",
-            }
-            for m in messages
-        ]
-    }
-
-
-def _status(event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    result = api.handler(event, LocalContext())
-    return result["statusCode"], json.loads(result["body"])
+    return sqs_event(messages)
 
 
 def test_write_flows_through_sqs_fifo_to_the_store(aws_env: dict[str, Any]) -> None:
-    status, _body = _status(load_event("api_write_conversation.json"))
+    # WHEN
+    status, _body = call_api(load_event("api_write_conversation.json"))
+    # THEN
     assert status == 202
-    assert _status(load_event("api_stats.json"))[1]["pending_writes"] == 2
+    assert call_api(load_event("api_stats.json"))[1]["pending_writes"] == 2
 
     event = _receive_as_event(aws_env["sqs"], aws_env["queue"])
     assert [r["attributes"]["MessageGroupId"] for r in event["Records"]] == ["acme:support-bot:working"] * 2
     assert writer.handler(event, LocalContext()) == {"batchItemFailures": []}
 
-    stats = _status(load_event("api_stats.json"))[1]
+    stats = call_api(load_event("api_stats.json"))[1]
     assert stats["pending_writes"] == 0 and stats["records"]["working"] == 2
-    results = _status(load_event("api_search.json", body=json.dumps({"query": "March 3 launch"})))[1][
+    results = call_api(load_event("api_search.json", body=json.dumps({"query": "March 3 launch"})))[1][
         "results"
     ]
     assert {r["content"] for r in results} == {
@@ -97,8 +68,8 @@ def test_write_flows_through_sqs_fifo_to_the_store(aws_env: dict[str, Any]) -> N
 
 def test_a_client_retry_is_delivered_and_stored_once(aws_env: dict[str, Any]) -> None:
     # GIVEN the same write accepted twice (each acceptance is a message the queue keeps)
-    _status(load_event("api_write.json"))
-    _status(load_event("api_write.json"))
+    call_api(load_event("api_write.json"))
+    call_api(load_event("api_write.json"))
     event = _receive_as_event(aws_env["sqs"], aws_env["queue"])
     bodies = [json.loads(r["body"]) for r in event["Records"]]
     assert len(bodies) == 2 and bodies[0]["record"]["id"] == bodies[1]["record"]["id"]
@@ -108,6 +79,7 @@ def test_a_client_retry_is_delivered_and_stored_once(aws_env: dict[str, Any]) ->
 
 
 def test_poison_message_lands_in_the_fifo_dlq_with_its_reason(aws_env: dict[str, Any]) -> None:
+    # GIVEN
     sqs = aws_env["sqs"]
     sqs.send_message(
         QueueUrl=aws_env["queue"],
@@ -115,7 +87,9 @@ def test_poison_message_lands_in_the_fifo_dlq_with_its_reason(aws_env: dict[str,
         MessageGroupId="acme:bot:working",
         MessageDeduplicationId="poison-1",
     )
+    # WHEN
     response = writer.handler(_receive_as_event(sqs, aws_env["queue"]), LocalContext())
+    # THEN
     assert response == {"batchItemFailures": []}
     [letter] = sqs.receive_message(
         QueueUrl=aws_env["dlq"], MessageAttributeNames=["All"], AttributeNames=["All"]
@@ -141,18 +115,7 @@ def test_topic_dictionary_in_dynamodb_canonicalises_writes_and_counts_proposals(
     aws_env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN the deployed topics table (as the stack defines it) and the functions configured for it
-    boto3.client("dynamodb", region_name="us-east-1").create_table(
-        TableName="topics",
-        KeySchema=[
-            {"AttributeName": "tenant_id", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "tenant_id", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_topics_table(boto3.client("dynamodb", region_name="us-east-1"), "topics")
     monkeypatch.setenv("AGENT_MEMORY_TOPICS", "dynamodb")
     monkeypatch.setenv("AGENT_MEMORY_TOPICS_TABLE", "topics")
     container.reset()
@@ -160,13 +123,13 @@ def test_topic_dictionary_in_dynamodb_canonicalises_writes_and_counts_proposals(
     # WHEN an admin sets the dictionary and a writer names a synonym and an unknown topic
     terms = {"launch date": ["go-live"]}
     put = _event("PUT", "/v1/admin/topics", {"terms": terms}, scopes="admin read write")
-    status, stored = _status(put)
+    status, stored = call_api(put)
     assert (status, stored["terms"]) == (200, terms)
-    assert _status(_event("GET", "/v1/topics")) == (200, stored)
+    assert call_api(_event("GET", "/v1/topics")) == (200, stored)
     # a key without the admin scope may read it, not replace it
-    assert _status(_event("PUT", "/v1/admin/topics", {"terms": {}}))[0] == 403
+    assert call_api(_event("PUT", "/v1/admin/topics", {"terms": {}}))[0] == 403
     items = [{"content": "We go live on March 3.", "topic": "Go-Live"}, {"content": "x", "topic": "Hiring"}]
-    assert _status(_event("POST", "/v1/agents/support-bot/memories", {"items": items}))[0] == 202
+    assert call_api(_event("POST", "/v1/agents/support-bot/memories", {"items": items}))[0] == 202
 
     # THEN the queued records carry the canonical topic and the raw one, and the unknown one is proposed
     records = [
@@ -177,5 +140,5 @@ def test_topic_dictionary_in_dynamodb_canonicalises_writes_and_counts_proposals(
         ("hiring", "Hiring"),
         ("launch date", "Go-Live"),
     ]
-    status, proposals = _status(_event("GET", "/v1/topics/proposals"))
+    status, proposals = call_api(_event("GET", "/v1/topics/proposals"))
     assert status == 200 and [(p["topic"], p["count"]) for p in proposals["items"]] == [("hiring", 1)]

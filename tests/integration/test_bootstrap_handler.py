@@ -12,13 +12,17 @@ from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
-from tests.integration.conftest import load_event
-from tests.unit.adapters.test_opensearch_requests import Cluster, RecordingConnection
+from tests.payloads import load_event
+from tests.unit.adapters.opensearch.test_opensearch_requests import Cluster, RecordingConnection
 
 from agent_memory import container
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
-from agent_memory.adapters.opensearch_client import client_options
-from agent_memory.adapters.opensearch_index import events_index_body, records_index_body, records_index_name
+from agent_memory.adapters.opensearch.opensearch_client import client_options
+from agent_memory.adapters.opensearch.opensearch_index import (
+    events_index_body,
+    records_index_body,
+    records_index_name,
+)
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import bootstrap as bootstrap_handler
 from agent_memory.local.lambda_context import LocalContext
@@ -51,7 +55,7 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     monkeypatch.setenv("AGENT_MEMORY_EMBEDDING_DIMENSION", "16")
     state = Env()
     # the container builds the one client of the process (the store's and the bootstrap's)
-    monkeypatch.setattr("agent_memory.adapters.opensearch_client.build_client", state.build_client)
+    monkeypatch.setattr("agent_memory.adapters.opensearch.opensearch_client.build_client", state.build_client)
     container.reset()
     yield state
     container.reset()
@@ -120,10 +124,13 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
 
 
 def test_update_over_existing_indexes_only_checks_them(env: Env) -> None:
+    # GIVEN
     env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN))
 
+    # WHEN
     result = run(cfn_event("Update"))
 
+    # THEN
     env.cluster.done()
     assert [s.method for s in env.cluster.sent] == ["HEAD", "HEAD", "GET"]
     assert result["PhysicalResourceId"] == "agent-memory"
@@ -175,14 +182,17 @@ def test_missing_properties_fall_back_to_the_settings(env: Env, monkeypatch: pyt
 def test_serverless_with_lucene_creates_indexes_without_routing(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # GIVEN
     monkeypatch.setenv("AGENT_MEMORY_OPENSEARCH_SERVICE", "aoss")
     container.reset()
     env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     env.cluster.reply(mappings("agent-memory", 1024, TITAN, serverless=True))
 
+    # WHEN
     result = run(cfn_event(Engine="lucene", Serverless="true"))
 
+    # THEN
     created = env.cluster.sent[2].body
     assert created["mappings"] == records_index_body(1024, TITAN, "lucene", serverless=True)["mappings"]
     assert created["aliases"] == {"agent-memory": {}}
@@ -190,6 +200,7 @@ def test_serverless_with_lucene_creates_indexes_without_routing(
 
 
 def test_a_serverless_flag_that_contradicts_the_signing_service_is_refused(env: Env) -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="AGENT_MEMORY_OPENSEARCH_SERVICE"):
         run(cfn_event(Serverless="true"))
     assert env.cluster.sent == []
@@ -208,12 +219,14 @@ def test_a_serverless_flag_that_contradicts_the_signing_service_is_refused(env: 
 def test_invalid_properties_fail_before_any_request(
     env: Env, properties: dict[str, str], needle: str
 ) -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match=needle):
         run(cfn_event(**properties))
     assert env.cluster.sent == []
 
 
 def test_an_unknown_request_type_fails(env: Env) -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="Replace"):
         run(cfn_event("Replace"))
 
@@ -248,10 +261,13 @@ def test_backend_roles_are_mapped_to_the_data_role_after_the_indexes(env: Env) -
 
 
 def test_without_backend_roles_no_security_request_is_sent(env: Env) -> None:
+    # GIVEN
     env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN))
 
+    # WHEN
     run(cfn_event("Update"))
 
+    # THEN
     env.cluster.done()
     assert not any("_security" in s.path for s in env.cluster.sent)
 
@@ -280,6 +296,7 @@ def test_serverless_ignores_backend_roles(env: Env, monkeypatch: pytest.MonkeyPa
     ],
 )
 def test_malformed_backend_roles_fail_before_any_request(env: Env, backend_roles: object) -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="BackendRoles"):
         run(cfn_event(BackendRoles=backend_roles))
     assert env.cluster.sent == []

@@ -63,8 +63,8 @@ class Harness:
             for agent in AGENTS:
                 text = f"{agent} event {i}: {uuid.uuid4().hex} {uuid.uuid4().hex}"
                 request = WriteRequest.model_validate({"items": [{"content": text}]})
-                [item] = write.accept(Caller(TENANT), agent, request).accepted
-                self.accepted.setdefault(agent, []).append(item.id)
+                [item] = write.accept(Caller(TENANT), agent, request.to_new_memories())
+                self.accepted.setdefault(agent, []).append(item)
 
     def worker(self) -> QueueWorker:
         return QueueWorker(self.queue, poll_s=0.02, retry_base_delay_s=0.01)
@@ -124,6 +124,37 @@ def harness(local_env: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harnes
 
     monkeypatch.setattr(store, "put", put)
     yield h
+
+
+def model_failing_at_first(monkeypatch: pytest.MonkeyPatch, calls: int) -> Counter[str]:
+    """Make the embedding model raise on its first ``calls`` calls (batch and single-record calls
+    alike), then work again; the returned counter counts every call (``["n"]``)."""
+    embedder = container.embedder()
+    real_embed, counted = embedder.embed, Counter[str]()
+
+    def failing(texts: Any) -> Any:
+        counted["n"] += 1
+        if counted["n"] <= calls:
+            raise RuntimeError("model unavailable")
+        return real_embed(texts)
+
+    monkeypatch.setattr(embedder, "embed", failing)
+    return counted
+
+
+def model_rejecting(monkeypatch: pytest.MonkeyPatch, text: str) -> Callable[[], None]:
+    """Make the embedding model reject every input that holds ``text`` until the returned ``fix``
+    is called."""
+    embedder = container.embedder()
+    real_embed = embedder.embed
+
+    def picky(texts: Any) -> Any:
+        if any(text in framed for framed in texts):  # the text, however it is framed
+            raise ValueError("input rejected by the model")
+        return real_embed(texts)
+
+    monkeypatch.setattr(embedder, "embed", picky)
+    return lambda: monkeypatch.setattr(embedder, "embed", real_embed)
 
 
 def _redrive(h: Harness) -> int:
@@ -237,19 +268,11 @@ def test_embedder_that_throws_for_a_while_delays_but_loses_nothing(
 ) -> None:
     # GIVEN a model that fails its first three calls (batch and single-record calls alike)
     harness.accept(per_agent=3)
-    embedder = container.embedder()
-    real_embed, calls = embedder.embed, Counter[str]()
-
-    def failing(texts: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] <= 3:
-            raise RuntimeError("model unavailable")
-        return real_embed(texts)
-
-    monkeypatch.setattr(embedder, "embed", failing)
+    calls = model_failing_at_first(monkeypatch, 3)
 
     # WHEN the writer drains, THEN every write is stored once, in order
     harness.drain()
+    assert calls["n"] > 3
     assert harness.dead() == {}
     harness.assert_ledger_balances()
 
@@ -262,15 +285,7 @@ def test_a_text_the_model_always_rejects_is_dead_lettered_with_its_group_and_red
     bad_id = harness.accepted["bravo"][1]
     bodies = [json.loads(body) for body in _peek(harness.queue)]
     bad = next(b["record"]["content"] for b in bodies if b["record"]["id"] == bad_id)
-    embedder = container.embedder()
-    real_embed = embedder.embed
-
-    def picky(texts: Any) -> Any:
-        if any(bad in text for text in texts):  # the text, however it is framed
-            raise ValueError("input rejected by the model")
-        return real_embed(texts)
-
-    monkeypatch.setattr(embedder, "embed", picky)
+    fix = model_rejecting(monkeypatch, bad)
 
     # WHEN the writer drains
     harness.drain()
@@ -284,7 +299,7 @@ def test_a_text_the_model_always_rejects_is_dead_lettered_with_its_group_and_red
     harness.assert_ledger_balances()
 
     # WHEN the model is fixed and the dead letters are redriven, THEN all is stored, in order
-    monkeypatch.setattr(embedder, "embed", real_embed)
+    fix()
     assert _redrive(harness) == 2
     harness.drain()
     assert harness.dead() == {}

@@ -23,11 +23,20 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from tests.integration.test_fault_injection import AGENTS, TENANT, Crash, Harness
-from tests.tables import create_pending_table
+from tests.environment import set_env, sqs_write_path_env
+from tests.integration.test_fault_injection import (
+    AGENTS,
+    TENANT,
+    Crash,
+    Harness,
+    model_failing_at_first,
+    model_rejecting,
+)
+from tests.payloads import sqs_event
+from tests.tables import create_pending_table, create_write_queues
 
 from agent_memory import container
-from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.adapters.sqs_queue import SqsDeadLetters
 from agent_memory.errors import DependencyError
 from agent_memory.handlers import writer
@@ -63,7 +72,7 @@ class SqsHarness(Harness):
             return [], set()
         ids = [m["MessageId"] for m in self.in_flight]
         try:
-            response = writer.handler(_event(self.in_flight), LocalContext())
+            response = writer.handler(sqs_event(self.in_flight), LocalContext())
             failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
         except Exception:
             failed = set(ids)
@@ -104,60 +113,13 @@ class SqsHarness(Harness):
         return {json.loads(m["Body"])["record"]["id"]: (m["MessageId"], m["Body"]) for m in messages}
 
 
-def _event(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the SQS event source mapping hands the writer for one receive."""
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": m["Attributes"],
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:writes.fifo",
-                "awsRegion": "us-east-1",
-            }
-            for m in messages
-        ]
-    }
-
-
 @pytest.fixture
 def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SqsHarness]:
     with mock_aws():
         sqs = boto3.client("sqs", region_name="us-east-1")
-        dlq = sqs.create_queue(QueueName="writes-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        queue = sqs.create_queue(
-            QueueName="writes.fifo",
-            Attributes={
-                "FifoQueue": "true",
-                "RedrivePolicy": json.dumps(
-                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVES}
-                ),
-            },
-        )["QueueUrl"]
+        queue, dlq = create_write_queues(sqs, max_receives=MAX_RECEIVES)
         create_pending_table(boto3.client("dynamodb", region_name="us-east-1"), "pending")
-        env = {
-            "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"),
-            "AGENT_MEMORY_EMBEDDER": "hashing",
-            "AGENT_MEMORY_STORE": "sqlite",
-            "AGENT_MEMORY_QUEUE": "sqs",
-            "AGENT_MEMORY_WRITE_QUEUE_URL": queue,
-            "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL": dlq,
-            "AGENT_MEMORY_PENDING": "dynamodb",
-            "AGENT_MEMORY_PENDING_TABLE": "pending",
-            "AWS_REGION": "us-east-1",
-            # what the CLI would set for itself, set here so that the test restores it
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "WARNING",
-        }
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
+        set_env(monkeypatch, sqs_write_path_env(tmp_path / "data", queue, dlq))
         monkeypatch.setattr(SqsDeadLetters, "wait_s", 0)  # moto answers at once
         container.reset()
         h = SqsHarness(tmp_path / "data", container.dead_letters(), sqs=sqs, queue_url=queue, dlq_url=dlq)  # type: ignore[arg-type]
@@ -262,16 +224,7 @@ def test_a_model_failing_for_a_while_on_sqs_delays_but_loses_nothing(
 ) -> None:
     # GIVEN a model that fails its first 4 calls (the batch call, then single-record calls)
     harness.accept(per_agent=3)
-    embedder = container.embedder()
-    real_embed, calls = embedder.embed, Counter[str]()
-
-    def failing(texts: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] <= 4:
-            raise RuntimeError("model unavailable")
-        return real_embed(texts)
-
-    monkeypatch.setattr(embedder, "embed", failing)
+    calls = model_failing_at_first(monkeypatch, 4)
 
     # WHEN the writer drains THEN every write is stored once, in order, and none dead-lettered
     harness.drain()
@@ -285,17 +238,7 @@ def _model_rejects(
     harness: SqsHarness, monkeypatch: pytest.MonkeyPatch, record_id: str
 ) -> Callable[[], None]:
     """Make the model reject the text of one queued write until the returned ``fix`` is called."""
-    bad = json.loads(harness.peek()[record_id][1])["record"]["content"]
-    embedder = container.embedder()
-    real_embed = embedder.embed
-
-    def picky(texts: Any) -> Any:
-        if any(bad in text for text in texts):  # the text, however it is framed
-            raise ValueError("input rejected by the model")
-        return real_embed(texts)
-
-    monkeypatch.setattr(embedder, "embed", picky)
-    return lambda: monkeypatch.setattr(embedder, "embed", real_embed)
+    return model_rejecting(monkeypatch, json.loads(harness.peek()[record_id][1])["record"]["content"])
 
 
 def test_a_text_the_model_rejects_goes_to_the_dlq_by_the_redrive_policy_and_is_redriven_in_order(

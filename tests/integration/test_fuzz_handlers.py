@@ -17,14 +17,15 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from tests.integration.conftest import load_event
+from tests.integration.conftest import call_api
+from tests.payloads import load_event
 from tests.unit.domain.test_fuzz_parsers import hostile, key_like, valid_keys
 from tests.unit.services.test_fuzz_writer import VALID_BODY, VALID_RECORD, bodies
 
 from agent_memory import container
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain, time_key_for
-from agent_memory.handlers import api, writer
+from agent_memory.handlers import writer
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics
 
@@ -128,11 +129,6 @@ def test_any_sqs_batch_is_stored_or_dead_lettered_with_a_readable_reason(
 # --- time keys on the routes --------------------------------------------------------------------------
 
 
-def _call(event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    result = api.handler(event, LocalContext())
-    return result["statusCode"], json.loads(result["body"])
-
-
 def _period_event(grain: str, key: str) -> dict[str, Any]:
     path = f"/v1/agents/support-bot/periods/{grain}/{key}"
     event = load_event("api_stats.json", path=path)
@@ -156,8 +152,8 @@ url_safe_keys = st.one_of(
 def test_a_period_route_answers_a_malformed_time_key_with_a_400_never_a_500(
     local_env: object, grain: str, key: str
 ) -> None:
-    status, body = _call(_period_event(grain, key))
-    # THEN a key the grain's grammar accepts opens its (empty) period; anything else is a 400
+    status, body = call_api(_period_event(grain, key))
+    # WHEN / THEN a key the grain's grammar accepts opens its (empty) period; anything else is a 400
     # (or a 404 when the path does not even route) with the documented error body
     assert status in {200, 400, 404}, (status, body)
     if status == 200:
@@ -167,10 +163,12 @@ def test_a_period_route_answers_a_malformed_time_key_with_a_400_never_a_500(
 
 
 def test_a_period_route_names_what_is_wrong_with_the_key(local_env: object) -> None:
-    status, body = _call(_period_event("daily", "2026-02-30"))
+    # WHEN
+    status, body = call_api(_period_event("daily", "2026-02-30"))
+    # THEN
     assert status == 400
     assert "2026-02-30" in json.dumps(body) and "daily" in json.dumps(body)
-    assert _call(_period_event("daily", time_key_for(Grain.DAILY, date(2026, 2, 28))))[0] == 200
+    assert call_api(_period_event("daily", time_key_for(Grain.DAILY, date(2026, 2, 28))))[0] == 200
 
 
 @FUZZ
@@ -181,7 +179,10 @@ def test_a_period_route_names_what_is_wrong_with_the_key(local_env: object) -> N
 def test_admin_summarize_with_any_period_is_accepted_or_a_400(
     local_env: object, grain: str, period: str
 ) -> None:
+    # GIVEN
     body = json.dumps({"grain": grain, "period": period})
     event = load_event("api_admin_summarize.json", body=body)
-    status, answer = _call(event)
+    # WHEN
+    status, answer = call_api(event)
+    # THEN
     assert status in {202, 400}, (status, answer)

@@ -86,12 +86,15 @@ class Counter:
 
 
 def test_first_call_runs_and_a_retry_replays_its_answer(make: Any) -> None:
+    # GIVEN
     build, _ = make
     idem, compute = build(), Counter()
 
+    # WHEN
     first = idem.run("acme\nk-1", "fp-a", compute)
     again = idem.run("acme\nk-1", "fp-a", compute)
 
+    # THEN
     assert (first.result, first.replayed) == ({"run": 1, "ids": ["mem_1"]}, False)
     assert (again.result, again.replayed) == ({"run": 1, "ids": ["mem_1"]}, True)
     assert compute.runs == 1
@@ -103,16 +106,18 @@ def test_another_process_sees_the_same_record(make: Any) -> None:
     compute = Counter()
     build().run("acme\nk-1", "fp-a", compute)
 
-    # THEN the second replays the first's answer
+    # WHEN / THEN the second replays the first's answer
     outcome = build().run("acme\nk-1", "fp-a", compute)
     assert outcome.replayed and outcome.result["run"] == 1 and compute.runs == 1
 
 
 def test_same_key_with_another_request_is_refused_and_the_first_answer_kept(make: Any) -> None:
+    # GIVEN
     build, _ = make
     idem, compute = build(), Counter()
     idem.run("acme\nk-1", "fp-a", compute)
 
+    # WHEN / THEN
     with pytest.raises(IdempotencyKeyReusedError) as refused:
         idem.run("acme\nk-1", "fp-b", compute)
 
@@ -122,20 +127,25 @@ def test_same_key_with_another_request_is_refused_and_the_first_answer_kept(make
 
 
 def test_keys_are_independent(make: Any) -> None:
+    # GIVEN
     build, _ = make
     idem, compute = build(), Counter()
     a = idem.run("acme\nk-1", "fp", compute)
+    # WHEN
     b = idem.run("globex\nk-1", "fp", compute)
+    # THEN
     assert (a.result["run"], b.result["run"], b.replayed) == (1, 2, False)
 
 
 def test_a_failed_call_keeps_nothing_so_a_retry_runs(make: Any) -> None:
+    # GIVEN
     build, _ = make
     idem = build()
 
     def failing() -> dict[str, Any]:
         raise DependencyError("queue down")
 
+    # WHEN / THEN
     with pytest.raises(DependencyError, match="queue down"):
         idem.run("acme\nk-1", "fp-a", failing)
 
@@ -191,23 +201,29 @@ def test_a_request_that_died_holds_its_key_only_for_the_in_progress_budget(make:
 
 
 def test_an_expired_record_is_forgotten(make: Any) -> None:
+    # GIVEN
     build, expire = make
     idem, compute = build(), Counter()
     idem.run("acme\nk-1", "fp-a", compute)
 
+    # WHEN
     expire()
 
+    # THEN
     outcome = idem.run("acme\nk-1", "fp-b", compute)
     assert (outcome.result["run"], outcome.replayed) == (2, False)
 
 
 def test_the_client_key_is_never_stored_as_sent(make: Any, tmp_path: Path) -> None:
+    # GIVEN
     build, _ = make
     idem = build()
     idem.run("acme\nsecret-key-123", "fp", Counter())
     layer = idem._persistence
+    # WHEN
     if isinstance(layer, SqliteIdempotencyLayer):
         dump = b"".join(f.read_bytes() for f in tmp_path.glob("idempotency.db*"))  # WAL included
     else:
         dump = repr(layer.client.scan(TableName=TABLE)["Items"]).encode()
+    # THEN
     assert b"secret-key-123" not in dump and b"acme" not in dump

@@ -14,11 +14,11 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from tests.integration.conftest import EVENTS, load_event
+from tests.payloads import EVENTS, load_event
 from tests.tables import create_tenants_table
 
 from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
-from agent_memory.adapters.sqlite_keys import LocalKeyStore
+from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES
 from agent_memory.domain.keys import bearer_token, hash_api_key
 from agent_memory.handlers import authorizer
@@ -138,6 +138,7 @@ def test_the_table_setting_selects_the_table_for_list_and_revoke_and_the_authori
 def test_a_missing_table_is_a_clear_error_not_a_traceback(
     ddb: Any, cli_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # WHEN / THEN
     for argv in (
         ["keys", "create", "--tenant", "acme", "--plan", "pro", "--table", "no-such-table"],
         ["keys", "list", "--table", "no-such-table"],

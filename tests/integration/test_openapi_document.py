@@ -28,22 +28,27 @@ def _document() -> dict[str, Any]:
 
 
 def test_the_committed_document_is_the_generated_one() -> None:
+    # WHEN / THEN
     assert COMMITTED.read_text() == api.openapi_json(), (
         "docs/openapi.json is out of date with the routes: run `make openapi` and commit it"
     )
 
 
 def test_every_route_of_the_resolver_is_documented() -> None:
+    # GIVEN
     routes = {
         (r.method.lower(), re.sub(r"<(\w+)>", r"{\1}", r.path))
         for r in api.app._static_routes + api.app._dynamic_routes
     }
     documented = {(m, p) for p, ops in _document()["paths"].items() for m in ops}
+    # WHEN / THEN
     assert documented == routes
 
 
 def test_errors_are_the_contracts_own_and_every_route_needs_a_key() -> None:
+    # GIVEN
     doc = _document()
+    # WHEN / THEN
     assert "422" not in json.dumps(doc["paths"])
     assert "HTTPValidationError" not in doc["components"]["schemas"]
     assert doc["security"] == [{"apiKey": []}]
@@ -57,7 +62,9 @@ def test_errors_are_the_contracts_own_and_every_route_needs_a_key() -> None:
 
 
 def test_write_documents_its_202_the_idempotency_key_and_its_409() -> None:
+    # GIVEN
     write = _document()["paths"]["/v1/agents/{agent_id}/memories"]["post"]
+    # WHEN / THEN
     assert "202" in write["responses"] and "200" not in write["responses"]
     assert "Idempotent-Replayed" in write["responses"]["202"]["headers"]
     assert "409" in write["responses"]

@@ -6,18 +6,14 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.integration.conftest import load_event
+from tests.integration.conftest import call_api, drain_queues, drain_writes
+from tests.payloads import load_event
 
 from agent_memory import container
-from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN
 from agent_memory.domain.grains import Grain
-from agent_memory.handlers import api, summarize_worker
 from agent_memory.local import cli
-from agent_memory.local.lambda_context import LocalContext
-from agent_memory.local.worker import QueueWorker
 
 TENANT, AGENT = "acme", "support-bot"
 _CLI_ENV = (
@@ -28,39 +24,18 @@ _CLI_ENV = (
 )
 
 
-def _api(event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    result = api.handler(event, LocalContext())
-    return result["statusCode"], json.loads(result["body"])
-
-
 def _remember(days_ago: int, content: str) -> None:
     """One working memory that happened ``days_ago`` days ago, written and stored."""
     when = container.clock().now() - timedelta(days=days_ago)
     item = {"content": content, "occurred_at": when.isoformat(), "kind": "fact"}
     event = load_event("api_write.json", body=json.dumps({"items": [item]}))
-    assert _api(event)[0] == 202
-    writes = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
-    while writes.drain_once():
-        pass
+    assert call_api(event)[0] == 202
+    drain_writes()
 
 
 def _working() -> int:
     stats = container.store().stats(TENANT, AGENT, container.clock().now()).records
     return stats.get(Grain.WORKING.value, 0)
-
-
-def _summarize() -> None:
-    """Work the summarize jobs retention queued, and the summaries' writes."""
-    jobs = QueueWorker(
-        container.job_queue().queue,  # type: ignore[attr-defined]
-        poll_s=0,
-        handler=summarize_worker.handler,
-        name="summarize-worker",
-        queue_arn=JOBS_QUEUE_ARN,
-    )
-    writes = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
-    while writes.drain_once() or jobs.drain_once():
-        pass
 
 
 def test_the_admin_route_runs_retention_and_the_plan_forgets_an_old_record_once_summarized(
@@ -73,7 +48,7 @@ def test_the_admin_route_runs_retention_and_the_plan_forgets_an_old_record_once_
     assert _working() == 2
 
     # WHEN an admin runs retention
-    status, answer = _api(load_event("api_admin_retention.json"))
+    status, answer = call_api(load_event("api_admin_retention.json"))
 
     # THEN it runs in place (no retention function is configured), and says what it did:
     # the old record is kept (no summary holds it) and its day is queued to be summarized
@@ -84,24 +59,27 @@ def test_the_admin_route_runs_retention_and_the_plan_forgets_an_old_record_once_
     assert _working() == 2
 
     # WHEN the queued summary is made and retention runs again
-    _summarize()
-    body = _api(load_event("api_admin_retention.json"))[1]["report"]
+    drain_queues()
+    body = call_api(load_event("api_admin_retention.json"))[1]["report"]
 
     # THEN the old record goes (its daily summary holds it), the new one stays
     assert body["deleted"].get("working") == 1
     assert body["tenants"] >= 1
     assert _working() == 1
     # and a third run finds nothing more to do
-    assert _api(load_event("api_admin_retention.json"))[1]["report"]["total_deleted"] == 0
+    assert call_api(load_event("api_admin_retention.json"))[1]["report"]["total_deleted"] == 0
 
 
 def test_the_retention_route_needs_the_admin_scope(local_env: Path) -> None:
+    # GIVEN
     _remember(40, "The old office was on Elm Street.")
     event = load_event("api_admin_retention.json")
     event["requestContext"]["authorizer"]["scopes"] = "read write forget"
 
-    status, body = _api(event)
+    # WHEN
+    status, body = call_api(event)
 
+    # THEN
     assert status == 403
     assert "error" in body
     assert _working() == 1
@@ -110,15 +88,18 @@ def test_the_retention_route_needs_the_admin_scope(local_env: Path) -> None:
 def test_the_cli_runs_retention_and_prints_the_report(
     local_env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # GIVEN
     for name in _CLI_ENV:  # `cli.main` sets these; restore them after the test
         monkeypatch.delenv(name, raising=False)
     _remember(40, "The old office was on Elm Street.")
-    _api(load_event("api_admin_retention.json"))  # queues the day's summary
-    _summarize()
+    call_api(load_event("api_admin_retention.json"))  # queues the day's summary
+    drain_queues()
     capsys.readouterr()
 
+    # WHEN
     code = cli.main(["retention", "run", "--data-dir", str(local_env)])
 
+    # THEN
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["deleted"].get("working") == 1

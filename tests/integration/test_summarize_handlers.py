@@ -8,44 +8,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.integration.conftest import EVENTS, load_event
+from tests.integration.conftest import call_api, drain_queues
+from tests.payloads import EVENTS, load_event
 
 from agent_memory import container
-from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
-from agent_memory.handlers import api, summarize_dispatch, summarize_worker, writer
+from agent_memory.handlers import summarize_dispatch, summarize_worker, writer
 from agent_memory.local import cli
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.server import LocalRuntime
-from agent_memory.local.worker import QueueWorker
 from agent_memory.settings import get_settings
 
 TENANT, AGENT = "acme", "support-bot"
 
 
-def _api(event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    result = api.handler(event, LocalContext())
-    return result["statusCode"], json.loads(result["body"])
-
-
-def _drain() -> None:
-    """Work both local queues until empty, writes first."""
-    jobs = QueueWorker(
-        container.job_queue().queue,  # type: ignore[attr-defined]
-        poll_s=0,
-        handler=summarize_worker.handler,
-        name="summarize-worker",
-        queue_arn=JOBS_QUEUE_ARN,
-    )
-    writes = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
-    while writes.drain_once() or jobs.drain_once():
-        pass
-
-
 def _remember() -> None:
-    assert _api(load_event("api_write.json"))[0] == 202  # Alice, 2026-11-20T14:03Z
-    _drain()
+    assert call_api(load_event("api_write.json"))[0] == 202  # Alice, 2026-11-20T14:03Z
+    drain_queues()
 
 
 def _summary(grain: Grain, key: str) -> Any:
@@ -60,17 +40,20 @@ def test_the_scheduled_dispatch_queues_the_closed_day_and_the_worker_makes_it(lo
 
     # THEN the 20th is queued for the one agent with activity, and the workers make it
     assert result == {"grain": "daily", "periods": ["2026-11-20"], "jobs_queued": 1}
-    _drain()
+    drain_queues()
     daily = _summary(Grain.DAILY, "2026-11-20")
     assert daily is not None and daily.content == "[2026-11-20] Alice moved the launch to March 3."
     assert daily.metadata["summarizer_model_id"].startswith("local-extractive-v1/hashing")
 
 
 def test_the_worker_reports_only_the_job_that_failed(local_env: Path) -> None:
+    # GIVEN
     _remember()
 
+    # WHEN
     response = summarize_worker.handler(load_event("sqs_summarize_jobs.json"), LocalContext())
 
+    # THEN
     # the third job is not a job: it alone comes back (and the queue's redrive policy parks it)
     assert response == {"batchItemFailures": [{"itemIdentifier": "c0ffee00-1234-4abc-8def-0123456789ab"}]}
     writes = container.write_queue().receive(10)  # type: ignore[attr-defined]
@@ -82,40 +65,48 @@ def test_the_worker_reports_only_the_job_that_failed(local_env: Path) -> None:
         "acme:support-bot:weekly",
     ]
     container.write_queue().nack([m.receipt_handle for m in writes])  # type: ignore[attr-defined]
-    _drain()
+    drain_queues()
     assert _summary(Grain.WEEKLY, "2026-W47") is not None
 
 
 def test_summary_writes_are_stored_by_the_writer_like_any_write(local_env: Path) -> None:
+    # GIVEN
     _remember()
     summarize_worker.handler(load_event("sqs_summarize_jobs.json"), LocalContext())
     from agent_memory.adapters.local_queue import to_sqs_event
 
     batch = container.write_queue().receive(10)  # type: ignore[attr-defined]
+    # WHEN / THEN
     assert writer.handler(to_sqs_event(batch), LocalContext()) == {"batchItemFailures": []}
     stats = container.store().stats(TENANT, AGENT, container.clock().now()).records
     assert stats == {"working": 1, "daily": 1, "weekly": 1}
 
 
 def test_the_admin_route_queues_a_period_and_answers_202(local_env: Path) -> None:
+    # GIVEN
     _remember()
 
-    status, body = _api(load_event("api_admin_summarize.json"))
+    # WHEN
+    status, body = call_api(load_event("api_admin_summarize.json"))
 
+    # THEN
     assert (status, body) == (202, {"grain": "daily", "periods": ["2026-11-20"], "jobs_queued": 1})
-    _drain()
+    drain_queues()
     assert _summary(Grain.DAILY, "2026-11-20") is not None
 
 
 def test_the_admin_route_takes_a_range(local_env: Path) -> None:
+    # GIVEN
     _remember()
     event = load_event(
         "api_admin_summarize.json",
         body=json.dumps({"grain": "weekly", "from": "2026-11-01", "to": "2026-11-30"}),
     )
 
-    status, body = _api(event)
+    # WHEN
+    status, body = call_api(event)
 
+    # THEN
     assert status == 202
     assert body["periods"] == ["2026-W44", "2026-W45", "2026-W46", "2026-W47", "2026-W48", "2026-W49"]
     assert body["jobs_queued"] == 1
@@ -132,21 +123,27 @@ def test_the_admin_route_takes_a_range(local_env: Path) -> None:
 def test_the_admin_route_refuses_invalid_requests(
     local_env: Path, body: dict[str, Any], status: int, code: str
 ) -> None:
-    got, answer = _api(load_event("api_admin_summarize.json", body=json.dumps(body)))
+    # WHEN
+    got, answer = call_api(load_event("api_admin_summarize.json", body=json.dumps(body)))
+    # THEN
     assert (got, answer["error"]["code"]) == (status, code)
 
 
 def test_the_admin_route_needs_the_admin_scope(local_env: Path) -> None:
+    # GIVEN
     event = load_event("api_admin_summarize.json")
     event["requestContext"]["authorizer"]["scopes"] = "read write forget"
-    assert _api(event)[0] == 403
+    # WHEN / THEN
+    assert call_api(event)[0] == 403
 
 
 def test_the_cli_summarizes_a_range_and_waits_for_it(
     local_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # GIVEN
     _remember()
 
+    # WHEN
     code = cli.main(
         [
             "summarize",
@@ -161,6 +158,7 @@ def test_the_cli_summarizes_a_range_and_waits_for_it(
         ]
     )
 
+    # THEN
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out == {
@@ -178,6 +176,7 @@ def test_the_cli_summarizes_a_range_and_waits_for_it(
 def test_the_cli_refuses_a_period_and_a_range_together(
     local_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # GIVEN
     argv = [
         "summarize",
         "--grain",
@@ -189,6 +188,7 @@ def test_the_cli_refuses_a_period_and_a_range_together(
         "--to",
         "2026-11-02",
     ]
+    # WHEN / THEN
     assert cli.main(argv) == 2
     assert "not both" in capsys.readouterr().err
 
@@ -196,7 +196,9 @@ def test_the_cli_refuses_a_period_and_a_range_together(
 def test_invoke_runs_the_dispatcher_on_a_sample_event(
     local_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # GIVEN
     _remember()
+    # WHEN / THEN
     assert cli.main(["invoke", "summarize-dispatch", str(EVENTS / "scheduler_summarize_daily.json")]) == 0
     assert json.loads(capsys.readouterr().out)["jobs_queued"] == 1
 

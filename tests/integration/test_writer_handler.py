@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.integration.conftest import load_event
+from tests.payloads import load_event
 
 from agent_memory import container
 from agent_memory.handlers import writer
@@ -13,7 +13,9 @@ from agent_memory.local.lambda_context import LocalContext
 
 
 def test_batch_is_stored_across_groups(local_env: object) -> None:
+    # WHEN
     response = writer.handler(load_event("sqs_write_batch.json"), LocalContext())
+    # THEN
     assert response == {"batchItemFailures": []}
     store, now = container.store(), container.clock().now()
     assert store.stats("acme", "support-bot", now).records == {"working": 2}
@@ -21,14 +23,19 @@ def test_batch_is_stored_across_groups(local_env: object) -> None:
 
 
 def test_redelivered_batch_is_idempotent(local_env: object) -> None:
+    # GIVEN
     event = load_event("sqs_write_batch.json")
+    # WHEN
     writer.handler(event, LocalContext())
+    # THEN
     assert writer.handler(event, LocalContext()) == {"batchItemFailures": []}
     assert container.store().stats("acme", "support-bot", container.clock().now()).records == {"working": 2}
 
 
 def test_poison_message_goes_to_the_dlq_and_does_not_block_its_group(local_env: object) -> None:
+    # WHEN
     response = writer.handler(load_event("sqs_poison_batch.json"), LocalContext())
+    # THEN
     assert response == {"batchItemFailures": []}
     [letter] = container.dead_letters().dead_letters()  # type: ignore[attr-defined]
     assert "invalid write command" in letter.reason and letter.group_id == "acme:support-bot:working"
@@ -39,16 +46,19 @@ def test_poison_message_goes_to_the_dlq_and_does_not_block_its_group(local_env: 
 def test_store_failure_fails_the_rest_of_the_group_only(
     local_env: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # GIVEN
     event = load_event("sqs_write_batch.json")
     service = container.writer_service()
     original = service.apply
     first_id = json.loads(event["Records"][0]["body"])["record"]["id"]
 
+    # WHEN
     def failing_apply(command, vector=None):  # type: ignore[no-untyped-def]
         if command.record.id == first_id:
             raise ConnectionError("store unavailable")
         return original(command, vector)
 
+    # THEN
     monkeypatch.setattr(service, "apply", failing_apply)
     response = writer.handler(event, LocalContext())
     failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}

@@ -30,31 +30,19 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.dynamodb_table import DynamoDbTable
 from agent_memory.domain.caller import ADMIN_SCOPE, DEFAULT_SCOPES, Caller
 from agent_memory.domain.keys import KeyInfo, hash_api_key, new_api_key, new_key_id
 from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.client import DynamoDBClient
+    pass
 
 KEY_ID_INDEX = "key_id-index"
 
 
-class DynamoDbKeyStore:
+class DynamoDbKeyStore(DynamoDbTable):
     """`KeyStore` on the DynamoDB tenants table (schema in the module docstring)."""
-
-    def __init__(self, table_name: str, client: DynamoDBClient | None = None) -> None:
-        self.table_name = table_name
-        self._client = client
-
-    @property
-    def client(self) -> DynamoDBClient:
-        if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            self._client = boto3.client("dynamodb", config=Config(retries={"mode": "standard"}))
-        return self._client
 
     def create(
         self,

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.dynamodb_table import DynamoDbTable
 from agent_memory.errors import DependencyError
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ PENDING = "pending"
 DONE = "done"
 
 
-class DynamoDbPendingWrites:
+class DynamoDbPendingWrites(DynamoDbTable):
     """`PendingWrites` on a DynamoDB table (schema in the module docstring).
 
     ``dedup_window_s`` must be at least the queue's deduplication window: SQS FIFO's is 5 minutes.
@@ -78,23 +79,13 @@ class DynamoDbPendingWrites:
             raise ValueError("ttl_days must be positive")
         if dedup_window_s <= 0:
             raise ValueError("dedup_window_s must be positive")
-        self.table_name = table_name
-        self._client = client
+        super().__init__(table_name, client)
         self._ttl_s = ttl_days * 86_400
         self._dedup_window_s = dedup_window_s
         self._max_retries = max_retries
         self._backoff_s = backoff_s
         self._clock = clock
         self._sleep = sleep
-
-    @property
-    def client(self) -> DynamoDBClient:
-        if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            self._client = boto3.client("dynamodb", config=Config(retries={"mode": "standard"}))
-        return self._client
 
     def add(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
         pk = _pk(tenant_id, agent_id)

@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.dynamodb_table import DynamoDbTable
 from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import StoredTopicDictionary
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.client import DynamoDBClient
+    pass
 
 DICTIONARY_SK = "dictionary"
 PROPOSAL_PREFIX = "proposal#"
@@ -43,21 +44,8 @@ MAX_PROPOSALS_READ = 10_000
 _PROPOSAL_ATTRIBUTES = ("count", "topic", "last_seen", "expires_at", "first_seen")
 
 
-class DynamoDbTopicStore:
+class DynamoDbTopicStore(DynamoDbTable):
     """`TopicStore` on the topics table (schema in the module docstring)."""
-
-    def __init__(self, table_name: str, client: DynamoDBClient | None = None) -> None:
-        self.table_name = table_name
-        self._client = client
-
-    @property
-    def client(self) -> DynamoDBClient:
-        if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            self._client = boto3.client("dynamodb", config=Config(retries={"mode": "standard"}))
-        return self._client
 
     def get_dictionary(self, tenant_id: str) -> StoredTopicDictionary | None:
         try:

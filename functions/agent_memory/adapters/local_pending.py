@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from sqlite3 import Connection
 
-from agent_memory.adapters.sqlite_util import ConnectionPerThread
+from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending_writes (

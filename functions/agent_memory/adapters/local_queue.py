@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.adapters.queue_limits import refuse_oversized
-from agent_memory.adapters.sqlite_util import ConnectionPerThread
+from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
 from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
 #: SQS hands out at most 10 messages per receive; FIFO event source mappings use the same cap.

@@ -35,7 +35,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
 
-from agent_memory.adapters.sqlite_util import ConnectionPerThread
+from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
 from agent_memory.errors import DependencyError, IdempotencyInProgressError, IdempotencyKeyReusedError
 from agent_memory.ports import IdempotentResult
 

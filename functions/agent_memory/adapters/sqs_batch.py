@@ -69,3 +69,26 @@ class BatchSender:
             if not pending:
                 break
         return permanent + transient
+
+
+class SqsQueue:
+    """What the SQS adapters share: the queue's URL, and a `BatchSender` that retries."""
+
+    #: How errors name the queue ("the write queue is unavailable").
+    label = "the queue"
+
+    def __init__(
+        self,
+        queue_url: str,
+        client: SQSClient | None = None,
+        *,
+        max_retries: int = 3,
+        backoff_s: float = 0.1,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.queue_url = queue_url
+        self._sender = BatchSender(queue_url, self.label, client, max_retries, backoff_s, sleep)
+
+    @property
+    def client(self) -> SQSClient:
+        return self._sender.client

@@ -10,38 +10,23 @@ harmless, a job that finds its summary current does nothing). ``delay_s`` become
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender
+from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, SqsQueue
 from agent_memory.errors import DependencyError
 from agent_memory.ports import Job
 
 if TYPE_CHECKING:
-    from mypy_boto3_sqs.client import SQSClient
+    pass
 
 MAX_DELAY_S = 900
 
 
-class SqsJobQueue:
+class SqsJobQueue(SqsQueue):
     """`JobQueue` on an SQS standard queue."""
 
-    def __init__(
-        self,
-        queue_url: str,
-        client: SQSClient | None = None,
-        *,
-        max_retries: int = 3,
-        backoff_s: float = 0.1,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.queue_url = queue_url
-        self._sender = BatchSender(queue_url, "the summarize queue", client, max_retries, backoff_s, sleep)
-
-    @property
-    def client(self) -> SQSClient:
-        return self._sender.client
+    label = "the summarize queue"
 
     def send(self, jobs: Sequence[Job], delay_s: int = 0) -> None:
         delay = max(0, min(int(delay_s), MAX_DELAY_S))

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.queue_limits import refuse_oversized
-from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender, default_client
+from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender, SqsQueue, default_client
 from agent_memory.domain.limits import MAX_MESSAGE_BYTES
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
@@ -59,24 +59,10 @@ _NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010fff
 REDRIVE_DEDUP_PREFIX = "redrive-"
 
 
-class SqsWriteQueue:
+class SqsWriteQueue(SqsQueue):
     """`WriteQueue` on an SQS FIFO queue."""
 
-    def __init__(
-        self,
-        queue_url: str,
-        client: SQSClient | None = None,
-        *,
-        max_retries: int = 3,
-        backoff_s: float = 0.1,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.queue_url = queue_url
-        self._sender = BatchSender(queue_url, "the write queue", client, max_retries, backoff_s, sleep)
-
-    @property
-    def client(self) -> SQSClient:
-        return self._sender.client
+    label = "the write queue"
 
     def send(self, messages: Sequence[QueueMessage]) -> None:
         sizes = refuse_oversized(messages)

@@ -44,12 +44,13 @@ from agent_memory.contract.v1 import (
     SearchRequest,
     SearchResponse,
     StatsResponse,
+    SummarizeRequest,
+    SummarizeResponse,
     WriteItem,
     WriteRequest,
     WriteResponse,
 )
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.summary_jobs import SummarizeRequest, SummarizeResponse
 
 logger = logging.getLogger("agent_memory.client")
 

@@ -7,8 +7,11 @@ than silently ignored) without constraining what the service stores.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -27,6 +30,7 @@ from agent_memory.domain.limits import (
     MAX_TTL_DAYS,
     MIN_CONTEXT_TOKENS,
 )
+from agent_memory.domain.recall import Context, ContextQuery, Hit, NewMemory, SearchQuery
 from agent_memory.domain.records import (
     Link,
     MemoryKind,
@@ -36,6 +40,12 @@ from agent_memory.domain.records import (
     Source,
     check_metadata,
 )
+from agent_memory.domain.scoring import display_text
+
+# ``POST /v1/admin/summarize`` takes the dispatch request itself (re-exported here): the schedule,
+# the CLI and the route accept exactly the same thing.
+from agent_memory.domain.summary_jobs import SummarizeRequest, SummaryGrain  # noqa: F401 (re-exported)
+from agent_memory.domain.topic_dictionary import MAX_CANONICAL_TERMS, TopicDictionary
 from agent_memory.domain.types import (
     ConversationId,
     Score,
@@ -46,6 +56,11 @@ from agent_memory.domain.types import (
     UtcDatetime,
     visible,
 )
+
+if TYPE_CHECKING:  # the store's page types, read by attribute when a response is built
+    from agent_memory.domain.operator_views import PeriodView, SearchActivity
+    from agent_memory.domain.topic_dictionary import TopicProposal
+    from agent_memory.ports import AgentPage, AuditPage, Page, StoredTopicDictionary
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
@@ -135,6 +150,21 @@ class WriteRequest(BaseModel):
             raise ValueError("'conversation_id' and 'user_id' belong inside each item in the items form")
         return self
 
+    def to_new_memories(self) -> list[NewMemory]:
+        """What the write use case takes: one `NewMemory` per item (either form)."""
+        return [NewMemory(**dict(item)) for item in self.to_items()]
+
+    def fingerprint(self, agent_id: str) -> str:
+        """What the request asked, as a hash: the agent and the validated body (not its
+        whitespace). An ``Idempotency-Key`` replays only for the same fingerprint."""
+        canonical = json.dumps(
+            {"agent_id": agent_id, "request": self.model_dump(mode="json")},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
     def to_items(self) -> list[WriteItem]:
         """Both forms as a list of items (the conversation form shares its id and user)."""
         if self.items is not None:
@@ -162,8 +192,17 @@ class AcceptedItem(BaseModel):
 class WriteResponse(BaseModel):
     accepted: list[AcceptedItem]
 
+    @classmethod
+    def of(cls, ids: Sequence[str]) -> WriteResponse:
+        return cls(accepted=[AcceptedItem(id=i) for i in ids])
+
 
 GrainFilter = Grain | Literal["all"]
+
+
+def _grain(value: GrainFilter) -> Grain | None:
+    """``all`` is no grain filter."""
+    return None if value == "all" else Grain(value)
 
 
 def _check_window(min_days_ago: float, max_days_ago: float | None) -> None:
@@ -216,6 +255,21 @@ class SearchRequest(BaseModel):
             self.query = None
         return self
 
+    def to_query(self) -> SearchQuery:
+        return SearchQuery(
+            query=self.query,
+            grain=_grain(self.grain),
+            min_days_ago=self.min_days_ago,
+            max_days_ago=self.max_days_ago,
+            max_results=self.max_results,
+            as_of=self.as_of,
+            kinds=tuple(self.kinds),
+            tags=tuple(self.tags),
+            user_id=self.user_id,
+            min_score=self.min_score,
+            ranking=self.ranking.model_dump(exclude_none=True) if self.ranking else {},
+        )
+
 
 class ContextRequest(BaseModel):
     """One block of prompt context for ``query``: the most relevant memories and summaries, packed
@@ -240,6 +294,17 @@ class ContextRequest(BaseModel):
             raise ValueError("query must not be blank")
         return self
 
+    def to_query(self) -> ContextQuery:
+        return ContextQuery(
+            query=self.query,
+            token_budget=self.token_budget,
+            grain=_grain(self.grain),
+            min_days_ago=self.min_days_ago,
+            max_days_ago=self.max_days_ago,
+            as_of=self.as_of,
+            user_id=self.user_id,
+        )
+
 
 class ContextItem(BaseModel):
     """One memory that made it into the context block, in the order it appears there."""
@@ -258,6 +323,26 @@ class ContextResponse(BaseModel):
     token_budget: int
     items: list[ContextItem]
     dropped: int = Field(description="Relevant memories left out to stay within the budget.")
+
+    @classmethod
+    def of(cls, context: Context) -> ContextResponse:
+        return cls(
+            context=context.text,
+            tokens=context.tokens,
+            token_budget=context.token_budget,
+            items=[
+                ContextItem(
+                    id=line.hit.id,
+                    grain=line.hit.record.grain,
+                    time_key=line.hit.record.time_key,
+                    occurred_at=line.hit.record.occurred_at,
+                    score=line.hit.score,
+                    tokens=line.tokens,
+                )
+                for line in context.lines
+            ],
+            dropped=context.dropped,
+        )
 
 
 class MemoryOut(BaseModel):
@@ -297,7 +382,7 @@ class MemoryOut(BaseModel):
     expires_at: datetime | None
 
     @classmethod
-    def of(cls, record: MemoryRecord, text: str) -> MemoryOut:
+    def of(cls, record: MemoryRecord) -> MemoryOut:
         return cls(
             **record.model_dump(
                 include={
@@ -328,7 +413,7 @@ class MemoryOut(BaseModel):
                 }
             ),
             topic=record.topic_raw,
-            text=text,
+            text=display_text(record),
         )
 
 
@@ -351,14 +436,45 @@ class SearchResult(BaseModel):
     metadata: dict[str, Any]
     tags: list[str]
 
+    @classmethod
+    def of(cls, hit: Hit) -> SearchResult:
+        r = hit.record
+        return cls(
+            id=r.id,
+            grain=r.grain,
+            time_key=r.time_key,
+            kind=r.kind,
+            content=r.content,
+            text=hit.text,
+            score=hit.score,
+            similarity=hit.similarity,
+            recency=hit.recency,
+            importance=r.importance,
+            occurred_at=r.occurred_at,
+            topic=r.topic_raw,
+            user_id=r.user_id,
+            conversation_id=r.conversation_id,
+            source=r.source,
+            metadata=r.metadata,
+            tags=r.tags,
+        )
+
 
 class SearchResponse(BaseModel):
     results: list[SearchResult]
+
+    @classmethod
+    def of(cls, hits: Sequence[Hit]) -> SearchResponse:
+        return cls(results=[SearchResult.of(h) for h in hits])
 
 
 class ListResponse(BaseModel):
     items: list[MemoryOut]
     next_cursor: str | None
+
+    @classmethod
+    def of(cls, page: Page) -> ListResponse:
+        return cls(items=[MemoryOut.of(r) for r in page.records], next_cursor=page.next_cursor)
 
 
 class StatsResponse(BaseModel):
@@ -398,6 +514,11 @@ class AuditEventOut(BaseModel):
 class AuditResponse(BaseModel):
     items: list[AuditEventOut]
     next_cursor: str | None
+
+    @classmethod
+    def of(cls, page: AuditPage) -> AuditResponse:
+        items = [AuditEventOut.model_validate(e, from_attributes=True) for e in page.events]
+        return cls(items=items, next_cursor=page.next_cursor)
 
 
 class RetentionResponse(BaseModel):
@@ -443,6 +564,10 @@ class AgentsResponse(BaseModel):
 
     items: list[AgentOut]
     next_cursor: str | None
+
+    @classmethod
+    def of(cls, page: AgentPage) -> AgentsResponse:
+        return cls(items=[AgentOut(agent_id=a.agent_id) for a in page.agents], next_cursor=page.next_cursor)
 
 
 class TimelinePeriod(BaseModel):
@@ -491,6 +616,23 @@ class PeriodResponse(BaseModel):
     )
     parent: PeriodRef | None = Field(description="The period of the next grain up that folds this one.")
 
+    @classmethod
+    def of(cls, period: PeriodView) -> PeriodResponse:
+        return cls(
+            grain=period.grain,
+            time_key=period.time_key,
+            start=period.start,
+            end=period.end,
+            summary=None if period.summary is None else MemoryOut.of(period.summary),
+            child_grain=period.child_grain,
+            children=[MemoryOut.of(c) for c in period.children],
+            children_total=period.children_total,
+            missing_sources=list(period.missing_sources),
+            parent=None
+            if period.parent is None
+            else PeriodRef.model_validate(period.parent, from_attributes=True),
+        )
+
 
 class SearchDayOut(BaseModel):
     day: date
@@ -507,6 +649,10 @@ class SearchStatsResponse(BaseModel):
     zero_hits: int
     by_day: list[SearchDayOut]
 
+    @classmethod
+    def of(cls, activity: SearchActivity) -> SearchStatsResponse:
+        return cls.model_validate(activity, from_attributes=True)
+
 
 class ErrorDetail(BaseModel):
     loc: list[str | int] = Field(default_factory=list)
@@ -522,3 +668,61 @@ class ErrorBody(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: ErrorBody
+
+
+# --- the tenant's topic dictionary, and summaries made on request --------------------------------
+
+
+class TopicDictionaryBody(BaseModel):
+    """The whole dictionary, replacing the one before; ``{"terms": {}}`` removes it."""
+
+    model_config = _STRICT
+
+    terms: dict[str, list[str]] = Field(
+        description="Canonical term -> its synonyms, e.g. "
+        '{"launch date": ["release date", "go-live"]}. '
+        "Terms are matched case- and space-insensitively and stored normalised.",
+        max_length=MAX_CANONICAL_TERMS,
+    )
+
+    @field_validator("terms")
+    @classmethod
+    def _valid(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        TopicDictionary.build(value)  # blank, too long, ambiguous or too large: a 400 saying which
+        return value
+
+
+class TopicDictionaryResponse(BaseModel):
+    """The tenant's dictionary as stored (normalised); ``terms`` is empty when it has none."""
+
+    terms: dict[str, list[str]]
+    updated_at: UtcDatetime | None = None
+
+    @classmethod
+    def of(cls, stored: StoredTopicDictionary | None) -> TopicDictionaryResponse:
+        if stored is None or not stored.dictionary:
+            return cls(terms={})
+        return cls(terms=stored.dictionary.as_dict(), updated_at=stored.updated_at)
+
+
+class TopicProposalOut(BaseModel):
+    topic: str = Field(description="The topic as normalised (lower case, single spaces).")
+    count: int = Field(description="How many written memories named it.")
+    first_seen: UtcDatetime
+    last_seen: UtcDatetime
+
+
+class TopicProposalsResponse(BaseModel):
+    """Unknown topics, most named first (then most recently seen)."""
+
+    items: list[TopicProposalOut]
+
+    @classmethod
+    def of(cls, proposals: Sequence[TopicProposal]) -> TopicProposalsResponse:
+        return cls(items=[TopicProposalOut.model_validate(p, from_attributes=True) for p in proposals])
+
+
+class SummarizeResponse(BaseModel):
+    grain: SummaryGrain
+    periods: list[str]
+    jobs_queued: int

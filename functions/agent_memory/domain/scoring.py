@@ -20,11 +20,10 @@ negative.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from agent_memory.contract.v1 import RankingOverrides
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.timehints import TimeHint
 
@@ -38,12 +37,10 @@ class RankingWeights:
     time_boost: float = 0.3
     time_hints: bool = True
 
-    def with_overrides(self, overrides: RankingOverrides | None) -> RankingWeights:
-        """These weights with a request's own (`SearchRequest.ranking`) in place of the defaults."""
-        if overrides is None:
-            return self
-        given = {k: v for k, v in overrides.model_dump().items() if v is not None}
-        return replace(self, **given)
+    def with_overrides(self, overrides: Mapping[str, float | bool]) -> RankingWeights:
+        """These weights with a search's own (`SearchQuery.ranking`, by field name) in place of
+        the defaults."""
+        return replace(self, **overrides) if overrides else self
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,9 @@ backfill), so all three accept exactly the same thing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -17,7 +18,6 @@ from agent_memory.domain.cascade import due_key, keys_between
 from agent_memory.domain.grains import Grain, parse_time_key
 from agent_memory.domain.types import AgentId, TenantId, UtcDatetime
 from agent_memory.errors import InvalidTimeKeyError
-from agent_memory.ports import Job
 
 #: The most periods one request may name (a leap year of days): a longer backfill is split, so
 #: one request never runs longer than an API call may.
@@ -78,10 +78,17 @@ class DispatchEvent(SummarizeRequest):
     scheduled_time: UtcDatetime | None = None
 
 
-class SummarizeResponse(BaseModel):
-    grain: SummaryGrain
+@dataclass(frozen=True, slots=True)
+class DispatchReport:
+    """What one dispatch queued: a job per agent with anything to fold, for each period."""
+
+    grain: Grain
     periods: list[str]
     jobs_queued: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """As the dispatch function returns it (and the CLI prints it)."""
+        return {"grain": self.grain.value, "periods": list(self.periods), "jobs_queued": self.jobs_queued}
 
 
 class ExpectedChild(BaseModel):
@@ -124,6 +131,3 @@ class SummarizeJob(BaseModel):
     @property
     def key(self) -> str:
         return f"{self.tenant_id}:{self.agent_id}:{self.grain.value}:{self.time_key}"
-
-    def to_job(self) -> Job:
-        return Job(key=self.key, body=self.model_dump_json(exclude_none=True))

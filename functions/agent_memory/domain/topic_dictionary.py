@@ -19,11 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from agent_memory.domain.limits import MAX_TOPIC_CHARS
 from agent_memory.domain.records import normalise_topic
-from agent_memory.domain.types import UtcDatetime
 
 #: Bounds of one tenant's dictionary: enough for a product's vocabulary, small enough to be one
 #: DynamoDB item (400 KB) and to be matched against every query in microseconds.
@@ -172,47 +169,3 @@ class TopicProposal:
     count: int
     first_seen: datetime
     last_seen: datetime
-
-
-# --- API models ----------------------------------------------------------------------------------
-
-_STRICT = ConfigDict(extra="forbid")
-
-
-class TopicDictionaryBody(BaseModel):
-    """The whole dictionary, replacing the one before; ``{"terms": {}}`` removes it."""
-
-    model_config = _STRICT
-
-    terms: dict[str, list[str]] = Field(
-        description="Canonical term -> its synonyms, e.g. "
-        '{"launch date": ["release date", "go-live"]}. '
-        "Terms are matched case- and space-insensitively and stored normalised.",
-        max_length=MAX_CANONICAL_TERMS,
-    )
-
-    @field_validator("terms")
-    @classmethod
-    def _valid(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
-        TopicDictionary.build(value)  # blank, too long, ambiguous or too large: a 400 saying which
-        return value
-
-
-class TopicDictionaryResponse(BaseModel):
-    """The tenant's dictionary as stored (normalised); ``terms`` is empty when it has none."""
-
-    terms: dict[str, list[str]]
-    updated_at: UtcDatetime | None = None
-
-
-class TopicProposalOut(BaseModel):
-    topic: str = Field(description="The topic as normalised (lower case, single spaces).")
-    count: int = Field(description="How many written memories named it.")
-    first_seen: UtcDatetime
-    last_seen: UtcDatetime
-
-
-class TopicProposalsResponse(BaseModel):
-    """Unknown topics, most named first (then most recently seen)."""
-
-    items: list[TopicProposalOut]

@@ -1,70 +1,50 @@
-"""The HTTP API (API Gateway REST proxy): write, search, context, get, list, forget, stats.
+"""The HTTP API (API Gateway REST proxy): the resolver, what runs before every route, and the
+one place every failure becomes the documented error body.
 
-Routes validate input with the contract's pydantic models (Powertools validation), take the
-caller from the authorizer context, call one service and return a typed model. Every error
-leaves through `_error`, as ``{"error": {"code", "message", "details"}}``.
+The routes themselves are in one router per capability (`memory_routes`, `recall_routes`,
+`insight_routes`, `topic_routes`, `admin_routes`); each validates input with the contract's
+pydantic models (Powertools validation), takes the caller from the authorizer context, calls one
+use case and maps its answer to the contract. `handlers/routes.py` is the table of every route
+and the function that serves it; CDK builds API Gateway from it. Every error leaves through
+`_error`, as ``{"error": {"code", "message", "details"}}``.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import date
+from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
     ResponseValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel
 
-from agent_memory import container
 from agent_memory.contract.v1 import (
-    AgentsResponse,
-    AuditResponse,
-    ContextRequest,
-    ContextResponse,
-    EraseResponse,
     ErrorBody,
     ErrorDetail,
     ErrorResponse,
-    ForgetResponse,
-    ListResponse,
-    MemoryOut,
-    PeriodResponse,
-    RetentionResponse,
-    RetentionRunResponse,
-    SearchRequest,
-    SearchResponse,
-    SearchStatsResponse,
-    StatsResponse,
-    TimelineResponse,
-    WriteRequest,
-    WriteResponse,
 )
 from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WRITE_SCOPE, Caller
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import MAX_BODY_BYTES, MAX_LIST_LIMIT
-from agent_memory.domain.summary_jobs import SummarizeRequest, SummarizeResponse
-from agent_memory.domain.topic_dictionary import (
-    MAX_PROPOSALS_LIMIT,
-    TopicDictionaryBody,
-    TopicDictionaryResponse,
-    TopicProposalsResponse,
-)
-from agent_memory.domain.types import AgentId, MemoryId, UserId
+from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
+from agent_memory.handlers import admin_routes, insight_routes, memory_routes, recall_routes, topic_routes
 from agent_memory.handlers.cors import with_console_cors
+from agent_memory.handlers.route_support import caller_of, json_response
+from agent_memory.handlers.routes import Capability, capabilities_of
 from agent_memory.observability import logger, metrics, tracer
-from agent_memory.services.search_stats import MAX_SEARCH_STATS_DAYS
 from agent_memory.settings import get_settings
+
+#: The one route of the API itself: its OpenAPI document.
+openapi_router = Router()
 
 
 def _json_body(text: str) -> Any:
@@ -74,26 +54,6 @@ def _json_body(text: str) -> Any:
         return json.loads(text)
     except RecursionError:
         raise json.JSONDecodeError("JSON nested too deeply", text[:64], 0) from None
-
-
-app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_json_body)
-
-AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
-MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
-
-
-def _caller(agent_id: str | None = None, scope: str = READ_SCOPE) -> Caller:
-    context = (app.current_event.raw_event.get("requestContext") or {}).get("authorizer")
-    caller = Caller.from_authorizer(context)
-    caller.require_scope(scope)
-    if agent_id is not None:
-        caller.require_agent(agent_id)
-    logger.append_keys(tenant_id=caller.tenant_id, key_id=caller.key_id)
-    return caller
-
-
-def _json(status: int, model: BaseModel) -> Response[Any]:
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=model)
 
 
 def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
@@ -108,202 +68,8 @@ def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Resp
             [{"loc": ["body"], "msg": "expected a JSON object", "type": "object_type"}],
         )
     if app.current_event.path.startswith("/v1/admin"):
-        _caller(scope=ADMIN_SCOPE)
+        caller_of(app, scope=ADMIN_SCOPE)
     return next_middleware(app)
-
-
-app.use(middlewares=[_guard])
-
-
-IdempotencyKeyHeader = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        pattern=r"^[!-~]{1,255}$",
-        description="Makes any retry safe: the same key and request get the first answer again (24 h); "
-        "the same key with another request is a 409.",
-    ),
-]
-
-
-@app.post("/v1/agents/<agent_id>/memories", status_code=202)
-def write_memories(
-    agent_id: AgentPath, body: WriteRequest, idempotency_key: IdempotencyKeyHeader = None
-) -> Response[WriteResponse]:
-    caller = _caller(agent_id, WRITE_SCOPE)
-    done = container.api_services().idempotent_write.accept(caller, agent_id, body, idempotency_key)
-    response = _json(202, done.response)
-    if done.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    return response
-
-
-@app.post("/v1/agents/<agent_id>/memories/search")
-def search_memories(agent_id: AgentPath, body: SearchRequest) -> Response[SearchResponse]:
-    caller = _caller(agent_id)
-    return _json(200, container.api_services().search.search(caller.tenant_id, agent_id, body))
-
-
-@app.post("/v1/agents/<agent_id>/context")
-def recall_context(agent_id: AgentPath, body: ContextRequest) -> Response[ContextResponse]:
-    """One block of prompt context: the most relevant memories and summaries, dated and tagged with
-    their grain, packed to ``token_budget`` (least relevant dropped first)."""
-    caller = _caller(agent_id)
-    return _json(200, container.api_services().context.context(caller.tenant_id, agent_id, body))
-
-
-@app.get("/v1/agents/<agent_id>/memories/<memory_id>")
-def get_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryOut]:
-    caller = _caller(agent_id)
-    return _json(200, container.api_services().memories.get(caller.tenant_id, agent_id, memory_id))
-
-
-@app.get("/v1/agents/<agent_id>/memories")
-def list_memories(
-    agent_id: AgentPath,
-    grain: Annotated[Grain | None, Query()] = None,
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
-) -> Response[ListResponse]:
-    caller = _caller(agent_id)
-    page = container.api_services().memories.list(caller.tenant_id, agent_id, grain, limit, cursor)
-    return _json(200, page)
-
-
-@app.delete("/v1/agents/<agent_id>/memories/<memory_id>")
-def forget_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[ForgetResponse]:
-    """Forget one memory at once; the summaries made from it are hidden and re-made without it."""
-    caller = _caller(agent_id, FORGET_SCOPE)
-    result = container.api_services().forget.forget(
-        caller.tenant_id, agent_id, memory_id, actor=caller.key_id
-    )
-    return _json(200, ForgetResponse(id=memory_id, stale_summaries=result.stale_summaries))
-
-
-@app.delete("/v1/agents/<agent_id>/memories")
-def erase_user(
-    agent_id: AgentPath,
-    user_id: Annotated[UserId, Query(description="The end user whose memories are all forgotten.")],
-) -> Response[EraseResponse]:
-    """Right to erasure: forget every memory of one end user of the agent, summaries included."""
-    caller = _caller(agent_id, FORGET_SCOPE)
-    result = container.api_services().forget.erase_user(
-        caller.tenant_id, agent_id, user_id, actor=caller.key_id
-    )
-    return _json(
-        200,
-        EraseResponse(
-            user_id=user_id, forgotten=len(result.forgotten), stale_summaries=result.stale_summaries
-        ),
-    )
-
-
-@app.get("/v1/agents/<agent_id>/audit")
-def audit_trail(
-    agent_id: AgentPath,
-    record_id: Annotated[MemoryId | None, Query(description="Only this record's events.")] = None,
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
-) -> Response[AuditResponse]:
-    """The agent's audit trail, newest first: forgets, erasures, and the summaries they re-made."""
-    caller = _caller(agent_id)
-    page = container.api_services().memories.audit(caller.tenant_id, agent_id, record_id, limit, cursor)
-    return _json(200, page)
-
-
-@app.get("/v1/agents/<agent_id>/stats")
-def agent_stats(agent_id: AgentPath) -> Response[StatsResponse]:
-    caller = _caller(agent_id)
-    return _json(200, container.api_services().memories.stats(caller.tenant_id, agent_id))
-
-
-@app.get("/v1/agents")
-def list_agents(
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
-) -> Response[AgentsResponse]:
-    """The tenant's agents that have memories (the console's agent picker)."""
-    caller = _caller()
-    page = container.api_services().agents.list(caller.tenant_id, limit, cursor, only=caller.agents)
-    return _json(200, page)
-
-
-@app.get("/v1/agents/<agent_id>/timeline")
-def agent_timeline(
-    agent_id: AgentPath,
-    since: Annotated[date | None, Query(description="First local day (default: 4 weeks to until).")] = None,
-    until: Annotated[date | None, Query(description="Last local day, included (default: today).")] = None,
-) -> Response[TimelineResponse]:
-    """One lane per grain: working memories per local day, and each summary with what it folded."""
-    caller = _caller(agent_id)
-    return _json(200, container.api_services().timeline.timeline(caller.tenant_id, agent_id, since, until))
-
-
-@app.get("/v1/agents/<agent_id>/periods/<grain>/<time_key>")
-def agent_period(
-    agent_id: AgentPath,
-    grain: Annotated[Grain, Path(description="A summary grain: daily ... yearly.")],
-    time_key: Annotated[str, Path(max_length=16, description="The period, e.g. 2026-11-20, 2026-W47.")],
-) -> Response[PeriodResponse]:
-    """One period: its summary, the children it folds, and the sources that are gone since."""
-    caller = _caller(agent_id)
-    period = container.api_services().timeline.period(caller.tenant_id, agent_id, grain, time_key)
-    return _json(200, period)
-
-
-@app.get("/v1/agents/<agent_id>/stats/searches")
-def search_stats(
-    agent_id: AgentPath,
-    days: Annotated[int, Query(ge=1, le=MAX_SEARCH_STATS_DAYS)] = 30,
-) -> Response[SearchStatsResponse]:
-    """Searches per UTC day over the last ``days`` days, and how many found nothing."""
-    caller = _caller(agent_id)
-    return _json(200, container.api_services().search_stats.stats(caller.tenant_id, agent_id, days))
-
-
-@app.get("/v1/topics")
-def get_topics() -> Response[TopicDictionaryResponse]:
-    """The tenant's topic dictionary: canonical terms and their synonyms (empty when it has none)."""
-    caller = _caller()
-    return _json(200, container.api_services().topics.get(caller.tenant_id))
-
-
-@app.get("/v1/topics/proposals")
-def topic_proposals(
-    limit: Annotated[int, Query(ge=1, le=MAX_PROPOSALS_LIMIT)] = 100,
-) -> Response[TopicProposalsResponse]:
-    """Topics that writes named and the dictionary does not know, most named first: candidates
-    for a canonical term or a synonym. Counted only while the tenant has a dictionary."""
-    caller = _caller()
-    return _json(200, container.api_services().topics.proposals(caller.tenant_id, limit))
-
-
-@app.put("/v1/admin/topics")
-def put_topics(body: TopicDictionaryBody) -> Response[TopicDictionaryResponse]:
-    """Replace the tenant's topic dictionary (admin scope); ``{"terms": {}}`` removes it. Other
-    warm functions see the change within the dictionary cache's TTL (60 s)."""
-    caller = _caller(scope=ADMIN_SCOPE)
-    return _json(200, container.api_services().topics.put(caller.tenant_id, body))
-
-
-@app.post("/v1/admin/summarize", status_code=202)
-def admin_summarize(body: SummarizeRequest) -> Response[SummarizeResponse]:
-    """Summarize (or re-summarize) periods for every agent with activity in them (admin scope,
-    checked by `_guard`): one job per agent-period is queued; 202 with how many."""
-    return _json(202, container.dispatch_service().dispatch(body))
-
-
-@app.post("/v1/admin/retention", status_code=202)
-def admin_retention() -> Response[RetentionRunResponse]:
-    """Run retention now for every tenant (admin scope, checked by `_guard`), as the daily
-    schedule does; idempotent, so a run beside the scheduled one only finds less to do.
-    Deployed, the run is handed to the retention function (its 15 minutes, not this one's 20 s)."""
-    starter = container.retention_starter()
-    if starter is not None:
-        starter.start("admin")
-        return _json(202, RetentionRunResponse(status="started"))
-    report = RetentionResponse.model_validate(container.retention_service().run().as_dict())
-    return _json(202, RetentionRunResponse(status="done", report=report))
 
 
 # --- errors: one place turns every failure into the documented body --------------------------
@@ -311,15 +77,13 @@ def admin_retention() -> Response[RetentionRunResponse]:
 
 def _error(status: int, code: str, message: str, details: list[ErrorDetail] | None = None) -> Response[Any]:
     body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details or []))
-    return _json(status, body)
+    return json_response(status, body)
 
 
-@app.exception_handler(RequestUnsupportedContentType)
 def _unsupported_media_type(exc: RequestUnsupportedContentType) -> Response[Any]:
     return _error(415, "unsupported_media_type", "the request body must be application/json")
 
 
-@app.exception_handler(RequestValidationError)
 def _invalid_request(exc: RequestValidationError) -> Response[Any]:
     details = [
         # Never echo the input back: it may be large, or hostile.
@@ -333,13 +97,11 @@ def _invalid_request(exc: RequestValidationError) -> Response[Any]:
     return _error(400, "validation_error", "the request is invalid", details)
 
 
-@app.exception_handler(ResponseValidationError)
 def _invalid_response(exc: ResponseValidationError) -> Response[Any]:
     logger.error("response failed its own schema", extra={"errors": exc.errors()})
     return _error(500, "internal_error", "internal error")
 
 
-@app.exception_handler(AgentMemoryError)
 def _domain_error(exc: AgentMemoryError) -> Response[Any]:
     if exc.status >= 500:
         logger.exception("request failed", extra={"code": exc.code})
@@ -350,23 +112,43 @@ def _domain_error(exc: AgentMemoryError) -> Response[Any]:
     return _error(exc.status, exc.code, exc.message, details)
 
 
-@app.not_found
 def _not_found(exc: Exception) -> Response[Any]:
     return _error(404, "not_found", "no such route")
 
 
-@app.exception_handler(Exception)
 def _unexpected(exc: Exception) -> Response[Any]:
     logger.exception("unhandled error")
     return _error(500, "internal_error", "internal error")
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    response = _unauthorized(event) or _not_json(event) or app.resolve(_as_json(event), context)
-    return with_console_cors(response, event, get_settings().console_origin)
+def _resolver(capabilities: Iterable[Capability]) -> APIGatewayRestResolver:
+    """A resolver with the routers of ``capabilities``, the guard, and the error mapping."""
+    resolver = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_json_body)
+    resolver.use(middlewares=[_guard])
+    resolver.exception_handler(RequestUnsupportedContentType)(_unsupported_media_type)
+    resolver.exception_handler(RequestValidationError)(_invalid_request)
+    resolver.exception_handler(ResponseValidationError)(_invalid_response)
+    resolver.exception_handler(AgentMemoryError)(_domain_error)
+    resolver.exception_handler(Exception)(_unexpected)
+    resolver.not_found(_not_found)
+    for capability in capabilities:
+        resolver.include_router(ROUTERS[capability])
+    return resolver
+
+
+def _entry_point(
+    resolver: APIGatewayRestResolver,
+) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
+    """A Lambda handler answering with ``resolver``: the key check and the media type first."""
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    @metrics.log_metrics
+    @tracer.capture_lambda_handler
+    def handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        response = _unauthorized(event) or _not_json(event) or resolver.resolve(_as_json(event), context)
+        return with_console_cors(response, event, get_settings().console_origin)
+
+    return handle
 
 
 def _raw_error(status: int, code: str, message: str) -> dict[str, Any]:
@@ -446,11 +228,13 @@ def _as_json(event: dict[str, Any]) -> dict[str, Any]:
     return {**event, "headers": headers, **({"multiValueHeaders": multi} if multi is not None else {})}
 
 
-@app.get("/v1/openapi.json")
+@openapi_router.get("/v1/openapi.json")
 def openapi_document() -> Response[dict[str, Any]]:
     """This API's OpenAPI document (also committed as docs/openapi.json). Any valid key may read
     it: every route, this one included, sits behind the key check."""
-    Caller.from_authorizer((app.current_event.raw_event.get("requestContext") or {}).get("authorizer"))
+    Caller.from_authorizer(
+        (openapi_router.current_event.raw_event.get("requestContext") or {}).get("authorizer")
+    )
     return Response(
         status_code=200, content_type=content_types.APPLICATION_JSON, body=json.loads(openapi_json())
     )
@@ -462,3 +246,23 @@ def openapi_json() -> str:
     from agent_memory.handlers import openapi
 
     return openapi.render(app)
+
+
+#: One router per capability (`handlers/routes.py` names the capability of every route).
+ROUTERS: dict[Capability, Router] = {
+    "memories": memory_routes.router,
+    "recall": recall_routes.router,
+    "insight": insight_routes.router,
+    "topics": topic_routes.router,
+    "admin": admin_routes.router,
+    "openapi": openapi_router,
+}
+
+#: Every route: the embedded runtime serves them all from one process, and the OpenAPI
+#: document describes them all.
+app = _resolver(ROUTERS)
+#: The deployed functions' entry points: each serves the capabilities the route table gives it.
+api_handler = _entry_point(_resolver(capabilities_of("Api")))
+search_handler = _entry_point(_resolver(capabilities_of("Search")))
+#: Every route behind one entry point (the local server, and tests that send any route).
+handler = _entry_point(app)

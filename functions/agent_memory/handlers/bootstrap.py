@@ -4,7 +4,7 @@ The framework calls this ``onEvent`` handler with the CloudFormation request and
 CloudFormation itself: returning ``{"PhysicalResourceId", "Data"}`` is success, raising is
 failure (the exception's message becomes the stack event's reason).
 
-- **Create / Update**: `opensearch_index.bootstrap` — create the versioned records and events
+- **Create / Update**: `opensearch_bootstrap.bootstrap` — create the versioned records and events
   indexes with their aliases unless they exist, then check them. Idempotent, so every deployment
   that changes a property runs it again safely. An existing index built for another embedding
   model or dimension fails the deployment with the reason, which rolls the stack back before
@@ -17,7 +17,7 @@ failure (the exception's message becomes the stack event's reason).
   control every principal but the master user (this function's role) is refused until mapped, so
   Create and Update also put the OpenSearch role ``{alias}-data`` (the store's actions on
   ``{alias}`` and ``{alias}-*``) and map exactly the listed IAM role ARNs to it
-  (`opensearch_index.map_backend_roles`). Serverless ignores it: data access policies grant
+  (`opensearch_roles.map_backend_roles`). Serverless ignores it: data access policies grant
   access there.
 
 Properties (all optional; CloudFormation passes them as strings): ``Alias``, ``Dimension``,
@@ -37,7 +37,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from agent_memory import container
-from agent_memory.adapters.opensearch_index import bootstrap, data_role_name, map_backend_roles
+from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+from agent_memory.adapters.opensearch.opensearch_roles import data_role_name, map_backend_roles
 from agent_memory.errors import ConfigurationError
 from agent_memory.observability import logger, tracer
 from agent_memory.settings import get_settings

@@ -1,10 +1,13 @@
-"""Every route of the HTTP API, once: its method, path, query parameters, whether it takes a JSON
-body, and which function serves it.
+"""Every route of the HTTP API, once: its method, path, the capability (router) it belongs to,
+its query parameters, whether it takes a JSON body, and so which function serves it.
 
-Two Lambda functions serve the one resolver of `handlers.api`: **Search** (more memory, its own
-concurrency and latency metrics) takes the routes that embed a query; **Api** takes the rest.
-The CDK API construct builds API Gateway's resources and methods from this table, and a test
-holds the resolver's routes to it, so the table is where to look and the one place to change.
+Each capability is one router module in `handlers/` (`memories` -> `memory_routes.py`, ...).
+Two Lambda functions serve them: **Search** (more memory, its own concurrency and latency
+metrics) takes the `recall` routes, which embed a query; **Api** takes the rest. The CDK API
+construct builds API Gateway's resources and methods from this table, each function's entry
+point (`handlers.api.api_handler`, `handlers.api.search_handler`) includes the routers of its
+capabilities, and a test holds the routers to the table: the table is where to look and the one
+place to change.
 """
 
 from __future__ import annotations
@@ -14,15 +17,30 @@ from dataclasses import dataclass
 from typing import Literal
 
 Function = Literal["Api", "Search"]
+Capability = Literal["memories", "recall", "insight", "topics", "admin", "openapi"]
+
+#: Which function serves each capability's routes.
+FUNCTION_OF: dict[Capability, Function] = {
+    "memories": "Api",
+    "recall": "Search",
+    "insight": "Api",
+    "topics": "Api",
+    "admin": "Api",
+    "openapi": "Api",
+}
 
 
 @dataclass(frozen=True)
 class Route:
     method: Literal["GET", "POST", "PUT", "DELETE"]
     path: str
-    function: Function = "Api"
+    capability: Capability
     query: tuple[str, ...] = ()
     body: bool = False
+
+    @property
+    def function(self) -> Function:
+        return FUNCTION_OF[self.capability]
 
     @property
     def path_parameters(self) -> tuple[str, ...]:
@@ -32,23 +50,28 @@ class Route:
 AGENT = "/v1/agents/{agent_id}"
 
 ROUTES: tuple[Route, ...] = (
-    Route("GET", "/v1/agents", query=("cursor", "limit")),
-    Route("POST", f"{AGENT}/memories", body=True),
-    Route("GET", f"{AGENT}/memories", query=("grain", "cursor", "limit")),
-    Route("DELETE", f"{AGENT}/memories", query=("user_id",)),
-    Route("POST", f"{AGENT}/memories/search", "Search", body=True),
-    Route("POST", f"{AGENT}/context", "Search", body=True),
-    Route("GET", f"{AGENT}/memories/{{memory_id}}"),
-    Route("DELETE", f"{AGENT}/memories/{{memory_id}}"),
-    Route("GET", f"{AGENT}/stats"),
-    Route("GET", f"{AGENT}/stats/searches", query=("days",)),
-    Route("GET", f"{AGENT}/timeline", query=("since", "until")),
-    Route("GET", f"{AGENT}/periods/{{grain}}/{{time_key}}"),
-    Route("GET", f"{AGENT}/audit", query=("record_id", "cursor", "limit")),
-    Route("GET", "/v1/openapi.json"),
-    Route("POST", "/v1/admin/summarize", body=True),
-    Route("POST", "/v1/admin/retention"),
-    Route("PUT", "/v1/admin/topics", body=True),
-    Route("GET", "/v1/topics"),
-    Route("GET", "/v1/topics/proposals", query=("limit",)),
+    Route("POST", f"{AGENT}/memories", "memories", body=True),
+    Route("GET", f"{AGENT}/memories", "memories", query=("grain", "cursor", "limit")),
+    Route("GET", f"{AGENT}/memories/{{memory_id}}", "memories"),
+    Route("DELETE", f"{AGENT}/memories/{{memory_id}}", "memories"),
+    Route("DELETE", f"{AGENT}/memories", "memories", query=("user_id",)),
+    Route("GET", f"{AGENT}/audit", "memories", query=("record_id", "cursor", "limit")),
+    Route("GET", f"{AGENT}/stats", "memories"),
+    Route("POST", f"{AGENT}/memories/search", "recall", body=True),
+    Route("POST", f"{AGENT}/context", "recall", body=True),
+    Route("GET", "/v1/agents", "insight", query=("cursor", "limit")),
+    Route("GET", f"{AGENT}/timeline", "insight", query=("since", "until")),
+    Route("GET", f"{AGENT}/periods/{{grain}}/{{time_key}}", "insight"),
+    Route("GET", f"{AGENT}/stats/searches", "insight", query=("days",)),
+    Route("GET", "/v1/topics", "topics"),
+    Route("GET", "/v1/topics/proposals", "topics", query=("limit",)),
+    Route("PUT", "/v1/admin/topics", "topics", body=True),
+    Route("POST", "/v1/admin/summarize", "admin", body=True),
+    Route("POST", "/v1/admin/retention", "admin"),
+    Route("GET", "/v1/openapi.json", "openapi"),
 )
+
+
+def capabilities_of(function: Function) -> tuple[Capability, ...]:
+    """The capabilities (routers) one function serves, in table order."""
+    return tuple(dict.fromkeys(r.capability for r in ROUTES if r.function == function))

@@ -25,4 +25,4 @@ from agent_memory.observability import logger, metrics, tracer
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = DispatchEvent.model_validate(event)
     response = container.dispatch_service().dispatch(request, at=request.scheduled_time)
-    return response.model_dump(mode="json")
+    return response.as_dict()

@@ -87,7 +87,7 @@ def _register_dev_key(keys: Any, key: str, data_dir: Path) -> None:
     """Register the development key, and revoke the one registered before it when it changed:
     a dev key chosen once (``AGENT_MEMORY_DEV_KEY``) must not stay a valid admin key after the
     variable is changed or removed. The current dev key's id is kept in ``dev-key-id``."""
-    from agent_memory.adapters.sqlite_util import private_dir, private_file
+    from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
 
     caller = keys.lookup(key)
     key_id = (
@@ -103,7 +103,7 @@ def _register_dev_key(keys: Any, key: str, data_dir: Path) -> None:
 
 def _stored_dev_key(data_dir: Path) -> str:
     """Generated once and kept (mode 0600) so every `make dev` prints the same key."""
-    from agent_memory.adapters.sqlite_util import private_dir, private_file
+    from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
     from agent_memory.domain.keys import new_api_key
 
     path = private_dir(data_dir) / "dev-key"
@@ -123,7 +123,7 @@ def _keys(args: argparse.Namespace) -> KeyStore:
         from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
         return DynamoDbKeyStore(table)
-    from agent_memory.adapters.sqlite_keys import LocalKeyStore
+    from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 
     return LocalKeyStore(_settings().auth_path)
 
@@ -313,7 +313,7 @@ def _opensearch(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         os.environ["AGENT_MEMORY_OPENSEARCH_ENDPOINT"] = args.endpoint
     os.environ["AGENT_MEMORY_STORE"] = "opensearch"
     from agent_memory import container
-    from agent_memory.adapters.opensearch_client import build_client
+    from agent_memory.adapters.opensearch.opensearch_client import build_client
 
     container.reset()
     settings = _settings()
@@ -322,7 +322,7 @@ def _opensearch(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def cmd_index_bootstrap(args: argparse.Namespace) -> int:
     """Create the versioned index and its alias (idempotent); the stack runs this on deploy."""
-    from agent_memory.adapters.opensearch_index import bootstrap
+    from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
 
     settings, client, embedder = _opensearch(args)
     result = bootstrap(
@@ -338,7 +338,7 @@ def cmd_index_bootstrap(args: argparse.Namespace) -> int:
 
 
 def cmd_index_status(args: argparse.Namespace) -> int:
-    from agent_memory.adapters.opensearch_index import status
+    from agent_memory.adapters.opensearch.opensearch_bootstrap import status
 
     settings, client, _ = _opensearch(args)
     print(json.dumps(status(client, settings.opensearch_index_alias), indent=2, default=str))

@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_memory.adapters.clock import SystemClock
-from agent_memory.adapters.sqlite_util import private_dir, private_file
+from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
 from agent_memory.local.cron import CronExpression
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger

@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 from agent_memory import container
 from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.adapters.sqlite_keys import LocalKeyStore
-from agent_memory.adapters.sqlite_util import private_dir
+from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
+from agent_memory.adapters.sqlite.sqlite_util import private_dir
 from agent_memory.domain.keys import bearer_token
 from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.handlers import (

@@ -36,7 +36,7 @@ def run(request: SummarizeRequest, wait: bool = True, timeout_s: float = 3600.0)
     """Dispatch ``request``; with ``wait``, work the queues until both are empty."""
     jobs, writes = local_queues()
     dead_before = len(jobs.dead_letters())
-    result: dict[str, Any] = container.dispatch_service().dispatch(request).model_dump(mode="json")
+    result: dict[str, Any] = container.dispatch_service().dispatch(request).as_dict()
     if not wait:
         return result
     drain(jobs, writes, timeout_s)

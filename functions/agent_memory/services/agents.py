@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agent_memory.contract.v1 import AgentOut, AgentsResponse
-from agent_memory.ports import AgentDirectory, Clock
+from agent_memory.ports import AgentDirectory, AgentPage, AgentRef, Clock
 
 
 class AgentsService:
@@ -13,15 +12,15 @@ class AgentsService:
 
     def list(
         self, tenant_id: str, limit: int, cursor: str | None, only: frozenset[str] = frozenset()
-    ) -> AgentsResponse:
+    ) -> AgentPage:
         """The tenant's agents with live memories, by id. A key bound to agents (``only``) sees
         just those agents, never the names of the others."""
-        items: list[AgentOut] = []
+        items: list[AgentRef] = []
         while True:
             page = self._store.list_agents(tenant_id, self._clock.now(), cursor=cursor, limit=limit)
-            items += [AgentOut(agent_id=a.agent_id) for a in page.agents if not only or a.agent_id in only]
+            items += [a for a in page.agents if not only or a.agent_id in only]
             cursor = page.next_cursor
             # A bound key's page may filter down to nothing: read on rather than answer an
             # empty page with a cursor (bound keys name a few agents; pages stay cheap).
             if not only or cursor is None or len(items) >= limit:
-                return AgentsResponse(items=items, next_cursor=cursor)
+                return AgentPage(agents=items, next_cursor=cursor)

@@ -18,19 +18,11 @@ that needs no model-specific tokenizer, so the same budget holds whichever LLM r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Protocol
 
-from agent_memory.contract.v1 import (
-    ContextItem,
-    ContextRequest,
-    ContextResponse,
-    SearchRequest,
-    SearchResponse,
-    SearchResult,
-)
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_RESULTS
+from agent_memory.domain.recall import Context, ContextLine, ContextQuery, Hit, SearchQuery
+from agent_memory.ports import Searcher
 
 #: A cut line shorter than this is not worth its date tag: packing stops instead.
 MIN_TAIL_TOKENS = 24
@@ -53,10 +45,11 @@ def estimate_tokens(text: str) -> int:
     return max(math.ceil(ascii_chars / 4 + other), math.ceil(words * 4 / 3))
 
 
-def context_line(result: SearchResult) -> str:
+def context_line(hit: Hit) -> str:
     """``[date · grain] content``: the date a working memory happened, or a summary's period."""
-    label = result.time_key or result.occurred_at.date().isoformat()
-    return f"[{label} · {result.grain.value}] {result.content.strip()}"
+    record = hit.record
+    label = record.time_key or record.occurred_at.date().isoformat()
+    return f"[{label} · {record.grain.value}] {record.content.strip()}"
 
 
 def _cut(line: str, budget: int) -> str:
@@ -72,30 +65,17 @@ def _cut(line: str, budget: int) -> str:
     return " ".join(words[:lo]) + ELLIPSIS if lo else ""
 
 
-class Searcher(Protocol):
-    """What `ContextService` needs of search (`services.search.SearchService` is one)."""
-
-    def search(self, tenant_id: str, agent_id: str, request: SearchRequest) -> SearchResponse: ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Packed:
-    result: SearchResult
-    line: str
-    tokens: int
-
-
 class ContextService:
     """Search, then pack. Depends on the search use case, not on the store: ranking stays in one place."""
 
     def __init__(self, search: Searcher) -> None:
         self._search = search
 
-    def context(self, tenant_id: str, agent_id: str, request: ContextRequest) -> ContextResponse:
+    def context(self, tenant_id: str, agent_id: str, request: ContextQuery) -> Context:
         found = self._search.search(
             tenant_id,
             agent_id,
-            SearchRequest(
+            SearchQuery(
                 query=request.query,
                 grain=request.grain,
                 min_days_ago=request.min_days_ago,
@@ -104,34 +84,24 @@ class ContextService:
                 user_id=request.user_id,
                 max_results=MAX_RESULTS,
             ),
-        ).results
-        packed: list[_Packed] = []
+        )
+        packed: list[ContextLine] = []
         left = request.token_budget
-        for result in found:  # most relevant first
-            line = context_line(result)
+        for hit in found:  # most relevant first
+            line = context_line(hit)
             tokens = estimate_tokens(line) + 1  # + the newline that joins it
             if tokens > left:
                 if left - 1 >= MIN_TAIL_TOKENS and (cut := _cut(line, left - 1)):
-                    packed.append(_Packed(result, cut, estimate_tokens(cut) + 1))
+                    packed.append(ContextLine(hit, cut, estimate_tokens(cut)))
                 break
-            packed.append(_Packed(result, line, tokens))
+            packed.append(ContextLine(hit, line, tokens - 1))
             left -= tokens
-        packed.sort(key=lambda p: (p.result.occurred_at, _GRAIN_ORDER[p.result.grain], p.result.id))
-        return ContextResponse(
-            context="\n".join(p.line for p in packed),
-            tokens=sum(p.tokens for p in packed) - (1 if packed else 0),
+        packed.sort(key=lambda p: (p.hit.record.occurred_at, _GRAIN_ORDER[p.hit.record.grain], p.hit.id))
+        return Context(
+            text="\n".join(p.line for p in packed),
+            tokens=sum(p.tokens for p in packed) + max(len(packed) - 1, 0),
             token_budget=request.token_budget,
-            items=[
-                ContextItem(
-                    id=p.result.id,
-                    grain=p.result.grain,
-                    time_key=p.result.time_key,
-                    occurred_at=p.result.occurred_at,
-                    score=p.result.score,
-                    tokens=p.tokens - 1,
-                )
-                for p in packed
-            ],
+            lines=packed,
             dropped=len(found) - len(packed),
         )
 

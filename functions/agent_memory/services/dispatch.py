@@ -18,7 +18,7 @@ from datetime import datetime
 
 from agent_memory.domain.cascade import covered_span, finer_grains
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.summary_jobs import SummarizeJob, SummarizeRequest, SummarizeResponse
+from agent_memory.domain.summary_jobs import DispatchReport, SummarizeJob, SummarizeRequest
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AgentRef, Clock, Job, JobQueue, MemoryStore
 
@@ -36,7 +36,7 @@ class DispatchService:
         self._tz = timezone
         self._page_size = page_size
 
-    def dispatch(self, request: SummarizeRequest, at: datetime | None = None) -> SummarizeResponse:
+    def dispatch(self, request: SummarizeRequest, at: datetime | None = None) -> DispatchReport:
         """Queue a job per agent for every period ``request`` names.
 
         ``at`` is the instant a schedule fired (default now): it decides which period is due
@@ -53,7 +53,7 @@ class DispatchService:
             "summarize dispatched",
             extra={"grain": grain.value, "periods": len(keys), "first": keys[0], "jobs": queued},
         )
-        return SummarizeResponse(grain=request.grain, periods=keys, jobs_queued=queued)
+        return DispatchReport(grain=grain, periods=keys, jobs_queued=queued)
 
     def dispatch_period(self, grain: Grain, key: str, reason: str = "schedule") -> int:
         """Queue one job for each agent with anything to fold in ``grain``'s ``key``."""
@@ -67,7 +67,7 @@ class DispatchService:
                 time_key=key,
                 reason=reason,  # type: ignore[arg-type]
             )
-            batch.append(job.to_job())
+            batch.append(Job.of(job))
             if len(batch) == SEND_BATCH:
                 self._jobs.send(batch)
                 queued += len(batch)

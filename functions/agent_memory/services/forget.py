@@ -25,7 +25,7 @@ from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditAction, AuditEvent, Clock, JobQueue, MemoryStore, StoreQuery
+from agent_memory.ports import AuditAction, AuditEvent, Clock, Job, JobQueue, MemoryStore, StoreQuery
 from agent_memory.services.staleness import is_stale, made_from
 
 #: Records read per round of an erasure (each round forgets what it read).
@@ -204,9 +204,11 @@ class ForgetService:
     def _finish(self, tenant_id: str, agent_id: str, walk: _Walk) -> None:
         """Queue the re-make of each chain's top; making it re-makes the stale ones below."""
         jobs = [
-            SummarizeJob(
-                tenant_id=tenant_id, agent_id=agent_id, grain=grain, time_key=key, reason="forget"
-            ).to_job()
+            Job.of(
+                SummarizeJob(
+                    tenant_id=tenant_id, agent_id=agent_id, grain=grain, time_key=key, reason="forget"
+                )
+            )
             for grain, key in walk.tops.values()
         ]
         if jobs:

@@ -13,12 +13,12 @@ another agent is a different request (409), not a replay of the first agent's id
 
 from __future__ import annotations
 
-import hashlib
-import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from agent_memory.contract.v1 import WriteRequest, WriteResponse
 from agent_memory.domain.caller import Caller
+from agent_memory.domain.recall import NewMemory
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Idempotency
 from agent_memory.services.write import WriteService
@@ -26,20 +26,16 @@ from agent_memory.services.write import WriteService
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    response: WriteResponse
+    #: The record ids of the write, in the order of its items.
+    ids: list[str]
     #: True when this answer is the first request's, replayed for a retry with the same key.
     replayed: bool = False
 
 
-def fingerprint(agent_id: str, request: WriteRequest) -> str:
-    """What the request asked, as a hash: the agent and the validated body (not its whitespace)."""
-    canonical = json.dumps(
-        {"agent_id": agent_id, "request": request.model_dump(mode="json")},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+def _kept(ids: Sequence[str]) -> dict[str, Any]:
+    """The first answer as the idempotency table keeps it: the v1 response body, so answers kept
+    before and after a deployment read back the same way."""
+    return {"accepted": [{"id": i, "status": "queued"} for i in ids]}
 
 
 class IdempotentWriteService:
@@ -48,16 +44,25 @@ class IdempotentWriteService:
         self._idempotency = idempotency
 
     def accept(
-        self, caller: Caller, agent_id: str, request: WriteRequest, idempotency_key: str | None = None
+        self,
+        caller: Caller,
+        agent_id: str,
+        items: Sequence[NewMemory],
+        idempotency_key: str | None = None,
+        fingerprint: str = "",
     ) -> Accepted:
+        """``fingerprint`` says what the request asked (the contract's `WriteRequest.fingerprint`):
+        the same key replays only for the same fingerprint, and is a 409 for another."""
         if idempotency_key is None:
-            return Accepted(self._write.accept(caller, agent_id, request))
+            return Accepted(self._write.accept(caller, agent_id, items))
+        if not fingerprint:
+            raise ValueError("a write with an idempotency key needs the request's fingerprint")
         outcome = self._idempotency.run(
             f"{caller.tenant_id}\n{idempotency_key}",
-            fingerprint(agent_id, request),
-            lambda: self._write.accept(caller, agent_id, request).model_dump(mode="json"),
+            fingerprint,
+            lambda: _kept(self._write.accept(caller, agent_id, items)),
         )
         if outcome.replayed:
             metrics.add_metric(name="WritesReplayedByKey", unit=MetricUnit.Count, value=1)
             logger.info("idempotent write replayed", extra={"agent_id": agent_id})
-        return Accepted(WriteResponse.model_validate(outcome.result), replayed=outcome.replayed)
+        return Accepted([a["id"] for a in outcome.result["accepted"]], replayed=outcome.replayed)

@@ -38,7 +38,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 
 from agent_memory.domain.cascade import PARENT_GRAIN, covered_span, key_for_day, local_date, parent_key
 from agent_memory.domain.grains import Grain
@@ -48,16 +47,21 @@ from agent_memory.domain.plans import DECAY_FLOOR, Retention, decayed_importance
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditAction, AuditEvent, Clock, JobQueue, MemoryStore, TenantPlans
+from agent_memory.ports import (
+    AuditAction,
+    AuditEvent,
+    Clock,
+    Job,
+    JobQueue,
+    KeyStore,
+    MemoryStore,
+    TenantPlans,
+)
 
 #: Records read per page, and so deleted per call at most.
 PAGE = 1000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FAR = datetime(9000, 1, 1, tzinfo=UTC)
-
-
-class _ListsKeys(Protocol):
-    def list(self) -> list[KeyInfo]: ...
 
 
 class KeyStorePlans:
@@ -68,7 +72,7 @@ class KeyStorePlans:
     how an upgrade is made.
     """
 
-    def __init__(self, keys: _ListsKeys) -> None:
+    def __init__(self, keys: KeyStore) -> None:
         self._keys = keys
         self._plans: dict[str, str] | None = None
 
@@ -255,9 +259,9 @@ class RetentionService:
         if not folds.wanted:
             return
         jobs = [
-            SummarizeJob(
-                tenant_id=tenant, agent_id=agent, grain=grain, time_key=key, reason="retention"
-            ).to_job()
+            Job.of(
+                SummarizeJob(tenant_id=tenant, agent_id=agent, grain=grain, time_key=key, reason="retention")
+            )
             for agent, grain, key in sorted(folds.wanted)
         ]
         if self._jobs is None:

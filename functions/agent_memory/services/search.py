@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from datetime import timedelta
 
-from agent_memory.contract.v1 import SearchRequest, SearchResponse, SearchResult
-from agent_memory.domain.grains import Grain
+from agent_memory.domain.recall import Hit, SearchQuery
 from agent_memory.domain.scoring import RankingWeights, display_text, score
 from agent_memory.domain.timehints import time_hints
 from agent_memory.domain.types import shifted
@@ -63,9 +63,7 @@ class SearchService:
         #: The tenant's topic dictionary widens the lexical query (services/topics.py).
         self._topics = topics
 
-    def _rerank(
-        self, query: str, ranked: list[SearchResult], relevance: dict[str, float], wanted: int
-    ) -> list[SearchResult]:
+    def _rerank(self, query: str, ranked: list[Hit], relevance: dict[str, float], wanted: int) -> list[Hit]:
         """Re-score the head of the ranking with the reranker: its relevance replaces ours, the
         dampers (recency, importance, time) stay. The rest keeps its order below the head. A
         reranker that fails leaves the ranking as it was: a search never fails for it."""
@@ -78,15 +76,16 @@ class SearchService:
             metrics.add_metric(name="RerankFailures", unit=MetricUnit.Count, value=1)
             return ranked
         rescored = [
-            r.model_copy(update={"score": round(r.score / max(relevance[r.id], 1e-9) * new, 6)})
+            replace(r, score=round(r.score / max(relevance[r.id], 1e-9) * new, 6))
             for r, new in zip(head, scores, strict=True)
         ]
         rescored.sort(key=lambda x: (-x.score, x.id))
         floor = min((r.score for r in rescored), default=0.0)
         # what was not reranked stays below what was, in its own order
-        return rescored + [r.model_copy(update={"score": min(r.score, floor)}) for r in tail]
+        return rescored + [replace(r, score=min(r.score, floor)) for r in tail]
 
-    def search(self, tenant_id: str, agent_id: str, request: SearchRequest) -> SearchResponse:
+    def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Hit]:
+        """The hits, best first (newest first without a query), at most ``max_results``."""
         started = time.perf_counter()
         now = self._clock.now()
         as_of = request.as_of or now
@@ -98,7 +97,7 @@ class SearchService:
             tenant_id=tenant_id,
             agent_id=agent_id,
             now=now,
-            grains=None if request.grain == "all" else (Grain(request.grain),),
+            grains=None if request.grain is None else (request.grain,),
             vector=vector,
             text=self._topics.expand_query(tenant_id, query) if self._topics else query,
             start=shifted(as_of, -timedelta(days=request.max_days_ago))
@@ -111,31 +110,18 @@ class SearchService:
             limit=max(MIN_CANDIDATES, request.max_results * CANDIDATE_FACTOR),
         )
         candidates = self._store.search(store_query)
-        results: list[SearchResult] = []
+        results: list[Hit] = []
         relevance: dict[str, float] = {}
         for c in candidates:
             s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints)
-            r = c.record
-            relevance[r.id] = s.relevance
+            relevance[c.record.id] = s.relevance
             results.append(
-                SearchResult(
-                    id=r.id,
-                    grain=r.grain,
-                    time_key=r.time_key,
-                    kind=r.kind,
-                    content=r.content,
-                    text=display_text(r),
+                Hit(
+                    record=c.record,
+                    text=display_text(c.record),
                     score=round(s.score, 6),
                     similarity=round(c.similarity, 6) if c.similarity is not None else None,
                     recency=round(s.recency, 6),
-                    importance=r.importance,
-                    occurred_at=r.occurred_at,
-                    topic=r.topic_raw,
-                    user_id=r.user_id,
-                    conversation_id=r.conversation_id,
-                    source=r.source,
-                    metadata=r.metadata,
-                    tags=r.tags,
                 )
             )
         if query is not None:
@@ -143,7 +129,7 @@ class SearchService:
             if self._reranker is not None and results:
                 results = self._rerank(query, results, relevance, request.max_results)
         else:  # no query: newest first, as the store returned them
-            results.sort(key=lambda x: (x.occurred_at, x.id), reverse=True)
+            results.sort(key=lambda x: (x.record.occurred_at, x.id), reverse=True)
         if request.min_score is not None:
             results = [r for r in results if r.score >= request.min_score]
         results = results[: request.max_results]
@@ -163,16 +149,16 @@ class SearchService:
                     "agent_id": agent_id,
                     "query_topic": query_topic(query),
                     "time_hints": [h.phrase for h in hints],
-                    "grain": str(request.grain),
+                    "grain": str(request.grain or "all"),
                 },
             )
         logger.info(
             "search",
             extra={
                 "agent_id": agent_id,
-                "grain": str(request.grain),
+                "grain": str(request.grain or "all"),
                 "hits": len(results),
                 "ms": round(elapsed_ms, 2),
             },
         )
-        return SearchResponse(results=results)
+        return results

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, timedelta
 
-from agent_memory.contract.v1 import SearchDayOut, SearchStatsResponse
+from agent_memory.domain.operator_views import SearchActivity
 from agent_memory.ports import Clock, SearchLog
 
 #: The longest look back one request may ask for, in days.
@@ -22,16 +22,7 @@ class SearchStatsService:
         self._store = store
         self._clock = clock
 
-    def stats(self, tenant_id: str, agent_id: str, days: int) -> SearchStatsResponse:
+    def stats(self, tenant_id: str, agent_id: str, days: int) -> SearchActivity:
         """The last ``days`` UTC days, today included."""
         since = self._clock.now().astimezone(UTC).date() - timedelta(days=days - 1)
-        by_day = [
-            SearchDayOut(day=d.day, searches=d.searches, zero_hits=d.zero_hits)
-            for d in self._store.search_days(tenant_id, agent_id, since)
-        ]
-        return SearchStatsResponse(
-            days=days,
-            searches=sum(d.searches for d in by_day),
-            zero_hits=sum(d.zero_hits for d in by_day),
-            by_day=by_day,
-        )
+        return SearchActivity(days=days, by_day=self._store.search_days(tenant_id, agent_id, since))

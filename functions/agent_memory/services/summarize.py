@@ -58,6 +58,7 @@ from agent_memory.ports import (
     AuditAction,
     AuditEvent,
     Clock,
+    Job,
     JobQueue,
     MemoryStore,
     QueueMessage,
@@ -366,7 +367,7 @@ class SummarizeService:
             reason="refresh",
             after=ExpectedChild(id=record.id, updated_at=record.updated_at),
         )
-        self._jobs.send([job.to_job()], delay_s=self._refresh_delay_s)
+        self._jobs.send([Job.of(job)], delay_s=self._refresh_delay_s)
         stats.refreshes += 1
         metrics.add_metric(name="SummaryRefreshesQueued", unit=MetricUnit.Count, value=1)
 

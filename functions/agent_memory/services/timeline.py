@@ -12,16 +12,7 @@ day's count in the working lane is exactly what that day's summary folds.
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Protocol
 
-from agent_memory.contract.v1 import (
-    MemoryOut,
-    PeriodRef,
-    PeriodResponse,
-    TimelineLane,
-    TimelinePeriod,
-    TimelineResponse,
-)
 from agent_memory.domain.cascade import (
     CHILD_GRAIN,
     covered_span,
@@ -32,11 +23,11 @@ from agent_memory.domain.cascade import (
 )
 from agent_memory.domain.grains import SUMMARY_GRAINS, Grain, parse_time_key, time_key_for
 from agent_memory.domain.ids import summary_id
+from agent_memory.domain.operator_views import Lane, ParentPeriod, PeriodCount, PeriodView, Timeline
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.scoring import display_text
 from agent_memory.domain.types import FIRST_DAY, LAST_DAY, shifted_day
 from agent_memory.errors import InvalidTimeKeyError, ValidationFailedError
-from agent_memory.ports import AgentDirectory, Clock, RecordStore
+from agent_memory.ports import Clock, TimelineStore
 
 #: The longest timeline one request may ask for (a year and a leap day, with room to spare).
 MAX_TIMELINE_DAYS = 400
@@ -44,10 +35,6 @@ MAX_TIMELINE_DAYS = 400
 DEFAULT_TIMELINE_DAYS = 28
 #: Children returned with a period (``children_total`` has the full count).
 MAX_PERIOD_CHILDREN = 500
-
-
-class TimelineStore(RecordStore, AgentDirectory, Protocol):
-    """What the timeline needs of the store: counts per period and the summaries in a span."""
 
 
 def _invalid(field: str, message: str) -> ValidationFailedError:
@@ -68,7 +55,7 @@ class TimelineService:
 
     def timeline(
         self, tenant_id: str, agent_id: str, since: date | None = None, until: date | None = None
-    ) -> TimelineResponse:
+    ) -> Timeline:
         """Counts per local day of working memory, and every live summary whose span overlaps
         ``[since, until]``, per grain."""
         now = self._clock.now()
@@ -86,7 +73,7 @@ class TimelineService:
         edges = [local_midnight(since + timedelta(days=i), self._tz) for i in range(days + 1)]
         counts = self._store.histogram(tenant_id, agent_id, Grain.WORKING, edges, now)
         working = [
-            TimelinePeriod(
+            PeriodCount(
                 time_key=time_key_for(Grain.DAILY, since + timedelta(days=i)),
                 start=edges[i],
                 end=edges[i + 1],
@@ -96,14 +83,14 @@ class TimelineService:
             for i, count in enumerate(counts)
             if count
         ]
-        lanes = [TimelineLane(grain=Grain.WORKING, periods=working)]
+        lanes = [Lane(grain=Grain.WORKING, periods=working)]
         for grain in SUMMARY_GRAINS:
             summaries = self._store.records_in_span(tenant_id, agent_id, grain, edges[0], edges[-1], now)
             lanes.append(
-                TimelineLane(
+                Lane(
                     grain=grain,
                     periods=[
-                        TimelinePeriod(
+                        PeriodCount(
                             time_key=s.time_key or "",
                             start=s.period_start or s.occurred_at,
                             end=s.period_end or s.occurred_at,
@@ -115,9 +102,9 @@ class TimelineService:
                     ],
                 )
             )
-        return TimelineResponse(timezone=self._tz, since=since, until=until, lanes=lanes)
+        return Timeline(timezone=self._tz, since=since, until=until, lanes=lanes)
 
-    def period(self, tenant_id: str, agent_id: str, grain: Grain, time_key: str) -> PeriodResponse:
+    def period(self, tenant_id: str, agent_id: str, grain: Grain, time_key: str) -> PeriodView:
         """One summary period: the summary (when made and live), the live children in its span,
         and the ids it was made from that no longer are."""
         try:
@@ -135,15 +122,15 @@ class TimelineService:
         missing = [i for i in summary.source_ids if i not in live_ids] if summary is not None else []
         parent = None
         if grain is not Grain.YEARLY:
-            parent = PeriodRef(grain=_parent_grain(grain), time_key=parent_key(grain, time_key))
-        return PeriodResponse(
+            parent = ParentPeriod(grain=_parent_grain(grain), time_key=parent_key(grain, time_key))
+        return PeriodView(
             grain=grain,
             time_key=time_key,
             start=start,
             end=end,
-            summary=None if summary is None else MemoryOut.of(summary, display_text(summary)),
+            summary=summary,
             child_grain=child_grain,
-            children=[MemoryOut.of(c, display_text(c)) for c in children[:MAX_PERIOD_CHILDREN]],
+            children=children[:MAX_PERIOD_CHILDREN],
             children_total=len(children),
             missing_sources=missing,
             parent=parent,

@@ -17,18 +17,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from agent_memory.domain.topic_dictionary import (
-    TopicDictionary,
-    TopicDictionaryBody,
-    TopicDictionaryResponse,
-    TopicProposalOut,
-    TopicProposalsResponse,
-)
+from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 from agent_memory.errors import AgentMemoryError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import Clock, TopicStore
+from agent_memory.ports import Clock, StoredTopicDictionary, TopicStore
 
 DEFAULT_TTL_S = 60.0
 #: How long a failed read is remembered: short, so the dictionary is back soon after the store.
@@ -106,23 +100,19 @@ class TopicService:
         self._store = cache.store
         self._clock = clock
 
-    def get(self, tenant_id: str) -> TopicDictionaryResponse:
-        stored = self._store.get_dictionary(tenant_id)
-        if stored is None:
-            return TopicDictionaryResponse(terms={})
-        return TopicDictionaryResponse(terms=stored.dictionary.as_dict(), updated_at=stored.updated_at)
+    def get(self, tenant_id: str) -> StoredTopicDictionary | None:
+        return self._store.get_dictionary(tenant_id)
 
-    def put(self, tenant_id: str, body: TopicDictionaryBody) -> TopicDictionaryResponse:
-        dictionary = TopicDictionary.build(body.terms)  # the body's validator already checked it
+    def put(self, tenant_id: str, terms: Mapping[str, Sequence[str]]) -> StoredTopicDictionary | None:
+        """Replace the dictionary with ``terms`` (canonical term -> synonyms); none removes it."""
+        dictionary = TopicDictionary.build(terms)
         now = self._clock.now()
         self._store.put_dictionary(tenant_id, dictionary, now)
         self._cache.invalidate(tenant_id)
         logger.info("topic dictionary replaced", extra={"terms": len(dictionary.terms)})
-        if not dictionary:
-            return TopicDictionaryResponse(terms={})
-        return TopicDictionaryResponse(terms=dictionary.as_dict(), updated_at=now)
+        return StoredTopicDictionary(dictionary, now) if dictionary else None
 
-    def proposals(self, tenant_id: str, limit: int) -> TopicProposalsResponse:
+    def proposals(self, tenant_id: str, limit: int) -> list[TopicProposal]:
         """Unknown topics, most named first; those the current dictionary knows are left out (a
         proposal taken into the dictionary disappears from the list at once)."""
         stored = self._store.get_dictionary(tenant_id)
@@ -130,9 +120,4 @@ class TopicService:
         listed = self._store.list_proposals(tenant_id, self._clock.now())
         proposals = [p for p in listed if known.canonical(p.topic) is None]
         proposals.sort(key=lambda p: (-p.count, -p.last_seen.timestamp(), p.topic))
-        return TopicProposalsResponse(
-            items=[
-                TopicProposalOut(topic=p.topic, count=p.count, first_seen=p.first_seen, last_seen=p.last_seen)
-                for p in proposals[:limit]
-            ]
-        )
+        return proposals[:limit]

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from agent_memory.contract.v1 import AcceptedItem, WriteItem, WriteRequest, WriteResponse
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, memory_id
 from agent_memory.domain.importance import score_importance
+from agent_memory.domain.recall import NewMemory
 from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
 from agent_memory.domain.topic_dictionary import TopicDictionary
 from agent_memory.errors import DependencyError
@@ -54,9 +54,9 @@ class WriteService:
         self._default_ttl_days = default_ttl_days
         self._topics = topics
 
-    def accept(self, caller: Caller, agent_id: str, request: WriteRequest) -> WriteResponse:
+    def accept(self, caller: Caller, agent_id: str, items: Sequence[NewMemory]) -> list[str]:
+        """Queue ``items`` on the agent's working-memory group; their record ids, in order."""
         now = self._clock.now()
-        items = request.to_items()
         dictionary = self._dictionary(caller.tenant_id, items)
         records = [self._to_record(caller.tenant_id, agent_id, item, now, dictionary) for item in items]
         commands = [WriteCommand(op="remember", record=r) for r in records]
@@ -77,9 +77,9 @@ class WriteService:
             self._topics.propose(caller.tenant_id, unknown, self._clock)
         metrics.add_metric(name="WritesAccepted", unit=MetricUnit.Count, value=len(records))
         logger.info("writes accepted", extra={"agent_id": agent_id, "count": len(records)})
-        return WriteResponse(accepted=[AcceptedItem(id=i) for i in ids])
+        return ids
 
-    def _dictionary(self, tenant_id: str, items: list[WriteItem]) -> TopicDictionary | None:
+    def _dictionary(self, tenant_id: str, items: Sequence[NewMemory]) -> TopicDictionary | None:
         """The tenant's dictionary, read only when some item names a topic."""
         if self._topics is None or not any(item.topic for item in items):
             return None
@@ -89,7 +89,7 @@ class WriteService:
         self,
         tenant_id: str,
         agent_id: str,
-        item: WriteItem,
+        item: NewMemory,
         now: datetime,
         dictionary: TopicDictionary | None,
     ) -> MemoryRecord:
@@ -123,8 +123,8 @@ class WriteService:
             importance=score_importance(item.content, kind) if item.importance is None else item.importance,
             tags=list(dict.fromkeys(item.tags)),
             source=item.source,
-            links=item.links,
-            metadata=item.metadata,
+            links=list(item.links),
+            metadata=dict(item.metadata),
             content_hash=content_hash(item.content),
             created_at=now,
             updated_at=now,

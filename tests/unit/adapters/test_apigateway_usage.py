@@ -35,8 +35,10 @@ def members(client: Any, name: str) -> set[str]:
 
 
 def test_a_tenant_is_in_exactly_its_plans_usage_plan_and_moves_with_its_plan(apigateway: Any) -> None:
+    # GIVEN
     plans = ApiGatewayUsagePlans(PREFIX, apigateway)
     key_id = plans.enroll("acme", "free")
+    # WHEN / THEN
     assert members(apigateway, f"{PREFIX}-free") == {f"{PREFIX}-tenant-acme"}
     assert plans.enroll("acme", "free") == key_id  # idempotent: one key, one membership
     plans.enroll("acme", "pro")
@@ -49,7 +51,9 @@ def test_a_tenant_is_in_exactly_its_plans_usage_plan_and_moves_with_its_plan(api
 
 
 def test_two_tenants_get_two_keys(apigateway: Any) -> None:
+    # GIVEN
     plans = ApiGatewayUsagePlans(PREFIX, apigateway)
+    # WHEN / THEN
     assert plans.enroll("acme", "free") != plans.enroll("globex", "free")
     assert (
         usage_key(PREFIX, "acme") != usage_key(PREFIX, "globex") != usage_key("agent-memory-prod", "globex")
@@ -57,5 +61,6 @@ def test_two_tenants_get_two_keys(apigateway: Any) -> None:
 
 
 def test_a_plan_without_a_usage_plan_is_a_configuration_error(apigateway: Any) -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="agent-memory-dev-starter"):
         ApiGatewayUsagePlans(PREFIX, apigateway).enroll("acme", "starter")

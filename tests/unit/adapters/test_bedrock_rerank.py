@@ -50,11 +50,13 @@ def test_scores_come_back_in_the_documents_order(stubbed: tuple[BedrockReranker,
         _request("when is the launch?", docs),
     )
 
+    # WHEN / THEN the scores come back in the documents' order, from the configured model
     assert reranker.rerank("when is the launch?", docs) == [0.91, 0.02]
     assert reranker.model_id == "amazon.rerank-v1:0"
 
 
 def test_long_documents_are_cut_and_unscored_ones_get_zero(stubbed: tuple[BedrockReranker, Stubber]) -> None:
+    # GIVEN
     reranker, stubber = stubbed
     docs = ["x" * (MAX_DOCUMENT_CHARS + 50), "short"]
     stubber.add_response(
@@ -63,18 +65,23 @@ def test_long_documents_are_cut_and_unscored_ones_get_zero(stubbed: tuple[Bedroc
         _request("q", ["x" * MAX_DOCUMENT_CHARS, "short"]),
     )
 
+    # WHEN / THEN
     assert reranker.rerank("q", docs) == [0.0, 0.5]
 
 
 def test_no_documents_no_call(stubbed: tuple[BedrockReranker, Stubber]) -> None:
+    # GIVEN
     reranker, _ = stubbed
+    # WHEN / THEN
     assert reranker.rerank("q", []) == []
 
 
 @pytest.mark.parametrize("code", ["ThrottlingException", "AccessDeniedException", "ValidationException"])
 def test_a_failed_call_is_a_dependency_error(stubbed: tuple[BedrockReranker, Stubber], code: str) -> None:
+    # GIVEN
     reranker, stubber = stubbed
     stubber.add_client_error("rerank", service_error_code=code, http_status_code=400)
 
+    # WHEN / THEN
     with pytest.raises(DependencyError, match="Bedrock Rerank failed"):
         reranker.rerank("q", ["doc"])

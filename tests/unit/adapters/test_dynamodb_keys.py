@@ -18,7 +18,7 @@ from moto import mock_aws
 from tests.tables import create_tenants_table
 
 from agent_memory.adapters.dynamodb_keys import KEY_ID_INDEX, DynamoDbKeyStore
-from agent_memory.adapters.sqlite_keys import LocalKeyStore
+from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
 from agent_memory.domain.keys import KeyInfo, new_api_key
 from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
@@ -72,18 +72,23 @@ def test_a_created_key_looks_up_as_its_tenant_plan_and_default_scopes(any_store:
 
 
 def test_admin_and_agent_limits_are_kept(any_store: KeyStore) -> None:
+    # GIVEN
     _, key = any_store.create("acme", "starter", admin=True, agents=frozenset({"b-bot", "a-bot"}))
 
+    # WHEN
     caller = any_store.lookup(key)
 
+    # THEN
     assert caller is not None
     assert caller.scopes == DEFAULT_SCOPES | {"admin"}
     assert caller.agents == {"a-bot", "b-bot"}
 
 
 def test_unknown_keys_are_not_found(any_store: KeyStore) -> None:
+    # GIVEN
     any_store.create("acme", "pro")
 
+    # WHEN / THEN
     assert any_store.lookup(new_api_key()) is None
     assert any_store.lookup("") is None
 
@@ -137,7 +142,7 @@ def test_the_item_holds_the_hash_of_the_key_never_the_key(keys: DynamoDbKeyStore
     # GIVEN a key limited to one agent
     key_id, key = keys.create("acme", "pro", agents=frozenset({"bot"}))
 
-    # THEN the table holds one item, keyed by the SHA-256 of the key, with the documented attributes
+    # WHEN / THEN the table holds one item, keyed by the SHA-256 of the key, with the documented attributes
     [item] = ddb.scan(TableName=TABLE)["Items"]
     assert item["key_hash"] == {"S": hashlib.sha256(key.encode()).hexdigest()}
     assert {name: value["S"] for name, value in item.items() if name != "created_at"} == {
@@ -153,10 +158,13 @@ def test_the_item_holds_the_hash_of_the_key_never_the_key(keys: DynamoDbKeyStore
 
 
 def test_revoking_keeps_the_item_and_stamps_it(keys: DynamoDbKeyStore, ddb: Any) -> None:
+    # GIVEN
     key_id, _ = keys.create("acme", "pro")
 
+    # WHEN
     keys.revoke(key_id)
 
+    # THEN
     [item] = ddb.scan(TableName=TABLE)["Items"]
     assert item["key_id"] == {"S": key_id}
     assert item["revoked_at"]["S"] >= item["created_at"]["S"]
@@ -177,11 +185,14 @@ def test_registering_a_key_twice_is_a_conflict_that_changes_nothing(keys: Dynamo
 
 
 def test_ensure_registers_a_key_once(keys: DynamoDbKeyStore) -> None:
+    # GIVEN
     key = new_api_key()
 
+    # WHEN
     keys.ensure(key, "dev", "pro", admin=True)
     keys.ensure(key, "dev", "pro", admin=True)
 
+    # THEN
     assert [i.tenant_id for i in keys.list()] == ["dev"]
     caller = keys.lookup(key)
     assert caller is not None and "admin" in caller.scopes
@@ -236,7 +247,9 @@ def test_list_reads_every_page_of_the_scan() -> None:
 
 def test_a_missing_table_is_a_configuration_error_that_names_it() -> None:
     with mock_aws():
+        # GIVEN
         store = DynamoDbKeyStore("no-such-table", client=boto3.client("dynamodb", region_name="us-east-1"))
+        # WHEN / THEN
         with pytest.raises(ConfigurationError, match="no-such-table"):
             store.lookup(new_api_key())
         with pytest.raises(ConfigurationError, match="no-such-table"):
@@ -244,8 +257,10 @@ def test_a_missing_table_is_a_configuration_error_that_names_it() -> None:
 
 
 def test_throttling_is_a_dependency_error_not_a_missing_key() -> None:
+    # GIVEN
     store, stub = stubbed()
     stub.add_client_error("get_item", "ProvisionedThroughputExceededException", http_status_code=400)
 
+    # WHEN / THEN
     with stub, pytest.raises(DependencyError):
         store.lookup(new_api_key())

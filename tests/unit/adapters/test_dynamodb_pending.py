@@ -42,8 +42,11 @@ def pending(ddb: Any, tick: SteppingClock) -> DynamoDbPendingWrites:
 
 
 def test_each_mark_is_one_item_with_a_ttl(pending: DynamoDbPendingWrites, ddb: Any) -> None:
+    # GIVEN
     pending.add("t", "a", ["mem_1"])
+    # WHEN
     item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
+    # THEN
     assert item["state"] == {"S": "pending"}
     assert item["expires_at"] == {"N": str(int(T0 + 14 * 86_400))}
 
@@ -56,7 +59,7 @@ def test_done_leaves_a_tombstone_for_the_dedup_window(
     tick.now += 0.5
     pending.done("t", "a", ["mem_1"])
 
-    # THEN the item is a done tombstone that lives at least the whole window, and does not count
+    # WHEN / THEN the item is a done tombstone that lives at least the whole window, and does not count
     item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
     assert item["state"] == {"S": "done"}
     assert item["expires_at"] == {"N": str(int(T0) + 301)}
@@ -93,6 +96,7 @@ class DoneAfterRead:
 
 
 def test_the_dedup_window_and_ttl_must_be_positive() -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match="dedup_window_s must be positive"):
         DynamoDbPendingWrites(TABLE, dedup_window_s=0)
     with pytest.raises(ValueError, match="ttl_days must be positive"):
@@ -150,14 +154,37 @@ def test_unprocessed_items_are_written_again_after_a_backoff(tick: SteppingClock
     assert sleeps == [0.05]
 
 
-def test_items_that_stay_unprocessed_raise_a_dependency_error(tick: SteppingClock) -> None:
+@pytest.mark.parametrize(
+    ("mark", "operation", "answer", "match"),
+    [
+        pytest.param(
+            "done",
+            "batch_write_item",
+            {"UnprocessedItems": {TABLE: [tombstone("mem_1")]}},
+            "1 pending-write update",
+            id="items-left-unwritten",
+        ),
+        pytest.param(
+            "add",
+            "batch_get_item",
+            {"Responses": {}, "UnprocessedKeys": {TABLE: get_request("mem_1")}},
+            "1 pending-write read",
+            id="keys-left-unread",
+        ),
+    ],
+)
+def test_what_stays_unprocessed_through_every_retry_raises_a_dependency_error(
+    tick: SteppingClock, mark: str, operation: str, answer: dict[str, Any], match: str
+) -> None:
+    # GIVEN DynamoDB that leaves mem_1 unprocessed on the first try and on both retries
     client, stub = stubbed()
     for _ in range(3):
-        stub.add_response("batch_write_item", {"UnprocessedItems": {TABLE: [tombstone("mem_1")]}})
-    with stub, pytest.raises(DependencyError, match="1 pending-write update"):
-        DynamoDbPendingWrites(TABLE, client=client, clock=tick, max_retries=2, sleep=lambda _: None).done(
-            "t", "a", ["mem_1"]
-        )
+        stub.add_response(operation, answer)
+    pending = DynamoDbPendingWrites(TABLE, client=client, clock=tick, max_retries=2, sleep=lambda _: None)
+
+    # WHEN / THEN marking it (as pending, or as done) fails, after exactly those three calls
+    with stub, pytest.raises(DependencyError, match=match):
+        getattr(pending, mark)("t", "a", ["mem_1"])
     stub.assert_no_pending_responses()
 
 
@@ -191,19 +218,6 @@ def test_unprocessed_keys_are_read_again_before_marking(tick: SteppingClock) -> 
     assert sleeps == [0.05]
 
 
-def test_keys_that_stay_unprocessed_raise_a_dependency_error(tick: SteppingClock) -> None:
-    client, stub = stubbed()
-    for _ in range(2):
-        stub.add_response(
-            "batch_get_item", {"Responses": {}, "UnprocessedKeys": {TABLE: get_request("mem_1")}}
-        )
-    with stub, pytest.raises(DependencyError, match="1 pending-write read"):
-        DynamoDbPendingWrites(TABLE, client=client, clock=tick, max_retries=1, sleep=lambda _: None).add(
-            "t", "a", ["mem_1"]
-        )
-    stub.assert_no_pending_responses()
-
-
 def test_count_follows_every_page(tick: SteppingClock) -> None:
     # GIVEN a partition whose count comes back in two pages
     client, stub = stubbed()
@@ -223,18 +237,20 @@ def test_count_follows_every_page(tick: SteppingClock) -> None:
     stub.add_response("query", {"Count": 500, "ScannedCount": 500, "LastEvaluatedKey": last}, query)
     stub.add_response("query", {"Count": 7, "ScannedCount": 9}, {**query, "ExclusiveStartKey": last})
 
-    # THEN the count adds them up
+    # WHEN / THEN the count adds them up
     with stub:
         assert DynamoDbPendingWrites(TABLE, client=client, clock=tick).count("t", "a") == 507
     stub.assert_no_pending_responses()
 
 
 def test_client_errors_become_dependency_errors(tick: SteppingClock) -> None:
+    # GIVEN
     client, stub = stubbed()
     stub.add_client_error("batch_write_item", "ResourceNotFoundException", http_status_code=400)
     stub.add_client_error("batch_get_item", "InternalServerError", http_status_code=500)
     stub.add_client_error("query", "ProvisionedThroughputExceededException", http_status_code=400)
     pending = DynamoDbPendingWrites(TABLE, client=client, clock=tick)
+    # WHEN / THEN
     with stub:
         with pytest.raises(DependencyError, match="ResourceNotFoundException"):
             pending.done("t", "a", ["mem_1"])
@@ -245,8 +261,11 @@ def test_client_errors_become_dependency_errors(tick: SteppingClock) -> None:
 
 
 def test_discard_deletes_the_mark_without_a_tombstone(pending: DynamoDbPendingWrites, ddb: Any) -> None:
+    # GIVEN
     pending.add("t", "a", ["r1", "r2"])
+    # WHEN
     pending.discard("t", "a", ["r1"])
+    # THEN
     assert pending.count("t", "a") == 1
     pending.add("t", "a", ["r1"])  # a retry after the queue was down counts again
     assert pending.count("t", "a") == 2

@@ -16,17 +16,19 @@ def test_a_job_sent_twice_runs_twice_like_on_a_standard_queue(tmp_path: Path) ->
     jobs.send([Job("t:a:daily:2026-11-20", '{"x":1}')])
     jobs.send([Job("t:a:daily:2026-11-20", '{"x":1}')], delay_s=60)
 
-    # THEN both are queued (no deduplication), one after the other: same key, same group
+    # WHEN / THEN both are queued (no deduplication), one after the other: same key, same group
     first = queue.receive(10)
     assert [m.body for m in first] == ['{"x":1}', '{"x":1}']
     assert {m.group_id for m in first} == {"t:a:daily:2026-11-20"}
 
 
 def test_jobs_of_different_periods_do_not_wait_for_each_other(tmp_path: Path) -> None:
+    # GIVEN
     queue = LocalFifoQueue(tmp_path / "jobs.db")
     LocalJobQueue(queue).send([Job("t:a:daily:1", "a"), Job("t:a:daily:1", "b"), Job("t:a:daily:2", "c")])
 
     batch = queue.receive(1)
+    # WHEN / THEN
     assert [m.body for m in batch] == ["a"]
     # while "a" is in flight, "b" (same period) waits but "c" (another period) is handed out
     assert [m.body for m in queue.receive(10)] == ["c"]

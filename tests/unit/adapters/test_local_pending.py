@@ -83,6 +83,7 @@ def test_threads_and_a_second_instance_see_one_exact_count(tmp_path: Path) -> No
         for rid in chunk:
             api.add("t", "a", [rid])
 
+    # WHEN
     threads = [threading.Thread(target=add, args=(ids[i::4],)) for i in range(4)]
     for t in threads:
         t.start()
@@ -96,9 +97,12 @@ def test_threads_and_a_second_instance_see_one_exact_count(tmp_path: Path) -> No
 
 
 def test_discard_leaves_no_tombstone_so_a_retry_counts_again(tmp_path: Path) -> None:
+    # GIVEN
     pending = LocalPendingWrites(tmp_path / "p.db")
     pending.add("t", "a", ["r1"])
+    # WHEN
     pending.discard("t", "a", ["r1"])
+    # THEN
     assert pending.count("t", "a") == 0
     pending.add("t", "a", ["r1"])  # the client retries after the queue was down
     assert pending.count("t", "a") == 1

@@ -94,6 +94,7 @@ def test_other_groups_keep_flowing_while_one_group_is_blocked(queue: LocalFifoQu
 
 
 def test_receive_refuses_batches_sqs_would_refuse(queue: LocalFifoQueue) -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match="max_messages"):
         queue.receive(11)
     with pytest.raises(ValueError, match="max_messages"):
@@ -184,7 +185,7 @@ def test_a_message_nacked_at_max_receive_count_moves_to_the_dead_letters(
         assert (m.body, m.receive_count) == ("g-1", expected_count)
         queue.nack([m.receipt_handle])
 
-    # THEN it is a dead letter with its original group, dedup id and body, and the group moves on
+    # WHEN / THEN it is a dead letter with its original group, dedup id and body, and the group moves on
     (dead,) = queue.dead_letters()
     assert (dead.id, dead.group_id, dead.dedup_id, dead.body) == (
         m.message_id,
@@ -294,6 +295,7 @@ def test_threads_share_the_queue_without_losing_duplicating_or_reordering(tmp_pa
                 log.extend(batch)
             consumer_side.ack([m.receipt_handle for m in batch])
 
+    # WHEN
     producers = [threading.Thread(target=produce, args=(p,)) for p in range(4)]
     consumers = [threading.Thread(target=consume) for _ in range(3)]
     for t in producers + consumers:

@@ -227,5 +227,6 @@ def test_a_reason_is_cut_to_what_sqs_accepts_in_an_attribute(sqs: Any, queues: t
 
 
 def test_redrive_needs_the_write_queue(sqs: Any, queues: tuple[str, str]) -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="WRITE_QUEUE_URL"):
         SqsDeadLetters(queues[1], sqs).redrive()

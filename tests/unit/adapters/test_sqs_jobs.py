@@ -15,7 +15,9 @@ URL = "https://sqs.us-east-1.amazonaws.com/123456789012/summarize"
 
 
 def test_a_delay_becomes_delay_seconds_capped_at_sqs_limit() -> None:
+    # GIVEN
     client = boto3.client("sqs", region_name="us-east-1")
+    # WHEN / THEN
     with Stubber(client) as stub:
         stub.add_response(
             "send_message_batch",
@@ -27,9 +29,11 @@ def test_a_delay_becomes_delay_seconds_capped_at_sqs_limit() -> None:
 
 
 def test_entries_failing_on_the_service_side_are_retried_then_reported() -> None:
+    # GIVEN
     client = boto3.client("sqs", region_name="us-east-1")
     failed = {"Id": "1", "SenderFault": False, "Code": "InternalError"}
     sleeps: list[float] = []
+    # WHEN / THEN
     with Stubber(client) as stub:
         stub.add_response(
             "send_message_batch", {"Successful": [], "Failed": [failed]}, {"QueueUrl": URL, "Entries": ANY}
@@ -47,7 +51,9 @@ def test_entries_failing_on_the_service_side_are_retried_then_reported() -> None
 
 
 def test_a_refused_call_is_a_dependency_error() -> None:
+    # GIVEN
     client = boto3.client("sqs", region_name="us-east-1")
+    # WHEN / THEN
     with Stubber(client) as stub:
         stub.add_client_error(
             "send_message_batch", service_error_code="AWS.SimpleQueueService.NonExistentQueue"

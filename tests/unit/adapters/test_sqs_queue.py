@@ -226,10 +226,12 @@ def test_sender_fault_entries_are_not_retried() -> None:
 
 
 def test_a_client_error_becomes_a_dependency_error() -> None:
+    # GIVEN
     client, stub = stubbed()
     stub.add_client_error(
         "send_message_batch", "AWS.SimpleQueueService.NonExistentQueue", http_status_code=400
     )
+    # WHEN / THEN
     with stub, pytest.raises(DependencyError, match="NonExistentQueue"):
         SqsWriteQueue(QUEUE_URL, client=client).send([msg("g", 1)])
 
@@ -239,7 +241,9 @@ def test_a_client_error_becomes_a_dependency_error() -> None:
 
 
 def test_sending_nothing_calls_nothing() -> None:
+    # GIVEN
     client, stub = stubbed()
     with stub:
         SqsWriteQueue(QUEUE_URL, client=client).send([])
+    # WHEN / THEN
     stub.assert_no_pending_responses()

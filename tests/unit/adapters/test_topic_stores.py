@@ -11,9 +11,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
+from tests.tables import create_topics_table
 
 from agent_memory.adapters.dynamodb_topics import DynamoDbTopicStore
-from agent_memory.adapters.sqlite_topics import SqliteTopicStore
+from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
 from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary
 from agent_memory.errors import ConfigurationError
 from agent_memory.ports import TopicStore
@@ -21,22 +22,6 @@ from agent_memory.ports import TopicStore
 TABLE = "agent-memory-topics"
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 LAUNCH = TopicDictionary.build({"launch date": ["release date", "go-live"]})
-
-
-def create_topics_table(client: Any, name: str = TABLE) -> None:
-    """The table as the CDK stack defines it (schema in the adapter's docstring)."""
-    client.create_table(
-        TableName=name,
-        KeySchema=[
-            {"AttributeName": "tenant_id", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "tenant_id", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
 
 
 @pytest.fixture(params=["sqlite", "dynamodb"])
@@ -48,11 +33,12 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TopicStore
         return
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        create_topics_table(client)
+        create_topics_table(client, TABLE)
         yield DynamoDbTopicStore(TABLE, client=client)
 
 
 def test_a_tenant_without_a_dictionary_has_none(store: TopicStore) -> None:
+    # WHEN / THEN
     assert store.get_dictionary("acme") is None
     assert store.list_proposals("acme", T0) == []
 
@@ -96,20 +82,24 @@ def test_proposals_are_counted_per_tenant_with_first_and_last_seen(store: TopicS
 
 
 def test_a_proposal_not_seen_for_the_ttl_is_no_longer_listed(store: TopicStore) -> None:
+    # GIVEN
     store.record_proposals("acme", {"old name": 1}, T0)
     store.record_proposals("acme", {"new name": 1}, T0 + timedelta(days=PROPOSAL_TTL_DAYS))
     later = T0 + timedelta(days=PROPOSAL_TTL_DAYS, seconds=1)
+    # WHEN / THEN
     assert [p.topic for p in store.list_proposals("acme", later)] == ["new name"]
 
 
 def test_dynamodb_proposals_carry_the_ttl_attribute_and_a_missing_table_is_configuration() -> None:
     with mock_aws():
+        # GIVEN
         client = boto3.client("dynamodb", region_name="us-east-1")
-        create_topics_table(client)
+        create_topics_table(client, TABLE)
         DynamoDbTopicStore(TABLE, client=client).record_proposals("acme", {"hiring plan": 1}, T0)
         item = client.get_item(
             TableName=TABLE, Key={"tenant_id": {"S": "acme"}, "sk": {"S": "proposal#hiring plan"}}
         )["Item"]
+        # WHEN / THEN
         assert int(item["expires_at"]["N"]) == int((T0 + timedelta(days=PROPOSAL_TTL_DAYS)).timestamp())
 
         with pytest.raises(ConfigurationError, match="does not exist"):

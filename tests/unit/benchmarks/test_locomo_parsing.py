@@ -53,6 +53,7 @@ SAMPLE = {
 
 
 def test_session_dates_are_read_as_utc() -> None:
+    # WHEN / THEN
     assert locomo.parse_session_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     assert locomo.parse_session_date("12:09 am on 13 September, 2023") == datetime(
         2023, 9, 13, 0, 9, tzinfo=UTC
@@ -76,10 +77,12 @@ def test_session_dates_are_read_as_utc() -> None:
     ],
 )
 def test_evidence_is_parsed_leniently(raw: list[str], ids: list[str], skipped: int) -> None:
+    # WHEN / THEN
     assert locomo.parse_evidence(raw) == (ids, skipped)
 
 
 def test_a_shared_photo_is_described_by_its_caption() -> None:
+    # WHEN / THEN
     assert locomo.turn_content({"text": "Look!", "blip_caption": "a cat"}) == "Look! [shared a photo: a cat]"
     assert locomo.turn_content({"text": "", "blip_caption": "a cat"}) == "[shared a photo: a cat]"
     assert locomo.turn_content({"text": " Hi "}) == "Hi"
@@ -88,13 +91,16 @@ def test_a_shared_photo_is_described_by_its_caption() -> None:
 
 
 def test_agent_ids_fit_the_api_pattern() -> None:
+    # WHEN / THEN
     assert locomo.agent_id_for("conv-26") == "locomo-conv-26"
     assert locomo.agent_id_for("a b/c:d") == "locomo-a-b-c-d"
     assert len(locomo.agent_id_for("x" * 300)) == 128
 
 
 def test_a_conversation_becomes_sessions_of_dated_turns_and_scorable_questions() -> None:
+    # WHEN
     conversation = locomo.parse_conversation(SAMPLE)
+    # THEN
     assert conversation.agent_id == "locomo-conv-x"
     assert [s.number for s in conversation.sessions] == [1, 2]
     turns = conversation.turns
@@ -116,8 +122,11 @@ def test_a_conversation_becomes_sessions_of_dated_turns_and_scorable_questions()
 
 
 def test_write_requests_carry_the_turns_in_order_with_their_ids() -> None:
+    # GIVEN
     conversation = locomo.parse_conversation(SAMPLE)
+    # WHEN
     requests = locomo.write_requests(conversation)
+    # THEN
     assert [ids for ids, _ in requests] == [["D1:1", "D1:2", "D1:3"], ["D2:1", "D2:2"]]
     first = requests[0][1]["items"][0]
     assert first == {
@@ -135,6 +144,7 @@ def test_write_requests_carry_the_turns_in_order_with_their_ids() -> None:
 
 
 def test_a_long_session_is_split_into_requests_the_api_accepts() -> None:
+    # GIVEN
     long = {
         "sample_id": "long",
         "conversation": {
@@ -143,15 +153,20 @@ def test_a_long_session_is_split_into_requests_the_api_accepts() -> None:
         },
         "qa": [],
     }
+    # WHEN
     requests = locomo.write_requests(locomo.parse_conversation(long))
+    # THEN
     assert [len(r["items"]) for _, r in requests] == [100, 100, 50]
     assert [ids[0] for ids, _ in requests] == ["D1:1", "D1:101", "D1:201"]
 
 
 def test_search_bodies_send_ranking_overrides_only_when_there_are_some() -> None:
+    # GIVEN
     question = locomo.parse_conversation(SAMPLE).questions[0]
     as_of = datetime(2023, 6, 20, 10, 4, tzinfo=UTC)
+    # WHEN
     plain = locomo.search_body(question, as_of, None)
+    # THEN
     assert plain == {
         "query": "What is Ana's dog called?",
         "grain": "working",
@@ -162,6 +177,7 @@ def test_search_bodies_send_ranking_overrides_only_when_there_are_some() -> None
 
 
 def test_results_map_to_turns_in_rank_order() -> None:
+    # GIVEN
     response = {
         "results": [
             {"source": {"platform": "locomo", "message_id": "D2:2"}},
@@ -170,11 +186,14 @@ def test_results_map_to_turns_in_rank_order() -> None:
             {"source": {"platform": "locomo", "message_id": "D2:2"}},
         ]
     }
+    # WHEN / THEN
     assert locomo.result_turns(response) == ["D2:2", "D1:1"]
 
 
 def test_recall_and_all_evidence_at_k() -> None:
+    # GIVEN
     retrieved = ["D1:2", "D1:1", "D2:1", "D2:2"]
+    # WHEN / THEN
     assert locomo.recall_at(retrieved, ["D1:1"], 1) == 0.0
     assert locomo.recall_at(retrieved, ["D1:1"], 2) == 1.0
     assert locomo.recall_at(retrieved, ["D1:1", "D2:2"], 2) == 0.5
@@ -187,6 +206,7 @@ def test_recall_and_all_evidence_at_k() -> None:
 
 
 def test_scores_average_over_questions_overall_and_per_category() -> None:
+    # GIVEN
     outcomes = [
         # single-hop, found first
         locomo.Outcome(4, ("D1:1",), ("D1:1", "D1:2")),
@@ -195,7 +215,9 @@ def test_scores_average_over_questions_overall_and_per_category() -> None:
         # temporal, never found
         locomo.Outcome(2, ("D2:2",), ("D1:1",)),
     ]
+    # WHEN
     scores = locomo.score(outcomes, ks=(5, 10))
+    # THEN
     assert scores["questions"] == 3
     assert scores["recall"] == {"5": 50.0, "10": round(200 / 3, 2)}  # (1 + 0.5 + 0) / 3, (1 + 1 + 0) / 3
     assert scores["all_evidence"] == {"5": round(100 / 3, 2), "10": round(200 / 3, 2)}
@@ -210,7 +232,9 @@ def test_scores_average_over_questions_overall_and_per_category() -> None:
 
 
 def test_goal_check_and_configuration_choice() -> None:
+    # GIVEN
     metrics = {"recall": {"5": 56.7, "10": 60.0}, "latency_ms": {"p95": 50.0}}
+    # WHEN / THEN
     assert [g["pass"] for g in locomo.goal_check(metrics)] == [True, False, True]
     assert [c.name for c in locomo.parse_configs("dense-only, full")] == ["full", "dense-only"]
     with pytest.raises(ValueError, match="unknown"):

@@ -126,10 +126,13 @@ def memory(n: int) -> dict[str, Any]:
 
 
 def test_write_sends_the_contract_body_with_bearer_auth_and_fixes_occurred_at() -> None:
+    # GIVEN
     client, transport, _ = make(ok(ACCEPTED, 202))
 
+    # WHEN
     response = client.write("support-bot", ["Alice moved the launch to March 3."])
 
+    # THEN
     [sent] = transport.sent
     assert (sent.method, sent.path) == ("POST", "/prod/v1/agents/support-bot/memories")
     assert sent.headers["Authorization"] == "Bearer am_secret"
@@ -143,13 +146,16 @@ def test_write_sends_the_contract_body_with_bearer_auth_and_fixes_occurred_at() 
 
 
 def test_an_explicit_occurred_at_is_kept_and_the_callers_item_is_not_changed() -> None:
+    # GIVEN
     from agent_memory.contract.v1 import WriteItem
 
     client, transport, _ = make(ok(ACCEPTED, 202))
     mine = WriteItem(content="x")
 
+    # WHEN
     client.write("bot", [mine, {"content": "y", "occurred_at": "2026-01-02T03:04:05Z"}])
 
+    # THEN
     assert mine.occurred_at is None
     assert [i["occurred_at"] for i in transport.sent[0].json()["items"]] == [
         "2026-11-22T12:00:00Z",
@@ -158,14 +164,17 @@ def test_an_explicit_occurred_at_is_kept_and_the_callers_item_is_not_changed() -
 
 
 def test_conversation_form_sends_messages_with_their_conversation() -> None:
+    # GIVEN
     client, transport, _ = make(ok(ACCEPTED, 202))
 
+    # WHEN
     client.write_conversation(
         "bot",
         [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
         conversation_id="c-42",
     )
 
+    # THEN
     body = transport.sent[0].json()
     assert body["conversation_id"] == "c-42"
     assert [(m["role"], m["occurred_at"]) for m in body["messages"]] == [
@@ -175,8 +184,10 @@ def test_conversation_form_sends_messages_with_their_conversation() -> None:
 
 
 def test_an_invalid_request_fails_before_anything_is_sent() -> None:
+    # GIVEN
     client, transport, _ = make()
 
+    # WHEN / THEN
     with pytest.raises(ValidationError, match="max_results"):
         client.search("bot", "launch", max_results=1000)
     with pytest.raises(ValidationError, match="importance"):
@@ -186,11 +197,14 @@ def test_an_invalid_request_fails_before_anything_is_sent() -> None:
 
 
 def test_search_takes_fields_or_a_request_and_returns_typed_results() -> None:
+    # GIVEN
     client, transport, _ = make(ok({"results": [RESULT]}), ok({"results": []}))
 
+    # WHEN
     found = client.search("bot", "when is the launch?", grain="daily", max_days_ago=30)
     client.search("bot", SearchRequest(query="x", as_of=datetime(2026, 11, 1, tzinfo=UTC)))
 
+    # THEN
     assert transport.sent[0].path == "/prod/v1/agents/bot/memories/search"
     assert transport.sent[0].json() == {
         "query": "when is the launch?", "grain": "daily", "min_days_ago": 0, "max_days_ago": 30,
@@ -204,8 +218,10 @@ def test_search_takes_fields_or_a_request_and_returns_typed_results() -> None:
 
 
 def test_ids_are_quoted_into_the_path() -> None:
+    # GIVEN
     client, transport, _ = make(error(404, "not_found"))
 
+    # WHEN / THEN
     with pytest.raises(NotFoundError):
         client.get("bot", "mem_x/../../admin")
 
@@ -213,13 +229,16 @@ def test_ids_are_quoted_into_the_path() -> None:
 
 
 def test_pages_follow_the_cursor_lazily_until_it_ends() -> None:
+    # GIVEN
     client, transport, _ = make(
         ok({"items": [memory(0), memory(1)], "next_cursor": "c1"}),
         ok({"items": [memory(2)], "next_cursor": None}),
     )
 
     pages = client.pages("bot", grain="working", limit=2)
+    # WHEN
     first = next(pages)
+    # THEN
     assert len(transport.sent) == 1  # the second page is not fetched before it is asked for
     rest = list(pages)
 
@@ -230,6 +249,7 @@ def test_pages_follow_the_cursor_lazily_until_it_ends() -> None:
 
 
 def test_forget_stats_and_admin_routes() -> None:
+    # GIVEN
     client, transport, _ = make(
         ok({"id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "status": "forgotten",
             "stale_summaries": ["sum_aaaaaaaaaaaaaaaaaaaaaaaaaa"]}),
@@ -239,6 +259,7 @@ def test_forget_stats_and_admin_routes() -> None:
     )  # fmt: skip
 
     forgotten = client.forget("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+    # WHEN / THEN
     assert (forgotten.id, forgotten.stale_summaries) == (
         "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa",
         ["sum_aaaaaaaaaaaaaaaaaaaaaaaaaa"],
@@ -289,8 +310,10 @@ def test_context_sends_the_query_and_budget_and_returns_the_typed_block() -> Non
 
 
 def test_context_refuses_what_the_contract_refuses_before_sending() -> None:
+    # GIVEN
     client, transport, _ = make()
 
+    # WHEN / THEN
     with pytest.raises(ValidationError, match="token_budget"):
         client.context("bot", "launch", token_budget=MAX_CONTEXT_TOKENS + 1)
     with pytest.raises(ValidationError, match="blank"):
@@ -302,10 +325,13 @@ def test_context_refuses_what_the_contract_refuses_before_sending() -> None:
 
 
 def test_erase_user_deletes_by_user_and_never_without_one() -> None:
+    # GIVEN
     client, transport, _ = make(ok({"user_id": "u-7", "forgotten": 3, "stale_summaries": []}))
 
+    # WHEN
     erased = client.erase_user("bot", "u-7")
 
+    # THEN
     assert (transport.sent[0].method, transport.sent[0].path) == ("DELETE", "/prod/v1/agents/bot/memories")
     assert transport.sent[0].query == {"user_id": ["u-7"]}
     assert transport.sent[0].body is None
@@ -344,25 +370,31 @@ def test_the_audit_trail_is_walked_page_by_page_for_one_record_or_all() -> None:
 
 
 def test_wait_until_stored_polls_stats_until_nothing_is_pending() -> None:
+    # GIVEN
     def stats(pending: int) -> RawResponse:
         return ok({"records": {}, "pending_writes": pending, "oldest": None, "newest": None})
 
+    # WHEN
     client, transport, sleeps = make(stats(2), stats(1), stats(0))
 
+    # THEN
     assert client.wait_until_stored("bot", interval_s=0.05).pending_writes == 0
     assert len(transport.sent) == 3
     assert sleeps == [0.05, 0.05]
 
 
 def test_a_success_status_with_a_body_that_is_not_the_contract_is_an_unexpected_response() -> None:
+    # GIVEN
     client, _, _ = make(RawResponse(200, {}, b"<html>login</html>"))
 
+    # WHEN / THEN
     with pytest.raises(UnexpectedResponseError) as caught:
         client.stats("bot")
     assert caught.value.status == 200
 
 
 def test_construction_refuses_what_cannot_work() -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match="http"):
         MemoryClient("ftp://example.test")
     with pytest.raises(ValueError, match="not both"):
@@ -376,9 +408,11 @@ def test_construction_refuses_what_cannot_work() -> None:
 
 
 def test_the_client_closes_its_transport() -> None:
+    # GIVEN
     client, transport, _ = make()
     with client:
         pass
+    # WHEN / THEN
     assert transport.closed
 
 
@@ -404,20 +438,25 @@ def test_throttling_then_server_errors_are_retried_with_retry_after_then_backoff
 
 
 def test_a_write_retried_after_a_5xx_sends_the_same_body_so_the_service_deduplicates_it() -> None:
+    # GIVEN
     client, transport, _ = make(error(502, "bad_gateway"), ok(ACCEPTED, 202))
 
+    # WHEN
     client.remember("bot", "a fact")
 
+    # THEN
     first, second = transport.sent
     assert first.body == second.body
 
 
 def test_when_retries_run_out_the_last_error_is_raised_with_its_body() -> None:
+    # GIVEN
     client, transport, sleeps = make(
         *[error(503, "dependency_unavailable", x_amzn_requestid=f"r{i}") for i in range(3)],
         retry=RetryPolicy(max_attempts=3, random=lambda: 0.0),
     )
 
+    # WHEN / THEN
     with pytest.raises(ServerError) as caught:
         client.stats("bot")
 
@@ -431,8 +470,10 @@ def test_when_retries_run_out_the_last_error_is_raised_with_its_body() -> None:
 
 
 def test_a_retry_after_longer_than_the_policy_waits_is_not_waited_for() -> None:
+    # GIVEN
     client, transport, sleeps = make(error(429, "throttled", retry_after="3600"))
 
+    # WHEN / THEN
     with pytest.raises(RateLimitError) as caught:
         client.stats("bot")
 
@@ -442,8 +483,10 @@ def test_a_retry_after_longer_than_the_policy_waits_is_not_waited_for() -> None:
 
 
 def test_client_errors_are_not_retried() -> None:
+    # GIVEN
     client, transport, sleeps = make(error(404, "not_found"))
 
+    # WHEN / THEN
     with pytest.raises(NotFoundError):
         client.forget("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa")
 
@@ -452,6 +495,7 @@ def test_client_errors_are_not_retried() -> None:
 
 
 def test_connection_errors_are_retried_then_raised_as_a_transport_error() -> None:
+    # GIVEN
     client, _, sleeps = make(
         ConnectionRefusedError(111, "refused"),
         TimeoutError("timed out"),
@@ -459,6 +503,7 @@ def test_connection_errors_are_retried_then_raised_as_a_transport_error() -> Non
         retry=RetryPolicy(max_attempts=3, base_delay_s=0.1, random=lambda: 1.0),
     )
 
+    # WHEN / THEN
     with pytest.raises(TransportError) as caught:
         client.stats("bot")
 
@@ -468,18 +513,22 @@ def test_connection_errors_are_retried_then_raised_as_a_transport_error() -> Non
 
 
 def test_a_connection_error_then_success_returns_the_answer() -> None:
+    # WHEN
     client, _, sleeps = make(
         ConnectionRefusedError(111, "refused"),
         ok({"records": {}, "pending_writes": 0, "oldest": None, "newest": None}),
     )
 
+    # THEN
     assert client.stats("bot").pending_writes == 0
     assert len(sleeps) == 1
 
 
 def test_a_certificate_error_is_not_retried() -> None:
+    # GIVEN
     client, transport, sleeps = make(ssl.SSLCertVerificationError("certificate verify failed"))
 
+    # WHEN / THEN
     with pytest.raises(TransportError):
         client.stats("bot")
 

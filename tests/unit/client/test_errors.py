@@ -31,8 +31,10 @@ def _body(code: str, message: str, details: list[dict[str, object]] | None = Non
      (500, ServerError), (503, ServerError), (418, ApiError)],
 )  # fmt: skip
 def test_each_status_has_its_class(status: int, cls: type[ApiError]) -> None:
+    # WHEN
     error = error_from_response(status, {}, _body("some_code", "some message"))
 
+    # THEN
     assert type(error) is cls
     assert isinstance(error, ApiError)
     assert (error.status, error.code, error.message) == (status, "some_code", "some message")
@@ -66,18 +68,23 @@ def test_the_contract_body_details_and_request_id_are_kept() -> None:
 
 
 def test_retry_after_travels_with_a_throttling_error() -> None:
+    # WHEN
     error = error_from_response(429, {}, _body("throttled", "slow down"), retry_after_s=12.0)
 
+    # THEN
     assert isinstance(error, RateLimitError)
     assert error.retry_after_s == 12.0
 
 
 def test_a_body_that_is_not_the_contract_still_gives_a_typed_error() -> None:
+    # GIVEN
     # a proxy's HTML page, an empty 502, and API Gateway's own {"message": ...}
     html = error_from_response(502, {}, b"<html><body>Bad Gateway</body></html>")
     empty = error_from_response(504, {}, b"")
+    # WHEN
     gateway = error_from_response(403, {}, b'{"message": "Missing Authentication Token"}')
 
+    # THEN
     assert isinstance(html, ServerError)
     assert (html.code, html.message) == ("http_502", "HTTP 502")
     assert (empty.code, empty.message) == ("http_504", "HTTP 504")

@@ -157,11 +157,13 @@ def test_429_and_503_are_retried_honouring_retry_after_then_the_answer_comes_bac
 def test_retries_run_out_into_a_typed_error_with_the_body(
     server: ScriptedServer, sleeps: list[float]
 ) -> None:
+    # GIVEN
     server.script = [unavailable("0")] * 2 + [
         Step(503, {"error": {"code": "dependency_unavailable", "message": "store down", "details": []}},
              {"X-Amzn-RequestId": "req-9"})
     ]  # fmt: skip
 
+    # WHEN / THEN
     with (
         client_for(server, sleeps, retry=RetryPolicy(max_attempts=3)) as client,
         pytest.raises(ServerError) as caught,
@@ -182,8 +184,10 @@ def test_retries_run_out_into_a_typed_error_with_the_body(
 def test_a_long_retry_after_is_handed_to_the_caller_instead_of_waited(
     server: ScriptedServer, sleeps: list[float]
 ) -> None:
+    # GIVEN
     server.script = [throttled("120")]
 
+    # WHEN / THEN
     with client_for(server, sleeps) as client, pytest.raises(RateLimitError) as caught:
         client.remember("bot", "x")
 
@@ -193,10 +197,12 @@ def test_a_long_retry_after_is_handed_to_the_caller_instead_of_waited(
 
 
 def test_a_401_is_not_retried(server: ScriptedServer, sleeps: list[float]) -> None:
+    # GIVEN
     server.script = [
         Step(401, {"error": {"code": "unauthorized", "message": "missing or invalid API key", "details": []}})
     ]
 
+    # WHEN / THEN
     with client_for(server, sleeps) as client, pytest.raises(AuthenticationError):
         client.stats("bot")
 
@@ -209,6 +215,7 @@ def test_connections_are_kept_alive_and_a_closed_one_is_replaced(
     # GIVEN three answers; the second tells the client it closes the connection
     server.script = [Step(200, STATS), Step(200, STATS, close=True), Step(200, STATS)]
 
+    # WHEN
     with client_for(server, sleeps) as client:
         for _ in range(3):
             client.stats("bot")
@@ -224,11 +231,13 @@ def test_a_server_that_is_gone_is_a_transport_error_after_the_retries(sleeps: li
     url = srv.url
     srv.httpd.server_close()
 
+    # WHEN a client allowed three attempts asks for stats
     client = MemoryClient(
         url, api_key="k", sleep=sleeps.append, retry=RetryPolicy(max_attempts=3, random=lambda: 1.0)
     )
     with pytest.raises(TransportError) as caught:
         client.stats("bot")
 
+    # THEN it fails with a transport error after three attempts and two backoffs
     assert caught.value.attempts == 3
     assert sleeps == [0.25, 0.5]

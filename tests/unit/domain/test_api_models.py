@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from tests.payloads import CONTRACT_ITEM, CONTRACT_SEARCH
 
 from agent_memory.contract.v1 import ConversationMessage, SearchRequest, WriteItem, WriteRequest
 from agent_memory.domain.grains import Grain
@@ -24,34 +25,6 @@ from agent_memory.domain.limits import (
     MAX_TTL_DAYS,
 )
 from agent_memory.domain.records import Link, MemoryKind, Source
-
-#: The full item of the contract's example (ARCHITECTURE.md, "HTTP contract").
-CONTRACT_ITEM: dict[str, Any] = {
-    "content": "Alice moved the launch to March 3.",
-    "role": "user",
-    "occurred_at": "2026-11-20T14:03:00Z",
-    "conversation_id": "c-42",
-    "topic": "launch date",
-    "importance": 0.8,
-    "kind": "decision",
-    "tags": ["launch"],
-    "ttl_days": 30,
-    "user_id": "u-7",
-    "source": {"platform": "slack", "channel_id": "C1", "message_id": "m-9"},
-    "links": [{"entity_type": "person", "entity_id": "alice", "weight": 1.0}],
-    "metadata": {"any": "json"},
-}
-CONTRACT_SEARCH: dict[str, Any] = {
-    "query": "when is the launch?",
-    "grain": "working",
-    "min_days_ago": 0,
-    "max_days_ago": 365,
-    "max_results": 10,
-    "as_of": "2026-11-22T00:00:00Z",
-    "kinds": ["decision"],
-    "tags": [],
-    "user_id": None,
-}
 
 
 def item(**fields: Any) -> dict[str, Any]:
@@ -92,7 +65,9 @@ def test_the_contract_example_item_validates_field_by_field() -> None:
 
 
 def test_only_content_is_required() -> None:
+    # WHEN
     (got,) = WriteRequest.model_validate({"items": [{"content": "hi"}]}).to_items()
+    # THEN
     assert got.occurred_at is None  # the service fills in "now"
     assert (got.kind, got.role, got.importance, got.ttl_days, got.user_id) == (None, None, None, None, None)
     assert (got.tags, got.links, got.metadata) == ([], [], {})
@@ -101,7 +76,9 @@ def test_only_content_is_required() -> None:
 
 
 def test_content_is_kept_verbatim() -> None:
+    # GIVEN
     text = "  Alice\tmoved the launch.\n"
+    # WHEN / THEN
     assert write(content=text).to_items()[0].content == text
 
 
@@ -127,18 +104,23 @@ def test_conversation_form_carries_its_ids_into_each_item() -> None:
 
 
 def test_conversation_form_without_ids_is_allowed() -> None:
+    # WHEN
     items = WriteRequest.model_validate({"messages": [{"role": "tool", "content": "42"}]}).to_items()
+    # THEN
     assert items[0].conversation_id is None
     assert items[0].user_id is None
 
 
 def test_conversation_messages_need_a_known_role() -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"messages": [{"content": "hi"}]})
     refused(WriteRequest, {"messages": [{"role": "robot", "content": "hi"}]})
 
 
 def test_the_contract_example_search_validates() -> None:
+    # WHEN
     request = SearchRequest.model_validate_json(json.dumps(CONTRACT_SEARCH))
+    # THEN
     assert request.query == "when is the launch?"
     assert request.grain is Grain.WORKING
     assert (request.min_days_ago, request.max_days_ago, request.max_results) == (0, 365, 10)
@@ -148,7 +130,9 @@ def test_the_contract_example_search_validates() -> None:
 
 
 def test_search_defaults() -> None:
+    # WHEN
     request = SearchRequest.model_validate({})
+    # THEN
     assert request.query is None
     assert request.grain == "all"
     assert request.min_days_ago == 0
@@ -166,7 +150,7 @@ def test_content_limit_counts_utf8_bytes_not_characters(char: str) -> None:
     width = len(char.encode("utf-8"))
     fits = char * (MAX_CONTENT_BYTES // width) + "a" * (MAX_CONTENT_BYTES % width)
     assert len(fits.encode("utf-8")) == MAX_CONTENT_BYTES
-    # THEN it is accepted, and one more byte (or one more character) is refused
+    # WHEN / THEN it is accepted, and one more byte (or one more character) is refused
     assert write(content=fits).to_items()[0].content == fits
     refused(WriteRequest, {"items": [item(content=fits + "a")]})
     refused(WriteRequest, {"items": [item(content=fits[:-1] + char + char)]})
@@ -177,12 +161,14 @@ def test_content_of_few_characters_but_many_bytes_is_refused() -> None:
     # GIVEN fewer than 16384 characters that need more than 16384 bytes
     content = "\u20ac" * (MAX_CONTENT_BYTES // 3 + 1)
     assert len(content) < MAX_CONTENT_BYTES
+    # WHEN / THEN it is refused, naming the limit in bytes
     error = refused(WriteRequest, {"items": [item(content=content)]})
     assert "16384" in str(error)
 
 
 @pytest.mark.parametrize("content", ["", " ", "\n\t  ", "\u3000"])
 def test_blank_content_is_refused(content: str) -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(content=content)]})
     refused(ConversationMessage, {"role": "user", "content": content})
 
@@ -190,6 +176,7 @@ def test_blank_content_is_refused(content: str) -> None:
 def test_content_that_utf8_cannot_encode_is_refused_not_crashed() -> None:
     # GIVEN a lone surrogate, which json.loads accepts from "\\ud800"
     body = json.loads('{"items": [{"content": "x\\ud800"}]}')
+    # WHEN / THEN it is refused (a 400), not a crash
     refused(WriteRequest, body)
 
 
@@ -197,6 +184,7 @@ def test_content_that_utf8_cannot_encode_is_refused_not_crashed() -> None:
 
 
 def test_item_count_is_bounded() -> None:
+    # WHEN / THEN
     assert len(WriteRequest.model_validate({"items": [item()] * MAX_ITEMS_PER_REQUEST}).to_items()) == 100
     refused(WriteRequest, {"items": [item()] * (MAX_ITEMS_PER_REQUEST + 1)})
     refused(WriteRequest, {"items": []})
@@ -221,6 +209,7 @@ def test_item_count_is_bounded() -> None:
     ],
 )
 def test_exactly_one_form_is_required(body: Any) -> None:
+    # WHEN / THEN
     refused(WriteRequest, body)
 
 
@@ -237,11 +226,14 @@ def test_exactly_one_form_is_required(body: Any) -> None:
     ],
 )
 def test_unknown_fields_are_refused_at_every_level(body: dict[str, Any]) -> None:
+    # WHEN
     error = refused(WriteRequest, body)
+    # THEN
     assert any(e["type"] == "extra_forbidden" for e in error.errors())
 
 
 def test_unknown_search_fields_are_refused() -> None:
+    # WHEN / THEN
     refused(SearchRequest, {"query": "x", "agent_id": "someone-else"})
     refused(SearchRequest, {"query": "x", "tenant_id": "other"})
 
@@ -250,6 +242,7 @@ def test_unknown_search_fields_are_refused() -> None:
 
 
 def test_tags_are_bounded_in_count_and_length() -> None:
+    # WHEN / THEN
     assert write(tags=[f"t{i}" for i in range(MAX_TAGS)]).to_items()[0].tags[-1] == "t19"
     refused(WriteRequest, {"items": [item(tags=[f"t{i}" for i in range(MAX_TAGS + 1)])]})
     assert write(tags=["x" * MAX_TAG_CHARS]).to_items()[0].tags == ["x" * 64]
@@ -257,6 +250,7 @@ def test_tags_are_bounded_in_count_and_length() -> None:
 
 
 def test_tags_are_trimmed_and_must_not_be_blank() -> None:
+    # WHEN / THEN
     assert write(tags=["  launch  ", "q4 plan"]).to_items()[0].tags == ["launch", "q4 plan"]
     refused(WriteRequest, {"items": [item(tags=[""])]})
     refused(WriteRequest, {"items": [item(tags=["   "])]})
@@ -264,11 +258,13 @@ def test_tags_are_trimmed_and_must_not_be_blank() -> None:
 
 @pytest.mark.parametrize("tag", ["a\x00b", "a\nb", "a\tb", "a\x1bb", "a\x7fb", "a\x85b", "a\x9bb"])
 def test_tags_with_control_characters_are_refused(tag: str) -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(tags=[tag])]})
     refused(SearchRequest, {"tags": [tag]})
 
 
 def test_tags_may_be_any_printable_unicode() -> None:
+    # WHEN / THEN
     assert write(tags=["caf\u00e9", "\u65e5\u672c", "a/b:c"]).to_items()[0].tags == [
         "caf\u00e9",
         "\u65e5\u672c",
@@ -279,6 +275,7 @@ def test_tags_may_be_any_printable_unicode() -> None:
 def test_metadata_is_bounded_in_encoded_bytes() -> None:
     # GIVEN metadata whose compact JSON is exactly 8 KiB: {"k":"..."} is 8 bytes plus the value
     room = MAX_METADATA_BYTES - len('{"k":""}')
+    # WHEN / THEN it is accepted, and one byte more is refused
     assert write(metadata={"k": "x" * room}).to_items()[0].metadata == {"k": "x" * room}
     refused(WriteRequest, {"items": [item(metadata={"k": "x" * (room + 1)})]})
     # AND multibyte text counts in UTF-8 bytes, not characters
@@ -294,7 +291,9 @@ def _nested(depth: int) -> dict[str, Any]:
 
 
 def test_metadata_is_bounded_in_depth() -> None:
+    # GIVEN
     ok = {"a": {"b": {"c": {"d": {"e": 1}}}}}
+    # WHEN / THEN
     assert write(metadata=ok).to_items()[0].metadata == ok
     refused(WriteRequest, {"items": [item(metadata={"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}})]})
     # lists count as levels too
@@ -304,21 +303,25 @@ def test_metadata_is_bounded_in_depth() -> None:
 
 
 def test_metadata_must_be_an_object() -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(metadata=["a"])]})
     refused(WriteRequest, {"items": [item(metadata="a")]})
 
 
 @pytest.mark.parametrize("importance", [-0.01, 1.01, 2, -1, float("nan"), float("inf"), "high"])
 def test_importance_must_be_between_0_and_1(importance: Any) -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(importance=importance)]})
 
 
 @pytest.mark.parametrize("importance", [0, 0.0, 0.5, 1, 1.0])
 def test_importance_bounds_are_inclusive(importance: float) -> None:
+    # WHEN / THEN
     assert write(importance=importance).to_items()[0].importance == importance
 
 
 def test_ttl_days_is_at_least_one_day() -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(ttl_days=0)]})
     refused(WriteRequest, {"items": [item(ttl_days=-1)]})
     refused(WriteRequest, {"items": [item(ttl_days=MAX_TTL_DAYS + 1)]})
@@ -328,7 +331,9 @@ def test_ttl_days_is_at_least_one_day() -> None:
 
 
 def test_summaries_cannot_be_written_by_clients() -> None:
+    # WHEN
     error = refused(WriteRequest, {"items": [item(kind="summary")]})
+    # THEN
     assert "summar" in str(error)
     refused(WriteRequest, {"items": [item(kind="gossip")]})
     kinds = {k.value for k in MemoryKind} - {"summary"}
@@ -337,17 +342,20 @@ def test_summaries_cannot_be_written_by_clients() -> None:
 
 
 def test_roles_are_a_closed_set() -> None:
+    # WHEN / THEN
     for role in ("user", "assistant", "system", "tool"):
         assert write(role=role).to_items()[0].role == role
     refused(WriteRequest, {"items": [item(role="admin")]})
 
 
 def test_topic_length_is_bounded() -> None:
+    # WHEN / THEN
     assert write(topic="t" * 256).to_items()[0].topic == "t" * 256
     refused(WriteRequest, {"items": [item(topic="t" * 257)]})
 
 
 def test_links_are_validated() -> None:
+    # WHEN / THEN
     refused(
         WriteRequest, {"items": [item(links=[{"entity_type": "person", "entity_id": "a", "weight": 1.5}])]}
     )
@@ -365,6 +373,7 @@ BAD_IDS = ["../x", "..", ".hidden", "a/b", "a\\b", "a b", "", " ", "-a", "_a", "
 
 @pytest.mark.parametrize("bad", [*BAD_IDS, "a:b", "tenant:agent"])
 def test_user_ids_cannot_be_paths_or_contain_separators(bad: str) -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(user_id=bad)]})
     refused(WriteRequest, {"messages": [{"role": "user", "content": "hi"}], "user_id": bad})
     refused(SearchRequest, {"user_id": bad})
@@ -372,18 +381,21 @@ def test_user_ids_cannot_be_paths_or_contain_separators(bad: str) -> None:
 
 @pytest.mark.parametrize("bad", BAD_IDS)
 def test_conversation_ids_cannot_be_paths(bad: str) -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(conversation_id=bad)]})
     refused(WriteRequest, {"messages": [{"role": "user", "content": "hi"}], "conversation_id": bad})
 
 
 @pytest.mark.parametrize("good", ["u-7", "U.7_x", "7", "a" * 128])
 def test_user_ids_accept_the_documented_alphabet(good: str) -> None:
+    # WHEN / THEN
     assert write(user_id=good).to_items()[0].user_id == good
     assert SearchRequest.model_validate({"user_id": good}).user_id == good
 
 
 @pytest.mark.parametrize("good", ["c-42", "slack:C1:1712345.678", "alice@example.com", "a" * 128])
 def test_conversation_ids_may_carry_platform_references(good: str) -> None:
+    # WHEN / THEN
     assert write(conversation_id=good).to_items()[0].conversation_id == good
 
 
@@ -401,7 +413,9 @@ def test_conversation_ids_may_carry_platform_references(good: str) -> None:
     ],
 )
 def test_times_are_read_as_utc(sent: str, stored: datetime) -> None:
+    # WHEN
     got = write(occurred_at=sent).to_items()[0].occurred_at
+    # THEN
     assert got == stored
     assert got is not None and got.utcoffset() == timedelta(0)
     as_of = SearchRequest.model_validate({"as_of": sent}).as_of
@@ -414,16 +428,19 @@ def test_times_are_read_as_utc(sent: str, stored: datetime) -> None:
 
 
 def test_python_datetimes_are_converted_to_utc_too() -> None:
+    # GIVEN
     naive = SearchRequest(as_of=datetime(2026, 11, 22, 0, 0))
     aware = SearchRequest(
         as_of=datetime(2026, 11, 22, 5, 30, tzinfo=timezone(timedelta(hours=5, minutes=30)))
     )
+    # WHEN / THEN
     assert naive.as_of == aware.as_of == datetime(2026, 11, 22, tzinfo=UTC)
     assert aware.as_of is not None and aware.as_of.tzinfo is UTC
 
 
 @pytest.mark.parametrize("bad", ["yesterday", "2026-13-01T00:00:00Z", "2026-11-20T25:00:00Z", ""])
 def test_unreadable_times_are_refused(bad: str) -> None:
+    # WHEN / THEN
     refused(WriteRequest, {"items": [item(occurred_at=bad)]})
     refused(SearchRequest, {"as_of": bad})
 
@@ -433,19 +450,23 @@ def test_unreadable_times_are_refused(bad: str) -> None:
 
 @pytest.mark.parametrize("grain", ["working", "daily", "weekly", "monthly", "quarterly", "yearly"])
 def test_search_accepts_every_grain(grain: str) -> None:
+    # WHEN / THEN
     assert SearchRequest.model_validate({"grain": grain}).grain is Grain(grain)
 
 
 def test_search_accepts_all_grains_at_once() -> None:
+    # WHEN / THEN
     assert SearchRequest.model_validate({"grain": "all"}).grain == "all"
 
 
 @pytest.mark.parametrize("grain", ["hourly", "ALL", "Daily", "", None, 1])
 def test_search_refuses_unknown_grains(grain: Any) -> None:
+    # WHEN / THEN
     refused(SearchRequest, {"grain": grain})
 
 
 def test_max_results_is_bounded() -> None:
+    # WHEN / THEN
     refused(SearchRequest, {"max_results": 0})
     refused(SearchRequest, {"max_results": MAX_RESULTS + 1})
     refused(SearchRequest, {"max_results": -5})
@@ -454,6 +475,7 @@ def test_max_results_is_bounded() -> None:
 
 
 def test_day_window_must_be_non_negative_and_ordered() -> None:
+    # WHEN / THEN
     refused(SearchRequest, {"min_days_ago": -1})
     refused(SearchRequest, {"max_days_ago": -0.5})
     refused(SearchRequest, {"min_days_ago": 10, "max_days_ago": 9})
@@ -468,17 +490,21 @@ def test_day_window_must_be_non_negative_and_ordered() -> None:
 
 @pytest.mark.parametrize("query", ["", " ", "\n\t", "\u3000"])
 def test_blank_query_means_no_query(query: str) -> None:
+    # WHEN / THEN
     assert SearchRequest.model_validate({"query": query}).query is None
 
 
 def test_query_is_kept_verbatim_and_bounded() -> None:
+    # WHEN / THEN
     assert SearchRequest.model_validate({"query": " launch? "}).query == " launch? "
     assert SearchRequest.model_validate({"query": "q" * 4000}).query == "q" * 4000
     refused(SearchRequest, {"query": "q" * 4001})
 
 
 def test_search_filters_by_kind_including_summaries() -> None:
+    # WHEN
     request = SearchRequest.model_validate({"kinds": ["summary", "fact"], "tags": [" launch "]})
+    # THEN
     assert request.kinds == [MemoryKind.SUMMARY, MemoryKind.FACT]
     assert request.tags == ["launch"]
     refused(SearchRequest, {"kinds": ["gossip"]})
@@ -486,6 +512,7 @@ def test_search_filters_by_kind_including_summaries() -> None:
 
 
 def test_min_score_is_a_score() -> None:
+    # WHEN / THEN
     assert SearchRequest.model_validate({"min_score": 0.3}).min_score == 0.3
     refused(SearchRequest, {"min_score": 1.5})
     refused(SearchRequest, {"min_score": -0.1})
@@ -564,10 +591,12 @@ def test_arbitrary_json_is_either_a_valid_request_or_a_validation_error(body: di
 @settings(max_examples=100, deadline=None)
 @given(body=st.dictionaries(st.sampled_from([*SearchRequest.model_fields, "x"]), json_values, max_size=5))
 def test_arbitrary_json_search_is_either_valid_or_a_validation_error(body: dict[str, Any]) -> None:
+    # WHEN
     try:
         request = SearchRequest.model_validate(body)
     except ValidationError:
         return
+    # THEN
     assert 1 <= request.max_results <= MAX_RESULTS
     assert request.max_days_ago is None or request.max_days_ago >= request.min_days_ago
     assert request.query is None or request.query.strip()

@@ -8,26 +8,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.payloads import memory_record
 
 from agent_memory.domain.dedup import DedupScope, may_merge, particulars
-from agent_memory.domain.ids import content_hash
 from agent_memory.domain.records import MemoryRecord
 
 AT = datetime(2026, 11, 20, 10, tzinfo=UTC)
 
 
 def record(content: str, at: datetime = AT, **fields: object) -> MemoryRecord:
-    return MemoryRecord(
-        id=f"mem_{abs(hash((content, at, tuple(fields.items()))))}",
-        tenant_id="t",
-        agent_id="a",
-        content=content,
-        content_hash=content_hash(content),
-        created_at=at,
-        updated_at=at,
-        occurred_at=at,
-        **fields,  # type: ignore[arg-type]
-    )
+    record_id = f"mem_{abs(hash((content, at, tuple(fields.items()))))}"
+    return memory_record(record_id, content, tenant="t", agent="a", at=at, **fields)
 
 
 @pytest.mark.parametrize(
@@ -49,6 +40,7 @@ def record(content: str, at: datetime = AT, **fields: object) -> MemoryRecord:
     ],
 )
 def test_texts_naming_different_things_have_different_particulars(a: str, b: str) -> None:
+    # WHEN / THEN
     assert particulars(a) != particulars(b)
 
 
@@ -61,18 +53,23 @@ def test_texts_naming_different_things_have_different_particulars(a: str, b: str
     ],
 )
 def test_rewordings_of_one_fact_keep_their_particulars(a: str, b: str) -> None:
+    # WHEN / THEN
     assert particulars(a) == particulars(b)
 
 
 @given(st.integers(min_value=0, max_value=10**12), st.integers(min_value=0, max_value=10**12))
 def test_two_numbers_in_the_same_sentence_never_look_alike(x: int, y: int) -> None:
+    # GIVEN
     a, b = f"Transfer {x} to the savings account.", f"Transfer {y} to the savings account."
+    # WHEN / THEN
     assert (particulars(a) == particulars(b)) == (x == y)
 
 
 def test_owner_scope_day_speaker_and_kind_must_agree() -> None:
+    # GIVEN
     base = record("Paid the rent.", user_id="u1", conversation_id="c1", role="user")
     same = record("Paid the rent!", AT + timedelta(hours=3), user_id="u1", conversation_id="c1", role="user")
+    # WHEN / THEN
     assert may_merge(base, same, DedupScope.CONVERSATION, "UTC")
     other_user = same.model_copy(update={"user_id": "u2"})
     other_conversation = same.model_copy(update={"conversation_id": "c2"})
@@ -88,8 +85,10 @@ def test_owner_scope_day_speaker_and_kind_must_agree() -> None:
 
 
 def test_the_day_is_the_local_day_of_the_deployment() -> None:
+    # GIVEN
     # 23:30 UTC and 00:30 UTC the next day are one day in New York, two in UTC
     late = record("Paid the rent.", datetime(2026, 11, 20, 23, 30, tzinfo=UTC))
     early = record("Paid the rent!", datetime(2026, 11, 21, 0, 30, tzinfo=UTC))
+    # WHEN / THEN
     assert not may_merge(late, early, DedupScope.CONVERSATION, "UTC")
     assert may_merge(late, early, DedupScope.CONVERSATION, "America/New_York")

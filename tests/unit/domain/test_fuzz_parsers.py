@@ -125,6 +125,7 @@ def _accepts(model: Any, body: Any) -> Any | None:
 @example(content="a\ud800b")
 @example(content="\u202e\u0301")
 def test_content_is_refused_or_kept_verbatim(content: str) -> None:
+    # WHEN any text is sent as a write's content
     item = _accepts(WriteItem, {"content": content})
     if _has_surrogate(content) or not visible(content):
         # THEN text UTF-8 cannot carry, and blank text (only white space, control or zero-width
@@ -148,7 +149,7 @@ def test_content_near_the_limit_is_measured_in_utf8_bytes(char: str, extra: int)
     content = "x" + char * count
     size = len(content.encode("utf-8"))
 
-    # THEN it is accepted exactly when its UTF-8 encoding fits
+    # WHEN / THEN it is accepted exactly when its UTF-8 encoding fits
     item = _accepts(WriteItem, {"content": content})
     assert (item is not None) == (size <= MAX_CONTENT_BYTES)
 
@@ -159,7 +160,7 @@ def test_a_topic_follows_the_label_rule_and_is_kept_trimmed(topic: str) -> None:
     item = _accepts(WriteItem, {"content": "x", "topic": topic})
     stripped = topic.strip(UNICODE_WHITE_SPACE)
     refusable = not visible(stripped) or len(stripped) > MAX_TOPIC_CHARS or _CONTROL.search(stripped)
-    # THEN a topic is refused only as a tag is: blank, too long, or with control characters
+    # WHEN / THEN a topic is refused only as a tag is: blank, too long, or with control characters
     assert (item is None) == bool(refusable), (topic, item)
     if item is not None:
         assert item.topic == stripped
@@ -168,7 +169,9 @@ def test_a_topic_follows_the_label_rule_and_is_kept_trimmed(topic: str) -> None:
 @FUZZ
 @given(query=hostile())
 def test_search_query_is_refused_or_kept_verbatim(query: str) -> None:
+    # GIVEN
     request = _accepts(SearchRequest, {"query": query})
+    # WHEN / THEN
     if _has_surrogate(query):
         assert request is None
         return
@@ -199,6 +202,7 @@ UNICODE_WHITE_SPACE = (
 @example(tag="tenant_id:*")
 def test_a_tag_is_refused_or_kept_as_one_plain_value(tag: str) -> None:
     for model, body in ((WriteItem, {"content": "x", "tags": [tag]}), (SearchRequest, {"tags": [tag]})):
+        # WHEN it is sent as a tag of a write, or of a search
         parsed = _accepts(model, body)
         stripped = tag.strip(UNICODE_WHITE_SPACE)
         refusable = (
@@ -238,6 +242,7 @@ traversal = st.lists(
 def test_ids_are_refused_unless_plain_ascii_without_separators(candidate: str) -> None:
     for name, id_type in ID_TYPES.items():
         try:
+            # WHEN it is validated as each kind of id
             value = TypeAdapter(id_type).validate_python(candidate)
         except ValidationError:
             continue
@@ -254,20 +259,24 @@ def test_ids_are_refused_unless_plain_ascii_without_separators(candidate: str) -
     )
 )
 def test_memory_ids_are_refused_unless_service_shaped(candidate: str) -> None:
+    # WHEN
     try:
         value = TypeAdapter(MemoryId).validate_python(candidate)
     except ValidationError:
         return
+    # THEN
     assert re.fullmatch(r"[a-z]{1,8}_[a-z2-7]{16,64}", value)
 
 
 @FUZZ
 @given(candidate=st.one_of(traversal, hostile(max_pieces=4)))
 def test_conversation_ids_may_carry_references_but_never_a_path(candidate: str) -> None:
+    # WHEN
     try:
         value = TypeAdapter(ConversationId).validate_python(candidate)
     except ValidationError:
         return
+    # THEN
     assert not value.startswith(".") and not {"/", "\\", "\x00", "%"} & set(value)
     assert value.isascii()
 
@@ -344,6 +353,7 @@ valid_keys = st.tuples(st.sampled_from(SUMMARY_GRAINS), st.dates(date(1, 1, 1), 
 )
 def test_a_time_key_is_canonical_or_an_invalid_time_key_error(grain: Grain, key: str) -> None:
     try:
+        # WHEN it is parsed as a key of the grain
         parsed = parse_time_key(grain, key)
     except InvalidTimeKeyError:
         # THEN every other entry point refuses it the same way (nothing else escapes)
@@ -367,8 +377,10 @@ def test_a_time_key_is_canonical_or_an_invalid_time_key_error(grain: Grain, key:
     period=st.one_of(key_like, valid_keys, hostile(max_pieces=3), st.none()),
 )
 def test_summarize_requests_and_jobs_with_any_period_validate_or_are_refused(grain: str, period: Any) -> None:
+    # GIVEN
     body = {"grain": grain} | ({} if period is None else {"period": period})
     request = _accepts(SummarizeRequest, body)
+    # WHEN / THEN
     if request is not None and request.period is not None:
         assert parse_time_key(Grain(request.grain), request.period) == period
     # The job queue's body carries a time key too; a hostile one is refused, not run
@@ -413,6 +425,7 @@ metadata_values = st.recursive(
 @example(metadata={"\udc00": "v"})
 @example(metadata={"a": [{"b": "\U0010ffff\u202e\x00"}]})
 def test_metadata_is_refused_or_round_trips_verbatim_through_json(metadata: dict[str, Any]) -> None:
+    # WHEN any JSON object is sent as a write's metadata
     item = _accepts(WriteItem, {"content": "x", "metadata": metadata})
     carries_surrogate = not _strict_utf8(json.dumps(metadata, ensure_ascii=False))
     if carries_surrogate:

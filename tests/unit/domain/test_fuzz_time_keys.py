@@ -46,7 +46,7 @@ def test_a_day_s_key_parses_to_itself_and_names_the_period_that_holds_the_day(
     # GIVEN the key of the period of ``grain`` that holds ``day``
     key = time_key_for(grain, day)
 
-    # THEN it parses to itself, and its period holds the day, from its first to its last day
+    # WHEN / THEN it parses to itself, and its period holds the day, from its first to its last day
     assert parse_time_key(grain, key) == key
     first, end = period_dates(grain, key)
     assert first <= day < end
@@ -89,6 +89,7 @@ near_keys = st.one_of(
 @example(grain=Grain.YEARLY, key="\uff12\uff10\uff12\uff16")  # fullwidth digits
 def test_anything_but_a_key_is_refused_with_an_error_naming_grain_and_key(grain: Grain, key: str) -> None:
     try:
+        # WHEN it is parsed as a key of the grain
         parsed = parse_time_key(grain, key)
     except InvalidTimeKeyError as refused:
         # THEN the refusal is a 400 whose message names the grain and shows the key, escaped
@@ -104,9 +105,3 @@ def test_anything_but_a_key_is_refused_with_an_error_naming_grain_and_key(grain:
     # THEN what is accepted is in the grammar, and formats back to itself
     assert _GRAMMAR[grain].fullmatch(parsed)
     assert time_key_for(grain, period_dates(grain, parsed)[0]) == key
-
-
-@pytest.mark.parametrize("use", [parse_time_key, period_dates, next_key])
-def test_working_memory_has_no_time_key(use: object) -> None:
-    with pytest.raises(InvalidTimeKeyError, match="working memory has no time key"):
-        use(Grain.WORKING, "2026-11-20")  # type: ignore[operator]

@@ -27,6 +27,7 @@ def test_ids_are_deterministic() -> None:
 
 
 def test_summary_id_differs_per_tenant_agent_grain_and_period() -> None:
+    # GIVEN
     base = summary_id("t1", "a1", "daily", "2026-11-21")
     others = {
         summary_id("t2", "a1", "daily", "2026-11-21"),
@@ -34,6 +35,7 @@ def test_summary_id_differs_per_tenant_agent_grain_and_period() -> None:
         summary_id("t1", "a1", "weekly", "2026-11-21"),
         summary_id("t1", "a1", "daily", "2026-11-22"),
     }
+    # WHEN / THEN
     assert base not in others
     assert len(others) == 4
 
@@ -57,7 +59,9 @@ def test_part_boundaries_matter(left: tuple[str, ...], right: tuple[str, ...]) -
 @QUICK
 @given(left=parts, right=parts)
 def test_distinct_parts_give_distinct_ids(left: tuple[str, ...], right: tuple[str, ...]) -> None:
+    # GIVEN
     assume(left != right)
+    # WHEN / THEN
     assert memory_id(*left) != memory_id(*right)
 
 
@@ -71,13 +75,16 @@ def test_ids_match_the_memory_id_type(parts: tuple[str, ...]) -> None:
 
 
 def test_ids_have_their_kind_as_prefix() -> None:
+    # WHEN / THEN
     assert memory_id("x").startswith("mem_")
     assert summary_id("t", "a", "daily", "2026-11-21").startswith("sum_")
 
 
 @pytest.mark.parametrize("length", [16, 26, 52])
 def test_digest_length_is_configurable(length: int) -> None:
+    # WHEN
     made = digest("x", length=length)
+    # THEN
     assert len(made) == length
     assert re.fullmatch(r"[a-z2-7]+", made)
     assert digest("x", length=16) == made[:16]
@@ -97,6 +104,7 @@ def test_digest_length_is_configurable(length: int) -> None:
     ],
 )
 def test_content_hash_ignores_case_whitespace_and_unicode_form(one: str, other: str) -> None:
+    # WHEN / THEN
     assert content_hash(one) == content_hash(other)
 
 
@@ -110,10 +118,12 @@ def test_content_hash_ignores_case_whitespace_and_unicode_form(one: str, other: 
     ],
 )
 def test_content_hash_keeps_what_carries_meaning(one: str, other: str) -> None:
+    # WHEN / THEN
     assert content_hash(one) != content_hash(other)
 
 
 def test_content_hash_is_a_sha256_hex_digest() -> None:
+    # WHEN / THEN
     assert re.fullmatch(r"[0-9a-f]{64}", content_hash("hello"))
 
 

@@ -44,6 +44,7 @@ def test_an_explicit_request_to_remember_is_1(text: str) -> None:
     ["Do you remember that day in Lisbon?", "I remember that song.", "We remember this place fondly."],
 )
 def test_recalling_is_not_a_request_to_remember(text: str) -> None:
+    # WHEN / THEN
     assert score_importance(text, K.CONVERSATION) < 0.5
 
 
@@ -53,6 +54,7 @@ def test_recalling_is_not_a_request_to_remember(text: str) -> None:
      "sounds good", "cool, thx", "bye", "  "],
 )  # fmt: skip
 def test_small_talk_alone_is_low_whatever_its_kind(text: str) -> None:
+    # WHEN / THEN
     assert is_small_talk(text)
     for kind in (K.CONVERSATION, K.NOTE, K.DECISION):
         assert score_importance(text, kind) == SMALL_TALK
@@ -61,7 +63,7 @@ def test_small_talk_alone_is_low_whatever_its_kind(text: str) -> None:
 def test_small_talk_with_substance_is_not_small_talk() -> None:
     # GIVEN a thank-you that carries a fact
     text = "Thanks! The invoice total is $1,200."
-    # THEN it is scored on its substance
+    # WHEN / THEN it is scored on its substance
     assert not is_small_talk(text)
     assert score_importance(text, K.CONVERSATION) > 0.3
 
@@ -78,7 +80,9 @@ def test_small_talk_with_substance_is_not_small_talk() -> None:
     ],
 )
 def test_decisions_obligations_and_approvals_rise_above_plain_talk(text: str, kind: MemoryKind) -> None:
+    # GIVEN
     plain = score_importance("We talked about the weather and lunch options.", kind)
+    # WHEN / THEN
     assert score_importance(text, kind) >= plain + 0.2
 
 
@@ -88,6 +92,7 @@ def test_decisions_obligations_and_approvals_rise_above_plain_talk(text: str, ki
      "The invoice is EUR 300.", "It weighs 12 kg."],
 )  # fmt: skip
 def test_amounts_raise_importance(text: str) -> None:
+    # WHEN / THEN
     assert score_importance(text, K.CONVERSATION) == pytest.approx(KIND_BASE[K.CONVERSATION] + 0.15)
 
 
@@ -97,21 +102,27 @@ def test_amounts_raise_importance(text: str) -> None:
      "The review is tomorrow."],
 )  # fmt: skip
 def test_dates_raise_importance(text: str) -> None:
+    # WHEN / THEN
     assert score_importance(text, K.CONVERSATION) == pytest.approx(KIND_BASE[K.CONVERSATION] + 0.1)
 
 
 def test_words_that_only_look_like_dates_do_not_count() -> None:
+    # WHEN / THEN
     assert score_importance("I sat in the sun with a book.", K.CONVERSATION) == KIND_BASE[K.CONVERSATION]
 
 
 def test_the_kind_sets_the_base_decision_and_task_high_error_medium_conversation_low() -> None:
+    # GIVEN
     text = "The cache layer in front of the catalogue service."
+    # WHEN
     scores = {kind: score_importance(text, kind) for kind in (K.DECISION, K.TASK, K.ERROR, K.CONVERSATION)}
+    # THEN
     assert scores[K.DECISION] > scores[K.TASK] > scores[K.ERROR] > scores[K.CONVERSATION]
     assert scores[K.DECISION] >= 0.7 and scores[K.CONVERSATION] <= 0.3
 
 
 def test_a_question_only_turn_is_lower_unless_it_carries_a_decision() -> None:
+    # WHEN / THEN
     assert is_question_only("What is the status? Any news?")
     assert not is_question_only("The build is green. Can we ship?")
     statement = score_importance("The status of the catalogue.", K.CONVERSATION)
@@ -123,12 +134,16 @@ def test_a_question_only_turn_is_lower_unless_it_carries_a_decision() -> None:
 
 
 def test_everything_stacks_but_stays_below_an_explicit_request() -> None:
+    # GIVEN
     text = "We decided and Dana approved: we will pay $40k by March 3."
+    # WHEN / THEN
     assert score_importance(text, K.DECISION) == CEILING < EXPLICIT
 
 
 def test_output_is_always_in_range_and_deterministic() -> None:
+    # GIVEN
     texts = ["", "?", "a" * 16_384, "We must, we will, $5 on Friday!" * 100, "😀" * 50, "What?" * 10]
+    # WHEN / THEN
     for text in texts:
         for kind in MemoryKind:
             first = score_importance(text, kind)

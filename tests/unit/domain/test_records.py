@@ -58,7 +58,9 @@ def test_working_memory_spans_the_moment_it_occurred() -> None:
 
 
 def test_a_summary_spans_its_whole_period() -> None:
+    # GIVEN
     got = summary("2026-11-21")
+    # WHEN / THEN
     assert got.span == (datetime(2026, 11, 21, tzinfo=UTC), datetime(2026, 11, 22, tzinfo=UTC))
 
 
@@ -70,7 +72,9 @@ def test_a_local_period_is_stored_in_utc() -> None:
 
 
 def test_a_half_given_period_falls_back_to_the_moment() -> None:
+    # WHEN
     got = record(period_start=datetime(2026, 11, 21, tzinfo=UTC))
+    # THEN
     assert got.span == (got.occurred_at, got.occurred_at)
 
 
@@ -78,11 +82,14 @@ def test_a_half_given_period_falls_back_to_the_moment() -> None:
 
 
 def test_a_plain_record_is_live() -> None:
+    # WHEN / THEN
     assert record().is_live(NOW)
 
 
 def test_a_forgotten_record_is_never_live() -> None:
+    # WHEN
     forgotten = record(deleted_at=NOW - timedelta(days=1), expires_at=NOW + timedelta(days=30))
+    # THEN
     assert not forgotten.is_live(NOW)
     assert not forgotten.is_live(NOW - timedelta(days=365))
 
@@ -90,7 +97,7 @@ def test_a_forgotten_record_is_never_live() -> None:
 def test_a_record_expires_at_its_expiry_instant() -> None:
     # GIVEN a record that expires at noon
     expiring = record(expires_at=NOW)
-    # THEN it is live just before, and not at or after that instant
+    # WHEN / THEN it is live just before, and not at or after that instant
     assert expiring.is_live(NOW - timedelta(microseconds=1))
     assert not expiring.is_live(NOW)
     assert not expiring.is_live(NOW + timedelta(days=1))
@@ -100,6 +107,7 @@ def test_expiry_compares_instants_not_wall_clocks() -> None:
     expiring = record(expires_at=NOW)
     # GIVEN "now" expressed in another offset, one minute before the expiry instant
     tokyo = timezone(timedelta(hours=9))
+    # WHEN / THEN it is live a minute before the instant, and not at it, in that offset too
     assert expiring.is_live((NOW - timedelta(minutes=1)).astimezone(tokyo))
     assert not expiring.is_live(NOW.astimezone(tokyo))
 
@@ -108,7 +116,9 @@ def test_expiry_compares_instants_not_wall_clocks() -> None:
 
 
 def test_defaults_describe_a_fresh_working_note() -> None:
+    # GIVEN
     got = record()
+    # WHEN / THEN
     assert (got.grain, got.kind, got.importance, got.access_count) == (Grain.WORKING, MemoryKind.NOTE, 0.5, 0)
     assert got.time_key is None
     assert got.deleted_at is None
@@ -116,11 +126,13 @@ def test_defaults_describe_a_fresh_working_note() -> None:
 
 
 def test_times_are_normalised_to_utc() -> None:
+    # GIVEN
     got = record(
         occurred_at="2026-11-20T09:03:00-05:00",
         created_at=datetime(2026, 11, 22, 12, 0),
         expires_at="2026-12-22T17:30:00+05:30",
     )
+    # WHEN / THEN
     assert got.occurred_at == datetime(2026, 11, 20, 14, 3, tzinfo=UTC)
     assert got.created_at == NOW
     assert got.expires_at == datetime(2026, 12, 22, 12, 0, tzinfo=UTC)
@@ -130,12 +142,14 @@ def test_times_are_normalised_to_utc() -> None:
 @pytest.mark.parametrize("field", ["tenant_id", "agent_id", "user_id"])
 @pytest.mark.parametrize("bad", ["a:b", "../x", "a/b", "", "a" * 129])
 def test_owner_ids_cannot_carry_separators_or_paths(field: str, bad: str) -> None:
+    # WHEN / THEN
     # tenant and agent ids are joined with ':' into FIFO groups and routing keys
     with pytest.raises(ValidationError):
         record(**{field: bad})
 
 
 def test_unknown_fields_are_refused() -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError):
         record(score=0.9)
 
@@ -144,6 +158,7 @@ def test_unknown_fields_are_refused() -> None:
     ("field", "value"), [("importance", 1.5), ("importance", -0.1), ("access_count", -1)]
 )
 def test_numbers_are_bounded(field: str, value: float) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError):
         record(**{field: value})
 
@@ -165,13 +180,16 @@ def test_numbers_are_bounded(field: str, value: float) -> None:
     ],
 )
 def test_topics_match_regardless_of_case_and_spacing(raw: str | None, topic: str | None) -> None:
+    # WHEN / THEN
     assert normalise_topic(raw) == topic
 
 
 @settings(max_examples=150, deadline=None)
 @given(raw=st.text(max_size=30))
 def test_topic_normalisation_is_idempotent(raw: str) -> None:
+    # GIVEN
     once = normalise_topic(raw)
+    # WHEN / THEN
     assert normalise_topic(once) == once
     assert once is None or (once == once.strip() and "  " not in once)
 
@@ -180,13 +198,17 @@ def test_topic_normalisation_is_idempotent(raw: str) -> None:
 
 
 def test_metadata_within_bounds_is_kept_as_is() -> None:
+    # GIVEN
     metadata = {"any": "json", "n": 1, "nested": {"list": [1, 2, {"x": None}]}, "caf\u00e9": True}
+    # WHEN / THEN
     assert check_metadata(metadata) is metadata
     assert record(metadata=metadata).metadata == metadata
 
 
 def test_metadata_size_is_measured_as_compact_utf8_json() -> None:
+    # GIVEN
     room = MAX_METADATA_BYTES - len('{"k":""}')
+    # WHEN / THEN
     assert check_metadata({"k": "x" * room})
     assert check_metadata({"k": "\u20ac" * (room // 3)})
     with pytest.raises(ValueError, match="8192 bytes"):
@@ -198,10 +220,12 @@ def test_metadata_size_is_measured_as_compact_utf8_json() -> None:
 
 
 def test_metadata_depth_counts_objects_and_lists() -> None:
+    # GIVEN
     deepest: Any = 1
     for level in range(MAX_METADATA_DEPTH - 1):
         deepest = [deepest] if level % 2 else {"k": deepest}
     allowed = {"top": deepest}
+    # WHEN / THEN
     assert check_metadata(allowed) is allowed
     with pytest.raises(ValueError, match="deeper than 5"):
         check_metadata({"top": [deepest]})
@@ -212,6 +236,7 @@ def test_metadata_depth_counts_objects_and_lists() -> None:
 
 
 def test_hostile_metadata_depth_is_refused_without_recursing() -> None:
+    # GIVEN
     from agent_memory.domain.records import check_metadata
 
     deep: dict[str, object] = {"a": []}
@@ -220,12 +245,15 @@ def test_hostile_metadata_depth_is_refused_without_recursing() -> None:
         nested: list[object] = []
         cursor.append(nested)  # type: ignore[attr-defined]
         cursor = nested
+    # WHEN / THEN
     with pytest.raises(ValueError, match="nested deeper"):
         check_metadata(deep)
 
 
 def test_nan_metadata_is_refused() -> None:
+    # GIVEN
     from agent_memory.domain.records import check_metadata
 
+    # WHEN / THEN
     with pytest.raises(ValueError, match="NaN"):
         check_metadata({"x": float("nan")})

@@ -30,6 +30,7 @@ def write(**fields: Any) -> WriteRequest:
     ],
 )
 def test_write_numbers_are_numbers(field: str, value: Any) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError):
         write(**{field: value})
 
@@ -49,22 +50,26 @@ def test_write_numbers_are_numbers(field: str, value: Any) -> None:
     ],
 )
 def test_search_numbers_and_booleans_are_what_they_say(body: dict[str, Any]) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError):
         SearchRequest.model_validate(body)
 
 
 def test_context_budget_is_an_integer() -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError):
         ContextRequest.model_validate({"query": "x", "token_budget": "500"})
 
 
 def test_integers_stay_numbers_where_a_number_is_asked() -> None:
+    # WHEN / THEN
     assert write(importance=1).items[0].importance == 1.0
     assert SearchRequest.model_validate({"min_days_ago": 2, "max_results": 5}).min_days_ago == 2.0
 
 
 @pytest.mark.parametrize("content", INVISIBLE)
 def test_content_of_only_invisible_characters_is_blank(content: str) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError, match="blank"):
         WriteRequest.model_validate({"items": [{"content": content}]})
 
@@ -72,10 +77,13 @@ def test_content_of_only_invisible_characters_is_blank(content: str) -> None:
 @pytest.mark.parametrize("field", ["topic", "speaker", "tags"])
 @pytest.mark.parametrize("value", ["a\u0000b", "\x1b[31mred", "x\u009bz", *INVISIBLE])
 def test_topic_tags_and_speaker_follow_one_text_rule(field: str, value: str) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError):
         write(**{field: [value] if field == "tags" else value})
 
 
 def test_labels_are_trimmed_and_keep_any_visible_script() -> None:
+    # WHEN
     item = write(topic="  launch date  ", speaker="Zoë", tags=["日本"]).items[0]
+    # THEN
     assert (item.topic, item.speaker, item.tags) == ("launch date", "Zoë", ["日本"])

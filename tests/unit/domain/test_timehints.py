@@ -37,21 +37,27 @@ def d(y: int, m: int, day: int) -> datetime:
 def test_a_named_time_is_a_window_widened_by_the_mention_lag(
     query: str, start: datetime, end: datetime
 ) -> None:
+    # WHEN
     [hint] = time_hints(query, AS_OF)
 
+    # THEN
     assert (hint.start, hint.end) == (start, end + MENTION_LAG)
 
 
 def test_n_units_ago_is_centred_on_that_many_units_before_as_of() -> None:
+    # GIVEN
     [hint] = time_hints("what did we decide two weeks ago?", AS_OF)
 
     center = hint.start + (hint.end - MENTION_LAG - hint.start) / 2
+    # WHEN / THEN
     assert abs((AS_OF - center).days - 14) <= 1
 
 
 def test_a_day_is_not_also_read_as_its_month() -> None:
+    # WHEN
     hints = time_hints("on 13 October 2023", AS_OF)
 
+    # THEN
     assert [h.phrase for h in hints] == ["13 october 2023"]
 
 
@@ -67,12 +73,15 @@ def test_a_day_is_not_also_read_as_its_month() -> None:
     ],
 )
 def test_no_time_no_hint(query: str | None) -> None:
+    # WHEN / THEN
     assert time_hints(query, AS_OF) == []
 
 
 def test_overlap_is_half_open_at_the_end() -> None:
+    # GIVEN
     [hint] = time_hints("in June 2023", AS_OF)
 
+    # WHEN / THEN
     assert hint.overlaps(d(2023, 6, 30), d(2023, 6, 30))
     assert not hint.overlaps(hint.end, hint.end)
     assert not hint.overlaps(d(2023, 5, 1), d(2023, 5, 31))
@@ -100,5 +109,6 @@ _PHRASES = st.one_of(
 def test_any_phrase_at_any_as_of_in_range_gives_hints_or_none_never_an_error(
     phrase: str, as_of: datetime
 ) -> None:
+    # WHEN / THEN
     for hint in time_hints(phrase, as_of.replace(tzinfo=UTC)):
         assert hint.start < hint.end

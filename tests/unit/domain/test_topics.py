@@ -7,11 +7,11 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from agent_memory.contract.v1 import TopicDictionaryBody
 from agent_memory.domain.topic_dictionary import (
     MAX_CANONICAL_TERMS,
     MAX_SYNONYMS_PER_TERM,
     TopicDictionary,
-    TopicDictionaryBody,
     TopicDictionaryError,
 )
 
@@ -24,6 +24,7 @@ def topics() -> TopicDictionary:
 
 
 def test_terms_are_stored_normalised(topics: TopicDictionary) -> None:
+    # WHEN / THEN
     assert topics.as_dict() == {
         "budget": ["spend", "costs"],
         "launch date": ["release date", "go-live", "ship date"],
@@ -45,16 +46,20 @@ def test_terms_are_stored_normalised(topics: TopicDictionary) -> None:
 def test_resolve_maps_synonyms_to_the_canonical_term_and_keeps_unknown_topics_normalised(
     topics: TopicDictionary, raw: str | None, expected: tuple[str | None, bool]
 ) -> None:
+    # WHEN / THEN
     assert topics.resolve(raw) == expected
 
 
 def test_canonical_is_none_for_an_unknown_topic(topics: TopicDictionary) -> None:
+    # WHEN / THEN
     assert topics.canonical("ship date") == "launch date"
     assert topics.canonical("hiring plan") is None
 
 
 def test_a_synonym_repeating_its_canonical_term_or_itself_is_dropped() -> None:
+    # WHEN
     topics = TopicDictionary.build({"budget": ["Budget", "spend", "SPEND"]})
+    # THEN
     assert topics.as_dict() == {"budget": ["spend"]}
 
 
@@ -73,12 +78,14 @@ def test_a_synonym_repeating_its_canonical_term_or_itself_is_dropped() -> None:
 def test_ambiguous_blank_or_invalid_terms_are_refused_by_position_without_echoing_them(
     raw: dict[str, list[str]], reason: str
 ) -> None:
+    # WHEN / THEN
     with pytest.raises(TopicDictionaryError, match=reason) as caught:
         TopicDictionary.build(raw)
     assert "spend" not in str(caught.value) and "costs" not in str(caught.value)
 
 
 def test_size_limits() -> None:
+    # WHEN / THEN
     with pytest.raises(TopicDictionaryError, match="canonical terms"):
         TopicDictionary.build({f"t{i}": [] for i in range(MAX_CANONICAL_TERMS + 1)})
     with pytest.raises(TopicDictionaryError, match="synonyms"):
@@ -88,6 +95,7 @@ def test_size_limits() -> None:
 
 
 def test_json_round_trip(topics: TopicDictionary) -> None:
+    # WHEN / THEN
     assert TopicDictionary.from_json(topics.to_json()) == topics
     assert json.loads(topics.to_json())["launch date"] == ["release date", "go-live", "ship date"]
 
@@ -104,28 +112,35 @@ def test_json_round_trip(topics: TopicDictionary) -> None:
 def test_a_query_naming_a_term_gets_the_whole_group_appended(
     topics: TopicDictionary, query: str, added: str
 ) -> None:
+    # WHEN / THEN
     assert topics.expand_query(query) == f"{query} {added}"
 
 
 @pytest.mark.parametrize("query", ["when do we ship?", "release notes", "go-lives", "overspend", ""])
 def test_words_inside_other_words_or_partial_terms_do_not_expand(topics: TopicDictionary, query: str) -> None:
+    # WHEN / THEN
     assert topics.expand_query(query) == query
 
 
 def test_an_empty_dictionary_changes_nothing() -> None:
+    # WHEN
     empty = TopicDictionary.build({})
+    # THEN
     assert not empty
     assert empty.expand_query("go-live") == "go-live"
     assert empty.resolve("Go-Live") == ("go-live", False)
 
 
 def test_regex_characters_in_terms_are_literal() -> None:
+    # WHEN
     topics = TopicDictionary.build({"c++ (legacy)": ["cpp.*"]})
+    # THEN
     assert topics.expand_query("the c++ (legacy) port") == "the c++ (legacy) port c++ (legacy) cpp.*"
     assert topics.expand_query("cppxx") == "cppxx"
 
 
 def test_the_api_body_is_a_400_for_an_ambiguous_dictionary() -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError, match="already a term of canonical term 1"):
         TopicDictionaryBody.model_validate({"terms": {"budget": ["spend"], "costs": ["spend"]}})
     with pytest.raises(ValidationError):

@@ -11,8 +11,8 @@ import pytest
 
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.adapters.sqlite_keys import LocalKeyStore
-from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
+from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.local import cli
 
 
@@ -29,7 +29,7 @@ def test_every_database_and_its_wal_is_0600_in_a_0700_directory(tmp_path: Path) 
     queue = LocalFifoQueue(data / "queue.db")
     LocalPendingWrites(data / "queue.db").add("t", "a", ["mem_1"])
     del queue
-    # THEN the directory is 0700 and every file in it (WAL and shared memory included) 0600
+    # WHEN / THEN the directory is 0700 and every file in it (WAL and shared memory included) 0600
     assert mode(data) == 0o700
     files = [p for p in data.iterdir() if p.is_file()]
     assert {p.name for p in files} >= {"memory.db", "auth.db", "queue.db", "memory.db-wal", "queue.db-wal"}
@@ -38,16 +38,20 @@ def test_every_database_and_its_wal_is_0600_in_a_0700_directory(tmp_path: Path) 
 
 
 def test_files_made_world_readable_before_are_made_private_when_opened(tmp_path: Path) -> None:
+    # GIVEN
     data = tmp_path / "old"
     data.mkdir(mode=0o755)
     LocalKeyStore(data / "auth.db")
     (data / "auth.db").chmod(0o644)
+    # WHEN
     LocalKeyStore(data / "auth.db").list()
+    # THEN
     assert mode(data / "auth.db") == 0o600
 
 
 @pytest.mark.parametrize("key", ["short", "x" * 31, "a" * 31 + " ", "ü" * 40, "a" * 20 + "\x00" + "b" * 20])
 def test_a_chosen_dev_key_must_be_a_real_key(key: str) -> None:
+    # WHEN / THEN
     assert not cli._acceptable_dev_key(key)
     assert cli._acceptable_dev_key("a" * 32)
 
@@ -67,13 +71,17 @@ def test_a_replaced_dev_key_is_revoked(tmp_path: Path) -> None:
 
 
 def test_the_generated_dev_key_is_kept_private(tmp_path: Path) -> None:
+    # WHEN
     key = cli._stored_dev_key(tmp_path / "d")
+    # THEN
     assert len(key) >= cli.MIN_DEV_KEY_CHARS
     assert mode(tmp_path / "d" / "dev-key") == 0o600 and mode(tmp_path / "d") == 0o700
     assert cli._stored_dev_key(tmp_path / "d") == key
 
 
 def test_vectors_still_round_trip_in_a_private_store(tmp_path: Path) -> None:
+    # GIVEN
     store = SqliteMemoryStore(tmp_path / "m.db", dimension=3, model_id="m")
+    # WHEN / THEN
     assert store.dimension == 3 and np.isfinite(store._unit_query(np.ones(3, dtype=np.float32))).all()
     store.close()

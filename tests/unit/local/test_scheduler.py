@@ -47,8 +47,10 @@ def test_the_first_start_fires_nothing_and_later_ones_fire_what_came_due(tmp_pat
 
 
 def test_the_due_list_merges_schedules_in_time_order(tmp_path: Path) -> None:
+    # GIVEN
     s = scheduler(tmp_path, FixedClock(), Calls())
     due = s.due(utc(2026, 12, 31, 1), utc(2027, 1, 1, 5))
+    # WHEN / THEN
     assert [(t.isoformat(), sch.name) for t, sch in due] == [
         ("2026-12-31T05:15:00+00:00", "retention"),
         ("2027-01-01T00:15:00+00:00", "summarize-daily"),
@@ -76,18 +78,22 @@ def test_a_restart_catches_up_what_was_missed_while_it_was_off(tmp_path: Path) -
 
 
 def test_catching_up_is_bounded(tmp_path: Path) -> None:
+    # GIVEN
     clock = FixedClock(utc(2020, 1, 1))
     scheduler(tmp_path, clock, Calls()).run_pending()
     clock._now = utc(2026, 1, 1, 12)
     calls = Calls()
 
+    # WHEN
     scheduler(tmp_path, clock, calls, max_catch_up=3).run_pending()
 
+    # THEN
     daily = [e["scheduled_time"] for n, e in calls if n == "summarize-daily"]
     assert daily == ["2025-12-30T00:15:00+00:00", "2025-12-31T00:15:00+00:00", "2026-01-01T00:15:00+00:00"]
 
 
 def test_a_failed_firing_is_retried_and_does_not_stop_the_others(tmp_path: Path) -> None:
+    # GIVEN
     clock, attempts = FixedClock(utc(2026, 11, 22, 12)), Calls()
 
     def flaky(schedule: Schedule, at: datetime) -> None:
@@ -95,43 +101,53 @@ def test_a_failed_firing_is_retried_and_does_not_stop_the_others(tmp_path: Path)
         if schedule.name == "summarize-daily" and len(attempts) == 1:
             raise RuntimeError("store locked")
 
+    # WHEN
     s = LocalScheduler(state_path=tmp_path / "s.json", clock=clock, invoke=flaky)
     s.run_pending()
     clock._now = utc(2026, 11, 23, 2)
 
+    # THEN
     assert s.run_pending() == 1  # the daily failed; the weekly fired
     assert s.run_pending() == 1  # the daily, retried
     assert [n for n, _ in attempts] == ["summarize-daily", "summarize-weekly", "summarize-daily"]
 
 
 def test_schedules_fire_in_the_configured_timezone(tmp_path: Path) -> None:
+    # GIVEN
     clock, calls = FixedClock(utc(2026, 11, 20, 0)), Calls()
     s = scheduler(tmp_path, clock, calls, schedules=SCHEDULES[:1], timezone="Pacific/Auckland")
     s.run_pending()
     clock._now = utc(2026, 11, 21, 0)
 
+    # WHEN
     s.run_pending()
 
+    # THEN
     # 00:15 in Auckland (UTC+13) is 11:15 UTC the day before
     assert calls == [("summarize-daily", {"grain": "daily", "scheduled_time": "2026-11-20T11:15:00+00:00"})]
 
 
 def test_adding_a_job_is_one_line(tmp_path: Path) -> None:
+    # GIVEN
     retention = Schedule("retention", "cron(15 5 * * ? *)", "retention")
     clock, calls = FixedClock(utc(2026, 11, 20, 12)), Calls()
     s = scheduler(tmp_path, clock, calls, schedules=(*SCHEDULES, retention))
     s.run_pending()
     clock._now = utc(2026, 11, 21, 6)
 
+    # WHEN
     s.run_pending()
 
+    # THEN
     assert ("retention", {}) in calls
     assert retention.aws_input() == {}
     assert SCHEDULES[0].aws_input() == {"grain": "daily", "scheduled_time": "<aws.scheduler.scheduled-time>"}
 
 
 def test_an_unreadable_state_file_starts_afresh(tmp_path: Path) -> None:
+    # GIVEN
     (tmp_path / "scheduler.json").write_text("{not json")
     calls = Calls()
+    # WHEN / THEN
     assert scheduler(tmp_path, FixedClock(), calls).run_pending() == 0
     assert json.loads((tmp_path / "scheduler.json").read_text())

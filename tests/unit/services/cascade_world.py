@@ -22,7 +22,7 @@ from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import discard_unpublished_metrics
-from agent_memory.ports import Summarizer
+from agent_memory.ports import Job, Summarizer
 from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.summarize import ChildNotStoredYetError, RunStats, SummarizeService
 
@@ -50,15 +50,15 @@ class Cascade:
     def remember(self, *items: dict[str, Any], agent: str = AGENT) -> list[str]:
         """Write working memory through the API's write service and the writer."""
         response = self.world.write.accept(
-            CALLER, agent, WriteRequest(items=[WriteItem.model_validate(i) for i in items])
+            CALLER, agent, WriteRequest(items=[WriteItem.model_validate(i) for i in items]).to_new_memories()
         )
         self.world.drain()
         discard_unpublished_metrics()
-        return [a.id for a in response.accepted]
+        return response
 
     def queue(self, grain: Grain, key: str, agent: str = AGENT, **fields: Any) -> None:
         job = SummarizeJob(tenant_id=TENANT, agent_id=agent, grain=grain, time_key=key, **fields)
-        self.jobs.send([job.to_job()])
+        self.jobs.send([Job.of(job)])
 
     def run(self, max_rounds: int = 10_000) -> Counter[str]:
         """Work both queues until they are empty; the outcomes of the jobs run this time."""

@@ -12,7 +12,7 @@ from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.domain.scoring import RankingWeights
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.memories import MemoryService

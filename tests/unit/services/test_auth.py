@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.adapters.sqlite_keys import LocalKeyStore
+from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.keys import new_api_key
 from agent_memory.errors import DependencyError
@@ -65,8 +65,10 @@ def test_a_known_key_is_read_once_per_ttl(store: CountingStore, tick: Tick) -> N
 
 
 def test_a_revocation_is_seen_once_the_cached_answer_expires(store: CountingStore, tick: Tick) -> None:
+    # GIVEN
     key_id, key = store.create("acme", "pro")
     auth = KeyAuthenticator(store, ttl_s=60, clock=tick)
+    # WHEN / THEN
     assert auth.authenticate(key) is not None
 
     store.revoke(key_id)
@@ -78,9 +80,11 @@ def test_a_revocation_is_seen_once_the_cached_answer_expires(store: CountingStor
 
 
 def test_unknown_keys_are_cached_too(store: CountingStore, tick: Tick) -> None:
+    # GIVEN
     auth = KeyAuthenticator(store, ttl_s=60, clock=tick)
     bad = new_api_key()
 
+    # WHEN / THEN
     assert [auth.authenticate(bad) for _ in range(5)] == [None] * 5
     assert store.lookups == 1
 
@@ -112,7 +116,7 @@ def test_a_store_failure_raises_and_is_not_cached(store: CountingStore, tick: Ti
     auth = KeyAuthenticator(store, clock=tick)
     store.failing = True
 
-    # THEN the failure surfaces (not as an unknown key), and the next request reads again
+    # WHEN / THEN the failure surfaces (not as an unknown key), and the next request reads again
     with pytest.raises(DependencyError):
         auth.authenticate(key)
     store.failing = False
@@ -121,17 +125,21 @@ def test_a_store_failure_raises_and_is_not_cached(store: CountingStore, tick: Ti
 
 
 def test_clear_forgets_every_answer(store: CountingStore, tick: Tick) -> None:
+    # GIVEN
     _, key = store.create("acme", "pro")
     auth = KeyAuthenticator(store, clock=tick)
     auth.authenticate(key)
 
+    # WHEN
     auth.clear()
     auth.authenticate(key)
 
+    # THEN
     assert store.lookups == 2
 
 
 @pytest.mark.parametrize(("ttl_s", "max_entries"), [(-1, 10), (60, 0)])
 def test_nonsense_limits_are_refused(store: CountingStore, ttl_s: float, max_entries: int) -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError):
         KeyAuthenticator(store, ttl_s=ttl_s, max_entries=max_entries)

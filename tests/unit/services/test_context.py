@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from tests.unit.services.conftest import World
 
-from agent_memory.contract.v1 import ContextRequest, WriteRequest
+from agent_memory.contract.v1 import ContextRequest, ContextResponse, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.services.context import ContextService, estimate_tokens
 
@@ -15,13 +15,15 @@ from agent_memory.services.context import ContextService, estimate_tokens
 def _remember(world: World, content: str, days_ago: float = 0) -> str:
     occurred = world.clock.now() - timedelta(days=days_ago)
     request = WriteRequest.model_validate({"items": [{"content": content, "occurred_at": occurred}]})
-    [accepted] = world.write.accept(Caller("acme"), "bot", request).accepted
+    [accepted] = world.write.accept(Caller("acme"), "bot", request.to_new_memories())
     world.drain()
-    return accepted.id
+    return accepted
 
 
-def _context(world: World, **body: object):  # type: ignore[no-untyped-def]
-    return ContextService(world.search).context("acme", "bot", ContextRequest.model_validate(body))
+def _context(world: World, **body: object) -> ContextResponse:
+    """As the context route answers: the request's query, the block as its response body."""
+    query = ContextRequest.model_validate(body).to_query()
+    return ContextResponse.of(ContextService(world.search).context("acme", "bot", query))
 
 
 @pytest.mark.parametrize(
@@ -35,6 +37,7 @@ def _context(world: World, **body: object):  # type: ignore[no-untyped-def]
     ],
 )
 def test_token_estimate_errs_high(text: str, at_least: int) -> None:
+    # WHEN / THEN
     assert estimate_tokens(text) >= at_least
 
 
@@ -78,11 +81,14 @@ def test_a_small_budget_drops_the_least_relevant_first(world: World) -> None:
 
 
 def test_the_line_that_does_not_fit_is_cut_at_a_word_with_an_ellipsis(world: World) -> None:
+    # GIVEN
     long = " ".join(f"launch{i}" for i in range(200))
     _remember(world, long)
 
+    # WHEN
     block = _context(world, query="launch1", token_budget=60)
 
+    # THEN
     [item] = block.items
     assert block.context.endswith(" …")
     assert block.tokens <= 60
@@ -90,12 +96,15 @@ def test_the_line_that_does_not_fit_is_cut_at_a_word_with_an_ellipsis(world: Wor
 
 
 def test_no_memories_give_an_empty_block(world: World) -> None:
+    # WHEN
     block = _context(world, query="anything at all")
 
+    # THEN
     assert (block.context, block.items, block.tokens, block.dropped) == ("", [], 0, 0)
 
 
 def test_a_blank_query_is_refused() -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match="blank"):
         ContextRequest.model_validate({"query": "   "})
     with pytest.raises(ValueError):

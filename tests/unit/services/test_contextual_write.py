@@ -31,10 +31,10 @@ def _turns(
         for i, (speaker, text) in enumerate(turns)
     ]
     accepted = world.write.accept(
-        Caller("acme"), "bot", WriteRequest.model_validate({"items": items})
-    ).accepted
+        Caller("acme"), "bot", WriteRequest.model_validate({"items": items}).to_new_memories()
+    )
     world.drain()
-    return [a.id for a in accepted]
+    return accepted
 
 
 def test_a_turn_is_stored_with_the_turns_before_it_as_its_context(world: World) -> None:
@@ -48,7 +48,7 @@ def test_a_turn_is_stored_with_the_turns_before_it_as_its_context(world: World) 
         ],
     )
 
-    # THEN the first has no context; later ones carry the earlier turns, labelled, then their own
+    # WHEN / THEN the first has no context; later ones carry the earlier turns, labelled, then their own
     first, _, third = (world.store.get("acme", "bot", i) for i in ids)
     assert first is not None and first.context is None
     assert third is not None
@@ -60,19 +60,25 @@ def test_a_turn_is_stored_with_the_turns_before_it_as_its_context(world: World) 
 
 
 def test_context_reaches_turns_stored_by_earlier_batches_and_stays_in_its_conversation(world: World) -> None:
+    # GIVEN
     _turns(world, [("Ann", "We moved the launch."), ("Bob", "To when?")])
     _turns(world, [("Zed", "Unrelated chatter.")], conversation="c-2")
 
+    # WHEN
     [later] = _turns(world, [("Ann", "March 3.")], start=10)
     record = world.store.get("acme", "bot", later)
 
+    # THEN
     assert record is not None
     assert record.context == "Ann: We moved the launch.\nBob: To when?\nAnn: March 3."
 
 
 def test_the_vector_is_the_normalised_sum_of_the_turn_and_its_context(world: World) -> None:
+    # GIVEN
     [_, second] = _turns(world, [("Ann", "We moved the launch."), ("Bob", "To March 3, I hope.")])
+    # WHEN
     record = world.store.get("acme", "bot", second)
+    # THEN
     assert record is not None and record.context is not None
 
     own, ctx = world.embedder.embed([self_text(record), record.context])
@@ -84,11 +90,13 @@ def test_the_vector_is_the_normalised_sum_of_the_turn_and_its_context(world: Wor
 
 
 def test_without_context_turns_each_turn_is_embedded_alone(world: World) -> None:
+    # GIVEN
     world.writer = WriterService(
         world.store, world.embedder, world.pending, world.queue, world.clock, context_turns=0
     )
     ids = _turns(world, [("Ann", "We moved the launch."), ("Bob", "To when?")])
 
+    # WHEN / THEN
     assert [world.store.get("acme", "bot", i).context for i in ids] == [None, None]  # type: ignore[union-attr]
 
 
@@ -96,7 +104,7 @@ def test_two_turns_of_one_exchange_are_not_merged_as_duplicates(world: World) ->
     # GIVEN turns whose context vectors overlap (each holds the other's words) but that say different things
     ids = _turns(world, [("Ann", "The launch moved to March."), ("Bob", "Great, thanks Ann.")])
 
-    # THEN both are stored as themselves
+    # WHEN / THEN both are stored as themselves
     assert all(world.store.get("acme", "bot", i) is not None for i in ids)
     assert world.store.stats("acme", "bot", world.clock.now()).records["working"] == 2
 
@@ -111,8 +119,10 @@ def test_a_turn_is_found_by_words_of_the_turn_before_it_and_by_its_speaker(world
     hits = world.search.search(
         "acme",
         "bot",
-        SearchRequest.model_validate({"query": "Caroline camping", "ranking": {"lexical_weight": 1}}),
-    ).results
+        SearchRequest.model_validate(
+            {"query": "Caroline camping", "ranking": {"lexical_weight": 1}}
+        ).to_query(),
+    )
 
     # THEN the answer is found too, though it says neither word itself
     assert ids[1] in [h.id for h in hits]
@@ -122,6 +132,7 @@ def test_a_turn_is_found_by_words_of_the_turn_before_it_and_by_its_speaker(world
 
 
 def test_context_is_cut_from_the_front_to_its_limit() -> None:
+    # GIVEN
     from agent_memory.domain.limits import MAX_CONTEXT_CHARS
     from agent_memory.domain.records import MemoryRecord
 
@@ -131,8 +142,10 @@ def test_context_is_cut_from_the_front_to_its_limit() -> None:
             created_at=DAY, updated_at=DAY, occurred_at=DAY + timedelta(seconds=i),
         )  # fmt: skip
 
+    # WHEN
     previous = [rec(i, "word " * 400) for i in range(5)]
     text = context_text(rec(9, "the last words"), previous)
 
+    # THEN
     assert text is not None and len(text) <= MAX_CONTEXT_CHARS
     assert text.endswith("S: the last words")

@@ -66,29 +66,36 @@ def test_a_monthly_run_queues_every_agent_with_anything_beneath_it_once(cascade:
 
 
 def test_a_scheduled_run_takes_the_period_that_closed_before_it_fired(cascade: Cascade) -> None:
+    # GIVEN
     cascade.remember({"content": "Alice moved the launch.", "occurred_at": "2026-12-31T23:00:00Z"})
 
+    # WHEN
     response = cascade.dispatch.dispatch(SummarizeRequest(grain="daily"), at=utc(2027, 1, 1, 0, 15))
 
+    # THEN
     assert response.periods == ["2026-12-31"]
     assert [(j.time_key, j.reason) for j in queued(cascade)] == [("2026-12-31", "schedule")]
 
 
 def test_a_range_queues_one_job_per_agent_and_period_with_activity(cascade: Cascade) -> None:
+    # GIVEN
     cascade.remember(
         {"content": "Alice moved the launch.", "occurred_at": "2026-01-05T10:00:00Z"},
         {"content": "Bob booked Lisbon.", "occurred_at": "2026-03-31T10:00:00Z"},
     )
 
+    # WHEN
     response = cascade.dispatch.dispatch(
         SummarizeRequest.model_validate({"grain": "daily", "from": "2026-01-01", "to": "2026-03-31"})
     )
 
+    # THEN
     assert len(response.periods) == 90 and response.jobs_queued == 2
     assert sorted(j.time_key for j in queued(cascade)) == ["2026-01-05", "2026-03-31"]
 
 
 def test_nothing_to_fold_queues_nothing(cascade: Cascade) -> None:
+    # WHEN / THEN
     assert cascade.dispatch.dispatch(SummarizeRequest(grain="yearly", period="2026")).jobs_queued == 0
 
 
@@ -106,17 +113,22 @@ def test_nothing_to_fold_queues_nothing(cascade: Cascade) -> None:
     ],
 )
 def test_invalid_requests_are_refused_with_a_reason(body: dict[str, object], message: str) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationError, match=message):
         SummarizeRequest.model_validate(body)
 
 
 def test_a_full_leap_year_of_days_fits_in_one_request() -> None:
+    # GIVEN
     request = SummarizeRequest.model_validate({"grain": "daily", "from": "2028-01-01", "to": "2028-12-31"})
+    # WHEN / THEN
     assert len(request.time_keys(utc(2029, 1, 1), "UTC")) == MAX_PERIODS_PER_REQUEST == 366
 
 
 def test_the_scheduler_event_may_carry_the_time_it_fired() -> None:
+    # GIVEN
     event = DispatchEvent.model_validate({"grain": "weekly", "scheduled_time": "2027-01-04T01:15:00Z"})
+    # WHEN / THEN
     assert event.scheduled_time == utc(2027, 1, 4, 1, 15)
     assert event.time_keys(event.scheduled_time, "UTC") == ["2026-W53"]
     assert event.from_ is None

@@ -57,9 +57,11 @@ def summarize_year(c: Cascade) -> None:
 def found(c: Cascade, text: str, grain: Grain) -> list[str]:
     """Ids of the records of ``grain`` whose content holds ``text``, among the top hits."""
     response = c.world.search.search(
-        TENANT, AGENT, SearchRequest.model_validate({"query": text, "grain": grain.value, "max_results": 50})
+        TENANT,
+        AGENT,
+        SearchRequest.model_validate({"query": text, "grain": grain.value, "max_results": 50}).to_query(),
     )
-    return [r.id for r in response.results if text in r.content]
+    return [r.id for r in response if text in r.record.content]
 
 
 def test_a_forgotten_fact_leaves_every_grain_and_the_rest_is_remembered(cascade: Cascade) -> None:
@@ -95,7 +97,7 @@ def test_a_forgotten_fact_leaves_every_grain_and_the_rest_is_remembered(cascade:
     assert vault not in cascade.summary(Grain.DAILY, KEYS[Grain.DAILY]).source_ids  # type: ignore[union-attr]
 
     # AND the audit trail says who forgot what, which summaries went stale and were re-made
-    trail = cascade.world.memories.audit(TENANT, AGENT, None, limit=100, cursor=None).items
+    trail = cascade.world.memories.audit(TENANT, AGENT, None, limit=100, cursor=None).events
     forget = [e for e in trail if e.action == AuditAction.FORGET]
     assert [(e.record_id, e.actor, e.detail["stale_summaries"]) for e in forget] == [
         (vault, "key_ops", [sid(g) for g in SUMMARY_GRAINS])
@@ -114,6 +116,7 @@ def test_a_day_with_nothing_left_loses_its_summary_and_its_week_is_remade(cascad
     cascade.remember(item("Mia booked the movers for the Lisbon office.", DAY + timedelta(days=1)))
     summarize_year(cascade)
 
+    # WHEN
     cascade.world.forget.forget(TENANT, AGENT, vault, actor="key_ops")
     cascade.run()
 
@@ -123,7 +126,9 @@ def test_a_day_with_nothing_left_loses_its_summary_and_its_week_is_remade(cascad
     assert week is not None and week.source_ids == [sid(Grain.DAILY, "2026-03-11")]
     assert "movers" in week.content and "7391" not in week.content
     emptied = [
-        e for e in cascade.world.memories.audit(TENANT, AGENT, None, 100, None).items if e.action == "emptied"
+        e
+        for e in cascade.world.memories.audit(TENANT, AGENT, None, 100, None).events
+        if e.action == "emptied"
     ]
     assert [(e.record_id, e.detail["dropped"]) for e in emptied] == [(sid(Grain.DAILY), [vault])]
     for grain in SUMMARY_GRAINS:
@@ -131,23 +136,29 @@ def test_a_day_with_nothing_left_loses_its_summary_and_its_week_is_remade(cascad
 
 
 def test_a_period_with_nothing_left_at_all_is_deleted_up_the_whole_chain(cascade: Cascade) -> None:
+    # GIVEN
     (vault,) = cascade.remember(item(VAULT, DAY))
     summarize_year(cascade)
 
+    # WHEN
     cascade.world.forget.forget(TENANT, AGENT, vault, actor="key_ops")
     cascade.run()
 
+    # THEN
     for grain in SUMMARY_GRAINS:
         assert cascade.summary(grain, KEYS[grain]) is None, grain
 
 
 def test_a_record_written_after_its_day_was_summarized_makes_nothing_stale(cascade: Cascade) -> None:
+    # GIVEN
     cascade.remember(item("Rui approved the Lisbon office budget of $80,000.", DAY))
     summarize_year(cascade)
     (late,) = cascade.remember(item(VAULT, DAY + timedelta(hours=1)))  # the day's summary predates it
 
+    # WHEN
     result = cascade.world.forget.forget(TENANT, AGENT, late, actor="key_ops")
 
+    # THEN
     assert result.stale_summaries == []
     assert cascade.run() == {}  # no job queued, no summarizer call
     assert cascade.summary(Grain.DAILY, KEYS[Grain.DAILY]).is_live(cascade.world.clock.now())  # type: ignore[union-attr]
@@ -175,6 +186,7 @@ def test_forgetting_a_summary_remakes_its_parents_and_it_is_never_remade(cascade
 
 
 def test_two_forgets_before_the_remake_runs_make_one_chain_and_drop_both(cascade: Cascade) -> None:
+    # GIVEN
     a, b = cascade.remember(
         item(VAULT, DAY),
         item("The alarm code of the Porto office is 5521-heron.", DAY + timedelta(days=1)),
@@ -182,9 +194,11 @@ def test_two_forgets_before_the_remake_runs_make_one_chain_and_drop_both(cascade
     cascade.remember(item("Mia booked the movers.", DAY + timedelta(days=2)))
     summarize_year(cascade)
 
+    # WHEN
     first = cascade.world.forget.forget(TENANT, AGENT, a, actor="k")
     second = cascade.world.forget.forget(TENANT, AGENT, b, actor="k")
 
+    # THEN
     assert first.stale_summaries == [sid(g) for g in SUMMARY_GRAINS]
     # the second one's day is new; the week above it is stale already and is marked again
     assert second.stale_summaries[0] == sid(Grain.DAILY, "2026-03-11")
@@ -198,9 +212,12 @@ def test_two_forgets_before_the_remake_runs_make_one_chain_and_drop_both(cascade
 def test_a_remake_made_before_a_later_forget_is_not_stored(cascade: Cascade) -> None:
     """The race the writer closes: a re-made version waits in the queue while another forget
     marks the summary stale again; storing the waiting version would bring that fact back."""
+    # GIVEN
     cascade.remember(item(VAULT, DAY), item("Mia booked the movers.", DAY + timedelta(hours=1)))
     summarize_year(cascade)
+    # WHEN
     day = cascade.summary(Grain.DAILY, KEYS[Grain.DAILY])
+    # THEN
     assert day is not None
     waiting = day.model_copy(update={"updated_at": cascade.world.clock.now()})
 
@@ -293,16 +310,18 @@ def test_erasing_an_end_user_forgets_their_memories_at_every_grain_and_keeps_the
     assert cascade.summary(Grain.DAILY, "2026-03-17") is None
     assert cascade.summary(Grain.WEEKLY, "2026-W12") is None
     erased = [
-        e for e in cascade.world.memories.audit(TENANT, AGENT, None, 100, None).items if e.action == "erase"
+        e for e in cascade.world.memories.audit(TENANT, AGENT, None, 100, None).events if e.action == "erase"
     ]
     assert {e.detail["user_id"] for e in erased} == {"u-ines"} and all(e.actor == "key_dpo" for e in erased)
 
 
 def test_erasure_and_forget_stay_inside_the_tenant(cascade: Cascade, world: World) -> None:
+    # GIVEN
     (mine,) = cascade.remember(item(VAULT, DAY, user_id="u-ines"))
+    # WHEN / THEN
     with pytest.raises(NotFoundError):
         world.forget.forget("globex", AGENT, mine, actor="key_g")
     result = world.forget.erase_user("globex", AGENT, "u-ines", actor="key_g")
     assert result.forgotten == [] and result.stale_summaries == []
     assert cascade.store.get(TENANT, AGENT, mine).is_live(world.clock.now())  # type: ignore[union-attr]
-    assert world.memories.audit("globex", AGENT, None, 10, None).items == []
+    assert world.memories.audit("globex", AGENT, None, 10, None).events == []

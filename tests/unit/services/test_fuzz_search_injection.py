@@ -29,14 +29,20 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from opensearchpy import OpenSearch
 from tests.fakes import FixedClock
-from tests.unit.adapters.test_opensearch_requests import Cluster, RecordingConnection, search_response
+from tests.payloads import memory_record
+from tests.unit.adapters.opensearch.test_opensearch_requests import (
+    Cluster,
+    RecordingConnection,
+    search_response,
+)
 from tests.unit.domain.test_fuzz_parsers import HOSTILE_PIECES, hostile
 
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.local_pending import LocalPendingWrites
-from agent_memory.adapters.opensearch_client import client_options
-from agent_memory.adapters.opensearch_store import OpenSearchStore, decode_cursor
-from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+from agent_memory.adapters.opensearch.opensearch_client import client_options
+from agent_memory.adapters.opensearch.opensearch_cursors import decode_cursor
+from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
+from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.contract.v1 import SearchRequest
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -87,18 +93,16 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 def _record(
     tenant: str, agent: str, content: str, topic: str | None = None, tags: list[str] | None = None
 ) -> MemoryRecord:
-    return MemoryRecord(
-        id="mem_" + uuid.uuid4().hex[:26].translate(str.maketrans("0189", "abcd")),
-        tenant_id=tenant,
-        agent_id=agent,
-        content=content,
+    return memory_record(
+        "mem_" + uuid.uuid4().hex[:26].translate(str.maketrans("0189", "abcd")),
+        content,
+        tenant=tenant,
+        agent=agent,
+        at=NOW - timedelta(days=1),
         topic=topic,
         topic_raw=topic,
         tags=tags or [],
         content_hash=uuid.uuid4().hex,
-        created_at=NOW - timedelta(days=1),
-        updated_at=NOW - timedelta(days=1),
-        occurred_at=NOW - timedelta(days=1),
     )
 
 
@@ -199,7 +203,9 @@ def test_fts5_syntax_in_a_query_is_searched_as_words(corpus: Corpus, query: str)
 @example(query="\u202ealpha")
 @example(query="alpha\ud800")
 def test_any_unicode_query_matches_only_records_sharing_a_word(corpus: Corpus, query: str) -> None:
+    # WHEN
     hits = corpus.lexical(query)
+    # THEN
     assert hits <= set(corpus.records)  # never another tenant's or agent's
     if not re.search(r"\w", query):
         return  # no word at all: the newest records, as documented
@@ -214,12 +220,15 @@ def test_any_unicode_query_matches_only_records_sharing_a_word(corpus: Corpus, q
 @FUZZ
 @given(query=st.one_of(hostile(surrogates=False), st.sampled_from(VOCABULARY)))
 def test_the_search_service_scopes_hostile_queries_to_the_callers_agent(corpus: Corpus, query: str) -> None:
+    # GIVEN
     service = SearchService(corpus.store, corpus.embedder, FixedClock(NOW), RankingWeights())
     request = SearchRequest.model_validate({"query": query, "max_results": 100, "grain": "all"})
+    # WHEN
     try:
-        results = service.search(TENANT, AGENT, request).results
+        results = service.search(TENANT, AGENT, request.to_query())
     finally:
         discard_unpublished_metrics()  # many examples in one test: no handler flushes between them
+    # THEN
     # vector search returns neighbours for any text; none of them may come from outside the agent
     assert {r.id for r in results} <= set(corpus.records)
 
@@ -268,19 +277,23 @@ def forged_cursors(draw: st.DrawFn) -> str:
 def test_a_forged_or_garbled_cursor_is_refused_or_pages_the_callers_own_records(
     corpus: Corpus, cursor: str
 ) -> None:
+    # GIVEN
     service = MemoryService(corpus.store, corpus.pending, FixedClock(NOW))
+    # WHEN / THEN
     try:
         page = service.list(TENANT, AGENT, None, 100, cursor)
     except ValidationFailedError as exc:
         assert exc.status == 400 and "cursor" in exc.message
         return
-    assert {item.id for item in page.items} <= set(corpus.records)
+    assert {item.id for item in page.records} <= set(corpus.records)
 
 
 @FUZZ
 @given(cursor=st.one_of(forged_cursors(), st.text(max_size=40), hostile(max_pieces=4)))
 def test_opensearch_cursors_decode_to_their_own_scope_or_are_refused(cursor: str) -> None:
+    # GIVEN
     expected = {"t": TENANT, "a": AGENT, "g": None}
+    # WHEN / THEN
     try:
         payload = decode_cursor(cursor, expected)
     except ValidationFailedError as exc:
@@ -367,7 +380,7 @@ def test_opensearch_requests_carry_hostile_text_only_as_analysed_words_and_tags_
     lines = _sent_search(text, tuple(tags))
     paths = [pair for line in lines for pair in _paths(line)]
 
-    # THEN the request has exactly the baseline's structure: input never adds a key or a clause
+    # WHEN / THEN the request has exactly the baseline's structure: input never adds a key or a clause
     assert {path for path, _ in paths} <= BASELINE
     assert not FORBIDDEN_QUERIES & {part for path, _ in paths for part in re.split(r"[.\[\]]+", path)}
     # AND the text arrives only as lower-cased words of a multi_match, the tags only as terms values

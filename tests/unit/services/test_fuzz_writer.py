@@ -109,7 +109,9 @@ def test_every_body_is_a_command_or_poison_with_a_reason_never_an_error(
 @FUZZ
 @given(batch=st.lists(st.one_of(bodies, st.just(VALID_BODY)), min_size=1, max_size=6))
 def test_poison_never_stops_the_valid_commands_of_its_batch(world: World, batch: list[str]) -> None:
+    # GIVEN
     prepared = world.writer.prepare(batch)
+    # WHEN / THEN
     for body, result in zip(batch, prepared, strict=True):
         if body == VALID_BODY:
             assert result.command is not None and result.command.record.id == VALID_RECORD["id"]
@@ -168,7 +170,7 @@ def test_whatever_the_api_accepts_is_queued_parsed_and_stored_verbatim(
     agent = f"a-{uuid.uuid4().hex[:12]}"
 
     # WHEN it is accepted, queued, received by the writer and stored
-    [accepted] = world.write.accept(Caller("acme"), agent, request).accepted
+    [accepted] = world.write.accept(Caller("acme"), agent, request.to_new_memories())
     [message] = world.queue.receive(10)
     [prepared] = world.writer.prepare([message.body])
     assert prepared.command is not None, prepared.poison_reason
@@ -176,7 +178,7 @@ def test_whatever_the_api_accepts_is_queued_parsed_and_stored_verbatim(
     world.queue.ack([message.receipt_handle])
 
     # THEN the stored record says exactly what was sent
-    stored = world.store.get("acme", agent, accepted.id)
+    stored = world.store.get("acme", agent, accepted)
     assert stored is not None
     sent = request.items[0]  # type: ignore[index]
     assert stored.content == sent.content == content

@@ -102,7 +102,7 @@ class OpenSearchWorld:
     """Swaps the world's store for a fresh OpenSearch alias (refresh on write), when asked to."""
 
     def __init__(self) -> None:
-        from agent_memory.adapters.opensearch_client import new_client
+        from agent_memory.adapters.opensearch.opensearch_client import new_client
         from agent_memory.settings import Settings
 
         url = os.environ["OPENSEARCH_URL"]
@@ -112,14 +112,14 @@ class OpenSearchWorld:
         self.alias = f"stateful-{uuid.uuid4().hex[:12]}"
 
     def store(self, dimension: int, model_id: str) -> MemoryStore:
-        from agent_memory.adapters.opensearch_index import bootstrap
-        from agent_memory.adapters.opensearch_store import OpenSearchStore
+        from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+        from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 
         bootstrap(self.client, self.alias, dimension, model_id, engine="faiss")
         return OpenSearchStore(self.client, self.alias, dimension, model_id, refresh=True)
 
     def close(self) -> None:
-        from agent_memory.adapters.opensearch_index import events_index_name, records_index_name
+        from agent_memory.adapters.opensearch.opensearch_index import events_index_name, records_index_name
 
         self.client.indices.delete(index=f"{records_index_name(self.alias)},{events_index_name(self.alias)}")
 
@@ -338,19 +338,19 @@ class KeepingAndForgetting(RuleBasedStateMachine):
 
     def _accept(self, item: dict[str, Any]) -> None:
         self._tick()
-        response = self.world.write.accept(
-            CALLER, AGENT, WriteRequest(items=[WriteItem.model_validate(item)])
+        ids = self.world.write.accept(
+            CALLER, AGENT, WriteRequest(items=[WriteItem.model_validate(item)]).to_new_memories()
         )
         self.world.drain()
         discard_unpublished_metrics()
-        for answer in response.accepted:
-            self._occurred_at[answer.id] = item["occurred_at"]
-            self._conversations[answer.id] = item.get("conversation_id")
+        for record_id in ids:
+            self._occurred_at[record_id] = item["occurred_at"]
+            self._conversations[record_id] = item.get("conversation_id")
             # a write accepted again is expected back whatever happened to it before
             for a in self.accepted:
-                if a.id == answer.id:
+                if a.id == record_id:
                     a.removed_by = None
-            self.accepted.append(Accepted(answer.id, item["content"], item.get("user_id")))
+            self.accepted.append(Accepted(record_id, item["content"], item.get("user_id")))
 
     def _tick(self) -> None:
         """A real clock moves between two requests (the writer orders a forget and a write by time)."""

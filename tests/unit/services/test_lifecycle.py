@@ -95,7 +95,7 @@ def conversation(c: Cascade, day: date, rng: random.Random) -> None:
         for i, t in enumerate(turns)
     ]
     request = WriteRequest.model_validate({"conversation_id": f"c-{day.isoformat()}", "messages": messages})
-    c.world.write.accept(CALLER, AGENT, request)
+    c.world.write.accept(CALLER, AGENT, request.to_new_memories())
     discard_unpublished_metrics()
 
 
@@ -136,15 +136,19 @@ def live(tmp_path: Path) -> Cascade:
 
 
 def search(c: Cascade, query: str, grain: str, n: int = 10) -> list[tuple[str, str | None, str]]:
-    response = c.world.search.search(TENANT, AGENT, SearchRequest(query=query, grain=grain, max_results=n))  # type: ignore[arg-type]
-    return [(str(r.grain), r.time_key, r.content) for r in response.results]
+    response = c.world.search.search(
+        TENANT, AGENT, SearchRequest(query=query, grain=grain, max_results=n).to_query()
+    )  # type: ignore[arg-type]
+    return [(str(r.record.grain), r.record.time_key, r.record.content) for r in response]
 
 
 @pytest.mark.parametrize(("day", "surname", "text"), EVENTS, ids=[e[1] for e in EVENTS])
 def test_every_planted_event_is_found_at_every_grain_with_its_date(
     lived: Cascade, day: date, surname: str, text: str
 ) -> None:
+    # GIVEN
     line = f"[{day.isoformat()}] {text}"
+    # WHEN / THEN
     for grain in (Grain.WORKING, *SUMMARY_GRAINS):
         hits = search(lived, f"{surname} {text.split(maxsplit=1)[0]}", grain.value, n=3)
         assert hits, f"nothing found for {surname} at {grain.value}"
@@ -162,12 +166,15 @@ def test_every_planted_event_is_found_at_every_grain_with_its_date(
 
 
 def test_grain_all_blends_working_memory_and_every_summary_grain(lived: Cascade) -> None:
+    # GIVEN
     hits = search(lived, "Fischer Hooli partnership", "all", n=10)
     grains_found = {g for g, _, content in hits if "Fischer" in content}
+    # WHEN / THEN
     assert grains_found == {"working", "daily", "weekly", "monthly", "quarterly", "yearly"}
 
 
 def test_every_summary_folds_exactly_the_children_the_rules_give_it(lived: Cascade) -> None:
+    # GIVEN
     now = lived.world.clock.now()
     records = lived.snapshot(now)
     by_id = {r.id: r for r in records}
@@ -176,6 +183,7 @@ def test_every_summary_folds_exactly_the_children_the_rules_give_it(lived: Casca
     # a day whose chatter was all merged into earlier near-duplicates (dedup-on-write) has no
     # working memory left and so no summary; every other day (all have closed) has one
     days_with_memory = {r.occurred_at.date() for r in records if r.grain is Grain.WORKING}
+    # WHEN / THEN
     assert {r.time_key for r in summaries if r.grain is Grain.DAILY} == {
         d.isoformat() for d in days_with_memory if d <= END
     }
@@ -205,6 +213,7 @@ def test_every_summary_folds_exactly_the_children_the_rules_give_it(lived: Casca
 
 
 def test_the_late_days_of_week_53_reached_every_grain_above_it(lived: Cascade) -> None:
+    # WHEN / THEN
     # 2026-W53 was folded into December on Jan 1st before it closed, then refreshed up the cascade
     assert lived.outcomes["made"] > (END - START).days + 53 + 12 + 4 + 1  # some were made again
     year = lived.summary(Grain.YEARLY, "2026")
@@ -212,6 +221,7 @@ def test_the_late_days_of_week_53_reached_every_grain_above_it(lived: Cascade) -
 
 
 def test_re_running_the_whole_year_changes_nothing(lived: Cascade) -> None:
+    # GIVEN
     from agent_memory.domain.summary_jobs import SummarizeRequest
 
     before = lived.snapshot(lived.world.clock.now())
@@ -220,7 +230,9 @@ def test_re_running_the_whole_year_changes_nothing(lived: Cascade) -> None:
         body = {"grain": grain.value, "from": "2026-01-01", "to": "2026-12-31"}
         lived.dispatch.dispatch(SummarizeRequest.model_validate(body))
 
+    # WHEN
     outcomes = lived.run()
 
+    # THEN
     assert "made" not in outcomes and outcomes["unchanged"] > 400
     assert lived.snapshot(lived.world.clock.now()) == before

@@ -31,44 +31,57 @@ class KeywordReranker:
 
 def _write(world: World, *contents: str) -> None:
     items = [{"content": c, "occurred_at": world.clock.now() - timedelta(days=1)} for c in contents]
-    world.write.accept(Caller("acme"), "bot", WriteRequest.model_validate({"items": items}))
+    world.write.accept(Caller("acme"), "bot", WriteRequest.model_validate({"items": items}).to_new_memories())
     world.drain()
 
 
 def _search(world: World, reranker: KeywordReranker, **body: object) -> list[str]:
     service = SearchService(world.store, world.embedder, world.clock, RankingWeights(), reranker=reranker)
-    return [r.content for r in service.search("acme", "bot", SearchRequest.model_validate(body)).results]
+    return [
+        r.record.content for r in service.search("acme", "bot", SearchRequest.model_validate(body).to_query())
+    ]
 
 
 def test_the_reranker_reorders_the_head_by_its_own_relevance(world: World) -> None:
+    # GIVEN
     _write(world, "launch launch launch plans", "the launch date is March 3", "launch party snacks")
     reranker = KeywordReranker("March")
 
+    # WHEN
     found = _search(world, reranker, query="launch", max_results=3)
 
+    # THEN
     assert found[0] == "the launch date is March 3"
     [(query, docs)] = reranker.calls
     assert query == "launch" and len(docs) == 3 and all(d.startswith("[") for d in docs)  # dated text
 
 
 def test_a_failing_reranker_leaves_the_first_ranking(world: World) -> None:
+    # GIVEN
     _write(world, "launch launch launch plans", "the launch date is March 3")
     plain = SearchService(world.store, world.embedder, world.clock, RankingWeights())
-    first = [r.content for r in plain.search("acme", "bot", SearchRequest(query="launch")).results]
+    first = [r.record.content for r in plain.search("acme", "bot", SearchRequest(query="launch").to_query())]
 
+    # WHEN / THEN
     assert _search(world, KeywordReranker("March", fail=True), query="launch") == first
 
 
 def test_min_score_applies_to_the_reranked_scores(world: World) -> None:
+    # GIVEN
     _write(world, "launch launch launch plans", "the launch date is March 3")
 
+    # WHEN
     found = _search(world, KeywordReranker("March"), query="launch", min_score=0.5)
 
+    # THEN
     assert found == ["the launch date is March 3"]
 
 
 def test_no_query_no_rerank(world: World) -> None:
+    # GIVEN
     _write(world, "a", "b")
     reranker = KeywordReranker("a")
+    # WHEN
     _search(world, reranker)
+    # THEN
     assert reranker.calls == []

@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests.fakes import FixedClock
+from tests.payloads import memory_record
 
-from agent_memory.adapters.sqlite_store import SqliteMemoryStore
+from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.domain.cascade import covered_span, key_for_day
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import content_hash, memory_id, summary_id
+from agent_memory.domain.ids import memory_id, summary_id
 from agent_memory.domain.keys import KeyInfo
 from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -66,17 +67,14 @@ def _vec(seed: int) -> np.ndarray:
 def working(
     tenant: str, at: datetime, text: str, agent: str = "a", importance: float = 0.5, **fields: object
 ) -> MemoryRecord:
-    return MemoryRecord(
-        id=memory_id(tenant, agent, text),
-        tenant_id=tenant,
-        agent_id=agent,
-        content=text,
-        content_hash=content_hash(text),
+    return memory_record(
+        memory_id(tenant, agent, text),
+        text,
+        tenant=tenant,
+        agent=agent,
+        at=at,
         importance=importance,
-        created_at=at,
-        updated_at=at,
-        occurred_at=at,
-        **fields,  # type: ignore[arg-type]
+        **fields,
     )
 
 
@@ -85,20 +83,19 @@ def summary(
 ) -> MemoryRecord:
     start, end = covered_span(grain, key, "UTC")
     text = f"{grain.value} {key}"
-    return MemoryRecord(
-        id=summary_id(tenant, agent, grain.value, key),
-        tenant_id=tenant,
-        agent_id=agent,
+    return memory_record(
+        summary_id(tenant, agent, grain.value, key),
+        text,
+        tenant=tenant,
+        agent=agent,
+        at=start,
+        created_at=end,
+        updated_at=end,
         grain=grain,
         time_key=key,
         period_start=start,
         period_end=end,
         kind=MemoryKind.SUMMARY,
-        content=text,
-        content_hash=content_hash(text),
-        created_at=end,
-        updated_at=end,
-        occurred_at=start,
         source_ids=list(sources),
     )
 
@@ -173,8 +170,10 @@ def test_each_summary_grain_goes_at_its_plans_cutoff(
 
 
 def test_unlimited_never_forgets(store: SqliteMemoryStore) -> None:
+    # GIVEN
     ancient = working("t", NOW - timedelta(days=5000), "ancient")
     put(store, ancient, daily_of(ancient))
+    # WHEN / THEN
     assert service(store, {"t": "unlimited"}, max_unsummarized=timedelta(days=10)).run().total_deleted == 0
     assert alive(store, ancient)
 
@@ -226,28 +225,36 @@ def test_a_late_write_into_a_summarized_day_is_kept_until_the_summary_names_it(
 
 
 def test_a_stale_or_forgotten_parent_holds_nothing(store: SqliteMemoryStore) -> None:
+    # GIVEN
     from agent_memory.ports import AuditEvent
 
     record = working("t", NOW - timedelta(days=5), "held by a hidden summary")
     day = daily_of(record)
     put(store, record, day)
+    # WHEN / THEN
     assert store.mark_stale("t", "a", day.id, AuditEvent("t", "a", day.id, "stale", "key", NOW))
     service(store, {"t": "free"}).run()
     assert alive(store, record)
 
 
 def test_every_deletion_is_in_the_audit_trail_with_its_rule(store: SqliteMemoryStore) -> None:
+    # GIVEN
     gone = working("t", NOW - timedelta(days=5), "past the plan")
     put(store, gone, daily_of(gone))
     service(store, {"t": "free"}).run()
+    # WHEN
     events = store.audit_events("t", "a", record_id=gone.id).events
+    # THEN
     assert [(e.action, e.detail["rule"]) for e in events] == [(AuditAction.RETENTION, "plan")]
 
 
 def test_an_unsummarized_daily_summary_is_kept_until_its_week_is_made(store: SqliteMemoryStore) -> None:
+    # GIVEN
     day = summary("t", Grain.DAILY, "2026-09-01")
     put(store, day)
+    # WHEN
     service(store, {"t": "free"}, max_unsummarized=timedelta(days=1000)).run()
+    # THEN
     assert alive(store, day)
     week = key_for_day(Grain.WEEKLY, datetime(2026, 9, 1).date())
     put(store, summary("t", Grain.WEEKLY, week, sources=(day.id,)))
@@ -256,8 +263,10 @@ def test_an_unsummarized_daily_summary_is_kept_until_its_week_is_made(store: Sql
 
 
 def test_a_second_run_deletes_nothing_more_and_other_tenants_are_untouched(store: SqliteMemoryStore) -> None:
+    # GIVEN
     records = [working("t", NOW - timedelta(days=3, minutes=i), f"r{i}") for i in range(30)]
     other = working("u", NOW - timedelta(days=3), "other tenant on pro")
+    # WHEN / THEN
     assert len({r.occurred_at.date() for r in records}) == 1
     put(store, *records, daily_of(*records), other)
     first = service(store, {"t": "free", "u": "pro"}, page=7).run()
@@ -291,21 +300,26 @@ def test_expired_and_long_forgotten_records_are_purged(store: SqliteMemoryStore)
 
 
 def test_over_quota_the_least_important_then_oldest_go_first(store: SqliteMemoryStore) -> None:
+    # GIVEN
     base = NOW - timedelta(hours=5)
     low_old = working("t", base, "low old", importance=0.2)
     low_new = working("t", base + timedelta(hours=1), "low new", importance=0.2)
     high_old = working("t", base, "high old", importance=0.9)
     mid = working("t", base + timedelta(hours=2), "mid", importance=0.5)
     put(store, low_old, low_new, high_old, mid, daily_of(low_old, low_new, high_old, mid))
+    # WHEN
     report = service(store, {"t": "long"}, max_working=2).run()
+    # THEN
     assert report.over_quota == 2
     assert [alive(store, r) for r in (low_old, low_new, high_old, mid)] == [False, False, True, True]
 
 
 def test_quota_keeps_unsummarized_memory(store: SqliteMemoryStore) -> None:
+    # GIVEN
     records = [working("t", NOW - timedelta(hours=1, minutes=i), f"q{i}") for i in range(3)]
     put(store, *records)  # no daily summary
     report = service(store, {"t": "long"}, max_working=1).run()
+    # WHEN / THEN
     assert all(alive(store, r) for r in records)
     assert report.kept_unsummarized == 2
 
@@ -321,22 +335,27 @@ def test_importance_decays_without_retrieval_and_a_recent_retrieval_saves_it(
     # AND an important one: 1.0 * 0.95**40 = 0.129
     important = working("t", old, "important", importance=1.0)
     put(store, faded, retrieved, important, daily_of(faded, retrieved, important))
+    # WHEN retention runs
     report = service(store, {"t": "long"}).run()
+    # THEN only the unretrieved, unimportant one decayed below the floor, and is gone
     assert report.decayed == 1
     assert not alive(store, faded) and alive(store, retrieved) and alive(store, important)
 
 
 def test_plans_come_from_the_newest_live_key_and_settings_override_defaults() -> None:
+    # GIVEN
     keys = [
         KeyInfo("k1", "t", "free", "", "", "2026-01-01T00:00:00Z", None),
         KeyInfo("k2", "t", "pro", "", "", "2026-06-01T00:00:00Z", None),
         KeyInfo("k3", "t", "unlimited", "", "", "2026-07-01T00:00:00Z", "2026-07-02T00:00:00Z"),
     ]
 
+    # WHEN
     class Keys:
         def list(self) -> list[KeyInfo]:
             return keys
 
+    # THEN
     plans = KeyStorePlans(Keys())
     assert plans.plan_of("t") == "pro"
     assert plans.plan_of("nobody") is None

@@ -17,14 +17,16 @@ NOW = datetime(2023, 11, 15, tzinfo=UTC)
 
 def _write(world: World, content: str, occurred: datetime) -> str:
     body = {"items": [{"content": content, "occurred_at": occurred, "kind": "note"}]}
-    [accepted] = world.write.accept(Caller("acme"), "bot", WriteRequest.model_validate(body)).accepted
+    [accepted] = world.write.accept(
+        Caller("acme"), "bot", WriteRequest.model_validate(body).to_new_memories()
+    )
     world.drain()
-    return accepted.id
+    return accepted
 
 
 def _ids(world: World, **body: object) -> list[str]:
     request = SearchRequest.model_validate({"as_of": NOW, **body})
-    return [r.id for r in world.search.search("acme", "bot", request).results]
+    return [r.id for r in world.search.search("acme", "bot", request.to_query())]
 
 
 def test_a_time_named_in_the_query_lifts_the_memories_of_that_time(world: World) -> None:
@@ -40,30 +42,36 @@ def test_a_time_named_in_the_query_lifts_the_memories_of_that_time(world: World)
 
 
 def test_time_hints_can_be_turned_off_per_request(world: World) -> None:
+    # GIVEN
     june = _write(world, "We went camping by the lake with the kids.", datetime(2023, 6, 20, tzinfo=UTC))
     _write(world, "We went camping in the mountains with friends.", datetime(2023, 9, 20, tzinfo=UTC))
     request = SearchRequest.model_validate(
         {"as_of": NOW, "query": "camping in June", "ranking": {"time_hints": False}}
     )
-    june_hit = next(r for r in world.search.search("acme", "bot", request).results if r.id == june)
+    june_hit = next(r for r in world.search.search("acme", "bot", request.to_query()) if r.id == june)
+    # WHEN
     with_hint = next(
         r
         for r in world.search.search(
-            "acme", "bot", SearchRequest.model_validate({"as_of": NOW, "query": "camping in June"})
-        ).results
+            "acme", "bot", SearchRequest.model_validate({"as_of": NOW, "query": "camping in June"}).to_query()
+        )
         if r.id == june
     )
+    # THEN
     assert with_hint.score == pytest.approx(june_hit.score * 1.3, rel=1e-4)
 
 
 def test_per_request_weights_replace_the_defaults(world: World) -> None:
+    # GIVEN
     memory = _write(world, "Alice moved the launch to March 3.", datetime(2023, 11, 1, tzinfo=UTC))
 
+    # WHEN
     def hit(**ranking: object) -> float:
         request = SearchRequest.model_validate({"as_of": NOW, "query": "launch", "ranking": ranking})
-        [result] = [r for r in world.search.search("acme", "bot", request).results if r.id == memory]
+        [result] = [r for r in world.search.search("acme", "bot", request.to_query()) if r.id == memory]
         return result.score
 
+    # THEN
     lexical_only = hit(lexical_weight=1.0, recency_weight=0.0, importance_weight=0.0)
     assert lexical_only == pytest.approx(1.0)  # the only lexical hit is the best one
     assert hit(lexical_weight=0.0, recency_weight=0.0, importance_weight=0.0) < lexical_only
@@ -73,6 +81,7 @@ def test_per_request_weights_replace_the_defaults(world: World) -> None:
 def test_a_zero_hit_search_logs_the_agent_and_the_query_topic(
     world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # WHEN / THEN
     with caplog.at_level(logging.INFO):
         assert _ids(world, query="What did Alice decide about the launch budget last year?") == []
 
@@ -83,6 +92,7 @@ def test_a_zero_hit_search_logs_the_agent_and_the_query_topic(
 
 
 def test_query_topic_keeps_meaningful_words_only() -> None:
+    # WHEN / THEN
     assert query_topic("what is the plan?") == "plan"
     assert query_topic("what is it?") is None
     assert query_topic(None) is None

@@ -105,10 +105,12 @@ def test_days_follow_the_configured_timezone(world: World, tmp_path: Path) -> No
     c = build(world, tmp_path, timezone="Pacific/Auckland")
     c.remember(item("Kenji landed in Auckland.", utc(2026, 11, 20, 12)))
 
+    # WHEN the 20th and the 21st are summarized
     c.queue(Grain.DAILY, "2026-11-20")
     c.queue(Grain.DAILY, "2026-11-21")
     assert c.run() == {"empty": 1, "made": 1}
 
+    # THEN the memory is in Auckland's 21st, which began at 11:00 UTC on the 20th
     s = c.summary(Grain.DAILY, "2026-11-21")
     assert s is not None and "[2026-11-21] Kenji landed in Auckland." in s.content
     assert s.period_start == utc(2026, 11, 20, 11)
@@ -125,10 +127,12 @@ def test_a_day_whose_midnight_does_not_exist_folds_what_happened_after_the_jump(
         item("Sven arrived at 01:00 on the 6th.", utc(2026, 9, 6, 4, 0, 0)),
     )
 
+    # WHEN both days are summarized
     c.queue(Grain.DAILY, "2026-09-05")
     c.queue(Grain.DAILY, "2026-09-06")
     c.run()
 
+    # THEN each memory is in its own local day, and the 6th begins when the clocks jump
     fifth, sixth = c.summary(Grain.DAILY, "2026-09-05"), c.summary(Grain.DAILY, "2026-09-06")
     assert fifth is not None and sixth is not None
     assert "Rosa" in fifth.content and "Sven" not in fifth.content
@@ -137,9 +141,11 @@ def test_a_day_whose_midnight_does_not_exist_folds_what_happened_after_the_jump(
 
 
 def test_an_empty_period_makes_nothing(cascade: Cascade) -> None:
+    # GIVEN
     cascade.queue(Grain.DAILY, "2026-11-20")
     cascade.queue(Grain.MONTHLY, "2026-11")
 
+    # WHEN / THEN
     assert cascade.run() == {"empty": 2}
     assert cascade.world.queue.depth() == 0
     assert cascade.store.stats(TENANT, AGENT, cascade.world.clock.now()).records == {}
@@ -259,14 +265,17 @@ def test_a_late_child_is_folded_into_what_the_summary_says_when_retention_took_t
 
 
 def test_a_forgotten_summary_is_never_made_again(cascade: Cascade) -> None:
+    # GIVEN
     cascade.remember(item("Alice moved the launch to March 3.", utc(2026, 11, 20, 9)))
     cascade.queue(Grain.DAILY, "2026-11-20")
     cascade.run()
     forget(cascade, summary_id(TENANT, AGENT, "daily", "2026-11-20"))
 
+    # WHEN
     cascade.queue(Grain.DAILY, "2026-11-20")
     cascade.queue(Grain.WEEKLY, "2026-W47")  # and a parent does not heal it, nor fold it
 
+    # THEN
     assert cascade.run() == {"forgotten": 1, "empty": 1}
     s = cascade.summary(Grain.DAILY, "2026-11-20")
     assert s is not None and s.deleted_at is not None
@@ -330,6 +339,7 @@ def test_a_partial_child_made_early_is_refreshed_up_the_cascade_when_it_complete
 
 
 def test_a_refresh_waits_until_the_child_that_triggered_it_is_stored(cascade: Cascade) -> None:
+    # GIVEN
     from agent_memory.domain.summary_jobs import ExpectedChild, SummarizeJob
 
     cascade.remember(item("Alice moved the launch to March 3.", utc(2026, 11, 20, 9)))
@@ -344,6 +354,7 @@ def test_a_refresh_waits_until_the_child_that_triggered_it_is_stored(cascade: Ca
         ),
     )
 
+    # WHEN / THEN
     with pytest.raises(ChildNotStoredYetError):
         cascade.summarize.run(job)
 
@@ -358,16 +369,19 @@ def test_a_refresh_waits_until_the_child_that_triggered_it_is_stored(cascade: Ca
 
 
 def test_iso_week_53_and_its_new_year_days_belong_to_december(cascade: Cascade) -> None:
+    # GIVEN
     cascade.remember(
         item("Ines presented the roadmap on December 28.", utc(2026, 12, 28, 10)),
         item("Jonas filed the patent on January 3.", utc(2027, 1, 3, 10)),
         item("Kavya started the new sprint on January 4.", utc(2027, 1, 4, 10)),
     )
 
+    # WHEN
     cascade.queue(Grain.MONTHLY, "2026-12")
     cascade.queue(Grain.MONTHLY, "2027-01")
     cascade.run()
 
+    # THEN
     december, january = cascade.summary(Grain.MONTHLY, "2026-12"), cascade.summary(Grain.MONTHLY, "2027-01")
     assert december is not None and january is not None
     assert "Ines" in december.content and "Jonas" in december.content and "Kavya" not in december.content
@@ -377,12 +391,14 @@ def test_iso_week_53_and_its_new_year_days_belong_to_december(cascade: Cascade) 
 
 
 def test_a_leap_day_is_summarized_and_folded_into_march_by_its_week(world: World, tmp_path: Path) -> None:
+    # GIVEN
     world.clock._now = utc(2028, 4, 2)
     c = build(world, tmp_path)
     c.remember(item("Liam renewed the lease for $8,000 on February 29.", utc(2028, 2, 29, 12)))
 
     c.queue(Grain.MONTHLY, "2028-02")
     c.queue(Grain.MONTHLY, "2028-03")
+    # WHEN / THEN
     assert c.run() == {"empty": 1, "made": 1}
 
     day = c.summary(Grain.DAILY, "2028-02-29")
@@ -418,11 +434,14 @@ class Recording:
 
 
 def test_children_over_the_budget_are_mapped_in_parts_then_reduced() -> None:
+    # GIVEN
     recording = Recording()
     items = [SummaryInput(f"2026-11-{d}", "x" * 30) for d in range(10, 20)]  # 44 characters each
 
+    # WHEN
     text = fold(recording, Grain.DAILY, "2026-W47", items, stats := RunStats())
 
+    # THEN
     # map: three parts of at most four (4 x 44 <= 200); reduce: the three partials in one call
     assert [c[2] for c in recording.calls] == [(1, 3), (2, 3), (3, 3), None]
     assert recording.calls[0][1] == ["2026-11-10", "2026-11-11", "2026-11-12", "2026-11-13"]
@@ -435,6 +454,7 @@ def test_children_over_the_budget_are_mapped_in_parts_then_reduced() -> None:
 
 
 def test_a_day_too_big_for_one_call_keeps_its_salient_sentences(world: World, tmp_path: Path) -> None:
+    # GIVEN
     world.clock._now = utc(2026, 12, 1)
     small = LocalExtractiveSummarizer(
         world.embedder, budgets={Grain.DAILY: Budget(6, 400)}, max_input_chars=900
@@ -448,9 +468,11 @@ def test_a_day_too_big_for_one_call_keeps_its_salient_sentences(world: World, tm
         item("Mateo signed the Contoso renewal for $310,000.", utc(2026, 11, 20, 16)),
     )
 
+    # WHEN
     c.queue(Grain.DAILY, "2026-11-20")
     c.run()
 
+    # THEN
     (stats,) = c.runs
     assert stats.calls > 2  # mapped in parts, then reduced
     s = c.summary(Grain.DAILY, "2026-11-20")
@@ -459,17 +481,21 @@ def test_a_day_too_big_for_one_call_keeps_its_salient_sentences(world: World, tm
 
 
 def test_a_summarizer_whose_answers_cannot_be_folded_is_refused(world: World) -> None:
+    # GIVEN
     recording = Recording()
     recording.max_output_chars = 90  # two answers and their labels would not fit in one call of 200
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="two of its answers"):
         SummarizeService(world.store, recording, world.queue, world.queue, FixedClock())  # type: ignore[arg-type]
 
 
 def test_a_summarizer_that_answers_beyond_its_bound_is_an_error_not_an_endless_fold() -> None:
+    # GIVEN
     class Verbose(Recording):
         def summarize(self, grain, period, children, part=None):  # type: ignore[no-untyped-def]
             return SummaryText(text="y" * 150, model_id="verbose", prompt_version="v0")
 
     items = [SummaryInput(f"2026-11-{d}", "x" * 30) for d in range(10, 20)]
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="beyond its max_output_chars"):
         fold(Verbose(), Grain.DAILY, "2026-W47", items, RunStats())

@@ -10,13 +10,13 @@ import pytest
 from tests.fakes import FixedClock
 from tests.unit.services.conftest import World
 
-from agent_memory.adapters.sqlite_topics import SqliteTopicStore
-from agent_memory.contract.v1 import SearchRequest, WriteRequest
+from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
+from agent_memory.contract.v1 import SearchRequest, TopicDictionaryResponse, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.scoring import RankingWeights
-from agent_memory.domain.topic_dictionary import TopicDictionary, TopicDictionaryBody, TopicProposal
+from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 from agent_memory.errors import DependencyError
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import StoredTopicDictionary
@@ -98,7 +98,7 @@ def write(world: World, cache: TopicCache) -> WriteService:
 def _accept(write: WriteService, caller: Caller, *items: dict[str, object]) -> list[MemoryRecord]:
     """Accept ``items`` and return the records as queued, taking them off the queue."""
     request = WriteRequest.model_validate({"items": list(items)})
-    ids = [a.id for a in write.accept(caller, "bot", request).accepted]
+    ids = write.accept(caller, "bot", request.to_new_memories())
     queue = write._queue  # the test world's local FIFO queue
     batch = queue.receive(10)  # type: ignore[attr-defined]
     queue.ack(m.receipt_handle for m in batch)  # type: ignore[attr-defined]
@@ -120,7 +120,7 @@ def test_importance_is_scored_when_the_client_gives_none_and_kept_when_it_does(w
     request = WriteRequest.model_validate({"items": items})
 
     # WHEN they are accepted and stored
-    ids = [a.id for a in world.write.accept(ACME, "bot", request).accepted]
+    ids = world.write.accept(ACME, "bot", request.to_new_memories())
     world.drain()
 
     # THEN the explicit request is 1.0, small talk is low, a decision high, and the client's own wins
@@ -133,14 +133,16 @@ def test_every_returned_hit_counts_an_access_and_the_others_do_not(world: World)
     request = WriteRequest.model_validate(
         {"items": [{"content": "The vault code is 4417."}, {"content": "Lunch options near the office."}]}
     )
-    vault, lunch = (a.id for a in world.write.accept(ACME, "bot", request).accepted)
+    vault, lunch = world.write.accept(ACME, "bot", request.to_new_memories())
     world.drain()
 
     # WHEN a search returns only the first, twice
     for _ in range(2):
         world.clock.advance(minutes=5)
-        found = world.search.search("acme", "bot", SearchRequest(query="vault code", max_results=1))
-        assert [r.id for r in found.results] == [vault]
+        found = world.search.search(
+            "acme", "bot", SearchRequest(query="vault code", max_results=1).to_query()
+        )
+        assert [r.id for r in found] == [vault]
 
     # THEN its access count is 2 and it was last accessed at the second search; the other is untouched
     hit, other = world.store.get("acme", "bot", vault), world.store.get("acme", "bot", lunch)
@@ -155,16 +157,18 @@ def test_every_returned_hit_counts_an_access_and_the_others_do_not(world: World)
 def test_without_a_dictionary_a_topic_is_normalised_and_no_proposal_is_counted(
     write: WriteService, service: TopicService
 ) -> None:
+    # GIVEN
     [record] = _accept(write, ACME, {"content": "x", "topic": "  Hiring   PLAN "})
+    # WHEN / THEN
     assert (record.topic, record.topic_raw) == ("hiring plan", "Hiring   PLAN")
-    assert service.proposals("acme", 100).items == []
+    assert service.proposals("acme", 100) == []
 
 
 def test_with_a_dictionary_synonyms_become_canonical_and_unknown_topics_are_proposed(
     write: WriteService, service: TopicService, clock: FixedClock
 ) -> None:
     # GIVEN acme's dictionary
-    service.put("acme", TopicDictionaryBody(terms=LAUNCH))
+    service.put("acme", LAUNCH)
 
     # WHEN acme writes a synonym, a canonical term, and an unknown topic twice
     records = _accept(
@@ -186,22 +190,26 @@ def test_with_a_dictionary_synonyms_become_canonical_and_unknown_topics_are_prop
         (None, None),
     ]
     # AND the unknown topic is a proposal, counted twice, seen now
-    [proposal] = service.proposals("acme", 100).items
+    [proposal] = service.proposals("acme", 100)
     assert (proposal.topic, proposal.count, proposal.last_seen) == ("hiring plan", 2, clock.now())
 
 
 def test_one_tenants_dictionary_never_applies_to_another(write: WriteService, service: TopicService) -> None:
-    service.put("acme", TopicDictionaryBody(terms=LAUNCH))
+    # GIVEN
+    service.put("acme", LAUNCH)
     [record] = _accept(write, GLOBEX, {"content": "x", "topic": "Go-Live"})
+    # WHEN / THEN
     assert record.topic == "go-live"
-    assert service.get("globex").terms == {}
-    assert service.proposals("globex", 100).items == []  # globex has no dictionary: nothing proposed
+    assert service.get("globex") is None
+    assert service.proposals("globex", 100) == []  # globex has no dictionary: nothing proposed
 
 
 def test_a_write_without_topics_reads_no_dictionary_and_writes_with_topics_share_the_cache(
     write: WriteService, topics: CountingTopics, tick: Tick
 ) -> None:
+    # GIVEN
     _accept(write, ACME, {"content": "no topic here"})
+    # WHEN / THEN
     assert topics.reads == 0
     _accept(write, ACME, {"content": "a", "topic": "x"})
     _accept(write, ACME, {"content": "b", "topic": "y"})
@@ -217,7 +225,7 @@ def test_replacing_the_dictionary_is_seen_at_once_by_the_same_process(
     # GIVEN a cached absence of a dictionary
     assert _accept(write, ACME, {"content": "a", "topic": "Go-Live"})[0].topic == "go-live"
     # WHEN the admin sets one through the service sharing the cache
-    service.put("acme", TopicDictionaryBody(terms=LAUNCH))
+    service.put("acme", LAUNCH)
     # THEN the next write uses it
     assert _accept(write, ACME, {"content": "b", "topic": "Go-Live"})[0].topic == "launch date"
 
@@ -225,7 +233,7 @@ def test_replacing_the_dictionary_is_seen_at_once_by_the_same_process(
 def test_an_unreadable_dictionary_never_fails_a_write_and_is_retried_soon(
     write: WriteService, service: TopicService, topics: CountingTopics, tick: Tick
 ) -> None:
-    service.put("acme", TopicDictionaryBody(terms=LAUNCH))
+    service.put("acme", LAUNCH)
     topics.failing = True
 
     # WHEN the store fails, THEN the write is accepted with the normalised raw topic
@@ -243,13 +251,15 @@ def test_an_unreadable_dictionary_never_fails_a_write_and_is_retried_soon(
 def test_a_failure_to_count_proposals_does_not_fail_the_write(
     write: WriteService, service: TopicService, topics: CountingTopics, cache: TopicCache
 ) -> None:
-    service.put("acme", TopicDictionaryBody(terms=LAUNCH))
+    # GIVEN
+    service.put("acme", LAUNCH)
+    # WHEN / THEN
     assert cache.dictionary("acme")  # cached before the store fails
     topics.failing = True
     [record] = _accept(write, ACME, {"content": "a", "topic": "Unknown Thing"})
     assert record.topic == "unknown thing"
     topics.failing = False
-    assert service.proposals("acme", 100).items == []
+    assert service.proposals("acme", 100) == []
 
 
 # --- the admin service ---------------------------------------------------------------------------
@@ -258,29 +268,33 @@ def test_a_failure_to_count_proposals_does_not_fail_the_write(
 def test_proposals_are_listed_most_named_first_without_those_the_dictionary_now_knows(
     write: WriteService, service: TopicService, clock: FixedClock
 ) -> None:
-    service.put("acme", TopicDictionaryBody(terms=LAUNCH))
+    service.put("acme", LAUNCH)
     _accept(write, ACME, {"content": "a", "topic": "office move"})
     clock.advance(hours=1)
     _accept(write, ACME, *({"content": f"b{i}", "topic": "Hiring Plan"} for i in range(3)))
     _accept(write, ACME, {"content": "c", "topic": "budget"})
-    listed = service.proposals("acme", 100).items
+    listed = service.proposals("acme", 100)
     assert [(p.topic, p.count) for p in listed] == [("hiring plan", 3), ("budget", 1), ("office move", 1)]
-    assert [p.topic for p in service.proposals("acme", 1).items] == ["hiring plan"]
+    assert [p.topic for p in service.proposals("acme", 1)] == ["hiring plan"]
 
     # WHEN the admin takes "hiring plan" into the dictionary as a synonym
-    service.put("acme", TopicDictionaryBody(terms={**LAUNCH, "recruiting": ["hiring plan"]}))
+    service.put("acme", {**LAUNCH, "recruiting": ["hiring plan"]})
 
     # THEN it is no longer proposed
-    assert [p.topic for p in service.proposals("acme", 100).items] == ["budget", "office move"]
+    assert [p.topic for p in service.proposals("acme", 100)] == ["budget", "office move"]
 
 
 def test_get_put_and_remove_a_dictionary(service: TopicService, clock: FixedClock) -> None:
-    assert service.get("acme").terms == {} and service.get("acme").updated_at is None
-    put = service.put("acme", TopicDictionaryBody(terms={"Launch Date": ["Go-Live"]}))
+    # WHEN / THEN (as the routes answer: TopicDictionaryResponse.of the stored dictionary)
+    def answered(stored: StoredTopicDictionary | None) -> TopicDictionaryResponse:
+        return TopicDictionaryResponse.of(stored)
+
+    assert answered(service.get("acme")) == TopicDictionaryResponse(terms={}, updated_at=None)
+    put = answered(service.put("acme", {"Launch Date": ["Go-Live"]}))
     assert put.terms == {"launch date": ["go-live"]} and put.updated_at == clock.now()
-    assert service.get("acme") == put
-    removed = service.put("acme", TopicDictionaryBody(terms={}))
-    assert removed.terms == {} and service.get("acme").terms == {}
+    assert answered(service.get("acme")) == put
+    removed = answered(service.put("acme", {}))
+    assert removed.terms == {} and service.get("acme") is None
 
 
 # --- topics on search ---------------------------------------------------------------------------
@@ -290,7 +304,7 @@ def test_a_query_naming_a_synonym_finds_the_memory_filed_under_the_canonical_top
     world: World, write: WriteService, service: TopicService, cache: TopicCache
 ) -> None:
     # GIVEN a memory filed under "inception" (canonical: "kickoff"), and an unrelated one
-    service.put("acme", TopicDictionaryBody(terms=LAUNCH))
+    service.put("acme", LAUNCH)
     request = WriteRequest.model_validate(
         {
             "items": [
@@ -299,7 +313,7 @@ def test_a_query_naming_a_synonym_finds_the_memory_filed_under_the_canonical_top
             ]
         }
     )
-    meeting, _ = (a.id for a in write.accept(ACME, "bot", request).accepted)
+    meeting, _ = write.accept(ACME, "bot", request.to_new_memories())
     world.drain()
     stored = world.store.get("acme", "bot", meeting)
     assert stored is not None and stored.topic == "kickoff"
@@ -307,8 +321,8 @@ def test_a_query_naming_a_synonym_finds_the_memory_filed_under_the_canonical_top
     query = SearchRequest(query="project start", max_results=2)
 
     # WHEN the query names another synonym of that topic
-    found = expanding.search("acme", "bot", query).results
-    plain = world.search.search("acme", "bot", query).results
+    found = expanding.search("acme", "bot", query.to_query())
+    plain = world.search.search("acme", "bot", query.to_query())
 
     # THEN the memory comes first, found by its topic's words, which the plain search cannot use
     assert found[0].id == meeting
@@ -319,18 +333,24 @@ def test_a_query_naming_a_synonym_finds_the_memory_filed_under_the_canonical_top
 
 
 def test_the_cache_is_bounded(topics: CountingTopics, tick: Tick) -> None:
+    # GIVEN
     small = TopicCache(topics, ttl_s=60, max_tenants=2, clock=tick)
+    # WHEN
     for tenant in ("a", "b", "c", "a"):
         small.dictionary(tenant)
+    # THEN
     assert topics.reads == 4  # "a" was evicted by "c" and read again
 
 
 def test_cache_entries_expire(
     service: TopicService, cache: TopicCache, topics: CountingTopics, tick: Tick
 ) -> None:
+    # GIVEN
     cache.dictionary("acme")
+    # WHEN
     # another process replaces the dictionary: this cache keeps its answer until the TTL
     topics.put_dictionary("acme", TopicDictionary.build(LAUNCH), datetime.now() - timedelta(seconds=1))
+    # THEN
     assert cache.dictionary("acme") is None
     tick.now += 60.1
     assert cache.dictionary("acme") == TopicDictionary.build(LAUNCH)

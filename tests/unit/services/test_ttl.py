@@ -25,16 +25,16 @@ def ttl_world(world: World) -> World:
 
 def _stored(world: World, content: str, **fields: object) -> MemoryRecord:
     request = WriteRequest.model_validate({"items": [{"content": content, **fields}]})
-    [accepted] = world.write.accept(ACME, "bot", request).accepted
+    [accepted] = world.write.accept(ACME, "bot", request.to_new_memories())
     world.drain()
-    record = world.store.get("acme", "bot", accepted.id)
+    record = world.store.get("acme", "bot", accepted)
     assert record is not None
     return record
 
 
 def _search(world: World, query: str) -> list[str]:
     request = SearchRequest(query=query)
-    return [r.content for r in world.search.search("acme", "bot", request).results]
+    return [r.record.content for r in world.search.search("acme", "bot", request.to_query())]
 
 
 @pytest.mark.parametrize(
@@ -50,23 +50,29 @@ def _search(world: World, query: str) -> list[str]:
 def test_a_write_without_ttl_gets_its_kinds_default_lifetime(
     ttl_world: World, fields: dict[str, object], days: int
 ) -> None:
+    # GIVEN
     record = _stored(ttl_world, "We agreed to ship the beta on Friday.", **fields)
+    # WHEN / THEN
     assert record.expires_at == ttl_world.clock.now() + timedelta(days=days)
 
 
 @pytest.mark.parametrize("kind", ["note", "fact", "preference"])
 def test_remember_this_kinds_never_expire_by_default(ttl_world: World, kind: str) -> None:
+    # WHEN / THEN
     assert _stored(ttl_world, "Alice prefers tea over coffee.", kind=kind).expires_at is None
 
 
 def test_an_explicit_ttl_wins_over_the_default(ttl_world: World) -> None:
+    # GIVEN
     longer = _stored(ttl_world, "Keep the incident timeline for the review.", role="user", ttl_days=30)
     shorter = _stored(ttl_world, "We chose Postgres for the ledger.", kind="decision", ttl_days=2)
+    # WHEN / THEN
     assert longer.expires_at == ttl_world.clock.now() + timedelta(days=30)
     assert shorter.expires_at == ttl_world.clock.now() + timedelta(days=2)
 
 
 def test_without_defaults_a_write_without_ttl_never_expires(world: World) -> None:
+    # WHEN / THEN
     assert _stored(world, "Just chatting about the weather.", role="user").expires_at is None
 
 

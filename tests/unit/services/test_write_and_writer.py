@@ -21,13 +21,13 @@ ACME = Caller("acme", key_id="key_a")
 
 def _write(world: World, *contents: str, agent: str = "bot", **fields: object) -> list[str]:
     request = WriteRequest.model_validate({"items": [{"content": c, **fields} for c in contents]})
-    return [a.id for a in world.write.accept(ACME, agent, request).accepted]
+    return world.write.accept(ACME, agent, request.to_new_memories())
 
 
 def test_accepted_write_is_queued_on_the_agents_working_group_and_counted_pending(world: World) -> None:
     # GIVEN two memories for one agent
     ids = _write(world, "Alice moved the launch to March 3.", "Bob owns the checklist.")
-    # THEN both wait in the queue, on the tenant:agent:working group, and count as pending
+    # WHEN / THEN both wait in the queue, on the tenant:agent:working group, and count as pending
     batch = world.queue.receive(10)
     assert [m.group_id for m in batch] == ["acme:bot:working"] * 2
     assert [WriteCommand.model_validate_json(m.body).record.id for m in batch] == ids
@@ -36,10 +36,13 @@ def test_accepted_write_is_queued_on_the_agents_working_group_and_counted_pendin
 
 
 def test_retrying_the_same_write_yields_the_same_id_and_one_record(world: World) -> None:
+    # GIVEN
     item = {"occurred_at": "2026-11-20T14:03:00Z"}
     first = _write(world, "Alice moved the launch to March 3.", **item)
     world.clock.advance(seconds=1)
+    # WHEN
     again = _write(world, "Alice moved the launch to March 3.", **item)
+    # THEN
     assert first == again
     # each acceptance is its own message (the queue drops none); the writer stores one record
     assert world.drain() == ["inserted", "replayed"]
@@ -68,7 +71,7 @@ def test_two_acceptances_within_one_clock_tick_are_two_messages(world: World) ->
     world.drain()
     world.forget.forget("acme", "bot", record_id, actor="test")
     _write(world, "The vault code is 4417.", **item)
-    # THEN the queue holds the second acceptance: nothing decides by the clock that it is a repeat
+    # WHEN / THEN the queue holds the second acceptance: nothing decides by the clock that it is a repeat
     assert len(world.queue.receive(10)) == 1
 
 
@@ -101,7 +104,9 @@ def test_a_forgotten_write_accepted_again_is_its_own_record_not_an_alias_behind_
 
 
 def test_writer_stores_records_and_clears_pending(world: World) -> None:
+    # GIVEN
     ids = _write(world, "Alice moved the launch to March 3.", ttl_days=30, tags=["launch", "launch"])
+    # WHEN / THEN
     assert world.drain() == ["inserted"]
     record = world.store.get("acme", "bot", ids[0])
     assert record is not None and record.grain is Grain.WORKING
@@ -111,6 +116,7 @@ def test_writer_stores_records_and_clears_pending(world: World) -> None:
 
 
 def test_near_duplicate_is_merged_into_the_existing_record(world: World) -> None:
+    # GIVEN
     first = _write(world, "The quarterly planning meeting with the design team moved to Thursday afternoon.")
     world.drain()
     world.clock.advance(hours=1)
@@ -120,6 +126,7 @@ def test_near_duplicate_is_merged_into_the_existing_record(world: World) -> None
         importance=0.9,
         tags=["planning"],
     )
+    # WHEN / THEN
     assert world.drain() == ["merged"]
     merged = world.store.get("acme", "bot", second[0])  # the alias resolves
     assert merged is not None and merged.id == first[0]
@@ -130,17 +137,22 @@ def test_near_duplicate_is_merged_into_the_existing_record(world: World) -> None
 
 
 def test_unrelated_write_is_not_merged(world: World) -> None:
+    # GIVEN
     _write(world, "The quarterly planning meeting moved to Thursday afternoon.")
+    # WHEN
     _write(world, "Invoice 4411 for 1,200 EUR was approved by Dana.")
+    # THEN
     assert world.drain() == ["inserted", "inserted"]
 
 
 def test_a_merge_keeps_every_write_verbatim_both_times_and_is_audited(world: World) -> None:
+    # GIVEN
     text = "The quarterly planning meeting with the design team moved to Thursday afternoon."
     [first] = _write(world, text)
     world.drain()
     world.clock.advance(hours=1)
     [second] = _write(world, text + "!!")
+    # WHEN / THEN
     assert world.drain() == ["merged"]
     merged = world.store.get("acme", "bot", first)
     assert merged is not None
@@ -167,10 +179,12 @@ def test_texts_that_differ_in_a_particular_are_never_merged(world: World, older:
     world.writer = WriterService(
         world.store, world.embedder, world.pending, world.queue, world.clock, dedup_threshold=0.5
     )
+    # WHEN the older text is stored, then the newer one five minutes later
     _write(world, older)
     world.drain()
     world.clock.advance(minutes=5)
     _write(world, newer)
+    # THEN the newer one is inserted as a record of its own
     assert world.drain() == ["inserted"]
     assert world.memories.stats("acme", "bot").records["working"] == 2
 
@@ -188,10 +202,12 @@ def test_texts_that_differ_in_a_particular_are_never_merged(world: World, older:
 def test_the_same_words_of_two_users_conversations_days_or_speakers_stay_apart(
     world: World, first: dict[str, str], second: dict[str, str]
 ) -> None:
+    # GIVEN
     text = "My phone number is on the fridge and I live near the old station."
     a = _write(world, text, **first)
     world.drain()
     b = _write(world, text, **second)
+    # WHEN / THEN
     assert world.drain() == ["inserted"]
     for ids, fields in ((a, first), (b, second)):
         record = world.store.get("acme", "bot", ids[0])
@@ -200,16 +216,20 @@ def test_the_same_words_of_two_users_conversations_days_or_speakers_stay_apart(
 
 
 def test_replayed_message_is_confirmed_not_stored_twice(world: World) -> None:
+    # GIVEN
     _write(world, "Alice moved the launch to March 3.")
     body = world.queue.receive(1)[0].body
     command = WriteCommand.model_validate_json(body)
+    # WHEN / THEN
     assert world.writer.apply(command).value == "inserted"
     assert world.writer.apply(command).value == "replayed"
     assert world.memories.stats("acme", "bot").records["working"] == 1
 
 
 def test_poison_body_is_flagged_for_the_dead_letter_queue_with_a_reason(world: World) -> None:
+    # WHEN
     prepared = world.writer.prepare(['{"v": 1, "record": {"id": "x"}}', "not json"])
+    # THEN
     assert [p.command for p in prepared] == [None, None]
     assert all(p.poison_reason and "invalid write command" in p.poison_reason for p in prepared)
     world.writer.dead_letter(
@@ -220,9 +240,11 @@ def test_poison_body_is_flagged_for_the_dead_letter_queue_with_a_reason(world: W
 
 
 def test_batch_embedding_failure_falls_back_to_one_record_at_a_time(world: World) -> None:
+    # GIVEN
     _write(world, "Alice moved the launch to March 3.")
     body = world.queue.receive(1)[0].body
 
+    # WHEN
     class Flaky:
         model_id, dimension = world.embedder.model_id, world.embedder.dimension
         calls = 0
@@ -233,6 +255,7 @@ def test_batch_embedding_failure_falls_back_to_one_record_at_a_time(world: World
                 raise RuntimeError("batch failed")
             return world.embedder.embed(texts)
 
+    # THEN
     world.writer._embedder = Flaky()  # type: ignore[assignment]
     [prepared] = world.writer.prepare([body])
     assert prepared.command is not None and prepared.vector is None
@@ -240,17 +263,20 @@ def test_batch_embedding_failure_falls_back_to_one_record_at_a_time(world: World
 
 
 def test_queue_failure_rolls_back_pending_and_surfaces_as_dependency_error(world: World) -> None:
+    # GIVEN
     class DownQueue:
         def send(self, messages: object) -> None:
             raise DependencyError("queue unavailable")
 
     world.write._queue = DownQueue()  # type: ignore[assignment]
+    # WHEN / THEN
     with pytest.raises(DependencyError):
         _write(world, "Alice moved the launch to March 3.")
     assert world.pending.count("acme", "bot") == 0
 
 
 def test_conversation_form_shares_conversation_and_user(world: World) -> None:
+    # GIVEN
     request = WriteRequest.model_validate(
         {
             "conversation_id": "c-42",
@@ -261,8 +287,10 @@ def test_conversation_form_shares_conversation_and_user(world: World) -> None:
             ],
         }
     )
-    world.write.accept(ACME, "bot", request)
+    world.write.accept(ACME, "bot", request.to_new_memories())
+    # WHEN
     records = [WriteCommand.model_validate_json(m.body).record for m in world.queue.receive(10)]
+    # THEN
     assert {(r.conversation_id, r.user_id, r.kind.value) for r in records} == {
         ("c-42", "u-7", "conversation")
     }

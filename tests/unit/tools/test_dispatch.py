@@ -42,6 +42,7 @@ def openai(name: str, args: dict[str, Any] | str, id_: str = "call_1") -> dict[s
 
 
 def test_each_api_shape_parses_into_one_call() -> None:
+    # WHEN / THEN
     assert parse_tool_call(bedrock("forget", {"id": "x"})) == ToolCall(
         "tu-1", "forget", {"id": "x"}, "bedrock"
     )
@@ -70,11 +71,14 @@ class SdkBlock:
 
 
 def test_sdk_objects_parse_like_dicts() -> None:
+    # GIVEN
     call = parse_tool_call(SdkBlock("tool_use", "toolu_9", "remember", {"content": "x"}))
+    # WHEN / THEN
     assert call == ToolCall("toolu_9", "remember", {"content": "x"}, "anthropic")
 
 
 def test_blocks_that_are_not_tool_calls_are_skipped_or_refused(api: FakeMemoryApi) -> None:
+    # WHEN / THEN
     assert parse_tool_call({"text": "thinking..."}) is None
     assert parse_tool_call({"type": "text", "text": "hi"}) is None
     with pytest.raises(ValueError, match="not a tool-use block"):
@@ -150,8 +154,10 @@ def test_recall_context_answers_the_packed_block_and_says_what_it_left_out(api: 
 
 
 def test_recall_context_without_a_budget_takes_the_contracts_default(api: FakeMemoryApi) -> None:
+    # WHEN
     text, is_error = tools_for(api).call("recall_context", {"query": "anything at all"})
 
+    # THEN
     assert not is_error
     assert text == "No memories relevant to 'anything at all'."
     assert api.contexts[0][1].token_budget == DEFAULT_CONTEXT_TOKENS
@@ -159,12 +165,15 @@ def test_recall_context_without_a_budget_takes_the_contracts_default(api: FakeMe
 
 
 def test_a_forget_that_made_summaries_stale_says_they_will_be_remade(api: FakeMemoryApi) -> None:
+    # GIVEN
     tools = tools_for(api)
     [memory_id] = ID.findall(tools.call("remember", {"content": "Alice moved the launch."})[0])
     api.stale_summaries = ["sum_aaaaaaaaaaaaaaaaaaaaaaaaaa", "sum_bbbbbbbbbbbbbbbbbbbbbbbbbb"]
 
+    # WHEN
     text, is_error = tools.call("forget", {"id": memory_id})
 
+    # THEN
     assert not is_error
     assert text == (
         f"Forgot {memory_id}: it will not be returned by search again. "
@@ -173,6 +182,7 @@ def test_a_forget_that_made_summaries_stale_says_they_will_be_remade(api: FakeMe
 
 
 def test_summaries_are_labelled_with_their_period_and_grain(api: FakeMemoryApi) -> None:
+    # GIVEN
     api.summaries = [
         SearchResult(
             id="sum_abcdefghijklmnopqrstuvwxyz", grain=Grain.WEEKLY, time_key="2026-W47",
@@ -183,8 +193,10 @@ def test_summaries_are_labelled_with_their_period_and_grain(api: FakeMemoryApi) 
         )
     ]  # fmt: skip
 
+    # WHEN
     text, is_error = tools_for(api).call("search_memory", {"grain": "weekly", "min_days_ago": 3})
 
+    # THEN
     assert not is_error
     assert text.splitlines() == [
         "1 memory (grain weekly, at least 3 days ago), best match first:",
@@ -194,14 +206,17 @@ def test_summaries_are_labelled_with_their_period_and_grain(api: FakeMemoryApi) 
 
 
 def test_run_tool_calls_answers_every_call_in_order_and_skips_text(api: FakeMemoryApi) -> None:
+    # GIVEN
     content = [
         {"text": "Let me remember that."},
         bedrock("remember", {"content": "first"}, "a"),
         bedrock("remember", {"content": "second"}, "b"),
     ]
 
+    # WHEN
     results = tools_for(api).run_tool_calls(content)
 
+    # THEN
     assert [r["toolResult"]["toolUseId"] for r in results] == ["a", "b"]
     assert [item.content for _, item in api.stored.values()] == ["first", "second"]
     assert tools_for(api).run_tool_calls(None) == []
@@ -233,8 +248,10 @@ def test_run_tool_calls_answers_every_call_in_order_and_skips_text(api: FakeMemo
 def test_invalid_calls_are_error_results_that_name_the_problem(
     api: FakeMemoryApi, name: str, arguments: Any, expected: str
 ) -> None:
+    # WHEN
     text, is_error = tools_for(api).call(name, arguments)
 
+    # THEN
     assert is_error
     assert expected in text
     assert api.stored == {}
@@ -242,8 +259,10 @@ def test_invalid_calls_are_error_results_that_name_the_problem(
 
 
 def test_service_failures_are_error_results(api: FakeMemoryApi) -> None:
+    # GIVEN
     tools = tools_for(api)
 
+    # WHEN
     api.fail_with = ServerError(503, "dependency_unavailable", "the store is unavailable")
     refused = tools.handle(anthropic("search_memory", {"query": "x"}))
     api.fail_with = TransportError("connection refused", attempts=4)
@@ -251,6 +270,7 @@ def test_service_failures_are_error_results(api: FakeMemoryApi) -> None:
     api.fail_with = UnexpectedResponseError("the 200 response is not a ContextResponse", 200)
     unreadable = tools.handle(bedrock("recall_context", {"query": "x"}))
 
+    # THEN
     assert refused["is_error"] is True
     assert "The memory service refused search_memory: the store is unavailable" in refused["content"]
     assert unreachable["content"].startswith("The memory service is unreachable right now")
@@ -261,7 +281,9 @@ def test_service_failures_are_error_results(api: FakeMemoryApi) -> None:
 
 
 def test_an_empty_openai_argument_string_means_no_arguments(api: FakeMemoryApi) -> None:
+    # WHEN
     text, is_error = tools_for(api).call("search_memory", "")
 
+    # THEN
     assert not is_error
     assert text == "No memories found (grain all, any time)."

@@ -47,6 +47,7 @@ def schema(name: str) -> dict[str, Any]:
 
 
 def test_the_tools_are_the_ones_agents_expect() -> None:
+    # WHEN / THEN
     assert [t.name for t in TOOLS] == ["search_memory", "recall_context", "remember", "forget"]
     assert set(schema("search_memory")["properties"]) == {
         "query", "grain", "min_days_ago", "max_days_ago", "max_results",
@@ -60,6 +61,7 @@ def test_the_tools_are_the_ones_agents_expect() -> None:
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
 def test_every_schema_is_valid_json_schema_for_both_drafts_the_apis_use(tool: Any) -> None:
+    # WHEN / THEN both drafts' validators accept the schema (they raise if not), an object's
     Draft202012Validator.check_schema(tool.input_schema)
     Draft7Validator.check_schema(tool.input_schema)
     assert tool.input_schema["type"] == "object"
@@ -68,7 +70,9 @@ def test_every_schema_is_valid_json_schema_for_both_drafts_the_apis_use(tool: An
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
 def test_no_schema_has_references_titles_or_null_branches(tool: Any) -> None:
+    # WHEN
     keys = {key for key, _ in _walk(tool.input_schema)}
+    # THEN
     assert not keys & {"$ref", "$defs", "definitions", "title"}
     assert not any(key == "anyOf" for key in keys)
     assert {"type": "null"} not in [v for _, v in _walk(tool.input_schema)]
@@ -76,6 +80,7 @@ def test_no_schema_has_references_titles_or_null_branches(tool: Any) -> None:
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
 def test_names_and_descriptions_suit_every_api(tool: Any) -> None:
+    # WHEN / THEN
     assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool.name)
     assert 20 <= len(tool.description) <= 1024
     for name, prop in tool.input_schema["properties"].items():
@@ -83,8 +88,10 @@ def test_names_and_descriptions_suit_every_api(tool: Any) -> None:
 
 
 def test_constraints_come_from_the_contract_models_not_from_a_second_copy() -> None:
+    # GIVEN
     search = schema("search_memory")["properties"]
     remember = schema("remember")["properties"]
+    # WHEN / THEN
     assert search["max_results"]["maximum"] == MAX_RESULTS
     assert search["max_results"]["default"] == 10
     assert search["query"]["maxLength"] == MAX_QUERY_CHARS
@@ -127,6 +134,7 @@ def test_every_argument_schema_is_the_contracts_own_schema_of_that_field(tool: A
     """No schema is written twice by hand: each argument's schema (type, bounds, choices, default)
     is exactly what the contract's request model says of the field it feeds; only the description,
     written for an LLM, is the tool's own."""
+    # WHEN / THEN
     assert set(CONTRACT) == {t.name for t in TOOLS}, "a new tool needs its contract model here"
     for name, prop in tool.input_schema["properties"].items():
         own = {k: v for k, v in prop.items() if k != "description"}
@@ -150,7 +158,9 @@ TOOL_MODULES = sorted(
 
 @pytest.mark.parametrize("module", TOOL_MODULES, ids=lambda p: p.name)
 def test_no_tool_module_states_a_constraint_or_a_schema_of_its_own(module: Path) -> None:
+    # GIVEN
     tree = ast.parse(module.read_text(encoding="utf-8"))
+    # WHEN / THEN
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             stated = {kw.arg for kw in node.keywords} & _HAND_WRITTEN
@@ -162,6 +172,7 @@ def test_no_tool_module_states_a_constraint_or_a_schema_of_its_own(module: Path)
 
 
 def test_the_three_formats_carry_the_same_definitions() -> None:
+    # WHEN / THEN
     for bedrock, anthropic, openai, tool in zip(
         bedrock_tools(), anthropic_tools(), openai_tools(), TOOLS, strict=True
     ):
@@ -217,13 +228,16 @@ ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
 def test_the_schema_and_the_model_accept_and_refuse_the_same_arguments(
     name: str, arguments: dict[str, Any]
 ) -> None:
+    # GIVEN
     tool = TOOLS_BY_NAME[name]
     schema_ok = Draft202012Validator(tool.input_schema).is_valid(arguments)
+    # WHEN
     try:
         tool.args.model_validate(arguments)
         model_ok = True
     except ValidationError:
         model_ok = False
+    # THEN
     assert schema_ok == model_ok
 
 
@@ -253,9 +267,12 @@ class Node(BaseModel):
 
 
 def test_nested_models_and_enums_are_inlined() -> None:
+    # GIVEN
     out = llm_schema(Outer)
 
+    # WHEN
     Draft202012Validator.check_schema(out)
+    # THEN
     assert "$ref" not in {k for k, _ in _walk(out)}
     assert out["properties"]["inner"]["properties"]["colour"] == {"type": "string", "enum": ["red", "blue"]}
     assert out["properties"]["inner"]["properties"]["shade"] == {"type": "string", "enum": ["red", "blue"]}
@@ -266,5 +283,6 @@ def test_nested_models_and_enums_are_inlined() -> None:
 
 
 def test_a_recursive_model_cannot_be_a_tool() -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match="recursive"):
         llm_schema(Node)

@@ -5,10 +5,8 @@ from __future__ import annotations
 import io
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import numpy as np
 import pytest
 from botocore.exceptions import EndpointConnectionError
@@ -23,26 +21,14 @@ MODEL = "amazon.titan-embed-text-v2:0"
 
 
 @pytest.fixture
-def client() -> Any:
-    return boto3.client("bedrock-runtime", region_name="us-east-1")
-
-
-@pytest.fixture
-def stubber(client: Any) -> Iterator[Stubber]:
-    with Stubber(client) as stub:
-        yield stub
-        stub.assert_no_pending_responses()
-
-
-@pytest.fixture
-def sent_bodies(client: Any) -> list[dict[str, Any]]:
+def sent_bodies(bedrock: Any) -> list[dict[str, Any]]:
     """The JSON bodies of the InvokeModel calls, as the client was asked to send them."""
     bodies: list[dict[str, Any]] = []
 
     def capture(params: dict[str, Any], **_: Any) -> None:
         bodies.append(json.loads(params["body"]))
 
-    client.meta.events.register("provide-client-params.bedrock-runtime.InvokeModel", capture)
+    bedrock.meta.events.register("provide-client-params.bedrock-runtime.InvokeModel", capture)
     return bodies
 
 
@@ -61,18 +47,18 @@ def unit(vector: list[float]) -> np.ndarray:
 
 
 def test_each_text_is_one_titan_call_with_the_documented_body(
-    client: Any, stubber: Stubber, sent_bodies: list[dict[str, Any]]
+    bedrock: Any, bedrock_stub: Stubber, sent_bodies: list[dict[str, Any]]
 ) -> None:
     # GIVEN Titan answers two calls, with vectors that are not quite unit length
     first = [3.0, 4.0] + [0.0] * 254
     second = [0.0] * 255 + [2.0]
-    stubber.add_response(
+    bedrock_stub.add_response(
         "invoke_model", titan_answer({"embedding": first, "inputTextTokenCount": 4}), expected_call()
     )
-    stubber.add_response(
+    bedrock_stub.add_response(
         "invoke_model", titan_answer({"embedding": second, "inputTextTokenCount": 3}), expected_call()
     )
-    embedder = BedrockTitanEmbedder(dimension=256, client=client, max_workers=1)
+    embedder = BedrockTitanEmbedder(dimension=256, client=bedrock, max_workers=1)
     # WHEN two texts are embedded
     vectors = embedder.embed(["Alice moved the launch.", "Bob agreed."])
     # THEN each call asked for exactly that text, the dimension and normalised output
@@ -87,41 +73,51 @@ def test_each_text_is_one_titan_call_with_the_documented_body(
     np.testing.assert_allclose(vectors[1], unit(second), atol=1e-7)
 
 
-def test_the_configured_model_id_is_the_one_invoked(client: Any, stubber: Stubber) -> None:
-    stubber.add_response(
+def test_the_configured_model_id_is_the_one_invoked(bedrock: Any, bedrock_stub: Stubber) -> None:
+    # GIVEN
+    bedrock_stub.add_response(
         "invoke_model", titan_answer({"embedding": [1.0] * 512}), expected_call("my-provisioned-titan")
     )
-    embedder = BedrockTitanEmbedder(model_id="my-provisioned-titan", dimension=512, client=client)
+    embedder = BedrockTitanEmbedder(model_id="my-provisioned-titan", dimension=512, client=bedrock)
+    # WHEN / THEN
     assert embedder.model_id == "my-provisioned-titan"
     assert embedder.embed(["hello"]).shape == (1, 512)
 
 
 def test_long_texts_are_cut_to_fit_titans_token_limit(
-    client: Any, stubber: Stubber, sent_bodies: list[dict[str, Any]]
+    bedrock: Any, bedrock_stub: Stubber, sent_bodies: list[dict[str, Any]]
 ) -> None:
-    stubber.add_response("invoke_model", titan_answer({"embedding": [1.0] * 1024}), expected_call())
-    BedrockTitanEmbedder(client=client).embed(["x" * 60_000])
+    # GIVEN
+    bedrock_stub.add_response("invoke_model", titan_answer({"embedding": [1.0] * 1024}), expected_call())
+    # WHEN
+    BedrockTitanEmbedder(client=bedrock).embed(["x" * 60_000])
+    # THEN
     assert sent_bodies[0]["inputText"] == "x" * MAX_INPUT_CHARS
 
 
-def test_empty_input_makes_no_call(client: Any, stubber: Stubber) -> None:
-    vectors = BedrockTitanEmbedder(dimension=512, client=client).embed([])
+def test_empty_input_makes_no_call(bedrock: Any, bedrock_stub: Stubber) -> None:
+    # WHEN
+    vectors = BedrockTitanEmbedder(dimension=512, client=bedrock).embed([])
+    # THEN
     assert vectors.shape == (0, 512)
     assert vectors.dtype == np.float32
 
 
-def test_a_blank_text_is_refused_before_any_call(client: Any, stubber: Stubber) -> None:
+def test_a_blank_text_is_refused_before_any_call(bedrock: Any, bedrock_stub: Stubber) -> None:
+    # WHEN / THEN
     with pytest.raises(ValidationFailedError, match="blank"):
-        BedrockTitanEmbedder(client=client).embed(["fine", "   "])
+        BedrockTitanEmbedder(client=bedrock).embed(["fine", "   "])
 
 
 @pytest.mark.parametrize("dimension", [256, 512, 1024])
 def test_titan_dimensions_are_accepted(dimension: int) -> None:
+    # WHEN / THEN
     assert BedrockTitanEmbedder(dimension=dimension).dimension == dimension
 
 
 @pytest.mark.parametrize("dimension", [0, 128, 384, 768, 1536])
 def test_other_dimensions_are_a_configuration_error_naming_the_choices(dimension: int) -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match=r"256, 512, 1024.*AGENT_MEMORY_EMBEDDING_DIMENSION"):
         BedrockTitanEmbedder(dimension=dimension)
 
@@ -136,15 +132,15 @@ def test_other_dimensions_are_a_configuration_error_naming_the_choices(dimension
     ],
 )
 def test_failures_that_survive_retries_are_a_dependency_error(
-    client: Any, stubber: Stubber, code: str, status: int
+    bedrock: Any, bedrock_stub: Stubber, code: str, status: int
 ) -> None:
     # GIVEN Bedrock answers with a transient error (botocore has already retried it)
-    stubber.add_client_error(
+    bedrock_stub.add_client_error(
         "invoke_model", service_error_code=code, service_message="slow down", http_status_code=status
     )
     # WHEN a text is embedded
     with pytest.raises(DependencyError) as raised:
-        BedrockTitanEmbedder(client=client).embed(["hello"])
+        BedrockTitanEmbedder(client=bedrock).embed(["hello"])
     # THEN the caller may retry later, and the details say what failed
     assert raised.value.status == 503
     assert raised.value.details == [{"service": "bedrock-runtime", "code": code, "model_id": MODEL}]
@@ -155,18 +151,22 @@ def test_failures_that_survive_retries_are_a_dependency_error(
     [("ValidationException", 400), ("AccessDeniedException", 403), ("ResourceNotFoundException", 404)],
 )
 def test_failures_no_retry_can_fix_are_a_configuration_error(
-    client: Any, stubber: Stubber, code: str, status: int
+    bedrock: Any, bedrock_stub: Stubber, code: str, status: int
 ) -> None:
-    stubber.add_client_error("invoke_model", service_error_code=code, http_status_code=status)
+    # GIVEN
+    bedrock_stub.add_client_error("invoke_model", service_error_code=code, http_status_code=status)
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match=code):
-        BedrockTitanEmbedder(client=client).embed(["hello"])
+        BedrockTitanEmbedder(client=bedrock).embed(["hello"])
 
 
 def test_an_unreachable_endpoint_is_a_dependency_error() -> None:
+    # GIVEN
     class Unreachable:
         def invoke_model(self, **_: Any) -> dict[str, Any]:
             raise EndpointConnectionError(endpoint_url="https://bedrock-runtime.us-east-1.amazonaws.com")
 
+    # WHEN / THEN
     with pytest.raises(DependencyError, match="unreachable"):
         BedrockTitanEmbedder(client=Unreachable()).embed(["hello"])
 
@@ -182,11 +182,13 @@ def test_an_unreachable_endpoint_is_a_dependency_error() -> None:
     ],
 )
 def test_malformed_answers_are_never_returned_as_vectors(
-    client: Any, stubber: Stubber, answer: dict[str, Any] | bytes, error: type[Exception]
+    bedrock: Any, bedrock_stub: Stubber, answer: dict[str, Any] | bytes, error: type[Exception]
 ) -> None:
-    stubber.add_response("invoke_model", titan_answer(answer), expected_call())
+    # GIVEN
+    bedrock_stub.add_response("invoke_model", titan_answer(answer), expected_call())
+    # WHEN / THEN
     with pytest.raises(error):
-        BedrockTitanEmbedder(client=client).embed(["hello"])
+        BedrockTitanEmbedder(client=bedrock).embed(["hello"])
 
 
 def test_a_batch_is_embedded_concurrently_and_returned_in_order() -> None:
@@ -231,9 +233,11 @@ def test_without_a_client_one_is_built_on_first_use_with_adaptive_retries() -> N
 
 
 def test_it_implements_the_embedder_port() -> None:
+    # WHEN / THEN
     assert isinstance(BedrockTitanEmbedder(), Embedder)
 
 
 def test_max_workers_must_be_positive() -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match="max_workers"):
         BedrockTitanEmbedder(max_workers=0)

@@ -16,7 +16,9 @@ from agent_memory.settings import Settings
 
 
 def test_hashing_is_sized_by_the_embedding_dimension() -> None:
+    # WHEN
     embedder = build_embedder(Settings(embedder="hashing", embedding_dimension=64))
+    # THEN
     assert isinstance(embedder, HashingEmbedder)
     assert embedder.dimension == 64
     assert embedder.embed(["hello"]).shape == (1, 64)
@@ -31,6 +33,7 @@ def test_minilm_is_the_default_and_loads_nothing_when_built() -> None:
 
 
 def test_minilm_with_another_dimension_is_a_configuration_error() -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="AGENT_MEMORY_EMBEDDING_DIMENSION=384"):
         build_embedder(Settings(embedder="minilm", embedding_dimension=768))
 
@@ -50,6 +53,7 @@ def test_bedrock_takes_model_dimension_and_region_from_settings(monkeypatch: pyt
 
 
 def test_bedrock_with_the_local_default_dimension_is_a_configuration_error() -> None:
+    # WHEN / THEN
     # 384 is MiniLM's size; Titan v2 gives 256, 512 or 1024
     with pytest.raises(ConfigurationError, match="AGENT_MEMORY_EMBEDDING_DIMENSION"):
         build_embedder(Settings(embedder="bedrock"))
@@ -57,6 +61,8 @@ def test_bedrock_with_the_local_default_dimension_is_a_configuration_error() -> 
 
 @pytest.mark.parametrize(("name", "dimension"), [("hashing", 384), ("minilm", 384), ("bedrock", 1024)])
 def test_every_choice_implements_the_embedder_port(name: str, dimension: int) -> None:
+    # WHEN
     embedder = build_embedder(Settings(embedder=name, embedding_dimension=dimension))  # type: ignore[arg-type]
+    # THEN
     assert isinstance(embedder, Embedder)
     assert embedder.dimension == dimension

@@ -77,6 +77,7 @@ def test_one_changed_word_in_twelve_stays_above_the_dedup_threshold(original: st
 
 @pytest.mark.parametrize(("a", "b"), UNRELATED)
 def test_unrelated_sentences_are_far_apart(a: str, b: str) -> None:
+    # WHEN / THEN
     assert cosine(HashingEmbedder(384), a, b) < 0.5
 
 
@@ -84,29 +85,36 @@ def test_an_inflected_word_counts_as_closer_than_a_different_word() -> None:
     # GIVEN the same sentence with "launch" inflected, and with it replaced by an unrelated word
     embedder = HashingEmbedder()
     base = "Alice is planning the product launch for March"
-    # THEN character 3-grams make the inflected form the nearer one
+    # WHEN / THEN character 3-grams make the inflected form the nearer one
     assert cosine(embedder, base, "Alice is planning the product launches for March") > cosine(
         embedder, base, "Alice is planning the product review for March"
     )
 
 
 def test_rows_are_unit_float32_of_the_configured_dimension() -> None:
+    # WHEN
     vectors = HashingEmbedder(dimension=64).embed(["hello world", "", "!!!", "x" * 10_000])
+    # THEN
     assert vectors.shape == (4, 64)
     assert vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-6)
 
 
 def test_empty_input_gives_an_empty_matrix_of_the_right_width() -> None:
+    # WHEN
     vectors = HashingEmbedder(dimension=96).embed([])
+    # THEN
     assert vectors.shape == (0, 96)
     assert vectors.dtype == np.float32
 
 
 def test_a_text_embeds_the_same_alone_as_in_a_batch() -> None:
+    # GIVEN
     embedder = HashingEmbedder()
     texts = ["first memory", "second memory about something else", "first memory"]
+    # WHEN
     batch = embedder.embed(texts)
+    # THEN
     np.testing.assert_array_equal(batch[0], batch[2])
     for row, text in zip(batch, texts, strict=True):
         np.testing.assert_array_equal(row, embedder.embed([text])[0])
@@ -116,7 +124,7 @@ def test_texts_without_words_get_stable_distinct_non_zero_vectors() -> None:
     # GIVEN texts with no word characters at all, and blank ones
     embedder = HashingEmbedder()
     bang, question, blank, spaces = embedder.embed(["!!!", "???", "", "   \n"])
-    # THEN each is a unit vector, punctuation is told apart by its characters, blanks agree
+    # WHEN / THEN each is a unit vector, punctuation is told apart by its characters, blanks agree
     assert np.linalg.norm(bang) == pytest.approx(1.0)
     assert not np.allclose(bang, question)
     np.testing.assert_array_equal(blank, spaces)
@@ -139,7 +147,7 @@ def test_vectors_do_not_depend_on_the_python_hash_seed() -> None:
         ).stdout.strip()
         for seed in ("1", "2")
     }
-    # THEN both, and this process, produce the very same bytes
+    # WHEN / THEN both, and this process, produce the very same bytes
     here = HashingEmbedder().embed(["Alice moved the launch to March 3."]).tobytes().hex()
     assert outputs == {here}
 
@@ -169,11 +177,14 @@ PINNED_16 = np.array(
 
 def test_vectors_are_pinned_to_the_model_version() -> None:
     """Stored vectors are compared with new ones: a change of features must bump VERSION."""
+    # WHEN
     vector = HashingEmbedder(dimension=16).embed(["Alice moved the launch to March 3."])[0]
+    # THEN
     np.testing.assert_allclose(vector, PINNED_16, atol=1e-6)
 
 
 def test_model_id_names_the_version_and_dimension() -> None:
+    # WHEN / THEN
     assert HashingEmbedder().model_id == "hashing-v1-384"
     assert HashingEmbedder(dimension=128).model_id == "hashing-v1-128"
     assert HashingEmbedder(dimension=128).dimension == 128
@@ -181,17 +192,21 @@ def test_model_id_names_the_version_and_dimension() -> None:
 
 @pytest.mark.parametrize("dimension", [0, 7, -384, 38.4, True])
 def test_unusable_dimensions_are_refused(dimension: object) -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match="dimension"):
         HashingEmbedder(dimension=dimension)  # type: ignore[arg-type]
 
 
 def test_it_implements_the_embedder_port() -> None:
+    # WHEN / THEN
     assert isinstance(HashingEmbedder(), Embedder)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_any_text_becomes_a_finite_unit_vector(text: str) -> None:
+    # WHEN
     (vector,) = HashingEmbedder(dimension=32).embed([text])
+    # THEN
     assert np.all(np.isfinite(vector))
     assert np.linalg.norm(vector) == pytest.approx(1.0, rel=1e-5)

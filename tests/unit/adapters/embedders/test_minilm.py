@@ -42,15 +42,19 @@ def test_paraphrases_are_much_closer_than_unrelated_sentences(embedder: MiniLmEm
 
 @pytest.mark.model
 def test_it_matches_meaning_not_just_words(embedder: MiniLmEmbedder) -> None:
+    # GIVEN
     query = "when is the product launch?"
     relevant = "Alice moved the release of the new app to March 3."
     distractor = "The product of three and four is twelve."
+    # WHEN / THEN
     assert cosine(embedder, query, relevant) > cosine(embedder, query, distractor)
 
 
 @pytest.mark.model
 def test_rows_are_unit_float32_of_dimension_384(embedder: MiniLmEmbedder) -> None:
+    # WHEN
     vectors = embedder.embed(["hello", "", "a much longer sentence about the quarterly roadmap"])
+    # THEN
     assert vectors.shape == (3, 384)
     assert vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
@@ -73,7 +77,7 @@ def test_texts_are_cut_at_max_tokens(embedder: MiniLmEmbedder) -> None:
     # GIVEN two long texts that differ only after their first 400 word pieces
     head = " ".join(f"item{i % 10}" for i in range(200))  # 2 pieces per item
     a, b = head + " the meeting is on Monday", head + " the budget was rejected"
-    # THEN at 256 tokens they embed the same, and at 512 the tails are seen
+    # WHEN / THEN at 256 tokens they embed the same, and at 512 the tails are seen
     va, vb = embedder.embed([a, b])
     np.testing.assert_allclose(va, vb, atol=1e-6)
     wide = MiniLmEmbedder(max_tokens=512)
@@ -114,15 +118,20 @@ def test_concurrent_first_calls_load_the_model_once(monkeypatch: pytest.MonkeyPa
 
 
 def test_empty_input_answers_without_loading_anything(tmp_path: Path) -> None:
+    # GIVEN
     missing = MiniLmEmbedder(model_path=tmp_path / "absent.onnx")
+    # WHEN
     vectors = missing.embed([])
+    # THEN
     assert vectors.shape == (0, 384)
     assert vectors.dtype == np.float32
 
 
 def test_a_missing_model_file_is_a_configuration_error(tmp_path: Path) -> None:
+    # GIVEN
     pytest.importorskip("onnxruntime")
     pytest.importorskip("tokenizers")
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match=r"absent\.onnx"):
         MiniLmEmbedder(model_path=tmp_path / "absent.onnx").embed(["hello"])
 
@@ -137,7 +146,9 @@ def test_missing_local_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPa
 
 
 def test_constructing_it_needs_no_model_and_it_implements_the_port() -> None:
+    # GIVEN
     embedder = MiniLmEmbedder(model_path="/nowhere/model.onnx")
+    # WHEN / THEN
     assert isinstance(embedder, Embedder)
     assert embedder.model_id == "all-MiniLM-L6-v2-int8"
     assert embedder.dimension == 384
@@ -147,5 +158,6 @@ def test_constructing_it_needs_no_model_and_it_implements_the_port() -> None:
     ("kwargs", "field"), [({"max_tokens": 1}, "max_tokens"), ({"batch_size": 0}, "batch_size")]
 )
 def test_unusable_limits_are_refused(kwargs: dict[str, Any], field: str) -> None:
+    # WHEN / THEN
     with pytest.raises(ValueError, match=field):
         MiniLmEmbedder(**kwargs)

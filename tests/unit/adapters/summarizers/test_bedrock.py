@@ -4,10 +4,8 @@ with backoff, service and configuration errors, and malformed answers."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.stub import Stubber
 
@@ -27,26 +25,18 @@ CHILDREN = [
 ]
 
 
-@pytest.fixture
-def client() -> Any:
-    return boto3.client("bedrock-runtime", region_name="us-east-1")
-
-
-@pytest.fixture
-def stub(client: Any) -> Iterator[Stubber]:
-    with Stubber(client) as stubber:
-        yield stubber
-        stubber.assert_no_pending_responses()
-
-
 class Sleeps(list[float]):
     def __call__(self, seconds: float) -> None:
         self.append(seconds)
 
 
-def summarizer(client: Any, sleeps: Sleeps | None = None, **kwargs: Any) -> BedrockSummarizer:
+def summarizer(bedrock: Any, sleeps: Sleeps | None = None, **kwargs: Any) -> BedrockSummarizer:
     return BedrockSummarizer(
-        MODEL, client=client, sleep=sleeps if sleeps is not None else Sleeps(), rng=random.Random(7), **kwargs
+        MODEL,
+        client=bedrock,
+        sleep=sleeps if sleeps is not None else Sleeps(),
+        rng=random.Random(7),
+        **kwargs,
     )
 
 
@@ -63,7 +53,9 @@ def answer(
     }
 
 
-def test_one_converse_call_at_temperature_zero_with_a_bounded_answer(client: Any, stub: Stubber) -> None:
+def test_one_converse_call_at_temperature_zero_with_a_bounded_answer(
+    bedrock: Any, bedrock_stub: Stubber
+) -> None:
     # GIVEN Bedrock answers with a dated line
     expected = {
         "modelId": MODEL,
@@ -73,10 +65,10 @@ def test_one_converse_call_at_temperature_zero_with_a_bounded_answer(client: Any
         ],
         "inferenceConfig": {"temperature": 0.0, "maxTokens": 512},
     }
-    stub.add_response("converse", answer(), expected)
+    bedrock_stub.add_response("converse", answer(), expected)
 
     # WHEN a day is summarized
-    out = summarizer(client, max_tokens=512).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+    out = summarizer(bedrock, max_tokens=512).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
 
     # THEN the text, the model, the prompt version and the model's token counts come back
     assert out.text == "[2026-11-20] Alice moved the launch to March 3."
@@ -85,10 +77,13 @@ def test_one_converse_call_at_temperature_zero_with_a_bounded_answer(client: Any
 
 
 def test_the_prompt_says_the_grain_and_carries_the_dated_children() -> None:
+    # GIVEN
     system = system_prompt(Grain.WEEKLY)
+    # WHEN
     user = user_prompt(
         Grain.WEEKLY, "2026-W47", [SummaryInput("2026-11-16", "[2026-11-16] a\n[2026-11-16] b")]
     )
+    # THEN
     assert TEMPLATES[Grain.WEEKLY].task in system
     assert "narrative" in system and "[2026-11-20]" in system  # the line format is shown
     assert user.startswith("Period: weekly 2026-W47")
@@ -98,21 +93,26 @@ def test_the_prompt_says_the_grain_and_carries_the_dated_children() -> None:
 
 
 def test_every_grain_has_its_own_task() -> None:
+    # GIVEN
     tasks = {TEMPLATES[g].task for g in SUMMARY_GRAINS}
+    # WHEN / THEN
     assert len(tasks) == len(SUMMARY_GRAINS)
     assert "people involved and their roles" in TEMPLATES[Grain.DAILY].task
     assert "themes and its milestones" in TEMPLATES[Grain.QUARTERLY].task
     assert "achievements and the patterns" in TEMPLATES[Grain.YEARLY].task
 
 
-def test_throttling_is_retried_with_growing_jittered_backoff(client: Any, stub: Stubber) -> None:
+def test_throttling_is_retried_with_growing_jittered_backoff(bedrock: Any, bedrock_stub: Stubber) -> None:
     # GIVEN two throttles, then an answer
     for _ in range(2):
-        stub.add_client_error("converse", service_error_code="ThrottlingException", http_status_code=429)
-    stub.add_response("converse", answer())
+        bedrock_stub.add_client_error(
+            "converse", service_error_code="ThrottlingException", http_status_code=429
+        )
+    bedrock_stub.add_response("converse", answer())
     sleeps = Sleeps()
 
-    out = summarizer(client, sleeps, backoff_s=2.0).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+    # WHEN
+    out = summarizer(bedrock, sleeps, backoff_s=2.0).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
 
     # THEN it slept twice, within 2 s then within 4 s (full jitter), and got the answer
     assert out.text.startswith("[2026-11-20]")
@@ -120,42 +120,47 @@ def test_throttling_is_retried_with_growing_jittered_backoff(client: Any, stub: 
     assert 0 <= sleeps[0] <= 2.0 and 0 <= sleeps[1] <= 4.0
 
 
-def test_throttling_that_does_not_end_is_a_dependency_error(client: Any, stub: Stubber) -> None:
+def test_throttling_that_does_not_end_is_a_dependency_error(bedrock: Any, bedrock_stub: Stubber) -> None:
+    # GIVEN
     for _ in range(3):
-        stub.add_client_error("converse", service_error_code="ThrottlingException", http_status_code=429)
+        bedrock_stub.add_client_error(
+            "converse", service_error_code="ThrottlingException", http_status_code=429
+        )
     sleeps = Sleeps()
 
+    # WHEN / THEN
     with pytest.raises(DependencyError, match="kept throttling"):
-        summarizer(client, sleeps, throttle_retries=2).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+        summarizer(bedrock, sleeps, throttle_retries=2).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
 
     assert len(sleeps) == 2  # no sleep after the last attempt
 
 
 @pytest.mark.parametrize(
-    "code", ["ServiceUnavailableException", "ModelTimeoutException", "InternalServerException"]
+    ("code", "status", "error", "match"),
+    [
+        # the service failing: the caller's queue retries, not this call
+        *[
+            (code, 503, DependencyError, code)
+            for code in ("ServiceUnavailableException", "ModelTimeoutException", "InternalServerException")
+        ],
+        # the model misconfigured: an error that names the setting to fix
+        *[
+            (code, 400, ConfigurationError, "AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID")
+            for code in ("AccessDeniedException", "ResourceNotFoundException", "ValidationException")
+        ],
+    ],
 )
-def test_service_failures_are_dependency_errors_without_local_retries(
-    client: Any, stub: Stubber, code: str
+def test_a_failing_service_or_a_misconfigured_model_is_reported_without_local_retries(
+    bedrock: Any, bedrock_stub: Stubber, code: str, status: int, error: type[Exception], match: str
 ) -> None:
-    stub.add_client_error("converse", service_error_code=code, http_status_code=503)
+    # GIVEN Bedrock answers with the error
+    bedrock_stub.add_client_error("converse", service_error_code=code, http_status_code=status)
     sleeps = Sleeps()
 
-    with pytest.raises(DependencyError, match=code):
-        summarizer(client, sleeps).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
-
+    # WHEN / THEN summarizing raises the matching error at once
+    with pytest.raises(error, match=match):
+        summarizer(bedrock, sleeps).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
     assert sleeps == []
-
-
-@pytest.mark.parametrize(
-    "code", ["AccessDeniedException", "ResourceNotFoundException", "ValidationException"]
-)
-def test_a_misconfigured_model_is_a_configuration_error_naming_the_setting(
-    client: Any, stub: Stubber, code: str
-) -> None:
-    stub.add_client_error("converse", service_error_code=code, http_status_code=400)
-
-    with pytest.raises(ConfigurationError, match="AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID"):
-        summarizer(client).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
 
 
 @pytest.mark.parametrize(
@@ -168,12 +173,14 @@ def test_a_misconfigured_model_is_a_configuration_error_naming_the_setting(
     ],
 )
 def test_a_malformed_or_refused_answer_is_a_clear_dependency_error(
-    client: Any, stub: Stubber, response: dict[str, Any], message: str
+    bedrock: Any, bedrock_stub: Stubber, response: dict[str, Any], message: str
 ) -> None:
-    stub.add_response("converse", response)
+    # GIVEN
+    bedrock_stub.add_response("converse", response)
 
+    # WHEN / THEN
     with pytest.raises(DependencyError, match=message):
-        summarizer(client).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+        summarizer(bedrock).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
 
 
 class RawClient:
@@ -188,35 +195,44 @@ class RawClient:
 
 @pytest.mark.parametrize("response", [{}, {"output": {}}, {"output": {"message": {"content": "text"}}}])
 def test_an_answer_without_a_content_list_is_a_clear_dependency_error(response: dict[str, Any]) -> None:
+    # WHEN / THEN
     with pytest.raises(DependencyError, match=r"malformed Converse response: no output\.message\.content"):
         summarizer(RawClient(response)).summarize(Grain.DAILY, "d", CHILDREN)
 
 
-def test_an_answer_cut_at_max_tokens_is_kept(client: Any, stub: Stubber) -> None:
-    stub.add_response("converse", answer("[2026-11-20] Alice moved", stopReason="max_tokens"))
-    assert summarizer(client).summarize(Grain.DAILY, "d", CHILDREN).text == "[2026-11-20] Alice moved"
+def test_an_answer_cut_at_max_tokens_is_kept(bedrock: Any, bedrock_stub: Stubber) -> None:
+    # GIVEN
+    bedrock_stub.add_response("converse", answer("[2026-11-20] Alice moved", stopReason="max_tokens"))
+    # WHEN / THEN
+    assert summarizer(bedrock).summarize(Grain.DAILY, "d", CHILDREN).text == "[2026-11-20] Alice moved"
 
 
-def test_text_blocks_are_joined_and_other_blocks_ignored(client: Any, stub: Stubber) -> None:
+def test_text_blocks_are_joined_and_other_blocks_ignored(bedrock: Any, bedrock_stub: Stubber) -> None:
+    # GIVEN
     response = answer()
     response["output"]["message"]["content"] = [
         {"text": "[d] one"},
         {"reasoningContent": {"reasoningText": {"text": "let me think"}}},
         {"text": "[d] two"},
     ]
-    stub.add_response("converse", response)
-    assert summarizer(client).summarize(Grain.DAILY, "d", CHILDREN).text == "[d] one\n[d] two"
+    bedrock_stub.add_response("converse", response)
+    # WHEN / THEN
+    assert summarizer(bedrock).summarize(Grain.DAILY, "d", CHILDREN).text == "[d] one\n[d] two"
 
 
 def test_a_budget_that_cannot_hold_two_answers_is_refused() -> None:
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="two full answers"):
         BedrockSummarizer(MODEL, client=object(), max_tokens=1_000, max_input_chars=5_000)
 
 
 def test_the_factory_picks_the_summarizer_the_settings_name() -> None:
+    # GIVEN
     embedder = HashingEmbedder(64)
     local = build_summarizer(Settings(summarizer="local"), embedder)
+    # WHEN
     bedrock = build_summarizer(Settings(summarizer="bedrock", bedrock_summary_model_id="m-1"), embedder)
+    # THEN
     assert isinstance(local, LocalExtractiveSummarizer)
     assert isinstance(bedrock, BedrockSummarizer) and bedrock.model_id == "m-1"
     assert isinstance(bedrock, Summarizer)

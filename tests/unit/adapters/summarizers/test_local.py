@@ -40,7 +40,9 @@ def lines(text: str) -> list[str]:
 
 
 def test_it_implements_the_summarizer_port_and_names_its_embedder() -> None:
+    # GIVEN
     s = summarizer()
+    # WHEN / THEN
     assert isinstance(s, Summarizer)
     assert s.model_id == "local-extractive-v1/hashing-v1-256"
     assert s.max_output_chars * 2 <= s.max_input_chars
@@ -75,17 +77,20 @@ def test_among_plain_sentences_the_most_central_are_kept() -> None:
     ]
     out = s.summarize(Grain.DAILY, "d", day(*on_topic, "my cat knocked a plant off the windowsill")).text
 
-    # THEN the odd one out is the one left out
+    # WHEN / THEN the odd one out is the one left out
     assert "windowsill" not in out
     assert len(lines(out)) == 3
 
 
 def test_the_output_is_bounded_even_when_every_sentence_is_salient() -> None:
+    # GIVEN
     s = summarizer(daily=Budget(lines=5, chars=300))
     children = day(*(f"Alice paid ${i * 100} to Bob on March {i}." for i in range(1, 40)))
 
+    # WHEN
     text = s.summarize(Grain.DAILY, "2026-11-20", children).text
 
+    # THEN
     assert len(lines(text)) <= 5
     assert len(text) <= 300
     # the richer sentences win: each kept one names people, an amount and a date
@@ -102,6 +107,7 @@ def test_every_line_keeps_the_date_it_is_about_and_the_output_is_chronological()
         SummaryInput("2026-11-19", "[2026-11-19] Dmitri paid $900 for the offsite."),
     ]
 
+    # WHEN
     out = lines(summarizer().summarize(Grain.WEEKLY, "2026-W47", children).text)
 
     # THEN the labels come from the lines where they have one, else from the child; order is kept
@@ -114,26 +120,34 @@ def test_every_line_keeps_the_date_it_is_about_and_the_output_is_chronological()
 
 
 def test_a_near_repeat_is_kept_once() -> None:
+    # GIVEN
     s = summarizer()
     out = s.summarize(
         Grain.DAILY, "d", day("Alice moved the launch to March 3.", "Alice moved the launch to March 3!")
     )
+    # WHEN / THEN
     assert len(lines(out.text)) == 1
 
 
 def test_the_same_children_always_give_the_same_summary() -> None:
+    # GIVEN
     children = day(*FILLER, "Priya signed the Globex renewal for $240,000 on 2026-02-12.")
     first = summarizer().summarize(Grain.DAILY, "d", children)
+    # WHEN
     again = LocalExtractiveSummarizer(HashingEmbedder(256)).summarize(Grain.DAILY, "d", children)
+    # THEN
     assert first == again
 
 
 def test_long_sentences_are_cut_so_one_cannot_eat_the_budget() -> None:
+    # WHEN
     text = summarizer().summarize(Grain.DAILY, "d", day("Alice wrote " + "very " * 200 + "long notes.")).text
+    # THEN
     assert len(text) < 400 and text.endswith("…")
 
 
 def test_no_children_make_no_text() -> None:
+    # WHEN / THEN
     assert summarizer().summarize(Grain.DAILY, "d", []).text == ""
 
 
@@ -148,16 +162,20 @@ def test_no_children_make_no_text() -> None:
     ],
 )
 def test_names_are_capitalised_words_that_are_not_dates_or_openers(sentence: str, people: bool) -> None:
+    # WHEN / THEN
     assert names_people(sentence) is people
 
 
 def test_an_ordinary_word_opening_a_sentence_is_not_a_name() -> None:
+    # GIVEN
     common = lowercase_words(["the costs rose again"])
+    # WHEN / THEN
     assert not names_people("Costs rose 12% in March.", common)
     assert richness("Costs rose 12% in March.", common) == 2  # an amount and a date
 
 
 def test_sentences_are_split_at_stops_but_not_after_titles_or_initials() -> None:
+    # WHEN / THEN
     assert split_sentences("Mr. Smith met Dr. J. Jones. They agreed on $2.4M! Done? Yes.") == [
         "Mr. Smith met Dr. J. Jones.",
         "They agreed on $2.4M!",

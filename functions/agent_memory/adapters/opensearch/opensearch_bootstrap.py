@@ -1,0 +1,148 @@
+"""Creating the indexes behind the memory store, idempotently, and reporting what is deployed.
+
+Its own module because it is the one write to the cluster's configuration that every deployment
+makes (the CDK custom resource, `handlers/bootstrap.py`) and an operator runs by hand
+(`agent-memory index bootstrap`, `index status`); the running functions never create an index.
+What the indexes look like is `opensearch_index`; moving an older records index to this schema,
+`opensearch_upgrade`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from opensearchpy import OpenSearch, RequestError
+
+from agent_memory.adapters.opensearch.opensearch_client import error_type, os_errors
+from agent_memory.adapters.opensearch.opensearch_index import (
+    Engine,
+    OlderSchemaError,
+    check_index,
+    events_alias_name,
+    events_index_body,
+    events_index_name,
+    meta_of,
+    records_index_body,
+    records_index_name,
+)
+from agent_memory.adapters.opensearch.opensearch_upgrade import UPGRADE_WAIT_S, upgrade_records_index
+from agent_memory.errors import ConfigurationError
+
+_ALIAS = re.compile(r"^[a-z0-9][a-z0-9._-]{0,200}$")
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapResult:
+    alias: str
+    index: str
+    created: bool
+    events_alias: str
+    events_index: str
+    events_created: bool
+    engine: str
+    #: The index of an older schema that was copied into ``index`` (the alias moved off it).
+    upgraded_from: str | None = None
+
+
+def _check_alias_name(alias: str) -> None:
+    if not _ALIAS.match(alias) or alias.endswith("-events"):
+        raise ConfigurationError(
+            f"invalid OpenSearch index alias {alias!r}: lowercase letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit, and not ending in '-events'"
+        )
+
+
+def _ensure(client: OpenSearch, alias: str, index: str, body: dict[str, Any], serverless: bool) -> bool:
+    """Create ``index`` with ``alias`` over it unless the alias exists. True if created here.
+
+    The index and its alias are created in one request, so there is no window in which the
+    index exists without its alias. A concurrent bootstrap that loses the race sees
+    ``resource_already_exists_exception`` and carries on.
+    """
+    alias_body: dict[str, Any] = {} if serverless else {"is_write_index": True}
+    with os_errors(f"bootstrapping {alias}"):
+        if client.indices.exists_alias(name=alias):
+            return False
+        if client.indices.exists(index=index):
+            client.indices.put_alias(index=index, name=alias, body=alias_body)
+            return False
+        try:
+            client.indices.create(index=index, body={**body, "aliases": {alias: alias_body}})
+        except RequestError as exc:
+            if error_type(exc) != "resource_already_exists_exception":
+                raise
+            if not client.indices.exists_alias(name=alias):
+                client.indices.put_alias(index=index, name=alias, body=alias_body)
+            return False
+    return True
+
+
+def bootstrap(
+    client: OpenSearch,
+    alias: str,
+    dimension: int,
+    model_id: str,
+    *,
+    engine: Engine = "faiss",
+    serverless: bool = False,
+    wait_s: float = UPGRADE_WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> BootstrapResult:
+    """Create the records and events indexes with their aliases, then check them. Idempotent.
+
+    Safe to run on every deployment (CDK custom resource) and by hand (CLI): an existing index is
+    left as it is and only checked — a dimension or model mismatch raises `ConfigurationError`.
+    An existing records index of an older schema version is upgraded (`upgrade_records_index`):
+    copied into the index of this version, keeping its k-NN engine, and the alias moved to it.
+    """
+    _check_alias_name(alias)
+    index = records_index_name(alias)
+    created = _ensure(
+        client, alias, index, records_index_body(dimension, model_id, engine, serverless), serverless
+    )
+    events_alias, events_index = events_alias_name(alias), events_index_name(alias)
+    events_created = _ensure(client, events_alias, events_index, events_index_body(serverless), serverless)
+    try:
+        check_index(client, alias, dimension, model_id)
+    except OlderSchemaError as older:
+        kept: Engine = "lucene" if older.engine == "lucene" else "faiss"
+        upgrade_records_index(
+            client,
+            alias,
+            older.index,
+            dimension,
+            model_id,
+            engine=kept,
+            serverless=serverless,
+            wait_s=wait_s,
+            sleep=sleep,
+        )
+        check_index(client, alias, dimension, model_id)
+        return BootstrapResult(
+            alias, index, True, events_alias, events_index, events_created, kept, upgraded_from=older.index
+        )
+    return BootstrapResult(alias, index, created, events_alias, events_index, events_created, engine)
+
+
+def status(client: OpenSearch, alias: str) -> dict[str, Any]:
+    """What is deployed: the indexes behind both aliases, their document counts and ``_meta``."""
+    out: dict[str, Any] = {}
+    for name in (alias, events_alias_name(alias)):
+        with os_errors(f"reading the status of {name}", name):
+            if not client.indices.exists_alias(name=name):
+                out[name] = {"exists": False}
+                continue
+            indices = sorted(client.indices.get_alias(name=name))
+            mapping = client.indices.get_mapping(index=name)
+            count = client.count(index=name)["count"]
+        out[name] = {
+            "exists": True,
+            "indices": indices,
+            "documents": count,
+            "meta": meta_of(mapping[indices[0]]) if indices and indices[0] in mapping else {},
+        }
+    return {"alias": alias, "records": out[alias], "events": out[events_alias_name(alias)]}

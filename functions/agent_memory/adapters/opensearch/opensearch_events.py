@@ -1,0 +1,106 @@
+"""The events index's documents and queries: record aliases, the audit trail, search counts.
+
+Aliases and audit events live in the events index (`opensearch_index`), never on records, so a
+record's overwrite (``put``) can never drop them and no record query needs a doc-type filter.
+Each document names its ``doc_type`` (``alias``, ``audit``, ``searches``) and its owner; every
+query filters both, and what it reads back is checked to be the caller's. Pure functions, apart
+from the store's I/O, so the shapes can be tested without a cluster.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from agent_memory.adapters.opensearch.opensearch_documents import ts
+from agent_memory.adapters.opensearch.opensearch_filters import term
+from agent_memory.ports import AuditEvent, SearchDay
+
+#: Day documents read by `search_days` (the service asks for at most a few hundred days).
+SEARCH_DAYS_PAGE = 1000
+
+
+def alias_document(tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> dict[str, Any]:
+    """``alias_id`` → ``record_id``, for this agent (a write merged into an existing record)."""
+    return {
+        "doc_type": "alias",
+        "tenant_id": tenant_id,
+        "agent_id": agent_id,
+        "alias_id": alias_id,
+        "record_id": record_id,
+    }
+
+
+def audit_document(event: AuditEvent) -> dict[str, Any]:
+    return {
+        "doc_type": "audit",
+        "tenant_id": event.tenant_id,
+        "agent_id": event.agent_id,
+        "record_id": event.record_id,
+        "action": event.action,
+        "actor": event.actor,
+        "at": ts(event.at),
+        "detail": event.detail,
+    }
+
+
+def audit_event(source: dict[str, Any]) -> AuditEvent:
+    return AuditEvent(
+        tenant_id=source["tenant_id"],
+        agent_id=source["agent_id"],
+        record_id=source["record_id"],
+        action=source["action"],
+        actor=source["actor"],
+        at=datetime.fromisoformat(source["at"]),
+        detail=source.get("detail") or {},
+    )
+
+
+def audit_events_body(
+    tenant_id: str, agent_id: str, record_id: str | None, limit: int, after: list[Any] | None
+) -> dict[str, Any]:
+    """The agent's audit events (of one record, if given), newest first by ``at``, ties by record
+    id and action, ``limit + 1`` of them (the extra one says a next page exists)."""
+    filters = [term("doc_type", "audit"), term("tenant_id", tenant_id), term("agent_id", agent_id)]
+    if record_id is not None:
+        filters.append(term("record_id", record_id))
+    body: dict[str, Any] = {
+        "size": limit + 1,
+        "query": {"bool": {"filter": filters}},
+        "sort": [{"at": "desc"}, {"record_id": "desc"}, {"action": "desc"}],
+    }
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
+def utc_day(at: datetime) -> datetime:
+    """The UTC midnight that starts ``at``'s UTC day (the day a search is counted on)."""
+    return datetime.combine(at.astimezone(UTC).date(), time(), UTC)
+
+
+def search_days_body(tenant_id: str, agent_id: str, since: date) -> dict[str, Any]:
+    """The agent's day documents from ``since`` on, oldest first."""
+    return {
+        "size": SEARCH_DAYS_PAGE,
+        "query": {
+            "bool": {
+                "filter": [
+                    term("doc_type", "searches"),
+                    term("tenant_id", tenant_id),
+                    term("agent_id", agent_id),
+                    {"range": {"at": {"gte": ts(datetime.combine(since, time(), UTC))}}},
+                ]
+            }
+        },
+        "sort": [{"at": "asc"}],
+    }
+
+
+def search_day(source: dict[str, Any]) -> SearchDay:
+    detail = source.get("detail") or {}
+    return SearchDay(
+        day=datetime.fromisoformat(source["at"]).date(),
+        searches=int(detail.get("searches", 0)),
+        zero_hits=int(detail.get("zero_hits", 0)),
+    )

@@ -1,0 +1,319 @@
+"""The OpenSearch indexes behind the memory store: their design, and the check that a deployed
+index matches it.
+
+Two indexes, each a versioned index behind an alias so it can be re-indexed without touching
+configuration (``agent-memory`` → ``agent-memory-v3``):
+
+- **records** (``{alias}``): one document per memory record, ``_id`` = record id, with its
+  embedding in a ``knn_vector`` field and every filterable field mapped explicitly;
+- **events** (``{alias}-events``): small side documents — record aliases (a write merged into an
+  existing record) and the audit trail of forgets. Kept out of the records index so a record's
+  overwrite (``put``) can never drop its aliases, and so no record query needs a doc-type filter.
+
+Vector design (see docs/opensearch.md for the sources):
+
+- HNSW on **faiss** (default) or **lucene**; nmslib is deprecated, refused by OpenSearch 3.x and by
+  Serverless. Both support *efficient filtering*: the filter runs inside the graph search, so a
+  filtered query still returns ``k`` hits.
+- Space type **innerproduct**. Embeddings are L2-normalised (the store re-normalises defensively),
+  so the inner product *is* the cosine. faiss supports ``cosinesimil`` only from 2.19, while
+  ``innerproduct`` works on faiss from 2.9 (efficient filtering) and on lucene from 2.13, and on
+  Serverless, so one formula holds everywhere. OpenSearch turns the inner product ``d`` into a
+  positive score (faiss and lucene alike): ``score = 1 + d`` if ``d >= 0`` else ``1 / (1 - d)``.
+  `cosine_from_score` inverts it exactly: ``d = score - 1`` if ``score >= 1`` else
+  ``1 - 1 / score`` (float32 rounding, < 1e-6).
+
+Text (``content``, ``topic``, ``context``, the speaker's name) is analysed by `TEXT_ANALYZER`:
+Porter stems, diacritics folded, and the domain's English stopwords dropped from queries — the
+matching of the SQLite store's FTS5 index, so a word finds the same records on both stores.
+
+Schema versions: a mapping change bumps `SCHEMA_VERSION` and with it the index name.
+`opensearch_bootstrap.bootstrap` finding the alias over an index of an older version copies it
+into the new one (``_reindex``) and moves the alias in one atomic ``_aliases`` request
+(`opensearch_upgrade.upgrade_records_index`); `check_index` refuses to run against an older or
+newer version than the code's. Creating, upgrading and securing the indexes live in those
+modules and `opensearch_roles`: this one is what every running function needs.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from opensearchpy import OpenSearch
+
+from agent_memory.adapters.opensearch.opensearch_client import os_errors
+from agent_memory.domain.words import STOPWORDS
+from agent_memory.errors import ConfigurationError
+
+Engine = Literal["faiss", "lucene"]
+
+#: Bump when the mapping changes; the index name carries it (``{alias}-v{N}``). 2: ``speaker``
+#: and ``context`` fields, and the English analyzer on every text field. 3: ``last_seen_at`` and
+#: ``merged_from`` (what a merged record absorbed), ``user_ids`` (a summary's end users).
+SCHEMA_VERSION = 3
+EVENTS_SCHEMA_VERSION = 1
+SPACE_TYPE = "innerproduct"
+VECTOR_FIELD = "vector"
+ENGINES: tuple[str, ...] = ("faiss", "lucene")
+#: HNSW graph parameters: the documented defaults for m, a larger build beam for better recall.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+
+_KEYWORD: dict[str, Any] = {"type": "keyword"}
+_DATE: dict[str, Any] = {"type": "date"}
+
+#: The analyzers of every searched text field (``content``, ``topic``, ``context`` and
+#: ``speaker.text``), built to match exactly what the SQLite store's FTS5 index matches:
+#:
+#: - custom, not the built-in ``english`` analyzer, for ``asciifolding``: "café" finds "cafe",
+#:   as FTS5's ``unicode61 remove_diacritics 2`` tokenizer does;
+#: - ``porter_stem``, the very algorithm of FTS5's ``porter`` tokenizer, so both stores reduce a
+#:   word to the same stem ("camping", "camped" → "camp"); ``light_english`` is another stemmer
+#:   (KStem) and would disagree with SQLite on some words;
+#: - stopwords at *query* time only (`TEXT_SEARCH_ANALYZER`), and the list is the domain's
+#:   (`agent_memory.domain.words.STOPWORDS`, the one SQLite drops from query words), not
+#:   Lucene's ``_english_`` (33 words, which keeps "what", "did", "about"...). The index keeps
+#:   every word, as SQLite's does, so a change of the list needs no reindex: it is an analysis
+#:   setting (close the index, update it, open it).
+#:
+#: The possessive filter drops "'s" (SQLite splits "Alice's" into "alice" and the stopword "s").
+TEXT_ANALYZER = "memory_english"
+TEXT_SEARCH_ANALYZER = "memory_english_query"
+_POSSESSIVE = "memory_english_possessive"
+_STOPWORDS = "memory_stopwords"
+ANALYSIS: dict[str, Any] = {
+    "filter": {
+        _POSSESSIVE: {"type": "stemmer", "language": "possessive_english"},
+        _STOPWORDS: {"type": "stop", "stopwords": sorted(STOPWORDS)},
+    },
+    "analyzer": {
+        TEXT_ANALYZER: {
+            "type": "custom",
+            "tokenizer": "standard",
+            "filter": [_POSSESSIVE, "lowercase", "asciifolding", "porter_stem"],
+        },
+        TEXT_SEARCH_ANALYZER: {
+            "type": "custom",
+            "tokenizer": "standard",
+            "filter": [_POSSESSIVE, "lowercase", "asciifolding", _STOPWORDS, "porter_stem"],
+        },
+    },
+}
+_TEXT: dict[str, Any] = {"type": "text", "analyzer": TEXT_ANALYZER, "search_analyzer": TEXT_SEARCH_ANALYZER}
+
+
+def cosine_from_score(score: float) -> float:
+    """The inner product (= cosine of unit vectors) behind an ``innerproduct`` k-NN score.
+
+    Clamped to [-1, 1]: float32 rounding can put the product of two equal unit vectors a hair
+    above 1.
+    """
+    cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score
+    return min(1.0, max(-1.0, cosine))
+
+
+def records_index_name(alias: str) -> str:
+    return f"{alias}-v{SCHEMA_VERSION}"
+
+
+def events_alias_name(alias: str) -> str:
+    return f"{alias}-events"
+
+
+def events_index_name(alias: str) -> str:
+    return f"{events_alias_name(alias)}-v{EVENTS_SCHEMA_VERSION}"
+
+
+def records_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
+    """What a running deployment checks at start: vectors of another model are not comparable."""
+    return {
+        "kind": "records",
+        "schema_version": SCHEMA_VERSION,
+        "embedding_model_id": model_id,
+        "dimension": dimension,
+        "engine": engine,
+        "space_type": SPACE_TYPE,
+    }
+
+
+def records_index_body(
+    dimension: int, model_id: str, engine: Engine = "faiss", serverless: bool = False
+) -> dict[str, Any]:
+    """The create-index body of the records index (settings + mappings).
+
+    Every field a query filters on is a ``keyword``, ``date``, ``float`` or ``integer``;
+    ``content``, ``topic``, ``context`` and ``speaker.text`` are ``text`` for BM25 (`ANALYSIS`);
+    ``metadata`` is stored but not indexed (``enabled: false``), so free-form client JSON can
+    never explode the mapping; ``dynamic: strict`` refuses any field not listed.
+    ``span_start``/``span_end`` are derived at write time (a summary's period, or ``occurred_at``
+    twice) so a time window is two range filters. ``context`` (the turns before a conversation
+    turn) is searched and stored in ``_source`` like any field, so records round-trip.
+    """
+    if engine not in ENGINES:
+        raise ConfigurationError(f"k-NN engine {engine!r} is not supported: use one of {', '.join(ENGINES)}")
+    mappings: dict[str, Any] = {
+        "dynamic": "strict",
+        "_meta": records_meta(dimension, model_id, engine),
+        "properties": {
+            "id": _KEYWORD,
+            "tenant_id": _KEYWORD,
+            "agent_id": _KEYWORD,
+            "user_id": _KEYWORD,
+            "grain": _KEYWORD,
+            "time_key": _KEYWORD,
+            "period_start": _DATE,
+            "period_end": _DATE,
+            "span_start": _DATE,
+            "span_end": _DATE,
+            "kind": _KEYWORD,
+            "role": _KEYWORD,
+            "speaker": {**_KEYWORD, "fields": {"text": _TEXT}},
+            "conversation_id": _KEYWORD,
+            "content": _TEXT,
+            "context": _TEXT,
+            "topic": {**_TEXT, "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}},
+            "topic_raw": {"type": "keyword", "index": False, "doc_values": False},
+            "importance": {"type": "float"},
+            "tags": _KEYWORD,
+            "source": {
+                "properties": {
+                    "platform": _KEYWORD,
+                    "channel_id": _KEYWORD,
+                    "thread_id": _KEYWORD,
+                    "message_id": _KEYWORD,
+                    "url": {"type": "keyword", "index": False, "doc_values": False},
+                }
+            },
+            "links": {
+                "properties": {
+                    "entity_type": _KEYWORD,
+                    "entity_id": _KEYWORD,
+                    "weight": {"type": "float"},
+                }
+            },
+            "metadata": {"type": "object", "enabled": False},
+            "source_ids": _KEYWORD,
+            "content_hash": _KEYWORD,
+            "access_count": {"type": "integer"},
+            "last_accessed_at": _DATE,
+            "created_at": _DATE,
+            "updated_at": _DATE,
+            "occurred_at": _DATE,
+            "expires_at": _DATE,
+            "deleted_at": _DATE,
+            "last_seen_at": _DATE,
+            "user_ids": _KEYWORD,
+            # What a merged record absorbed: read back with the record, never searched.
+            "merged_from": {"type": "object", "enabled": False},
+            VECTOR_FIELD: {
+                "type": "knn_vector",
+                "dimension": dimension,
+                "method": {
+                    "name": "hnsw",
+                    "engine": engine,
+                    "space_type": SPACE_TYPE,
+                    "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+                },
+            },
+        },
+    }
+    if not serverless:
+        # Every document is routed by ``tenant:agent``: one agent's memory lives on one shard,
+        # so its queries touch one shard, and a write without routing is refused.
+        mappings["_routing"] = {"required": True}
+    # A copy: the field definitions are shared module constants, and callers may edit the body.
+    return copy.deepcopy({"settings": {"index": {"knn": True, "analysis": ANALYSIS}}, "mappings": mappings})
+
+
+def events_index_body(serverless: bool = False) -> dict[str, Any]:
+    """The events index: record aliases (``doc_type: alias``) and audit events (``audit``)."""
+    mappings: dict[str, Any] = {
+        "dynamic": "strict",
+        "_meta": {"kind": "events", "schema_version": EVENTS_SCHEMA_VERSION},
+        "properties": {
+            "doc_type": _KEYWORD,
+            "tenant_id": _KEYWORD,
+            "agent_id": _KEYWORD,
+            "record_id": _KEYWORD,
+            "alias_id": _KEYWORD,
+            "action": _KEYWORD,
+            "actor": _KEYWORD,
+            "at": _DATE,
+            "detail": {"type": "object", "enabled": False},
+        },
+    }
+    if not serverless:
+        mappings["_routing"] = {"required": True}
+    return {"mappings": mappings}
+
+
+class OlderSchemaError(ConfigurationError):
+    """The alias points at a records index of an older schema: `bootstrap` upgrades it."""
+
+    def __init__(self, message: str, index: str, engine: str | None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.engine = engine
+
+
+def check_index(client: OpenSearch, alias: str, dimension: int, model_id: str) -> None:
+    """Refuse to run against an index built for another embedding model, dimension or schema.
+
+    One request: the mappings behind both aliases. Raises `ConfigurationError` saying what the
+    index holds, what the settings ask for, and what to do — `OlderSchemaError` for a records
+    index of an older schema version, which `bootstrap` knows how to upgrade.
+    """
+    events_alias = events_alias_name(alias)
+    with os_errors(f"checking the index behind {alias}", alias):
+        mappings: dict[str, Any] = client.indices.get_mapping(index=f"{alias},{events_alias}")
+    records = {n: m.get("mappings", {}) for n, m in mappings.items() if meta_of(m).get("kind") == "records"}
+    events = [n for n, m in mappings.items() if meta_of(m).get("kind") == "events"]
+    if not records or not events:
+        missing = alias if not records else events_alias
+        raise ConfigurationError(
+            f"the OpenSearch alias {missing!r} does not point at an index made by `agent-memory index "
+            "bootstrap` (no agent-memory _meta in its mapping); point the alias setting elsewhere or "
+            "run the bootstrap on a fresh alias"
+        )
+    for name, mapping in sorted(records.items()):
+        check_records_mapping(name, mapping, alias, dimension, model_id)
+
+
+def check_records_mapping(
+    name: str, mapping: dict[str, Any], alias: str, dimension: int, model_id: str
+) -> None:
+    """One records index against the deployment: model and dimension first (an older index of
+    another model is not upgraded: its vectors must be re-embedded), then the schema version."""
+    meta = mapping.get("_meta", {})
+    stored_dim = mapping.get("properties", {}).get(VECTOR_FIELD, {}).get("dimension", meta.get("dimension"))
+    stored_model = meta.get("embedding_model_id")
+    if stored_dim != dimension or meta.get("dimension") != dimension or stored_model != model_id:
+        raise ConfigurationError(
+            f"OpenSearch index {name} (alias {alias}) holds vectors of model {stored_model!r} with "
+            f"dimension {stored_dim}, but this deployment embeds with {model_id!r} (dimension "
+            f"{dimension}). Vectors of different models cannot be compared: restore the previous "
+            "embedding settings, or set AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS to a new alias, run "
+            "`agent-memory index bootstrap` and re-embed the memories into it."
+        )
+    version = meta.get("schema_version")
+    if version == SCHEMA_VERSION:
+        return
+    if isinstance(version, int) and not isinstance(version, bool) and version < SCHEMA_VERSION:
+        raise OlderSchemaError(
+            f"OpenSearch index {name} (alias {alias}) has schema version {version}, this code needs "
+            f"{SCHEMA_VERSION}: run `agent-memory index bootstrap` (every deployment runs it), which "
+            f"copies {name} into {records_index_name(alias)} and moves the alias",
+            index=name,
+            engine=meta.get("engine") if isinstance(meta.get("engine"), str) else None,
+        )
+    raise ConfigurationError(
+        f"OpenSearch index {name} (alias {alias}) has schema version {version!r}, not the "
+        f"{SCHEMA_VERSION} this code reads: it was made by another version of agent-memory; deploy "
+        "that version, or move the alias back to the index this version made"
+    )
+
+
+def meta_of(index_mapping: dict[str, Any]) -> dict[str, Any]:
+    meta = index_mapping.get("mappings", {}).get("_meta", {})
+    return meta if isinstance(meta, dict) else {}

@@ -1,0 +1,384 @@
+"""`agent_memory.ports.RecordStore` on OpenSearch: records written, read by id, listed, forgotten.
+
+Its own module so the record port reads (and changes) apart from retrieval and retention; the
+bodies it sends are built in `opensearch_queries`, `opensearch_scripts` and `opensearch_documents`.
+
+* Documents read by id are checked to belong to the caller (routing is placement, not security);
+  an id may be an alias (a write merged into a record), kept in the events index.
+* A forget or a stale mark is one scripted ``_update`` (check and change atomic on the shard).
+  OpenSearch Serverless has no ``_update``: the document is read by ``_mget`` and indexed back,
+  and `record_access` is a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from opensearchpy import NotFoundError
+
+from agent_memory.adapters.opensearch.opensearch_base import OpenSearchBase
+from agent_memory.adapters.opensearch.opensearch_client import error_type, os_errors
+from agent_memory.adapters.opensearch.opensearch_cursors import list_after, next_page_cursor
+from agent_memory.adapters.opensearch.opensearch_documents import (
+    alias_doc_id,
+    bulk_lines,
+    doc_id,
+    found_source,
+    owned,
+    to_document,
+    to_record,
+    ts,
+    unit,
+)
+from agent_memory.adapters.opensearch.opensearch_events import alias_document
+from agent_memory.adapters.opensearch.opensearch_index import VECTOR_FIELD
+from agent_memory.adapters.opensearch.opensearch_queries import (
+    NEWEST_FIRST,
+    OLDEST_FIRST,
+    conversation_filters,
+    list_filters,
+    records_page_body,
+    span_filters,
+    stats_body,
+    user_summaries_filters,
+)
+from agent_memory.adapters.opensearch.opensearch_responses import aggregation, hits_of, item_failures
+from agent_memory.adapters.opensearch.opensearch_scripts import (
+    ACCESS_SCRIPT,
+    SOFT_DELETE_SCRIPT,
+    STALE_SCRIPT,
+    record_script_body,
+)
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.records import MemoryRecord
+from agent_memory.errors import ValidationFailedError
+from agent_memory.ports import AuditEvent, Page, StoredRecord, StoreStats
+
+logger = logging.getLogger(__name__)
+
+#: Documents per ``_bulk`` request (a few hundred KB of vectors at 384 dimensions).
+BULK_CHUNK = 200
+#: Records read per page by `records_in_span` (a day of a busy agent in a few pages).
+SPAN_PAGE = 1000
+
+
+class OpenSearchRecords(OpenSearchBase):
+    """`agent_memory.ports.RecordStore` (see the module docstring)."""
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def put(self, items: Sequence[StoredRecord]) -> None:
+        """Index each record under its deterministic id (insert or overwrite), via ``_bulk``."""
+        docs = []
+        for item in items:
+            record = item.record
+            vector = unit(item.vector, self.dimension, self.model_id)
+            action = self._action(
+                "index",
+                self.alias,
+                doc_id(record.tenant_id, record.agent_id, record.id),
+                record.tenant_id,
+                record.agent_id,
+            )
+            docs.append((action, to_document(record, vector)))
+        for start in range(0, len(docs), BULK_CHUNK):
+            chunk = docs[start : start + BULK_CHUNK]
+            self._bulk_checked(bulk_lines(chunk), "storing records")
+
+    def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
+        """An alias document in the events index: ``alias_id`` → ``record_id``, for this agent."""
+        action = self._action(
+            "index", self.events_alias, alias_doc_id(tenant_id, agent_id, alias_id), tenant_id, agent_id
+        )
+        source = alias_document(tenant_id, agent_id, alias_id, record_id)
+        self._bulk_checked([action, source], "storing a record alias")
+
+    def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        """Forget the live record with that id (or alias) as of ``event.at``, then audit it.
+
+        A record that is already forgotten, expired at ``event.at``, unknown, or another
+        agent's is not live: nothing changes, no audit event, False.
+        """
+        target = self._resolve(tenant_id, agent_id, record_id)
+        if target is None:
+            return False
+        forgotten = (
+            self._forget_by_reindex(tenant_id, agent_id, target, event.at)
+            if self.serverless
+            else self._forget_by_script(tenant_id, agent_id, target, event.at)
+        )
+        if not forgotten:
+            return False
+        self._write_audit([event])
+        return True
+
+    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        """A scripted ``_update`` (a re-index on Serverless), then the audit event.
+
+        A summary already marked at this instant or later is left as it is (a retry); the audit
+        event has a deterministic id, so a retried mark adds nothing to the trail.
+        """
+        if self.serverless:
+            marked = self._stale_by_reindex(tenant_id, agent_id, record_id, event.at)
+        else:
+            marked = self._forget_by_script(tenant_id, agent_id, record_id, event.at, STALE_SCRIPT, True)
+        if not marked:
+            return False
+        self._write_audit([event])
+        return True
+
+    def _stale_by_reindex(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
+        _id = doc_id(tenant_id, agent_id, record_id)
+        source = self._own_document(tenant_id, agent_id, _id, "marking a summary stale")
+        if source is None:
+            return False
+        if source.get("deleted_at") is None or str(source["deleted_at"]) < ts(at):
+            source = {**source, "deleted_at": ts(at)}
+            action = self._action("index", self.alias, _id, tenant_id, agent_id)
+            self._bulk_checked([action, source], "marking a summary stale")
+        return True
+
+    def _forget_by_script(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        record_id: str,
+        at: datetime,
+        script: str = SOFT_DELETE_SCRIPT,
+        noop_counts: bool = False,
+    ) -> bool:
+        """One scripted ``_update``: the check and the change are atomic on the shard.
+
+        ``noop_counts``: a ``noop`` answer (nothing to change) still counts as done.
+        """
+        body = record_script_body(script, tenant_id, agent_id, at)
+        params: dict[str, Any] = {**self._route(tenant_id, agent_id), "retry_on_conflict": 3}
+        if self._refresh:
+            params["refresh"] = self._refresh
+        with os_errors("forgetting a record", self.alias):
+            try:
+                response = self._client.update(
+                    index=self.alias, id=doc_id(tenant_id, agent_id, record_id), body=body, params=params
+                )
+            except NotFoundError as exc:
+                if error_type(exc) == "index_not_found_exception":
+                    raise
+                return False  # document_missing_exception: no such record
+        done = {"updated", "noop"} if noop_counts else {"updated"}
+        return response.get("result") in done
+
+    def _forget_by_reindex(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
+        """Serverless: read the whole document (vector included) and index it back forgotten."""
+        _id = doc_id(tenant_id, agent_id, record_id)
+        source = self._own_document(tenant_id, agent_id, _id, "forgetting a record")
+        if source is None:
+            return False
+        record = to_record(source)
+        if not record.is_live(at):
+            return False
+        source = {**source, "deleted_at": ts(at), "updated_at": ts(at)}
+        action = self._action("index", self.alias, _id, tenant_id, agent_id)
+        self._bulk_checked([action, source], "forgetting a record")
+        return True
+
+    def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
+        """Best effort, never raises: one ``_bulk`` of scripted updates (none on Serverless).
+
+        Each update re-indexes its document (and its vector) in a new segment: access counting
+        costs write capacity proportional to search traffic, which is why it is one bulk request
+        per search and why failures are only logged.
+        """
+        ids = list(dict.fromkeys(record_ids))
+        if not ids or self.serverless:
+            return
+        script = record_script_body(ACCESS_SCRIPT, tenant_id, agent_id, at)
+        lines: list[dict[str, Any]] = []
+        for record_id in ids:
+            action = self._action(
+                "update", self.alias, doc_id(tenant_id, agent_id, record_id), tenant_id, agent_id
+            )
+            action["update"]["retry_on_conflict"] = 3
+            lines += [action, script]
+        try:
+            with os_errors("counting record accesses", self.alias):
+                response = self._client.bulk(body=lines, params={"require_alias": "true"})
+            failures = [f for f in item_failures(response) if f[0] != 404]
+            if failures:
+                logger.warning("record_access: %d updates failed, first: %s", len(failures), failures[0])
+        except Exception as exc:  # best effort by contract: a search must not fail on its bookkeeping
+            logger.warning(
+                "record_access skipped for %d records of %s/%s: %s", len(ids), tenant_id, agent_id, exc
+            )
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def _resolve(self, tenant_id: str, agent_id: str, record_id: str) -> str | None:
+        """``record_id`` if the agent has such a record, else what it is an alias of, else None."""
+        record, target = self._lookup(tenant_id, agent_id, record_id)
+        if record is not None:
+            return record.id
+        return target
+
+    def _lookup(
+        self, tenant_id: str, agent_id: str, record_id: str
+    ) -> tuple[MemoryRecord | None, str | None]:
+        """One ``_mget``: the record with that id, and the alias document with that id."""
+        docs = [
+            self._doc_ref(self.alias, doc_id(tenant_id, agent_id, record_id), tenant_id, agent_id),
+            self._doc_ref(
+                self.events_alias, alias_doc_id(tenant_id, agent_id, record_id), tenant_id, agent_id
+            ),
+        ]
+        found = self._mget(docs, "reading a record", _source_excludes=VECTOR_FIELD)
+        record_doc, alias_doc = [*found, {}, {}][:2]
+        source = found_source(record_doc)
+        if source and owned(source, tenant_id, agent_id):
+            return to_record(source), None
+        link = found_source(alias_doc)
+        if link and owned(link, tenant_id, agent_id) and isinstance(link.get("record_id"), str):
+            return None, str(link["record_id"])
+        return None, None
+
+    def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
+        record, target = self._lookup(tenant_id, agent_id, record_id)
+        if record is not None or target is None:
+            return record
+        source = self._own_document(
+            tenant_id,
+            agent_id,
+            doc_id(tenant_id, agent_id, target),
+            "reading a record",
+            _source_excludes=VECTOR_FIELD,
+        )
+        return to_record(source) if source is not None else None
+
+    def _own_document(
+        self, tenant_id: str, agent_id: str, _id: str, what: str, **params: Any
+    ) -> dict[str, Any] | None:
+        """The ``_source`` of the caller's record document ``_id`` (one ``_mget``), or None when
+        it does not exist or is not the caller's (routing is placement, not security)."""
+        (doc,) = self._mget([self._doc_ref(self.alias, _id, tenant_id, agent_id)], what, **params)
+        source = found_source(doc)
+        return source if source and owned(source, tenant_id, agent_id) else None
+
+    def conversation_tail(
+        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
+    ) -> list[MemoryRecord]:
+        """`RecordStore.conversation_tail`: the turns before ``before``, exact to the microsecond.
+
+        "Live" is "not forgotten" (``deleted_at`` absent): the port passes no clock, and an
+        expired turn still says what the new one answers. One routed search, newest first
+        (``occurred_at`` desc, id desc), ``size = limit + 1``. OpenSearch compares dates to the
+        millisecond, so the range takes the whole millisecond of ``before``, the records are
+        compared to ``before`` here to the microsecond, and the extra hit tells whether the
+        millisecond of the oldest kept record goes on past the page (then the next page is
+        read, with ``search_after``): the result is exact to the microsecond, like SQLite's.
+        Near-real-time: turns written less than a refresh interval (~1 s) ago are not seen.
+        """
+        if limit < 1:
+            return []
+        before = before if before.tzinfo is not None else before.replace(tzinfo=UTC)
+        filters = conversation_filters(tenant_id, agent_id, conversation_id, before)
+        route = self._route(tenant_id, agent_id)
+        kept: list[tuple[MemoryRecord, int]] = []  # (record, its millisecond as OpenSearch sorts it)
+        after: list[Any] | None = None
+        while True:
+            body = records_page_body(filters, limit + 1, NEWEST_FIRST, after)
+            hits = hits_of(self._search(body, "reading the last turns of a conversation", **route))
+            for h in hits:
+                if not owned(h["_source"], tenant_id, agent_id):
+                    continue
+                turn = to_record(h["_source"])
+                if turn.occurred_at < before:
+                    kept.append((turn, int(h["sort"][0])))
+            if len(hits) <= limit:
+                break  # the conversation has nothing older
+            if len(kept) >= limit and int(hits[-1]["sort"][0]) < kept[limit - 1][1]:
+                break  # every record of the oldest kept millisecond is in
+            after = hits[-1]["sort"]
+        turns = sorted((turn for turn, _ in kept), key=lambda r: (r.occurred_at, r.id))
+        return turns[-limit:]
+
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        """Every live ``grain`` record overlapping ``[start, end)``, oldest first, read in pages.
+
+        Routed to the agent's shard, sorted by (``occurred_at``, ``id``) and paged with
+        ``search_after`` on those sort values: no point-in-time context to open and close, and
+        no page repeats or skips a record that existed when the read began. The sort compares
+        milliseconds, so the result is sorted once more here to the microsecond.
+        """
+        filters = span_filters(tenant_id, agent_id, grain, start, end, now)
+        return self._read_all(tenant_id, agent_id, filters, "reading the records of a period")
+
+    def summaries_of_user(
+        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
+    ) -> list[MemoryRecord]:
+        """Live summaries whose ``user_ids`` name ``user_id``, oldest first, read in pages."""
+        filters = user_summaries_filters(tenant_id, agent_id, user_id, now)
+        return self._read_all(tenant_id, agent_id, filters, "finding the summaries of an end user")
+
+    def _read_all(
+        self, tenant_id: str, agent_id: str, filters: list[dict[str, Any]], what: str
+    ) -> list[MemoryRecord]:
+        """Every record of the agent matching ``filters``, in pages of `SPAN_PAGE`."""
+        route = self._route(tenant_id, agent_id)
+        records: list[MemoryRecord] = []
+        after: list[Any] | None = None
+        while True:
+            body = records_page_body(filters, SPAN_PAGE, OLDEST_FIRST, after)
+            hits = hits_of(self._search(body, what, **route))
+            records += [to_record(h["_source"]) for h in hits if owned(h["_source"], tenant_id, agent_id)]
+            if len(hits) < SPAN_PAGE:
+                return sorted(records, key=lambda r: (r.occurred_at, r.id))
+            after = hits[-1]["sort"]
+
+    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
+        """Live records per grain and the oldest and newest record: one routed search of
+        `opensearch_queries.stats_body`'s aggregations (the oldest and newest exact to the µs)."""
+        response = self._search(
+            stats_body(tenant_id, agent_id, now), "counting records", **self._route(tenant_id, agent_id)
+        )
+        buckets = aggregation(response, "grains").get("buckets", [])
+        if not buckets:
+            return StoreStats()
+
+        def first(name: str) -> datetime | None:
+            hits = aggregation(response, name).get("hits", {}).get("hits", [])
+            value = hits[0].get("_source", {}).get("occurred_at") if hits else None
+            return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+        return StoreStats(
+            records={str(b["key"]): int(b["doc_count"]) for b in buckets},
+            oldest=first("oldest"),
+            newest=first("newest"),
+        )
+
+    def list(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        now: datetime,
+        grain: Grain | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page:
+        """Live records, newest ``occurred_at`` first (ties: id descending), with ``search_after``.
+
+        The cursor is urlsafe base64 of JSON: the sort values of the page's last record and the
+        tenant, agent and grain it was issued for; any other cursor is a `ValidationFailedError`.
+        """
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        binding = {"t": tenant_id, "a": agent_id, "g": grain.value if grain else None}
+        filters = list_filters(tenant_id, agent_id, now, grain)
+        after = None if cursor is None else list_after(cursor, binding)
+        body = records_page_body(filters, limit + 1, NEWEST_FIRST, after)
+        hits = hits_of(self._search(body, "listing records", **self._route(tenant_id, agent_id)))
+        page = hits[:limit]
+        next_cursor = next_page_cursor(binding, hits, limit)
+        return Page(records=[to_record(h["_source"]) for h in page], next_cursor=next_cursor)

@@ -1,0 +1,154 @@
+"""`agent_memory.ports.RetentionStore` on OpenSearch: what retention reads and hard-deletes.
+
+Its own module because retention is the store's maintenance, unlike its other ports: it reads
+and deletes across every agent of a tenant (no routing: every shard), with a longer timeout
+(`MAINTENANCE_TIMEOUT_S`), by ``_delete_by_query`` in parallel slices. OpenSearch Serverless has
+no ``_delete_by_query``: there it pages ids with ``search_after`` and deletes them with
+``_bulk``. The bodies are built in `opensearch_retention_queries`. Audit events stay: retention
+never deletes from the events index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from agent_memory.adapters.opensearch.opensearch_base import OpenSearchBase
+from agent_memory.adapters.opensearch.opensearch_client import os_errors
+from agent_memory.adapters.opensearch.opensearch_cursors import (
+    decode_retention_cursor,
+    encode_retention_cursor,
+)
+from agent_memory.adapters.opensearch.opensearch_documents import doc_id, to_record
+from agent_memory.adapters.opensearch.opensearch_responses import deleted_count, hits_of
+from agent_memory.adapters.opensearch.opensearch_retention_queries import (
+    DELETE_PAGE,
+    MAINTENANCE_TIMEOUT_S,
+    candidates_body,
+    delete_by_query_params,
+    delete_page_body,
+    expired_page_body,
+    older_than_query,
+    purge_query,
+)
+from agent_memory.domain.grains import Grain
+from agent_memory.errors import DependencyError
+from agent_memory.ports import AuditAction, AuditEvent, Page
+
+
+class OpenSearchRetention(OpenSearchBase):
+    """`agent_memory.ports.RetentionStore` (see the module docstring)."""
+
+    def retention_candidates(
+        self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
+    ) -> Page:
+        """The tenant's ``grain`` records ending before ``cutoff``, sorted by (span end, id),
+        paged with ``search_after`` (the cursor is the last hit's sort values, as JSON). No
+        routing: every agent of the tenant, all shards."""
+        body = candidates_body(tenant_id, grain, cutoff, limit)
+        if cursor is not None:
+            body["search_after"] = decode_retention_cursor(cursor)
+        hits = hits_of(
+            self._search(body, "finding records past retention", request_timeout=MAINTENANCE_TIMEOUT_S)
+        )
+        records = [to_record(h["_source"]) for h in hits if h["_source"].get("tenant_id") == tenant_id]
+        next_cursor = encode_retention_cursor(hits[-1]["sort"]) if len(hits) == limit else None
+        return Page(records=records, next_cursor=next_cursor)
+
+    def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
+        """One bulk request of deletes by document id per `DELETE_PAGE` ids (routed to the
+        agent's shard); a missing document is not an error (idempotent)."""
+        ids = list(dict.fromkeys(record_ids))
+        deleted = 0
+        for i in range(0, len(ids), DELETE_PAGE):
+            lines = [
+                self._action("delete", self.alias, doc_id(tenant_id, agent_id, rid), tenant_id, agent_id)
+                for rid in ids[i : i + DELETE_PAGE]
+            ]
+            response = self._bulk(lines, "deleting records past retention")
+            for item in response.get("items", []):
+                result = item.get("delete", {})
+                if result.get("result") == "deleted":
+                    deleted += 1
+                elif result.get("status") not in (200, 404):
+                    raise DependencyError(f"deleting records past retention failed: {result}")
+        return deleted
+
+    def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
+        """Expired or long-forgotten records of the tenant, by ``_delete_by_query`` with slices
+        (pages of ids on Serverless), like `delete_older_than`. The expired live records are read
+        first (ids only, in pages) and audited, so an audit event exists for every record the
+        delete takes; a run that dies in between audits them again on its next run."""
+        self._audit_expired(tenant_id, now)
+        query = purge_query(tenant_id, now, forgotten_before)
+        if self.serverless:
+            return self._delete_by_pages(query)
+        response = self._delete_by_query(query, "purging expired and forgotten records")
+        failures = response.get("failures") or []
+        if failures:
+            raise DependencyError(
+                f"purge of {tenant_id} had {len(failures)} failures; it is safe to run again"
+            )
+        return int(response.get("deleted", 0))
+
+    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
+        """``_delete_by_query`` over every agent of the tenant (no routing: all shards), in
+        parallel slices, waiting for the result (`opensearch_retention_queries.delete_by_query_params`)."""
+        query = older_than_query(tenant_id, grain, cutoff)
+        if self.serverless:
+            return self._delete_by_pages(query)
+        response = self._delete_by_query(query, "deleting old records")
+        failures = response.get("failures") or []
+        if failures:
+            raise DependencyError(
+                f"retention deleted {response.get('deleted', 0)} records of {tenant_id}/{grain} but "
+                f"{len(failures)} deletions failed (first: {failures[0]}); it is safe to run again"
+            )
+        return int(response.get("deleted", 0))
+
+    def _delete_by_query(self, query: dict[str, Any], what: str) -> dict[str, Any]:
+        params = delete_by_query_params(bool(self._refresh))
+        with os_errors(what, self.alias):
+            response: dict[str, Any] = self._client.delete_by_query(
+                index=self.alias, body={"query": query}, params=params
+            )
+        return response
+
+    def _delete_by_pages(self, query: dict[str, Any]) -> int:
+        """Serverless has no ``_delete_by_query``: read ids page by page, delete them in bulk."""
+        deleted = 0
+        after: list[Any] | None = None
+        while True:
+            body = delete_page_body(query, after)
+            hits = hits_of(self._search(body, "finding old records", request_timeout=MAINTENANCE_TIMEOUT_S))
+            if not hits:
+                return deleted
+            lines = [{"delete": {"_index": self.alias, "_id": hit["_id"]}} for hit in hits]
+            deleted += deleted_count(self._bulk_checked(lines, "deleting old records"))
+            after = hits[-1]["sort"]
+
+    def _audit_expired(self, tenant_id: str, now: datetime) -> None:
+        after: list[Any] | None = None
+        while True:
+            body = expired_page_body(tenant_id, now, after)
+            hits = hits_of(
+                self._search(body, "finding expired records", request_timeout=MAINTENANCE_TIMEOUT_S)
+            )
+            if not hits:
+                return
+            self._write_audit(
+                [
+                    AuditEvent(
+                        tenant_id=tenant_id,
+                        agent_id=hit["_source"]["agent_id"],
+                        record_id=hit["_source"]["id"],
+                        action=AuditAction.RETENTION,
+                        actor="retention",
+                        at=now,
+                        detail={"rule": "expired"},
+                    )
+                    for hit in hits
+                ]
+            )
+            after = hits[-1]["sort"]

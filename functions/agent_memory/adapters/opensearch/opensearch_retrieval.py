@@ -1,0 +1,139 @@
+"""`agent_memory.ports.Retrieval` on OpenSearch: k-NN and BM25, the raw evidence of a search.
+
+Its own module because retrieval is where the store's two scores meet: the k-NN and the BM25
+queries go out in one ``_msearch`` (bodies in `opensearch_queries`), and their hits are handed
+over as `domain.fusion` says, the same on every store (this module does no ranking of its own).
+
+* **Similarity = cosine.** The index uses ``innerproduct`` on unit vectors (the store
+  normalises every vector it writes and every query vector), and the engine score is converted
+  back with `cosine_from_score`. Lexical-only hits get their cosine computed here from the
+  stored vector.
+* **Lexical** scores are divided by the best one (best hit = 1.0): `domain.fusion.scaled_to_best`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agent_memory.adapters.opensearch.opensearch_base import OpenSearchBase
+from agent_memory.adapters.opensearch.opensearch_documents import (
+    doc_id,
+    found_source,
+    owned,
+    to_record,
+    unit,
+)
+from agent_memory.adapters.opensearch.opensearch_filters import query_filters, query_words
+from agent_memory.adapters.opensearch.opensearch_index import VECTOR_FIELD, cosine_from_score
+from agent_memory.adapters.opensearch.opensearch_queries import (
+    NEWEST_FIRST,
+    knn_body,
+    lexical_body,
+    nearest_body,
+    records_page_body,
+)
+from agent_memory.adapters.opensearch.opensearch_responses import hits_of
+from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.records import MemoryRecord
+from agent_memory.ports import Candidate, Neighbourhood, StoreQuery, Vector
+
+
+class OpenSearchRetrieval(OpenSearchBase):
+    """`agent_memory.ports.Retrieval` (see the module docstring)."""
+
+    def nearest(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        grain: Grain,
+        vector: Vector,
+        now: datetime,
+        within: Neighbourhood | None = None,
+    ) -> tuple[MemoryRecord, float] | None:
+        """`Retrieval.nearest`: one k-NN search, the neighbourhood inside the k-NN clause's filter."""
+        query_vector = unit(vector, self.dimension, self.model_id)
+        body = nearest_body(tenant_id, agent_id, grain, query_vector, now, within)
+        hits = hits_of(self._search(body, "finding the nearest record", **self._route(tenant_id, agent_id)))
+        if not hits:
+            return None
+        return to_record(hits[0]["_source"]), cosine_from_score(float(hits[0]["_score"]))
+
+    def search(self, query: StoreQuery) -> list[Candidate]:
+        """Up to ``limit`` k-NN hits and up to ``limit`` BM25 hits (one ``_msearch``), merged.
+
+        Vector hits first in vector-rank order, then lexical-only hits in lexical-rank order.
+        With a query vector every candidate carries its cosine. Without a vector and without a
+        word in ``text``: the newest live records in the window.
+        """
+        limit = max(0, query.limit)
+        if limit == 0:
+            return []
+        filters = query_filters(query)
+        route = self._route(query.tenant_id, query.agent_id)
+        words = query_words(query.text)
+        query_vector = None if query.vector is None else unit(query.vector, self.dimension, self.model_id)
+        if query_vector is None and words is None:
+            body = records_page_body(filters, limit, NEWEST_FIRST)
+            return [
+                Candidate(record=to_record(h["_source"]))
+                for h in hits_of(self._search(body, "listing records", **route))
+            ]
+
+        header = {"index": self.alias, **route}
+        searches: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        if query_vector is not None:
+            searches.append((header, knn_body(query_vector, limit, filters)))
+        if words is not None:
+            searches.append((header, lexical_body(words, limit, filters)))
+        responses = self._msearch(searches, "searching records")
+        vector_hits = hits_of(responses[0]) if query_vector is not None else []
+        lexical_hits = hits_of(responses[-1]) if words is not None else []
+
+        records: dict[str, MemoryRecord] = {}
+        similarity: dict[str, float] = {}
+        raw_lexical: dict[str, float] = {}
+        for hit in vector_hits:
+            record = to_record(hit["_source"])
+            records.setdefault(record.id, record)
+            similarity[record.id] = cosine_from_score(float(hit["_score"]))
+        for hit in lexical_hits:
+            record = to_record(hit["_source"])
+            records.setdefault(record.id, record)
+            raw_lexical[record.id] = float(hit["_score"])
+        lexical = scaled_to_best(raw_lexical)
+        order = fused_order(list(similarity), list(raw_lexical))
+        if query_vector is not None:
+            missing = lacking_cosine(order, similarity)
+            similarity.update(self._cosines(query.tenant_id, query.agent_id, missing, query_vector))
+            order = [rid for rid in order if rid in similarity]  # a record deleted in between
+        return [
+            Candidate(record=records[rid], similarity=similarity.get(rid), lexical=lexical.get(rid))
+            for rid in order
+        ]
+
+    def _cosines(
+        self, tenant_id: str, agent_id: str, record_ids: list[str], query_vector: npt.NDArray[np.float32]
+    ) -> dict[str, float]:
+        """Exact cosines of records the k-NN query did not return (lexical-only hits)."""
+        if not record_ids:
+            return {}
+        docs = [
+            self._doc_ref(self.alias, doc_id(tenant_id, agent_id, rid), tenant_id, agent_id)
+            for rid in record_ids
+        ]
+        found = self._mget(docs, "reading vectors", _source_includes=f"{VECTOR_FIELD},tenant_id,agent_id")
+        out: dict[str, float] = {}
+        q = query_vector.astype(np.float64)
+        for rid, doc in zip(record_ids, found, strict=True):
+            source = found_source(doc)
+            if not source or not owned(source, tenant_id, agent_id) or VECTOR_FIELD not in source:
+                continue
+            v = np.asarray(source[VECTOR_FIELD], dtype=np.float64)
+            norm = float(np.linalg.norm(v))
+            out[rid] = min(1.0, max(-1.0, float(v @ q / norm))) if norm > 0 else 0.0
+        return out

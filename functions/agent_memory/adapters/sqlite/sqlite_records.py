@@ -1,0 +1,248 @@
+"""`ports.RecordStore` on the memory store's ``records`` and ``aliases`` tables.
+
+Records by id: written, read, listed, forgotten and marked stale, and the reads that walk a
+conversation, a period or an end user's summaries. **Ids are unique per (tenant, agent)**, not
+globally, so no write of one tenant can ever overwrite a record of another, and every read is
+scoped by both. Every write keeps the text index and the agent's vector generation in step
+through the schema's triggers, in the same transaction (`sqlite_schema`).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+
+from agent_memory.adapters.sqlite.sqlite_audit import insert_audit
+from agent_memory.adapters.sqlite.sqlite_database import ACCESS_BUSY_TIMEOUT_MS, SqliteStorePart
+from agent_memory.adapters.sqlite.sqlite_filters import (
+    CHUNK,
+    ELIGIBLE,
+    decode_cursor,
+    encode_cursor,
+    keyset,
+    live_filter,
+)
+from agent_memory.adapters.sqlite.sqlite_rows import (
+    NEWEST_FIRST,
+    RECORD_FIELDS,
+    UPSERT,
+    from_us,
+    record_row,
+    row_to_record,
+    to_us,
+)
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.records import MemoryRecord
+from agent_memory.errors import DependencyError, ValidationFailedError
+from agent_memory.ports import AuditEvent, Page, StoredRecord, StoreStats
+
+logger = logging.getLogger(__name__)
+
+
+class SqliteRecords(SqliteStorePart):
+    """`ports.RecordStore` over ``memory.db`` (see the module docstring)."""
+
+    def put(self, items: Sequence[StoredRecord]) -> None:
+        """Insert or overwrite by (tenant, agent, id), all items in one transaction.
+
+        An overwrite replaces every field (a summary re-made in place) and keeps the FTS index and
+        the agent's generation in step through the triggers.
+        """
+        rows = [record_row(item.record, self._db.check_vector(item.vector)) for item in items]
+        if not rows:
+            return
+        with self._db.transaction(write=True) as conn:
+            conn.executemany(UPSERT, rows)
+
+    def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
+        with self._db.transaction(write=True) as conn:
+            conn.execute(
+                "INSERT INTO aliases (tenant_id, agent_id, alias_id, record_id) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (tenant_id, agent_id, alias_id) DO UPDATE SET record_id = excluded.record_id",
+                (tenant_id, agent_id, alias_id, record_id),
+            )
+
+    def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        """Forget the live record with that id (or alias) as of ``event.at``; False if none.
+
+        A record already forgotten, expired at ``event.at``, unknown, or of another tenant or
+        agent is not live here: nothing changes and no audit event is written.
+        """
+        at = to_us(event.at)
+        with self._db.transaction(write=True) as conn:
+            resolved = self._resolve(conn, tenant_id, agent_id, record_id)
+            cursor = conn.execute(
+                "UPDATE records SET deleted_at = ?, updated_at = ? "
+                "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
+                "AND (expires_at IS NULL OR expires_at > ?)",
+                (at, at, tenant_id, agent_id, resolved, at),
+            )
+            if cursor.rowcount == 0:
+                return False
+            insert_audit(conn, [event])
+        return True
+
+    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        at = to_us(event.at)
+        with self._db.transaction(write=True) as conn:
+            cursor = conn.execute(
+                "UPDATE records SET deleted_at = max(coalesce(deleted_at, 0), ?) "
+                "WHERE tenant_id = ? AND agent_id = ? AND id = ?",
+                (at, tenant_id, agent_id, record_id),
+            )
+            if cursor.rowcount == 0:
+                return False
+            insert_audit(conn, [event])
+        return True
+
+    def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
+        """Best effort: a lock held too long or a failing disk is logged, never raised.
+
+        Access counters do not move the agent's generation, so this never invalidates the cache.
+        """
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return
+        at_us = to_us(at)
+        try:
+            with self._db.transaction(write=True, busy_timeout_ms=ACCESS_BUSY_TIMEOUT_MS) as conn:
+                for start in range(0, len(ids), CHUNK):
+                    chunk = ids[start : start + CHUNK]
+                    conn.execute(
+                        "UPDATE records SET access_count = access_count + 1, "
+                        "last_accessed_at = max(coalesce(last_accessed_at, ?), ?) "
+                        f"WHERE tenant_id = ? AND agent_id = ? AND id IN ({', '.join('?' * len(chunk))})",
+                        (at_us, at_us, tenant_id, agent_id, *chunk),
+                    )
+        except DependencyError as exc:
+            logger.warning(
+                "record_access skipped for %d records of %s/%s: %s", len(ids), tenant_id, agent_id, exc
+            )
+
+    @staticmethod
+    def _resolve(conn: sqlite3.Connection, tenant_id: str, agent_id: str, record_id: str) -> str:
+        """``record_id`` itself if such a record exists, else what it is an alias of (if any)."""
+        row = conn.execute(
+            "SELECT 1 FROM records WHERE tenant_id = ? AND agent_id = ? AND id = ?",
+            (tenant_id, agent_id, record_id),
+        ).fetchone()
+        if row is not None:
+            return record_id
+        alias = conn.execute(
+            "SELECT record_id FROM aliases WHERE tenant_id = ? AND agent_id = ? AND alias_id = ?",
+            (tenant_id, agent_id, record_id),
+        ).fetchone()
+        return record_id if alias is None else str(alias[0])
+
+    def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
+        with self._db.transaction(write=False) as conn:
+            resolved = self._resolve(conn, tenant_id, agent_id, record_id)
+            row = conn.execute(
+                f"SELECT {RECORD_FIELDS} FROM records r "
+                "WHERE r.tenant_id = ? AND r.agent_id = ? AND r.id = ?",
+                (tenant_id, agent_id, resolved),
+            ).fetchone()
+        return None if row is None else row_to_record(row)
+
+    def conversation_tail(
+        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
+    ) -> list[MemoryRecord]:
+        if limit <= 0:
+            return []
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {RECORD_FIELDS} FROM records r INDEXED BY records_live_by_conversation "
+                "WHERE r.tenant_id = ? AND r.agent_id = ? AND r.conversation_id = ? AND r.occurred_at < ? "
+                "AND r.deleted_at IS NULL AND r.grain = 'working' "
+                "ORDER BY r.occurred_at DESC, r.id DESC LIMIT ?",
+                (tenant_id, agent_id, conversation_id, to_us(before), limit),
+            ).fetchall()
+        return [row_to_record(row) for row in reversed(rows)]
+
+    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
+        """Live records per grain (only grains that have some) and the oldest/newest occurred_at."""
+        where, params = live_filter(tenant_id, agent_id, now, None)
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT r.grain, count(*), min(r.occurred_at), max(r.occurred_at) FROM {ELIGIBLE} "
+                f"WHERE {where} GROUP BY r.grain",
+                params,
+            ).fetchall()
+        if not rows:
+            return StoreStats()
+        return StoreStats(
+            records={grain: count for grain, count, _, _ in rows},
+            oldest=from_us(min(row[2] for row in rows)),
+            newest=from_us(max(row[3] for row in rows)),
+        )
+
+    def summaries_of_user(
+        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
+    ) -> list[MemoryRecord]:
+        """Live summaries whose ``user_ids`` name ``user_id`` (a scan of the agent's summaries:
+        erasure is rare, and summaries are few next to working memory)."""
+        where, params = live_filter(
+            tenant_id, agent_id, now, tuple(g for g in Grain if g is not Grain.WORKING)
+        )
+        where += " AND EXISTS (SELECT 1 FROM json_each(r.user_ids) WHERE json_each.value = ?)"
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} ORDER BY r.occurred_at, r.id",
+                (*params, user_id),
+            ).fetchall()
+        return [row_to_record(row) for row in rows]
+
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        """Every live ``grain`` record whose span overlaps ``[start, end)``, oldest first.
+
+        A working record at exactly ``end`` belongs to the next period; a summary whose period
+        ends at ``start`` does not overlap (its stored span ends 1µs before). One query on the
+        covering index, then the rows themselves: no limit, the summarizer needs them all.
+        """
+        where, params = live_filter(tenant_id, agent_id, now, (Grain(grain),))
+        where += " AND r.span_start < ? AND r.span_end >= ?"
+        params += [to_us(end), to_us(start)]
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} ORDER BY r.occurred_at, r.id", params
+            ).fetchall()
+        return [row_to_record(row) for row in rows]
+
+    # Last of the public methods: below it, ``list`` in this class body names this method.
+    def list(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        now: datetime,
+        grain: Grain | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page:
+        """Live records, newest ``occurred_at`` first (ties: id descending), keyset-paginated.
+
+        The cursor is urlsafe base64 of JSON naming the last record of the page and the tenant,
+        agent and grain it belongs to; a cursor of anything else raises `ValidationFailedError`.
+        """
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        where, params = live_filter(tenant_id, agent_id, now, (grain,) if grain else None)
+        bound = {"t": tenant_id, "a": agent_id, "g": grain.value if grain else None}
+        if cursor is not None:
+            occurred_us, last_id = keyset(decode_cursor(cursor, bound), ("o", int), ("i", str))
+            where += " AND (r.occurred_at < ? OR (r.occurred_at = ? AND r.id < ?))"
+            params += [occurred_us, occurred_us, last_id]
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} {NEWEST_FIRST} LIMIT ?",
+                (*params, limit + 1),
+            ).fetchall()
+        records = [row_to_record(row) for row in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            last = records[-1]
+            next_cursor = encode_cursor({**bound, "o": to_us(last.occurred_at), "i": last.id})
+        return Page(records=records, next_cursor=next_cursor)

@@ -1,0 +1,64 @@
+"""The embedded default `MemoryStore`: one SQLite file with FTS5 for words and numpy for vectors.
+
+`SqliteMemoryStore` is the six narrow ports of `agent_memory.ports` over one database, each port
+in a module of its own so that each reads alone:
+
+=====================  =====================  ==================================================
+port                   class                  module
+=====================  =====================  ==================================================
+`RecordStore`          `SqliteRecords`        `sqlite_records`
+`Retrieval`            `SqliteRetrieval`      `sqlite_retrieval`
+`AuditLog`             `SqliteAuditLog`       `sqlite_audit`
+`SearchLog`            `SqliteSearchLog`      `sqlite_search_log`
+`AgentDirectory`       `SqliteDirectory`      `sqlite_directory`
+`RetentionStore`       `SqliteRetention`      `sqlite_retention`
+=====================  =====================  ==================================================
+
+What they share is built here once: the file (`sqlite_database`: a connection per thread, WAL,
+the schema of `sqlite_schema`) and the per-agent vector cache (`sqlite_vectors`). The SQL they
+are made of is built apart from the I/O, in `sqlite_filters` (which rows, cursors, lexical
+queries) and `sqlite_rows` (rows <-> records, times as integer microseconds, spans as closed
+intervals). Why each is shaped the way it is, each module's docstring says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_memory.adapters.sqlite.sqlite_audit import SqliteAuditLog
+from agent_memory.adapters.sqlite.sqlite_database import BUSY_TIMEOUT_MS, SqliteDatabase
+from agent_memory.adapters.sqlite.sqlite_directory import SqliteDirectory
+from agent_memory.adapters.sqlite.sqlite_records import SqliteRecords
+from agent_memory.adapters.sqlite.sqlite_retention import SqliteRetention
+from agent_memory.adapters.sqlite.sqlite_retrieval import SqliteRetrieval
+from agent_memory.adapters.sqlite.sqlite_search_log import SqliteSearchLog
+from agent_memory.adapters.sqlite.sqlite_vectors import DEFAULT_CACHE_BYTES, VectorCache
+from agent_memory.errors import ConfigurationError
+
+
+class SqliteMemoryStore(
+    SqliteRecords, SqliteRetrieval, SqliteAuditLog, SqliteSearchLog, SqliteDirectory, SqliteRetention
+):
+    """`agent_memory.ports.MemoryStore` on one SQLite file (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: Path,
+        dimension: int,
+        model_id: str,
+        *,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
+        if dimension <= 0:
+            raise ConfigurationError(f"embedding dimension must be positive, not {dimension}")
+        self.path = Path(path)
+        self.dimension = dimension
+        self.model_id = model_id
+        self._vectors = VectorCache(dimension, cache_bytes)
+        self._db = SqliteDatabase(self.path, dimension, model_id, busy_timeout_ms=busy_timeout_ms)
+
+    def close(self) -> None:
+        """Close every connection this store opened (call once, when the runtime stops)."""
+        self._db.close()
+        self._vectors.clear()

@@ -1,0 +1,39 @@
+"""Operator actions for the whole deployment (admin scope, checked by the API's guard before any
+route runs): summarize periods now, run retention now."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from agent_memory import container
+from agent_memory.contract.v1 import (
+    RetentionResponse,
+    RetentionRunResponse,
+    SummarizeRequest,
+    SummarizeResponse,
+)
+from agent_memory.handlers.route_support import json_response
+
+router = Router()
+
+
+@router.post("/v1/admin/summarize", status_code=202)
+def admin_summarize(body: SummarizeRequest) -> Response[SummarizeResponse]:
+    """Summarize (or re-summarize) periods for every agent with activity in them (admin scope,
+    checked by `_guard`): one job per agent-period is queued; 202 with how many."""
+    report = container.dispatch_service().dispatch(body)
+    return json_response(202, SummarizeResponse.model_validate(report, from_attributes=True))
+
+
+@router.post("/v1/admin/retention", status_code=202)
+def admin_retention() -> Response[RetentionRunResponse]:
+    """Run retention now for every tenant (admin scope, checked by `_guard`), as the daily
+    schedule does; idempotent, so a run beside the scheduled one only finds less to do.
+    Deployed, the run is handed to the retention function (its 15 minutes, not this one's 20 s)."""
+    starter = container.retention_starter()
+    if starter is not None:
+        starter.start("admin")
+        return json_response(202, RetentionRunResponse(status="started"))
+    report = RetentionResponse.model_validate(container.retention_service().run().as_dict())
+    return json_response(202, RetentionRunResponse(status="done", report=report))

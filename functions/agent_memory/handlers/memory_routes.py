@@ -1,0 +1,127 @@
+"""Routes of one agent's memories: write, read, list, forget, erase, the audit trail, counts.
+
+Each route validates with the contract, calls one use case with domain values, and maps the
+answer back to the contract (`contract/v1.py`); the route table (`handlers/routes.py`) says
+which function serves them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+
+from agent_memory import container
+from agent_memory.contract.v1 import (
+    AuditResponse,
+    EraseResponse,
+    ForgetResponse,
+    ListResponse,
+    MemoryOut,
+    StatsResponse,
+    WriteRequest,
+    WriteResponse,
+)
+from agent_memory.domain.caller import FORGET_SCOPE, WRITE_SCOPE
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import MAX_LIST_LIMIT
+from agent_memory.domain.types import AgentId, MemoryId, UserId
+from agent_memory.handlers.route_support import caller_of, json_response
+
+router = Router()
+
+AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
+MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        pattern=r"^[!-~]{1,255}$",
+        description="Makes any retry safe: the same key and request get the first answer again (24 h); "
+        "the same key with another request is a 409.",
+    ),
+]
+
+
+@router.post("/v1/agents/<agent_id>/memories", status_code=202)
+def write_memories(
+    agent_id: AgentPath, body: WriteRequest, idempotency_key: IdempotencyKeyHeader = None
+) -> Response[WriteResponse]:
+    caller = caller_of(router, agent_id, WRITE_SCOPE)
+    done = container.api_services().idempotent_write.accept(
+        caller, agent_id, body.to_new_memories(), idempotency_key, body.fingerprint(agent_id)
+    )
+    response = json_response(202, WriteResponse.of(done.ids))
+    if done.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
+
+
+@router.get("/v1/agents/<agent_id>/memories/<memory_id>")
+def get_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryOut]:
+    caller = caller_of(router, agent_id)
+    return json_response(
+        200, MemoryOut.of(container.api_services().memories.get(caller.tenant_id, agent_id, memory_id))
+    )
+
+
+@router.get("/v1/agents/<agent_id>/memories")
+def list_memories(
+    agent_id: AgentPath,
+    grain: Annotated[Grain | None, Query()] = None,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+) -> Response[ListResponse]:
+    caller = caller_of(router, agent_id)
+    page = container.api_services().memories.list(caller.tenant_id, agent_id, grain, limit, cursor)
+    return json_response(200, ListResponse.of(page))
+
+
+@router.delete("/v1/agents/<agent_id>/memories/<memory_id>")
+def forget_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[ForgetResponse]:
+    """Forget one memory at once; the summaries made from it are hidden and re-made without it."""
+    caller = caller_of(router, agent_id, FORGET_SCOPE)
+    result = container.api_services().forget.forget(
+        caller.tenant_id, agent_id, memory_id, actor=caller.key_id
+    )
+    return json_response(200, ForgetResponse(id=memory_id, stale_summaries=result.stale_summaries))
+
+
+@router.delete("/v1/agents/<agent_id>/memories")
+def erase_user(
+    agent_id: AgentPath,
+    user_id: Annotated[UserId, Query(description="The end user whose memories are all forgotten.")],
+) -> Response[EraseResponse]:
+    """Right to erasure: forget every memory of one end user of the agent, summaries included."""
+    caller = caller_of(router, agent_id, FORGET_SCOPE)
+    result = container.api_services().forget.erase_user(
+        caller.tenant_id, agent_id, user_id, actor=caller.key_id
+    )
+    return json_response(
+        200,
+        EraseResponse(
+            user_id=user_id, forgotten=len(result.forgotten), stale_summaries=result.stale_summaries
+        ),
+    )
+
+
+@router.get("/v1/agents/<agent_id>/audit")
+def audit_trail(
+    agent_id: AgentPath,
+    record_id: Annotated[MemoryId | None, Query(description="Only this record's events.")] = None,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+) -> Response[AuditResponse]:
+    """The agent's audit trail, newest first: forgets, erasures, and the summaries they re-made."""
+    caller = caller_of(router, agent_id)
+    page = container.api_services().memories.audit(caller.tenant_id, agent_id, record_id, limit, cursor)
+    return json_response(200, AuditResponse.of(page))
+
+
+@router.get("/v1/agents/<agent_id>/stats")
+def agent_stats(agent_id: AgentPath) -> Response[StatsResponse]:
+    caller = caller_of(router, agent_id)
+    stats = container.api_services().memories.stats(caller.tenant_id, agent_id)
+    return json_response(200, StatsResponse.model_validate(stats, from_attributes=True))

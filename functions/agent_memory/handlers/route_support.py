@@ -1,0 +1,33 @@
+"""What every router of the HTTP API needs: the caller, from the authorizer's context, and a
+typed JSON response.
+
+The caller is never read from the body or the query: tenant, key, scopes and bound agents come
+only from what the authorizer put in the request context (`handlers.authorizer`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from pydantic import BaseModel
+
+from agent_memory.domain.caller import READ_SCOPE, Caller
+from agent_memory.observability import logger
+
+
+def caller_of(router: BaseRouter, agent_id: str | None = None, scope: str = READ_SCOPE) -> Caller:
+    """The caller of the request ``router`` is answering, checked for ``scope`` (and for
+    ``agent_id`` when a key is bound to agents)."""
+    context = (router.current_event.raw_event.get("requestContext") or {}).get("authorizer")
+    caller = Caller.from_authorizer(context)
+    caller.require_scope(scope)
+    if agent_id is not None:
+        caller.require_agent(agent_id)
+    logger.append_keys(tenant_id=caller.tenant_id, key_id=caller.key_id)
+    return caller
+
+
+def json_response(status: int, model: BaseModel) -> Response[Any]:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=model)
