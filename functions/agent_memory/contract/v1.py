@@ -295,15 +295,15 @@ class ContextRequest(BaseModel):
         return self
 
     def to_query(self) -> ContextQuery:
-        return ContextQuery(
+        search = SearchQuery(
             query=self.query,
-            token_budget=self.token_budget,
             grain=_grain(self.grain),
             min_days_ago=self.min_days_ago,
             max_days_ago=self.max_days_ago,
             as_of=self.as_of,
             user_id=self.user_id,
         )
+        return ContextQuery(search=search, token_budget=self.token_budget)
 
 
 class ContextItem(BaseModel):

@@ -59,3 +59,10 @@ class Caller:
     def require_scope(self, scope: str) -> None:
         if scope not in self.scopes and ADMIN_SCOPE not in self.scopes:
             raise ForbiddenError(f"this key lacks the {scope!r} scope")
+
+    def require(self, scope: str, agent_id: str | None = None) -> Caller:
+        """This caller, if it holds ``scope`` and (when named) may use ``agent_id``."""
+        self.require_scope(scope)
+        if agent_id is not None:
+            self.require_agent(agent_id)
+        return self

@@ -17,6 +17,7 @@ from typing import Any
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import DEFAULT_RESULTS
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
+from agent_memory.domain.scoring import display_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +62,9 @@ class SearchQuery:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One ranked search result: the record, the text shown for it, and how it scored."""
+    """One ranked search result: the record and how it scored."""
 
     record: MemoryRecord
-    text: str
     score: float
     similarity: float | None
     recency: float
@@ -73,18 +73,19 @@ class Hit:
     def id(self) -> str:
         return self.record.id
 
+    @property
+    def text(self) -> str:
+        """The text shown for it (dated, with the speaker): made only for the hits that are read,
+        not for every candidate the store returned."""
+        return display_text(self.record)
+
 
 @dataclass(frozen=True, slots=True)
 class ContextQuery:
-    """One block of prompt context for ``query``, packed to ``token_budget``."""
+    """One block of prompt context: what ``search`` finds, packed to ``token_budget``."""
 
-    query: str
+    search: SearchQuery
     token_budget: int
-    grain: Grain | None = None
-    min_days_ago: float = 0
-    max_days_ago: float | None = None
-    as_of: datetime | None = None
-    user_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,10 +188,7 @@ def _unauthorized(event: dict[str, Any]) -> dict[str, Any] | None:
         return None
     scope, agent = access
     try:
-        caller = Caller.from_authorizer((event.get("requestContext") or {}).get("authorizer"))
-        caller.require_scope(scope)
-        if agent is not None:
-            caller.require_agent(agent)
+        Caller.from_authorizer((event.get("requestContext") or {}).get("authorizer")).require(scope, agent)
     except AgentMemoryError as exc:
         return _raw_error(exc.status, exc.code, exc.message)
     return None

@@ -21,10 +21,7 @@ def caller_of(router: BaseRouter, agent_id: str | None = None, scope: str = READ
     """The caller of the request ``router`` is answering, checked for ``scope`` (and for
     ``agent_id`` when a key is bound to agents)."""
     context = (router.current_event.raw_event.get("requestContext") or {}).get("authorizer")
-    caller = Caller.from_authorizer(context)
-    caller.require_scope(scope)
-    if agent_id is not None:
-        caller.require_agent(agent_id)
+    caller = Caller.from_authorizer(context).require(scope, agent_id)
     logger.append_keys(tenant_id=caller.tenant_id, key_id=caller.key_id)
     return caller
 

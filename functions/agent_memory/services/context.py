@@ -18,10 +18,11 @@ that needs no model-specific tokenizer, so the same budget holds whichever LLM r
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_RESULTS
-from agent_memory.domain.recall import Context, ContextLine, ContextQuery, Hit, SearchQuery
+from agent_memory.domain.recall import Context, ContextLine, ContextQuery, Hit
 from agent_memory.ports import Searcher
 
 #: A cut line shorter than this is not worth its date tag: packing stops instead.
@@ -72,19 +73,8 @@ class ContextService:
         self._search = search
 
     def context(self, tenant_id: str, agent_id: str, request: ContextQuery) -> Context:
-        found = self._search.search(
-            tenant_id,
-            agent_id,
-            SearchQuery(
-                query=request.query,
-                grain=request.grain,
-                min_days_ago=request.min_days_ago,
-                max_days_ago=request.max_days_ago,
-                as_of=request.as_of,
-                user_id=request.user_id,
-                max_results=MAX_RESULTS,
-            ),
-        )
+        # as many hits as a search gives: the budget, not a count, decides how many fit
+        found = self._search.search(tenant_id, agent_id, replace(request.search, max_results=MAX_RESULTS))
         packed: list[ContextLine] = []
         left = request.token_budget
         for hit in found:  # most relevant first

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from agent_memory.domain.recall import Hit, SearchQuery
-from agent_memory.domain.scoring import RankingWeights, display_text, score
+from agent_memory.domain.scoring import RankingWeights, score
 from agent_memory.domain.timehints import time_hints
 from agent_memory.domain.types import shifted
 from agent_memory.domain.words import STOPWORDS
@@ -118,7 +118,6 @@ class SearchService:
             results.append(
                 Hit(
                     record=c.record,
-                    text=display_text(c.record),
                     score=round(s.score, 6),
                     similarity=round(c.similarity, 6) if c.similarity is not None else None,
                     recency=round(s.recency, 6),
