@@ -105,7 +105,7 @@ def timed_service_search(
     from agent_memory.contract.v1 import SearchRequest
     from agent_memory.observability import metrics
 
-    request = SearchRequest.model_validate(body)
+    request = SearchRequest.model_validate(body).to_query()
     timer.spent.clear()
     started = time.perf_counter()
     response = service.search(TENANT, AGENT, request)
@@ -113,7 +113,7 @@ def timed_service_search(
     metrics.clear_metrics()  # what the handler's flush does; left to grow, it prints every 100
     split = {k: v * 1000 for k, v in timer.spent.items()}
     split["other"] = total_ms - sum(split.values())
-    return total_ms, split, len(response.results)
+    return total_ms, split, len(response)
 
 
 def timed_http_search(client: Any, body: dict[str, Any]) -> tuple[float, int]:
@@ -230,7 +230,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         _TimedStore(store, timer), _TimedEmbedder(embedder, timer), SystemClock(), container.ranking(settings)
     )
     started = time.perf_counter()
-    service.search(TENANT, AGENT, SearchRequest(query=queries[0]))
+    service.search(TENANT, AGENT, SearchRequest(query=queries[0]).to_query())
     cold_ms = (time.perf_counter() - started) * 1000
 
     shapes = _requests(queries)
