@@ -187,15 +187,17 @@ def test_a_call_in_progress_refuses_the_retry_until_it_finishes(make: Any) -> No
 def test_a_request_that_died_holds_its_key_only_for_the_in_progress_budget(make: Any) -> None:
     # GIVEN a first call whose process died after marking the key in progress
     build, _ = make
-    idem = build(in_progress_s=0.2)
+    # (a budget of 1 s: a shorter one can run out before the retry below is even sent on a busy
+    # machine, and the retry then runs instead of being refused)
+    idem = build(in_progress_s=1.0)
     layer = idem._persistence
     layer.configure(idem._config, key_prefix="agent-memory.write")
-    layer.save_inprogress({"key": "acme\nk-1", "fingerprint": "fp-a"}, remaining_time_in_millis=200)
+    layer.save_inprogress({"key": "acme\nk-1", "fingerprint": "fp-a"}, remaining_time_in_millis=1000)
     with pytest.raises(IdempotencyInProgressError):
         idem.run("acme\nk-1", "fp-a", Counter())
 
     # WHEN its budget is spent, THEN a retry runs
-    time.sleep(0.35)
+    time.sleep(1.2)
     outcome = idem.run("acme\nk-1", "fp-a", Counter())
     assert (outcome.result["run"], outcome.replayed) == (1, False)
 
