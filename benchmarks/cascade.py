@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
+from agent_memory.ports import ListQuery
 
 TENANT = "bench"
 AGENT = "bench-cascade"
@@ -84,13 +85,13 @@ class BedrockMeter:
         self.prompt_chars: Counter[str] = Counter()
         self.answer_chars: Counter[str] = Counter()
 
-    def summarize(self, grain: Any, period: str, children: Sequence[Any], part: Any = None) -> Any:
-        request = self._bedrock.request(grain, period, children, part)
-        prompt = request["system"][0]["text"] + request["messages"][0]["content"][0]["text"]
-        result = self._local.summarize(grain, period, children, part=part)
-        self.calls[grain.value] += 1
-        self.prompt_chars[grain.value] += len(prompt)
-        self.answer_chars[grain.value] += len(result.text)
+    def summarize(self, request: Any) -> Any:
+        params = self._bedrock.request(request)
+        prompt = params["system"][0]["text"] + params["messages"][0]["content"][0]["text"]
+        result = self._local.summarize(request)
+        self.calls[request.grain.value] += 1
+        self.prompt_chars[request.grain.value] += len(prompt)
+        self.answer_chars[request.grain.value] += len(result.text)
         return result
 
 
@@ -255,7 +256,7 @@ def _all(store: Any, grain: str, clock: Any) -> list[Any]:
 
     out, cursor = [], None
     while True:
-        page = store.list(TENANT, AGENT, clock.now(), grain=Grain(grain), limit=100, cursor=cursor)
+        page = store.list(ListQuery(TENANT, AGENT, clock.now(), grain=Grain(grain), limit=100, cursor=cursor))
         out += page.records
         cursor = page.next_cursor
         if cursor is None:

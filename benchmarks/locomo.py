@@ -85,6 +85,7 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
+from agent_memory.domain.keys import NewKey
 
 DEFAULT_DATA = Path("/work/shared/data/locomo10.json")
 TENANT = "locomo"
@@ -604,7 +605,7 @@ class Runtime:
         self.embedder_id: str = container.embedder().model_id
         _corpus.import_handlers()
         self._runtime = LocalRuntime(self.settings, host="127.0.0.1", port=0, scheduler=False)
-        _, key = self._runtime.keys.create(TENANT, PLAN)
+        _, key = self._runtime.keys.create(NewKey(TENANT, PLAN))
         self._runtime.start()
         self.client = ApiClient(self._runtime.url, key)
 

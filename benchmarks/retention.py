@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
+from agent_memory.domain.keys import NewKey
 
 #: The instant of the run: 03:17 UTC, after the daily summaries of yesterday would have run.
 NOW = datetime(2026, 11, 22, 3, 17, tzinfo=UTC)
@@ -534,7 +535,7 @@ def measure(args: argparse.Namespace, data_dir: Path, quota: int) -> dict[str, A
     embedder = build_embedder(settings)  # the store records its model: the run opens it with the same
     keys = LocalKeyStore(settings.auth_path)
     for tenant, plan in tenants():
-        keys.create(tenant, plan)
+        keys.create(NewKey(tenant, plan))
     rng = random.Random(args.seed)
     specs = plan_agents(args.records, args.agents, quota, rng)
     expected = Expected(

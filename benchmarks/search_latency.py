@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
+from agent_memory.domain.keys import NewKey
 
 TENANT = "bench"
 AGENT = "bench-agent"
@@ -182,7 +183,7 @@ def measure(
 
     _corpus.import_handlers()
     runtime = LocalRuntime(settings, host="127.0.0.1", port=0)
-    _, key = runtime.keys.create(TENANT, "pro")
+    _, key = runtime.keys.create(NewKey(TENANT, "pro"))
     runtime.start()
     clients = [_corpus.NewConnectionClient(runtime.url, key), _corpus.KeepAliveClient(runtime.url, key)]
     stray = io.StringIO()

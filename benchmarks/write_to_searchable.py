@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
+from agent_memory.domain.keys import NewKey
+from agent_memory.ports import NearestQuery
 
 TENANT = "bench"
 AGENT = "bench-writer"
@@ -70,7 +72,7 @@ def choose_writes(
         for memory, vector in zip(chunk, vectors, strict=True):
             if any(float(v @ vector) > MAX_COSINE for _, v in chosen):
                 continue
-            near = store.nearest(TENANT, AGENT, Grain.WORKING, vector, now)
+            near = store.nearest(NearestQuery(TENANT, AGENT, Grain.WORKING, vector, now))
             if near is not None and near[1] > MAX_COSINE:
                 continue
             chosen.append((memory, vector))
@@ -133,7 +135,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
 
     _corpus.import_handlers()
     runtime = LocalRuntime(settings, host="127.0.0.1", port=0)
-    _, key = runtime.keys.create(TENANT, "pro")
+    _, key = runtime.keys.create(NewKey(TENANT, "pro"))
     runtime.start()
     client = CLIENTS[args.client](runtime.url, key)
     runs: list[dict[str, Any]] = []

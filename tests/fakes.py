@@ -5,6 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 
+def utc(*args: int) -> datetime:
+    """``datetime(*args)`` in UTC: ``utc(2026, 11, 20, 9)`` is 09:00 UTC on 2026-11-20."""
+    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+
+
 class FixedClock:
     """A clock tests can set and move."""
 

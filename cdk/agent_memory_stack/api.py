@@ -23,14 +23,14 @@ from constructs import Construct
 
 from agent_memory.handlers.routes import ROUTES
 from agent_memory_stack.bedrock import grant_invoke
-from agent_memory_stack.config import StackConfig
-from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days, set_setting
+from agent_memory_stack.environment import settings_env
+from agent_memory_stack.function_factory import FUNCTIONS, retention_days, set_settings
 from agent_memory_stack.idempotency import IdempotencyTable
 from agent_memory_stack.nag import acknowledge
+from agent_memory_stack.parts import StackParts
 from agent_memory_stack.queues import grant_send
+from agent_memory_stack.tables import on_demand_table, string_key
 from agent_memory_stack.topics import TopicsTable
-from agent_memory_stack.vector_store import VectorStore
-from agent_memory_stack.write_pipeline import WritePipeline
 
 #: ``Authorization`` values worth invoking the authorizer for (RFC 6750 b64token); anything else
 #: is refused with 401 by API Gateway itself. The scheme is case-insensitive, as in the function.
@@ -87,33 +87,26 @@ class Api(Construct):
         self,
         scope: Construct,
         construct_id: str,
+        parts: StackParts,
         *,
-        config: StackConfig,
-        factory: FunctionFactory,
-        store: VectorStore,
-        writes: WritePipeline,
         summarize_queue: sqs.IQueue,
         console_origin: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.config = config
+        self.config = config = parts.config
+        writes = parts.writes
         #: The deployed console's origin (``https://...cloudfront.net``): the one origin CORS allows.
         self.console_origin = console_origin
         self.tenants = self._tenants_table()
 
-        self.authorizer_function = factory.build(
+        self.authorizer_function = parts.factory.build(
             self,
-            FunctionSpec(
-                name="Authorizer",
-                handler="agent_memory.handlers.authorizer.handler",
-                description="API Gateway TOKEN authorizer: hashed API key -> tenant, plan, scopes",
-                memory_mb=512,
-                timeout=Duration.seconds(10),
-                environment={
-                    "AGENT_MEMORY_TENANTS_TABLE": self.tenants.table_name,
-                    # each answer names the tenant's usage-plan key (domain/usage.py)
-                    "AGENT_MEMORY_USAGE_PLANS": config.prefix,
-                },
+            "Authorizer",
+            "API Gateway TOKEN authorizer: hashed API key -> tenant, plan, scopes",
+            settings_env(
+                tenants_table=self.tenants.table_name,
+                # each answer names the tenant's usage-plan key (domain/usage.py)
+                usage_plans=config.prefix,
             ),
         )
         # The table only: `Table.grant` would add its indexes, which a lookup by hash never reads.
@@ -123,55 +116,41 @@ class Api(Construct):
 
         self.idempotency = IdempotencyTable(self, "Idempotency")
         self.topics = TopicsTable(self, "Topics", retain=config.retain_data)
-        api_timeout = Duration.seconds(20)
-        self.api_function = factory.build(
+        self.api_function = parts.store.build_function(
             self,
-            FunctionSpec(
-                name="Api",
-                handler="agent_memory.handlers.api.api_handler",
-                description="REST API: write, get, list, forget, stats, admin",
-                memory_mb=512,
-                timeout=api_timeout,
-                environment={
-                    **store.environment(),
-                    **writes.queue_environment(),
-                    **writes.pending_environment(),
-                    "AGENT_MEMORY_SUMMARIZE_QUEUE_URL": summarize_queue.queue_url,
-                    "AGENT_MEMORY_TIMEZONE": config.timezone,
-                    "AGENT_MEMORY_PLANS": config.plans_json,
-                    **config.retention.environment(),
-                    **self.idempotency.environment(api_timeout),
-                    **self.topics.environment(),
-                },
-            ),
+            "Api",
+            "REST API: write, get, list, forget, stats, admin",
+            {
+                **writes.queue_environment(),
+                **writes.pending_environment(),
+                **settings_env(summarize_queue_url=summarize_queue.queue_url),
+                **config.retention_environment(),
+                **self.idempotency.environment(FUNCTIONS["Api"].timeout),
+                **self.topics.environment(),
+            },
         )
         writes.grant_enqueue(self.api_function)
         writes.grant_pending(self.api_function)
         self.idempotency.grant(self.api_function)  # Idempotency-Key on POST memories
         self.topics.grant_api(self.api_function)  # dictionaries, and unknown topics of writes
-        store.grant_data_access(self.api_function)
+        parts.store.grant_data_access(self.api_function)
         # POST /v1/admin/summarize re-runs a period, and a forget re-makes the summaries made
         # from the record: both queue jobs as the dispatcher does.
         grant_send(summarize_queue, self.api_function)
 
-        self.search_function = factory.build(
+        self.search_function = parts.store.build_function(
             self,
-            FunctionSpec(
-                name="Search",
-                handler="agent_memory.handlers.api.search_handler",
-                description="REST API: search (embed the query, k-NN + BM25, rerank)",
-                memory_mb=1024,
-                timeout=Duration.seconds(15),
-                environment={**store.environment(), **self.topics.environment()},
-            ),
+            "Search",
+            "REST API: search (embed the query, k-NN + BM25, rerank)",
+            self.topics.environment(),
         )
-        store.grant_data_access(self.search_function)
+        parts.store.grant_data_access(self.search_function)
         self.topics.grant_search(self.search_function)  # a query's words widened by the dictionary
         grant_invoke(self.search_function, self, config.embedding_model_id)
 
         if console_origin is not None:
             for function in (self.api_function, self.search_function):
-                set_setting(function, "AGENT_MEMORY_CONSOLE_ORIGIN", console_origin)
+                set_settings(function, console_origin=console_origin)
 
         self.rest_api = self._rest_api()
         self._routes()
@@ -184,20 +163,10 @@ class Api(Construct):
 
     def _tenants_table(self) -> dynamodb.Table:
         """API keys by hash (adapters/dynamodb_keys.py). Kept by default: it holds every key."""
-        table = dynamodb.Table(
-            self,
-            "Tenants",
-            partition_key=dynamodb.Attribute(name="key_hash", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            deletion_protection=self.config.retain_data,
-            removal_policy=RemovalPolicy.RETAIN if self.config.retain_data else RemovalPolicy.DESTROY,
-        )
+        table = on_demand_table(self, "Tenants", "key_hash", retain=self.config.retain_data)
         table.add_global_secondary_index(
             index_name="key_id-index",
-            partition_key=dynamodb.Attribute(name="key_id", type=dynamodb.AttributeType.STRING),
+            partition_key=string_key("key_id"),
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
         )
         return table

@@ -7,6 +7,7 @@ from aws_cdk import aws_iam as iam
 from constructs import IConstruct
 
 from agent_memory_stack.config import StackConfig, base_model_id, inference_profile
+from agent_memory_stack.environment import settings_env
 from agent_memory_stack.nag import acknowledge, as_finding
 
 
@@ -44,8 +45,8 @@ def grant_invoke(grantee: iam.IGrantable, scope: IConstruct, *model_ids: str) ->
 
 def embedding_environment(config: StackConfig) -> dict[str, str]:
     """The settings of every function that embeds text (or builds the store, which checks it)."""
-    return {
-        "AGENT_MEMORY_EMBEDDER": "bedrock",
-        "AGENT_MEMORY_BEDROCK_EMBEDDING_MODEL_ID": config.embedding_model_id,
-        "AGENT_MEMORY_EMBEDDING_DIMENSION": str(config.embedding_dimension),
-    }
+    return settings_env(
+        embedder="bedrock",
+        bedrock_embedding_model_id=config.embedding_model_id,
+        embedding_dimension=config.embedding_dimension,
+    )

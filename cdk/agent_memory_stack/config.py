@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agent_memory.domain.grains import Grain
+from agent_memory_stack.environment import settings_env
 
 CONTEXT_KEY = "agent_memory"
 
@@ -149,14 +150,6 @@ class RetentionConfig(_Strict):
     #: Days a record past its cutoff is kept while its parent summary does not exist.
     max_unsummarized_days: int = Field(default=30, ge=1, le=3650)
 
-    def environment(self) -> dict[str, str]:
-        return {
-            "AGENT_MEMORY_DEFAULT_TTLS": "true" if self.default_ttls else "false",
-            "AGENT_MEMORY_FORGET_GRACE_DAYS": str(self.forget_grace_days),
-            "AGENT_MEMORY_MAX_WORKING_PER_AGENT": str(self.max_working_per_agent),
-            "AGENT_MEMORY_RETENTION_MAX_UNSUMMARIZED_DAYS": str(self.max_unsummarized_days),
-        }
-
 
 class ConsoleConfig(_Strict):
     """The operator console as a static site (S3 + CloudFront); the local runtime always has it."""
@@ -269,6 +262,18 @@ class StackConfig(_Strict):
     @property
     def plans_json(self) -> str:
         return json.dumps(self.plans, sort_keys=True, separators=(",", ":"))
+
+    def retention_environment(self) -> dict[str, str]:
+        """What a function applying retention reads (services/retention_rules.py, the API's forget
+        and admin routes and the retention function): local days, the plans, the knobs."""
+        return settings_env(
+            timezone=self.timezone,
+            plans=self.plans_json,
+            default_ttls=self.retention.default_ttls,
+            forget_grace_days=self.retention.forget_grace_days,
+            max_working_per_agent=self.retention.max_working_per_agent,
+            retention_max_unsummarized_days=self.retention.max_unsummarized_days,
+        )
 
 
 def inference_profile(model_id: str) -> bool:

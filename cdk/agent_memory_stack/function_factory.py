@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -26,6 +26,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from agent_memory_stack.config import LOG_RETENTION_DAYS, StackConfig
+from agent_memory_stack.environment import SettingValue, checked_environment, settings_env
 from agent_memory_stack.nag import acknowledge
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,16 +108,32 @@ def layer_asset_hash(layers_dir: Path = LAYERS_DIR) -> str:
     return digest.hexdigest()
 
 
+#: Where the handlers are: `FunctionSpec.handler` is relative to it.
+HANDLERS = "agent_memory.handlers"
+
+
 @dataclass(frozen=True)
 class FunctionSpec:
-    """What differs between functions. Memory and timeout are explained in docs/infrastructure.md."""
+    """What differs between functions besides their description and settings."""
 
-    name: str
     handler: str
-    description: str
     memory_mb: int
     timeout: Duration
-    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+#: Every function of the stack by name: the table of docs/infrastructure.md, which says why each
+#: has its memory and timeout. The construct that owns a function builds it by its name.
+FUNCTIONS = {
+    "Api": FunctionSpec("api.api_handler", 512, Duration.seconds(20)),
+    "Search": FunctionSpec("api.search_handler", 1024, Duration.seconds(15)),
+    "Authorizer": FunctionSpec("authorizer.handler", 512, Duration.seconds(10)),
+    "Writer": FunctionSpec("writer.handler", 1024, Duration.seconds(60)),
+    "SummarizeDispatch": FunctionSpec("summarize_dispatch.handler", 512, Duration.minutes(5)),
+    "SummarizeWorker": FunctionSpec("summarize_worker.handler", 1024, Duration.minutes(5)),
+    # Each _delete_by_query waits for completion (up to 300 s); several grains and plans.
+    "Retention": FunctionSpec("retention.handler", 512, Duration.minutes(15)),
+    "IndexBootstrap": FunctionSpec("bootstrap.handler", 256, Duration.minutes(5)),
+}
 
 
 class FunctionFactory(Construct):
@@ -160,29 +177,33 @@ class FunctionFactory(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": self.config.metrics_namespace,
         }
 
-    def build(self, scope: Construct, spec: FunctionSpec) -> lambda_.Function:
-        """A function with its own role and log group; nothing else is granted here."""
-        if spec.name in self.functions:
-            raise ValueError(f"function {spec.name!r} is built twice")
+    def build(
+        self, scope: Construct, name: str, description: str, environment: Mapping[str, str] | None = None
+    ) -> lambda_.Function:
+        """The function ``name`` of `FUNCTIONS`, with its own role and log group and ``environment``
+        (`settings_env`); nothing else is granted here."""
+        if name in self.functions:
+            raise ValueError(f"function {name!r} is built twice")
+        spec = FUNCTIONS[name]
         role = iam.Role(
             scope,
-            f"{spec.name}Role",
+            f"{name}Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"agent-memory {spec.name} function ({self.config.stage})",
+            description=f"agent-memory {name} function ({self.config.stage})",
         )
         log_group = logs.LogGroup(
             scope,
-            f"{spec.name}Logs",
+            f"{name}Logs",
             retention=retention_days(self.config.log_retention_days),
             removal_policy=RemovalPolicy.DESTROY,
         )
         function = lambda_.Function(
             scope,
-            f"{spec.name}Function",
-            description=spec.description,
+            f"{name}Function",
+            description=description,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            handler=spec.handler,
+            handler=f"{HANDLERS}.{spec.handler}",
             code=self.code,
             layers=[self.layer],
             memory_size=spec.memory_mb,
@@ -193,7 +214,7 @@ class FunctionFactory(Construct):
             application_log_level_v2=lambda_.ApplicationLogLevel.INFO,
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             tracing=lambda_.Tracing.ACTIVE,
-            environment=checked_environment({**self.base_environment(), **spec.environment}),
+            environment=checked_environment({**self.base_environment(), **(environment or {})}),
         )
         # Only its own log group: the default managed policy would allow every log group.
         role.add_to_principal_policy(
@@ -214,7 +235,7 @@ class FunctionFactory(Construct):
             "pinned to Python 3.12 on purpose: the layer holds cp312 wheels (layers/build.py); moving "
             "to a newer runtime is a deliberate change of both",
         )
-        self.functions[spec.name] = function
+        self.functions[name] = function
         return function
 
 
@@ -222,29 +243,10 @@ class FunctionFactory(Construct):
 _RETENTION = dict(zip(LOG_RETENTION_DAYS, list(logs.RetentionDays)[:-1], strict=True))
 
 
-def checked_environment(environment: Mapping[str, str]) -> dict[str, str]:
-    """``environment`` if every ``AGENT_MEMORY_*`` variable in it is a field of the functions'
-    `Settings`, else a synth error naming it: a misspelt variable would be ignored at run time
-    and the function would fall back to a default (a local file, a wrong model)."""
-    from agent_memory.settings import Settings
-
-    prefix = Settings.model_config.get("env_prefix", "AGENT_MEMORY_")
-    unknown = sorted(
-        key
-        for key in environment
-        if key.startswith(prefix) and key[len(prefix) :].lower() not in Settings.model_fields
-    )
-    if unknown:
-        raise ValueError(
-            f"function environment names no setting of agent_memory.settings.Settings: {unknown}"
-        )
-    return dict(environment)
-
-
-def set_setting(function: lambda_.Function, key: str, value: str) -> None:
-    """One more variable on a built function, checked like the ones it was built with."""
-    for name, checked in checked_environment({key: value}).items():
-        function.add_environment(name, checked)
+def set_settings(function: lambda_.Function, **settings: SettingValue) -> None:
+    """More settings on a built function (`settings_env`), once what they name exists."""
+    for name, value in settings_env(**settings).items():
+        function.add_environment(name, value)
 
 
 def retention_days(days: int) -> logs.RetentionDays:

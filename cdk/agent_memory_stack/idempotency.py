@@ -8,11 +8,13 @@ API function may use it, and only with the four item calls Powertools makes.
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
+
+from agent_memory_stack.environment import settings_env
+from agent_memory_stack.tables import on_demand_table
 
 #: What Powertools' layer calls: a conditional put, a consistent get, the update on success and
 #: the delete when the request failed.
@@ -22,26 +24,16 @@ ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynam
 class IdempotencyTable(Construct):
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            time_to_live_attribute="expiration",
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            removal_policy=RemovalPolicy.DESTROY,
-        )
+        self.table = on_demand_table(self, "Table", "id", ttl="expiration")
 
     def environment(self, function_timeout: Duration) -> dict[str, str]:
         """Settings of a function that uses the table. A request that dies holds its key for at
         most the function's timeout; then a retry with the same key may run."""
-        return {
-            "AGENT_MEMORY_IDEMPOTENCY": "dynamodb",
-            "AGENT_MEMORY_IDEMPOTENCY_TABLE": self.table.table_name,
-            "AGENT_MEMORY_IDEMPOTENCY_IN_PROGRESS_S": str(int(function_timeout.to_seconds())),
-        }
+        return settings_env(
+            idempotency="dynamodb",
+            idempotency_table=self.table.table_name,
+            idempotency_in_progress_s=int(function_timeout.to_seconds()),
+        )
 
     def grant(self, function: lambda_.IFunction) -> None:
         """Item access to this table only (no scans, no queries, no indexes)."""

@@ -17,6 +17,7 @@ from agent_memory_stack.config import StackConfig
 from agent_memory_stack.console import ConsoleSite
 from agent_memory_stack.function_factory import FunctionFactory
 from agent_memory_stack.observability import Observability
+from agent_memory_stack.parts import StackParts
 from agent_memory_stack.retention import Retention
 from agent_memory_stack.scheduling import Scheduling
 from agent_memory_stack.summarization import Summarization
@@ -35,25 +36,15 @@ class AgentMemoryStack(Stack):
 
         self.factory = FunctionFactory(self, "Functions", config=config)
         self.store = VectorStore(self, "VectorStore", config=config, factory=self.factory)
-        self.writes = WritePipeline(self, "Writes", config=config, factory=self.factory, store=self.store)
+        self.writes = WritePipeline(self, "Writes", config=config, store=self.store)
         self.scheduling = Scheduling(self, "Schedules", config=config)
-        self.summaries = Summarization(
-            self,
-            "Summaries",
-            config=config,
-            factory=self.factory,
-            store=self.store,
-            writes=self.writes,
-            scheduling=self.scheduling,
-        )
+        parts = StackParts(config, self.factory, self.store, self.writes, self.scheduling)
+        self.summaries = Summarization(self, "Summaries", parts)
         self.console = ConsoleSite(self, "Console", config=config) if config.console.enabled else None
         self.api = Api(
             self,
             "Api",
-            config=config,
-            factory=self.factory,
-            store=self.store,
-            writes=self.writes,
+            parts,
             summarize_queue=self.summaries.queue,
             console_origin=self.console.origin if self.console is not None else None,
         )
@@ -63,10 +54,7 @@ class AgentMemoryStack(Stack):
         self.retention = Retention(
             self,
             "Retention",
-            config=config,
-            factory=self.factory,
-            store=self.store,
-            scheduling=self.scheduling,
+            parts,
             tenants=self.api.tenants,
             summarize_queue=self.summaries.queue,
         )

@@ -9,11 +9,12 @@ and lists proposals; the search function only reads a dictionary (to widen a que
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
+
+from agent_memory_stack.environment import settings_env
+from agent_memory_stack.tables import on_demand_table
 
 #: The API function: dictionary get / put / delete, proposal counts (update), listing (query).
 API_ACTIONS = (
@@ -30,23 +31,11 @@ SEARCH_ACTIONS = ("dynamodb:GetItem",)
 class TopicsTable(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, retain: bool) -> None:
         super().__init__(scope, construct_id)
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=dynamodb.Attribute(name="tenant_id", type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            time_to_live_attribute="expires_at",
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            # Dictionaries are tenants' configuration: kept with the data unless told otherwise.
-            deletion_protection=retain,
-            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
-        )
+        # Dictionaries are tenants' configuration: kept with the data unless told otherwise.
+        self.table = on_demand_table(self, "Table", "tenant_id", "sk", ttl="expires_at", retain=retain)
 
     def environment(self) -> dict[str, str]:
-        return {"AGENT_MEMORY_TOPICS": "dynamodb", "AGENT_MEMORY_TOPICS_TABLE": self.table.table_name}
+        return settings_env(topics="dynamodb", topics_table=self.table.table_name)
 
     def grant_api(self, function: lambda_.IFunction) -> None:
         """Item calls and a Query on this table only (no scans, no indexes)."""

@@ -10,12 +10,12 @@ bootstrap custom resource (Provider framework) creates the indexes and aliases o
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import jsii
 from aws_cdk import (
     CustomResource,
-    Duration,
     IStableListProducer,
     IStableStringProducer,
     Lazy,
@@ -34,7 +34,8 @@ from constructs import Construct
 from agent_memory.adapters.opensearch.opensearch_index import SCHEMA_VERSION as INDEX_SCHEMA_VERSION
 from agent_memory_stack.bedrock import embedding_environment
 from agent_memory_stack.config import StackConfig
-from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec, retention_days, set_setting
+from agent_memory_stack.environment import settings_env
+from agent_memory_stack.function_factory import FunctionFactory, retention_days
 from agent_memory_stack.nag import acknowledge, as_finding, logical_id
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
@@ -79,6 +80,7 @@ class VectorStore(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.config = config
+        self.factory = factory
         self.serverless = config.vector_store == "serverless"
         self.service = "aoss" if self.serverless else "es"
         self.name = config.prefix
@@ -87,14 +89,7 @@ class VectorStore(Construct):
 
         # The bootstrap's role is the domain's master user, so it exists before the domain.
         self.bootstrap_function = factory.build(
-            self,
-            FunctionSpec(
-                name="IndexBootstrap",
-                handler="agent_memory.handlers.bootstrap.handler",
-                description="Creates the OpenSearch indexes and aliases on deploy (custom resource)",
-                memory_mb=256,
-                timeout=Duration.minutes(5),
-            ),
+            self, "IndexBootstrap", "Creates the OpenSearch indexes and aliases on deploy (custom resource)"
         )
         bootstrap_role = _role(self.bootstrap_function)
 
@@ -102,8 +97,8 @@ class VectorStore(Construct):
             self.endpoint = self._collection()
         else:
             self.endpoint = self._domain(bootstrap_role)
-        for key, value in self.environment().items():
-            set_setting(self.bootstrap_function, key, value)
+        for name, value in self.environment().items():
+            self.bootstrap_function.add_environment(name, value)
         self.grant_data_access(self.bootstrap_function, admin=True)
         self._bootstrap_resource()
 
@@ -112,12 +107,21 @@ class VectorStore(Construct):
     def environment(self) -> dict[str, str]:
         """Settings of a function that reads or writes memory (the store checks the embedder)."""
         return {
-            "AGENT_MEMORY_STORE": "opensearch",
-            "AGENT_MEMORY_OPENSEARCH_ENDPOINT": self.endpoint,
-            "AGENT_MEMORY_OPENSEARCH_SERVICE": self.service,
-            "AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS": self.config.index_alias,
+            **settings_env(
+                store="opensearch",
+                opensearch_endpoint=self.endpoint,
+                opensearch_service=self.service,
+                opensearch_index_alias=self.config.index_alias,
+            ),
             **embedding_environment(self.config),
         }
+
+    def build_function(
+        self, scope: Construct, name: str, description: str, environment: Mapping[str, str]
+    ) -> lambda_.Function:
+        """A function that reads or writes memory (`FunctionFactory.build`): the store's settings,
+        then ``environment``. Its construct grants it the store (`grant_data_access`) with the rest."""
+        return self.factory.build(scope, name, description, {**self.environment(), **environment})
 
     def grant_data_access(self, function: lambda_.IFunction, *, admin: bool = False) -> None:
         """Let one function's role use the store: IAM on its side, the store's policy on the other."""
@@ -253,26 +257,10 @@ class VectorStore(Construct):
 
     def _collection(self) -> str:
         stack = Stack.of(self)
-        resource = f"collection/{self.name}"
-        encryption = aoss.CfnSecurityPolicy(
-            self,
-            "EncryptionPolicy",
-            name=f"{self.name}-enc",
-            type="encryption",
-            policy=json.dumps(
-                {"Rules": [{"ResourceType": "collection", "Resource": [resource]}], "AWSOwnedKey": True}
-            ),
-        )
-        network = aoss.CfnSecurityPolicy(
-            self,
-            "NetworkPolicy",
-            name=f"{self.name}-net",
-            type="network",
-            # Public endpoint, IAM-authenticated (SigV4) and authorised by the data access policy.
-            policy=json.dumps(
-                [{"Rules": [{"ResourceType": "collection", "Resource": [resource]}], "AllowFromPublic": True}]
-            ),
-        )
+        rules = [{"ResourceType": "collection", "Resource": [f"collection/{self.name}"]}]
+        encryption = self._security_policy("encryption", "enc", {"Rules": rules, "AWSOwnedKey": True})
+        # Public endpoint, IAM-authenticated (SigV4) and authorised by the data access policy.
+        network = self._security_policy("network", "net", [{"Rules": rules, "AllowFromPublic": True}])
         self.collection = aoss.CfnCollection(
             self,
             "Collection",
@@ -295,6 +283,16 @@ class VectorStore(Construct):
             policy=Lazy.string(_Produce(lambda: stack.to_json_string(self._data_access_rules()))),
         )
         return self.collection.attr_collection_endpoint
+
+    def _security_policy(self, kind: str, suffix: str, policy: object) -> aoss.CfnSecurityPolicy:
+        """The collection's ``encryption`` or ``network`` policy, named ``<name>-<suffix>``."""
+        return aoss.CfnSecurityPolicy(
+            self,
+            f"{kind.capitalize()}Policy",
+            name=f"{self.name}-{suffix}",
+            type=kind,
+            policy=json.dumps(policy),
+        )
 
     def _data_access_rules(self) -> list[dict[str, Any]]:
         indexes = f"index/{self.name}/{self.config.index_alias}*"

@@ -8,8 +8,7 @@ FIFO dead-letter queue itself; the redrive policy (``max_receive_count``) bounds
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -17,11 +16,12 @@ from constructs import Construct
 from agent_memory.domain.limits import MAX_MESSAGE_BYTES
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
-from agent_memory_stack.function_factory import FunctionFactory, FunctionSpec
+from agent_memory_stack.environment import settings_env
+from agent_memory_stack.function_factory import FUNCTIONS
 from agent_memory_stack.queues import consume, grant_send
+from agent_memory_stack.tables import on_demand_table
 from agent_memory_stack.vector_store import VectorStore
 
-WRITER_TIMEOUT = Duration.seconds(60)
 #: AWS's guidance for SQS event sources: at least six times the function timeout, so a message
 #: is not redelivered while a throttled or retried invocation still works on it.
 VISIBILITY_FACTOR = 6
@@ -47,57 +47,36 @@ class WritePipeline(Construct):
     """The write queue and its DLQ, the pending-writes table and the writer function."""
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        config: StackConfig,
-        factory: FunctionFactory,
-        store: VectorStore,
+        self, scope: Construct, construct_id: str, *, config: StackConfig, store: VectorStore
     ) -> None:
         super().__init__(scope, construct_id)
         self.dead_letters = fifo_queue(self, "DeadLetters", retention_period=Duration.days(14))
         self.queue = fifo_queue(
             self,
             "Queue",
-            visibility_timeout=Duration.seconds(WRITER_TIMEOUT.to_seconds() * VISIBILITY_FACTOR),
+            visibility_timeout=Duration.seconds(FUNCTIONS["Writer"].timeout.to_seconds() * VISIBILITY_FACTOR),
             retention_period=Duration.days(4),
             dead_letter_queue=sqs.DeadLetterQueue(
                 max_receive_count=config.max_receive_count, queue=self.dead_letters
             ),
         )
-        # One item per accepted-but-not-stored record id (adapters/dynamodb_pending.py).
-        self.pending = dynamodb.Table(
+        # One item per accepted-but-not-stored record id (adapters/dynamodb_pending.py). Marks
+        # expire within days by TTL: nothing here is worth keeping after the stack.
+        self.pending = on_demand_table(self, "PendingWrites", "pk", "sk", ttl="expires_at")
+        self.writer = store.build_function(
             self,
-            "PendingWrites",
-            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            time_to_live_attribute="expires_at",
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            # Marks expire within days by TTL: nothing here is worth keeping after the stack.
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        self.writer = factory.build(
-            self,
-            FunctionSpec(
-                name="Writer",
-                handler="agent_memory.handlers.writer.handler",
-                description="Stores queued writes: embed, dedup against the nearest record, bulk index",
-                memory_mb=1024,
-                timeout=WRITER_TIMEOUT,
-                environment={
-                    **store.environment(),
-                    **self.queue_environment(),
-                    **self.pending_environment(),
-                    "AGENT_MEMORY_DEAD_LETTER_QUEUE_URL": self.dead_letters.queue_url,
-                    "AGENT_MEMORY_MAX_RECEIVE_COUNT": str(config.max_receive_count),
+            "Writer",
+            "Stores queued writes: embed, dedup against the nearest record, bulk index",
+            {
+                **self.queue_environment(),
+                **self.pending_environment(),
+                **settings_env(
+                    dead_letter_queue_url=self.dead_letters.queue_url,
+                    max_receive_count=config.max_receive_count,
                     # a near duplicate is merged only within one local day (domain/dedup.py)
-                    "AGENT_MEMORY_TIMEZONE": config.timezone,
-                },
-            ),
+                    timezone=config.timezone,
+                ),
+            },
         )
         consume(
             self,
@@ -115,10 +94,10 @@ class WritePipeline(Construct):
         grant_invoke(self.writer, self, config.embedding_model_id)
 
     def queue_environment(self) -> dict[str, str]:
-        return {"AGENT_MEMORY_QUEUE": "sqs", "AGENT_MEMORY_WRITE_QUEUE_URL": self.queue.queue_url}
+        return settings_env(queue="sqs", write_queue_url=self.queue.queue_url)
 
     def pending_environment(self) -> dict[str, str]:
-        return {"AGENT_MEMORY_PENDING": "dynamodb", "AGENT_MEMORY_PENDING_TABLE": self.pending.table_name}
+        return settings_env(pending="dynamodb", pending_table=self.pending.table_name)
 
     def grant_enqueue(self, function: lambda_.IFunction) -> None:
         """A producer of writes: the API, and the summarize worker for summaries."""

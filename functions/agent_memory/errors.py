@@ -10,10 +10,21 @@ from typing import Any
 
 
 class AgentMemoryError(Exception):
-    """Base class. ``code`` and ``status`` are what the HTTP contract exposes."""
+    """Base class. ``code`` and ``status`` are what the HTTP contract exposes.
+
+    A subclass names its own in its class line (``class X(AgentMemoryError, code=..., status=...)``)
+    so each error is one line of data, and one that names neither inherits its parent's.
+    """
 
     code = "internal_error"
     status = 500
+
+    def __init_subclass__(cls, *, code: str | None = None, status: int | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+        if status is not None:
+            cls.status = status
 
     def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
@@ -21,66 +32,49 @@ class AgentMemoryError(Exception):
         self.details = details or []
 
 
-class ValidationFailedError(AgentMemoryError):
-    code = "validation_error"
-    status = 400
+class ValidationFailedError(AgentMemoryError, code="validation_error", status=400):
+    """A request the contract refuses; ``details`` name each field at fault."""
 
 
 class InvalidTimeKeyError(ValidationFailedError):
     """A time key that is malformed or names no real period."""
 
 
-class PayloadTooLargeError(AgentMemoryError):
-    code = "payload_too_large"
-    status = 413
+class PayloadTooLargeError(AgentMemoryError, code="payload_too_large", status=413):
+    """A request over the contract's size limits."""
 
 
-class UnauthorizedError(AgentMemoryError):
-    code = "unauthorized"
-    status = 401
+class UnauthorizedError(AgentMemoryError, code="unauthorized", status=401):
+    """No API key, or one that is unknown or revoked."""
 
 
-class ForbiddenError(AgentMemoryError):
-    code = "forbidden"
-    status = 403
+class ForbiddenError(AgentMemoryError, code="forbidden", status=403):
+    """A known key that may not do this (a missing scope, another tenant's resource)."""
 
 
-class NotFoundError(AgentMemoryError):
-    code = "not_found"
-    status = 404
+class NotFoundError(AgentMemoryError, code="not_found", status=404):
+    """Nothing by that id (or nothing live) for the caller's agent."""
 
 
-class ConflictError(AgentMemoryError):
-    code = "conflict"
-    status = 409
+class ConflictError(AgentMemoryError, code="conflict", status=409):
+    """The request clashes with what is already stored (an API key registered twice)."""
 
 
-class IdempotencyKeyReusedError(ConflictError):
+class IdempotencyKeyReusedError(ConflictError, code="idempotency_key_reused"):
     """An ``Idempotency-Key`` sent again with a different request: replaying would be a lie."""
 
-    code = "idempotency_key_reused"
 
-
-class IdempotencyInProgressError(ConflictError):
+class IdempotencyInProgressError(ConflictError, code="idempotency_in_progress"):
     """The first request with this ``Idempotency-Key`` is still running: retry in a moment."""
 
-    code = "idempotency_in_progress"
+
+class ThrottledError(AgentMemoryError, code="throttled", status=429):
+    """Too many requests for now: retry after a pause."""
 
 
-class ThrottledError(AgentMemoryError):
-    code = "throttled"
-    status = 429
-
-
-class DependencyError(AgentMemoryError):
+class DependencyError(AgentMemoryError, code="dependency_unavailable", status=503):
     """An outside system (store, queue, model) failed; retrying later may succeed."""
 
-    code = "dependency_unavailable"
-    status = 503
 
-
-class ConfigurationError(AgentMemoryError):
+class ConfigurationError(AgentMemoryError, code="configuration_error", status=500):
     """Settings or stored state that cannot work together (e.g. an embedding dimension mismatch)."""
-
-    code = "configuration_error"
-    status = 500

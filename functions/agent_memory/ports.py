@@ -19,9 +19,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
+from agent_memory.domain.caller import Caller
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.keys import KeyInfo
+from agent_memory.domain.keys import KeyInfo, NewKey
 from agent_memory.domain.operator_views import SearchDay
 from agent_memory.domain.recall import Hit, SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -124,6 +124,17 @@ class SummaryInput:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    """One summarizer call: the children of ``period`` at ``grain``; ``part=(i, n)`` when they are
+    the i-th of n chunks of a period too large for one call (the prompt says so)."""
+
+    grain: Grain
+    period: str
+    children: Sequence[SummaryInput]
+    part: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SummaryText:
     """What one summarizer call made, and what made it (recorded on the summary).
 
@@ -159,13 +170,7 @@ class Summarizer(Protocol):
     @property
     def max_output_chars(self) -> int: ...
 
-    def summarize(
-        self,
-        grain: Grain,
-        period: str,
-        children: Sequence[SummaryInput],
-        part: tuple[int, int] | None = None,
-    ) -> SummaryText: ...
+    def summarize(self, request: SummaryRequest) -> SummaryText: ...
 
 
 class WriteQueue(Protocol):
@@ -290,6 +295,42 @@ class StoreQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class ListQuery:
+    """One page of an agent's live records, newest ``occurred_at`` first (of one grain, if
+    given). ``cursor`` is opaque and bound to the agent and grain it was issued for."""
+
+    tenant_id: str
+    agent_id: str
+    now: datetime
+    grain: Grain | None = None
+    limit: int = 50
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    """One page of an agent's audit trail (of one record, if given), newest first."""
+
+    tenant_id: str
+    agent_id: str
+    record_id: str | None = None
+    limit: int = 50
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodScan:
+    """Which (tenant, agent) pairs have live records of ``grain`` whose span overlaps
+    ``[start, end)``: one page of the dispatcher's only cross-tenant read."""
+
+    grain: Grain
+    start: datetime
+    end: datetime
+    cursor: str | None = None
+    page_size: int = 500
+
+
+@dataclass(frozen=True, slots=True)
 class Neighbourhood:
     """Which records a new write may be merged into (`domain.dedup`), as a store filter.
 
@@ -306,6 +347,19 @@ class Neighbourhood:
     match_conversation: bool = False
     since: datetime | None = None
     until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NearestQuery:
+    """The live record of ``grain`` closest to ``vector`` (``within`` a neighbourhood, if
+    given): what dedup-on-write asks before it stores a record."""
+
+    tenant_id: str
+    agent_id: str
+    grain: Grain
+    vector: Vector
+    now: datetime
+    within: Neighbourhood | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,16 +460,8 @@ class RecordStore(Protocol):
         """Make ``alias_id`` resolve to ``record_id`` (a write merged into an existing record)."""
         ...
 
-    def list(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        now: datetime,
-        grain: Grain | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> Page:
-        """Live records, newest ``occurred_at`` first. ``cursor`` is opaque and bound to the agent."""
+    def list(self, query: ListQuery) -> Page:
+        """One page of live records (see `ListQuery`)."""
         ...
 
     def conversation_tail(
@@ -468,17 +514,8 @@ class Retrieval(Protocol):
     """Finding records by meaning and by words: the raw evidence, ranked by the services
     (`domain.fusion` says how it is handed over)."""
 
-    def nearest(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        grain: Grain,
-        vector: Vector,
-        now: datetime,
-        within: Neighbourhood | None = None,
-    ) -> tuple[MemoryRecord, float] | None:
-        """The live record of that grain (and ``within`` that neighbourhood) closest to
-        ``vector``, and its cosine (dedup-on-write)."""
+    def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
+        """The record `NearestQuery` asks for, and its cosine; None when there is none."""
         ...
 
     def search(self, query: StoreQuery) -> list[Candidate]:
@@ -496,14 +533,7 @@ class AuditLog(Protocol):
         """Add events to the audit trail (idempotent per record, action and instant)."""
         ...
 
-    def audit_events(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        record_id: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> AuditPage:
+    def audit_events(self, query: AuditQuery) -> AuditPage:
         """The agent's audit trail (of one record, if given), newest first, paginated."""
         ...
 
@@ -526,15 +556,8 @@ class AgentDirectory(Protocol):
     """Which agents have memory, and how much of it per period: the dispatcher's and the operator's
     view."""
 
-    def agents_with_records(
-        self,
-        grain: Grain,
-        start: datetime,
-        end: datetime,
-        cursor: str | None = None,
-        page_size: int = 500,
-    ) -> AgentPage:
-        """Every (tenant, agent) with live records of ``grain`` whose span overlaps ``[start, end)``.
+    def agents_with_records(self, scan: PeriodScan) -> AgentPage:
+        """Every (tenant, agent) `PeriodScan` asks for, one page at a time.
 
         The summarization dispatcher's primitive: the only cross-tenant read, and it returns
         ids only. Paginated with an opaque cursor.
@@ -657,16 +680,8 @@ class KeyStore(Protocol):
     against either store.
     """
 
-    def create(
-        self,
-        tenant_id: str,
-        plan: str,
-        admin: bool = False,
-        agents: frozenset[str] = frozenset(),
-        key: str | None = None,
-        scopes: frozenset[str] = DEFAULT_SCOPES,
-    ) -> tuple[str, str]:
-        """Store a new key (or ``key``) and return ``(key_id, key)``; only its hash is kept."""
+    def create(self, new: NewKey) -> tuple[str, str]:
+        """Store a new key (or ``new.key``) and return ``(key_id, key)``; only its hash is kept."""
         ...
 
     def lookup(self, key: str) -> Caller | None:

@@ -9,7 +9,7 @@ from tests.contract.test_store_contract import NOW, forget, put, query, rec, sum
 
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
-from agent_memory.ports import AuditAction, AuditEvent, MemoryStore
+from agent_memory.ports import AuditAction, AuditEvent, AuditQuery, MemoryStore
 
 SECOND = timedelta(seconds=1)
 
@@ -46,8 +46,8 @@ def test_marking_stale_is_scoped_to_the_tenant_and_agent(store: MemoryStore) -> 
     assert not store.mark_stale("t1", "a1", "nope", stale_event("nope"))
     still = store.get("t1", "a1", "s1")
     assert still is not None and still.deleted_at is None
-    assert store.audit_events("t2", "a1").events == []
-    assert store.audit_events("t1", "a1").events == []
+    assert store.audit_events(AuditQuery("t2", "a1")).events == []
+    assert store.audit_events(AuditQuery("t1", "a1")).events == []
 
 
 def test_the_audit_trail_is_newest_first_per_agent_with_details_and_pages(store: MemoryStore) -> None:
@@ -65,7 +65,7 @@ def test_the_audit_trail_is_newest_first_per_agent_with_details_and_pages(store:
         ]
     )
 
-    everything = store.audit_events("t1", "a1", limit=10)
+    everything = store.audit_events(AuditQuery("t1", "a1", limit=10))
     assert [(e.record_id, e.action) for e in everything.events] == [
         ("s1", "remade"),
         ("m3", "forget"),
@@ -76,14 +76,14 @@ def test_the_audit_trail_is_newest_first_per_agent_with_details_and_pages(store:
     assert everything.events[0].at == NOW + 9 * SECOND
     assert everything.next_cursor is None
 
-    first = store.audit_events("t1", "a1", limit=3)
+    first = store.audit_events(AuditQuery("t1", "a1", limit=3))
     assert len(first.events) == 3 and first.next_cursor is not None
-    rest = store.audit_events("t1", "a1", limit=3, cursor=first.next_cursor)
+    rest = store.audit_events(AuditQuery("t1", "a1", limit=3, cursor=first.next_cursor))
     assert [e.record_id for e in rest.events] == ["m1"] and rest.next_cursor is None
 
-    only = store.audit_events("t1", "a1", record_id="m2")
+    only = store.audit_events(AuditQuery("t1", "a1", record_id="m2"))
     assert [(e.record_id, e.actor) for e in only.events] == [("m2", "test")]
-    assert [e.record_id for e in store.audit_events("t1", "a2").events] == ["x1"]
+    assert [e.record_id for e in store.audit_events(AuditQuery("t1", "a2")).events] == ["x1"]
 
 
 def test_an_audit_event_written_twice_is_kept_once(store: MemoryStore) -> None:
@@ -93,7 +93,7 @@ def test_an_audit_event_written_twice_is_kept_once(store: MemoryStore) -> None:
     # WHEN
     store.append_audit([event])
     # THEN
-    assert len(store.audit_events("t1", "a1").events) == 1
+    assert len(store.audit_events(AuditQuery("t1", "a1")).events) == 1
 
 
 def test_an_audit_cursor_of_another_agent_or_a_forged_one_is_refused(store: MemoryStore) -> None:
@@ -102,11 +102,11 @@ def test_an_audit_cursor_of_another_agent_or_a_forged_one_is_refused(store: Memo
     forget(store, "m1")
     forget(store, "m2", at=NOW + SECOND)
     # WHEN
-    cursor = store.audit_events("t1", "a1", limit=1).next_cursor
+    cursor = store.audit_events(AuditQuery("t1", "a1", limit=1)).next_cursor
     # THEN
     assert cursor is not None
     for tenant, agent in (("t2", "a1"), ("t1", "a2")):
         with pytest.raises(ValidationFailedError):
-            store.audit_events(tenant, agent, limit=1, cursor=cursor)
+            store.audit_events(AuditQuery(tenant, agent, limit=1, cursor=cursor))
     with pytest.raises(ValidationFailedError):
-        store.audit_events("t1", "a1", limit=1, cursor=cursor[:-3] + "abc")
+        store.audit_events(AuditQuery("t1", "a1", limit=1, cursor=cursor[:-3] + "abc"))

@@ -18,7 +18,15 @@ from tests.payloads import memory_record
 from agent_memory.domain.grains import Grain, period_bounds
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.errors import ValidationFailedError
-from agent_memory.ports import AuditEvent, MemoryStore, StoredRecord, StoreQuery
+from agent_memory.ports import (
+    AuditEvent,
+    ListQuery,
+    MemoryStore,
+    NearestQuery,
+    PeriodScan,
+    StoredRecord,
+    StoreQuery,
+)
 
 DIM = 8  # the dimension conftest.py builds every store with (a mismatch fails loudly)
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -136,7 +144,7 @@ def test_put_overwrites_by_id(store: MemoryStore) -> None:
     got = store.get("t1", "a1", "mem_x")
     assert got is not None and got.content == "second wording"
     assert ids(store.search(query())) == ["mem_x"]
-    found = store.nearest("t1", "a1", Grain.WORKING, vec(0.0, 1.0), NOW)
+    found = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, vec(0.0, 1.0), NOW))
     assert found is not None and found[1] == pytest.approx(1.0, abs=1e-5)
 
 
@@ -194,7 +202,7 @@ def test_search_never_crosses_tenants_or_agents(store: MemoryStore) -> None:
     by_vector = store.search(query(vector=vec(1.0)))
     by_words = store.search(query(text="launch March"))
     newest = store.search(query())
-    near = store.nearest("t1", "a1", Grain.WORKING, vec(1.0), NOW)
+    near = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, vec(1.0), NOW))
 
     # THEN only t1/a1's record is ever seen
     assert ids(by_vector) == ids(by_words) == ids(newest) == ["mem_mine"]
@@ -339,13 +347,13 @@ def test_nearest_is_the_closest_live_record_of_the_grain(store: MemoryStore) -> 
     forget(store, "mem_forgotten")
 
     # WHEN the working record nearest to vec(1) is asked for
-    found = store.nearest("t1", "a1", Grain.WORKING, vec(1.0), NOW)
+    found = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, vec(1.0), NOW))
 
     # THEN it is the good match, at its cosine; an agent with no records has none
     assert found is not None
     assert found[0].id == "mem_good"
     assert found[1] == pytest.approx(0.93, abs=1e-5)
-    assert store.nearest("t1", "a3", Grain.WORKING, vec(1.0), NOW) is None
+    assert store.nearest(NearestQuery("t1", "a3", Grain.WORKING, vec(1.0), NOW)) is None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -362,9 +370,9 @@ def test_a_forgotten_record_is_gone_from_every_read_but_get(store: MemoryStore) 
     assert forget(store, "mem_forget") is False  # already forgotten
 
     assert ids(store.search(query(vector=vec(1.0), text="secret"))) == ["mem_keep"]
-    assert [r.id for r in store.list("t1", "a1", NOW).records] == ["mem_keep"]
+    assert [r.id for r in store.list(ListQuery("t1", "a1", NOW)).records] == ["mem_keep"]
     assert store.stats("t1", "a1", NOW).records == {"working": 1}
-    near = store.nearest("t1", "a1", Grain.WORKING, vec(1.0), NOW)
+    near = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, vec(1.0), NOW))
     assert near is not None and near[0].id == "mem_keep"
     got = store.get("t1", "a1", "mem_forget")
     assert got is not None and got.deleted_at == NOW
@@ -424,7 +432,7 @@ def test_list_pages_newest_first_without_gaps_or_repeats(store: MemoryStore) -> 
     # WHEN
     pages, cursor = [], None
     while True:
-        page = store.list("t1", "a1", NOW, grain=Grain.WORKING, limit=2, cursor=cursor)
+        page = store.list(ListQuery("t1", "a1", NOW, grain=Grain.WORKING, limit=2, cursor=cursor))
         pages.append([r.id for r in page.records])
         cursor = page.next_cursor
         if cursor is None:
@@ -438,17 +446,17 @@ def test_a_list_cursor_only_works_for_its_agent_and_filter(store: MemoryStore) -
     # GIVEN
     put(store, rec("mem_1", occurred=NOW - DAY), rec("mem_2", occurred=NOW - 2 * DAY))
     # WHEN
-    cursor = store.list("t1", "a1", NOW, limit=1).next_cursor
+    cursor = store.list(ListQuery("t1", "a1", NOW, limit=1)).next_cursor
     # THEN
     assert cursor is not None
 
     with pytest.raises(ValidationFailedError):
-        store.list("t1", "a2", NOW, limit=1, cursor=cursor)
+        store.list(ListQuery("t1", "a2", NOW, limit=1, cursor=cursor))
     with pytest.raises(ValidationFailedError):
-        store.list("t2", "a1", NOW, limit=1, cursor=cursor)
+        store.list(ListQuery("t2", "a1", NOW, limit=1, cursor=cursor))
     with pytest.raises(ValidationFailedError):
-        store.list("t1", "a1", NOW, limit=1, cursor="not-a-cursor")
-    assert [r.id for r in store.list("t1", "a1", NOW, limit=1, cursor=cursor).records] == ["mem_2"]
+        store.list(ListQuery("t1", "a1", NOW, limit=1, cursor="not-a-cursor"))
+    assert [r.id for r in store.list(ListQuery("t1", "a1", NOW, limit=1, cursor=cursor)).records] == ["mem_2"]
 
 
 def test_stats_count_live_records_per_grain(store: MemoryStore) -> None:
@@ -554,8 +562,10 @@ def test_agents_with_records_lists_each_agent_with_live_records_of_the_grain_in_
     forget(store, "sum_forgotten", tenant="t3", agent="a3")
 
     # WHEN the weekly dispatcher asks for [Mon 16th, Mon 23rd)
-    page = store.agents_with_records(  # type: ignore[attr-defined]
-        Grain.DAILY, datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
+    page = store.agents_with_records(
+        PeriodScan(  # type: ignore[attr-defined]
+            Grain.DAILY, datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
+        )
     )
 
     # THEN each agent once, and only those
@@ -582,7 +592,7 @@ def test_agents_with_records_pages_through_every_agent_once(store: MemoryStore) 
     cursor = None
     # WHEN / THEN
     for _ in range(10):
-        page = store.agents_with_records(Grain.WORKING, start, end, cursor=cursor, page_size=2)  # type: ignore[attr-defined]
+        page = store.agents_with_records(PeriodScan(Grain.WORKING, start, end, cursor=cursor, page_size=2))  # type: ignore[attr-defined]
         assert len(page.agents) <= 2
         seen += [(a.tenant_id, a.agent_id) for a in page.agents]
         cursor = page.next_cursor

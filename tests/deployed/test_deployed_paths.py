@@ -20,6 +20,8 @@ import pytest
 from tests.deployed.conftest import events_dir
 from tests.deployed.harness import ACCOUNT, REGION, Deployment
 
+from agent_memory.domain.keys import NewKey
+
 TENANT = "acme"
 AGENT = "support-bot"
 
@@ -156,7 +158,7 @@ def test_the_retention_function_runs_on_its_schedule_input(deployment: Deploymen
 
     # WHEN
     DynamoDbKeyStore(deployment.functions["Authorizer"].environment["AGENT_MEMORY_TENANTS_TABLE"]).create(
-        TENANT, "free"
+        NewKey(TENANT, "free")
     )
     old = datetime.now(UTC) - timedelta(days=45)
     write(deployment, "Signed the supplier contract with Nordwind Logistics.", at=old)
@@ -197,7 +199,7 @@ def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deploym
     from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
     table = deployment.functions["Authorizer"].environment["AGENT_MEMORY_TENANTS_TABLE"]
-    _, key = DynamoDbKeyStore(table).create(TENANT, "pro")
+    _, key = DynamoDbKeyStore(table).create(NewKey(TENANT, "pro"))
     event = load("authorizer_token.json")
     event["authorizationToken"] = f"Bearer {key}"
     # WHEN

@@ -28,6 +28,7 @@ from tests.environment import configure_local_env
 import agent_memory.handlers.api
 import agent_memory.handlers.writer  # noqa: F401
 from agent_memory import container
+from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
 
@@ -209,7 +210,7 @@ def new_key(runtime: LocalRuntime) -> Callable[..., tuple[str, str, str]]:
         agents: frozenset[str] = frozenset(),
     ) -> tuple[str, str, str]:
         tenant = tenant or unique("t")
-        key_id, key = runtime.keys.create(tenant, plan, admin=admin, agents=agents)
+        key_id, key = runtime.keys.create(NewKey(tenant, plan, admin=admin, agents=agents))
         return tenant, key_id, key
 
     return make

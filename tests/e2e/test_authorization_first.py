@@ -9,6 +9,7 @@ import pytest
 from tests.e2e.conftest import Api, assert_error
 
 from agent_memory.domain.caller import READ_SCOPE
+from agent_memory.domain.keys import NewKey
 
 BAD = {"nonsense": True, "items": "not a list", "grain": "decade"}
 
@@ -77,7 +78,7 @@ def test_a_read_only_key_gets_a_403_on_writes_and_forgets_whatever_it_sends(
     api: Api, runtime: Any, method: str, suffix: str, body: Any
 ) -> None:
     # GIVEN
-    _, key = runtime.keys.create("t-read-only", "pro", scopes=frozenset({READ_SCOPE}))
+    _, key = runtime.keys.create(NewKey("t-read-only", "pro", scopes=frozenset({READ_SCOPE})))
     path = f"/v1/agents/bot/{suffix}"
     # WHEN
     status, answer = api(method, path, body, key=key) if body else api(method, path, key=key)

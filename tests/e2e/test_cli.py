@@ -16,6 +16,7 @@ from tests.e2e.conftest import Api, assert_error, settled_stats
 from tests.environment import configure_local_env, create_key, listed_keys, printed_json, run_cli
 from tests.payloads import EVENTS
 
+from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
 
@@ -159,7 +160,7 @@ def test_invoke_api_then_writer_on_sample_events_stores_the_records(
 
     # AND a server on the same data directory serves the batch's records to tenant acme
     runtime, api = serve(cli_env)
-    _, key = runtime.keys.create("acme", "pro")
+    _, key = runtime.keys.create(NewKey("acme", "pro"))
     for (agent, memory_id), content in BATCH_RECORDS.items():
         status, memory = api("GET", f"/v1/agents/{agent}/memories/{memory_id}", key=key)
         assert (status, memory["content"]) == (200, content), memory

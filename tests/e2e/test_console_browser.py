@@ -24,6 +24,7 @@ import pytest
 from tests.e2e.conftest import Api, settled_stats, unique, wait_until
 
 from agent_memory.domain.grains import Grain, time_key_for
+from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -115,7 +116,7 @@ def _summarized(api: Api, key: str, agent: str, grain: str, period: str) -> Any:
 def seeded(api: Api, runtime: LocalRuntime) -> Seeded:
     """Two days of an agent's memory, both days and their week summarized; a second agent."""
     tenant = unique("ops")
-    _, key = runtime.keys.create(tenant, "pro", admin=True)
+    _, key = runtime.keys.create(NewKey(tenant, "pro", admin=True))
     agent = "support-bot"
     # Monday and Tuesday of last week: both days and their week are closed, and in the
     # console's default four weeks.
@@ -313,7 +314,7 @@ def test_forget_is_confirmed_then_the_memory_is_gone_and_audited(
 
 def test_a_read_only_key_cannot_forget(page: Any, runtime: LocalRuntime, seeded: Seeded, api: Api) -> None:
     # GIVEN
-    _, read_only = runtime.keys.create(seeded.tenant, "pro", scopes=frozenset({"read"}))
+    _, read_only = runtime.keys.create(NewKey(seeded.tenant, "pro", scopes=frozenset({"read"})))
     target = seeded.ids[VENUE]
     connect(page, runtime, read_only)
     pick(page, seeded.agent)

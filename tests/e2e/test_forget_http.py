@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from tests.e2e.conftest import Api, assert_error, settled_stats, wait_until
 
 from agent_memory.domain.caller import READ_SCOPE, WRITE_SCOPE
+from agent_memory.domain.keys import NewKey
 
 DAY = (datetime.now(UTC) - timedelta(days=2)).replace(hour=10, minute=0, second=0, microsecond=0)
 VAULT = "The vault code for the Lisbon office is 7391-kestrel."
@@ -145,7 +146,7 @@ def test_erasure_needs_a_user_id_and_the_forget_scope(api: Api, new_key: Any) ->
 
 def test_a_key_without_the_forget_scope_cannot_forget_or_erase(api: Api, runtime: Any) -> None:
     # GIVEN
-    _, key = runtime.keys.create("t-scoped", "pro", scopes=frozenset({READ_SCOPE, WRITE_SCOPE}))
+    _, key = runtime.keys.create(NewKey("t-scoped", "pro", scopes=frozenset({READ_SCOPE, WRITE_SCOPE})))
     # WHEN / THEN
     assert api("DELETE", "/v1/agents/a1/memories?user_id=u-1", key=key)[0] == 403
     assert api("DELETE", "/v1/agents/a1/memories/mem_" + "a" * 26, key=key)[0] == 403

@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.e2e.conftest import Api, assert_error
 
+from agent_memory.domain.keys import NewKey
+
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 AGENT = "hostile-routes"
 BASE = f"/v1/agents/{AGENT}"
@@ -153,7 +155,7 @@ def test_every_operation_of_the_document_is_fed_hostile_input() -> None:
 
 @pytest.fixture(scope="module")
 def admin_key(runtime: Any) -> str:
-    return str(runtime.keys.create("t-hostile-routes", "pro", admin=True)[1])
+    return str(runtime.keys.create(NewKey("t-hostile-routes", "pro", admin=True))[1])
 
 
 @pytest.mark.parametrize("operation", sorted(CASES), ids=lambda op: f"{op[0]} {op[1]}")

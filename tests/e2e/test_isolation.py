@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 import pytest
 from tests.e2e.conftest import GRAINS, Api, HttpResponse, assert_error, settled_stats, unique
 
+from agent_memory.domain.keys import NewKey
 from agent_memory.handlers.api import app, openapi_json
 from agent_memory.local.server import LocalRuntime
 
@@ -57,10 +58,10 @@ class World:
 def world(runtime: LocalRuntime, api: Api) -> Iterator[World]:
     """Tenant A's stored memories and the keys of both tenants."""
     tenant_a, tenant_b = unique("tenant-a"), unique("tenant-b")
-    _, key_a = runtime.keys.create(tenant_a, "pro")
-    _, key_a1_only = runtime.keys.create(tenant_a, "pro", agents=frozenset({"a1"}))
-    _, key_a_admin = runtime.keys.create(tenant_a, "pro", admin=True)
-    _, key_b = runtime.keys.create(tenant_b, "pro")
+    _, key_a = runtime.keys.create(NewKey(tenant_a, "pro"))
+    _, key_a1_only = runtime.keys.create(NewKey(tenant_a, "pro", agents=frozenset({"a1"})))
+    _, key_a_admin = runtime.keys.create(NewKey(tenant_a, "pro", admin=True))
+    _, key_b = runtime.keys.create(NewKey(tenant_b, "pro"))
     ids: dict[str, list[str]] = {}
     for agent, contents in A_SECRETS.items():
         status, body = api(
@@ -274,7 +275,7 @@ def test_revoked_key_is_refused_on_every_route(
     runtime: LocalRuntime, api: Api, world: World, route: str
 ) -> None:
     # GIVEN a key of tenant A that worked
-    key_id, key = runtime.keys.create(world.tenant_a, "pro")
+    key_id, key = runtime.keys.create(NewKey(world.tenant_a, "pro"))
     assert call(api, "stats", "a1", "", key=key).status == 200
 
     # WHEN it is revoked, THEN every route answers 401 at once, and nothing changes

@@ -24,6 +24,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from agent_memory.domain.keys import NewKey
 from agent_memory.handlers.api import openapi_json
 from agent_memory.local.server import LocalRuntime
 
@@ -47,7 +48,7 @@ EXAMPLES = 25
 
 @pytest.fixture(scope="module")
 def admin_key(runtime: LocalRuntime) -> str:
-    _, key = runtime.keys.create("schemathesis", "pro", admin=True)
+    _, key = runtime.keys.create(NewKey("schemathesis", "pro", admin=True))
     return key
 
 

@@ -234,12 +234,54 @@ def test_every_deployed_handler_imports_from_the_asset_alone(synth: Synth, tmp_p
 
 def test_a_function_setting_the_functions_do_not_know_fails_the_synth() -> None:
     # GIVEN
-    from agent_memory_stack.function_factory import checked_environment
+    from agent_memory_stack.environment import checked_environment
 
     # WHEN / THEN
     assert checked_environment({"AGENT_MEMORY_STORE": "opensearch", "AWS_X": "1"})
     with pytest.raises(ValueError, match="AGENT_MEMORY_TENANT_TABLE"):
         checked_environment({"AGENT_MEMORY_TENANT_TABLE": "t"})  # misspelt: the tenants table
+
+
+def test_settings_are_named_by_their_field_and_travel_as_text_in_the_order_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN
+    from agent_memory.settings import Settings
+    from agent_memory_stack.environment import settings_env
+
+    # WHEN
+    environment = settings_env(
+        timezone="Europe/Berlin", max_receive_count=5, default_ttls=False, scheduler_enabled=True
+    )
+
+    # THEN flags are "true" / "false", numbers their digits
+    assert list(environment.items()) == [
+        ("AGENT_MEMORY_TIMEZONE", "Europe/Berlin"),
+        ("AGENT_MEMORY_MAX_RECEIVE_COUNT", "5"),
+        ("AGENT_MEMORY_DEFAULT_TTLS", "false"),
+        ("AGENT_MEMORY_SCHEDULER_ENABLED", "true"),
+    ]
+    # THEN and a function reads back what was given
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    read = Settings()
+    assert read.timezone == "Europe/Berlin"
+    assert (read.max_receive_count, read.default_ttls, read.scheduler_enabled) == (5, False, True)
+
+
+def test_a_setting_that_is_no_field_or_no_text_fails_the_synth() -> None:
+    # GIVEN
+    from agent_memory_stack.environment import settings_env
+
+    # WHEN / THEN a misspelt field (the tenants table) is refused, naming it
+    with pytest.raises(ValueError, match="tenant_table"):
+        settings_env(tenants_table="ok", tenant_table="t")
+    # WHEN / THEN a field read under another name (AWS_REGION, not AGENT_MEMORY_AWS_REGION) too
+    with pytest.raises(ValueError, match="aws_region"):
+        settings_env(aws_region="eu-west-1")
+    # WHEN / THEN a value that is no text, number or flag (an unset option) is refused
+    with pytest.raises(TypeError, match="console_origin"):
+        settings_env(console_origin=None)  # type: ignore[arg-type]
 
 
 def test_every_setting_in_the_template_is_a_field_of_settings(synth: Synth) -> None:

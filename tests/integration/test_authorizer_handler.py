@@ -21,7 +21,7 @@ from tests.tables import create_tenants_table
 from agent_memory import container
 from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import bearer_token, hash_api_key, new_api_key
+from agent_memory.domain.keys import NewKey, bearer_token, hash_api_key, new_api_key
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import authorizer
 from agent_memory.local.lambda_context import LocalContext
@@ -68,7 +68,7 @@ def test_a_valid_key_gets_an_allow_policy_over_the_api_with_the_caller_as_contex
     keys: DynamoDbKeyStore,
 ) -> None:
     # GIVEN the sample event's key, registered for tenant acme and limited to one agent
-    key_id, _ = keys.create("acme", "pro", agents=frozenset({"support-bot"}), key=SAMPLE_KEY)
+    key_id, _ = keys.create(NewKey("acme", "pro", agents=frozenset({"support-bot"}), key=SAMPLE_KEY))
 
     # WHEN the authorizer runs on the sample event
     result = authorize()
@@ -90,7 +90,7 @@ def test_a_valid_key_gets_an_allow_policy_over_the_api_with_the_caller_as_contex
 
 def test_the_context_reaches_the_api_function_as_its_tenant(keys: DynamoDbKeyStore) -> None:
     # GIVEN the authorizer's answer for an admin key of tenant globex
-    keys.create("globex", "unlimited", admin=True, key=SAMPLE_KEY)
+    keys.create(NewKey("globex", "unlimited", admin=True, key=SAMPLE_KEY))
     context = authorize()["context"]
 
     # WHEN API Gateway hands it to the API function (plus the principalId it adds)
@@ -104,7 +104,7 @@ def test_the_context_reaches_the_api_function_as_its_tenant(keys: DynamoDbKeySto
 
 def test_an_unknown_key_is_unauthorized(keys: DynamoDbKeyStore) -> None:
     # GIVEN
-    keys.create("acme", "pro")  # some other key
+    keys.create(NewKey("acme", "pro"))  # some other key
 
     # WHEN / THEN
     assert_unauthorized()
@@ -112,7 +112,7 @@ def test_an_unknown_key_is_unauthorized(keys: DynamoDbKeyStore) -> None:
 
 def test_a_revoked_key_is_unauthorized(keys: DynamoDbKeyStore) -> None:
     # GIVEN
-    key_id, _ = keys.create("acme", "pro", key=SAMPLE_KEY)
+    key_id, _ = keys.create(NewKey("acme", "pro", key=SAMPLE_KEY))
     # WHEN
     keys.revoke(key_id)
 
@@ -136,7 +136,7 @@ def test_a_malformed_header_is_unauthorized_without_reading_the_table(
     keys: DynamoDbKeyStore, ddb: Any, header: Any
 ) -> None:
     # GIVEN the sample key is valid, but the table is gone: any read would fail loudly
-    keys.create("acme", "pro", key=SAMPLE_KEY)
+    keys.create(NewKey("acme", "pro", key=SAMPLE_KEY))
     ddb.delete_table(TableName=TABLE)
 
     # WHEN / THEN a malformed header is refused as unauthorized, with no read of the table
@@ -145,7 +145,7 @@ def test_a_malformed_header_is_unauthorized_without_reading_the_table(
 
 def test_the_bearer_scheme_is_case_insensitive(keys: DynamoDbKeyStore) -> None:
     # GIVEN
-    keys.create("acme", "pro", key=SAMPLE_KEY)
+    keys.create(NewKey("acme", "pro", key=SAMPLE_KEY))
 
     # WHEN / THEN
     assert authorize(authorizationToken=f"bearer {SAMPLE_KEY}")["context"]["tenant_id"] == "acme"
@@ -154,7 +154,7 @@ def test_the_bearer_scheme_is_case_insensitive(keys: DynamoDbKeyStore) -> None:
 @pytest.mark.parametrize("method_arn", [None, "", "not-an-arn", "arn:aws:execute-api:us-east-1"])
 def test_an_event_without_a_usable_method_arn_fails_closed(keys: DynamoDbKeyStore, method_arn: Any) -> None:
     # GIVEN
-    keys.create("acme", "pro", key=SAMPLE_KEY)
+    keys.create(NewKey("acme", "pro", key=SAMPLE_KEY))
 
     # WHEN / THEN
     assert_unauthorized(methodArn=method_arn)
@@ -162,7 +162,7 @@ def test_an_event_without_a_usable_method_arn_fails_closed(keys: DynamoDbKeyStor
 
 def test_the_policy_follows_the_partition_of_the_method_arn(keys: DynamoDbKeyStore) -> None:
     # GIVEN
-    keys.create("acme", "pro", key=SAMPLE_KEY)
+    keys.create(NewKey("acme", "pro", key=SAMPLE_KEY))
     arn = "arn:aws-cn:execute-api:cn-north-1:123456789012:xyz789/prod/GET/v1/agents/a/stats"
 
     # WHEN
@@ -176,7 +176,7 @@ def test_warm_invocations_answer_from_the_cache_without_reading_the_table(
     keys: DynamoDbKeyStore, ddb: Any
 ) -> None:
     # GIVEN a good key and an unknown one, each seen once
-    key_id, _ = keys.create("acme", "pro", key=SAMPLE_KEY)
+    key_id, _ = keys.create(NewKey("acme", "pro", key=SAMPLE_KEY))
     unknown = new_api_key()
     assert authorize()["principalId"] == key_id
     assert_unauthorized(authorizationToken=f"Bearer {unknown}")
@@ -202,7 +202,7 @@ def test_the_key_is_never_logged_and_a_refusal_is_not_an_error(keys: DynamoDbKey
     previous = handler.setStream(stream)
     authorizer.logger.setLevel("DEBUG")
     try:
-        key_id, _ = keys.create("acme", "pro", key=SAMPLE_KEY)
+        key_id, _ = keys.create(NewKey("acme", "pro", key=SAMPLE_KEY))
         authorize()
         unknown = new_api_key()
         assert_unauthorized(authorizationToken=f"Bearer {unknown}")

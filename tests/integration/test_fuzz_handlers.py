@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from tests.integration.conftest import call_api
 from tests.payloads import load_event
-from tests.unit.domain.test_fuzz_parsers import hostile, key_like, valid_keys
+from tests.strategies import encodes_as_utf8, hostile, key_like, valid_keys
 from tests.unit.services.test_fuzz_writer import VALID_BODY, VALID_RECORD, bodies
 
 from agent_memory import container
@@ -39,18 +39,10 @@ def _extra_key(key: str) -> str:
     return json.dumps({"v": 1, "op": "remember", "record": {**VALID_RECORD, key: 1}})
 
 
-def _unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 #: Bodies as a queue can carry them: any text but lone surrogates (SQS refuses those at send,
 #: SQLite cannot hold them), with hostile JSON escapes and keys inside.
 hostile_bodies = st.one_of(
-    bodies.filter(_unicode),
+    bodies.filter(encodes_as_utf8),
     hostile(surrogates=False, max_pieces=6).map(_extra_key),
     st.sampled_from(["\x00evil\x1b[31m\u202e", "k" * 5_000, "\ufffe\u2028"]).map(_extra_key),
     st.just(""),

@@ -20,7 +20,7 @@ from tests.tables import create_tenants_table
 from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES
-from agent_memory.domain.keys import bearer_token, hash_api_key
+from agent_memory.domain.keys import NewKey, bearer_token, hash_api_key
 from agent_memory.handlers import authorizer
 from agent_memory.local import cli
 from agent_memory.local.lambda_context import LocalContext
@@ -155,7 +155,7 @@ def test_invoke_authorizer_on_the_sample_event_uses_the_local_keys_without_a_tab
 ) -> None:
     # GIVEN the sample event's key registered in the local auth.db
     sample_key = bearer_token(load_event("authorizer_token.json")["authorizationToken"]) or ""
-    key_id, _ = LocalKeyStore(cli_env / "auth.db").create("dev", "pro", key=sample_key)
+    key_id, _ = LocalKeyStore(cli_env / "auth.db").create(NewKey("dev", "pro", key=sample_key))
 
     # WHEN the authorizer is invoked on the sample event
     code, out, _ = run_cli(capsys, "invoke", "authorizer", str(EVENTS / "authorizer_token.json"))

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
-from agent_memory.domain.caller import ADMIN_SCOPE, DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import KeyInfo, hash_api_key, new_api_key, new_key_id
+from agent_memory.domain.caller import Caller
+from agent_memory.domain.keys import KeyInfo, NewKey, hash_api_key
 from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
 
 if TYPE_CHECKING:
@@ -44,31 +44,22 @@ KEY_ID_INDEX = "key_id-index"
 class DynamoDbKeyStore(DynamoDbTable):
     """`KeyStore` on the DynamoDB tenants table (schema in the module docstring)."""
 
-    def create(
-        self,
-        tenant_id: str,
-        plan: str,
-        admin: bool = False,
-        agents: frozenset[str] = frozenset(),
-        key: str | None = None,
-        scopes: frozenset[str] = DEFAULT_SCOPES,
-    ) -> tuple[str, str]:
+    def create(self, new: NewKey) -> tuple[str, str]:
         """Store a new key (or the given one) and return ``(key_id, key)``; the key is not kept.
 
         The put is conditional: registering a key that is already in the table is a
         `ConflictError`, never a silent overwrite of another tenant's key.
         """
-        key = key or new_api_key()
-        key_id = new_key_id()
-        all_scopes = set(scopes) | ({ADMIN_SCOPE} if admin else set())
+        issued = new.issue(datetime.now(UTC))
+        info = issued.info
         item = {
-            "key_hash": {"S": hash_api_key(key)},
-            "key_id": {"S": key_id},
-            "tenant_id": {"S": tenant_id},
-            "plan": {"S": plan},
-            "scopes": {"S": " ".join(sorted(all_scopes))},
-            "agents": {"S": " ".join(sorted(agents))},
-            "created_at": {"S": datetime.now(UTC).isoformat()},
+            "key_hash": {"S": issued.key_hash},
+            "key_id": {"S": info.key_id},
+            "tenant_id": {"S": info.tenant_id},
+            "plan": {"S": info.plan},
+            "scopes": {"S": info.scopes},
+            "agents": {"S": info.agents},
+            "created_at": {"S": info.created_at},
         }
         try:
             self.client.put_item(
@@ -83,12 +74,12 @@ class DynamoDbKeyStore(DynamoDbTable):
             raise self._error("store an API key", exc) from exc
         except BotoCoreError as exc:
             raise self._error("store an API key", exc) from exc
-        return key_id, key
+        return info.key_id, issued.key
 
     def ensure(self, key: str, tenant_id: str, plan: str, admin: bool) -> None:
         """Register ``key`` unless it already is (as `LocalKeyStore.ensure`)."""
         if self.lookup(key) is None:
-            self.create(tenant_id, plan, admin=admin, key=key)
+            self.create(NewKey(tenant_id, plan, admin=admin, key=key))
 
     def lookup(self, key: str) -> Caller | None:
         try:

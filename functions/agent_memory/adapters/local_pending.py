@@ -38,19 +38,12 @@ CREATE TABLE IF NOT EXISTS pending_writes (
 CREATE INDEX IF NOT EXISTS pending_writes_expiry ON pending_writes (expires_at);
 """
 
-# A conflicting row becomes pending again unless it is a tombstone still inside the window.
-_ADD = """
+# Setting a mark overwrites whatever is there: a pending mark, or a tombstone of any age.
+_MARK = """
 INSERT INTO pending_writes (tenant_id, agent_id, record_id, state, expires_at)
-VALUES (?, ?, ?, 'pending', ?)
+VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (tenant_id, agent_id, record_id) DO UPDATE
-SET state = 'pending', expires_at = excluded.expires_at
-"""
-
-_DONE = """
-INSERT INTO pending_writes (tenant_id, agent_id, record_id, state, expires_at)
-VALUES (?, ?, ?, 'done', ?)
-ON CONFLICT (tenant_id, agent_id, record_id) DO UPDATE
-SET state = 'done', expires_at = excluded.expires_at
+SET state = excluded.state, expires_at = excluded.expires_at
 """
 
 
@@ -80,24 +73,23 @@ class LocalPendingWrites:
         self._db = ConnectionPerThread(self.path, _SCHEMA)
 
     def add(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
-        if not record_ids:
-            return
-        now = self._clock()
-        with self._db.transaction() as conn:
-            _purge(conn, now)
-            conn.executemany(
-                _ADD, [(tenant_id, agent_id, record_id, now + self._ttl_s) for record_id in record_ids]
-            )
+        self._mark("pending", self._ttl_s, tenant_id, agent_id, record_ids)
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        self._mark("done", self._dedup_window_s, tenant_id, agent_id, record_ids)
+
+    def _mark(
+        self, state: str, lifetime_s: float, tenant_id: str, agent_id: str, record_ids: Sequence[str]
+    ) -> None:
+        """Set ``state`` on each record's mark for ``lifetime_s``: pending marks and tombstones
+        differ only in those two, and both purge what has expired first."""
         if not record_ids:
             return
         now = self._clock()
         with self._db.transaction() as conn:
             _purge(conn, now)
             conn.executemany(
-                _DONE,
-                [(tenant_id, agent_id, record_id, now + self._dedup_window_s) for record_id in record_ids],
+                _MARK, [(tenant_id, agent_id, record_id, state, now + lifetime_s) for record_id in record_ids]
             )
 
     def discard(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:

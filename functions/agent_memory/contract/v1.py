@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -256,16 +257,11 @@ class SearchRequest(BaseModel):
         return self
 
     def to_query(self) -> SearchQuery:
-        return SearchQuery(
-            query=self.query,
-            grain=_grain(self.grain),
-            min_days_ago=self.min_days_ago,
-            max_days_ago=self.max_days_ago,
+        return replace(
+            _window_query(self),
             max_results=self.max_results,
-            as_of=self.as_of,
             kinds=tuple(self.kinds),
             tags=tuple(self.tags),
-            user_id=self.user_id,
             min_score=self.min_score,
             ranking=self.ranking.model_dump(exclude_none=True) if self.ranking else {},
         )
@@ -295,15 +291,20 @@ class ContextRequest(BaseModel):
         return self
 
     def to_query(self) -> ContextQuery:
-        search = SearchQuery(
-            query=self.query,
-            grain=_grain(self.grain),
-            min_days_ago=self.min_days_ago,
-            max_days_ago=self.max_days_ago,
-            as_of=self.as_of,
-            user_id=self.user_id,
-        )
-        return ContextQuery(search=search, token_budget=self.token_budget)
+        return ContextQuery(search=_window_query(self), token_budget=self.token_budget)
+
+
+def _window_query(request: SearchRequest | ContextRequest) -> SearchQuery:
+    """The search both requests describe (what, which grain, which days, for whom), read in one
+    place so the two cannot come to read it differently; a search request adds its filters."""
+    return SearchQuery(
+        query=request.query,
+        grain=_grain(request.grain),
+        min_days_ago=request.min_days_ago,
+        max_days_ago=request.max_days_ago,
+        as_of=request.as_of,
+        user_id=request.user_id,
+    )
 
 
 class ContextItem(BaseModel):

@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
+
+from agent_memory.domain.caller import ADMIN_SCOPE, DEFAULT_SCOPES
 
 KEY_PREFIX = "amk_"
 
@@ -50,3 +53,44 @@ class KeyInfo:
     agents: str
     created_at: str
     revoked_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedKey:
+    """A key as a store keeps it (``info`` and ``key_hash``), and the key itself, which the
+    store never keeps: it is shown once to whoever created it."""
+
+    key: str
+    key_hash: str
+    info: KeyInfo
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    """A key to create: whose, on which plan, for which agents (none: every agent) and scopes.
+
+    ``admin`` adds the admin scope; ``key`` registers a given key (the development key) instead
+    of a new random one. Both stores issue keys through `issue`, so they cannot differ on how a
+    key's scopes and agents are written down.
+    """
+
+    tenant_id: str
+    plan: str
+    admin: bool = False
+    agents: frozenset[str] = frozenset()
+    key: str | None = None
+    scopes: frozenset[str] = DEFAULT_SCOPES
+
+    def issue(self, now: datetime) -> IssuedKey:
+        key = self.key or new_api_key()
+        scopes = set(self.scopes) | ({ADMIN_SCOPE} if self.admin else set())
+        info = KeyInfo(
+            key_id=new_key_id(),
+            tenant_id=self.tenant_id,
+            plan=self.plan,
+            scopes=" ".join(sorted(scopes)),
+            agents=" ".join(sorted(self.agents)),
+            created_at=now.isoformat(),
+            revoked_at=None,
+        )
+        return IssuedKey(key=key, key_hash=hash_api_key(key), info=info)

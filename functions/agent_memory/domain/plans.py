@@ -29,31 +29,24 @@ YEAR: Final = 365 * DAY
 #: Plan -> grain -> hours kept (None: kept for ever).
 Retention = dict[Grain, int | None]
 
+
+def _kept(*, working_hours: int, days: int, weeks: int, months: int, quarters: int, years: int) -> Retention:
+    """A plan's retention, each summary grain counted in its own period (30 days of dailies, 6
+    weeks of weeklies...) as a plan is priced and documented, and stored as hours."""
+    return {
+        Grain.WORKING: working_hours,
+        Grain.DAILY: days * DAY,
+        Grain.WEEKLY: weeks * WEEK,
+        Grain.MONTHLY: months * MONTH,
+        Grain.QUARTERLY: quarters * QUARTER,
+        Grain.YEARLY: years * YEAR,
+    }
+
+
 DEFAULT_PLANS: Final[dict[str, Retention]] = {
-    "free": {
-        Grain.WORKING: 48,
-        Grain.DAILY: 30 * DAY,
-        Grain.WEEKLY: 6 * WEEK,
-        Grain.MONTHLY: 6 * MONTH,
-        Grain.QUARTERLY: 4 * QUARTER,
-        Grain.YEARLY: 2 * YEAR,
-    },
-    "starter": {
-        Grain.WORKING: 120,
-        Grain.DAILY: 60 * DAY,
-        Grain.WEEKLY: 12 * WEEK,
-        Grain.MONTHLY: 12 * MONTH,
-        Grain.QUARTERLY: 8 * QUARTER,
-        Grain.YEARLY: 4 * YEAR,
-    },
-    "pro": {
-        Grain.WORKING: 240,
-        Grain.DAILY: 120 * DAY,
-        Grain.WEEKLY: 24 * WEEK,
-        Grain.MONTHLY: 24 * MONTH,
-        Grain.QUARTERLY: 16 * QUARTER,
-        Grain.YEARLY: 8 * YEAR,
-    },
+    "free": _kept(working_hours=48, days=30, weeks=6, months=6, quarters=4, years=2),
+    "starter": _kept(working_hours=120, days=60, weeks=12, months=12, quarters=8, years=4),
+    "pro": _kept(working_hours=240, days=120, weeks=24, months=24, quarters=16, years=8),
     "unlimited": dict.fromkeys(Grain),
 }
 #: The plan of a tenant whose plan is unknown or unnamed: the most forgetful one is the safe

@@ -34,6 +34,9 @@ router = Router()
 
 AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
 MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
+#: The paging parameters of every listing route: one definition, so the pages' bounds agree.
+CursorQuery = Annotated[str | None, Query(max_length=1024)]
+LimitQuery = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 IdempotencyKeyHeader = Annotated[
     str | None,
     Header(
@@ -71,8 +74,8 @@ def get_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryOut
 def list_memories(
     agent_id: AgentPath,
     grain: Annotated[Grain | None, Query()] = None,
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = 50,
 ) -> Response[ListResponse]:
     caller = caller_of(router, agent_id)
     page = container.api_services().memories.list(caller.tenant_id, agent_id, grain, limit, cursor)
@@ -111,8 +114,8 @@ def erase_user(
 def audit_trail(
     agent_id: AgentPath,
     record_id: Annotated[MemoryId | None, Query(description="Only this record's events.")] = None,
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = 50,
 ) -> Response[AuditResponse]:
     """The agent's audit trail, newest first: forgets, erasures, and the summaries they re-made."""
     caller = caller_of(router, agent_id)

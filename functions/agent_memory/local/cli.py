@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_memory.domain.keys import NewKey
+
 if TYPE_CHECKING:
     from agent_memory.ports import KeyStore
 
@@ -91,7 +93,9 @@ def _register_dev_key(keys: Any, key: str, data_dir: Path) -> None:
 
     caller = keys.lookup(key)
     key_id = (
-        caller.key_id if caller is not None else keys.create(DEV_TENANT, DEV_PLAN, admin=True, key=key)[0]
+        caller.key_id
+        if caller is not None
+        else keys.create(NewKey(DEV_TENANT, DEV_PLAN, admin=True, key=key))[0]
     )
     marker = private_dir(data_dir) / "dev-key-id"
     previous = marker.read_text().strip() if marker.exists() else None
@@ -139,11 +143,13 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
     try:
         key_id, key = _keys(args).create(
-            args.tenant,
-            args.plan,
-            admin=args.admin,
-            agents=frozenset(args.agent or ()),
-            scopes=frozenset(args.scope) if args.scope else DEFAULT_SCOPES,
+            NewKey(
+                args.tenant,
+                args.plan,
+                admin=args.admin,
+                agents=frozenset(args.agent or ()),
+                scopes=frozenset(args.scope) if args.scope else DEFAULT_SCOPES,
+            )
         )
         enrolled = _enroll(args, args.tenant, args.plan)
     except AgentMemoryError as exc:

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
+from agent_memory.local.background import BackgroundLoop
 from agent_memory.local.cron import CronExpression
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
@@ -60,7 +60,7 @@ def invoke_handler(schedule: Schedule, fired_at: datetime) -> None:
         discard_unpublished_metrics()
 
 
-class LocalScheduler:
+class LocalScheduler(BackgroundLoop):
     def __init__(
         self,
         schedules: Sequence[Schedule] = SCHEDULES,
@@ -70,6 +70,7 @@ class LocalScheduler:
         invoke: Invoke = invoke_handler,
         max_catch_up: int = MAX_CATCH_UP,
     ) -> None:
+        super().__init__("scheduler", failure="scheduler iteration failed", backoff_s=MAX_SLEEP_S)
         self._entries = [(s, CronExpression.parse(s.expression)) for s in schedules]
         self._tz = timezone
         self._state_path = state_path
@@ -77,8 +78,6 @@ class LocalScheduler:
         self._invoke = invoke
         self._max_catch_up = max_catch_up
         self._last: dict[str, datetime] = self._load()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- what is due ------------------------------------------------------------------------------
 
@@ -127,24 +126,12 @@ class LocalScheduler:
                 self._save()
         return fired
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="scheduler", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_pending()
-                wait = (self.next_firing() - self._clock.now()).total_seconds()
-            except Exception:  # never let the scheduler die
-                logger.exception("scheduler iteration failed")
-                wait = MAX_SLEEP_S
-            self._stop.wait(min(max(wait, 0.5), MAX_SLEEP_S))
+    def _step(self) -> float:
+        """Fire what is due, then sleep until the next firing (at most `MAX_SLEEP_S`, so a
+        laptop that wakes from a suspend catches up soon)."""
+        self.run_pending()
+        wait = (self.next_firing() - self._clock.now()).total_seconds()
+        return min(max(wait, 0.5), MAX_SLEEP_S)
 
     # -- state ------------------------------------------------------------------------------------
 

@@ -8,12 +8,12 @@ dead-letters it. If the handler raises, the whole batch is redelivered.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, LocalFifoQueue, to_sqs_event
 from agent_memory.handlers import writer
+from agent_memory.local.background import BackgroundLoop
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
 
@@ -23,7 +23,7 @@ RETRY_BASE_DELAY_S = 0.5
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-class QueueWorker:
+class QueueWorker(BackgroundLoop):
     def __init__(
         self,
         queue: LocalFifoQueue,
@@ -34,14 +34,13 @@ class QueueWorker:
         queue_arn: str = DEFAULT_QUEUE_ARN,
         retry_base_delay_s: float = RETRY_BASE_DELAY_S,
     ) -> None:
+        super().__init__(f"{name}-worker", failure="queue worker iteration failed", backoff_s=1.0)
         self._queue = queue
         self._poll_s = poll_s
         self._handler = handler
         self._name = name
         self._queue_arn = queue_arn
         self._retry_base_delay_s = retry_base_delay_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def drain_once(self) -> int:
         """Process one batch if there is one; returns how many messages were received."""
@@ -63,19 +62,7 @@ class QueueWorker:
         self._queue.settle(messages, response, retry_delay_s=delay)
         return len(messages)
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"{self._name}-worker", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.drain_once()
-            except Exception:  # never let the worker die: log, back off, keep draining
-                logger.exception("queue worker iteration failed")
-                self._stop.wait(1.0)
+    def _step(self) -> float:
+        """One batch; no pause after it, since `drain_once` itself waits ``poll_s`` for messages."""
+        self.drain_once()
+        return 0.0

@@ -20,7 +20,7 @@ from agent_memory.domain.cascade import covered_span, finer_grains
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.summary_jobs import DispatchReport, SummarizeJob, SummarizeRequest
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AgentRef, Clock, Job, JobQueue, MemoryStore
+from agent_memory.ports import AgentRef, Clock, Job, JobQueue, MemoryStore, PeriodScan
 
 #: Jobs handed to the queue per send (the SQS adapter sends them 10 per batch call).
 SEND_BATCH = 100
@@ -85,7 +85,7 @@ class DispatchService:
             cursor: str | None = None
             while True:
                 page = self._store.agents_with_records(
-                    finer, start, end, cursor=cursor, page_size=self._page_size
+                    PeriodScan(finer, start, end, cursor=cursor, page_size=self._page_size)
                 )
                 for agent in page.agents:
                     ref = (agent.tenant_id, agent.agent_id)

@@ -50,6 +50,20 @@ class _Walk:
     tops: dict[str, tuple[Grain, str]] = field(default_factory=dict)
     result: ForgetResult = field(default_factory=ForgetResult)
 
+    def event(
+        self, tenant_id: str, agent_id: str, record_id: str, action: str, detail: dict[str, object]
+    ) -> AuditEvent:
+        """An audit event of this operation: every step of it names the same actor and instant."""
+        return AuditEvent(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            record_id=record_id,
+            action=action,
+            actor=self.actor,
+            at=self.now,
+            detail=detail,
+        )
+
 
 class ForgetService:
     def __init__(self, store: MemoryStore, jobs: JobQueue, clock: Clock, timezone: str = "UTC") -> None:
@@ -114,14 +128,8 @@ class ForgetService:
 
     def _forget_one(self, record: MemoryRecord, action: str, detail: dict[str, object], walk: _Walk) -> bool:
         stale = self._mark_chain(record, walk)
-        event = AuditEvent(
-            tenant_id=record.tenant_id,
-            agent_id=record.agent_id,
-            record_id=record.id,
-            action=action,
-            actor=walk.actor,
-            at=walk.now,
-            detail={**detail, "stale_summaries": stale},
+        event = walk.event(
+            record.tenant_id, record.agent_id, record.id, action, {**detail, "stale_summaries": stale}
         )
         if not self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event):
             return False
@@ -133,15 +141,7 @@ class ForgetService:
         """Mark ``summary`` itself stale (unless this operation did), then the chain above it."""
         if summary.id in walk.marked or summary.time_key is None:
             return
-        event = AuditEvent(
-            tenant_id=summary.tenant_id,
-            agent_id=summary.agent_id,
-            record_id=summary.id,
-            action=AuditAction.STALE,
-            actor=walk.actor,
-            at=walk.now,
-            detail=detail,
-        )
+        event = walk.event(summary.tenant_id, summary.agent_id, summary.id, AuditAction.STALE, detail)
         if not self._store.mark_stale(summary.tenant_id, summary.agent_id, summary.id, event):
             return
         walk.marked.add(summary.id)
@@ -174,15 +174,7 @@ class ForgetService:
                     break
             elif not is_stale(self._store, summary):
                 break  # forgotten: never re-made, and its parent was re-made without it
-            event = AuditEvent(
-                tenant_id=tenant,
-                agent_id=agent,
-                record_id=sid,
-                action=AuditAction.STALE,
-                actor=walk.actor,
-                at=walk.now,
-                detail={"because": record.id},
-            )
+            event = walk.event(tenant, agent, sid, AuditAction.STALE, {"because": record.id})
             self._store.mark_stale(tenant, agent, sid, event)
             walk.marked.add(sid)
             walk.tops.pop(child_id, None)

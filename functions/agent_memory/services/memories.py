@@ -6,7 +6,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.operator_views import AgentStats
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import NotFoundError
-from agent_memory.ports import AuditPage, Clock, Page, PendingWrites, ReadableMemory
+from agent_memory.ports import AuditPage, AuditQuery, Clock, ListQuery, Page, PendingWrites, ReadableMemory
 
 
 class MemoryService:
@@ -25,13 +25,15 @@ class MemoryService:
         self, tenant_id: str, agent_id: str, grain: Grain | None, limit: int, cursor: str | None
     ) -> Page:
         return self._store.list(
-            tenant_id, agent_id, self._clock.now(), grain=grain, limit=limit, cursor=cursor
+            ListQuery(tenant_id, agent_id, self._clock.now(), grain=grain, limit=limit, cursor=cursor)
         )
 
     def audit(
         self, tenant_id: str, agent_id: str, record_id: str | None, limit: int, cursor: str | None
     ) -> AuditPage:
-        return self._store.audit_events(tenant_id, agent_id, record_id=record_id, limit=limit, cursor=cursor)
+        return self._store.audit_events(
+            AuditQuery(tenant_id, agent_id, record_id=record_id, limit=limit, cursor=cursor)
+        )
 
     def stats(self, tenant_id: str, agent_id: str) -> AgentStats:
         # Pending first: a write stored in between is then counted twice, never missed.

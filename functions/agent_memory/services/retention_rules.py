@@ -54,7 +54,9 @@ from agent_memory.ports import (
     Job,
     JobQueue,
     KeyStore,
+    ListQuery,
     MemoryStore,
+    PeriodScan,
     TenantPlans,
 )
 
@@ -184,7 +186,7 @@ class RetentionService:
     def _agents(self, grain: Grain, tenant: str | None = None) -> Iterator[tuple[str, str]]:
         cursor: str | None = None
         while True:
-            page = self._store.agents_with_records(grain, _EPOCH, _FAR, cursor=cursor)
+            page = self._store.agents_with_records(PeriodScan(grain, _EPOCH, _FAR, cursor=cursor))
             for ref in page.agents:
                 if tenant is None or ref.tenant_id == tenant:
                     yield ref.tenant_id, ref.agent_id
@@ -300,7 +302,9 @@ class RetentionService:
         out: list[MemoryRecord] = []
         cursor: str | None = None
         while True:
-            page = self._store.list(tenant, agent, now, grain=Grain.WORKING, limit=self._page, cursor=cursor)
+            page = self._store.list(
+                ListQuery(tenant, agent, now, grain=Grain.WORKING, limit=self._page, cursor=cursor)
+            )
             out += page.records
             cursor = page.next_cursor
             if cursor is None:

@@ -10,7 +10,7 @@ event of a stale summary is ``stale``. A forgotten summary is never re-made; a s
 from __future__ import annotations
 
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import AuditAction, MemoryStore
+from agent_memory.ports import AuditAction, AuditQuery, MemoryStore
 
 #: Metadata key of a summary's child count (also written by the summarize service).
 CHILDREN_COUNT = "children_count"
@@ -20,7 +20,7 @@ def is_stale(store: MemoryStore, record: MemoryRecord) -> bool:
     """Whether ``record`` is a summary hidden until it is re-made (not one that was forgotten)."""
     if record.deleted_at is None or record.time_key is None:
         return False
-    page = store.audit_events(record.tenant_id, record.agent_id, record_id=record.id, limit=1)
+    page = store.audit_events(AuditQuery(record.tenant_id, record.agent_id, record_id=record.id, limit=1))
     return bool(page.events) and page.events[0].action == AuditAction.STALE
 
 

@@ -31,6 +31,7 @@ from agent_memory.ports import (
     DeadLetters,
     Embedder,
     MemoryStore,
+    NearestQuery,
     Neighbourhood,
     PendingWrites,
     QueueMessage,
@@ -227,7 +228,7 @@ class WriterService:
             None
             if already is not None
             else self._store.nearest(
-                tenant, agent, record.grain, vector, now, within=self._neighbourhood(record)
+                NearestQuery(tenant, agent, record.grain, vector, now, within=self._neighbourhood(record))
             )
         )
         if (

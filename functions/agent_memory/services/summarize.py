@@ -64,6 +64,7 @@ from agent_memory.ports import (
     QueueMessage,
     Summarizer,
     SummaryInput,
+    SummaryRequest,
     WriteQueue,
 )
 from agent_memory.services.staleness import CHILDREN_COUNT, is_stale
@@ -474,7 +475,7 @@ def _call(
     part: tuple[int, int] | None,
     stats: RunStats,
 ) -> str:
-    result = summarizer.summarize(grain, period, chunk, part=part)
+    result = summarizer.summarize(SummaryRequest(grain, period, chunk, part=part))
     stats.calls += 1
     stats.input_chars += sum(input_chars(item) for item in chunk)
     stats.output_chars += len(result.text)

@@ -20,7 +20,7 @@ from tests.tables import create_tenants_table
 from agent_memory.adapters.dynamodb_keys import KEY_ID_INDEX, DynamoDbKeyStore
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import KeyInfo, new_api_key
+from agent_memory.domain.keys import KeyInfo, NewKey, new_api_key
 from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
 from agent_memory.ports import KeyStore
 
@@ -61,7 +61,7 @@ def stubbed() -> tuple[DynamoDbKeyStore, Stubber]:
 
 def test_a_created_key_looks_up_as_its_tenant_plan_and_default_scopes(any_store: KeyStore) -> None:
     # GIVEN a new key for tenant acme on plan pro
-    key_id, key = any_store.create("acme", "pro")
+    key_id, key = any_store.create(NewKey("acme", "pro"))
 
     # WHEN it is looked up
     caller = any_store.lookup(key)
@@ -73,7 +73,7 @@ def test_a_created_key_looks_up_as_its_tenant_plan_and_default_scopes(any_store:
 
 def test_admin_and_agent_limits_are_kept(any_store: KeyStore) -> None:
     # GIVEN
-    _, key = any_store.create("acme", "starter", admin=True, agents=frozenset({"b-bot", "a-bot"}))
+    _, key = any_store.create(NewKey("acme", "starter", admin=True, agents=frozenset({"b-bot", "a-bot"})))
 
     # WHEN
     caller = any_store.lookup(key)
@@ -86,7 +86,7 @@ def test_admin_and_agent_limits_are_kept(any_store: KeyStore) -> None:
 
 def test_unknown_keys_are_not_found(any_store: KeyStore) -> None:
     # GIVEN
-    any_store.create("acme", "pro")
+    any_store.create(NewKey("acme", "pro"))
 
     # WHEN / THEN
     assert any_store.lookup(new_api_key()) is None
@@ -95,8 +95,8 @@ def test_unknown_keys_are_not_found(any_store: KeyStore) -> None:
 
 def test_a_revoked_key_no_longer_looks_up_and_cannot_be_revoked_twice(any_store: KeyStore) -> None:
     # GIVEN two keys of one tenant
-    revoked_id, revoked_key = any_store.create("acme", "pro")
-    _, other_key = any_store.create("acme", "pro")
+    revoked_id, revoked_key = any_store.create(NewKey("acme", "pro"))
+    _, other_key = any_store.create(NewKey("acme", "pro"))
 
     # WHEN one is revoked
     assert any_store.revoke(revoked_id) is True
@@ -110,9 +110,9 @@ def test_a_revoked_key_no_longer_looks_up_and_cannot_be_revoked_twice(any_store:
 
 def test_list_shows_every_key_oldest_first_without_the_key(any_store: KeyStore) -> None:
     # GIVEN three keys, one revoked
-    first_id, first_key = any_store.create("acme", "pro")
-    second_id, second_key = any_store.create("globex", "free", agents=frozenset({"bot"}))
-    third_id, _ = any_store.create("acme", "pro", admin=True)
+    first_id, first_key = any_store.create(NewKey("acme", "pro"))
+    second_id, second_key = any_store.create(NewKey("globex", "free", agents=frozenset({"bot"})))
+    third_id, _ = any_store.create(NewKey("acme", "pro", admin=True))
     any_store.revoke(second_id)
 
     # WHEN listed
@@ -140,7 +140,7 @@ def test_list_shows_every_key_oldest_first_without_the_key(any_store: KeyStore) 
 
 def test_the_item_holds_the_hash_of_the_key_never_the_key(keys: DynamoDbKeyStore, ddb: Any) -> None:
     # GIVEN a key limited to one agent
-    key_id, key = keys.create("acme", "pro", agents=frozenset({"bot"}))
+    key_id, key = keys.create(NewKey("acme", "pro", agents=frozenset({"bot"})))
 
     # WHEN / THEN the table holds one item, keyed by the SHA-256 of the key, with the documented attributes
     [item] = ddb.scan(TableName=TABLE)["Items"]
@@ -159,7 +159,7 @@ def test_the_item_holds_the_hash_of_the_key_never_the_key(keys: DynamoDbKeyStore
 
 def test_revoking_keeps_the_item_and_stamps_it(keys: DynamoDbKeyStore, ddb: Any) -> None:
     # GIVEN
-    key_id, _ = keys.create("acme", "pro")
+    key_id, _ = keys.create(NewKey("acme", "pro"))
 
     # WHEN
     keys.revoke(key_id)
@@ -173,11 +173,11 @@ def test_revoking_keeps_the_item_and_stamps_it(keys: DynamoDbKeyStore, ddb: Any)
 def test_registering_a_key_twice_is_a_conflict_that_changes_nothing(keys: DynamoDbKeyStore) -> None:
     # GIVEN a key registered for acme
     key = new_api_key()
-    key_id, _ = keys.create("acme", "pro", key=key)
+    key_id, _ = keys.create(NewKey("acme", "pro", key=key))
 
     # WHEN the same key is registered for another tenant
     with pytest.raises(ConflictError):
-        keys.create("globex", "unlimited", admin=True, key=key)
+        keys.create(NewKey("globex", "unlimited", admin=True, key=key))
 
     # THEN it still stands for acme only
     assert keys.lookup(key) == Caller(tenant_id="acme", key_id=key_id, plan="pro", scopes=DEFAULT_SCOPES)
@@ -253,7 +253,7 @@ def test_a_missing_table_is_a_configuration_error_that_names_it() -> None:
         with pytest.raises(ConfigurationError, match="no-such-table"):
             store.lookup(new_api_key())
         with pytest.raises(ConfigurationError, match="no-such-table"):
-            store.create("acme", "pro")
+            store.create(NewKey("acme", "pro"))
 
 
 def test_throttling_is_a_dependency_error_not_a_missing_key() -> None:

@@ -1,4 +1,5 @@
-"""Hostile input against the parsers a request meets first: request models, ids, time keys.
+"""Hostile input against the parsers a request meets first: request models, ids, time keys in
+summarize requests and jobs.
 
 `test_api_models.py` fuzzes the *shape* of request bodies (any JSON value in any field). This
 module fuzzes the *text* inside them: unicode edge cases (lone surrogates, NUL, bidi overrides,
@@ -12,100 +13,31 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
 from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
+from tests.strategies import (
+    FUZZ,
+    HOSTILE_PIECES,  # noqa: F401 (test_fuzz_writer.py imports it from here)
+    encodes_as_utf8,
+    hostile,
+    key_like,
+    mutations,
+    valid_keys,
+)
 
 from agent_memory.contract.v1 import SearchRequest, WriteItem, WriteRequest
-from agent_memory.domain.grains import (
-    SUMMARY_GRAINS,
-    Grain,
-    next_key,
-    parse_time_key,
-    period_bounds,
-    period_dates,
-    time_key_for,
-)
+from agent_memory.domain.grains import Grain, parse_time_key
 from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAG_CHARS, MAX_TOPIC_CHARS
 from agent_memory.domain.summary_jobs import SummarizeJob, SummarizeRequest
 from agent_memory.domain.types import AgentId, ConversationId, MemoryId, TenantId, UserId, visible
-from agent_memory.errors import InvalidTimeKeyError
-
-FUZZ = settings(max_examples=150, deadline=None)
-
-#: Pieces that break naive code: controls, bidi and zero-width marks, combining marks,
-#: non-characters, path traversal, and the operators of FTS5, Lucene and SQL.
-HOSTILE_PIECES = [
-    "\x00",
-    "\x07",
-    "\x1b[31m",
-    "\x85",
-    "\x9b",
-    "\u202e",  # right-to-left override
-    "\u202d",
-    "\u2066",
-    "\u2069",
-    "\u200f",
-    "\u200d",  # zero-width joiner
-    "\ufeff",  # byte order mark
-    "\u0301",  # combining acute
-    "e\u0301\u0336\u0338",
-    "\u2028",
-    "\u2029",
-    "\uffff",
-    "\U0010ffff",
-    "\U0001f4a5",
-    "\uff0f",  # fullwidth solidus
-    "\u2024\u2024/",  # one-dot leaders
-    "../",
-    "..\\",
-    "%2e%2e%2f",
-    "/etc/passwd",
-    '"',
-    "'",
-    "*",
-    "^",
-    ":",
-    "(",
-    ")",
-    "NEAR(",
-    "content:",
-    "{content topic}:",
-    " OR ",
-    " AND ",
-    " NOT ",
-    "') OR 1=1 --",
-    "%",
-    "_",
-    "\\",
-    "${jndi:ldap://x}",
-    "<script>",
-    "tenant_id:*",
-]
-LONE_SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
-
-
-def hostile(*, surrogates: bool = True, max_pieces: int = 10) -> st.SearchStrategy[str]:
-    parts: list[st.SearchStrategy[str]] = [st.sampled_from(HOSTILE_PIECES), st.text(max_size=6)]
-    if surrogates:
-        parts.append(LONE_SURROGATES)
-    return st.lists(st.one_of(*parts), max_size=max_pieces).map("".join)
 
 
 def _has_surrogate(text: str) -> bool:
     return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
-
-
-def _strict_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _accepts(model: Any, body: Any) -> Any | None:
@@ -209,7 +141,7 @@ def test_a_tag_is_refused_or_kept_as_one_plain_value(tag: str) -> None:
             not visible(stripped)
             or len(stripped) > MAX_TAG_CHARS
             or _CONTROL.search(stripped)
-            or not _strict_utf8(tag)
+            or not encodes_as_utf8(tag)
         )
         # THEN a tag is refused only for emptiness, length, control characters or bad Unicode
         assert (parsed is None) == bool(refusable), (tag, parsed)
@@ -284,21 +216,6 @@ def test_conversation_ids_may_carry_references_but_never_a_path(candidate: str) 
 # --- JSON on the wire ----------------------------------------------------------------------------
 
 
-def _mutations(text: str) -> st.SearchStrategy[str]:
-    """``text`` with a slice deleted, replaced or repeated: what truncation and corruption do."""
-    n = len(text)
-    cut = st.tuples(st.integers(0, n), st.integers(0, n)).map(sorted)
-    noise = st.one_of(
-        st.sampled_from(['"', "\\", "{", "}", "[", "]", ",", ":", "\\u", "\\ud800", "\x00"]),
-        st.text(max_size=4),
-    )
-    return st.one_of(
-        cut.map(lambda ab: text[: ab[0]] + text[ab[1] :]),
-        st.tuples(cut, noise).map(lambda t: text[: t[0][0]] + t[1] + text[t[0][1] :]),
-        cut.map(lambda ab: text[: ab[1]] + text[ab[0] :]),
-    )
-
-
 VALID_BODY = json.dumps(
     {
         "items": [
@@ -315,7 +232,7 @@ VALID_BODY = json.dumps(
 
 
 @settings(max_examples=200, deadline=None)
-@given(raw=_mutations(VALID_BODY))
+@given(raw=mutations(VALID_BODY))
 def test_corrupted_json_text_is_a_request_or_a_validation_error(raw: str) -> None:
     # GIVEN the JSON text of a valid write, truncated or corrupted anywhere
     # WHEN parsed straight from the text THEN it validates or is refused, never anything else
@@ -324,51 +241,10 @@ def test_corrupted_json_text_is_a_request_or_a_validation_error(raw: str) -> Non
     except ValidationError:
         return
     for got in request.to_items():
-        assert _strict_utf8(got.content) and got.content.strip()
+        assert encodes_as_utf8(got.content) and got.content.strip()
 
 
-# --- time keys: a strict grammar ------------------------------------------------------------------
-
-_KEY_SHAPES = {
-    Grain.DAILY: re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII),
-    Grain.WEEKLY: re.compile(r"\d{4}-W\d{2}", re.ASCII),
-    Grain.MONTHLY: re.compile(r"\d{4}-\d{2}", re.ASCII),
-    Grain.QUARTERLY: re.compile(r"\d{4}-Q[1-4]", re.ASCII),
-    Grain.YEARLY: re.compile(r"\d{4}", re.ASCII),
-}
-any_digit = st.sampled_from(["0", "1", "2", "9", "\u0662", "\uff11", "\u0967", "\U0001d7d8"])
-key_like = st.lists(
-    st.one_of(any_digit, st.sampled_from(["-", "W", "w", "Q", "q", " ", "\n", "+", "\x00", "T", ":"])),
-    max_size=12,
-).map("".join)
-valid_keys = st.tuples(st.sampled_from(SUMMARY_GRAINS), st.dates(date(1, 1, 1), date(9998, 12, 1))).map(
-    lambda gd: time_key_for(gd[0], gd[1])
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    grain=st.sampled_from(list(Grain)),
-    key=st.one_of(key_like, valid_keys, valid_keys.flatmap(_mutations), hostile(max_pieces=3)),
-)
-def test_a_time_key_is_canonical_or_an_invalid_time_key_error(grain: Grain, key: str) -> None:
-    try:
-        # WHEN it is parsed as a key of the grain
-        parsed = parse_time_key(grain, key)
-    except InvalidTimeKeyError:
-        # THEN every other entry point refuses it the same way (nothing else escapes)
-        for use in (period_dates, period_bounds, next_key):
-            try:
-                use(grain, key)
-            except InvalidTimeKeyError:
-                continue
-        return
-    # THEN an accepted key is ASCII in its grain's exact shape and names its own period
-    assert parsed == key
-    assert _KEY_SHAPES[grain].fullmatch(key)
-    first, end = period_dates(grain, key)
-    assert time_key_for(grain, first) == key and first < end
-    assert next_key(grain, key) == time_key_for(grain, end)
+# --- time keys in summarize requests (the grammar itself: test_fuzz_time_keys.py) ----------------
 
 
 @FUZZ
@@ -427,7 +303,7 @@ metadata_values = st.recursive(
 def test_metadata_is_refused_or_round_trips_verbatim_through_json(metadata: dict[str, Any]) -> None:
     # WHEN any JSON object is sent as a write's metadata
     item = _accepts(WriteItem, {"content": "x", "metadata": metadata})
-    carries_surrogate = not _strict_utf8(json.dumps(metadata, ensure_ascii=False))
+    carries_surrogate = not encodes_as_utf8(json.dumps(metadata, ensure_ascii=False))
     if carries_surrogate:
         # THEN text UTF-8 cannot carry is refused (a 400), never stored as something else
         assert item is None

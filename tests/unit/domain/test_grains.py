@@ -6,8 +6,9 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
+from tests.strategies import FUZZ, summary_grains
 
 from agent_memory.domain.grains import (
     SUMMARY_GRAINS,
@@ -22,12 +23,10 @@ from agent_memory.errors import InvalidTimeKeyError, ValidationFailedError
 
 DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY = SUMMARY_GRAINS
 days = st.dates(min_value=date(1900, 1, 1), max_value=date(9998, 12, 31))
-summary_grains = st.sampled_from(SUMMARY_GRAINS)
 #: Zones with odd offsets, DST at 02:00 or 02:45, and DST that starts or ends at midnight itself.
 zones = st.sampled_from(
     ["UTC", "America/New_York", "Asia/Kolkata", "Pacific/Chatham", "America/Santiago", "America/Havana"]
 )
-QUICK = settings(max_examples=150, deadline=None)
 
 
 def _utc(moment: datetime) -> datetime:
@@ -39,21 +38,27 @@ def _utc(moment: datetime) -> datetime:
 # --- time keys of each grain -------------------------------------------------------------------
 
 
+#: Days, and the keys of the periods that hold them, daily to yearly: month and quarter ends and
+#: starts, ISO week 53, and years below 1000 (zero-padded).
+KEYS_OF_DAYS = [
+    (date(2026, 11, 21), ("2026-11-21", "2026-W47", "2026-11", "2026-Q4", "2026")),
+    (date(2026, 1, 1), ("2026-01-01", "2026-W01", "2026-01", "2026-Q1", "2026")),
+    (date(2026, 1, 31), ("2026-01-31", "2026-W05", "2026-01", "2026-Q1", "2026")),
+    (date(2026, 3, 31), ("2026-03-31", "2026-W14", "2026-03", "2026-Q1", "2026")),
+    (date(2026, 4, 1), ("2026-04-01", "2026-W14", "2026-04", "2026-Q2", "2026")),
+    (date(2026, 9, 30), ("2026-09-30", "2026-W40", "2026-09", "2026-Q3", "2026")),
+    (date(2026, 12, 31), ("2026-12-31", "2026-W53", "2026-12", "2026-Q4", "2026")),
+    (date(999, 1, 2), ("0999-01-02", "0999-W01", "0999-01", "0999-Q1", "0999")),
+    (date(999, 6, 1), ("0999-06-01", "0999-W22", "0999-06", "0999-Q2", "0999")),
+]
+
+
 @pytest.mark.parametrize(
     ("grain", "day", "key"),
     [
-        (DAILY, date(2026, 11, 21), "2026-11-21"),
-        (DAILY, date(999, 1, 2), "0999-01-02"),
-        (WEEKLY, date(2026, 11, 21), "2026-W47"),
-        (MONTHLY, date(2026, 11, 21), "2026-11"),
-        (MONTHLY, date(2026, 1, 31), "2026-01"),
-        (QUARTERLY, date(2026, 1, 1), "2026-Q1"),
-        (QUARTERLY, date(2026, 3, 31), "2026-Q1"),
-        (QUARTERLY, date(2026, 4, 1), "2026-Q2"),
-        (QUARTERLY, date(2026, 9, 30), "2026-Q3"),
-        (QUARTERLY, date(2026, 12, 31), "2026-Q4"),
-        (YEARLY, date(2026, 12, 31), "2026"),
-        (YEARLY, date(999, 6, 1), "0999"),
+        (grain, day, key)
+        for day, keys in KEYS_OF_DAYS
+        for grain, key in zip(SUMMARY_GRAINS, keys, strict=True)
     ],
 )
 def test_time_key_for_names_the_period_containing_the_day(grain: Grain, day: date, key: str) -> None:
@@ -303,7 +308,7 @@ def test_summary_grains_are_in_cascade_order() -> None:
 # --- properties (a key's round trip from any day: test_fuzz_time_keys.py) -----------------------
 
 
-@QUICK
+@FUZZ
 @given(grain=summary_grains, day=days)
 def test_periods_have_their_grains_length(grain: Grain, day: date) -> None:
     # GIVEN
@@ -323,7 +328,7 @@ def test_periods_have_their_grains_length(grain: Grain, day: date) -> None:
         assert first.day == 1
 
 
-@QUICK
+@FUZZ
 @given(grain=summary_grains, day=days, steps=st.integers(min_value=1, max_value=40))
 def test_consecutive_periods_tile_the_calendar(grain: Grain, day: date, steps: int) -> None:
     # GIVEN a random period WHEN next_key is followed for many steps
@@ -341,7 +346,7 @@ def test_consecutive_periods_tile_the_calendar(grain: Grain, day: date, steps: i
         key, previous_end = following, end
 
 
-@QUICK
+@FUZZ
 @given(grain=summary_grains, day=days, zone_name=zones, steps=st.integers(min_value=1, max_value=12))
 def test_local_periods_tile_in_instants_across_dst(
     grain: Grain, day: date, zone_name: str, steps: int
@@ -367,7 +372,7 @@ def test_local_periods_tile_in_instants_across_dst(
         start, end = next_start, next_end
 
 
-@QUICK
+@FUZZ
 @given(grain=summary_grains, day=days, zone_name=zones)
 def test_local_midnight_in_zones_without_midnight_changes(grain: Grain, day: date, zone_name: str) -> None:
     # GIVEN zones whose DST changes happen away from midnight (in the modern era: before 1970

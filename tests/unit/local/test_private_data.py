@@ -13,6 +13,7 @@ from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
+from agent_memory.domain.keys import NewKey
 from agent_memory.local import cli
 
 
@@ -25,7 +26,7 @@ def test_every_database_and_its_wal_is_0600_in_a_0700_directory(tmp_path: Path) 
     data = tmp_path / "data"
     store = SqliteMemoryStore(data / "memory.db", dimension=3, model_id="m")
     store.stats("t", "a", __import__("datetime").datetime.now(__import__("datetime").UTC))
-    LocalKeyStore(data / "auth.db").create("t", "pro")
+    LocalKeyStore(data / "auth.db").create(NewKey("t", "pro"))
     queue = LocalFifoQueue(data / "queue.db")
     LocalPendingWrites(data / "queue.db").add("t", "a", ["mem_1"])
     del queue

@@ -22,7 +22,7 @@ from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import discard_unpublished_metrics
-from agent_memory.ports import Job, Summarizer
+from agent_memory.ports import Job, ListQuery, Summarizer
 from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.summarize import ChildNotStoredYetError, RunStats, SummarizeService
 
@@ -93,7 +93,7 @@ class Cascade:
         records: list[MemoryRecord] = []
         cursor = None
         while True:
-            page = self.store.list(TENANT, AGENT, now, limit=100, cursor=cursor)
+            page = self.store.list(ListQuery(TENANT, AGENT, now, limit=100, cursor=cursor))
             records += page.records
             cursor = page.next_cursor
             if cursor is None:

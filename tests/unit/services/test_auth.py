@@ -5,20 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.fakes import SteppingClock
 
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.domain.caller import Caller
-from agent_memory.domain.keys import new_api_key
+from agent_memory.domain.keys import NewKey, new_api_key
 from agent_memory.errors import DependencyError
 from agent_memory.services.auth import KeyAuthenticator
-
-
-class Tick:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class CountingStore(LocalKeyStore):
@@ -42,13 +35,13 @@ def store(tmp_path: Path) -> CountingStore:
 
 
 @pytest.fixture
-def tick() -> Tick:
-    return Tick()
+def tick() -> SteppingClock:
+    return SteppingClock()
 
 
-def test_a_known_key_is_read_once_per_ttl(store: CountingStore, tick: Tick) -> None:
+def test_a_known_key_is_read_once_per_ttl(store: CountingStore, tick: SteppingClock) -> None:
     # GIVEN a key and an authenticator with a 60 s cache
-    key_id, key = store.create("acme", "pro")
+    key_id, key = store.create(NewKey("acme", "pro"))
     auth = KeyAuthenticator(store, ttl_s=60, clock=tick)
 
     # WHEN it is presented three times within the minute
@@ -64,9 +57,11 @@ def test_a_known_key_is_read_once_per_ttl(store: CountingStore, tick: Tick) -> N
     assert store.lookups == 2
 
 
-def test_a_revocation_is_seen_once_the_cached_answer_expires(store: CountingStore, tick: Tick) -> None:
+def test_a_revocation_is_seen_once_the_cached_answer_expires(
+    store: CountingStore, tick: SteppingClock
+) -> None:
     # GIVEN
-    key_id, key = store.create("acme", "pro")
+    key_id, key = store.create(NewKey("acme", "pro"))
     auth = KeyAuthenticator(store, ttl_s=60, clock=tick)
     # WHEN / THEN
     assert auth.authenticate(key) is not None
@@ -79,7 +74,7 @@ def test_a_revocation_is_seen_once_the_cached_answer_expires(store: CountingStor
     assert auth.authenticate(key) is None
 
 
-def test_unknown_keys_are_cached_too(store: CountingStore, tick: Tick) -> None:
+def test_unknown_keys_are_cached_too(store: CountingStore, tick: SteppingClock) -> None:
     # GIVEN
     auth = KeyAuthenticator(store, ttl_s=60, clock=tick)
     bad = new_api_key()
@@ -89,11 +84,13 @@ def test_unknown_keys_are_cached_too(store: CountingStore, tick: Tick) -> None:
     assert store.lookups == 1
 
 
-def test_the_cache_is_bounded_and_drops_the_least_recently_used(store: CountingStore, tick: Tick) -> None:
+def test_the_cache_is_bounded_and_drops_the_least_recently_used(
+    store: CountingStore, tick: SteppingClock
+) -> None:
     # GIVEN a cache of two entries holding keys a and b, a used last
-    _, a = store.create("acme", "pro")
-    _, b = store.create("acme", "pro")
-    _, c = store.create("acme", "pro")
+    _, a = store.create(NewKey("acme", "pro"))
+    _, b = store.create(NewKey("acme", "pro"))
+    _, c = store.create(NewKey("acme", "pro"))
     auth = KeyAuthenticator(store, ttl_s=60, max_entries=2, clock=tick)
     auth.authenticate(a)
     auth.authenticate(b)
@@ -110,9 +107,9 @@ def test_the_cache_is_bounded_and_drops_the_least_recently_used(store: CountingS
     assert store.lookups == 4
 
 
-def test_a_store_failure_raises_and_is_not_cached(store: CountingStore, tick: Tick) -> None:
+def test_a_store_failure_raises_and_is_not_cached(store: CountingStore, tick: SteppingClock) -> None:
     # GIVEN a store that fails once
-    _, key = store.create("acme", "pro")
+    _, key = store.create(NewKey("acme", "pro"))
     auth = KeyAuthenticator(store, clock=tick)
     store.failing = True
 
@@ -124,9 +121,9 @@ def test_a_store_failure_raises_and_is_not_cached(store: CountingStore, tick: Ti
     assert store.lookups == 2
 
 
-def test_clear_forgets_every_answer(store: CountingStore, tick: Tick) -> None:
+def test_clear_forgets_every_answer(store: CountingStore, tick: SteppingClock) -> None:
     # GIVEN
-    _, key = store.create("acme", "pro")
+    _, key = store.create(NewKey("acme", "pro"))
     auth = KeyAuthenticator(store, clock=tick)
     auth.authenticate(key)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from tests.fakes import utc
 from tests.unit.services.cascade_world import TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
@@ -17,10 +17,6 @@ from agent_memory.domain.summary_jobs import (
     SummarizeJob,
     SummarizeRequest,
 )
-
-
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
 
 
 @pytest.fixture

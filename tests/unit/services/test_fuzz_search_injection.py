@@ -18,10 +18,10 @@ import base64
 import json
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -30,12 +30,12 @@ from hypothesis import strategies as st
 from opensearchpy import OpenSearch
 from tests.fakes import FixedClock
 from tests.payloads import memory_record
+from tests.strategies import HOSTILE_PIECES, hostile
 from tests.unit.adapters.opensearch.test_opensearch_requests import (
     Cluster,
     RecordingConnection,
     search_response,
 )
-from tests.unit.domain.test_fuzz_parsers import HOSTILE_PIECES, hostile
 
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.local_pending import LocalPendingWrites
@@ -87,6 +87,7 @@ TAGS = [
     "e\u0301",
 ]
 
+T = TypeVar("T")
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -173,19 +174,32 @@ ascii_queries = st.lists(st.tuples(ascii_pieces, st.sampled_from(["", " ", "  ",
 )
 
 
+def _queries(*queries: str) -> Callable[[T], T]:
+    """``@example(query=...)`` for each of ``queries``: what every run tries before its own."""
+
+    def add(test: T) -> T:
+        for query in reversed(queries):
+            test = example(query=query)(test)
+        return test
+
+    return add
+
+
 @FUZZ
 @given(query=ascii_queries)
-@example(query="content:alpha OR topic:*")
-@example(query='"alpha" OR "bravo"')
-@example(query="NEAR(alpha bravo, 1)")
-@example(query="alpha AND NOT bravo")
-@example(query="{content topic}: hotel")
-@example(query="^alpha + -bravo")
-@example(query="* OR *")
-@example(query="') OR 1=1 --")
-@example(query='" OR ""="')
-@example(query="alpha_bravo")
-@example(query="_")
+@_queries(
+    "content:alpha OR topic:*",
+    '"alpha" OR "bravo"',
+    "NEAR(alpha bravo, 1)",
+    "alpha AND NOT bravo",
+    "{content topic}: hotel",
+    "^alpha + -bravo",
+    "* OR *",
+    "') OR 1=1 --",
+    '" OR ""="',
+    "alpha_bravo",
+    "_",
+)
 def test_fts5_syntax_in_a_query_is_searched_as_words(corpus: Corpus, query: str) -> None:
     # WHEN a query full of FTS5 operators is searched lexically
     hits = corpus.lexical(query)
@@ -198,10 +212,7 @@ def test_fts5_syntax_in_a_query_is_searched_as_words(corpus: Corpus, query: str)
 @given(
     query=st.lists(st.one_of(st.sampled_from(VOCABULARY), hostile(max_pieces=3)), max_size=8).map(" ".join)
 )
-@example(query="caf\u00e9 na\u00efve")
-@example(query="alpha\x00bravo")
-@example(query="\u202ealpha")
-@example(query="alpha\ud800")
+@_queries("caf\u00e9 na\u00efve", "alpha\x00bravo", "\u202ealpha", "alpha\ud800")
 def test_any_unicode_query_matches_only_records_sharing_a_word(corpus: Corpus, query: str) -> None:
     # WHEN
     hits = corpus.lexical(query)

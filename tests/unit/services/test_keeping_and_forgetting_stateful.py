@@ -48,7 +48,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.plans import DEFAULT_PLANS
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
-from agent_memory.ports import AuditAction, MemoryStore
+from agent_memory.ports import AuditAction, AuditQuery, ListQuery, MemoryStore
 from agent_memory.services.retention_rules import RetentionService
 
 AGENT = "helper"
@@ -175,7 +175,7 @@ class KeepingAndForgetting(RuleBasedStateMachine):
         records: dict[str, MemoryRecord] = {}
         cursor = None
         while True:
-            page = self.store.list(TENANT, AGENT, now, limit=100, cursor=cursor)
+            page = self.store.list(ListQuery(TENANT, AGENT, now, limit=100, cursor=cursor))
             records.update((r.id, r) for r in page.records)
             cursor = page.next_cursor
             if cursor is None:
@@ -189,7 +189,7 @@ class KeepingAndForgetting(RuleBasedStateMachine):
         return [a for a in self.accepted if a.removed_by is None]
 
     def audited(self, record_id: str, action: str) -> bool:
-        page = self.store.audit_events(TENANT, AGENT, record_id=record_id, limit=100, cursor=None)
+        page = self.store.audit_events(AuditQuery(TENANT, AGENT, record_id=record_id, limit=100, cursor=None))
         return any(e.action == action for e in page.events)
 
     # --- rules ----------------------------------------------------------------------------------

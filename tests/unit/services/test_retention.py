@@ -19,7 +19,7 @@ from agent_memory.domain.keys import KeyInfo
 from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
-from agent_memory.ports import AuditAction, Job, StoredRecord
+from agent_memory.ports import AuditAction, AuditQuery, Job, StoredRecord
 from agent_memory.services.retention_rules import KeyStorePlans, RetentionService, parent_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -243,7 +243,7 @@ def test_every_deletion_is_in_the_audit_trail_with_its_rule(store: SqliteMemoryS
     put(store, gone, daily_of(gone))
     service(store, {"t": "free"}).run()
     # WHEN
-    events = store.audit_events("t", "a", record_id=gone.id).events
+    events = store.audit_events(AuditQuery("t", "a", record_id=gone.id)).events
     # THEN
     assert [(e.action, e.detail["rule"]) for e in events] == [(AuditAction.RETENTION, "plan")]
 
@@ -290,7 +290,7 @@ def test_expired_and_long_forgotten_records_are_purged(store: SqliteMemoryStore)
     assert report.purged == 1
     assert not alive(store, expired) and alive(store, fresh) and alive(store, forgotten)
     # AND the expired record's deletion names its rule in the audit trail
-    events = store.audit_events("t", "a", record_id=expired.id).events
+    events = store.audit_events(AuditQuery("t", "a", record_id=expired.id)).events
     assert [(e.action, e.actor, e.detail) for e in events] == [
         (AuditAction.RETENTION, "retention", {"rule": "expired"})
     ]

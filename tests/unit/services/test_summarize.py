@@ -3,12 +3,11 @@ change nothing, self-healing, refreshes of stale parents, and folding in chunks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.fakes import FixedClock
+from tests.fakes import FixedClock, utc
 from tests.unit.services.cascade_world import AGENT, TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
@@ -18,7 +17,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryKind
 from agent_memory.errors import ConfigurationError
-from agent_memory.ports import AuditEvent, SummaryInput, SummaryText
+from agent_memory.ports import AuditEvent, SummaryInput, SummaryRequest, SummaryText
 from agent_memory.services.summarize import (
     ChildNotStoredYetError,
     RunStats,
@@ -26,10 +25,6 @@ from agent_memory.services.summarize import (
     SummaryOutcome,
     fold,
 )
-
-
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
 
 
 def item(content: str, at: datetime, **fields: object) -> dict[str, object]:
@@ -288,12 +283,13 @@ def test_a_forgotten_summary_is_never_made_again(cascade: Cascade) -> None:
 
 
 def test_a_parent_makes_its_missing_children_first_recursively(cascade: Cascade) -> None:
-    # GIVEN working memory in three weeks of November and no summary at all
-    cascade.remember(
-        item("Alice moved the launch to March 3.", utc(2026, 11, 3, 9)),
-        item("Bob signed with Globex for $120,000.", utc(2026, 11, 11, 15)),
-        item("Carmen joined the platform team.", utc(2026, 11, 26, 8)),
-    )
+    # GIVEN working memory in three weeks of November, each naming whom it is about, and no summary at all
+    about = {
+        "Alice": item("Alice moved the launch to March 3.", utc(2026, 11, 3, 9)),
+        "Bob": item("Bob signed with Globex for $120,000.", utc(2026, 11, 11, 15)),
+        "Carmen": item("Carmen joined the platform team.", utc(2026, 11, 26, 8)),
+    }
+    cascade.remember(*about.values())
 
     # WHEN only the month is run
     cascade.queue(Grain.MONTHLY, "2026-11")
@@ -309,7 +305,7 @@ def test_a_parent_makes_its_missing_children_first_recursively(cascade: Cascade)
     assert month is not None
     assert month.source_ids == [w.id for w in weeks if w is not None]
     assert weeks[0] is not None and weeks[0].source_ids == [days[0].id]  # type: ignore[union-attr]
-    for name in ("Alice", "Bob", "Carmen"):
+    for name in about:
         assert name in month.content
 
 
@@ -424,10 +420,9 @@ class Recording:
     def __init__(self) -> None:
         self.calls: list[tuple[str, list[str], tuple[int, int] | None]] = []
 
-    def summarize(
-        self, grain: Grain, period: str, children: Sequence[SummaryInput], part: tuple[int, int] | None = None
-    ) -> SummaryText:
-        self.calls.append((period, [c.label for c in children], part))
+    def summarize(self, request: SummaryRequest) -> SummaryText:
+        children = request.children
+        self.calls.append((request.period, [c.label for c in children], request.part))
         return SummaryText(
             text=f"{children[0].label}: {children[0].text}"[:40], model_id="recording", prompt_version="v0"
         )
@@ -492,7 +487,7 @@ def test_a_summarizer_whose_answers_cannot_be_folded_is_refused(world: World) ->
 def test_a_summarizer_that_answers_beyond_its_bound_is_an_error_not_an_endless_fold() -> None:
     # GIVEN
     class Verbose(Recording):
-        def summarize(self, grain, period, children, part=None):  # type: ignore[no-untyped-def]
+        def summarize(self, request: SummaryRequest) -> SummaryText:
             return SummaryText(text="y" * 150, model_id="verbose", prompt_version="v0")
 
     items = [SummaryInput(f"2026-11-{d}", "x" * 30) for d in range(10, 20)]

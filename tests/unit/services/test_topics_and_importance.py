@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.fakes import FixedClock
+from tests.fakes import FixedClock, SteppingClock
 from tests.unit.services.conftest import World
 
 from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
@@ -62,17 +62,9 @@ def _no_metrics_left_behind() -> Iterator[None]:
     discard_unpublished_metrics()
 
 
-class Tick:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def tick() -> Tick:
-    return Tick()
+def tick() -> SteppingClock:
+    return SteppingClock()
 
 
 @pytest.fixture
@@ -81,7 +73,7 @@ def topics(tmp_path: Path) -> CountingTopics:
 
 
 @pytest.fixture
-def cache(topics: CountingTopics, tick: Tick) -> TopicCache:
+def cache(topics: CountingTopics, tick: SteppingClock) -> TopicCache:
     return TopicCache(topics, ttl_s=60, clock=tick)
 
 
@@ -205,7 +197,7 @@ def test_one_tenants_dictionary_never_applies_to_another(write: WriteService, se
 
 
 def test_a_write_without_topics_reads_no_dictionary_and_writes_with_topics_share_the_cache(
-    write: WriteService, topics: CountingTopics, tick: Tick
+    write: WriteService, topics: CountingTopics, tick: SteppingClock
 ) -> None:
     # GIVEN
     _accept(write, ACME, {"content": "no topic here"})
@@ -231,7 +223,7 @@ def test_replacing_the_dictionary_is_seen_at_once_by_the_same_process(
 
 
 def test_an_unreadable_dictionary_never_fails_a_write_and_is_retried_soon(
-    write: WriteService, service: TopicService, topics: CountingTopics, tick: Tick
+    write: WriteService, service: TopicService, topics: CountingTopics, tick: SteppingClock
 ) -> None:
     service.put("acme", LAUNCH)
     topics.failing = True
@@ -332,7 +324,7 @@ def test_a_query_naming_a_synonym_finds_the_memory_filed_under_the_canonical_top
     assert cache.expand_query("acme", None) is None
 
 
-def test_the_cache_is_bounded(topics: CountingTopics, tick: Tick) -> None:
+def test_the_cache_is_bounded(topics: CountingTopics, tick: SteppingClock) -> None:
     # GIVEN
     small = TopicCache(topics, ttl_s=60, max_tenants=2, clock=tick)
     # WHEN
@@ -343,7 +335,7 @@ def test_the_cache_is_bounded(topics: CountingTopics, tick: Tick) -> None:
 
 
 def test_cache_entries_expire(
-    service: TopicService, cache: TopicCache, topics: CountingTopics, tick: Tick
+    service: TopicService, cache: TopicCache, topics: CountingTopics, tick: SteppingClock
 ) -> None:
     # GIVEN
     cache.dictionary("acme")

@@ -13,7 +13,7 @@ from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError
-from agent_memory.ports import QueueMessage
+from agent_memory.ports import AuditQuery, QueueMessage
 from agent_memory.services.store_writes import WriterService
 
 ACME = Caller("acme", key_id="key_a")
@@ -158,7 +158,7 @@ def test_a_merge_keeps_every_write_verbatim_both_times_and_is_audited(world: Wor
     assert merged is not None
     assert [(m.id, m.content) for m in merged.merged_from] == [(first, text), (second, text + "!!")]
     assert merged.last_seen_at == world.clock.now() and merged.occurred_at < merged.last_seen_at
-    [event] = world.store.audit_events("acme", "bot", record_id=first).events
+    [event] = world.store.audit_events(AuditQuery("acme", "bot", record_id=first)).events
     assert (event.action, event.detail["absorbed"]) == ("merged", second)
 
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.bedrock_runtime import BedrockRuntime
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
 from agent_memory.ports import Matrix
 
@@ -69,10 +68,14 @@ class BedrockTitanEmbedder:
             raise ValueError(f"max_workers must be >= 1, got {max_workers}")
         self._model_id = model_id
         self._dimension = dimension
-        self._client = client
-        self._region = region
         self._max_workers = max_workers
-        self._lock = threading.Lock()
+        self._runtime = BedrockRuntime(
+            client,
+            region,
+            read_timeout=30,
+            max_attempts=_MAX_ATTEMPTS,
+            max_pool_connections=max(10, max_workers),
+        )
 
     @property
     def model_id(self) -> str:
@@ -85,11 +88,7 @@ class BedrockTitanEmbedder:
     @property
     def client(self) -> Any:
         """The ``bedrock-runtime`` client, built on first use when none was injected."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    self._client = self._default_client()
-        return self._client
+        return self._runtime.client
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if len(texts) == 0:
@@ -151,16 +150,3 @@ class BedrockTitanEmbedder:
         if code in _CONFIGURATION_ERRORS:
             return ConfigurationError(f"Bedrock refused {self._model_id}: {code}: {message}", details)
         return DependencyError(f"Bedrock failed to embed: {code}: {message}", details)
-
-    def _default_client(self) -> Any:
-        import boto3
-
-        config = Config(
-            retries={"mode": "adaptive", "max_attempts": _MAX_ATTEMPTS},
-            connect_timeout=5,
-            read_timeout=30,
-            max_pool_connections=max(10, self._max_workers),
-        )
-        # A session of its own: building clients from boto3's shared default session is not
-        # thread-safe.
-        return boto3.session.Session().client("bedrock-runtime", region_name=self._region, config=config)

@@ -16,7 +16,7 @@ from agent_memory.adapters.opensearch.opensearch_documents import owned
 from agent_memory.adapters.opensearch.opensearch_events import audit_event, audit_events_body
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of
 from agent_memory.errors import ValidationFailedError
-from agent_memory.ports import AuditEvent, AuditPage
+from agent_memory.ports import AuditEvent, AuditPage, AuditQuery
 
 
 class OpenSearchAuditLog(OpenSearchBase):
@@ -26,21 +26,16 @@ class OpenSearchAuditLog(OpenSearchBase):
         """One ``_bulk`` of audit documents (`OpenSearchBase._write_audit`)."""
         self._write_audit(events)
 
-    def audit_events(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        record_id: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> AuditPage:
+    def audit_events(self, query: AuditQuery) -> AuditPage:
         """Newest first by ``at``, ties by record id and action, paged with ``search_after``."""
-        if limit < 1:
+        if query.limit < 1:
             raise ValidationFailedError("limit must be at least 1")
-        binding = {"t": tenant_id, "a": agent_id, "r": record_id, "k": "audit"}
-        after = None if cursor is None else audit_after(cursor, binding)
-        body = audit_events_body(tenant_id, agent_id, record_id, limit, after)
-        hits = hits_of(self._search_events(body, "reading the audit trail", tenant_id, agent_id))
-        page = hits[:limit]
-        events = [audit_event(h["_source"]) for h in page if owned(h["_source"], tenant_id, agent_id)]
-        return AuditPage(events=events, next_cursor=next_page_cursor(binding, hits, limit))
+        binding = {"t": query.tenant_id, "a": query.agent_id, "r": query.record_id, "k": "audit"}
+        after = None if query.cursor is None else audit_after(query.cursor, binding)
+        body = audit_events_body(query.tenant_id, query.agent_id, query.record_id, query.limit, after)
+        hits = hits_of(self._search_events(body, "reading the audit trail", query.tenant_id, query.agent_id))
+        page = hits[: query.limit]
+        events = [
+            audit_event(h["_source"]) for h in page if owned(h["_source"], query.tenant_id, query.agent_id)
+        ]
+        return AuditPage(events=events, next_cursor=next_page_cursor(binding, hits, query.limit))

@@ -23,38 +23,33 @@ from agent_memory.adapters.opensearch.opensearch_queries import (
 from agent_memory.adapters.opensearch.opensearch_responses import aggregation
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError, ValidationFailedError
-from agent_memory.ports import AgentPage, AgentRef
+from agent_memory.ports import AgentPage, AgentRef, PeriodScan
 
 
 class OpenSearchDirectory(OpenSearchBase):
     """`agent_memory.ports.AgentDirectory` (see the module docstring)."""
 
-    def agents_with_records(
-        self,
-        grain: Grain,
-        start: datetime,
-        end: datetime,
-        cursor: str | None = None,
-        page_size: int = 500,
-    ) -> AgentPage:
-        """Every (tenant, agent) with records of ``grain`` overlapping ``[start, end)``, not forgotten.
+    def agents_with_records(self, scan: PeriodScan) -> AgentPage:
+        """Every (tenant, agent) with records of the scan's grain overlapping its period, not forgotten.
 
         A ``composite`` aggregation over (tenant_id, agent_id) terms: pages in key order with
         ``after_key``, never loading every agent at once. No routing: it reads every shard.
         Expiry is not applied (the port passes no clock); an expired record at most schedules a
         summary that finds nothing to fold.
         """
-        if page_size < 1:
+        if scan.page_size < 1:
             raise ValidationFailedError("page_size must be at least 1")
-        binding = {"g": Grain(grain).value, "from": ts(start), "to": ts(end)}
-        after = None if cursor is None else agents_after_key(cursor, binding)
-        body = agents_with_records_body(grain, start, end, page_size, after)
+        binding = {"g": Grain(scan.grain).value, "from": ts(scan.start), "to": ts(scan.end)}
+        after = None if scan.cursor is None else agents_after_key(scan.cursor, binding)
+        body = agents_with_records_body(scan.grain, scan.start, scan.end, scan.page_size, after)
         agg = aggregation(self._search(body, "listing agents with records"), "agents")
         buckets = agg.get("buckets", [])
         agents = [AgentRef(tenant_id=b["key"]["tenant_id"], agent_id=b["key"]["agent_id"]) for b in buckets]
         after_key = agg.get("after_key")
         next_cursor = (
-            encode_cursor({**binding, "k": after_key}) if after_key and len(buckets) == page_size else None
+            encode_cursor({**binding, "k": after_key})
+            if after_key and len(buckets) == scan.page_size
+            else None
         )
         return AgentPage(agents=agents, next_cursor=next_cursor)
 

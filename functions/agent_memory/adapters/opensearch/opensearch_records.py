@@ -55,7 +55,7 @@ from agent_memory.adapters.opensearch.opensearch_scripts import (
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ValidationFailedError
-from agent_memory.ports import AuditEvent, Page, StoredRecord, StoreStats
+from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
 logger = logging.getLogger(__name__)
 
@@ -358,27 +358,19 @@ class OpenSearchRecords(OpenSearchBase):
             newest=first("newest"),
         )
 
-    def list(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        now: datetime,
-        grain: Grain | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> Page:
+    def list(self, query: ListQuery) -> Page:
         """Live records, newest ``occurred_at`` first (ties: id descending), with ``search_after``.
 
         The cursor is urlsafe base64 of JSON: the sort values of the page's last record and the
         tenant, agent and grain it was issued for; any other cursor is a `ValidationFailedError`.
         """
-        if limit < 1:
+        if query.limit < 1:
             raise ValidationFailedError("limit must be at least 1")
-        binding = {"t": tenant_id, "a": agent_id, "g": grain.value if grain else None}
-        filters = list_filters(tenant_id, agent_id, now, grain)
-        after = None if cursor is None else list_after(cursor, binding)
-        body = records_page_body(filters, limit + 1, NEWEST_FIRST, after)
-        hits = hits_of(self._search(body, "listing records", **self._route(tenant_id, agent_id)))
-        page = hits[:limit]
-        next_cursor = next_page_cursor(binding, hits, limit)
+        binding = {"t": query.tenant_id, "a": query.agent_id, "g": query.grain.value if query.grain else None}
+        filters = list_filters(query.tenant_id, query.agent_id, query.now, query.grain)
+        after = None if query.cursor is None else list_after(query.cursor, binding)
+        body = records_page_body(filters, query.limit + 1, NEWEST_FIRST, after)
+        hits = hits_of(self._search(body, "listing records", **self._route(query.tenant_id, query.agent_id)))
+        page = hits[: query.limit]
+        next_cursor = next_page_cursor(binding, hits, query.limit)
         return Page(records=[to_record(h["_source"]) for h in page], next_cursor=next_cursor)

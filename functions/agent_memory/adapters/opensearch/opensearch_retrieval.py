@@ -13,7 +13,6 @@ over as `domain.fusion` says, the same on every store (this module does no ranki
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -38,27 +37,22 @@ from agent_memory.adapters.opensearch.opensearch_queries import (
 )
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
-from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import Candidate, Neighbourhood, StoreQuery, Vector
+from agent_memory.ports import Candidate, NearestQuery, StoreQuery
 
 
 class OpenSearchRetrieval(OpenSearchBase):
     """`agent_memory.ports.Retrieval` (see the module docstring)."""
 
-    def nearest(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        grain: Grain,
-        vector: Vector,
-        now: datetime,
-        within: Neighbourhood | None = None,
-    ) -> tuple[MemoryRecord, float] | None:
+    def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
         """`Retrieval.nearest`: one k-NN search, the neighbourhood inside the k-NN clause's filter."""
-        query_vector = unit(vector, self.dimension, self.model_id)
-        body = nearest_body(tenant_id, agent_id, grain, query_vector, now, within)
-        hits = hits_of(self._search(body, "finding the nearest record", **self._route(tenant_id, agent_id)))
+        query_vector = unit(query.vector, self.dimension, self.model_id)
+        body = nearest_body(
+            query.tenant_id, query.agent_id, query.grain, query_vector, query.now, query.within
+        )
+        hits = hits_of(
+            self._search(body, "finding the nearest record", **self._route(query.tenant_id, query.agent_id))
+        )
         if not hits:
             return None
         return to_record(hits[0]["_source"]), cosine_from_score(float(hits[0]["_score"]))

@@ -45,10 +45,10 @@ def upgrade_records_index(
     dimension: int,
     model_id: str,
     *,
-    engine: Engine = "faiss",
-    serverless: bool = False,
-    wait_s: float = UPGRADE_WAIT_S,
-    sleep: Callable[[float], None] = time.sleep,
+    engine: Engine,
+    serverless: bool,
+    wait_s: float,
+    sleep: Callable[[float], None],
 ) -> None:
     """Copy the records index ``old`` into this schema's index and move ``alias`` onto it.
 
@@ -67,6 +67,9 @@ def upgrade_records_index(
     ``old`` is kept, write-blocked, for the operator to delete once satisfied. A failure in steps
     3-5 lifts the block again before it raises, so the deployment that failed leaves the service
     as it was. Serverless has no ``_reindex`` nor index blocks: refused with what to do.
+
+    Its options have no defaults: `opensearch_bootstrap.bootstrap`, the one caller, owns them,
+    and the engine must be the one ``old`` was built with, which no default can know.
     """
     new = records_index_name(alias)
     if serverless:

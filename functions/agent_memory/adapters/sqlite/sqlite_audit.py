@@ -17,7 +17,7 @@ from typing import Any
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import decode_cursor, encode_cursor, keyset
 from agent_memory.adapters.sqlite.sqlite_rows import from_us, to_us
-from agent_memory.ports import AuditEvent, AuditPage
+from agent_memory.ports import AuditEvent, AuditPage, AuditQuery
 
 
 class SqliteAuditLog(SqliteStorePart):
@@ -28,30 +28,28 @@ class SqliteAuditLog(SqliteStorePart):
             with self._db.transaction(write=True) as conn:
                 insert_audit(conn, events)
 
-    def audit_events(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        record_id: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> AuditPage:
-        bound: dict[str, Any] = {"t": tenant_id, "a": agent_id, "r": record_id, "k": "audit"}
-        where, params = "tenant_id = ? AND agent_id = ?", [tenant_id, agent_id]
-        if record_id is not None:
+    def audit_events(self, query: AuditQuery) -> AuditPage:
+        bound: dict[str, Any] = {
+            "t": query.tenant_id,
+            "a": query.agent_id,
+            "r": query.record_id,
+            "k": "audit",
+        }
+        where, params = "tenant_id = ? AND agent_id = ?", [query.tenant_id, query.agent_id]
+        if query.record_id is not None:
             where += " AND record_id = ?"
-            params.append(record_id)
-        if cursor is not None:
-            (seq,) = keyset(decode_cursor(cursor, bound), ("q", int))
+            params.append(query.record_id)
+        if query.cursor is not None:
+            (seq,) = keyset(decode_cursor(query.cursor, bound), ("q", int))
             where += " AND seq < ?"
             params.append(seq)
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
                 "SELECT seq, tenant_id, agent_id, record_id, action, actor, at, detail FROM audit "
                 f"WHERE {where} ORDER BY seq DESC LIMIT ?",
-                [*params, limit + 1],
+                [*params, query.limit + 1],
             ).fetchall()
-        page = rows[:limit]
+        page = rows[: query.limit]
         events = [
             AuditEvent(
                 tenant_id=row[1],
@@ -64,7 +62,7 @@ class SqliteAuditLog(SqliteStorePart):
             )
             for row in page
         ]
-        next_cursor = encode_cursor({**bound, "q": page[-1][0]}) if len(rows) > limit else None
+        next_cursor = encode_cursor({**bound, "q": page[-1][0]}) if len(rows) > query.limit else None
         return AuditPage(events=events, next_cursor=next_cursor)
 
 

@@ -24,44 +24,37 @@ from agent_memory.adapters.sqlite.sqlite_filters import (
 from agent_memory.adapters.sqlite.sqlite_rows import to_us
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
-from agent_memory.ports import AgentPage, AgentRef
+from agent_memory.ports import AgentPage, AgentRef, PeriodScan
 
 
 class SqliteDirectory(SqliteStorePart):
     """`ports.AgentDirectory` over ``memory.db`` (see the module docstring)."""
 
-    def agents_with_records(
-        self,
-        grain: Grain,
-        start: datetime,
-        end: datetime,
-        cursor: str | None = None,
-        page_size: int = 500,
-    ) -> AgentPage:
-        """Every (tenant, agent) with live ``grain`` records whose span overlaps ``[start, end)``.
+    def agents_with_records(self, scan: PeriodScan) -> AgentPage:
+        """Every (tenant, agent) with live records of the scan's grain whose span overlaps its period.
 
         Ordered by (tenant, agent); the cursor holds the last pair of the page and is bound to
         the grain and period it was issued for.
         """
-        if page_size < 1:
+        if scan.page_size < 1:
             raise ValidationFailedError("page_size must be at least 1")
-        grain = Grain(grain)
-        bound = {"g": grain.value, "s": to_us(start), "e": to_us(end)}
+        grain = Grain(scan.grain)
+        bound = {"g": grain.value, "s": to_us(scan.start), "e": to_us(scan.end)}
         where = "grain = ? AND deleted_at IS NULL AND span_start < ? AND span_end >= ?"
         params: list[Any] = [grain.value, bound["e"], bound["s"]]
-        if cursor is not None:
-            after = keyset(decode_cursor(cursor, bound), ("t", str), ("a", str))
+        if scan.cursor is not None:
+            after = keyset(decode_cursor(scan.cursor, bound), ("t", str), ("a", str))
             where += " AND (tenant_id > ? OR (tenant_id = ? AND agent_id > ?))"
             params += [after[0], after[0], after[1]]
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
                 f"SELECT DISTINCT tenant_id, agent_id FROM records WHERE {where} "
                 "ORDER BY tenant_id, agent_id LIMIT ?",
-                (*params, page_size + 1),
+                (*params, scan.page_size + 1),
             ).fetchall()
-        agents = [AgentRef(tenant_id=t, agent_id=a) for t, a in rows[:page_size]]
+        agents = [AgentRef(tenant_id=t, agent_id=a) for t, a in rows[: scan.page_size]]
         next_cursor = None
-        if len(rows) > page_size:
+        if len(rows) > scan.page_size:
             last = agents[-1]
             next_cursor = encode_cursor({**bound, "t": last.tenant_id, "a": last.agent_id})
         return AgentPage(agents=agents, next_cursor=next_cursor)

@@ -114,6 +114,16 @@ def live_filter(
     return where, params
 
 
+def _time_bounds(where: str, params: list[Any], *bounds: tuple[str, datetime | None]) -> str:
+    """``where`` and ``AND r.<column> <op> ?`` for each bound that is set, its time appended to
+    ``params`` as the store keeps times (`to_us`): an open end of a window adds nothing."""
+    for condition, at in bounds:
+        if at is not None:
+            where += f" AND r.{condition} ?"
+            params.append(to_us(at))
+    return where
+
+
 def neighbourhood_filter(where: str, params: list[Any], within: Neighbourhood) -> tuple[str, list[Any]]:
     params = list(params)
     for wanted, column, value in (
@@ -127,24 +137,14 @@ def neighbourhood_filter(where: str, params: list[Any], within: Neighbourhood) -
         else:
             where += f" AND r.{column} = ?"
             params.append(value)
-    if within.since is not None:
-        where += " AND r.occurred_at >= ?"
-        params.append(to_us(within.since))
-    if within.until is not None:
-        where += " AND r.occurred_at < ?"
-        params.append(to_us(within.until))
+    where = _time_bounds(where, params, ("occurred_at >=", within.since), ("occurred_at <", within.until))
     return where, params
 
 
 def query_filter(query: StoreQuery) -> tuple[str, list[Any]]:
     """Which records may match a query, as SQL over ``records r`` (empty tuples: no filter)."""
     where, params = live_filter(query.tenant_id, query.agent_id, query.now, query.grains)
-    if query.end is not None:
-        where += " AND r.span_start <= ?"
-        params.append(to_us(query.end))
-    if query.start is not None:
-        where += " AND r.span_end >= ?"
-        params.append(to_us(query.start))
+    where = _time_bounds(where, params, ("span_start <=", query.end), ("span_end >=", query.start))
     if query.kinds:
         where += f" AND r.kind IN ({', '.join('?' * len(query.kinds))})"
         params += [MemoryKind(k).value for k in query.kinds]

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_util import open_private
-from agent_memory.domain.caller import ADMIN_SCOPE, DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import KeyInfo, hash_api_key, new_api_key, new_key_id
+from agent_memory.domain.caller import Caller
+from agent_memory.domain.keys import KeyInfo, NewKey, hash_api_key
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -41,39 +41,30 @@ class LocalKeyStore:
         db.execute("PRAGMA busy_timeout = 10000")
         return db
 
-    def create(
-        self,
-        tenant_id: str,
-        plan: str,
-        admin: bool = False,
-        agents: frozenset[str] = frozenset(),
-        key: str | None = None,
-        scopes: frozenset[str] = DEFAULT_SCOPES,
-    ) -> tuple[str, str]:
+    def create(self, new: NewKey) -> tuple[str, str]:
         """Store a new key (or the given one) and return ``(key_id, key)``; the key is not kept."""
-        key = key or new_api_key()
-        key_id = new_key_id()
-        all_scopes = set(scopes) | ({ADMIN_SCOPE} if admin else set())
+        issued = new.issue(datetime.now(UTC))
+        info = issued.info
         with self._connect() as db:
             db.execute(
                 "INSERT INTO api_keys (key_hash, key_id, tenant_id, plan, scopes, agents, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
-                    hash_api_key(key),
-                    key_id,
-                    tenant_id,
-                    plan,
-                    " ".join(sorted(all_scopes)),
-                    " ".join(sorted(agents)),
-                    datetime.now(UTC).isoformat(),
+                    issued.key_hash,
+                    info.key_id,
+                    info.tenant_id,
+                    info.plan,
+                    info.scopes,
+                    info.agents,
+                    info.created_at,
                 ),
             )
-        return key_id, key
+        return info.key_id, issued.key
 
     def ensure(self, key: str, tenant_id: str, plan: str, admin: bool) -> None:
         """Register ``key`` unless it already is (the development key at every start)."""
         if self.lookup(key) is None:
-            self.create(tenant_id, plan, admin=admin, key=key)
+            self.create(NewKey(tenant_id, plan, admin=admin, key=key))
 
     def lookup(self, key: str) -> Caller | None:
         with self._connect() as db:

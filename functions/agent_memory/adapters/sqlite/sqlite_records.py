@@ -36,7 +36,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import DependencyError, ValidationFailedError
-from agent_memory.ports import AuditEvent, Page, StoredRecord, StoreStats
+from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
 logger = logging.getLogger(__name__)
 
@@ -213,36 +213,30 @@ class SqliteRecords(SqliteStorePart):
         return [row_to_record(row) for row in rows]
 
     # Last of the public methods: below it, ``list`` in this class body names this method.
-    def list(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        now: datetime,
-        grain: Grain | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> Page:
+    def list(self, query: ListQuery) -> Page:
         """Live records, newest ``occurred_at`` first (ties: id descending), keyset-paginated.
 
         The cursor is urlsafe base64 of JSON naming the last record of the page and the tenant,
         agent and grain it belongs to; a cursor of anything else raises `ValidationFailedError`.
         """
-        if limit < 1:
+        if query.limit < 1:
             raise ValidationFailedError("limit must be at least 1")
-        where, params = live_filter(tenant_id, agent_id, now, (grain,) if grain else None)
-        bound = {"t": tenant_id, "a": agent_id, "g": grain.value if grain else None}
-        if cursor is not None:
-            occurred_us, last_id = keyset(decode_cursor(cursor, bound), ("o", int), ("i", str))
+        where, params = live_filter(
+            query.tenant_id, query.agent_id, query.now, (query.grain,) if query.grain else None
+        )
+        bound = {"t": query.tenant_id, "a": query.agent_id, "g": query.grain.value if query.grain else None}
+        if query.cursor is not None:
+            occurred_us, last_id = keyset(decode_cursor(query.cursor, bound), ("o", int), ("i", str))
             where += " AND (r.occurred_at < ? OR (r.occurred_at = ? AND r.id < ?))"
             params += [occurred_us, occurred_us, last_id]
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
                 f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} {NEWEST_FIRST} LIMIT ?",
-                (*params, limit + 1),
+                (*params, query.limit + 1),
             ).fetchall()
-        records = [row_to_record(row) for row in rows[:limit]]
+        records = [row_to_record(row) for row in rows[: query.limit]]
         next_cursor = None
-        if len(rows) > limit:
+        if len(rows) > query.limit:
             last = records[-1]
             next_cursor = encode_cursor({**bound, "o": to_us(last.occurred_at), "i": last.id})
         return Page(records=records, next_cursor=next_cursor)

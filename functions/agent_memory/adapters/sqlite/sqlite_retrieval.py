@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -36,9 +35,8 @@ from agent_memory.adapters.sqlite.sqlite_filters import (
 from agent_memory.adapters.sqlite.sqlite_rows import NEWEST_FIRST, RECORD_FIELDS, row_to_record
 from agent_memory.adapters.sqlite.sqlite_vectors import AgentVectors, VectorCache, top_k
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
-from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import Candidate, Neighbourhood, StoreQuery, Vector
+from agent_memory.ports import Candidate, NearestQuery, StoreQuery, Vector
 
 #: Words in more than this share of the documents are left out of a lexical query ...
 COMMON_TERM_SHARE = 0.25
@@ -51,23 +49,15 @@ class SqliteRetrieval(SqliteStorePart):
 
     _vectors: VectorCache
 
-    def nearest(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        grain: Grain,
-        vector: Vector,
-        now: datetime,
-        within: Neighbourhood | None = None,
-    ) -> tuple[MemoryRecord, float] | None:
-        """The live record of ``grain`` (``within`` the neighbourhood) with the highest cosine
-        to ``vector``, and that cosine."""
-        query_vector = self._unit_query(vector)
-        where, params = live_filter(tenant_id, agent_id, now, (grain,))
-        if within is not None:
-            where, params = neighbourhood_filter(where, params, within)
+    def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
+        """The live record of the query's grain (within its neighbourhood) with the highest cosine
+        to its vector, and that cosine."""
+        query_vector = self._unit_query(query.vector)
+        where, params = live_filter(query.tenant_id, query.agent_id, query.now, (query.grain,))
+        if query.within is not None:
+            where, params = neighbourhood_filter(where, params, query.within)
         with self._db.transaction(write=False) as conn:
-            vectors = self._vectors.current(conn, tenant_id, agent_id)
+            vectors = self._vectors.current(conn, query.tenant_id, query.agent_id)
             positions = vectors.positions(_rowids(conn, where, params))
             if not len(positions):
                 return None

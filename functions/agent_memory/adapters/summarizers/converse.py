@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.bedrock_runtime import BedrockRuntime
 from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, system_prompt, user_prompt
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ConfigurationError, DependencyError
-from agent_memory.ports import SummaryInput, SummaryText
+from agent_memory.ports import SummaryRequest, SummaryText
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +88,8 @@ class BedrockSummarizer:
                 f"({2 * max_tokens * CHARS_PER_TOKEN_BOUND} characters), or folding in chunks cannot converge"
             )
         self._model_id = model_id
-        self._client = client
-        self._region = region
+        # a long summary takes a while to generate
+        self._runtime = BedrockRuntime(client, region, read_timeout=120, max_attempts=4)
         self._max_tokens = max_tokens
         self._max_input_chars = max_input_chars
         self._throttle_retries = throttle_retries
@@ -98,7 +97,6 @@ class BedrockSummarizer:
         self._max_backoff_s = max_backoff_s
         self._sleep = sleep
         self._rng = rng or random.Random()
-        self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -118,33 +116,30 @@ class BedrockSummarizer:
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    self._client = self._default_client()
-        return self._client
+        return self._runtime.client
 
-    def request(
-        self, grain: Grain, period: str, children: Sequence[SummaryInput], part: tuple[int, int] | None = None
-    ) -> dict[str, Any]:
+    def request(self, summary: SummaryRequest) -> dict[str, Any]:
         """The ``converse`` parameters for one summary (public: tests and cost estimates read it)."""
         return {
             "modelId": self._model_id,
-            "system": [{"text": system_prompt(Grain(grain))}],
+            "system": [{"text": system_prompt(Grain(summary.grain))}],
             "messages": [
-                {"role": "user", "content": [{"text": user_prompt(Grain(grain), period, children, part)}]}
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "text": user_prompt(
+                                Grain(summary.grain), summary.period, summary.children, summary.part
+                            )
+                        }
+                    ],
+                }
             ],
             "inferenceConfig": {"temperature": 0.0, "maxTokens": self._max_tokens},
         }
 
-    def summarize(
-        self,
-        grain: Grain,
-        period: str,
-        children: Sequence[SummaryInput],
-        part: tuple[int, int] | None = None,
-    ) -> SummaryText:
-        response = self._converse(self.request(grain, period, children, part))
+    def summarize(self, request: SummaryRequest) -> SummaryText:
+        response = self._converse(self.request(request))
         text = self._text(response)
         usage = response.get("usage") or {}
         return SummaryText(
@@ -210,16 +205,6 @@ class BedrockSummarizer:
         if code == _THROTTLED:
             return DependencyError(f"Bedrock kept throttling summaries: {message}", details)
         return DependencyError(f"Bedrock failed to summarize: {code}: {message}", details)
-
-    def _default_client(self) -> Any:
-        import boto3
-
-        config = Config(
-            retries={"mode": "adaptive", "max_attempts": 4},
-            connect_timeout=5,
-            read_timeout=120,  # a long summary takes a while to generate
-        )
-        return boto3.session.Session().client("bedrock-runtime", region_name=self._region, config=config)
 
 
 def _int(value: object) -> int:

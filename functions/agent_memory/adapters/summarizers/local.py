@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent_memory.domain.grains import Grain
-from agent_memory.ports import Embedder, SummaryInput, SummaryText
+from agent_memory.ports import Embedder, SummaryInput, SummaryRequest, SummaryText
 
 #: Bump when the selection rules or the budgets change (recorded on every summary).
 VERSION = 1
@@ -183,15 +183,9 @@ class LocalExtractiveSummarizer:
         # each kept line is the sentence plus its "[label] " and a newline, within the budget
         return max(b.chars for b in self._budgets.values())
 
-    def summarize(
-        self,
-        grain: Grain,
-        period: str,
-        children: Sequence[SummaryInput],
-        part: tuple[int, int] | None = None,
-    ) -> SummaryText:
-        budget = self._budgets[Grain(grain)]
-        sentences = sentences_of(children)
+    def summarize(self, request: SummaryRequest) -> SummaryText:
+        budget = self._budgets[Grain(request.grain)]
+        sentences = sentences_of(request.children)
         kept = self._select(sentences, budget)
         text = "\n".join(f"[{s.label}] {s.text}" for s in sorted(kept, key=lambda s: s.position))
         return SummaryText(text=text, model_id=self.model_id, prompt_version=self.prompt_version)

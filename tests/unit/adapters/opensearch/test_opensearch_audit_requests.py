@@ -23,7 +23,7 @@ from agent_memory.adapters.opensearch.opensearch_cursors import encode_cursor
 from agent_memory.adapters.opensearch.opensearch_scripts import STALE_SCRIPT
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
-from agent_memory.ports import AuditAction, AuditEvent
+from agent_memory.ports import AuditAction, AuditEvent, AuditQuery
 
 SUMMARY = "sum_dddddddddddddddd"
 
@@ -130,7 +130,7 @@ def test_audit_events_are_a_routed_filtered_search_of_the_events_index(
     )
 
     # WHEN
-    page = store(client).audit_events("t1", "a1", record_id=SUMMARY, limit=1)
+    page = store(client).audit_events(AuditQuery("t1", "a1", record_id=SUMMARY, limit=1))
 
     # THEN
     (sent,) = cluster.sent
@@ -149,7 +149,7 @@ def test_audit_events_are_a_routed_filtered_search_of_the_events_index(
     assert page.next_cursor is not None
 
     cluster.reply(search_response())
-    store(client).audit_events("t1", "a1", record_id=SUMMARY, limit=1, cursor=page.next_cursor)
+    store(client).audit_events(AuditQuery("t1", "a1", record_id=SUMMARY, limit=1, cursor=page.next_cursor))
     assert cluster.sent[-1].body["search_after"] == sort
 
 
@@ -160,9 +160,11 @@ def test_an_audit_cursor_bound_to_another_agent_is_refused_without_a_request(
     cursor = encode_cursor({"t": "t1", "a": "a1", "r": None, "k": "audit", "s": [1, "x", "forget"]})
     # WHEN / THEN
     with pytest.raises(ValidationFailedError):
-        store(client).audit_events("t2", "a1", cursor=cursor)
+        store(client).audit_events(AuditQuery("t2", "a1", cursor=cursor))
     with pytest.raises(ValidationFailedError):
         store(client).audit_events(
-            "t1", "a1", cursor=encode_cursor({"t": "t1", "a": "a1", "r": None, "k": "audit", "s": "x"})
+            AuditQuery(
+                "t1", "a1", cursor=encode_cursor({"t": "t1", "a": "a1", "r": None, "k": "audit", "s": "x"})
+            )
         )
     assert cluster.sent == []

@@ -44,7 +44,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind, MemoryRecord, Source
 from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
-from agent_memory.ports import AuditEvent, StoredRecord, StoreQuery
+from agent_memory.ports import AuditEvent, ListQuery, NearestQuery, PeriodScan, StoredRecord, StoreQuery
 
 DIM = 8
 MODEL = "test-model"
@@ -961,7 +961,7 @@ def test_nearest_is_a_filtered_knn_query_for_one_grain(client: OpenSearch, clust
     cluster.reply(search_response(hit(record(), 1.95)))
 
     # WHEN
-    found = store(client).nearest("t1", "a1", Grain.WORKING, unit_vector(1.0), NOW)
+    found = store(client).nearest(NearestQuery("t1", "a1", Grain.WORKING, unit_vector(1.0), NOW))
 
     # THEN
     assert found is not None
@@ -990,7 +990,7 @@ def test_nearest_filters_on_the_neighbourhood_inside_the_knn_clause(
     )
 
     # WHEN
-    store(client).nearest("t1", "a1", Grain.WORKING, unit_vector(1.0), NOW, within=within)
+    store(client).nearest(NearestQuery("t1", "a1", Grain.WORKING, unit_vector(1.0), NOW, within=within))
 
     # THEN
     filters = cluster.sent[0].body["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
@@ -1019,7 +1019,7 @@ def test_summaries_of_a_user_are_read_by_user_ids_in_pages(client: OpenSearch, c
 def test_nearest_in_an_empty_agent_is_none(client: OpenSearch, cluster: Cluster) -> None:
     cluster.reply(search_response())
 
-    assert store(client).nearest("t1", "a1", Grain.WORKING, unit_vector(1.0), NOW) is None
+    assert store(client).nearest(NearestQuery("t1", "a1", Grain.WORKING, unit_vector(1.0), NOW)) is None
 
 
 @pytest.mark.parametrize("cosine", [-1.0, -0.5, -1e-6, 0.0, 0.3, 0.92, 1.0])
@@ -1044,8 +1044,8 @@ def test_list_pages_with_search_after_and_a_cursor_bound_to_the_agent(
     s = store(client)
 
     # WHEN listing two pages
-    first = s.list("t1", "a1", NOW, grain=Grain.WORKING, limit=2)
-    second = s.list("t1", "a1", NOW, grain=Grain.WORKING, limit=2, cursor=first.next_cursor)
+    first = s.list(ListQuery("t1", "a1", NOW, grain=Grain.WORKING, limit=2))
+    second = s.list(ListQuery("t1", "a1", NOW, grain=Grain.WORKING, limit=2, cursor=first.next_cursor))
 
     # THEN limit+1 newest first, and the second request resumes after the first page's last sort values
     body = cluster.sent[0].body
@@ -1071,7 +1071,7 @@ def test_a_forged_or_foreign_list_cursor_is_a_validation_error(
     client: OpenSearch, cluster: Cluster, cursor: str
 ) -> None:
     with pytest.raises(ValidationFailedError) as exc:
-        store(client).list("t1", "a1", NOW, grain=Grain.WORKING, cursor=cursor)
+        store(client).list(ListQuery("t1", "a1", NOW, grain=Grain.WORKING, cursor=cursor))
 
     assert cluster.sent == []
     # the details take the API's error-detail shape, so the handler can render the 400
@@ -1131,8 +1131,8 @@ def test_agents_with_records_pages_a_composite_aggregation_with_after_key(
     start, end = datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
 
     # WHEN paging through
-    first = s.agents_with_records(Grain.DAILY, start, end, page_size=2)
-    second = s.agents_with_records(Grain.DAILY, start, end, cursor=first.next_cursor, page_size=2)
+    first = s.agents_with_records(PeriodScan(Grain.DAILY, start, end, page_size=2))
+    second = s.agents_with_records(PeriodScan(Grain.DAILY, start, end, cursor=first.next_cursor, page_size=2))
 
     # THEN a composite over (tenant_id, agent_id) terms, unrouted, filtered by grain, overlap, live
     sent = cluster.sent[0]
@@ -1175,11 +1175,11 @@ def test_an_agents_cursor_of_another_grain_is_a_validation_error(
     cluster.reply(composite_response([("t1", "a1")], after=("t1", "a1")))
     s = store(client)
     start, end = datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
-    page = s.agents_with_records(Grain.DAILY, start, end, page_size=1)
+    page = s.agents_with_records(PeriodScan(Grain.DAILY, start, end, page_size=1))
 
     # WHEN / THEN
     with pytest.raises(ValidationFailedError):
-        s.agents_with_records(Grain.WEEKLY, start, end, cursor=page.next_cursor, page_size=1)
+        s.agents_with_records(PeriodScan(Grain.WEEKLY, start, end, cursor=page.next_cursor, page_size=1))
 
 
 # ------------------------------------------------------------------------------------------------

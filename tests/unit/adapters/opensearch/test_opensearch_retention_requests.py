@@ -38,6 +38,7 @@ from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 from agent_memory.domain.grains import Grain, period_bounds
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
+from agent_memory.ports import PeriodScan
 
 CUTOFF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 FORGOTTEN_BEFORE = NOW - timedelta(days=7)
@@ -636,7 +637,7 @@ def test_agents_over_all_time_is_an_unrouted_cross_tenant_aggregation_of_live_re
     cluster.reply(agents_response([("t1", "a1"), ("t2", "a9")], after=("t2", "a9")))
 
     # WHEN
-    page = store(client).agents_with_records(Grain.WORKING, EPOCH, FAR)
+    page = store(client).agents_with_records(PeriodScan(Grain.WORKING, EPOCH, FAR))
 
     # THEN no tenant or agent filter (this is how tenants are found), not routed, ids only
     (sent,) = cluster.sent
@@ -664,8 +665,8 @@ def test_an_agents_page_resumes_after_the_after_key_of_the_same_span(
     s = store(client)
 
     # WHEN
-    first = s.agents_with_records(Grain.DAILY, EPOCH, FAR, page_size=1)
-    second = s.agents_with_records(Grain.DAILY, EPOCH, FAR, cursor=first.next_cursor, page_size=1)
+    first = s.agents_with_records(PeriodScan(Grain.DAILY, EPOCH, FAR, page_size=1))
+    second = s.agents_with_records(PeriodScan(Grain.DAILY, EPOCH, FAR, cursor=first.next_cursor, page_size=1))
 
     # THEN
     assert cluster.sent[1].body["aggs"]["agents"]["composite"]["after"] == {
@@ -682,18 +683,18 @@ def test_an_agents_cursor_of_another_span_is_a_validation_error_without_a_reques
     # GIVEN
     cluster.reply(agents_response([("t1", "a1")], after=("t1", "a1")))
     s = store(client)
-    cursor = s.agents_with_records(Grain.WORKING, EPOCH, FAR, page_size=1).next_cursor
+    cursor = s.agents_with_records(PeriodScan(Grain.WORKING, EPOCH, FAR, page_size=1)).next_cursor
 
     # WHEN / THEN
     with pytest.raises(ValidationFailedError):
-        s.agents_with_records(Grain.WORKING, EPOCH, NOW, cursor=cursor, page_size=1)
+        s.agents_with_records(PeriodScan(Grain.WORKING, EPOCH, NOW, cursor=cursor, page_size=1))
 
     assert len(cluster.sent) == 1
 
 
 def test_an_agents_page_size_below_one_is_a_validation_error(client: OpenSearch, cluster: Cluster) -> None:
     with pytest.raises(ValidationFailedError):
-        store(client).agents_with_records(Grain.WORKING, EPOCH, FAR, page_size=0)
+        store(client).agents_with_records(PeriodScan(Grain.WORKING, EPOCH, FAR, page_size=0))
 
     assert cluster.sent == []
 
@@ -706,7 +707,7 @@ def test_forgotten_records_do_not_make_an_agent_but_expired_ones_do(
     cluster.reply(agents_response([], after=None))
 
     # WHEN
-    store(client).agents_with_records(Grain.WORKING, EPOCH, FAR)
+    store(client).agents_with_records(PeriodScan(Grain.WORKING, EPOCH, FAR))
 
     # THEN
     body = json.dumps(cluster.sent[0].body)

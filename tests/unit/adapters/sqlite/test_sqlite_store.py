@@ -22,7 +22,15 @@ from agent_memory.domain.grains import Grain, period_bounds
 from agent_memory.domain.ids import content_hash, memory_id, summary_id
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.errors import ConfigurationError, ValidationFailedError
-from agent_memory.ports import AuditEvent, StoredRecord, StoreQuery, Vector
+from agent_memory.ports import (
+    AuditEvent,
+    ListQuery,
+    NearestQuery,
+    PeriodScan,
+    StoredRecord,
+    StoreQuery,
+    Vector,
+)
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 DIM = 16
@@ -181,7 +189,7 @@ def test_a_query_vector_of_the_wrong_dimension_is_a_configuration_error(store: S
     with pytest.raises(ConfigurationError):
         store.search(query(vector=np.ones(DIM * 2, dtype=np.float32)))
     with pytest.raises(ConfigurationError):
-        store.nearest("t1", "a1", Grain.WORKING, np.ones(3, dtype=np.float32), NOW)
+        store.nearest(NearestQuery("t1", "a1", Grain.WORKING, np.ones(3, dtype=np.float32), NOW))
 
 
 def test_the_same_id_in_two_tenants_is_two_records(store: SqliteMemoryStore) -> None:
@@ -252,9 +260,9 @@ def test_isolation_search(store: SqliteMemoryStore, owned: MemoryRecord, tenant:
 def test_isolation_list_stats_nearest(
     store: SqliteMemoryStore, owned: MemoryRecord, tenant: str, agent: str
 ) -> None:
-    assert store.list(tenant, agent, NOW).records == []
+    assert store.list(ListQuery(tenant, agent, NOW)).records == []
     assert store.stats(tenant, agent, NOW).records == {}
-    assert store.nearest(tenant, agent, Grain.WORKING, unit(7), NOW) is None
+    assert store.nearest(NearestQuery(tenant, agent, Grain.WORKING, unit(7), NOW)) is None
 
 
 @OTHERS
@@ -316,9 +324,9 @@ def test_expired_records_never_match_at_query_now(store: SqliteMemoryStore) -> N
     # WHEN / THEN
     assert ids(store.search(query())) == [alive.id]
     assert ids(store.search(query(vector=unit(0), text="expired alive"))) == [alive.id]
-    assert [r.id for r in store.list("t1", "a1", NOW).records] == [alive.id]
+    assert [r.id for r in store.list(ListQuery("t1", "a1", NOW)).records] == [alive.id]
     assert store.stats("t1", "a1", NOW).records == {"working": 1}
-    nearest = store.nearest("t1", "a1", Grain.WORKING, unit(0), NOW)
+    nearest = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, unit(0), NOW))
     assert nearest is not None and nearest[0].id == alive.id
     # an hour earlier the first one was still alive
     earlier = StoreQuery("t1", "a1", NOW - timedelta(hours=1))
@@ -335,8 +343,8 @@ def test_forgotten_records_are_never_found(store: SqliteMemoryStore) -> None:
     assert ids(store.search(query(vector=unit(1), text="forgotten launch"))) == [kept.id]
     assert ids(store.search(query(text="forgotten"))) == []
     assert ids(store.search(query())) == [kept.id]
-    assert [r.id for r in store.list("t1", "a1", NOW).records] == [kept.id]
-    nearest = store.nearest("t1", "a1", Grain.WORKING, unit(1), NOW)
+    assert [r.id for r in store.list(ListQuery("t1", "a1", NOW)).records] == [kept.id]
+    nearest = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, unit(1), NOW))
     assert nearest is not None and nearest[0].id == kept.id
 
 
@@ -396,7 +404,7 @@ def test_vector_hits_come_best_first_with_their_cosine(store: SqliteMemoryStore)
 
 def test_vectors_are_compared_by_cosine_whatever_their_length(store: SqliteMemoryStore) -> None:
     put(store, record("long vector"), vector=unit(1) * 7.5)
-    hit = store.nearest("t1", "a1", Grain.WORKING, unit(1) * 0.1, NOW)
+    hit = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, unit(1) * 0.1, NOW))
     assert hit is not None and hit[1] == pytest.approx(1.0, abs=1e-5)
 
 
@@ -558,18 +566,18 @@ def test_nearest_is_the_closest_live_record_of_the_grain(store: SqliteMemoryStor
     # GIVEN
     q = unit(1)
     # WHEN / THEN
-    assert store.nearest("t1", "a1", Grain.WORKING, q, NOW) is None
+    assert store.nearest(NearestQuery("t1", "a1", Grain.WORKING, q, NOW)) is None
 
     best = put(store, record("best"), vector=near(q, 0.2, 2))
     put(store, record("worse"), vector=near(q, 0.8, 3))
     put(store, summary(Grain.DAILY, "2026-11-21"), vector=q)  # closer, but another grain
     put(store, record("other agent", agent_id="a2"), vector=q)  # closer, but another agent
 
-    hit = store.nearest("t1", "a1", Grain.WORKING, q, NOW)
+    hit = store.nearest(NearestQuery("t1", "a1", Grain.WORKING, q, NOW))
     assert hit is not None
     assert hit[0].id == best.id
     assert hit[1] == pytest.approx(float(np.dot(q, near(q, 0.2, 2))), abs=1e-5)
-    daily = store.nearest("t1", "a1", Grain.DAILY, q, NOW)
+    daily = store.nearest(NearestQuery("t1", "a1", Grain.DAILY, q, NOW))
     assert daily is not None and daily[1] == pytest.approx(1.0, abs=1e-5)
 
 
@@ -581,7 +589,7 @@ def test_nearest_is_the_closest_live_record_of_the_grain(store: SqliteMemoryStor
 def _walk(store: SqliteMemoryStore, grain: Grain | None = None, limit: int = 3) -> list[list[str]]:
     pages, cursor = [], None
     while True:
-        page = store.list("t1", "a1", NOW, grain=grain, limit=limit, cursor=cursor)
+        page = store.list(ListQuery("t1", "a1", NOW, grain=grain, limit=limit, cursor=cursor))
         pages.append([r.id for r in page.records])
         if page.next_cursor is None:
             return pages
@@ -613,7 +621,7 @@ def test_list_walks_every_live_record_exactly_once_newest_first(store: SqliteMem
 def test_the_last_full_page_has_no_cursor(store: SqliteMemoryStore) -> None:
     for i in range(3):
         put(store, record(f"r{i}", occurred_at=NOW - timedelta(hours=i)))
-    page = store.list("t1", "a1", NOW, limit=3)
+    page = store.list(ListQuery("t1", "a1", NOW, limit=3))
     assert len(page.records) == 3 and page.next_cursor is None
 
 
@@ -626,9 +634,9 @@ def test_list_rejects_forged_and_foreign_cursors(store: SqliteMemoryStore) -> No
     for i in range(4):
         put(store, record(f"r{i}", occurred_at=NOW - timedelta(hours=i)))
         put(store, record(f"r{i}", tenant_id="t2", occurred_at=NOW - timedelta(hours=i)))
-    own = store.list("t1", "a1", NOW, limit=2).next_cursor
+    own = store.list(ListQuery("t1", "a1", NOW, limit=2)).next_cursor
     # WHEN
-    foreign = store.list("t2", "a1", NOW, limit=2).next_cursor
+    foreign = store.list(ListQuery("t2", "a1", NOW, limit=2)).next_cursor
     # THEN
     assert own is not None and foreign is not None
     payload = json.loads(base64.urlsafe_b64decode(own + "=" * (-len(own) % 4)))
@@ -650,12 +658,12 @@ def test_list_rejects_forged_and_foreign_cursors(store: SqliteMemoryStore) -> No
     ]
     for cursor in bad:
         with pytest.raises(ValidationFailedError, match="invalid cursor"):
-            store.list("t1", "a1", NOW, limit=2, cursor=cursor)
+            store.list(ListQuery("t1", "a1", NOW, limit=2, cursor=cursor))
     # a cursor issued for one grain filter is not valid for another
     with pytest.raises(ValidationFailedError, match="invalid cursor"):
-        store.list("t1", "a1", NOW, grain=Grain.WORKING, limit=2, cursor=own)
+        store.list(ListQuery("t1", "a1", NOW, grain=Grain.WORKING, limit=2, cursor=own))
     # while the genuine one works
-    assert len(store.list("t1", "a1", NOW, limit=2, cursor=own).records) == 2
+    assert len(store.list(ListQuery("t1", "a1", NOW, limit=2, cursor=own)).records) == 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -828,17 +836,21 @@ def test_an_agents_cursor_is_bound_to_its_grain_and_period(store: SqliteMemorySt
         put(store, record("x", agent_id=agent, occurred_at=datetime(2026, 11, 18, tzinfo=UTC)))
     start, end = datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
     # WHEN
-    page = store.agents_with_records(Grain.WORKING, start, end, page_size=2)
+    page = store.agents_with_records(PeriodScan(Grain.WORKING, start, end, page_size=2))
     # THEN
     assert page.next_cursor is not None
 
     with pytest.raises(ValidationFailedError, match="invalid cursor"):
-        store.agents_with_records(Grain.WORKING, start, end + timedelta(days=1), cursor=page.next_cursor)
+        store.agents_with_records(
+            PeriodScan(Grain.WORKING, start, end + timedelta(days=1), cursor=page.next_cursor)
+        )
     with pytest.raises(ValidationFailedError, match="invalid cursor"):
-        store.agents_with_records(Grain.DAILY, start, end, cursor=page.next_cursor)
+        store.agents_with_records(PeriodScan(Grain.DAILY, start, end, cursor=page.next_cursor))
     with pytest.raises(ValidationFailedError, match="invalid cursor"):
-        store.agents_with_records(Grain.WORKING, start, end, cursor="garbage!")
-    rest = store.agents_with_records(Grain.WORKING, start, end, cursor=page.next_cursor, page_size=2)
+        store.agents_with_records(PeriodScan(Grain.WORKING, start, end, cursor="garbage!"))
+    rest = store.agents_with_records(
+        PeriodScan(Grain.WORKING, start, end, cursor=page.next_cursor, page_size=2)
+    )
     assert [a.agent_id for a in page.agents + rest.agents] == ["a1", "a2", "a3"]
 
 
@@ -895,7 +907,7 @@ def test_a_write_through_another_instance_invalidates_the_vector_cache(db: Path)
         put(writer, far, vector=q)
         (hit,) = reader.search(query(vector=q, limit=1))
         assert hit.similarity == pytest.approx(1.0, abs=1e-5)
-        nearest = reader.nearest("t1", "a1", Grain.WORKING, q, NOW)
+        nearest = reader.nearest(NearestQuery("t1", "a1", Grain.WORKING, q, NOW))
         assert nearest is not None and nearest[1] == pytest.approx(1.0, abs=1e-5)
     finally:
         reader.close()
@@ -969,7 +981,7 @@ def test_threads_share_one_store(store: SqliteMemoryStore) -> None:
         try:
             for i in range(10):
                 store.search(query(vector=unit(i), text="thread item"))
-                store.list("t1", "a1", NOW, limit=5)
+                store.list(ListQuery("t1", "a1", NOW, limit=5))
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 

@@ -15,7 +15,7 @@ from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, TEMPLATES, system_prompt, user_prompt
 from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
 from agent_memory.errors import ConfigurationError, DependencyError
-from agent_memory.ports import Summarizer, SummaryInput
+from agent_memory.ports import Summarizer, SummaryInput, SummaryRequest
 from agent_memory.settings import Settings
 
 MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
@@ -68,7 +68,7 @@ def test_one_converse_call_at_temperature_zero_with_a_bounded_answer(
     bedrock_stub.add_response("converse", answer(), expected)
 
     # WHEN a day is summarized
-    out = summarizer(bedrock, max_tokens=512).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+    out = summarizer(bedrock, max_tokens=512).summarize(SummaryRequest(Grain.DAILY, "2026-11-20", CHILDREN))
 
     # THEN the text, the model, the prompt version and the model's token counts come back
     assert out.text == "[2026-11-20] Alice moved the launch to March 3."
@@ -112,7 +112,9 @@ def test_throttling_is_retried_with_growing_jittered_backoff(bedrock: Any, bedro
     sleeps = Sleeps()
 
     # WHEN
-    out = summarizer(bedrock, sleeps, backoff_s=2.0).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+    out = summarizer(bedrock, sleeps, backoff_s=2.0).summarize(
+        SummaryRequest(Grain.DAILY, "2026-11-20", CHILDREN)
+    )
 
     # THEN it slept twice, within 2 s then within 4 s (full jitter), and got the answer
     assert out.text.startswith("[2026-11-20]")
@@ -130,7 +132,9 @@ def test_throttling_that_does_not_end_is_a_dependency_error(bedrock: Any, bedroc
 
     # WHEN / THEN
     with pytest.raises(DependencyError, match="kept throttling"):
-        summarizer(bedrock, sleeps, throttle_retries=2).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+        summarizer(bedrock, sleeps, throttle_retries=2).summarize(
+            SummaryRequest(Grain.DAILY, "2026-11-20", CHILDREN)
+        )
 
     assert len(sleeps) == 2  # no sleep after the last attempt
 
@@ -159,7 +163,7 @@ def test_a_failing_service_or_a_misconfigured_model_is_reported_without_local_re
 
     # WHEN / THEN summarizing raises the matching error at once
     with pytest.raises(error, match=match):
-        summarizer(bedrock, sleeps).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+        summarizer(bedrock, sleeps).summarize(SummaryRequest(Grain.DAILY, "2026-11-20", CHILDREN))
     assert sleeps == []
 
 
@@ -180,7 +184,7 @@ def test_a_malformed_or_refused_answer_is_a_clear_dependency_error(
 
     # WHEN / THEN
     with pytest.raises(DependencyError, match=message):
-        summarizer(bedrock).summarize(Grain.DAILY, "2026-11-20", CHILDREN)
+        summarizer(bedrock).summarize(SummaryRequest(Grain.DAILY, "2026-11-20", CHILDREN))
 
 
 class RawClient:
@@ -197,14 +201,17 @@ class RawClient:
 def test_an_answer_without_a_content_list_is_a_clear_dependency_error(response: dict[str, Any]) -> None:
     # WHEN / THEN
     with pytest.raises(DependencyError, match=r"malformed Converse response: no output\.message\.content"):
-        summarizer(RawClient(response)).summarize(Grain.DAILY, "d", CHILDREN)
+        summarizer(RawClient(response)).summarize(SummaryRequest(Grain.DAILY, "d", CHILDREN))
 
 
 def test_an_answer_cut_at_max_tokens_is_kept(bedrock: Any, bedrock_stub: Stubber) -> None:
     # GIVEN
     bedrock_stub.add_response("converse", answer("[2026-11-20] Alice moved", stopReason="max_tokens"))
     # WHEN / THEN
-    assert summarizer(bedrock).summarize(Grain.DAILY, "d", CHILDREN).text == "[2026-11-20] Alice moved"
+    assert (
+        summarizer(bedrock).summarize(SummaryRequest(Grain.DAILY, "d", CHILDREN)).text
+        == "[2026-11-20] Alice moved"
+    )
 
 
 def test_text_blocks_are_joined_and_other_blocks_ignored(bedrock: Any, bedrock_stub: Stubber) -> None:
@@ -217,7 +224,9 @@ def test_text_blocks_are_joined_and_other_blocks_ignored(bedrock: Any, bedrock_s
     ]
     bedrock_stub.add_response("converse", response)
     # WHEN / THEN
-    assert summarizer(bedrock).summarize(Grain.DAILY, "d", CHILDREN).text == "[d] one\n[d] two"
+    assert (
+        summarizer(bedrock).summarize(SummaryRequest(Grain.DAILY, "d", CHILDREN)).text == "[d] one\n[d] two"
+    )
 
 
 def test_a_budget_that_cannot_hold_two_answers_is_refused() -> None:

@@ -15,7 +15,7 @@ from agent_memory.adapters.summarizers.local import (
     split_sentences,
 )
 from agent_memory.domain.grains import Grain
-from agent_memory.ports import Summarizer, SummaryInput
+from agent_memory.ports import Summarizer, SummaryInput, SummaryRequest
 
 FILLER = [
     "the team talked about lunch options again",
@@ -56,7 +56,7 @@ def test_sentences_naming_people_amounts_or_dates_are_kept_before_central_filler
     )
 
     # WHEN it is summarized
-    out = lines(s.summarize(Grain.DAILY, "2026-11-20", children).text)
+    out = lines(s.summarize(SummaryRequest(Grain.DAILY, "2026-11-20", children)).text)
 
     # THEN the three salient sentences are there, and one line of filler fills the budget
     assert "[2026-11-20] Priya signed the Globex renewal." in out
@@ -75,7 +75,9 @@ def test_among_plain_sentences_the_most_central_are_kept() -> None:
         "the release notes wait for the release build",
         "the fix for the release build is under review",
     ]
-    out = s.summarize(Grain.DAILY, "d", day(*on_topic, "my cat knocked a plant off the windowsill")).text
+    out = s.summarize(
+        SummaryRequest(Grain.DAILY, "d", day(*on_topic, "my cat knocked a plant off the windowsill"))
+    ).text
 
     # WHEN / THEN the odd one out is the one left out
     assert "windowsill" not in out
@@ -88,7 +90,7 @@ def test_the_output_is_bounded_even_when_every_sentence_is_salient() -> None:
     children = day(*(f"Alice paid ${i * 100} to Bob on March {i}." for i in range(1, 40)))
 
     # WHEN
-    text = s.summarize(Grain.DAILY, "2026-11-20", children).text
+    text = s.summarize(SummaryRequest(Grain.DAILY, "2026-11-20", children)).text
 
     # THEN
     assert len(lines(text)) <= 5
@@ -108,7 +110,7 @@ def test_every_line_keeps_the_date_it_is_about_and_the_output_is_chronological()
     ]
 
     # WHEN
-    out = lines(summarizer().summarize(Grain.WEEKLY, "2026-W47", children).text)
+    out = lines(summarizer().summarize(SummaryRequest(Grain.WEEKLY, "2026-W47", children)).text)
 
     # THEN the labels come from the lines where they have one, else from the child; order is kept
     assert out == [
@@ -123,7 +125,9 @@ def test_a_near_repeat_is_kept_once() -> None:
     # GIVEN
     s = summarizer()
     out = s.summarize(
-        Grain.DAILY, "d", day("Alice moved the launch to March 3.", "Alice moved the launch to March 3!")
+        SummaryRequest(
+            Grain.DAILY, "d", day("Alice moved the launch to March 3.", "Alice moved the launch to March 3!")
+        )
     )
     # WHEN / THEN
     assert len(lines(out.text)) == 1
@@ -132,23 +136,29 @@ def test_a_near_repeat_is_kept_once() -> None:
 def test_the_same_children_always_give_the_same_summary() -> None:
     # GIVEN
     children = day(*FILLER, "Priya signed the Globex renewal for $240,000 on 2026-02-12.")
-    first = summarizer().summarize(Grain.DAILY, "d", children)
+    first = summarizer().summarize(SummaryRequest(Grain.DAILY, "d", children))
     # WHEN
-    again = LocalExtractiveSummarizer(HashingEmbedder(256)).summarize(Grain.DAILY, "d", children)
+    again = LocalExtractiveSummarizer(HashingEmbedder(256)).summarize(
+        SummaryRequest(Grain.DAILY, "d", children)
+    )
     # THEN
     assert first == again
 
 
 def test_long_sentences_are_cut_so_one_cannot_eat_the_budget() -> None:
     # WHEN
-    text = summarizer().summarize(Grain.DAILY, "d", day("Alice wrote " + "very " * 200 + "long notes.")).text
+    text = (
+        summarizer()
+        .summarize(SummaryRequest(Grain.DAILY, "d", day("Alice wrote " + "very " * 200 + "long notes.")))
+        .text
+    )
     # THEN
     assert len(text) < 400 and text.endswith("…")
 
 
 def test_no_children_make_no_text() -> None:
     # WHEN / THEN
-    assert summarizer().summarize(Grain.DAILY, "d", []).text == ""
+    assert summarizer().summarize(SummaryRequest(Grain.DAILY, "d", [])).text == ""
 
 
 @pytest.mark.parametrize(
