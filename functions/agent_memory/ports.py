@@ -636,6 +636,23 @@ class TimelineStore(RecordStore, AgentDirectory, Protocol):
     """What the timeline needs of the store: counts per period and the summaries in a span."""
 
 
+class SearchableMemory(RecordStore, Retrieval, SearchLog, Protocol):
+    """What search needs of the store: candidates, access counts on what it returns, the log."""
+
+
+class WritableMemory(RecordStore, Retrieval, AuditLog, Protocol):
+    """What storing and forgetting need: records, the nearest one (dedup), the audit trail."""
+
+
+class SummaryMemory(RecordStore, AuditLog, RetentionStore, Protocol):
+    """What summarizing needs: the children in a span, the audit trail (staleness), deletes of
+    summaries whose children are all gone."""
+
+
+class CleanupMemory(RecordStore, AuditLog, AgentDirectory, RetentionStore, Protocol):
+    """What retention needs: every agent with records, what a plan no longer keeps, deletes."""
+
+
 class Searcher(Protocol):
     """What `ContextService` needs of search (`services.search.SearchService` is one)."""
 

@@ -25,7 +25,7 @@ from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditAction, AuditEvent, Clock, Job, JobQueue, MemoryStore, StoreQuery
+from agent_memory.ports import AuditAction, AuditEvent, Clock, Job, JobQueue, StoreQuery, WritableMemory
 from agent_memory.services.staleness import is_stale, made_from
 
 #: Records read per round of an erasure (each round forgets what it read).
@@ -66,7 +66,7 @@ class _Walk:
 
 
 class ForgetService:
-    def __init__(self, store: MemoryStore, jobs: JobQueue, clock: Clock, timezone: str = "UTC") -> None:
+    def __init__(self, store: WritableMemory, jobs: JobQueue, clock: Clock, timezone: str = "UTC") -> None:
         self._store = store
         self._jobs = jobs
         self._clock = clock

@@ -50,12 +50,12 @@ from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
     AuditEvent,
+    CleanupMemory,
     Clock,
     Job,
     JobQueue,
     KeyStore,
     ListQuery,
-    MemoryStore,
     PeriodScan,
     TenantPlans,
 )
@@ -124,7 +124,7 @@ class RetentionReport:
 class RetentionService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: CleanupMemory,
         plans: TenantPlans,
         clock: Clock,
         retention: Mapping[str, Retention],
@@ -320,7 +320,7 @@ class _Folds:
     """Whether a record's parent summary holds it, looked up once per (agent, parent) in a run;
     and the parents to make or refresh so that the records it does not hold can go later."""
 
-    def __init__(self, store: MemoryStore, tz: str, now: datetime, overdue_before: datetime) -> None:
+    def __init__(self, store: CleanupMemory, tz: str, now: datetime, overdue_before: datetime) -> None:
         self._store = store
         self._tz = tz
         self._now = now

@@ -19,7 +19,7 @@ from agent_memory.domain.types import shifted
 from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import Clock, Embedder, MemoryStore, Reranker, StoreQuery
+from agent_memory.ports import Clock, Embedder, Reranker, SearchableMemory, StoreQuery
 from agent_memory.services.topics import TopicCache
 
 #: How many candidates to pull per signal for each result asked for: fusion needs head-room.
@@ -47,7 +47,7 @@ def rerank_depth(wanted: int) -> int:
 class SearchService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: SearchableMemory,
         embedder: Embedder,
         clock: Clock,
         weights: RankingWeights,

@@ -10,13 +10,13 @@ event of a stale summary is ``stale``. A forgotten summary is never re-made; a s
 from __future__ import annotations
 
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import AuditAction, AuditQuery, MemoryStore
+from agent_memory.ports import AuditAction, AuditLog, AuditQuery
 
 #: Metadata key of a summary's child count (also written by the summarize service).
 CHILDREN_COUNT = "children_count"
 
 
-def is_stale(store: MemoryStore, record: MemoryRecord) -> bool:
+def is_stale(store: AuditLog, record: MemoryRecord) -> bool:
     """Whether ``record`` is a summary hidden until it is re-made (not one that was forgotten)."""
     if record.deleted_at is None or record.time_key is None:
         return False

@@ -30,13 +30,13 @@ from agent_memory.ports import (
     Clock,
     DeadLetters,
     Embedder,
-    MemoryStore,
     NearestQuery,
     Neighbourhood,
     PendingWrites,
     QueueMessage,
     StoredRecord,
     Vector,
+    WritableMemory,
 )
 
 
@@ -66,7 +66,7 @@ def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 class WriterService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: WritableMemory,
         embedder: Embedder,
         pending: PendingWrites,
         dead_letters: DeadLetters,

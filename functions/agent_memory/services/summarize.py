@@ -60,10 +60,10 @@ from agent_memory.ports import (
     Clock,
     Job,
     JobQueue,
-    MemoryStore,
     QueueMessage,
     Summarizer,
     SummaryInput,
+    SummaryMemory,
     SummaryRequest,
     WriteQueue,
 )
@@ -121,7 +121,7 @@ class _Made:
 class SummarizeService:
     def __init__(
         self,
-        store: MemoryStore,
+        store: SummaryMemory,
         summarizer: Summarizer,
         writes: WriteQueue,
         jobs: JobQueue,
