@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.scoring import RankingWeights
-from agent_memory.errors import ConfigurationError
 from agent_memory.ports import (
     Clock,
     DeadLetterQueue,
@@ -105,8 +104,7 @@ class Container:
         if self.settings.queue == "sqs":
             from agent_memory.adapters.sqs_queue import SqsWriteQueue
 
-            assert self.settings.write_queue_url is not None  # Settings refuses queue=sqs without it
-            return SqsWriteQueue(self.settings.write_queue_url)
+            return SqsWriteQueue(self.settings.resource("write_queue_url"))
         return self.local_queue
 
     @cached_property
@@ -116,9 +114,9 @@ class Container:
         if settings.queue == "sqs":
             from agent_memory.adapters.sqs_queue import SqsDeadLetters
 
-            if settings.dead_letter_queue_url is None:
-                raise ConfigurationError("AGENT_MEMORY_DEAD_LETTER_QUEUE_URL is required with queue=sqs")
-            return SqsDeadLetters(settings.dead_letter_queue_url, redrive_to=settings.write_queue_url)
+            return SqsDeadLetters(
+                settings.resource("dead_letter_queue_url"), redrive_to=settings.write_queue_url
+            )
         return self.local_queue
 
     @cached_property
@@ -127,8 +125,7 @@ class Container:
         if settings.pending == "dynamodb":
             from agent_memory.adapters.dynamodb_pending import DynamoDbPendingWrites
 
-            assert settings.pending_table is not None  # Settings refuses pending=dynamodb without it
-            return DynamoDbPendingWrites(settings.pending_table)
+            return DynamoDbPendingWrites(settings.resource("pending_table"))
         from agent_memory.adapters.local_pending import LocalPendingWrites
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -143,8 +140,7 @@ class Container:
         if settings.idempotency == "dynamodb":
             from agent_memory.adapters.dynamodb_idempotency import dynamodb_layer
 
-            assert settings.idempotency_table is not None  # Settings refuses it unnamed
-            layer = dynamodb_layer(settings.idempotency_table)
+            layer = dynamodb_layer(settings.resource("idempotency_table"))
         else:
             from agent_memory.adapters.powertools_idempotency import SqliteIdempotencyLayer
 
@@ -161,8 +157,7 @@ class Container:
         if self.settings.topics == "dynamodb":
             from agent_memory.adapters.dynamodb_topics import DynamoDbTopicStore
 
-            assert self.settings.topics_table is not None  # Settings refuses it unnamed
-            return DynamoDbTopicStore(self.settings.topics_table)
+            return DynamoDbTopicStore(self.settings.resource("topics_table"))
         from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
 
         return SqliteTopicStore(self.settings.topics_path)
@@ -195,12 +190,10 @@ class Container:
     def job_queue(self) -> JobQueue:
         """SQS when a summarize queue is named (the dispatcher needs no write queue to use it)."""
         settings = self.settings
-        if settings.summarize_queue_url:
+        if settings.summarize_queue_url or settings.queue == "sqs":
             from agent_memory.adapters.sqs_jobs import SqsJobQueue
 
-            return SqsJobQueue(settings.summarize_queue_url)
-        if settings.queue == "sqs":
-            raise ConfigurationError("AGENT_MEMORY_SUMMARIZE_QUEUE_URL is required with queue=sqs")
+            return SqsJobQueue(settings.resource("summarize_queue_url"))
         from agent_memory.adapters.local_jobs import LocalJobQueue
 
         return LocalJobQueue(self.local_jobs)

@@ -16,6 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent_memory.domain.dedup import DedupScope
+from agent_memory.errors import ConfigurationError
 
 
 class Settings(BaseSettings):
@@ -144,6 +145,19 @@ class Settings(BaseSettings):
         if missing:
             raise ValueError("missing settings: " + ", ".join(missing))
         return self
+
+    def resource(self, name: str) -> str:
+        """The value of the resource setting ``name`` (a queue URL, a table name), which the
+        adapter chosen for it needs; a `ConfigurationError` naming its variable when it is unset.
+
+        The validator refuses most such gaps when the settings load; this covers the ones only
+        some functions need (the dead-letter queue URL: only the writer has it).
+        """
+        value = getattr(self, name)
+        if not value:
+            prefix = self.model_config.get("env_prefix", "AGENT_MEMORY_")
+            raise ConfigurationError(f"{prefix}{name.upper()} is required here")
+        return str(value)
 
     @property
     def sqlite_path(self) -> Path:
