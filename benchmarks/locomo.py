@@ -53,10 +53,17 @@ Every ranking piece is measured on and off, one row per configuration (``--confi
   names);
 - ``no-recency``, ``no-importance``: ``ranking.recency_weight = 0``, ``ranking.importance_weight = 0``;
 - ``no-recency-importance``: both;
+- ``session-spread``: ``ranking.session_spread = 0.1`` (the head of the ranking spread over
+  sessions, `domain.diversity`; off by default);
 - ``dense-only``: the vector similarity and nothing else: its own ingest without context and
   without speaker, and every ranking weight and hint off. It is the service's nearest counterpart
   of the first row of the comparison table (plain MiniLM cosine over turns), not the same thing:
   the service still embeds a turn with its label and day (``user on 08 May 2023: ...``).
+
+**Held out.** Every figure is also reported for each half of the conversations (`HALVES`: the
+odd and the even ones of the data set's order). A ranking decision is made on one half and
+judged by its figure on the other, and the other way round; a gain that does not hold on the half
+it was not chosen on is not taken.
 
 Configurations that share an ingest share one runtime and data directory (under ``--data-dir``, one
 sub-directory per ingest); their searches are interleaved question by question, so that load from
@@ -96,6 +103,10 @@ MAX_RESULTS = max(KS)
 #: Items per write request (the API's limit).
 MAX_ITEMS = 100
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+#: The two halves ranking decisions are made on: a piece is tuned on one half and its figure is
+#: reported on the other (and swapped). Conversations alternate in the data set's order, so each
+#: half holds five conversations of every length. Fixed here, never chosen after a run.
+HALVES: dict[str, tuple[int, ...]] = {"A": (0, 2, 4, 6, 8), "B": (1, 3, 5, 7, 9)}
 SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _EVIDENCE_ID = re.compile(r"^D(\d+):(\d+)$")
@@ -174,6 +185,8 @@ CONFIGS: dict[str, Config] = {
             {"recency_weight": 0.0, "importance_weight": 0.0},
         ),
         Config("dense-only", "dense only", "bare", _ALL_OFF),
+        # off by default: it lost on both halves at every strength tried (docs/decisions.md)
+        Config("session-spread", "session spread 0.1", "default", {"session_spread": 0.1}),
     )
 }
 DEFAULTS: dict[str, Any] = {"conversations": 0, "configs": "+".join(CONFIGS), "embedder": "minilm"}
@@ -449,6 +462,19 @@ def score(outcomes: Sequence[Outcome], ks: Sequence[int] = KS) -> dict[str, Any]
         for cat in sorted(CATEGORIES)
         if (rows := [o for o in outcomes if o.category == cat])
     }
+    return out
+
+
+def halves(
+    conversations: Sequence[Conversation], rows: Sequence[tuple[Conversation, Question, Outcome]]
+) -> dict[str, Any]:
+    """`score` of each half of `HALVES` (by the conversation's position in the data set)."""
+    position = {c.sample_id: i for i, c in enumerate(conversations)}
+    out = {}
+    for name, members in HALVES.items():
+        outcomes = [o for c, _, o in rows if position[c.sample_id] in members]
+        if outcomes:
+            out[name] = score(outcomes)
     return out
 
 
@@ -746,6 +772,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             rows = answers[config.name]
             metrics = score([o for _, _, o in rows])
             metrics["latency_ms"] = _corpus.summarize([o.ms for _, _, o in rows])
+            metrics["halves"] = halves(conversations, rows)
             configs[config.name] = {
                 "label": config.label,
                 "ingest": config.ingest,
@@ -851,6 +878,31 @@ def report(result: Mapping[str, Any]) -> str:
         )
     lines += ["", "recall and all-evidence hit rate (percent of questions), search latency through HTTP", ""]
     lines.append(_table(head, rows))
+    half_head = ["config", "half", "r@5", "r@10", "r@25", "all@10"]
+    half_head += [f"{CATEGORIES[c]}@10" for c in sorted(CATEGORIES)]
+    half_rows = []
+    for name, m in result["configs"].items():
+        for half, h in m.get("halves", {}).items():
+            cats = [
+                f"{h['by_category'][str(c)]['recall']['10']:.1f}" if str(c) in h["by_category"] else "-"
+                for c in sorted(CATEGORIES)
+            ]
+            half_rows.append(
+                [
+                    name,
+                    half,
+                    *(f"{h['recall'][str(k)]:.1f}" for k in KS),
+                    f"{h['all_evidence']['10']:.1f}",
+                    *cats,
+                ]
+            )
+    if half_rows:
+        members = "; ".join(
+            f"{h}: conversations {', '.join(str(i + 1) for i in m)}" for h, m in HALVES.items()
+        )
+        lines += ["", f"the same per half ({members}): tune on one, report the other", ""]
+        lines.append(_table(half_head, half_rows))
+
     lines += ["", "for comparison: plain retrieval over turns (1,536 questions, percent)", ""]
     lines.append(
         _table(

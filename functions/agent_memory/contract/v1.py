@@ -228,6 +228,11 @@ class RankingOverrides(BaseModel):
         strict=True,
         description="Boost memories of a time the query names ('last May', 'two weeks ago').",
     )
+    session_spread: Score | None = Field(
+        default=None,
+        description="How much a hit counts for less for each hit of the same session ranked above it "
+        "(0: no spreading), so the first results span several sessions.",
+    )
 
 
 class SearchRequest(BaseModel):
@@ -418,6 +423,14 @@ class MemoryOut(BaseModel):
         )
 
 
+class AlsoInOut(BaseModel):
+    """A summary that holds this result too, folded into it rather than listed again."""
+
+    grain: Grain
+    period: str | None = Field(description="The summary's period, e.g. 2026-W47.")
+    id: str = Field(description="Reads the summary back whole (GET .../memories/{id}).")
+
+
 class SearchResult(BaseModel):
     id: str
     grain: Grain
@@ -436,6 +449,11 @@ class SearchResult(BaseModel):
     source: Source | None
     metadata: dict[str, Any]
     tags: list[str]
+    also_in: list[AlsoInOut] = Field(
+        default_factory=list,
+        description="Summaries that repeat this result (searching several grains), folded into it: "
+        "one fact takes one place however far up the cascade it is quoted.",
+    )
 
     @classmethod
     def of(cls, hit: Hit) -> SearchResult:
@@ -458,6 +476,7 @@ class SearchResult(BaseModel):
             source=r.source,
             metadata=r.metadata,
             tags=r.tags,
+            also_in=[AlsoInOut(grain=a.grain, period=a.period, id=a.id) for a in hit.also_in],
         )
 
 

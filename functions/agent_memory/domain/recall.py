@@ -61,13 +61,25 @@ class SearchQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class AlsoIn:
+    """A summary that holds a hit too, folded into it (`domain.folding`): its grain, its period
+    (``2026-W47``) and its id, which reads it back whole."""
+
+    grain: Grain
+    period: str | None
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
-    """One ranked search result: the record and how it scored."""
+    """One ranked search result: the record and how it scored; ``also_in``: the summaries that
+    repeat it, folded into it rather than listed again."""
 
     record: MemoryRecord
     score: float
     similarity: float | None
     recency: float
+    also_in: tuple[AlsoIn, ...] = ()
 
     @property
     def id(self) -> str:

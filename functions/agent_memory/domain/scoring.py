@@ -36,6 +36,8 @@ class RankingWeights:
     lexical_weight: float = 0.3
     time_boost: float = 0.3
     time_hints: bool = True
+    #: How much a hit counts for less for each hit of its session above it (`domain.diversity`).
+    session_spread: float = 0.0
 
     def with_overrides(self, overrides: Mapping[str, float | bool]) -> RankingWeights:
         """These weights with a search's own (`SearchQuery.ranking`, by field name) in place of

@@ -12,6 +12,8 @@ import time
 from dataclasses import replace
 from datetime import timedelta
 
+from agent_memory.domain.diversity import spread_over_sessions
+from agent_memory.domain.folding import fold_summaries
 from agent_memory.domain.recall import Hit, SearchQuery
 from agent_memory.domain.scoring import RankingWeights, score
 from agent_memory.domain.timehints import time_hints
@@ -127,10 +129,13 @@ class SearchService:
             results.sort(key=lambda x: (-x.score, x.id))
             if self._reranker is not None and results:
                 results = self._rerank(query, results, relevance, request.max_results)
+            results = spread_over_sessions(results, weights.session_spread)
         else:  # no query: newest first, as the store returned them
             results.sort(key=lambda x: (x.record.occurred_at, x.id), reverse=True)
         if request.min_score is not None:
             results = [r for r in results if r.score >= request.min_score]
+        if request.grain is None:  # several grains: a fact quoted up the cascade takes one place
+            results = fold_summaries(results)
         results = results[: request.max_results]
         if results:
             self._store.record_access(tenant_id, agent_id, [r.id for r in results], now)

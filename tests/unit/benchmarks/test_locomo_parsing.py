@@ -245,3 +245,21 @@ def test_goal_check_and_configuration_choice() -> None:
     assert all(
         (c.ingest, c.ranking) != (full.ingest, full.ranking) for c in locomo.CONFIGS.values() if c != full
     )
+
+
+def test_each_half_is_scored_on_its_own_conversations() -> None:
+    # GIVEN three conversations (positions 0, 1, 2: halves A, B, A), one question each
+    conversations = [locomo.parse_conversation({**SAMPLE, "sample_id": f"conv-{i}"}) for i in range(3)]
+    found, missed = ("D1:1",), ("D9:9",)
+    rows = [
+        (conversations[0], conversations[0].questions[0], locomo.Outcome(4, ("D1:1",), found)),
+        (conversations[1], conversations[1].questions[0], locomo.Outcome(4, ("D1:1",), missed)),
+        (conversations[2], conversations[2].questions[0], locomo.Outcome(4, ("D1:1",), found)),
+    ]
+    # WHEN
+    halves = locomo.halves(conversations, rows)
+    # THEN A holds the first and third, B the second; the halves never share a conversation
+    assert halves["A"]["questions"] == 2 and halves["A"]["recall"]["10"] == 100.0
+    assert halves["B"]["questions"] == 1 and halves["B"]["recall"]["10"] == 0.0
+    assert not set(locomo.HALVES["A"]) & set(locomo.HALVES["B"])
+    assert sorted(locomo.HALVES["A"] + locomo.HALVES["B"]) == list(range(10))

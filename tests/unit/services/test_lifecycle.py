@@ -167,12 +167,24 @@ def test_every_planted_event_is_found_at_every_grain_with_its_date(
         assert start <= datetime.combine(day, datetime.min.time(), UTC) < end
 
 
-def test_grain_all_blends_working_memory_and_every_summary_grain(lived: Cascade) -> None:
-    # GIVEN
-    hits = search(lived, "Fischer Hooli partnership", "all", n=10)
-    grains_found = {g for g, _, content in hits if "Fischer" in content}
-    # WHEN / THEN
-    assert grains_found == {"working", "daily", "weekly", "monthly", "quarterly", "yearly"}
+def test_grain_all_shows_a_fact_once_and_names_every_summary_that_quotes_it(lived: Cascade) -> None:
+    # WHEN the fact is searched across every grain
+    hits = lived.world.search.search(
+        TENANT,
+        AGENT,
+        SearchRequest(query="Fischer Hooli partnership", grain="all", max_results=10).to_query(),
+    )
+    fischer = [h for h in hits if "Fischer" in h.record.content]
+    # THEN it takes one place, as the working memory that holds it, first
+    assert len(fischer) == 1 and fischer[0] is hits[0]
+    assert fischer[0].record.grain is Grain.WORKING
+    # AND that hit names the summary of every grain up the cascade that quotes it, with its period
+    also = {a.grain: a.period for a in fischer[0].also_in}
+    assert set(also) == set(SUMMARY_GRAINS)
+    day = fischer[0].record.occurred_at.date()
+    assert all(also[g] == key_for_day(g, day) for g in SUMMARY_GRAINS)
+    # AND the places it no longer takes go to other memories
+    assert len(hits) == 10
 
 
 def test_every_summary_folds_exactly_the_children_the_rules_give_it(lived: Cascade) -> None:
