@@ -53,6 +53,8 @@ Every ranking piece is measured on and off, one row per configuration (``--confi
   names);
 - ``no-recency``, ``no-importance``: ``ranking.recency_weight = 0``, ``ranking.importance_weight = 0``;
 - ``no-recency-importance``: both;
+- ``no-speaker-boost``: ``ranking.speaker_boost = 0`` (no lift for what the person the question
+  names said);
 - ``session-spread``: ``ranking.session_spread = 0.1`` (the head of the ranking spread over
   sessions, `domain.diversity`; off by default);
 - ``dense-only``: the vector similarity and nothing else: its own ingest without context and
@@ -167,7 +169,13 @@ INGESTS: dict[str, Ingest] = {
         Ingest("bare", 0, speaker=False),
     )
 }
-_ALL_OFF = {"lexical_weight": 0.0, "recency_weight": 0.0, "importance_weight": 0.0, "time_hints": False}
+_ALL_OFF = {
+    "lexical_weight": 0.0,
+    "recency_weight": 0.0,
+    "importance_weight": 0.0,
+    "time_hints": False,
+    "speaker_boost": 0.0,
+}
 CONFIGS: dict[str, Config] = {
     c.name: c
     for c in (
@@ -187,6 +195,7 @@ CONFIGS: dict[str, Config] = {
         Config("dense-only", "dense only", "bare", _ALL_OFF),
         # off by default: it lost on both halves at every strength tried (docs/decisions.md)
         Config("session-spread", "session spread 0.1", "default", {"session_spread": 0.1}),
+        Config("no-speaker-boost", "no speaker boost", "default", {"speaker_boost": 0.0}),
     )
 }
 DEFAULTS: dict[str, Any] = {"conversations": 0, "configs": "+".join(CONFIGS), "embedder": "minilm"}

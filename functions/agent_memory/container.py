@@ -321,6 +321,7 @@ def ranking(settings: Settings) -> RankingWeights:
         importance_weight=settings.importance_weight,
         lexical_weight=settings.lexical_weight,
         time_boost=settings.time_boost,
+        speaker_boost=settings.speaker_boost,
     )
 
 

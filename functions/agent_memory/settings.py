@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     lexical_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     #: How much a memory of a time the query names ("last May") is lifted: score x (1 + boost).
     time_boost: float = Field(default=0.3, ge=0.0, le=2.0)
+    #: How much a memory said by someone the query names is lifted: score x (1 + boost).
+    speaker_boost: float = Field(default=0.2, ge=0.0, le=1.0)
     #: Turns of the same conversation a new turn is embedded and indexed with (0: each turn alone).
     context_turns: int = Field(default=2, ge=0, le=10)
     #: Period boundaries of the grain cascade follow this IANA timezone.

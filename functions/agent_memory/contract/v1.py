@@ -233,6 +233,10 @@ class RankingOverrides(BaseModel):
         description="How much a hit counts for less for each hit of the same session ranked above it "
         "(0: no spreading), so the first results span several sessions.",
     )
+    speaker_boost: Score | None = Field(
+        default=None,
+        description="How much a memory said by someone the query names is lifted (0: not at all).",
+    )
 
 
 class SearchRequest(BaseModel):

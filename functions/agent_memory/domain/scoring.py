@@ -9,6 +9,8 @@ The score of a candidate is::
                            * ((1 - w_imp) + w_imp * importance)
                            * (1 + time_boost  if the query names a time the record's span
                                               overlaps, see `domain.timehints`; else 1)
+                           * (1 + speaker_boost  if the query names the record's speaker as a
+                                                 word ("what does Caroline ..."); else 1)
 
 Recency and importance are *multiplicative* dampers, not additive bonuses: an important or fresh
 memory that does not match the query cannot outrank one that does, yet between two equally
@@ -38,6 +40,8 @@ class RankingWeights:
     time_hints: bool = True
     #: How much a hit counts for less for each hit of its session above it (`domain.diversity`).
     session_spread: float = 0.0
+    #: The lift of a memory said by someone the query names ("what does Caroline ...").
+    speaker_boost: float = 0.2
 
     def with_overrides(self, overrides: Mapping[str, float | bool]) -> RankingWeights:
         """These weights with a search's own (`SearchQuery.ranking`, by field name) in place of
@@ -76,6 +80,7 @@ def score(
     lexical: float | None,
     has_query: bool,
     hints: Sequence[TimeHint] = (),
+    named_speakers: frozenset[str] = frozenset(),
 ) -> Scored:
     rel = relevance(similarity, lexical, weights.lexical_weight) if has_query else 1.0
     rec = recency(record, as_of, weights.recency_tau_days)
@@ -83,6 +88,8 @@ def score(
     damp_imp = (1.0 - weights.importance_weight) + weights.importance_weight * record.importance
     in_time = any(hint.overlaps(*record.span) for hint in hints)
     boost = 1.0 + weights.time_boost if in_time else 1.0
+    if record.speaker is not None and record.speaker.casefold() in named_speakers:
+        boost *= 1.0 + weights.speaker_boost
     return Scored(score=rel * damp_rec * damp_imp * boost, relevance=rel, recency=rec)
 
 

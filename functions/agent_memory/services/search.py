@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import timedelta
 
@@ -39,6 +40,14 @@ def query_topic(query: str | None) -> str | None:
         return None
     words = [w for w in re.findall(r"\w+", query.lower()) if w not in STOPWORDS]
     return " ".join(words[:TOPIC_WORDS]) or None
+
+
+def named_speakers(query: str | None, speakers: Iterable[str | None]) -> frozenset[str]:
+    """The speakers among ``speakers`` that ``query`` names as a whole word, case-folded."""
+    if not query:
+        return frozenset()
+    words = set(re.findall(r"\w+", query.casefold()))
+    return frozenset(s.casefold() for s in speakers if s and s.casefold() in words)
 
 
 def rerank_depth(wanted: int) -> int:
@@ -112,10 +121,15 @@ class SearchService:
             limit=max(MIN_CANDIDATES, request.max_results * CANDIDATE_FACTOR),
         )
         candidates = self._store.search(store_query)
+        named = (
+            named_speakers(query, (c.record.speaker for c in candidates))
+            if weights.speaker_boost
+            else frozenset()
+        )
         results: list[Hit] = []
         relevance: dict[str, float] = {}
         for c in candidates:
-            s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints)
+            s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints, named)
             relevance[c.record.id] = s.relevance
             results.append(
                 Hit(

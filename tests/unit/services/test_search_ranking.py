@@ -10,7 +10,7 @@ from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
-from agent_memory.services.search import query_topic
+from agent_memory.services.search import named_speakers, query_topic
 
 NOW = datetime(2023, 11, 15, tzinfo=UTC)
 
@@ -73,6 +73,45 @@ def test_a_session_spread_lifts_another_day_into_the_head_and_is_off_by_default(
     # THEN by default the other day comes last; spread, it comes second, and the set is the same
     assert plain[-1] == other
     assert spread[1] == other and set(spread) == set(plain)
+
+
+def test_what_the_person_the_query_names_said_is_lifted(world: World) -> None:
+    # GIVEN the same thing said by two people
+    body = {
+        "items": [
+            {
+                "content": "I started pottery classes.",
+                "speaker": name,
+                "occurred_at": datetime(2023, 5, d, tzinfo=UTC),
+            }
+            for d, name in ((1, "Caroline"), (2, "Melanie"))
+        ]
+    }
+    caroline, melanie = world.write.accept(
+        Caller("acme"), "bot", WriteRequest.model_validate(body).to_new_memories()
+    )
+    world.drain()
+
+    def scores(query: str, **ranking: object) -> dict[str, float]:
+        request = SearchRequest.model_validate({"as_of": NOW, "query": query, "ranking": ranking})
+        return {r.id: r.score for r in world.search.search("acme", "bot", request.to_query())}
+
+    # WHEN the query names Caroline (any case), THEN hers is lifted by the default 0.2, and hers alone
+    named, unboosted = (
+        scores("what classes did caroline start?"),
+        scores("what classes did caroline start?", speaker_boost=0.0),
+    )
+    assert named[caroline] == pytest.approx(unboosted[caroline] * 1.2, rel=1e-4)
+    assert named[melanie] == pytest.approx(unboosted[melanie], rel=1e-4)
+    # AND a name inside another word is not a name: "Carolines" names nobody
+    assert scores("carolines pottery") == scores("carolines pottery", speaker_boost=0.0)
+
+
+def test_the_names_a_query_holds_are_whole_words_of_known_speakers() -> None:
+    # WHEN / THEN
+    assert named_speakers("Did Caroline call Mel?", ["Caroline", "Melanie", None]) == {"caroline"}
+    assert named_speakers(None, ["Caroline"]) == frozenset()
+    assert named_speakers("caroline's plan", ["Caroline"]) == {"caroline"}
 
 
 def test_per_request_weights_replace_the_defaults(world: World) -> None:
