@@ -93,7 +93,7 @@ class Settings(BaseSettings):
     recency_weight: float = Field(default=0.1, ge=0.0, le=1.0)
     importance_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     #: Weight of the lexical (BM25) evidence against the vector similarity in relevance.
-    lexical_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    lexical_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     #: How much a memory of a time the query names ("last May") is lifted: score x (1 + boost).
     time_boost: float = Field(default=0.3, ge=0.0, le=2.0)
     #: How much a memory said by someone the query names is lifted: score x (1 + boost).

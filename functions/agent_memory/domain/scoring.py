@@ -35,7 +35,7 @@ class RankingWeights:
     recency_tau_days: float = 90.0
     recency_weight: float = 0.1
     importance_weight: float = 0.2
-    lexical_weight: float = 0.3
+    lexical_weight: float = 0.4
     time_boost: float = 0.3
     time_hints: bool = True
     #: How much a hit counts for less for each hit of its session above it (`domain.diversity`).
