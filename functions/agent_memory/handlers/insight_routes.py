@@ -13,20 +13,16 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from agent_memory import container
 from agent_memory.contract.v1 import AgentsResponse, PeriodResponse, SearchStatsResponse, TimelineResponse
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import MAX_LIST_LIMIT
-from agent_memory.domain.types import AgentId
-from agent_memory.handlers.route_support import caller_of, json_response
+from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
 from agent_memory.services.search_stats import MAX_SEARCH_STATS_DAYS
 
 router = Router()
 
-AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
-
 
 @router.get("/v1/agents")
 def list_agents(
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = 50,
 ) -> Response[AgentsResponse]:
     """The tenant's agents that have memories (the console's agent picker)."""
     caller = caller_of(router)

@@ -26,17 +26,12 @@ from agent_memory.contract.v1 import (
 )
 from agent_memory.domain.caller import FORGET_SCOPE, WRITE_SCOPE
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import MAX_LIST_LIMIT
-from agent_memory.domain.types import AgentId, MemoryId, UserId
-from agent_memory.handlers.route_support import caller_of, json_response
+from agent_memory.domain.types import MemoryId, UserId
+from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
 
 router = Router()
 
-AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
 MemoryPath = Annotated[MemoryId, Path(description="A memory id as returned on write.")]
-#: The paging parameters of every listing route: one definition, so the pages' bounds agree.
-CursorQuery = Annotated[str | None, Query(max_length=1024)]
-LimitQuery = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 IdempotencyKeyHeader = Annotated[
     str | None,
     Header(

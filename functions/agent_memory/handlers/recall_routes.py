@@ -4,20 +4,14 @@ concurrency and latency)."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from agent_memory import container
 from agent_memory.contract.v1 import ContextRequest, ContextResponse, SearchRequest, SearchResponse
-from agent_memory.domain.types import AgentId
-from agent_memory.handlers.route_support import caller_of, json_response
+from agent_memory.handlers.route_support import AgentPath, caller_of, json_response
 
 router = Router()
-
-AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
 
 
 @router.post("/v1/agents/<agent_id>/memories/search")

@@ -7,14 +7,23 @@ only from what the authorizer put in the request context (`handlers.authorizer`)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from agent_memory.domain.caller import READ_SCOPE, Caller
+from agent_memory.domain.limits import MAX_LIST_LIMIT
+from agent_memory.domain.types import AgentId
 from agent_memory.observability import logger
+
+#: The agent path parameter of every per-agent route.
+AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
+#: The paging parameters of every listing route: one definition, so the pages' bounds agree.
+CursorQuery = Annotated[str | None, Query(max_length=1024)]
+LimitQuery = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 
 
 def caller_of(router: BaseRouter, agent_id: str | None = None, scope: str = READ_SCOPE) -> Caller:
