@@ -263,6 +263,15 @@ def test_search_shows_the_scores_that_ranked_each_memory(
     assert headers[:5] == ["#", "score", "similarity", "recency", "importance"]
     shot(page, "console-search")
 
+    # across every grain, the decision takes one row, naming the day and week summaries that hold it
+    page.select_option("#search-grain", "all")
+    page.click("#search button[type='submit']")
+    page.wait_for_selector(f"table.results tbody tr[data-id='{seeded.ids[LAUNCH]}'] [data-also-in='true']")
+    launch_rows = page.locator("table.results tbody tr").filter(has_text=LAUNCH)
+    assert launch_rows.count() == 1
+    also = launch_rows.first.locator("[data-also-in='true']").inner_text()
+    assert "daily" in also and f"weekly {seeded.week}" in also
+
     # a search that finds nothing is counted as such
     page.fill("#query", "quarterly tax filing in Norway")
     page.select_option("#search-grain", "yearly")

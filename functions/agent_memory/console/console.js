@@ -467,7 +467,11 @@ function renderResults(results, ranked) {
       h("td", {}, chip(r.grain, r.time_key ? `${r.grain} ${r.time_key}` : r.grain)),
       h("td", {},
         h("div", { class: "text" }, r.content),
-        h("div", { class: "muted small" }, h("span", { class: "mono" }, r.id), ` · ${localTime(r.occurred_at)}`)),
+        h("div", { class: "muted small" }, h("span", { class: "mono" }, r.id), ` · ${localTime(r.occurred_at)}`),
+        (r.also_in || []).length
+          ? h("div", { class: "muted small", dataset: { alsoIn: "true" } },
+              "also in ", ...r.also_in.map((a) => chip(a.grain, `${a.grain} ${a.period || a.id}`)))
+          : null),
       h("td", { class: "num" },
         h("button", { type: "button", class: "link", onclick: openIt }, r.grain === "working" ? "Open day" : "Open"), " ",
         forgetButton(r)));

@@ -29,7 +29,10 @@ def search_results_text(results: Sequence[SearchResult], window: str) -> str:
         return f"No memories found ({window})."
     noun = "memory" if len(results) == 1 else "memories"
     lines = [f"{len(results)} {noun} ({window}), best match first:"]
-    lines += [memory_line(r.grain, date_label(r.time_key, r.occurred_at), r.content, r.id) for r in results]
+    for r in results:
+        lines.append(memory_line(r.grain, date_label(r.time_key, r.occurred_at), r.content, r.id))
+        if r.also_in:  # summaries folded into this hit: where else the model may read it, in context
+            lines.append("  also in: " + ", ".join(f"{a.grain} {a.period or a.id}" for a in r.also_in))
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ import pytest
 from tests.unit.tools.conftest import NOW, FakeMemoryApi
 
 from agent_memory.client.api_errors import ServerError, TransportError, UnexpectedResponseError
-from agent_memory.contract.v1 import SearchResult
+from agent_memory.contract.v1 import AlsoInOut, SearchResult
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS
 from agent_memory.domain.records import MemoryKind
@@ -202,6 +202,32 @@ def test_summaries_are_labelled_with_their_period_and_grain(api: FakeMemoryApi) 
         "1 memory (grain weekly, at least 3 days ago), best match first:",
         "[2026-W47 · weekly] Launch planning.",
         "  Alice owns the date. (id sum_abcdefghijklmnopqrstuvwxyz)",
+    ]
+
+
+def test_a_hit_names_the_summaries_folded_into_it(api: FakeMemoryApi) -> None:
+    # GIVEN a working memory that a daily and a weekly summary repeat
+    api.summaries = [
+        SearchResult(
+            id="mem_abcdefghijklmnopqrstuvwxyz", grain=Grain.WORKING, time_key=None,
+            kind=MemoryKind.NOTE, content="Alice moved the launch.", text="", score=0.5,
+            similarity=None, recency=0.5,
+            importance=0.5, occurred_at=datetime(2026, 11, 16, tzinfo=UTC), topic=None, user_id=None,
+            conversation_id=None, source=None, metadata={}, tags=[],
+            also_in=[
+                AlsoInOut(grain=Grain.DAILY, period="2026-11-16", id="sum_d"),
+                AlsoInOut(grain=Grain.WEEKLY, period="2026-W47", id="sum_w"),
+            ],
+        )
+    ]  # fmt: skip
+
+    # WHEN
+    text, _ = tools_for(api).call("search_memory", {"grain": "weekly"})
+
+    # THEN the line says where else the fact is held
+    assert text.splitlines()[1:] == [
+        "[2026-11-16 · working] Alice moved the launch. (id mem_abcdefghijklmnopqrstuvwxyz)",
+        "  also in: daily 2026-11-16, weekly 2026-W47",
     ]
 
 
