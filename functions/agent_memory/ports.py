@@ -110,8 +110,8 @@ class JobQueue(Protocol):
 class RetentionStarter(Protocol):
     """Starts a retention run elsewhere (the retention function), without waiting for it."""
 
-    def start(self, reason: str) -> None:
-        """Hand the run over, or raise `DependencyError`."""
+    def start(self, reason: str, tenants: Sequence[str] | None = None) -> None:
+        """Hand the run over (of ``tenants`` only, if given), or raise `DependencyError`."""
         ...
 
 
@@ -321,13 +321,15 @@ class AuditQuery:
 @dataclass(frozen=True, slots=True)
 class PeriodScan:
     """Which (tenant, agent) pairs have live records of ``grain`` whose span overlaps
-    ``[start, end)``: one page of the dispatcher's only cross-tenant read."""
+    ``[start, end)``: one page of the dispatcher's only cross-tenant read, or, with ``tenant_id``,
+    of one tenant's agents (a tenant's admin asking for its own summaries)."""
 
     grain: Grain
     start: datetime
     end: datetime
     cursor: str | None = None
     page_size: int = 500
+    tenant_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -602,6 +602,36 @@ def test_agents_with_records_pages_through_every_agent_once(store: MemoryStore) 
     assert sorted(seen) == sorted(expected)  # every agent, none twice
 
 
+def test_agents_with_records_of_one_tenant_never_names_another(store: MemoryStore) -> None:
+    # GIVEN agents of two tenants with records in the week, more than a page of the first
+    require(store, "agents_with_records")
+    agents = {("t1", "a1"), ("t1", "a2"), ("t1", "a3"), ("t2", "a1"), ("t2", "a9")}
+    for tenant, agent in agents:
+        put(
+            store,
+            rec(
+                f"mem_{tenant}_{agent}",
+                tenant=tenant,
+                agent=agent,
+                occurred=datetime(2026, 11, 18, tzinfo=UTC),
+            ),
+        )
+    start, end = datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
+    # WHEN t1's agents are asked for, a page of two at a time
+    seen: list[tuple[str, str]] = []
+    cursor = None
+    for _ in range(10):
+        page = store.agents_with_records(  # type: ignore[attr-defined]
+            PeriodScan(Grain.WORKING, start, end, cursor=cursor, page_size=2, tenant_id="t1")
+        )
+        seen += [(a.tenant_id, a.agent_id) for a in page.agents]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    # THEN t1's agents, each once, and none of t2's
+    assert sorted(seen) == [("t1", "a1"), ("t1", "a2"), ("t1", "a3")]
+
+
 # ------------------------------------------------------------------------------------------------
 # the summarizer: one period's records, completely
 # ------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ then sent to the function's on-failure destination, like a scheduled one) and an
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import boto3
@@ -30,12 +31,14 @@ class LambdaRetentionStarter:
             self._client = boto3.client("lambda")
         return self._client
 
-    def start(self, reason: str) -> None:
+    def start(self, reason: str, tenants: Sequence[str] | None = None) -> None:
         try:
             response = self.client.invoke(
                 FunctionName=self.function_name,
                 InvocationType="Event",
-                Payload=json.dumps({"reason": reason}).encode(),
+                Payload=json.dumps(
+                    {"reason": reason, **({"tenants": list(tenants)} if tenants is not None else {})}
+                ).encode(),
             )
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"the retention function could not be started: {exc}") from exc

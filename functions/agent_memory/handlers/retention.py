@@ -1,6 +1,7 @@
 """The retention run: invoked daily by EventBridge Scheduler (or by hand, or the admin route).
 
-Event: ``{}`` (anything else is ignored). It cleans up every tenant with records, per its plan
+Event: ``{}`` from the schedule, ``{"reason", "tenants": [...]}`` from a tenant's admin route
+(anything else is ignored). It cleans up every tenant with records (or the tenants named), per its plan
 (`agent_memory.services.retention_rules`), and returns what it did. Safe to run twice: the second run
 finds nothing more to delete.
 """
@@ -19,4 +20,6 @@ from agent_memory.observability import logger, metrics, tracer
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return container.retention_service().run().as_dict()
+    tenants = event.get("tenants") if isinstance(event, dict) else None
+    named = [t for t in tenants if isinstance(t, str)] if isinstance(tenants, list) else None
+    return container.retention_service().run(named).as_dict()

@@ -36,8 +36,11 @@ class DispatchService:
         self._tz = timezone
         self._page_size = page_size
 
-    def dispatch(self, request: SummarizeRequest, at: datetime | None = None) -> DispatchReport:
-        """Queue a job per agent for every period ``request`` names.
+    def dispatch(
+        self, request: SummarizeRequest, at: datetime | None = None, tenant_id: str | None = None
+    ) -> DispatchReport:
+        """Queue a job per agent for every period ``request`` names (of ``tenant_id``'s agents
+        only, if given: a tenant's admin never queues, nor counts, another tenant's jobs).
 
         ``at`` is the instant a schedule fired (default now): it decides which period is due
         when the request names none.
@@ -46,7 +49,8 @@ class DispatchService:
         keys = request.time_keys(at or self._clock.now(), self._tz)
         scheduled = request.period is None and request.from_ is None
         queued = sum(
-            self.dispatch_period(grain, key, "schedule" if scheduled else "backfill") for key in keys
+            self.dispatch_period(grain, key, "schedule" if scheduled else "backfill", tenant_id)
+            for key in keys
         )
         metrics.add_metric(name="SummarizeJobsQueued", unit=MetricUnit.Count, value=queued)
         logger.info(
@@ -55,11 +59,13 @@ class DispatchService:
         )
         return DispatchReport(grain=grain, periods=keys, jobs_queued=queued)
 
-    def dispatch_period(self, grain: Grain, key: str, reason: str = "schedule") -> int:
-        """Queue one job for each agent with anything to fold in ``grain``'s ``key``."""
+    def dispatch_period(
+        self, grain: Grain, key: str, reason: str = "schedule", tenant_id: str | None = None
+    ) -> int:
+        """Queue one job for each agent (of ``tenant_id``) with anything to fold in ``grain``'s ``key``."""
         batch: list[Job] = []
         queued = 0
-        for agent in self.agents_for(grain, key):
+        for agent in self.agents_for(grain, key, tenant_id):
             job = SummarizeJob(
                 tenant_id=agent.tenant_id,
                 agent_id=agent.agent_id,
@@ -77,15 +83,18 @@ class DispatchService:
             queued += len(batch)
         return queued
 
-    def agents_for(self, grain: Grain, key: str) -> Iterator[AgentRef]:
-        """Every agent with live records of a finer grain in the period's span, each once."""
+    def agents_for(self, grain: Grain, key: str, tenant_id: str | None = None) -> Iterator[AgentRef]:
+        """Every agent (of ``tenant_id``) with live records of a finer grain in the period's
+        span, each once."""
         start, end = covered_span(grain, key, self._tz)
         seen: set[tuple[str, str]] = set()
         for finer in finer_grains(grain):
             cursor: str | None = None
             while True:
                 page = self._store.agents_with_records(
-                    PeriodScan(finer, start, end, cursor=cursor, page_size=self._page_size)
+                    PeriodScan(
+                        finer, start, end, cursor=cursor, page_size=self._page_size, tenant_id=tenant_id
+                    )
                 )
                 for agent in page.agents:
                     ref = (agent.tenant_id, agent.agent_id)

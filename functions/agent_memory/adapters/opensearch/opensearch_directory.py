@@ -39,9 +39,16 @@ class OpenSearchDirectory(OpenSearchBase):
         """
         if scan.page_size < 1:
             raise ValidationFailedError("page_size must be at least 1")
-        binding = {"g": Grain(scan.grain).value, "from": ts(scan.start), "to": ts(scan.end)}
+        binding = {
+            "g": Grain(scan.grain).value,
+            "from": ts(scan.start),
+            "to": ts(scan.end),
+            "tn": scan.tenant_id,
+        }
         after = None if scan.cursor is None else agents_after_key(scan.cursor, binding)
-        body = agents_with_records_body(scan.grain, scan.start, scan.end, scan.page_size, after)
+        body = agents_with_records_body(
+            scan.grain, scan.start, scan.end, scan.page_size, after, scan.tenant_id
+        )
         agg = aggregation(self._search(body, "listing agents with records"), "agents")
         buckets = agg.get("buckets", [])
         agents = [AgentRef(tenant_id=b["key"]["tenant_id"], agent_id=b["key"]["agent_id"]) for b in buckets]

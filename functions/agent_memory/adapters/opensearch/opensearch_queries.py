@@ -236,10 +236,16 @@ def histogram_body(
 
 
 def agents_with_records_body(
-    grain: Grain, start: datetime, end: datetime, page_size: int, after: dict[str, str] | None
+    grain: Grain,
+    start: datetime,
+    end: datetime,
+    page_size: int,
+    after: dict[str, str] | None,
+    tenant_id: str | None = None,
 ) -> dict[str, Any]:
     """A ``composite`` aggregation over (tenant_id, agent_id) terms of the ``grain`` records
-    overlapping ``[start, end)`` that are not forgotten, after the key ``after``."""
+    overlapping ``[start, end)`` that are not forgotten (of ``tenant_id`` only, if given), after
+    the key ``after``."""
     composite: dict[str, Any] = {
         "size": page_size,
         "sources": [
@@ -252,7 +258,14 @@ def agents_with_records_body(
     return {
         "size": 0,
         "query": {
-            "bool": {"filter": [term("grain", Grain(grain).value), not_deleted(), *overlapping(start, end)]}
+            "bool": {
+                "filter": [
+                    term("grain", Grain(grain).value),
+                    not_deleted(),
+                    *overlapping(start, end),
+                    *([term("tenant_id", tenant_id)] if tenant_id is not None else []),
+                ]
+            }
         },
         "aggs": {"agents": {"composite": composite}},
     }

@@ -39,9 +39,12 @@ class SqliteDirectory(SqliteStorePart):
         if scan.page_size < 1:
             raise ValidationFailedError("page_size must be at least 1")
         grain = Grain(scan.grain)
-        bound = {"g": grain.value, "s": to_us(scan.start), "e": to_us(scan.end)}
+        bound = {"g": grain.value, "s": to_us(scan.start), "e": to_us(scan.end), "tn": scan.tenant_id}
         where = "grain = ? AND deleted_at IS NULL AND span_start < ? AND span_end >= ?"
         params: list[Any] = [grain.value, bound["e"], bound["s"]]
+        if scan.tenant_id is not None:
+            where += " AND tenant_id = ?"
+            params.append(scan.tenant_id)
         if scan.cursor is not None:
             after = keyset(decode_cursor(scan.cursor, bound), ("t", str), ("a", str))
             where += " AND (tenant_id > ? OR (tenant_id = ? AND agent_id > ?))"

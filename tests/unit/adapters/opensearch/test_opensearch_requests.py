@@ -1168,6 +1168,16 @@ def test_agents_with_records_pages_a_composite_aggregation_with_after_key(
     assert second.next_cursor is None  # a short page is the last one
 
 
+def test_agents_with_records_of_one_tenant_filters_on_it(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN
+    cluster.reply(composite_response([("t1", "a1")], after=("t1", "a1")))
+    start, end = datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)
+    # WHEN one tenant's agents are asked for
+    store(client).agents_with_records(PeriodScan(Grain.DAILY, start, end, tenant_id="t1"))
+    # THEN the tenant is a term of the filter, beside grain, liveness and overlap
+    assert cluster.sent[0].body["query"]["bool"]["filter"][-1] == {"term": {"tenant_id": "t1"}}
+
+
 def test_an_agents_cursor_of_another_grain_is_a_validation_error(
     client: OpenSearch, cluster: Cluster
 ) -> None:
