@@ -55,8 +55,6 @@ Every ranking piece is measured on and off, one row per configuration (``--confi
 - ``no-recency-importance``: both;
 - ``no-speaker-boost``: ``ranking.speaker_boost = 0`` (no lift for what the person the question
   names said);
-- ``session-spread``: ``ranking.session_spread = 0.1`` (the head of the ranking spread over
-  sessions, `domain.diversity`; off by default);
 - ``dense-only``: the vector similarity and nothing else: its own ingest without context and
   without speaker, and every ranking weight and hint off. It is the service's nearest counterpart
   of the first row of the comparison table (plain MiniLM cosine over turns), not the same thing:
@@ -193,8 +191,6 @@ CONFIGS: dict[str, Config] = {
             {"recency_weight": 0.0, "importance_weight": 0.0},
         ),
         Config("dense-only", "dense only", "bare", _ALL_OFF),
-        # off by default: it lost on both halves at every strength tried (docs/decisions.md)
-        Config("session-spread", "session spread 0.1", "default", {"session_spread": 0.1}),
         Config("no-speaker-boost", "no speaker boost", "default", {"speaker_boost": 0.0}),
     )
 }

@@ -228,11 +228,6 @@ class RankingOverrides(BaseModel):
         strict=True,
         description="Boost memories of a time the query names ('last May', 'two weeks ago').",
     )
-    session_spread: Score | None = Field(
-        default=None,
-        description="How much a hit counts for less for each hit of the same session ranked above it "
-        "(0: no spreading), so the first results span several sessions.",
-    )
     speaker_boost: Score | None = Field(
         default=None,
         description="How much a memory said by someone the query names is lifted (0: not at all).",

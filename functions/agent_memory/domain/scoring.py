@@ -38,8 +38,6 @@ class RankingWeights:
     lexical_weight: float = 0.4
     time_boost: float = 0.3
     time_hints: bool = True
-    #: How much a hit counts for less for each hit of its session above it (`domain.diversity`).
-    session_spread: float = 0.0
     #: The lift of a memory said by someone the query names ("what does Caroline ...").
     speaker_boost: float = 0.2
 

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import timedelta
 
-from agent_memory.domain.diversity import spread_over_sessions
 from agent_memory.domain.folding import fold_summaries
 from agent_memory.domain.recall import Hit, SearchQuery
 from agent_memory.domain.scoring import RankingWeights, score
@@ -143,7 +142,6 @@ class SearchService:
             results.sort(key=lambda x: (-x.score, x.id))
             if self._reranker is not None and results:
                 results = self._rerank(query, results, relevance, request.max_results)
-            results = spread_over_sessions(results, weights.session_spread)
         else:  # no query: newest first, as the store returned them
             results.sort(key=lambda x: (x.record.occurred_at, x.id), reverse=True)
         if request.min_score is not None:

@@ -61,20 +61,6 @@ def test_time_hints_can_be_turned_off_per_request(world: World) -> None:
     assert with_hint.score == pytest.approx(june_hit.score * 1.3, rel=1e-4)
 
 
-def test_a_session_spread_lifts_another_day_into_the_head_and_is_off_by_default(world: World) -> None:
-    # GIVEN four notes about the launch on one day, and a weaker one on another day
-    day = datetime(2023, 11, 1, tzinfo=UTC)
-    for i, where in enumerate(("Berlin", "Paris", "Rome", "Oslo")):
-        _write(world, f"The launch party moved to {where}.", day.replace(hour=9 + i))
-    other = _write(world, "Launch budget approved by finance.", datetime(2023, 11, 8, tzinfo=UTC))
-    # WHEN searched with the defaults and with a strong spread
-    plain = _ids(world, query="launch party", max_results=5)
-    spread = _ids(world, query="launch party", max_results=5, ranking={"session_spread": 0.9})
-    # THEN by default the other day comes last; spread, it comes second, and the set is the same
-    assert plain[-1] == other
-    assert spread[1] == other and set(spread) == set(plain)
-
-
 def test_what_the_person_the_query_names_said_is_lifted(world: World) -> None:
     # GIVEN the same thing said by two people
     body = {
