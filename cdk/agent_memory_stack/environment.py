@@ -15,14 +15,16 @@ from collections.abc import Mapping
 SettingValue = str | int | bool
 
 
-def _settings_fields() -> tuple[str, set[str]]:
-    """The environment prefix and the fields of `Settings` read under it."""
+def _settings_variables() -> dict[str, str]:
+    """Each field of `Settings` read under the prefix, by the variable it is read from."""
     from agent_memory.settings import Settings
 
-    prefix = Settings.model_config.get("env_prefix", "AGENT_MEMORY_")
     # A field with its own alias (``aws_region`` from ``AWS_REGION``) is not read under the prefix.
-    fields = {name for name, info in Settings.model_fields.items() if info.validation_alias is None}
-    return prefix, fields
+    return {
+        Settings.variable(name): name
+        for name, info in Settings.model_fields.items()
+        if info.validation_alias is None
+    }
 
 
 def _as_text(name: str, value: SettingValue) -> str:
@@ -39,20 +41,20 @@ def settings_env(**settings: SettingValue) -> dict[str, str]:
     ``{"AGENT_MEMORY_STORE": "opensearch", "AGENT_MEMORY_MAX_RECEIVE_COUNT": "5"}``.
 
     A name that is not a field of `Settings` fails the synth."""
-    prefix, fields = _settings_fields()
-    unknown = sorted(name for name in settings if name not in fields)
+    by_name = {name: variable for variable, name in _settings_variables().items()}
+    unknown = sorted(name for name in settings if name not in by_name)
     if unknown:
         raise ValueError(f"no setting of agent_memory.settings.Settings is named {unknown}")
-    return {f"{prefix}{name.upper()}": _as_text(name, value) for name, value in settings.items()}
+    return {by_name[name]: _as_text(name, value) for name, value in settings.items()}
 
 
 def checked_environment(environment: Mapping[str, str]) -> dict[str, str]:
     """``environment`` if every ``AGENT_MEMORY_*`` variable in it is a field of the functions'
     `Settings`, else a synth error naming it."""
-    prefix, fields = _settings_fields()
-    unknown = sorted(
-        key for key in environment if key.startswith(prefix) and key[len(prefix) :].lower() not in fields
-    )
+    from agent_memory.settings import Settings
+
+    prefix, known = Settings.variable(""), _settings_variables()
+    unknown = sorted(key for key in environment if key.startswith(prefix) and key not in known)
     if unknown:
         raise ValueError(
             f"function environment names no setting of agent_memory.settings.Settings: {unknown}"

@@ -18,6 +18,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from agent_memory.domain.dedup import DedupScope
 from agent_memory.errors import ConfigurationError
 
+#: (choice, value, resource): choosing that adapter needs that resource named, in every function.
+_NAMED_RESOURCES = (
+    ("queue", "sqs", "write_queue_url"),
+    ("store", "opensearch", "opensearch_endpoint"),
+    ("pending", "dynamodb", "pending_table"),
+    ("idempotency", "dynamodb", "idempotency_table"),
+    ("topics", "dynamodb", "topics_table"),
+)
+
 
 class Settings(BaseSettings):
     """What every function and the local runtime may be configured with.
@@ -131,19 +140,18 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown timezone {value!r}") from exc
         return value
 
+    @classmethod
+    def variable(cls, name: str) -> str:
+        """The environment variable the field ``name`` is read from (``AGENT_MEMORY_<NAME>``)."""
+        return f"{cls.model_config.get('env_prefix', '')}{name.upper()}"
+
     @model_validator(mode="after")
     def _resources_named(self) -> Settings:
-        missing = []
-        if self.queue == "sqs" and not self.write_queue_url:
-            missing.append("AGENT_MEMORY_WRITE_QUEUE_URL (queue=sqs)")
-        if self.store == "opensearch" and not self.opensearch_endpoint:
-            missing.append("AGENT_MEMORY_OPENSEARCH_ENDPOINT (store=opensearch)")
-        if self.pending == "dynamodb" and not self.pending_table:
-            missing.append("AGENT_MEMORY_PENDING_TABLE (pending=dynamodb)")
-        if self.idempotency == "dynamodb" and not self.idempotency_table:
-            missing.append("AGENT_MEMORY_IDEMPOTENCY_TABLE (idempotency=dynamodb)")
-        if self.topics == "dynamodb" and not self.topics_table:
-            missing.append("AGENT_MEMORY_TOPICS_TABLE (topics=dynamodb)")
+        missing = [
+            f"{self.variable(resource)} ({choice}={value})"
+            for choice, value, resource in _NAMED_RESOURCES
+            if getattr(self, choice) == value and not getattr(self, resource)
+        ]
         if missing:
             raise ValueError("missing settings: " + ", ".join(missing))
         return self
@@ -152,13 +160,12 @@ class Settings(BaseSettings):
         """The value of the resource setting ``name`` (a queue URL, a table name), which the
         adapter chosen for it needs; a `ConfigurationError` naming its variable when it is unset.
 
-        The validator refuses most such gaps when the settings load; this covers the ones only
-        some functions need (the dead-letter queue URL: only the writer has it).
+        The validator refuses the gaps of `_NAMED_RESOURCES` when the settings load; this covers
+        the ones only some functions need (the dead-letter queue URL: only the writer has it).
         """
         value = getattr(self, name)
         if not value:
-            prefix = self.model_config.get("env_prefix", "AGENT_MEMORY_")
-            raise ConfigurationError(f"{prefix}{name.upper()} is required here")
+            raise ConfigurationError(f"{self.variable(name)} is required here")
         return str(value)
 
     @property
