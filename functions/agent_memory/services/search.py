@@ -42,11 +42,13 @@ def query_topic(query: str | None) -> str | None:
 
 
 def named_speakers(query: str | None, speakers: Iterable[str | None]) -> frozenset[str]:
-    """The speakers among ``speakers`` that ``query`` names as a whole word, case-folded."""
+    """The speakers among ``speakers`` that ``query`` names, case-folded: every word of the
+    speaker's name is a whole word of the query ("Mary Ann" in "what did mary ann say?")."""
     if not query:
         return frozenset()
     words = set(re.findall(r"\w+", query.casefold()))
-    return frozenset(s.casefold() for s in speakers if s and s.casefold() in words)
+    named = {s.casefold() for s in speakers if s}
+    return frozenset(s for s in named if (parts := re.findall(r"\w+", s)) and words.issuperset(parts))
 
 
 def rerank_depth(wanted: int) -> int:

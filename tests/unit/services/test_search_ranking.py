@@ -98,6 +98,7 @@ def test_the_names_a_query_holds_are_whole_words_of_known_speakers() -> None:
     assert named_speakers("Did Caroline call Mel?", ["Caroline", "Melanie", None]) == {"caroline"}
     assert named_speakers(None, ["Caroline"]) == frozenset()
     assert named_speakers("caroline's plan", ["Caroline"]) == {"caroline"}
+    assert named_speakers("what did Mary Ann say?", ["Mary Ann", "Ann Lee"]) == {"mary ann"}
 
 
 def test_per_request_weights_replace_the_defaults(world: World) -> None:
