@@ -34,6 +34,7 @@ from agent_memory.services.context import ContextService
 from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.idempotency import IdempotentWriteService
+from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
@@ -254,7 +255,16 @@ class Container:
             self.ranking,
             topics=self.topic_cache,
             reranker=self.reranker,
+            knowledge=self.store,
         )
+
+    @cached_property
+    def knowledge_service(self) -> KnowledgeService:
+        return KnowledgeService(self.store, self.write_queue, self.pending, self.clock)
+
+    @cached_property
+    def knowledge_writer(self) -> KnowledgeWriter:
+        return KnowledgeWriter(self.store, self.embedder, self.pending)
 
     @cached_property
     def memory_service(self) -> MemoryService:
@@ -342,6 +352,10 @@ class ApiServices:
     @property
     def search(self) -> SearchService:
         return self.root.search_service
+
+    @property
+    def knowledge(self) -> KnowledgeService:
+        return self.root.knowledge_service
 
     @property
     def memories(self) -> MemoryService:
@@ -454,6 +468,10 @@ def summarize_service() -> SummarizeService:
 
 def writer_service() -> WriterService:
     return current().writer_service
+
+
+def knowledge_writer() -> KnowledgeWriter:
+    return current().knowledge_writer
 
 
 def retention_service() -> RetentionService:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.keys import KeyInfo, NewKey
+from agent_memory.domain.knowledge import KnowledgeDocument, Passage
 from agent_memory.domain.operator_views import SearchDay
 from agent_memory.domain.recall import Hit, SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -624,7 +625,83 @@ class RetentionStore(Protocol):
         ...
 
 
-class MemoryStore(RecordStore, Retrieval, AuditLog, SearchLog, AgentDirectory, RetentionStore, Protocol):
+@dataclass(frozen=True, slots=True)
+class StoredPassage:
+    """A passage with its embedding, as the writer hands it to the knowledge store."""
+
+    passage: Passage
+    vector: Vector
+
+
+@dataclass(frozen=True, slots=True)
+class PassageQuery:
+    """A search of one tenant's shared knowledge. The tenant is mandatory: there is no global
+    search. ``on``: only passages of documents valid that day; ``tags``: of documents with every
+    one of them."""
+
+    tenant_id: str
+    vector: Vector | None = None
+    text: str | None = None
+    on: date | None = None
+    tags: tuple[str, ...] = ()
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class PassageCandidate:
+    """A passage a knowledge search found, with its evidence (as `Candidate`)."""
+
+    passage: Passage
+    similarity: float | None
+    lexical: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentPage:
+    documents: list[KnowledgeDocument]
+    next_cursor: str | None
+
+
+class KnowledgeStore(Protocol):
+    """A tenant's shared knowledge: documents whole, and their passages with vectors (a sibling
+    of the memory store: no agent, no grain, nothing the cascade or retention touches)."""
+
+    def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
+        """Store the document and exactly these passages, in one step: the passages of any
+        version stored before are gone when this returns, and none are visible before."""
+        ...
+
+    def get_document(self, tenant_id: str, doc_id: str) -> KnowledgeDocument | None: ...
+
+    def list_documents(self, tenant_id: str, cursor: str | None = None, limit: int = 50) -> DocumentPage:
+        """The tenant's documents by id, paginated (the text is left out: ``text`` is empty)."""
+        ...
+
+    def passages(self, tenant_id: str, doc_id: str) -> builtins.list[Passage]:
+        """The document's passages, in document order."""
+        ...
+
+    def delete_document(self, tenant_id: str, doc_id: str, at: datetime) -> int:
+        """Remove the document and every passage of it, and leave a tombstone at ``at`` (a put
+        accepted before it is not applied); the number of passages removed."""
+        ...
+
+    def deleted_at(self, tenant_id: str, doc_id: str) -> datetime | None:
+        """When the document was last deleted (its tombstone), if it was."""
+        ...
+
+    def search_passages(self, query: PassageQuery) -> builtins.list[PassageCandidate]:
+        """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by passage id."""
+        ...
+
+    def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
+        """Best effort: count that searches returned passages of these documents."""
+        ...
+
+
+class MemoryStore(
+    RecordStore, Retrieval, AuditLog, SearchLog, AgentDirectory, RetentionStore, KnowledgeStore, Protocol
+):
     """Records and their vectors: every narrow port above, which each store adapter implements
     whole (SQLite, OpenSearch) and the shared contract suite checks. Services take the narrow
     ports they use."""

@@ -10,28 +10,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from agent_memory.contract.strict import STRICT as _STRICT
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
-    DEFAULT_CONTEXT_TOKENS,
-    DEFAULT_RESULTS,
     MAX_CONTENT_BYTES,
-    MAX_CONTEXT_TOKENS,
-    MAX_DAYS_AGO,
     MAX_ITEMS_PER_REQUEST,
     MAX_LINKS,
-    MAX_QUERY_CHARS,
-    MAX_RESULTS,
     MAX_TAGS,
     MAX_TTL_DAYS,
-    MIN_CONTEXT_TOKENS,
 )
-from agent_memory.domain.recall import Context, ContextQuery, Hit, NewMemory, SearchQuery
+from agent_memory.domain.recall import (
+    NewMemory,
+)
 from agent_memory.domain.records import (
     Link,
     MemoryKind,
@@ -63,7 +58,20 @@ if TYPE_CHECKING:  # the store's page types, read by attribute when a response i
     from agent_memory.domain.topic_dictionary import TopicProposal
     from agent_memory.ports import AgentPage, AuditPage, Page, StoredTopicDictionary
 
-_STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
+# Search and context (re-exported: every model of the contract is importable from here).
+from agent_memory.contract.v1_recall import (  # noqa: F401
+    AlsoInOut,
+    ContextItem,
+    ContextRequest,
+    ContextResponse,
+    ContextSourceOut,
+    GrainFilter,
+    PassageRef,
+    RankingOverrides,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+)
 
 
 def _content_bounded(value: str) -> str:
@@ -198,158 +206,6 @@ class WriteResponse(BaseModel):
         return cls(accepted=[AcceptedItem(id=i) for i in ids])
 
 
-GrainFilter = Grain | Literal["all"]
-
-
-def _grain(value: GrainFilter) -> Grain | None:
-    """``all`` is no grain filter."""
-    return None if value == "all" else Grain(value)
-
-
-def _check_window(min_days_ago: float, max_days_ago: float | None) -> None:
-    """A day window ``[as_of - max_days_ago, as_of - min_days_ago]`` must not be inside out."""
-    if max_days_ago is not None and max_days_ago < min_days_ago:
-        raise ValueError("max_days_ago must be >= min_days_ago")
-
-
-class RankingOverrides(BaseModel):
-    """Per-request ranking knobs (docs/decisions.md, "Ranking"); each absent one keeps its default."""
-
-    model_config = _STRICT
-
-    lexical_weight: Score | None = Field(default=None, description="Share of the word match in relevance.")
-    recency_weight: Score | None = Field(default=None, description="How much recency can damp a score.")
-    importance_weight: Score | None = Field(default=None, description="How much importance can damp a score.")
-    recency_tau_days: float | None = Field(
-        default=None, strict=True, gt=0, le=36_500, description="Recency's time constant."
-    )
-    time_hints: bool | None = Field(
-        default=None,
-        strict=True,
-        description="Boost memories of a time the query names ('last May', 'two weeks ago').",
-    )
-    speaker_boost: Score | None = Field(
-        default=None,
-        description="How much a memory said by someone the query names is lifted (0: not at all).",
-    )
-
-
-class SearchRequest(BaseModel):
-    """Search one grain (or ``all``) by meaning and by a window of days before ``as_of``."""
-
-    model_config = _STRICT
-
-    query: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
-    grain: GrainFilter = "all"
-    min_days_ago: float = Field(default=0, strict=True, ge=0, le=MAX_DAYS_AGO)
-    max_days_ago: float | None = Field(default=None, strict=True, ge=0, le=MAX_DAYS_AGO)
-    max_results: int = Field(default=DEFAULT_RESULTS, strict=True, ge=1, le=MAX_RESULTS)
-    as_of: UtcDatetime | None = None
-    kinds: list[MemoryKind] = Field(default_factory=list, max_length=len(MemoryKind))
-    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    user_id: UserId | None = None
-    min_score: Score | None = None
-    ranking: RankingOverrides | None = Field(
-        default=None, description="This search's ranking weights, in place of the service's defaults."
-    )
-
-    @model_validator(mode="after")
-    def _window(self) -> SearchRequest:
-        _check_window(self.min_days_ago, self.max_days_ago)
-        if self.query is not None and not self.query.strip():
-            self.query = None
-        return self
-
-    def to_query(self) -> SearchQuery:
-        return replace(
-            _window_query(self),
-            max_results=self.max_results,
-            kinds=tuple(self.kinds),
-            tags=tuple(self.tags),
-            min_score=self.min_score,
-            ranking=self.ranking.model_dump(exclude_none=True) if self.ranking else {},
-        )
-
-
-class ContextRequest(BaseModel):
-    """One block of prompt context for ``query``: the most relevant memories and summaries, packed
-    to ``token_budget`` (least relevant dropped first)."""
-
-    model_config = _STRICT
-
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    token_budget: int = Field(
-        default=DEFAULT_CONTEXT_TOKENS, strict=True, ge=MIN_CONTEXT_TOKENS, le=MAX_CONTEXT_TOKENS
-    )
-    grain: GrainFilter = "all"
-    min_days_ago: float = Field(default=0, strict=True, ge=0, le=MAX_DAYS_AGO)
-    max_days_ago: float | None = Field(default=None, strict=True, ge=0, le=MAX_DAYS_AGO)
-    as_of: UtcDatetime | None = None
-    user_id: UserId | None = None
-
-    @model_validator(mode="after")
-    def _window(self) -> ContextRequest:
-        _check_window(self.min_days_ago, self.max_days_ago)
-        if not self.query.strip():
-            raise ValueError("query must not be blank")
-        return self
-
-    def to_query(self) -> ContextQuery:
-        return ContextQuery(search=_window_query(self), token_budget=self.token_budget)
-
-
-def _window_query(request: SearchRequest | ContextRequest) -> SearchQuery:
-    """The search both requests describe (what, which grain, which days, for whom), read in one
-    place so the two cannot come to read it differently; a search request adds its filters."""
-    return SearchQuery(
-        query=request.query,
-        grain=_grain(request.grain),
-        min_days_ago=request.min_days_ago,
-        max_days_ago=request.max_days_ago,
-        as_of=request.as_of,
-        user_id=request.user_id,
-    )
-
-
-class ContextItem(BaseModel):
-    """One memory that made it into the context block, in the order it appears there."""
-
-    id: str
-    grain: Grain
-    time_key: str | None
-    occurred_at: datetime
-    score: float
-    tokens: int
-
-
-class ContextResponse(BaseModel):
-    context: str = Field(description="The block to put in the prompt: one dated, grain-tagged line each.")
-    tokens: int = Field(description="Tokens the block takes (see docs/api.md for how they are counted).")
-    token_budget: int
-    items: list[ContextItem]
-    dropped: int = Field(description="Relevant memories left out to stay within the budget.")
-
-    @classmethod
-    def of(cls, context: Context) -> ContextResponse:
-        return cls(
-            context=context.text,
-            tokens=context.tokens,
-            token_budget=context.token_budget,
-            items=[
-                ContextItem(
-                    id=line.hit.id,
-                    grain=line.hit.record.grain,
-                    time_key=line.hit.record.time_key,
-                    occurred_at=line.hit.record.occurred_at,
-                    score=line.hit.score,
-                    tokens=line.tokens,
-                )
-                for line in context.lines
-            ],
-            dropped=context.dropped,
-        )
-
-
 class MemoryOut(BaseModel):
     """A record as clients see it (no tenant, no hashes, no internal bookkeeping)."""
 
@@ -420,71 +276,6 @@ class MemoryOut(BaseModel):
             topic=record.topic_raw,
             text=display_text(record),
         )
-
-
-class AlsoInOut(BaseModel):
-    """A summary that holds this result too, folded into it rather than listed again."""
-
-    grain: Grain
-    period: str | None = Field(description="The summary's period, e.g. 2026-W47.")
-    id: str = Field(description="Reads the summary back whole (GET .../memories/{id}).")
-
-
-class SearchResult(BaseModel):
-    id: str
-    grain: Grain
-    time_key: str | None
-    kind: MemoryKind
-    content: str
-    text: str
-    score: float
-    similarity: float | None
-    recency: float
-    importance: float
-    occurred_at: datetime
-    topic: str | None
-    user_id: str | None
-    conversation_id: str | None
-    source: Source | None
-    metadata: dict[str, Any]
-    tags: list[str]
-    also_in: list[AlsoInOut] = Field(
-        default_factory=list,
-        description="Summaries that repeat this result (searching several grains), folded into it: "
-        "one fact takes one place however far up the cascade it is quoted.",
-    )
-
-    @classmethod
-    def of(cls, hit: Hit) -> SearchResult:
-        r = hit.record
-        return cls(
-            id=r.id,
-            grain=r.grain,
-            time_key=r.time_key,
-            kind=r.kind,
-            content=r.content,
-            text=hit.text,
-            score=hit.score,
-            similarity=hit.similarity,
-            recency=hit.recency,
-            importance=r.importance,
-            occurred_at=r.occurred_at,
-            topic=r.topic_raw,
-            user_id=r.user_id,
-            conversation_id=r.conversation_id,
-            source=r.source,
-            metadata=r.metadata,
-            tags=r.tags,
-            also_in=[AlsoInOut(grain=a.grain, period=a.period, id=a.id) for a in hit.also_in],
-        )
-
-
-class SearchResponse(BaseModel):
-    results: list[SearchResult]
-
-    @classmethod
-    def of(cls, hits: Sequence[Hit]) -> SearchResponse:
-        return cls(results=[SearchResult.of(h) for h in hits])
 
 
 class ListResponse(BaseModel):

@@ -17,6 +17,8 @@ ADMIN_SCOPE = "admin"
 READ_SCOPE = "read"
 WRITE_SCOPE = "write"
 FORGET_SCOPE = "forget"
+#: Put and delete the tenant's shared knowledge (documents); reading it needs only ``read``.
+KNOWLEDGE_SCOPE = "knowledge"
 #: What a new key gets unless told otherwise; admin is never a default.
 DEFAULT_SCOPES = frozenset({READ_SCOPE, WRITE_SCOPE, FORGET_SCOPE})
 

@@ -1,5 +1,10 @@
 """Messages on the write queue.
 
+A `DocumentCommand` carries one document of a tenant's shared knowledge (`domain.knowledge`),
+whole: the writer splits, embeds and stores its passages. Its group is the tenant's document
+(`knowledge_group_id`), so two versions of one document are stored in the order they were
+accepted while other documents and every agent's writes go on beside them.
+
 A `WriteCommand` carries one fully formed record (without its vector: embedding is the writer's
 job, so the API stays fast and a model outage never fails a write). ``op`` says how the writer
 treats it: ``remember`` is a new working-memory write that may be merged into a near duplicate;
@@ -9,11 +14,13 @@ treats it: ``remember`` is a new working-memory write that may be merged into a 
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
+from agent_memory.domain.knowledge import KnowledgeDocument
 from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.types import UtcDatetime
 
 #: SQS FIFO's limit on ``MessageGroupId`` (characters, ``[A-Za-z0-9!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~]``).
 MAX_GROUP_ID = 128
@@ -45,3 +52,46 @@ class WriteCommand(BaseModel):
     def group_id(self) -> str:
         r = self.record
         return group_id(r.tenant_id, r.agent_id, r.grain.value)
+
+
+#: The middle part of a knowledge group id: ``#`` is in no agent id, so no agent's slice shares it.
+KNOWLEDGE_GROUP = "#knowledge"
+
+
+def knowledge_group_id(tenant_id: str, doc_id: str) -> str:
+    """The FIFO message group of one document of a tenant's knowledge, ``tenant:#knowledge:doc``."""
+    return group_id(tenant_id, KNOWLEDGE_GROUP, doc_id)
+
+
+class DocumentCommand(BaseModel):
+    """Store one version of a document (split, embedded, every older passage replaced), unless
+    the document was deleted after ``accepted_at``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    v: Literal[1] = 1
+    op: Literal["document"] = "document"
+    document: KnowledgeDocument
+    accepted_at: UtcDatetime
+
+    @property
+    def group_id(self) -> str:
+        return knowledge_group_id(self.document.tenant_id, self.document.doc_id)
+
+
+def _op(body: Any) -> str:
+    """The command a body is: its ``op`` (a write without one is a ``remember``, as it always was)."""
+    op = body.get("op", "remember") if isinstance(body, dict) else getattr(body, "op", "remember")
+    return "document" if op == "document" else "write"
+
+
+Command = Annotated[
+    Annotated[WriteCommand, Tag("write")] | Annotated[DocumentCommand, Tag("document")],
+    Discriminator(_op),
+]
+_COMMAND: TypeAdapter[WriteCommand | DocumentCommand] = TypeAdapter(Command)
+
+
+def parse_command(body: str) -> WriteCommand | DocumentCommand:
+    """A queue message's body as its command, or `pydantic.ValidationError` (a poison message)."""
+    return _COMMAND.validate_json(body)

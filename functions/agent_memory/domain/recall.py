@@ -12,12 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.knowledge import Passage
 from agent_memory.domain.limits import DEFAULT_RESULTS
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.domain.scoring import display_text
+
+#: Where a result comes from: the agent's own memory, or the tenant's shared knowledge.
+SourceTag = Literal["private", "shared"]
+PRIVATE: frozenset[SourceTag] = frozenset({"private"})
+BOTH: frozenset[SourceTag] = frozenset({"private", "shared"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,11 @@ class SearchQuery:
     user_id: str | None = None
     min_score: float | None = None
     ranking: Mapping[str, float | bool] = field(default_factory=dict)
+    #: What to search: the agent's memory (``private``), the tenant's knowledge (``shared``), or
+    #: both in one ranking. The window, ``kinds`` and ``user_id`` narrow memories only; ``tags``
+    #: narrow both (a passage has its document's tags); a passage is found while its document
+    #: is valid on ``as_of``.
+    sources: frozenset[SourceTag] = PRIVATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,22 +102,72 @@ class Hit:
         not for every candidate the store returned."""
         return display_text(self.record)
 
+    @property
+    def source_tag(self) -> SourceTag:
+        return "private"
+
+
+@dataclass(frozen=True, slots=True)
+class SharedHit:
+    """One ranked passage of the tenant's shared knowledge."""
+
+    passage: Passage
+    score: float
+    similarity: float | None
+
+    @property
+    def id(self) -> str:
+        return self.passage.id
+
+    @property
+    def text(self) -> str:
+        """The passage under where it is: ``[ADR-12 > Consequences] ...``."""
+        return f"[{self.passage.citation}] {self.passage.text}"
+
+    @property
+    def source_tag(self) -> SourceTag:
+        return "shared"
+
+
+#: One result of a search: a memory, or a passage of shared knowledge.
+Found = Hit | SharedHit
+
+
+#: The share of a context's budget kept for shared knowledge when both sources are asked.
+DEFAULT_SHARED_SHARE = 0.4
+
 
 @dataclass(frozen=True, slots=True)
 class ContextQuery:
-    """One block of prompt context: what ``search`` finds, packed to ``token_budget``."""
+    """One block of prompt context: what ``search`` finds, packed to ``token_budget``; with both
+    sources, ``shared_share`` of the budget is kept for shared knowledge and the rest for memory
+    (what one source leaves unused, the other may take)."""
 
     search: SearchQuery
     token_budget: int
+    shared_share: float = DEFAULT_SHARED_SHARE
 
 
 @dataclass(frozen=True, slots=True)
 class ContextLine:
     """One hit as a line of the block, and the tokens the line takes."""
 
-    hit: Hit
+    hit: Found
     line: str
     tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceBudget:
+    """What one source got of a context's budget: its share (in tokens), what it used, how many
+    of its relevant results were left out, and whether its last line was cut short."""
+
+    source: SourceTag
+    budget: int
+    tokens: int
+    lines: int
+    dropped: int
+    truncated: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +180,4 @@ class Context:
     token_budget: int
     lines: Sequence[ContextLine]
     dropped: int
+    sources: Sequence[SourceBudget] = ()

@@ -40,6 +40,12 @@ class RankingWeights:
     time_hints: bool = True
     #: The lift of a memory said by someone the query names ("what does Caroline ...").
     speaker_boost: float = 0.2
+    #: Blended search (`SearchQuery.sources`): a memory's score is multiplied by
+    #: ``private_weight``, a passage's relevance by ``shared_weight``. A passage is not damped by
+    #: age or importance (a published document does not fade; its validity dates retire it), so
+    #: 0.9 puts a passage level with a fresh memory of middling importance that matches as well.
+    private_weight: float = 1.0
+    shared_weight: float = 0.9
 
     def with_overrides(self, overrides: Mapping[str, float | bool]) -> RankingWeights:
         """These weights with a search's own (`SearchQuery.ranking`, by field name) in place of

@@ -2,11 +2,11 @@
 one place every failure becomes the documented error body.
 
 The routes themselves are in one router per capability (`memory_routes`, `recall_routes`,
-`insight_routes`, `topic_routes`, `admin_routes`); each validates input with the contract's
-pydantic models (Powertools validation), takes the caller from the authorizer context, calls one
-use case and maps its answer to the contract. `handlers/routes.py` is the table of every route
-and the function that serves it; CDK builds API Gateway from it. Every error leaves through
-`_error`, as ``{"error": {"code", "message", "details"}}``.
+`insight_routes`, `topic_routes`, `knowledge_routes`, `admin_routes`); each validates input with
+the contract's pydantic models (Powertools validation), takes the caller from the authorizer
+context, calls one use case and maps its answer to the contract. `handlers/routes.py` is the
+table of every route and the function that serves it; CDK builds API Gateway from it. Every
+error leaves through `_error`, as ``{"error": {"code", "message", "details"}}``.
 """
 
 from __future__ import annotations
@@ -33,10 +33,24 @@ from agent_memory.contract.v1 import (
     ErrorDetail,
     ErrorResponse,
 )
-from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, READ_SCOPE, WRITE_SCOPE, Caller
+from agent_memory.domain.caller import (
+    ADMIN_SCOPE,
+    FORGET_SCOPE,
+    KNOWLEDGE_SCOPE,
+    READ_SCOPE,
+    WRITE_SCOPE,
+    Caller,
+)
 from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
-from agent_memory.handlers import admin_routes, insight_routes, memory_routes, recall_routes, topic_routes
+from agent_memory.handlers import (
+    admin_routes,
+    insight_routes,
+    knowledge_routes,
+    memory_routes,
+    recall_routes,
+    topic_routes,
+)
 from agent_memory.handlers.cors import with_console_cors
 from agent_memory.handlers.route_support import caller_of, json_response
 from agent_memory.handlers.routes import Capability, capabilities_of
@@ -172,6 +186,8 @@ def required_access(method: str, path: str) -> tuple[str, str | None] | None:
     parts = path.strip("/").split("/")
     if parts[:2] == ["v1", "admin"]:
         return ADMIN_SCOPE, None
+    if parts[:2] == ["v1", "knowledge"]:
+        return (READ_SCOPE if method == "GET" else KNOWLEDGE_SCOPE), None
     if parts[:2] != ["v1", "agents"] or len(parts) < 3:
         return None
     agent = unquote(parts[2])
@@ -251,6 +267,7 @@ ROUTERS: dict[Capability, Router] = {
     "recall": recall_routes.router,
     "insight": insight_routes.router,
     "topics": topic_routes.router,
+    "knowledge": knowledge_routes.router,
     "admin": admin_routes.router,
     "openapi": openapi_router,
 }

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Function = Literal["Api", "Search"]
-Capability = Literal["memories", "recall", "insight", "topics", "admin", "openapi"]
+Capability = Literal["memories", "recall", "insight", "topics", "knowledge", "admin", "openapi"]
 
 #: Which function serves each capability's routes.
 FUNCTION_OF: dict[Capability, Function] = {
@@ -25,6 +25,7 @@ FUNCTION_OF: dict[Capability, Function] = {
     "recall": "Search",
     "insight": "Api",
     "topics": "Api",
+    "knowledge": "Api",
     "admin": "Api",
     "openapi": "Api",
 }
@@ -66,6 +67,11 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/topics", "topics"),
     Route("GET", "/v1/topics/proposals", "topics", query=("limit",)),
     Route("PUT", "/v1/admin/topics", "topics", body=True),
+    Route("PUT", "/v1/knowledge/documents/{doc_id}", "knowledge", body=True),
+    Route("GET", "/v1/knowledge/documents", "knowledge", query=("cursor", "limit")),
+    Route("GET", "/v1/knowledge/documents/{doc_id}", "knowledge"),
+    Route("GET", "/v1/knowledge/documents/{doc_id}/passages", "knowledge"),
+    Route("DELETE", "/v1/knowledge/documents/{doc_id}", "knowledge"),
     Route("POST", "/v1/admin/summarize", "admin", body=True),
     Route("POST", "/v1/admin/retention", "admin"),
     Route("GET", "/v1/openapi.json", "openapi"),

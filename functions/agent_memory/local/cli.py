@@ -382,9 +382,9 @@ def _add_keys_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     create.add_argument(
         "--scope",
         action="append",
-        choices=["read", "write", "forget"],
+        choices=["read", "write", "forget", "knowledge"],
         help="grant only this scope (repeatable; default read, write and forget): --scope read for a "
-        "console operator who only looks",
+        "console operator who only looks; --scope knowledge --scope read to publish shared documents",
     )
     create.set_defaults(func=cmd_keys_create)
     keys.add_parser(

@@ -11,6 +11,13 @@ back as the line of a monthly summary that holds it), then packs lines into ``to
   (``[2026-11-20 · working] ...``, ``[2026-W47 · weekly] ...``), because a model reads a story
   in time order better than a relevance list.
 
+With both sources (the default), the budget is split: ``shared_share`` of it (40% unless asked
+otherwise) is kept for the tenant's shared knowledge and the rest for the agent's memory, each
+packed by the rule above from its own results; what one source leaves unused is then offered to
+the other, so a budget is never left empty while relevant lines wait. Shared passages come first
+in the block (``[ADR-12 > Consequences · shared] ...``: the frame), then memories in time order.
+The response says, per source, its budget, what it used, and what it cut (`SourceBudget`).
+
 Tokens are counted with `estimate_tokens` (documented in docs/api.md): a conservative estimate
 that needs no model-specific tokenizer, so the same budget holds whichever LLM reads the block.
 """
@@ -22,7 +29,15 @@ from dataclasses import replace
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_RESULTS
-from agent_memory.domain.recall import Context, ContextLine, ContextQuery, Hit
+from agent_memory.domain.recall import (
+    Context,
+    ContextLine,
+    ContextQuery,
+    Found,
+    Hit,
+    SourceBudget,
+    SourceTag,
+)
 from agent_memory.ports import Searcher
 
 #: A cut line shorter than this is not worth its date tag: packing stops instead.
@@ -46,8 +61,11 @@ def estimate_tokens(text: str) -> int:
     return max(math.ceil(ascii_chars / 4 + other), math.ceil(words * 4 / 3))
 
 
-def context_line(hit: Hit) -> str:
-    """``[date · grain] content``: the date a working memory happened, or a summary's period."""
+def context_line(hit: Found) -> str:
+    """``[date · grain] content``: the date a working memory happened, or a summary's period;
+    ``[title > heading · shared] text`` for a passage of shared knowledge."""
+    if not isinstance(hit, Hit):
+        return f"[{hit.passage.citation} · shared] {hit.passage.text.strip()}"
     record = hit.record
     label = record.time_key or record.occurred_at.date().isoformat()
     return f"[{label} · {record.grain.value}] {record.content.strip()}"
@@ -66,6 +84,58 @@ def _cut(line: str, budget: int) -> str:
     return " ".join(words[:lo]) + ELLIPSIS if lo else ""
 
 
+class _Pack:
+    """One source's lines, packed in relevance order into what budget it is given."""
+
+    def __init__(self, source: SourceTag, found: list[Found], budget: int) -> None:
+        self.source = source
+        self.found = found
+        self.budget = budget
+        self.left = budget
+        self.lines: list[ContextLine] = []
+        self.truncated = False
+        self.done = False
+
+    def fill(self) -> None:
+        """Take lines until one does not fit: it is cut to what is left (if enough is left), and
+        packing of this source stops, so a less relevant line never takes a more relevant one's
+        place."""
+        while not self.done and len(self.lines) < len(self.found):
+            hit = self.found[len(self.lines)]
+            line = context_line(hit)
+            tokens = estimate_tokens(line) + 1  # + the newline that joins it
+            if tokens > self.left:
+                if self.left - 1 >= MIN_TAIL_TOKENS and (cut := _cut(line, self.left - 1)):
+                    cost = estimate_tokens(cut)
+                    self.lines.append(ContextLine(hit, cut, cost))
+                    self.left -= cost + 1
+                    self.truncated = True
+                self.done = True
+                return
+            self.lines.append(ContextLine(hit, line, tokens - 1))
+            self.left -= tokens
+
+    def wants_more(self) -> bool:
+        """Whether more budget would add a line: results are left and none was cut short."""
+        return not self.truncated and len(self.lines) < len(self.found)
+
+    def grant(self, tokens: int) -> None:
+        """More budget (what the other source left): packing resumes unless a line was cut."""
+        self.budget += tokens
+        self.left += tokens
+        self.done = False
+
+    def summary(self) -> SourceBudget:
+        return SourceBudget(
+            source=self.source,
+            budget=self.budget,
+            tokens=sum(p.tokens for p in self.lines),
+            lines=len(self.lines),
+            dropped=len(self.found) - len(self.lines),
+            truncated=self.truncated,
+        )
+
+
 class ContextService:
     """Search, then pack. Depends on the search use case, not on the store: ranking stays in one place."""
 
@@ -74,25 +144,37 @@ class ContextService:
 
     def context(self, tenant_id: str, agent_id: str, request: ContextQuery) -> Context:
         # as many hits as a search gives: the budget, not a count, decides how many fit
+        sources = request.search.sources
         found = self._search.search(tenant_id, agent_id, replace(request.search, max_results=MAX_RESULTS))
-        packed: list[ContextLine] = []
-        left = request.token_budget
-        for hit in found:  # most relevant first
-            line = context_line(hit)
-            tokens = estimate_tokens(line) + 1  # + the newline that joins it
-            if tokens > left:
-                if left - 1 >= MIN_TAIL_TOKENS and (cut := _cut(line, left - 1)):
-                    packed.append(ContextLine(hit, cut, estimate_tokens(cut)))
-                break
-            packed.append(ContextLine(hit, line, tokens - 1))
-            left -= tokens
-        packed.sort(key=lambda p: (p.hit.record.occurred_at, _GRAIN_ORDER[p.hit.record.grain], p.hit.id))
+        budget = request.token_budget
+        shared_budget = math.floor(budget * request.shared_share) if len(sources) == 2 else budget
+        packs = {
+            "shared": _Pack("shared", [f for f in found if not isinstance(f, Hit)], shared_budget),
+            "private": _Pack("private", [f for f in found if isinstance(f, Hit)], budget - shared_budget),
+        }
+        chosen = [packs[s] for s in ("shared", "private") if s in sources]
+        for pack in chosen:
+            pack.fill()
+        if len(chosen) == 2:  # what one cannot use, the other may take (once each way)
+            for giver, taker in ((chosen[0], chosen[1]), (chosen[1], chosen[0])):
+                if giver.left > 0 and taker.wants_more():
+                    spare, giver.left = giver.left, 0
+                    giver.budget -= spare
+                    taker.grant(spare)
+                    taker.fill()
+        shared = packs["shared"].lines if "shared" in sources else []
+        private = sorted(
+            packs["private"].lines if "private" in sources else [],
+            key=lambda p: (p.hit.record.occurred_at, _GRAIN_ORDER[p.hit.record.grain], p.hit.id),  # type: ignore[union-attr]
+        )
+        packed = [*shared, *private]
         return Context(
             text="\n".join(p.line for p in packed),
             tokens=sum(p.tokens for p in packed) + max(len(packed) - 1, 0),
             token_budget=request.token_budget,
             lines=packed,
-            dropped=len(found) - len(packed),
+            dropped=sum(p.summary().dropped for p in chosen),
+            sources=[p.summary() for p in chosen],
         )
 
 

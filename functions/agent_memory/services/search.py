@@ -1,4 +1,5 @@
-"""Search: one agent's memory by meaning and by a window of days before ``as_of``.
+"""Search: one agent's memory by meaning and by a window of days before ``as_of``, and, when
+asked (``sources``), the tenant's shared knowledge in the same ranking.
 
 The store returns candidates with their evidence (vector similarity, lexical match); ranking
 happens here (`domain.scoring`) so every store ranks identically. The window is
@@ -11,17 +12,26 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from agent_memory.domain.folding import fold_summaries
-from agent_memory.domain.recall import Hit, SearchQuery
-from agent_memory.domain.scoring import RankingWeights, score
-from agent_memory.domain.timehints import time_hints
+from agent_memory.domain.recall import Found, Hit, SearchQuery, SharedHit
+from agent_memory.domain.scoring import RankingWeights, relevance, score
+from agent_memory.domain.timehints import TimeHint, time_hints
 from agent_memory.domain.types import shifted
 from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import Clock, Embedder, Reranker, SearchableMemory, StoreQuery
+from agent_memory.ports import (
+    Clock,
+    Embedder,
+    KnowledgeStore,
+    PassageQuery,
+    Reranker,
+    SearchableMemory,
+    StoreQuery,
+    Vector,
+)
 from agent_memory.services.topics import TopicCache
 
 #: How many candidates to pull per signal for each result asked for: fusion needs head-room.
@@ -65,8 +75,11 @@ class SearchService:
         weights: RankingWeights,
         topics: TopicCache | None = None,
         reranker: Reranker | None = None,
+        knowledge: KnowledgeStore | None = None,
     ) -> None:
         self._store = store
+        #: The tenant's shared knowledge, searched when a query asks for ``shared``.
+        self._knowledge = knowledge
         #: An optional cross-encoder that re-scores the head of the ranking (`_rerank`).
         self._reranker = reranker
         self._embedder = embedder
@@ -75,7 +88,9 @@ class SearchService:
         #: The tenant's topic dictionary widens the lexical query (services/topics.py).
         self._topics = topics
 
-    def _rerank(self, query: str, ranked: list[Hit], relevance: dict[str, float], wanted: int) -> list[Hit]:
+    def _rerank(
+        self, query: str, ranked: list[Found], relevance: dict[str, float], wanted: int
+    ) -> list[Found]:
         """Re-score the head of the ranking with the reranker: its relevance replaces ours, the
         dampers (recency, importance, time) stay. The rest keeps its order below the head. A
         reranker that fails leaves the ranking as it was: a search never fails for it."""
@@ -96,22 +111,27 @@ class SearchService:
         # what was not reranked stays below what was, in its own order
         return rescored + [replace(r, score=min(r.score, floor)) for r in tail]
 
-    def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Hit]:
-        """The hits, best first (newest first without a query), at most ``max_results``."""
-        started = time.perf_counter()
-        now = self._clock.now()
+    def _private(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        request: SearchQuery,
+        now: datetime,
+        vector: Vector | None,
+        text: str | None,
+        weights: RankingWeights,
+        hints: list[TimeHint],
+        relevance_of: dict[str, float],
+    ) -> list[Found]:
+        """The agent's memories the store found, scored (`domain.scoring`)."""
         as_of = request.as_of or now
-        query = request.query
-        weights = self._weights.with_overrides(request.ranking)
-        hints = time_hints(query, as_of) if weights.time_hints else []
-        vector = self._embedder.embed([query])[0] if query else None
         store_query = StoreQuery(
             tenant_id=tenant_id,
             agent_id=agent_id,
             now=now,
             grains=None if request.grain is None else (request.grain,),
             vector=vector,
-            text=self._topics.expand_query(tenant_id, query) if self._topics else query,
+            text=text,
             start=shifted(as_of, -timedelta(days=request.max_days_ago))
             if request.max_days_ago is not None
             else None,
@@ -122,37 +142,98 @@ class SearchService:
             limit=max(MIN_CANDIDATES, request.max_results * CANDIDATE_FACTOR),
         )
         candidates = self._store.search(store_query)
+        query = request.query
         named = (
             named_speakers(query, (c.record.speaker for c in candidates))
             if weights.speaker_boost
             else frozenset()
         )
-        results: list[Hit] = []
-        relevance: dict[str, float] = {}
+        hits: list[Found] = []
         for c in candidates:
             s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints, named)
-            relevance[c.record.id] = s.relevance
-            results.append(
+            relevance_of[c.record.id] = s.relevance
+            hits.append(
                 Hit(
                     record=c.record,
-                    score=round(s.score, 6),
+                    score=round(s.score * weights.private_weight, 6),
                     similarity=round(c.similarity, 6) if c.similarity is not None else None,
                     recency=round(s.recency, 6),
                 )
             )
+        return hits
+
+    def _shared(
+        self,
+        tenant_id: str,
+        request: SearchQuery,
+        as_of: datetime,
+        vector: Vector | None,
+        text: str | None,
+        weights: RankingWeights,
+        relevance_of: dict[str, float],
+    ) -> list[Found]:
+        """The tenant's passages the knowledge store found, valid on ``as_of``: relevance alone
+        (`domain.scoring.relevance`) times the shared weight. Only for a query: browsing (no
+        query) lists memories; documents have their own listing."""
+        assert self._knowledge is not None
+        candidates = self._knowledge.search_passages(
+            PassageQuery(
+                tenant_id=tenant_id,
+                vector=vector,
+                text=text,
+                on=as_of.date(),
+                tags=tuple(request.tags),
+                limit=max(MIN_CANDIDATES, request.max_results * CANDIDATE_FACTOR),
+            )
+        )
+        hits: list[Found] = []
+        for c in candidates:
+            rel = relevance(c.similarity, c.lexical, weights.lexical_weight)
+            relevance_of[c.passage.id] = rel
+            hits.append(
+                SharedHit(
+                    passage=c.passage,
+                    score=round(rel * weights.shared_weight, 6),
+                    similarity=round(c.similarity, 6) if c.similarity is not None else None,
+                )
+            )
+        return hits
+
+    def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Found]:
+        """The hits, best first (newest first without a query), at most ``max_results``."""
+        started = time.perf_counter()
+        now = self._clock.now()
+        as_of = request.as_of or now
+        query = request.query
+        weights = self._weights.with_overrides(request.ranking)
+        hints = time_hints(query, as_of) if weights.time_hints else []
+        vector = self._embedder.embed([query])[0] if query else None
+        text = self._topics.expand_query(tenant_id, query) if self._topics else query
+        relevance_of: dict[str, float] = {}
+        results: list[Found] = []
+        if "private" in request.sources:
+            results.extend(
+                self._private(tenant_id, agent_id, request, now, vector, text, weights, hints, relevance_of)
+            )
+        if "shared" in request.sources and self._knowledge is not None and query is not None:
+            results.extend(self._shared(tenant_id, request, as_of, vector, text, weights, relevance_of))
         if query is not None:
             results.sort(key=lambda x: (-x.score, x.id))
             if self._reranker is not None and results:
-                results = self._rerank(query, results, relevance, request.max_results)
+                results = self._rerank(query, results, relevance_of, request.max_results)
         else:  # no query: newest first, as the store returned them
-            results.sort(key=lambda x: (x.record.occurred_at, x.id), reverse=True)
+            results.sort(key=_newest_first, reverse=True)
         if request.min_score is not None:
             results = [r for r in results if r.score >= request.min_score]
         if request.grain is None:  # several grains: a fact quoted up the cascade takes one place
-            results = fold_summaries(results)
+            results = _fold(results)
         results = results[: request.max_results]
-        if results:
-            self._store.record_access(tenant_id, agent_id, [r.id for r in results], now)
+        private = [r.id for r in results if isinstance(r, Hit)]
+        shared = [r.passage.doc_id for r in results if isinstance(r, SharedHit)]
+        if private:
+            self._store.record_access(tenant_id, agent_id, private, now)
+        if shared and self._knowledge is not None:
+            self._knowledge.record_document_hits(tenant_id, shared, now)
         self._store.record_search(tenant_id, agent_id, now, len(results))
         elapsed_ms = (time.perf_counter() - started) * 1000
         metrics.add_metric(name="SearchLatency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
@@ -180,3 +261,16 @@ class SearchService:
             },
         )
         return results
+
+
+def _fold(ranked: list[Found]) -> list[Found]:
+    """`fold_summaries` over the memories of a blended list; passages keep their places."""
+    kept = {h.id: h for h in fold_summaries([r for r in ranked if isinstance(r, Hit)])}
+    return [kept[r.id] if isinstance(r, Hit) else r for r in ranked if not isinstance(r, Hit) or r.id in kept]
+
+
+def _newest_first(found: Found) -> tuple[datetime, str]:
+    """Sort key (reversed) of a browse: memories by when they happened (passages come only with
+    a query, so never here; they would sort as of their document's last update)."""
+    when = found.record.occurred_at if isinstance(found, Hit) else found.passage.updated_at
+    return when, found.id

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from pydantic import ValidationError
 
 from agent_memory.domain.cascade import local_date, local_midnight
-from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.commands import DocumentCommand, WriteCommand, parse_command
 from agent_memory.domain.contextual import context_text, dedup_text, self_text
 from agent_memory.domain.dedup import DedupScope, may_merge
 from agent_memory.domain.grains import Grain
@@ -51,11 +51,13 @@ class WriteOutcome(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A message parsed (or found to be poison) and, when the batch embedding worked, embedded."""
+    """A message parsed (or found to be poison) and, when the batch embedding worked, embedded.
+    A document of the tenant's knowledge (``document``) is stored by `KnowledgeWriter`."""
 
     command: WriteCommand | None
     vector: Vector | None = None
     poison_reason: str | None = None
+    document: DocumentCommand | None = None
 
 
 def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -98,9 +100,14 @@ class WriterService:
         parsed: list[Prepared] = []
         for body in bodies:
             try:
-                parsed.append(Prepared(command=WriteCommand.model_validate_json(body)))
+                command = parse_command(body)
             except ValidationError as exc:
                 parsed.append(Prepared(command=None, poison_reason=_poison_reason(exc)))
+                continue
+            if isinstance(command, DocumentCommand):
+                parsed.append(Prepared(command=None, document=command))
+            else:
+                parsed.append(Prepared(command=command))
         commands = [p.command for p in parsed if p.command is not None]
         if not commands:
             return parsed

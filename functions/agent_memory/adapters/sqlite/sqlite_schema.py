@@ -165,6 +165,60 @@ CREATE TRIGGER IF NOT EXISTS records_gen_delete AFTER DELETE ON records BEGIN
     INSERT INTO generations (tenant_id, agent_id, gen, shrink) VALUES (old.tenant_id, old.agent_id, 1, 1)
         ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1, shrink = shrink + 1;
 END;
+-- Shared knowledge (`sqlite_knowledge`): documents whole, their passages with vectors, and the
+-- tombstones of deleted documents. No agent and no grain: nothing the cascade or retention reads.
+CREATE TABLE IF NOT EXISTS knowledge_documents (
+    tenant_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0,
+    last_hit_at INTEGER,
+    PRIMARY KEY (tenant_id, doc_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS knowledge_tombstones (
+    tenant_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    deleted_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, doc_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS knowledge_passages (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    tenant_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    title TEXT NOT NULL,
+    heading_path TEXT NOT NULL,
+    valid_from TEXT,
+    valid_until TEXT,
+    tags TEXT NOT NULL,
+    body TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (tenant_id, id)
+);
+CREATE INDEX IF NOT EXISTS knowledge_passages_by_doc ON knowledge_passages (tenant_id, doc_id, ordinal);
+-- Per tenant, moved by every change to its passages: the vector cache's key.
+CREATE TABLE IF NOT EXISTS knowledge_generations (
+    tenant_id TEXT PRIMARY KEY,
+    gen INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS knowledge_fts USING fts5(
+    text, title, heading_path, content='knowledge_passages', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS knowledge_passages_insert AFTER INSERT ON knowledge_passages BEGIN
+    INSERT INTO knowledge_fts (rowid, text, title, heading_path)
+        VALUES (new.seq, new.text, new.title, new.heading_path);
+    INSERT INTO knowledge_generations (tenant_id, gen) VALUES (new.tenant_id, 1)
+        ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS knowledge_passages_delete AFTER DELETE ON knowledge_passages BEGIN
+    INSERT INTO knowledge_fts (knowledge_fts, rowid, text, title, heading_path)
+        VALUES ('delete', old.seq, old.text, old.title, old.heading_path);
+    INSERT INTO knowledge_generations (tenant_id, gen) VALUES (old.tenant_id, 1)
+        ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1;
+END;
 """
 
 

@@ -1,7 +1,7 @@
 """The embedded default `MemoryStore`: one SQLite file with FTS5 for words and numpy for vectors.
 
-`SqliteMemoryStore` is the six narrow ports of `agent_memory.ports` over one database, each port
-in a module of its own so that each reads alone:
+`SqliteMemoryStore` is the six narrow ports of the memory store of `agent_memory.ports`, and the
+knowledge store, over one database, each port in a module of its own so that each reads alone:
 
 =====================  =====================  ==================================================
 port                   class                  module
@@ -12,6 +12,7 @@ port                   class                  module
 `SearchLog`            `SqliteSearchLog`      `sqlite_search_log`
 `AgentDirectory`       `SqliteDirectory`      `sqlite_directory`
 `RetentionStore`       `SqliteRetention`      `sqlite_retention`
+`KnowledgeStore`       `SqliteKnowledge`      `sqlite_knowledge`
 =====================  =====================  ==================================================
 
 What they share is built here once: the file (`sqlite_database`: a connection per thread, WAL,
@@ -23,11 +24,13 @@ intervals). Why each is shaped the way it is, each module's docstring says.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_audit import SqliteAuditLog
 from agent_memory.adapters.sqlite.sqlite_database import BUSY_TIMEOUT_MS, SqliteDatabase
 from agent_memory.adapters.sqlite.sqlite_directory import SqliteDirectory
+from agent_memory.adapters.sqlite.sqlite_knowledge import SqliteKnowledge
 from agent_memory.adapters.sqlite.sqlite_records import SqliteRecords
 from agent_memory.adapters.sqlite.sqlite_retention import SqliteRetention
 from agent_memory.adapters.sqlite.sqlite_retrieval import SqliteRetrieval
@@ -37,7 +40,13 @@ from agent_memory.errors import ConfigurationError
 
 
 class SqliteMemoryStore(
-    SqliteRecords, SqliteRetrieval, SqliteAuditLog, SqliteSearchLog, SqliteDirectory, SqliteRetention
+    SqliteRecords,
+    SqliteRetrieval,
+    SqliteAuditLog,
+    SqliteSearchLog,
+    SqliteDirectory,
+    SqliteRetention,
+    SqliteKnowledge,
 ):
     """`agent_memory.ports.MemoryStore` on one SQLite file (see the module docstring)."""
 
@@ -56,6 +65,8 @@ class SqliteMemoryStore(
         self.dimension = dimension
         self.model_id = model_id
         self._vectors = VectorCache(dimension, cache_bytes)
+        self._knowledge_cache = {}
+        self._knowledge_lock = threading.Lock()
         self._db = SqliteDatabase(self.path, dimension, model_id, busy_timeout_ms=busy_timeout_ms)
 
     def close(self) -> None:
