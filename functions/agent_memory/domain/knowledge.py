@@ -260,6 +260,12 @@ def split_passages(
     return spans
 
 
+def _under_title(path: tuple[str, ...], title: str) -> list[str]:
+    """A heading path without a top heading that only repeats the title (``# ADR-12`` over a
+    document titled ADR-12): the citation would say it twice."""
+    return list(path[1:] if path and path[0] == title else path)
+
+
 def passages_of(document: KnowledgeDocument) -> list[Passage]:
     """The document's passages, with their ids and what they inherit from the document."""
     return [
@@ -269,7 +275,7 @@ def passages_of(document: KnowledgeDocument) -> list[Passage]:
             doc_id=document.doc_id,
             version=document.version,
             title=document.title,
-            heading_path=list(span.heading_path),
+            heading_path=_under_title(span.heading_path, document.title),
             text=document.text[span.start : span.end],
             start=span.start,
             end=span.end,
