@@ -10,6 +10,8 @@ from typing import Any
 from tests.integration.conftest import call_api, drain_writes
 from tests.payloads import load_event
 
+from agent_memory.domain.knowledge import CITATION_SEPARATOR
+
 RUNBOOK = """# Database runbook
 
 ## Failover
@@ -92,7 +94,9 @@ def test_one_list_blends_memory_and_documents_each_tagged_and_another_tenant_see
     assert passage["document"]["doc_id"] == "db-runbook"
     assert passage["document"]["heading_path"] == ["Failover"]
     assert passage["document"]["version"] == "v1"
-    assert passage["grain"] is None and passage["text"].startswith("[Database runbook › Failover]")
+    assert passage["grain"] is None and passage["text"].startswith(
+        f"[Database runbook{CITATION_SEPARATOR}Failover]"
+    )
     assert "promote the replica" in passage["content"]
     memory = next(r for r in both if r["source_tag"] == "private")
     assert "Dana" in memory["content"] and memory["document"] is None
@@ -132,7 +136,11 @@ def test_context_keeps_a_share_for_each_source_and_says_what_it_cut(local_env: o
     assert block["tokens"] <= 200
     tags = [item["source_tag"] for item in block["items"]]
     assert tags == sorted(tags, key=lambda t: t != "shared")
-    assert block["context"].splitlines()[0].startswith("[Database runbook › Failover · shared]")
+    assert (
+        block["context"]
+        .splitlines()[0]
+        .startswith(f"[Database runbook{CITATION_SEPARATOR}Failover · shared]")
+    )
 
 
 def test_deleting_a_document_removes_every_passage_from_search_at_once(local_env: object) -> None:
@@ -272,6 +280,7 @@ def test_a_document_outside_its_validity_is_not_found(local_env: object) -> None
     def found(as_of: str) -> list[str]:
         body = {"query": "refunds doubled", "sources": ["shared"], "as_of": as_of}
         status, answer = request("POST", "/v1/agents/support-bot/memories/search", body, **AGENT_KEY)
+        assert status == 200
         return [r["document"]["doc_id"] for r in answer["results"]]
 
     # THEN only inside

@@ -19,6 +19,7 @@ the same ids (`split_passages`):
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -29,7 +30,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from agent_memory.domain.ids import content_hash, digest
+from agent_memory.domain.ids import digest
 from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.types import Day, Tag, TenantId, UtcDatetime, visible
 
@@ -115,7 +116,9 @@ class KnowledgeDocument(BaseModel):
 
 
 def document_hash(text: str) -> str:
-    return content_hash(text)
+    """The exact text's hash: unlike a memory's `content_hash` (which ignores case and spacing to
+    find duplicates), any change to a document changes its passages, so it is another text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Passage(BaseModel):
@@ -164,18 +167,32 @@ class PassageSpan:
     heading_path: tuple[str, ...]
 
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
+#: An ATX heading: 1-6 ``#``, a space, a title with something visible, and an optional closing
+#: run of ``#`` after a space (so "# Using C#" keeps its ``#``).
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+#: A fence line: three or more backticks or tildes, then an info string (an opener may have one).
+_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_SPACE = re.compile(r"\s")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])[\"')\]]*\s+")
 
 
 def _fenced(text: str) -> list[tuple[int, int]]:
-    """The spans of fenced code blocks: a ``#`` line inside one is code, not a heading."""
-    marks = [m.start() for m in _FENCE.finditer(text)]
-    spans = [(marks[i], marks[i + 1]) for i in range(0, len(marks) - 1, 2)]
-    if len(marks) % 2:  # an unclosed fence runs to the end
-        spans.append((marks[-1], len(text)))
+    """The spans of fenced code blocks: a ``#`` line inside one is code, not a heading. A block
+    is closed only by a bare fence of its own character at least as long as its opener (as in
+    CommonMark): a ``~~~`` or ```` ```python ```` line inside a ```` ``` ```` block is code."""
+    spans: list[tuple[int, int]] = []
+    opener: tuple[int, str] | None = None
+    for m in _FENCE.finditer(text):
+        run, rest = m.group(1), m.group(2)
+        if opener is None:
+            if not (run[0] == "`" and "`" in rest):  # a backtick fence's info has no backtick
+                opener = (m.start(), run)
+        elif run[0] == opener[1][0] and len(run) >= len(opener[1]) and not rest.strip():
+            spans.append((opener[0], m.end()))
+            opener = None
+    if opener is not None:  # an unclosed fence runs to the end
+        spans.append((opener[0], len(text)))
     return spans
 
 
@@ -210,8 +227,8 @@ def _hard_cut(text: str, start: int, end: int, limit: int) -> list[tuple[int, in
     """Cut at the last white space before each ``limit``; mid-word only when a word is longer."""
     out: list[tuple[int, int]] = []
     while end - start > limit:
-        space = text.rfind(" ", start + 1, start + limit)
-        cut = space + 1 if space > start else start + limit
+        spaces = [m.start() for m in _SPACE.finditer(text, start + 1, start + limit)]
+        cut = spaces[-1] + 1 if spaces else start + limit
         out.append((start, cut))
         start = cut
     out.append((start, end))
@@ -245,6 +262,8 @@ def split_passages(
     """The passages of a document, in order: sections at headings, each packed greedily from
     paragraphs (then sentences) up to ``limit`` characters. Every visible character of the
     document's body is in exactly one passage; heading lines are in the path, not the text."""
+    if limit < 1:
+        raise ValueError("a passage holds at least one character")
     spans: list[PassageSpan] = []
     for start, end, path in _sections(text, format == "markdown"):
         current: tuple[int, int] | None = None

@@ -96,34 +96,35 @@ class _Pack:
         self.truncated = False
         self.done = False
 
-    def fill(self) -> None:
-        """Take lines until one does not fit: it is cut to what is left (if enough is left), and
-        packing of this source stops, so a less relevant line never takes a more relevant one's
-        place."""
+    def fill(self, *, cut: bool) -> None:
+        """Take whole lines in relevance order until one does not fit; with ``cut``, that one is
+        then cut to what is left (if enough is left) and packing of this source ends. A less
+        relevant line never takes a more relevant one's place."""
         while not self.done and len(self.lines) < len(self.found):
             hit = self.found[len(self.lines)]
             line = context_line(hit)
             tokens = estimate_tokens(line) + 1  # + the newline that joins it
-            if tokens > self.left:
-                if self.left - 1 >= MIN_TAIL_TOKENS and (cut := _cut(line, self.left - 1)):
-                    cost = estimate_tokens(cut)
-                    self.lines.append(ContextLine(hit, cut, cost))
-                    self.left -= cost + 1
-                    self.truncated = True
-                self.done = True
+            if tokens <= self.left:
+                self.lines.append(ContextLine(hit, line, tokens - 1))
+                self.left -= tokens
+                continue
+            if not cut:
                 return
-            self.lines.append(ContextLine(hit, line, tokens - 1))
-            self.left -= tokens
+            if self.left - 1 >= MIN_TAIL_TOKENS and (short := _cut(line, self.left - 1)):
+                cost = estimate_tokens(short)
+                self.lines.append(ContextLine(hit, short, cost))
+                self.left -= cost + 1
+                self.truncated = True
+            self.done = True
 
     def wants_more(self) -> bool:
-        """Whether more budget would add a line: results are left and none was cut short."""
-        return not self.truncated and len(self.lines) < len(self.found)
+        """Whether more budget could add to it: it has results left."""
+        return len(self.lines) < len(self.found)
 
     def grant(self, tokens: int) -> None:
-        """More budget (what the other source left): packing resumes unless a line was cut."""
+        """More budget: what the other source cannot use."""
         self.budget += tokens
         self.left += tokens
-        self.done = False
 
     def summary(self) -> SourceBudget:
         return SourceBudget(
@@ -147,21 +148,28 @@ class ContextService:
         sources = request.search.sources
         found = self._search.search(tenant_id, agent_id, replace(request.search, max_results=MAX_RESULTS))
         budget = request.token_budget
-        shared_budget = math.floor(budget * request.shared_share) if len(sources) == 2 else budget
+        if len(sources) == 2:
+            shared_budget = math.floor(budget * request.shared_share)
+        else:
+            shared_budget = budget if "shared" in sources else 0
         packs = {
             "shared": _Pack("shared", [f for f in found if not isinstance(f, Hit)], shared_budget),
             "private": _Pack("private", [f for f in found if isinstance(f, Hit)], budget - shared_budget),
         }
         chosen = [packs[s] for s in ("shared", "private") if s in sources]
-        for pack in chosen:
-            pack.fill()
+        for pack in chosen:  # whole lines first, each source within its share
+            pack.fill(cut=False)
         if len(chosen) == 2:  # what one cannot use, the other may take (once each way)
             for giver, taker in ((chosen[0], chosen[1]), (chosen[1], chosen[0])):
                 if giver.left > 0 and taker.wants_more():
+                    if giver.wants_more():  # it stopped at a line too long: keep what a cut may use
+                        continue
                     spare, giver.left = giver.left, 0
                     giver.budget -= spare
                     taker.grant(spare)
-                    taker.fill()
+                    taker.fill(cut=False)
+        for pack in chosen:  # then the next line of each, cut to what is left
+            pack.fill(cut=True)
         shared = packs["shared"].lines if "shared" in sources else []
         private = sorted(
             packs["private"].lines if "private" in sources else [],

@@ -31,7 +31,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import from_us, to_us
 from agent_memory.adapters.sqlite.sqlite_vectors import top_k
 from agent_memory.domain.fusion import fused_order, scaled_to_best
 from agent_memory.domain.knowledge import CITATION_SEPARATOR, KnowledgeDocument, Passage
-from agent_memory.errors import DependencyError
+from agent_memory.errors import DependencyError, ValidationFailedError
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
 
 _PASSAGE_FIELDS = "p.seq, p.body, p.valid_from, p.valid_until, p.tags"
@@ -125,7 +125,10 @@ class SqliteKnowledge(SqliteStorePart):
 
     def list_documents(self, tenant_id: str, cursor: str | None = None, limit: int = 50) -> DocumentPage:
         bound = {"tenant": tenant_id, "what": "documents"}
-        after = decode_cursor(cursor, bound)["after"] if cursor else ""
+        after = decode_cursor(cursor, bound).get("after") if cursor else ""
+        if not isinstance(after, str):
+            raise ValidationFailedError("invalid cursor", [{"field": "cursor", "message": "invalid cursor"}])
+        limit = max(1, limit)
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
                 "SELECT body, hits, last_hit_at, doc_id FROM knowledge_documents "
@@ -247,7 +250,8 @@ class SqliteKnowledge(SqliteStorePart):
         try:
             with self._db.transaction(write=True) as conn:
                 conn.executemany(
-                    "UPDATE knowledge_documents SET hits = hits + 1, last_hit_at = ? "
+                    "UPDATE knowledge_documents "
+                    "SET hits = hits + 1, last_hit_at = max(coalesce(last_hit_at, 0), ?) "
                     "WHERE tenant_id = ? AND doc_id = ?",
                     [(to_us(at), tenant_id, d) for d in dict.fromkeys(doc_ids)],
                 )
