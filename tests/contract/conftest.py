@@ -2,7 +2,8 @@
 
 SQLite always runs. OpenSearch runs when ``OPENSEARCH_URL`` names a cluster (``http://localhost:9200``
 in CI, see .github/workflows/opensearch.yml); each test gets its own alias, bootstrapped and
-deleted again, so tests never see each other's records (the agent listing is cross-tenant).
+deleted again (with its knowledge index), so tests never see each other's records (the agent
+listing is cross-tenant).
 The OpenSearch store writes with ``refresh=True`` so a test can search what it just wrote, on the
 k-NN engine named by ``OPENSEARCH_ENGINE`` (``faiss``, the default, or ``lucene``).
 """
@@ -47,13 +48,19 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         sqlite.close()
         return
     from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
-    from agent_memory.adapters.opensearch.opensearch_index import events_index_name, records_index_name
+    from agent_memory.adapters.opensearch.opensearch_index import (
+        events_index_name,
+        knowledge_index_name,
+        records_index_name,
+    )
     from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 
     client = request.getfixturevalue("opensearch_client")
     alias = f"contract-{uuid.uuid4().hex[:12]}"
-    bootstrap(client, alias, DIM, MODEL, engine=os.environ.get("OPENSEARCH_ENGINE", "faiss"))  # type: ignore[arg-type]
+    engine = os.environ.get("OPENSEARCH_ENGINE", "faiss")
+    bootstrap(client, alias, DIM, MODEL, engine=engine)  # type: ignore[arg-type]
     try:
         yield OpenSearchStore(client, alias, DIM, MODEL, refresh=True)
     finally:
-        client.indices.delete(index=f"{records_index_name(alias)},{events_index_name(alias)}")
+        indices = (records_index_name(alias), events_index_name(alias), knowledge_index_name(alias))
+        client.indices.delete(index=",".join(indices))

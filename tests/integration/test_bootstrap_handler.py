@@ -13,13 +13,19 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 from tests.payloads import load_event
-from tests.unit.adapters.opensearch.test_opensearch_requests import Cluster, RecordingConnection
+from tests.unit.adapters.opensearch.test_opensearch_requests import (
+    Cluster,
+    RecordingConnection,
+    knowledge_mapping_response,
+)
 
 from agent_memory import container
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.opensearch.opensearch_client import client_options
 from agent_memory.adapters.opensearch.opensearch_index import (
     events_index_body,
+    knowledge_index_body,
+    knowledge_index_name,
     records_index_body,
     records_index_name,
 )
@@ -78,6 +84,10 @@ def mappings(alias: str, dim: int, model: str, serverless: bool = False) -> dict
     }
 
 
+def knowledge(alias: str, dim: int, model: str, serverless: bool = False) -> dict[str, Any]:
+    return knowledge_mapping_response(dim, model, alias, serverless=serverless)
+
+
 def run(event: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = bootstrap_handler.handler(event, LocalContext())
     return result
@@ -89,11 +99,13 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     cluster.reply(mappings("agent-memory", 1024, TITAN))
+    cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
+    cluster.reply(knowledge("agent-memory", 1024, TITAN))
 
     # WHEN CloudFormation creates the resource (the sample event: Titan v2, 1024, faiss)
     result = run(load_event(EVENT))
 
-    # THEN both versioned indexes are created with their aliases, for the domain in the settings
+    # THEN the three versioned indexes are created with their aliases, for the domain in the settings
     cluster.done()
     assert [(s.method, s.path) for s in cluster.sent] == [
         ("HEAD", "/_alias/agent-memory"),
@@ -103,12 +115,19 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
         ("HEAD", "/agent-memory-events-v1"),
         ("PUT", "/agent-memory-events-v1"),
         ("GET", "/agent-memory,agent-memory-events/_mapping"),
+        ("HEAD", "/_alias/agent-memory-knowledge"),
+        ("HEAD", f"/{knowledge_index_name('agent-memory')}"),
+        ("PUT", f"/{knowledge_index_name('agent-memory')}"),
+        ("GET", "/agent-memory-knowledge/_mapping"),
     ]
     [settings] = env.built_for
     assert settings.opensearch_endpoint == ENDPOINT
     created = cluster.sent[2].body
     assert created["mappings"] == records_index_body(1024, TITAN, "faiss")["mappings"]
     assert created["aliases"] == {"agent-memory": {"is_write_index": True}}
+    created_knowledge = cluster.sent[9].body
+    assert created_knowledge["mappings"] == knowledge_index_body(1024, TITAN, "faiss")["mappings"]
+    assert created_knowledge["aliases"] == {"agent-memory-knowledge": {"is_write_index": True}}
     # AND the framework gets a stable physical id and the names as attributes
     assert result == {
         "PhysicalResourceId": "agent-memory",
@@ -117,6 +136,8 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
             "Index": records_index_name("agent-memory"),
             "EventsAlias": "agent-memory-events",
             "EventsIndex": "agent-memory-events-v1",
+            "KnowledgeAlias": "agent-memory-knowledge",
+            "KnowledgeIndex": knowledge_index_name("agent-memory"),
             "Created": "true",
             "Engine": "faiss",
         },
@@ -126,13 +147,14 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
 def test_update_over_existing_indexes_only_checks_them(env: Env) -> None:
     # GIVEN
     env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN))
+    env.cluster.reply().reply(knowledge("agent-memory", 1024, TITAN))
 
     # WHEN
     result = run(cfn_event("Update"))
 
     # THEN
     env.cluster.done()
-    assert [s.method for s in env.cluster.sent] == ["HEAD", "HEAD", "GET"]
+    assert [s.method for s in env.cluster.sent] == ["HEAD", "HEAD", "GET", "HEAD", "GET"]
     assert result["PhysicalResourceId"] == "agent-memory"
     assert result["Data"]["Created"] == "false"
 
@@ -166,6 +188,7 @@ def test_missing_properties_fall_back_to_the_settings(env: Env, monkeypatch: pyt
     embedder = HashingEmbedder(16)
     env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     env.cluster.reply().reply(mappings("mem2", 16, embedder.model_id))
+    env.cluster.reply().reply(knowledge("mem2", 16, embedder.model_id))
 
     # WHEN created
     result = run(event)
@@ -188,14 +211,23 @@ def test_serverless_with_lucene_creates_indexes_without_routing(
     env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     env.cluster.reply(mappings("agent-memory", 1024, TITAN, serverless=True))
+    env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
+    env.cluster.reply(knowledge("agent-memory", 1024, TITAN, serverless=True))
 
     # WHEN
     result = run(cfn_event(Engine="lucene", Serverless="true"))
 
     # THEN
+    env.cluster.done()
     created = env.cluster.sent[2].body
     assert created["mappings"] == records_index_body(1024, TITAN, "lucene", serverless=True)["mappings"]
     assert created["aliases"] == {"agent-memory": {}}
+    knowledge_created = env.cluster.sent[9].body
+    assert (
+        knowledge_created["mappings"]
+        == knowledge_index_body(1024, TITAN, "lucene", serverless=True)["mappings"]
+    )
+    assert knowledge_created["aliases"] == {"agent-memory-knowledge": {}}
     assert result["Data"]["Engine"] == "lucene"
 
 
@@ -238,19 +270,20 @@ WRITER_ROLE = "arn:aws:iam::123456789012:role/agent-memory-WriterFunctionService
 def test_backend_roles_are_mapped_to_the_data_role_after_the_indexes(env: Env) -> None:
     # GIVEN existing indexes, and a domain whose security plugin accepts the master user's PUTs
     env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN))
+    env.cluster.reply().reply(knowledge("agent-memory", 1024, TITAN))
     env.cluster.reply({"status": "OK", "message": "'agent-memory-data' updated."})
     env.cluster.reply({"status": "OK", "message": "'agent-memory-data' updated."})
 
     # WHEN the stack (a managed domain) updates the resource with the functions' role ARNs
     result = run(cfn_event("Update", BackendRoles=[WRITER_ROLE, API_ROLE]))
 
-    # THEN after the index check, the data role is put on both aliases and their indexes
+    # THEN after the index checks, the data role is put on the aliases and their indexes
     env.cluster.done()
-    assert [(s.method, s.path) for s in env.cluster.sent[3:]] == [
+    assert [(s.method, s.path) for s in env.cluster.sent[5:]] == [
         ("PUT", "/_plugins/_security/api/roles/agent-memory-data"),
         ("PUT", "/_plugins/_security/api/rolesmapping/agent-memory-data"),
     ]
-    role, mapping = env.cluster.sent[3].body, env.cluster.sent[4].body
+    role, mapping = env.cluster.sent[5].body, env.cluster.sent[6].body
     [index_permission] = role["index_permissions"]
     assert index_permission["index_patterns"] == ["agent-memory", "agent-memory-*"]
     assert "crud" in index_permission["allowed_actions"]
@@ -263,6 +296,7 @@ def test_backend_roles_are_mapped_to_the_data_role_after_the_indexes(env: Env) -
 def test_without_backend_roles_no_security_request_is_sent(env: Env) -> None:
     # GIVEN
     env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN))
+    env.cluster.reply().reply(knowledge("agent-memory", 1024, TITAN))
 
     # WHEN
     run(cfn_event("Update"))
@@ -273,17 +307,18 @@ def test_without_backend_roles_no_security_request_is_sent(env: Env) -> None:
 
 
 def test_serverless_ignores_backend_roles(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN a Serverless collection with existing indexes (only the three index requests answered)
+    # GIVEN a Serverless collection with existing indexes (only the five index requests answered)
     monkeypatch.setenv("AGENT_MEMORY_OPENSEARCH_SERVICE", "aoss")
     container.reset()
     env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN, serverless=True))
+    env.cluster.reply().reply(knowledge("agent-memory", 1024, TITAN, serverless=True))
 
     # WHEN BackendRoles is passed anyway
     result = run(cfn_event("Update", Serverless="true", BackendRoles=[API_ROLE]))
 
     # THEN no security API request is sent: data access policies grant access there
     env.cluster.done()
-    assert [s.method for s in env.cluster.sent] == ["HEAD", "HEAD", "GET"]
+    assert [s.method for s in env.cluster.sent] == ["HEAD", "HEAD", "GET", "HEAD", "GET"]
     assert result["Data"]["Created"] == "false"
 
 

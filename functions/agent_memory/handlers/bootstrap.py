@@ -4,11 +4,11 @@ The framework calls this ``onEvent`` handler with the CloudFormation request and
 CloudFormation itself: returning ``{"PhysicalResourceId", "Data"}`` is success, raising is
 failure (the exception's message becomes the stack event's reason).
 
-- **Create / Update**: `opensearch_bootstrap.bootstrap` — create the versioned records and events
-  indexes with their aliases unless they exist, then check them. Idempotent, so every deployment
-  that changes a property runs it again safely. An existing index built for another embedding
-  model or dimension fails the deployment with the reason, which rolls the stack back before
-  any function runs against vectors it cannot compare.
+- **Create / Update**: `opensearch_bootstrap.bootstrap` — create the versioned records, events and
+  knowledge indexes with their aliases unless they exist, then check them. Idempotent, so every
+  deployment that changes a property runs it again safely. An existing index built for another
+  embedding model or dimension fails the deployment with the reason, which rolls the stack back
+  before any function runs against vectors it cannot compare.
 - **Delete**: nothing. The indexes hold every tenant's memory; a stack deletion, a rename of this
   resource, or a changed alias (CloudFormation deletes the old physical resource after the
   update) must never drop them. The data goes with the domain or collection, whose own removal
@@ -117,6 +117,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             "index": result.index,
             "index_created": result.created,
             "events_index_created": result.events_created,
+            "knowledge_index_created": result.knowledge_created,
         },
     )
     return {
@@ -126,6 +127,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             "Index": result.index,
             "EventsAlias": result.events_alias,
             "EventsIndex": result.events_index,
+            "KnowledgeAlias": result.knowledge_alias,
+            "KnowledgeIndex": result.knowledge_index,
             "Created": str(result.created).lower(),
             "Engine": result.engine,
         },

@@ -119,9 +119,14 @@ class OpenSearchWorld:
         return OpenSearchStore(self.client, self.alias, dimension, model_id, refresh=True)
 
     def close(self) -> None:
-        from agent_memory.adapters.opensearch.opensearch_index import events_index_name, records_index_name
+        from agent_memory.adapters.opensearch.opensearch_index import (
+            events_index_name,
+            knowledge_index_name,
+            records_index_name,
+        )
 
-        self.client.indices.delete(index=f"{records_index_name(self.alias)},{events_index_name(self.alias)}")
+        indexes = (records_index_name, events_index_name, knowledge_index_name)
+        self.client.indices.delete(index=",".join(name(self.alias) for name in indexes))
 
 
 class KeepingAndForgetting(RuleBasedStateMachine):

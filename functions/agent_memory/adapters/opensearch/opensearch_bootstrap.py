@@ -5,6 +5,11 @@ makes (the CDK custom resource, `handlers/bootstrap.py`) and an operator runs by
 (`agent-memory index bootstrap`, `index status`); the running functions never create an index.
 What the indexes look like is `opensearch_index`; moving an older records index to this schema,
 `opensearch_upgrade`.
+
+The knowledge index (``{alias}-knowledge``, `opensearch_knowledge`) is made by every `bootstrap`,
+after the records and events indexes (or alone by `bootstrap_knowledge`). An existing deployment
+gets it by running the bootstrap again: a missing index is created like on a fresh cluster,
+nothing is copied.
 """
 
 from __future__ import annotations
@@ -22,9 +27,13 @@ from agent_memory.adapters.opensearch.opensearch_index import (
     Engine,
     OlderSchemaError,
     check_index,
+    check_knowledge_mapping,
     events_alias_name,
     events_index_body,
     events_index_name,
+    knowledge_alias_name,
+    knowledge_index_body,
+    knowledge_index_name,
     meta_of,
     records_index_body,
     records_index_name,
@@ -44,15 +53,26 @@ class BootstrapResult:
     events_index: str
     events_created: bool
     engine: str
+    #: The knowledge alias and index, made (or checked) by every bootstrap.
+    knowledge_alias: str
+    knowledge_index: str
+    knowledge_created: bool
     #: The index of an older schema that was copied into ``index`` (the alias moved off it).
     upgraded_from: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class KnowledgeBootstrap:
+    alias: str
+    index: str
+    created: bool
+
+
 def _check_alias_name(alias: str) -> None:
-    if not _ALIAS.match(alias) or alias.endswith("-events"):
+    if not _ALIAS.match(alias) or alias.endswith(("-events", "-knowledge")):
         raise ConfigurationError(
             f"invalid OpenSearch index alias {alias!r}: lowercase letters, digits, '.', '_' and '-', "
-            "starting with a letter or digit, and not ending in '-events'"
+            "starting with a letter or digit, and not ending in '-events' or '-knowledge'"
         )
 
 
@@ -92,12 +112,15 @@ def bootstrap(
     wait_s: float = UPGRADE_WAIT_S,
     sleep: Callable[[float], None] = time.sleep,
 ) -> BootstrapResult:
-    """Create the records and events indexes with their aliases, then check them. Idempotent.
+    """Create the records, events and knowledge indexes with their aliases, then check them. Idempotent.
 
     Safe to run on every deployment (CDK custom resource) and by hand (CLI): an existing index is
     left as it is and only checked — a dimension or model mismatch raises `ConfigurationError`.
     An existing records index of an older schema version is upgraded (`upgrade_records_index`):
     copied into the index of this version, keeping its k-NN engine, and the alias moved to it.
+    Then the knowledge index (`bootstrap_knowledge`), once the records index is known to be
+    right, on ``engine`` (on the older index's engine after an upgrade): always, so a deployment
+    made before it existed gets it from its next bootstrap.
     """
     _check_alias_name(alias)
     index = records_index_name(alias)
@@ -106,43 +129,86 @@ def bootstrap(
     )
     events_alias, events_index = events_alias_name(alias), events_index_name(alias)
     events_created = _ensure(client, events_alias, events_index, events_index_body(serverless), serverless)
+    upgraded_from: str | None = None
+    used: Engine = engine
     try:
         check_index(client, alias, dimension, model_id)
     except OlderSchemaError as older:
-        kept: Engine = "lucene" if older.engine == "lucene" else "faiss"
+        used = "lucene" if older.engine == "lucene" else "faiss"
         upgrade_records_index(
             client,
             alias,
             older.index,
             dimension,
             model_id,
-            engine=kept,
+            engine=used,
             serverless=serverless,
             wait_s=wait_s,
             sleep=sleep,
         )
         check_index(client, alias, dimension, model_id)
-        return BootstrapResult(
-            alias, index, True, events_alias, events_index, events_created, kept, upgraded_from=older.index
-        )
-    return BootstrapResult(alias, index, created, events_alias, events_index, events_created, engine)
+        created, upgraded_from = True, older.index
+    made = bootstrap_knowledge(client, alias, dimension, model_id, engine=used, serverless=serverless)
+    return BootstrapResult(
+        alias,
+        index,
+        created,
+        events_alias,
+        events_index,
+        events_created,
+        used,
+        made.alias,
+        made.index,
+        made.created,
+        upgraded_from=upgraded_from,
+    )
+
+
+def bootstrap_knowledge(
+    client: OpenSearch,
+    alias: str,
+    dimension: int,
+    model_id: str,
+    *,
+    engine: Engine = "faiss",
+    serverless: bool = False,
+) -> KnowledgeBootstrap:
+    """Create the knowledge index (``{alias}-knowledge-v1``) with its alias unless the alias
+    exists, then check its ``_meta`` (one mapping read). Idempotent, like `bootstrap`.
+
+    Not upgraded: there is one knowledge schema version so far; an index of another model,
+    dimension or version is refused with what to do.
+    """
+    _check_alias_name(alias)
+    name, index = knowledge_alias_name(alias), knowledge_index_name(alias)
+    created = _ensure(
+        client, name, index, knowledge_index_body(dimension, model_id, engine, serverless), serverless
+    )
+    with os_errors(f"checking the index behind {name}", name):
+        mappings: dict[str, Any] = client.indices.get_mapping(index=name)
+    if not mappings:
+        raise ConfigurationError(f"the OpenSearch alias {name!r} points at no index")
+    for found, mapping in sorted(mappings.items()):
+        check_knowledge_mapping(found, mapping.get("mappings", {}), alias, dimension, model_id)
+    return KnowledgeBootstrap(name, index, created)
 
 
 def status(client: OpenSearch, alias: str) -> dict[str, Any]:
-    """What is deployed: the indexes behind both aliases, their document counts and ``_meta``."""
-    out: dict[str, Any] = {}
-    for name in (alias, events_alias_name(alias)):
+    """What is deployed: the indexes behind the three aliases, their document counts and ``_meta``."""
+    names = {"records": alias, "events": events_alias_name(alias), "knowledge": knowledge_alias_name(alias)}
+    out: dict[str, Any] = {"alias": alias}
+    for key, name in names.items():
         with os_errors(f"reading the status of {name}", name):
             if not client.indices.exists_alias(name=name):
-                out[name] = {"exists": False}
+                out[key] = {"exists": False}
                 continue
             indices = sorted(client.indices.get_alias(name=name))
             mapping = client.indices.get_mapping(index=name)
             count = client.count(index=name)["count"]
-        out[name] = {
+        out[key] = {
             "exists": True,
             "indices": indices,
             "documents": count,
             "meta": meta_of(mapping[indices[0]]) if indices and indices[0] in mapping else {},
         }
-    return {"alias": alias, "records": out[alias], "events": out[events_alias_name(alias)]}
+    return out

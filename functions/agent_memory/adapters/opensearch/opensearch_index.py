@@ -10,6 +10,11 @@ configuration (``agent-memory`` → ``agent-memory-v3``):
   existing record) and the audit trail of forgets. Kept out of the records index so a record's
   overwrite (``put``) can never drop its aliases, and so no record query needs a doc-type filter.
 
+A third, **knowledge** (``{alias}-knowledge``), holds a tenant's shared knowledge
+(`opensearch_knowledge`): documents whole, their passages with vectors, and tombstones. A sibling
+rather than documents among the records, so no record query (the cascade's scans, retention's
+deletes, an agent's listing) can ever see a passage, and none of them had to learn to skip one.
+
 Vector design (see docs/opensearch.md for the sources):
 
 - HNSW on **faiss** (default) or **lucene**; nmslib is deprecated, refused by OpenSearch 3.x and by
@@ -53,6 +58,8 @@ Engine = Literal["faiss", "lucene"]
 #: ``merged_from`` (what a merged record absorbed), ``user_ids`` (a summary's end users).
 SCHEMA_VERSION = 3
 EVENTS_SCHEMA_VERSION = 1
+#: The knowledge index's own version (``{alias}-knowledge-v{N}``): it changes apart from records.
+KNOWLEDGE_SCHEMA_VERSION = 1
 SPACE_TYPE = "innerproduct"
 VECTOR_FIELD = "vector"
 ENGINES: tuple[str, ...] = ("faiss", "lucene")
@@ -123,6 +130,14 @@ def events_alias_name(alias: str) -> str:
 
 def events_index_name(alias: str) -> str:
     return f"{events_alias_name(alias)}-v{EVENTS_SCHEMA_VERSION}"
+
+
+def knowledge_alias_name(alias: str) -> str:
+    return f"{alias}-knowledge"
+
+
+def knowledge_index_name(alias: str) -> str:
+    return f"{knowledge_alias_name(alias)}-v{KNOWLEDGE_SCHEMA_VERSION}"
 
 
 def records_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
@@ -206,16 +221,7 @@ def records_index_body(
             "user_ids": _KEYWORD,
             # What a merged record absorbed: read back with the record, never searched.
             "merged_from": {"type": "object", "enabled": False},
-            VECTOR_FIELD: {
-                "type": "knn_vector",
-                "dimension": dimension,
-                "method": {
-                    "name": "hnsw",
-                    "engine": engine,
-                    "space_type": SPACE_TYPE,
-                    "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
-                },
-            },
+            VECTOR_FIELD: vector_field(dimension, engine),
         },
     }
     if not serverless:
@@ -223,6 +229,85 @@ def records_index_body(
         # so its queries touch one shard, and a write without routing is refused.
         mappings["_routing"] = {"required": True}
     # A copy: the field definitions are shared module constants, and callers may edit the body.
+    return copy.deepcopy({"settings": {"index": {"knn": True, "analysis": ANALYSIS}}, "mappings": mappings})
+
+
+def vector_field(dimension: int, engine: Engine) -> dict[str, Any]:
+    """The ``knn_vector`` mapping both vector indexes share: one engine choice, one space type,
+    so one score conversion (`cosine_from_score`) holds for records and passages alike."""
+    if engine not in ENGINES:
+        raise ConfigurationError(f"k-NN engine {engine!r} is not supported: use one of {', '.join(ENGINES)}")
+    return {
+        "type": "knn_vector",
+        "dimension": dimension,
+        "method": {
+            "name": "hnsw",
+            "engine": engine,
+            "space_type": SPACE_TYPE,
+            "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+        },
+    }
+
+
+def knowledge_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
+    """What `check_knowledge_mapping` reads: passage vectors of another model are not comparable."""
+    return {
+        "kind": "knowledge",
+        "schema_version": KNOWLEDGE_SCHEMA_VERSION,
+        "embedding_model_id": model_id,
+        "dimension": dimension,
+        "engine": engine,
+        "space_type": SPACE_TYPE,
+    }
+
+
+def knowledge_index_body(
+    dimension: int, model_id: str, engine: Engine = "faiss", serverless: bool = False
+) -> dict[str, Any]:
+    """The create-index body of the knowledge index: three kinds of document in one mapping.
+
+    ``kind`` says which: ``document`` (a `KnowledgeDocument` whole, its text in
+    ``document_text``, stored but not indexed: only passages are searched), ``passage`` (a
+    `Passage` and its ``vector``, the same ``knn_vector`` as the records'), ``tombstone`` (when a
+    document was deleted). The searched text fields (``text``, ``title``, ``heading_path``) are
+    analysed as the records' are (`ANALYSIS`), so a word finds the same passages on both stores;
+    ``dynamic: strict`` refuses any field not listed. Routed by tenant (not on Serverless): a
+    tenant's knowledge lives on one shard and its searches touch one shard.
+    """
+    mappings: dict[str, Any] = {
+        "dynamic": "strict",
+        "_meta": knowledge_meta(dimension, model_id, engine),
+        "properties": {
+            "kind": _KEYWORD,
+            "id": _KEYWORD,
+            "tenant_id": _KEYWORD,
+            "doc_id": _KEYWORD,
+            "version": _KEYWORD,
+            "title": _TEXT,
+            "heading_path": _TEXT,
+            "text": _TEXT,
+            # A document's whole text: read back by id, never searched (its passages are).
+            "document_text": {"type": "text", "index": False},
+            "format": _KEYWORD,
+            "source_uri": {"type": "keyword", "index": False, "doc_values": False},
+            "tags": _KEYWORD,
+            "valid_from": _DATE,
+            "valid_until": _DATE,
+            "content_hash": _KEYWORD,
+            "passages": {"type": "integer"},
+            "start": {"type": "integer"},
+            "end": {"type": "integer"},
+            "ordinal": {"type": "integer"},
+            "hits": {"type": "integer"},
+            "last_hit_at": _DATE,
+            "created_at": _DATE,
+            "updated_at": _DATE,
+            "deleted_at": _DATE,
+            VECTOR_FIELD: vector_field(dimension, engine),
+        },
+    }
+    if not serverless:
+        mappings["_routing"] = {"required": True}
     return copy.deepcopy({"settings": {"index": {"knn": True, "analysis": ANALYSIS}}, "mappings": mappings})
 
 
@@ -312,6 +397,34 @@ def check_records_mapping(
         f"{SCHEMA_VERSION} this code reads: it was made by another version of agent-memory; deploy "
         "that version, or move the alias back to the index this version made"
     )
+
+
+def check_knowledge_mapping(
+    name: str, mapping: dict[str, Any], alias: str, dimension: int, model_id: str
+) -> None:
+    """The knowledge index against the deployment: made by the bootstrap, for this model and
+    dimension, of this schema version (there is no older one to upgrade yet)."""
+    meta = mapping.get("_meta", {}) if isinstance(mapping.get("_meta"), dict) else {}
+    if meta.get("kind") != "knowledge":
+        raise ConfigurationError(
+            f"OpenSearch index {name} (alias {knowledge_alias_name(alias)}) was not made by "
+            "`agent-memory index bootstrap` (no agent-memory knowledge _meta in its mapping)"
+        )
+    stored_dim = mapping.get("properties", {}).get(VECTOR_FIELD, {}).get("dimension", meta.get("dimension"))
+    stored_model = meta.get("embedding_model_id")
+    if stored_dim != dimension or meta.get("dimension") != dimension or stored_model != model_id:
+        raise ConfigurationError(
+            f"OpenSearch index {name} (alias {knowledge_alias_name(alias)}) holds passage vectors of "
+            f"model {stored_model!r} with dimension {stored_dim}, but this deployment embeds with "
+            f"{model_id!r} (dimension {dimension}): restore the previous embedding settings, or "
+            "bootstrap a new alias and put the documents again"
+        )
+    if meta.get("schema_version") != KNOWLEDGE_SCHEMA_VERSION:
+        raise ConfigurationError(
+            f"OpenSearch index {name} has knowledge schema version {meta.get('schema_version')!r}, "
+            f"not the {KNOWLEDGE_SCHEMA_VERSION} this code reads: it was made by another version of "
+            "agent-memory"
+        )
 
 
 def meta_of(index_mapping: dict[str, Any]) -> dict[str, Any]:

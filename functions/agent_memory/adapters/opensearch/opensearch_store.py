@@ -34,6 +34,9 @@ service's), no ``refresh`` or ``require_alias`` parameters, no ``_update`` (vect
 not support it: `soft_delete` re-indexes the document read by ``_mget``, and `record_access` is a
 no-op), and no ``_delete_by_query`` (`delete_older_than` pages with ``search_after`` and deletes
 with ``_bulk``).
+
+Shared knowledge (`opensearch_knowledge`) lives in a sibling index, ``{alias}-knowledge``, routed
+by tenant alone; its requests follow the same rules (docs/opensearch.md, *Shared knowledge*).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from opensearchpy import OpenSearch
 from agent_memory.adapters.opensearch.opensearch_audit import OpenSearchAuditLog
 from agent_memory.adapters.opensearch.opensearch_client import build_client
 from agent_memory.adapters.opensearch.opensearch_directory import OpenSearchDirectory
+from agent_memory.adapters.opensearch.opensearch_knowledge import OpenSearchKnowledge
 from agent_memory.adapters.opensearch.opensearch_records import OpenSearchRecords
 from agent_memory.adapters.opensearch.opensearch_retention import OpenSearchRetention
 from agent_memory.adapters.opensearch.opensearch_retrieval import OpenSearchRetrieval
@@ -57,10 +61,12 @@ class OpenSearchStore(
     OpenSearchSearchLog,
     OpenSearchDirectory,
     OpenSearchRetention,
+    OpenSearchKnowledge,
 ):
     """`agent_memory.ports.MemoryStore` on OpenSearch k-NN (see the module docstring): every
     port's class, over one `OpenSearchBase`, whose constructor says what ``refresh``, ``check``
-    and ``serverless`` do."""
+    and ``serverless`` do. Also the `agent_memory.ports.KnowledgeStore`, in its sibling index
+    (`opensearch_knowledge`)."""
 
     @classmethod
     def from_settings(

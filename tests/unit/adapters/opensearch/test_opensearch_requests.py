@@ -32,6 +32,8 @@ from agent_memory.adapters.opensearch.opensearch_index import (
     check_index,
     cosine_from_score,
     events_index_body,
+    knowledge_index_body,
+    knowledge_index_name,
     records_index_body,
     records_index_name,
 )
@@ -52,6 +54,7 @@ ALIAS = "mem"
 T0 = datetime(2026, 11, 20, 14, 3, 0, 123456, tzinfo=UTC)
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 INDEX = records_index_name(ALIAS)  # the versioned index behind the alias
+KINDEX = knowledge_index_name(ALIAS)  # the versioned knowledge index, behind mem-knowledge
 
 
 # ------------------------------------------------------------------------------------------------
@@ -197,6 +200,14 @@ def mapping_response(dim: int = DIM, model: str = MODEL) -> dict[str, Any]:
     }
 
 
+def knowledge_mapping_response(
+    dim: int = DIM, model: str = MODEL, alias: str = ALIAS, engine: str = "faiss", serverless: bool = False
+) -> dict[str, Any]:
+    """What ``GET {alias}-knowledge/_mapping`` answers: the knowledge index the bootstrap made."""
+    mappings = knowledge_index_body(dim, model, engine, serverless)["mappings"]  # type: ignore[arg-type]
+    return {knowledge_index_name(alias): {"mappings": mappings}}
+
+
 def index_not_found(index: str = ALIAS) -> dict[str, Any]:
     error = {"type": "index_not_found_exception", "reason": f"no such index [{index}]", "index": index}
     return {"error": {**error, "root_cause": [error]}, "status": 404}
@@ -325,11 +336,14 @@ def test_bootstrap_creates_each_versioned_index_with_its_alias_in_one_request(
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": INDEX})
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": "mem-events-v1"})
     cluster.reply(mapping_response())
+    cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": KINDEX})
+    cluster.reply(knowledge_mapping_response())
 
     # WHEN bootstrapping
     result = bootstrap(client, ALIAS, DIM, MODEL)
 
-    # THEN: HEAD alias, HEAD index, PUT index with the alias, for both; then the _meta check
+    # THEN: HEAD alias, HEAD index, PUT index with the alias, for both; then the _meta check;
+    # then the same for the knowledge index, and its own _meta check
     cluster.done()
     assert [(s.method, s.path) for s in cluster.sent] == [
         ("HEAD", "/_alias/mem"),
@@ -339,13 +353,18 @@ def test_bootstrap_creates_each_versioned_index_with_its_alias_in_one_request(
         ("HEAD", "/mem-events-v1"),
         ("PUT", "/mem-events-v1"),
         ("GET", "/mem,mem-events/_mapping"),
+        ("HEAD", "/_alias/mem-knowledge"),
+        ("HEAD", f"/{KINDEX}"),
+        ("PUT", f"/{KINDEX}"),
+        ("GET", "/mem-knowledge/_mapping"),
     ]
     create = cluster.sent[2].body
     assert create["aliases"] == {"mem": {"is_write_index": True}}
     assert create["mappings"] == records_index_body(DIM, MODEL)["mappings"]
     assert cluster.sent[5].body["aliases"] == {"mem-events": {"is_write_index": True}}
-    assert result.created and result.events_created
-    assert (result.index, result.events_index) == (INDEX, "mem-events-v1")
+    assert cluster.sent[9].body["aliases"] == {"mem-knowledge": {"is_write_index": True}}
+    assert result.created and result.events_created and result.knowledge_created
+    assert (result.index, result.events_index, result.knowledge_index) == (INDEX, "mem-events-v1", KINDEX)
 
 
 def test_bootstrap_leaves_existing_indexes_alone_and_only_checks_them(
@@ -353,13 +372,15 @@ def test_bootstrap_leaves_existing_indexes_alone_and_only_checks_them(
 ) -> None:
     # GIVEN
     cluster.reply().reply().reply(mapping_response())  # both aliases exist
+    cluster.reply().reply(knowledge_mapping_response())  # and the knowledge alias
 
     # WHEN
     result = bootstrap(client, ALIAS, DIM, MODEL)
 
     # THEN
-    assert [s.method for s in cluster.sent] == ["HEAD", "HEAD", "GET"]
-    assert not result.created and not result.events_created
+    cluster.done()
+    assert [s.method for s in cluster.sent] == ["HEAD", "HEAD", "GET", "HEAD", "GET"]
+    assert not result.created and not result.events_created and not result.knowledge_created
 
 
 def test_bootstrap_that_loses_a_creation_race_carries_on(client: OpenSearch, cluster: Cluster) -> None:
@@ -371,6 +392,7 @@ def test_bootstrap_that_loses_a_creation_race_carries_on(client: OpenSearch, clu
     cluster.reply()  # the winner made the alias too
     cluster.reply()  # events alias exists
     cluster.reply(mapping_response())
+    cluster.reply().reply(knowledge_mapping_response())  # knowledge alias exists
 
     # WHEN
     result = bootstrap(client, ALIAS, DIM, MODEL)
@@ -474,11 +496,15 @@ def test_status_reports_indexes_counts_and_meta(client: OpenSearch, cluster: Clu
     # GIVEN
     cluster.reply().reply({INDEX: {"aliases": {"mem": {}}}}).reply(mapping_response()).reply({"count": 42})
     cluster.reply(status=404)
+    cluster.reply().reply({KINDEX: {"aliases": {"mem-knowledge": {}}}}).reply(knowledge_mapping_response())
+    cluster.reply({"count": 7})
 
     # WHEN
     out = status(client, ALIAS)
 
     # THEN
+    cluster.done()
+    assert out["alias"] == ALIAS
     assert out["records"] == {
         "exists": True,
         "indices": [INDEX],
@@ -486,7 +512,23 @@ def test_status_reports_indexes_counts_and_meta(client: OpenSearch, cluster: Clu
         "meta": records_index_body(DIM, MODEL)["mappings"]["_meta"],
     }
     assert out["events"] == {"exists": False}
-    assert cluster.sent[3].path == "/mem/_count"
+    assert out["knowledge"] == {
+        "exists": True,
+        "indices": [KINDEX],
+        "documents": 7,
+        "meta": knowledge_index_body(DIM, MODEL)["mappings"]["_meta"],
+    }
+    assert [(s.method, s.path) for s in cluster.sent] == [
+        ("HEAD", "/_alias/mem"),
+        ("GET", "/_alias/mem"),
+        ("GET", "/mem/_mapping"),
+        ("POST", "/mem/_count"),
+        ("HEAD", "/_alias/mem-events"),
+        ("HEAD", "/_alias/mem-knowledge"),
+        ("GET", "/_alias/mem-knowledge"),
+        ("GET", "/mem-knowledge/_mapping"),
+        ("POST", "/mem-knowledge/_count"),
+    ]
 
 
 # ------------------------------------------------------------------------------------------------

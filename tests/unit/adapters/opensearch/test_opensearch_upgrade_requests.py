@@ -12,12 +12,20 @@ from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
-from tests.unit.adapters.opensearch.test_opensearch_requests import ALIAS, DIM, MODEL, Cluster
+from tests.unit.adapters.opensearch.test_opensearch_requests import (
+    ALIAS,
+    DIM,
+    KINDEX,
+    MODEL,
+    Cluster,
+    knowledge_mapping_response,
+)
 
 from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
 from agent_memory.adapters.opensearch.opensearch_index import (
     SCHEMA_VERSION,
     events_index_body,
+    knowledge_index_body,
     records_index_body,
 )
 from agent_memory.adapters.opensearch.opensearch_upgrade import CATCH_UP_MARGIN, UPGRADE_POLL_S
@@ -81,6 +89,8 @@ def test_bootstrap_copies_an_older_index_catches_up_under_a_write_block_and_move
     cluster.reply({"task": "n1:8"}).reply(task_done())  # the catch-up
     cluster.reply({"acknowledged": True})  # the alias move
     cluster.reply(new_mappings("lucene"))  # the final check
+    cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": KINDEX})  # knowledge
+    cluster.reply(knowledge_mapping_response(engine="lucene"))
 
     # WHEN bootstrapping with this version's code (the stack's default engine)
     result = bootstrap(client, ALIAS, DIM, MODEL)
@@ -101,6 +111,10 @@ def test_bootstrap_copies_an_older_index_catches_up_under_a_write_block_and_move
         ("GET", "/_tasks/n1:8"),
         ("POST", "/_aliases"),
         ("GET", f"/{ALIAS},{ALIAS}-events/_mapping"),
+        ("HEAD", f"/_alias/{ALIAS}-knowledge"),
+        ("HEAD", f"/{KINDEX}"),
+        ("PUT", f"/{KINDEX}"),
+        ("GET", f"/{ALIAS}-knowledge/_mapping"),
     ]
     create, copy, catch_up, move = cluster.sent[3], cluster.sent[6], cluster.sent[9], cluster.sent[11]
     # the new index is this schema's, with the engine the old one had, and no alias yet
@@ -141,6 +155,9 @@ def test_bootstrap_copies_an_older_index_catches_up_under_a_write_block_and_move
         ]
     }
     assert (result.index, result.upgraded_from, result.engine, result.created) == (NEW, OLD, "lucene", True)
+    # AND the knowledge index, missing before, is made afterwards on the engine the records kept
+    assert cluster.sent[15].body["mappings"] == knowledge_index_body(DIM, MODEL, "lucene")["mappings"]
+    assert (result.knowledge_index, result.knowledge_created) == (KINDEX, True)
 
 
 def test_a_copy_still_running_past_the_wait_leaves_the_old_index_serving(
@@ -166,6 +183,7 @@ def test_a_running_copy_is_polled_until_it_completes(client: OpenSearch, cluster
     cluster.reply({"task": "n1:7"}).reply(task_running()).reply(task_running()).reply(task_done())
     cluster.reply({"acknowledged": True}).reply({"task": "n1:8"}).reply(task_done())
     cluster.reply({"acknowledged": True}).reply(new_mappings())
+    cluster.reply().reply(knowledge_mapping_response())  # the knowledge alias exists
     slept: list[float] = []
 
     # WHEN
@@ -223,6 +241,7 @@ def test_a_new_index_left_by_an_earlier_run_is_reused(client: OpenSearch, cluste
     cluster.reply({NEW: {"settings": {"index": {"creation_date": str(CREATED_MS)}}}})
     cluster.reply({"task": "n1:7"}).reply(task_done()).reply({"acknowledged": True})
     cluster.reply({"task": "n1:8"}).reply(task_done()).reply({"acknowledged": True}).reply(new_mappings())
+    cluster.reply().reply(knowledge_mapping_response())  # the knowledge alias exists
 
     # WHEN bootstrapping again, THEN the upgrade carries on where it stopped
     assert bootstrap(client, ALIAS, DIM, MODEL).upgraded_from == OLD
