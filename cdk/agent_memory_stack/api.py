@@ -110,8 +110,11 @@ class Api(Construct):
             ),
         )
         # The table only: `Table.grant` would add its indexes, which a lookup by hash never reads.
+        # BatchGetItem: a key bound to agents also reads their read grants (adapters/dynamodb_keys.py).
         self.authorizer_function.add_to_role_policy(
-            iam.PolicyStatement(actions=["dynamodb:GetItem"], resources=[self.tenants.table_arn])
+            iam.PolicyStatement(
+                actions=["dynamodb:GetItem", "dynamodb:BatchGetItem"], resources=[self.tenants.table_arn]
+            )
         )
 
         self.idempotency = IdempotencyTable(self, "Idempotency")
@@ -127,7 +130,15 @@ class Api(Construct):
                 **config.retention_environment(),
                 **self.idempotency.environment(FUNCTIONS["Api"].timeout),
                 **self.topics.environment(),
+                **settings_env(tenants_table=self.tenants.table_name),
             },
+        )
+        # /v1/admin/agents/{agent}/readers: read grants are items of the tenants table (the keys'
+        # own items are never written by the API).
+        self.api_function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:UpdateItem", "dynamodb:Scan"], resources=[self.tenants.table_arn]
+            )
         )
         writes.grant_enqueue(self.api_function)
         writes.grant_pending(self.api_function)

@@ -36,6 +36,7 @@ from agent_memory.services.forget import ForgetService
 from agent_memory.services.idempotency import IdempotentWriteService
 from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter
 from agent_memory.services.memories import MemoryService
+from agent_memory.services.read_grants import ReadGrantService
 from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
 from agent_memory.services.store_writes import WriterService
@@ -356,6 +357,10 @@ class ApiServices:
     @property
     def knowledge(self) -> KnowledgeService:
         return self.root.knowledge_service
+
+    @property
+    def read_grants(self) -> ReadGrantService:
+        return ReadGrantService(self.root.key_store, self.root.store, self.root.clock)
 
     @property
     def memories(self) -> MemoryService:

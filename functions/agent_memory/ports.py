@@ -431,6 +431,8 @@ class AuditAction:
     EMPTIED = "emptied"  # a stale summary with nothing left to fold, deleted
     MERGED = "merged"  # a write merged into this near-identical record (detail: the absorbed id)
     RETENTION = "retention"  # removed by a retention rule (detail: which rule)
+    READ_GRANTED = "read_granted"  # another agent may read this agent's memory (detail: reader)
+    READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -790,4 +792,16 @@ class KeyStore(Protocol):
 
     def revoke(self, key_id: str) -> bool:
         """Revoke an active key; False when no active key has that id."""
+        ...
+
+    def grant_read(self, tenant_id: str, reader: str, owner: str) -> bool:
+        """Let keys bound to agent ``reader`` read agent ``owner``'s memory; False if they could."""
+        ...
+
+    def revoke_read(self, tenant_id: str, reader: str, owner: str) -> bool:
+        """Take that back; False if there was no such grant."""
+        ...
+
+    def readers_of(self, tenant_id: str, owner: str) -> builtins.list[str]:
+        """The agents granted read access to ``owner``'s memory, sorted."""
         ...

@@ -26,6 +26,9 @@ TENANT = "acme"
 AGENT = "support-bot"
 
 
+RUNBOOK = "# Runbook\n\n## Failover\nPromote the replica in the standby region.\n"
+
+
 def load(name: str) -> dict[str, Any]:
     return json.loads((events_dir() / name).read_text())  # type: ignore[no-any-return]
 
@@ -197,11 +200,13 @@ def test_the_admin_routes_run_in_the_api_function(deployment: Deployment) -> Non
 
 
 def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deployment) -> None:
-    # GIVEN
+    # GIVEN a key bound to one agent, which an admin let read another agent's memory
     from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
     table = deployment.functions["Authorizer"].environment["AGENT_MEMORY_TENANTS_TABLE"]
-    _, key = DynamoDbKeyStore(table).create(NewKey(TENANT, "pro"))
+    keys = DynamoDbKeyStore(table)
+    _, key = keys.create(NewKey(TENANT, "pro", agents=frozenset({"supervisor"})))
+    keys.grant_read(TENANT, "supervisor", AGENT)
     event = load("authorizer_token.json")
     event["authorizationToken"] = f"Bearer {key}"
     # WHEN
@@ -209,6 +214,7 @@ def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deploym
     # THEN
     assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow", policy
     assert policy["context"]["tenant_id"] == TENANT
+    assert (policy["context"]["agents"], policy["context"]["reads"]) == ("supervisor", AGENT)
     # the tenant's usage-plan key: API Gateway throttles and meters this tenant by its plan
     from agent_memory.domain.usage import usage_key
 
@@ -336,9 +342,28 @@ def test_every_route_of_the_api_function_runs_in_its_configuration(deployment: D
             202,
         ),
         ("PUT", "/v1/admin/topics", {"terms": {}}, {}, 200),
+        ("PUT", f"/v1/admin/agents/{AGENT}/readers/supervisor", None, {}, 200),
+        ("GET", f"/v1/admin/agents/{AGENT}/readers", None, {}, 200),
+        ("DELETE", f"/v1/admin/agents/{AGENT}/readers/supervisor", None, {}, 200),
+        (
+            "PUT",
+            "/v1/knowledge/documents/runbook",
+            {"version": "v1", "title": "Runbook", "text": RUNBOOK},
+            {},
+            202,
+        ),
+        ("GET", "/v1/knowledge/documents", None, {}, 200),
     ]:
         response = deployment.run("Api", api_event(method, path, body, scopes=admin, **query))
         assert response["statusCode"] == status, (method, path, response)
+    work(deployment)  # the writer stores the document's passages
+    for method, path in [
+        ("GET", "/v1/knowledge/documents/runbook"),
+        ("GET", "/v1/knowledge/documents/runbook/passages"),
+        ("DELETE", "/v1/knowledge/documents/runbook"),
+    ]:
+        response = deployment.run("Api", api_event(method, path, None, scopes=admin))
+        assert response["statusCode"] == 200, (method, path, response)
     assert not [c for c in deployment.calls if not c.allowed]
 
 

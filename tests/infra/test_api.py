@@ -129,7 +129,8 @@ def test_authorizer_reads_only_the_tenants_table(synth: Synth) -> None:
     ]
     assert dynamo == [
         {
-            "Action": "dynamodb:GetItem",
+            # the key by its hash, and the read grants of the agents a key is bound to
+            "Action": ["dynamodb:GetItem", "dynamodb:BatchGetItem"],
             "Effect": "Allow",
             "Resource": {"Fn::GetAtt": [synth.logical_id(tenants), "Arn"]},
         }
@@ -224,8 +225,11 @@ def test_api_function_reaches_queue_pending_store_and_summarize_jobs_but_not_bed
     # GIVEN
     idempotency = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.idempotency.table), "Arn"]}
     topics = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.topics.table), "Arn"]}
-    # the idempotency and topics tables' item calls are checked in test_idempotency.py, test_topics.py
-    statements = [s for s in synth.function_statements("Api") if s["Resource"] not in (idempotency, topics)]
+    tenants = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.tenants), "Arn"]}
+    # the idempotency and topics tables' item calls are checked in test_idempotency.py, test_topics.py,
+    # the tenants table's in test_the_api_function_changes_read_grants_only
+    kept = (idempotency, topics, tenants)
+    statements = [s for s in synth.function_statements("Api") if s["Resource"] not in kept]
     # WHEN
     actions = {a for s in statements for a in as_list(s["Action"])}
     # THEN
@@ -286,3 +290,15 @@ def test_an_optional_waf_rate_rule_guards_the_stage(tmp_path: Any) -> None:
     # WHEN / THEN
     assert rule["Statement"]["RateBasedStatement"] == {"Limit": 2000, "AggregateKeyType": "IP"}
     assert len(synth.of_type("AWS::WAFv2::WebACLAssociation")) == 1
+
+
+def test_the_api_function_changes_read_grants_only(synth: Synth) -> None:
+    # GIVEN
+    tenants = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.tenants), "Arn"]}
+    # WHEN
+    on_tenants = [s for s in synth.function_statements("Api") if tenants in as_list(s["Resource"])]
+    # THEN an update (ADD/DELETE in a grant's set) and the admin's listing scan: no GetItem or
+    # PutItem, so the API can neither read a key's item nor make one
+    assert on_tenants == [
+        {"Action": ["dynamodb:UpdateItem", "dynamodb:Scan"], "Effect": "Allow", "Resource": tenants}
+    ]

@@ -70,6 +70,5 @@ def test_only_the_api_and_search_functions_touch_the_table_with_only_their_calls
 def test_the_authorizer_cannot_read_topics_and_the_topic_functions_cannot_read_keys(synth: Synth) -> None:
     # GIVEN
     tenants = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.tenants), "Arn"]}
-    # WHEN / THEN
-    for name in ("Api", "Search"):
-        assert not [s for s in synth.function_statements(name) if tenants in as_list(s["Resource"])], name
+    # WHEN / THEN (the Api function changes read grants there: test_api.py)
+    assert not [s for s in synth.function_statements("Search") if tenants in as_list(s["Resource"])]

@@ -17,6 +17,12 @@ Table schema (created by the CDK stack):
   ``KEYS_ONLY``. `revoke` finds the item by its id there instead of scanning the table;
 - billing mode on-demand (PAY_PER_REQUEST); no TTL attribute.
 
+Read grants (an admin let agent R read agent O's memory) share the table: one item per tenant
+and reader, ``key_hash`` = ``"reads#{tenant}#{reader}"`` (no key's hex hash looks like it), with
+``owners`` (SS) and no ``key_id``, so `list` and the key-id index never see it. `lookup` of a key
+bound to agents reads those items (one BatchGetItem, strongly consistent like the key itself) and
+names their owners in the caller's ``reads``.
+
 `lookup` reads strongly consistently: the authorizer caches answers (misses too), so an
 eventually consistent read that missed a key created a moment ago would lock that key out for
 a whole cache period. A revocation reaches the API once the caches expire: the authorizer's
@@ -93,13 +99,82 @@ class DynamoDbKeyStore(DynamoDbTable):
             raise self._error("look up an API key", exc) from exc
         if item is None or "revoked_at" in item:
             return None
+        tenant_id, agents = item["tenant_id"]["S"], frozenset(_s(item, "agents").split())
         return Caller(
-            tenant_id=item["tenant_id"]["S"],
+            tenant_id=tenant_id,
             key_id=item["key_id"]["S"],
             plan=item["plan"]["S"],
             scopes=frozenset(_s(item, "scopes").split()),
-            agents=frozenset(_s(item, "agents").split()),
+            agents=agents,
+            reads=self._reads(tenant_id, agents),
         )
+
+    def _reads(self, tenant_id: str, readers: frozenset[str]) -> frozenset[str]:
+        """The agents ``readers`` were granted read access to (one batch read; none unbound)."""
+        if not readers:
+            return frozenset()
+        keys = [{"key_hash": {"S": _grant_key(tenant_id, r)}} for r in sorted(readers)]
+        owners: set[str] = set()
+        try:
+            for start in range(0, len(keys), 100):
+                request: dict[str, Any] = {
+                    self.table_name: {"Keys": keys[start : start + 100], "ConsistentRead": True}
+                }
+                while request:
+                    answer = self.client.batch_get_item(RequestItems=request)
+                    for found in answer.get("Responses", {}).get(self.table_name, []):
+                        owners.update(found.get("owners", {}).get("SS", []))
+                    request = answer.get("UnprocessedKeys") or {}
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("read the read grants of an API key", exc) from exc
+        return frozenset(owners)
+
+    def grant_read(self, tenant_id: str, reader: str, owner: str) -> bool:
+        return self._change_grant("ADD", tenant_id, reader, owner)
+
+    def revoke_read(self, tenant_id: str, reader: str, owner: str) -> bool:
+        return self._change_grant("DELETE", tenant_id, reader, owner)
+
+    def _change_grant(self, action: str, tenant_id: str, reader: str, owner: str) -> bool:
+        """ADD or DELETE ``owner`` in the reader's set; whether the set changed (from the old item)."""
+        try:
+            answer = self.client.update_item(
+                TableName=self.table_name,
+                Key={"key_hash": {"S": _grant_key(tenant_id, reader)}},
+                UpdateExpression=f"{action} #owners :owner SET #tenant_id = :tenant, #reader = :reader",
+                ExpressionAttributeNames=_names("owners", "tenant_id", "reader"),
+                ExpressionAttributeValues={
+                    ":owner": {"SS": [owner]},
+                    ":tenant": {"S": tenant_id},
+                    ":reader": {"S": reader},
+                },
+                ReturnValues="ALL_OLD",
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("change a read grant", exc) from exc
+        before = set(answer.get("Attributes", {}).get("owners", {}).get("SS", []))
+        return (owner not in before) if action == "ADD" else (owner in before)
+
+    def readers_of(self, tenant_id: str, owner: str) -> list[str]:
+        """A Scan of the tenant's grant items: an admin's question, asked rarely."""
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "FilterExpression": "begins_with(#key_hash, :prefix) AND contains(#owners, :owner)",
+            "ExpressionAttributeNames": _names("key_hash", "owners", "reader"),
+            "ExpressionAttributeValues": {":prefix": {"S": f"reads#{tenant_id}#"}, ":owner": {"S": owner}},
+            "ProjectionExpression": "#reader",
+        }
+        readers: list[str] = []
+        try:
+            while True:
+                page = self.client.scan(**params)
+                readers.extend(_s(item, "reader") for item in page.get("Items", []))
+                if "LastEvaluatedKey" not in page:
+                    break
+                params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("list read grants", exc) from exc
+        return sorted(r for r in readers if r)
 
     def list(self) -> list[KeyInfo]:
         """Every key, oldest first. A Scan: the table holds one small item per key."""
@@ -111,7 +186,8 @@ class DynamoDbKeyStore(DynamoDbTable):
         try:
             while True:
                 page = self.client.scan(**params)
-                infos.extend(_info(item) for item in page.get("Items", []))
+                # read-grant items have no key_id: they are not keys
+                infos.extend(_info(item) for item in page.get("Items", []) if "key_id" in item)
                 if "LastEvaluatedKey" not in page:
                     break
                 params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -173,6 +249,11 @@ class DynamoDbKeyStore(DynamoDbTable):
         if code in ("AccessDeniedException", "UnrecognizedClientException"):
             return ConfigurationError(f"cannot {what} in {self.table_name!r}: {code} (check IAM)")
         return DependencyError(f"cannot {what} in {self.table_name!r}: {exc}")
+
+
+def _grant_key(tenant_id: str, reader: str) -> str:
+    """The item of one reader's grants: ``#`` is in no id, and no hex hash starts with ``r``."""
+    return f"reads#{tenant_id}#{reader}"
 
 
 def _code(exc: ClientError) -> str:

@@ -31,6 +31,9 @@ class Caller:
     scopes: frozenset[str] = frozenset()
     #: Agents this key may touch; empty = every agent of the tenant.
     agents: frozenset[str] = frozenset()
+    #: Other agents whose memory a key bound to ``agents`` may read (never write or forget): an
+    #: admin granted one of its agents read access to them. Off (empty) unless granted.
+    reads: frozenset[str] = frozenset()
 
     @classmethod
     def from_authorizer(cls, context: Mapping[str, Any] | None) -> Caller:
@@ -43,6 +46,7 @@ class Caller:
             plan=str(context.get("plan") or "free"),
             scopes=frozenset(str(context.get("scopes") or "").split()),
             agents=frozenset(str(context.get("agents") or "").split()),
+            reads=frozenset(str(context.get("reads") or "").split()),
         )
 
     def to_authorizer(self) -> dict[str, str]:
@@ -52,11 +56,17 @@ class Caller:
             "plan": self.plan,
             "scopes": " ".join(sorted(self.scopes)),
             "agents": " ".join(sorted(self.agents)),
+            "reads": " ".join(sorted(self.reads)),
         }
 
-    def require_agent(self, agent_id: str) -> None:
-        if self.agents and agent_id not in self.agents:
-            raise ForbiddenError("this key may not access that agent")
+    def require_agent(self, agent_id: str, scope: str | None = None) -> None:
+        """A key bound to agents may touch only them, and read (``scope`` read) those it was
+        granted read access to."""
+        if not self.agents or agent_id in self.agents:
+            return
+        if scope == READ_SCOPE and agent_id in self.reads:
+            return
+        raise ForbiddenError("this key may not access that agent")
 
     def require_scope(self, scope: str) -> None:
         if scope not in self.scopes and ADMIN_SCOPE not in self.scopes:
@@ -66,5 +76,5 @@ class Caller:
         """This caller, if it holds ``scope`` and (when named) may use ``agent_id``."""
         self.require_scope(scope)
         if agent_id is not None:
-            self.require_agent(agent_id)
+            self.require_agent(agent_id, scope)
         return self

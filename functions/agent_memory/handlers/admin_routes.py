@@ -1,12 +1,15 @@
 """Operator actions of a tenant's admin (admin scope, checked by the API's guard before any route
 runs): summarize periods now, run retention now, both for the caller's tenant only: an admin key
 never starts work on, nor learns counts of, another tenant's memory. The schedules run them for
-every tenant."""
+every tenant. And read grants: which other agents may read an agent's memory."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from agent_memory import container
 from agent_memory.contract.v1 import (
@@ -15,8 +18,12 @@ from agent_memory.contract.v1 import (
     SummarizeRequest,
     SummarizeResponse,
 )
+from agent_memory.contract.v1_grants import ReadersResponse, ReadGrantResponse
 from agent_memory.domain.caller import ADMIN_SCOPE
-from agent_memory.handlers.route_support import caller_of, json_response
+from agent_memory.domain.types import AgentId
+from agent_memory.handlers.route_support import AgentPath, caller_of, json_response
+
+ReaderPath = Annotated[AgentId, Path(description="The agent that may read agent_id's memory.")]
 
 router = Router()
 
@@ -43,3 +50,32 @@ def admin_retention() -> Response[RetentionRunResponse]:
         return json_response(202, RetentionRunResponse(status="started"))
     report = RetentionResponse.model_validate(container.retention_service().run([tenant]).as_dict())
     return json_response(202, RetentionRunResponse(status="done", report=report))
+
+
+@router.put("/v1/admin/agents/<agent_id>/readers/<reader_id>")
+def grant_read(agent_id: AgentPath, reader_id: ReaderPath) -> Response[ReadGrantResponse]:
+    """Let keys bound to ``reader_id`` read (search, get, list) ``agent_id``'s memory, never write
+    or forget it; recorded in ``agent_id``'s audit trail. Effective when the key caches expire."""
+    caller = caller_of(router, scope=ADMIN_SCOPE)
+    changed = container.api_services().read_grants.grant(caller, agent_id, reader_id)
+    return json_response(
+        200, ReadGrantResponse(agent_id=agent_id, reader_id=reader_id, granted=True, changed=changed)
+    )
+
+
+@router.delete("/v1/admin/agents/<agent_id>/readers/<reader_id>")
+def revoke_read(agent_id: AgentPath, reader_id: ReaderPath) -> Response[ReadGrantResponse]:
+    """Take back ``reader_id``'s read access to ``agent_id``'s memory (in the audit trail too)."""
+    caller = caller_of(router, scope=ADMIN_SCOPE)
+    changed = container.api_services().read_grants.revoke(caller, agent_id, reader_id)
+    return json_response(
+        200, ReadGrantResponse(agent_id=agent_id, reader_id=reader_id, granted=False, changed=changed)
+    )
+
+
+@router.get("/v1/admin/agents/<agent_id>/readers")
+def list_readers(agent_id: AgentPath) -> Response[ReadersResponse]:
+    """The agents granted read access to ``agent_id``'s memory."""
+    caller = caller_of(router, scope=ADMIN_SCOPE)
+    readers = container.api_services().read_grants.readers(caller.tenant_id, agent_id)
+    return json_response(200, ReadersResponse(agent_id=agent_id, readers=readers))

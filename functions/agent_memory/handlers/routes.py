@@ -74,6 +74,9 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/knowledge/documents/{doc_id}", "knowledge"),
     Route("POST", "/v1/admin/summarize", "admin", body=True),
     Route("POST", "/v1/admin/retention", "admin"),
+    Route("PUT", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin"),
+    Route("DELETE", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin"),
+    Route("GET", "/v1/admin/agents/{agent_id}/readers", "admin"),
     Route("GET", "/v1/openapi.json", "openapi"),
 )
 

@@ -25,6 +25,13 @@ CREATE TABLE IF NOT EXISTS api_keys (
     created_at TEXT NOT NULL,
     revoked_at TEXT
 );
+-- Read access an admin granted: keys bound to ``reader`` may read ``owner``'s memory.
+CREATE TABLE IF NOT EXISTS read_grants (
+    tenant_id TEXT NOT NULL,
+    reader    TEXT NOT NULL,
+    owner     TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, reader, owner)
+) WITHOUT ROWID;
 """
 
 
@@ -76,12 +83,25 @@ class LocalKeyStore:
         if row is None:
             return None
         key_id, tenant_id, plan, scopes, agents = row
+        bound = agents.split()
+        reads: set[str] = set()
+        if bound:
+            with self._connect() as db:
+                marks = ", ".join("?" * len(bound))
+                reads = {
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT owner FROM read_grants WHERE tenant_id = ? AND reader IN ({marks})",
+                        (tenant_id, *bound),
+                    )
+                }
         return Caller(
             tenant_id=tenant_id,
             key_id=key_id,
             plan=plan,
             scopes=frozenset(scopes.split()),
-            agents=frozenset(agents.split()),
+            agents=frozenset(bound),
+            reads=frozenset(reads),
         )
 
     def list(self) -> list[KeyInfo]:
@@ -99,3 +119,27 @@ class LocalKeyStore:
                 (datetime.now(UTC).isoformat(), key_id),
             )
         return cur.rowcount == 1
+
+    def grant_read(self, tenant_id: str, reader: str, owner: str) -> bool:
+        with self._connect() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO read_grants (tenant_id, reader, owner) VALUES (?, ?, ?)",
+                (tenant_id, reader, owner),
+            )
+        return cur.rowcount == 1
+
+    def revoke_read(self, tenant_id: str, reader: str, owner: str) -> bool:
+        with self._connect() as db:
+            cur = db.execute(
+                "DELETE FROM read_grants WHERE tenant_id = ? AND reader = ? AND owner = ?",
+                (tenant_id, reader, owner),
+            )
+        return cur.rowcount == 1
+
+    def readers_of(self, tenant_id: str, owner: str) -> list[str]:
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT reader FROM read_grants WHERE tenant_id = ? AND owner = ? ORDER BY reader",
+                (tenant_id, owner),
+            ).fetchall()
+        return [r[0] for r in rows]
