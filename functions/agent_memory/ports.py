@@ -22,7 +22,7 @@ import numpy.typing as npt
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.keys import KeyInfo, NewKey
-from agent_memory.domain.knowledge import KnowledgeDocument, Passage
+from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
 from agent_memory.domain.operator_views import SearchDay
 from agent_memory.domain.recall import Hit, SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -647,21 +647,6 @@ class PassageQuery:
     on: date | None = None
     tags: tuple[str, ...] = ()
     limit: int = 50
-
-
-@dataclass(frozen=True, slots=True)
-class PassageCandidate:
-    """A passage a knowledge search found, with its evidence (as `Candidate`)."""
-
-    passage: Passage
-    similarity: float | None
-    lexical: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentPage:
-    documents: list[KnowledgeDocument]
-    next_cursor: str | None
 
 
 class KnowledgeStore(Protocol):

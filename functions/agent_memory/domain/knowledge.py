@@ -154,6 +154,23 @@ class Passage(BaseModel):
         return CITATION_SEPARATOR.join([self.title, *self.heading_path])
 
 
+@dataclass(frozen=True, slots=True)
+class PassageCandidate:
+    """A passage a knowledge search found, with its evidence (as `ports.Candidate`)."""
+
+    passage: Passage
+    similarity: float | None
+    lexical: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentPage:
+    """One page of a tenant's documents (listed without their text)."""
+
+    documents: list[KnowledgeDocument]
+    next_cursor: str | None
+
+
 def passage_id(tenant_id: str, doc_id: str, version: str, ordinal: int) -> str:
     return "psg_" + digest(tenant_id, doc_id, version, str(ordinal))
 
