@@ -6,6 +6,9 @@
         memory.remember("support-bot", "Alice moved the launch to March 3.", importance=0.8)
         for hit in memory.search("support-bot", "when is the launch?").results:
             print(hit.text)
+        # the tenant's shared knowledge: documents put once, found by every agent of the tenant
+        memory.put_document("adr-12", version="v3", title="ADR-12: failover", text=markdown)
+        memory.search("support-bot", "how do we fail over?", sources=["shared"])
 
 Requests and responses are the contract's models (`agent_memory.contract.v1`); errors are typed
 (`ApiError` and its subclasses carry the contract's error body and the request id).

@@ -8,6 +8,8 @@ message, not as a 400 after a round trip) and every answer comes back typed.
         memory.write("support-bot", ["Alice moved the launch to March 3."])
         hits = memory.search("support-bot", "when is the launch?", grain="working").results
         block = memory.context("support-bot", "when is the launch?", token_budget=500).context
+        memory.put_document("adr-12", version="v3", title="ADR-12: failover", text=markdown)
+        cited = memory.search("support-bot", "how do we fail over?", sources=["shared"]).results
 
 Every route of the contract has one method; docs/client.md is the reference.
 """
@@ -19,14 +21,19 @@ import logging
 import os
 import ssl
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from agent_memory.client.api_errors import TransportError, UnexpectedResponseError, error_from_response
+from agent_memory.client.api_errors import (
+    NotFoundError,
+    TransportError,
+    UnexpectedResponseError,
+    error_from_response,
+)
 from agent_memory.client.credentials import ApiKeyAuth, Auth, NoAuth
 from agent_memory.client.retry import RetryPolicy, parse_retry_after
 from agent_memory.client.transport import HttpTransport, RawResponse, Transport
@@ -50,12 +57,21 @@ from agent_memory.contract.v1 import (
     WriteRequest,
     WriteResponse,
 )
+from agent_memory.contract.v1_knowledge import (
+    DocumentBody,
+    DocumentDeleteResponse,
+    DocumentOut,
+    DocumentPutResponse,
+    DocumentsResponse,
+    PassagesResponse,
+)
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.knowledge import DocumentFormat
 
 logger = logging.getLogger("agent_memory.client")
 
 M = TypeVar("M", bound=BaseModel)
-P = TypeVar("P", ListResponse, AuditResponse)
+P = TypeVar("P", ListResponse, AuditResponse, DocumentsResponse)
 
 DEFAULT_TIMEOUT_S = 10.0
 USER_AGENT = "agent-memory-client/1"
@@ -63,9 +79,25 @@ USER_AGENT = "agent-memory-client/1"
 ItemLike = WriteItem | Mapping[str, Any] | str
 MessageLike = ConversationMessage | Mapping[str, Any]
 
+#: ``sources="both"`` (or ``"private"``, ``"shared"``) for the contract's list of sources.
+SOURCE_SHORTHANDS: Mapping[str, list[str]] = {
+    "both": ["private", "shared"],
+    "private": ["private"],
+    "shared": ["shared"],
+}
+
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def _with_sources(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``fields`` with a ``sources`` shorthand (``"both"``, ``"private"``, ``"shared"``) spelt as
+    the contract's list; a list (or any other value) is left for the request model to judge."""
+    sources = fields.get("sources")
+    if isinstance(sources, str) and sources in SOURCE_SHORTHANDS:
+        return {**fields, "sources": list(SOURCE_SHORTHANDS[sources])}
+    return dict(fields)
 
 
 class MemoryClient:
@@ -159,26 +191,30 @@ class MemoryClient:
         self, agent_id: str, query: str | SearchRequest | None = None, **fields: Any
     ) -> SearchResponse:
         """Search by meaning and time window: ``search(agent, "launch?", grain="daily",
-        max_days_ago=30)``, or pass a ready `SearchRequest`."""
+        max_days_ago=30)``, or pass a ready `SearchRequest`. ``sources=["shared"]`` searches the
+        tenant's shared knowledge instead of the agent's memory, ``sources="both"`` blends the two
+        in one ranking; left out, it is not sent and the service searches memory alone."""
         if isinstance(query, SearchRequest):
             if fields:
                 raise TypeError("give a SearchRequest or fields, not both")
             request = query
         else:
-            request = SearchRequest.model_validate({"query": query, **fields})
+            request = SearchRequest.model_validate({"query": query, **_with_sources(fields)})
         return self._send("POST", self._agent_path(agent_id, "memories", "search"), SearchResponse, request)
 
     def context(self, agent_id: str, query: str | ContextRequest, /, **fields: Any) -> ContextResponse:
         """One block of prompt context for ``query``: the most relevant memories and summaries,
         dated and tagged with their grain, packed to ``token_budget`` tokens (least relevant left
         out first; ``dropped`` says how many). ``context(agent, "launch?", token_budget=500)``, or
-        pass a ready `ContextRequest`."""
+        pass a ready `ContextRequest`. The block draws on memory and shared knowledge unless
+        ``sources`` says otherwise; ``shared_share`` is the part of the budget kept for shared
+        knowledge (both left out: not sent, the service's defaults hold)."""
         if isinstance(query, ContextRequest):
             if fields:
                 raise TypeError("give a ContextRequest or fields, not both")
             request = query
         else:
-            request = ContextRequest.model_validate({"query": query, **fields})
+            request = ContextRequest.model_validate({"query": query, **_with_sources(fields)})
         return self._send("POST", self._agent_path(agent_id, "context"), ContextResponse, request)
 
     def get(self, agent_id: str, memory_id: str) -> MemoryOut:
@@ -262,6 +298,95 @@ class MemoryClient:
                 raise TimeoutError(f"{stats.pending_writes} write(s) still pending after {timeout_s} s")
             self._sleep(interval_s)
 
+    # --- shared knowledge (the tenant's documents) ---------------------------------------------
+
+    def put_document(
+        self,
+        doc_id: str,
+        *,
+        version: str,
+        title: str,
+        text: str,
+        format: DocumentFormat = "markdown",
+        source_uri: str | None = None,
+        tags: Iterable[str] = (),
+        valid_from: date | str | None = None,
+        valid_until: date | str | None = None,
+    ) -> DocumentPutResponse:
+        """Publish one version of a document to the tenant's shared knowledge (``knowledge`` or
+        ``admin`` scope). ``status`` is ``accepted`` when queued (searchable within seconds) and
+        ``unchanged`` when this version with this content is stored already, so re-publishing a
+        whole folder costs nothing for what did not change. The same version with other content
+        is a `ConflictError` (409): a version names one text, so give the new text a new version."""
+        body = DocumentBody.model_validate(
+            {
+                "version": version,
+                "title": title,
+                "text": text,
+                "format": format,
+                "source_uri": source_uri,
+                "tags": list(tags),
+                "valid_from": valid_from,
+                "valid_until": valid_until,
+            }
+        )
+        return self._send("PUT", self._document_path(doc_id), DocumentPutResponse, body)
+
+    def list_documents(self, cursor: str | None = None, limit: int = 50) -> DocumentsResponse:
+        """One page of the tenant's documents by id (without their text), and how many puts are
+        still queued (``pending``); follow ``next_cursor`` for the next page."""
+        query = {"cursor": cursor, "limit": limit}
+        return self._send("GET", "/v1/knowledge/documents", DocumentsResponse, query=query)
+
+    def document_pages(self, *, limit: int = 50) -> Iterator[DocumentsResponse]:
+        """Every page of documents, lazily."""
+        return self._follow(lambda cursor: self.list_documents(cursor, limit))
+
+    def iter_documents(self, *, page_size: int = 50) -> Iterator[DocumentOut]:
+        for page in self.document_pages(limit=page_size):
+            yield from page.documents
+
+    def get_document(self, doc_id: str) -> DocumentOut:
+        """One document, its whole text included; a `NotFoundError` until its first put is stored."""
+        return self._send("GET", self._document_path(doc_id), DocumentOut)
+
+    def document_passages(self, doc_id: str) -> PassagesResponse:
+        """The passages search finds the document by, in document order, with their heading
+        paths and their offsets in its text."""
+        return self._send("GET", self._document_path(doc_id, "passages"), PassagesResponse)
+
+    def delete_document(self, doc_id: str) -> DocumentDeleteResponse:
+        """Delete the document and every passage of it, at once (``knowledge`` or ``admin``
+        scope); ``passages_removed`` is 0 when nothing was stored."""
+        return self._send("DELETE", self._document_path(doc_id), DocumentDeleteResponse)
+
+    def wait_until_documents_stored(
+        self, versions: Mapping[str, str], timeout_s: float = 30.0, interval_s: float = 0.2
+    ) -> dict[str, DocumentOut]:
+        """Poll each document (``{doc_id: version}``) until its stored version is the one given
+        (puts are asynchronous), and return them. Raises `TimeoutError` at the deadline, naming
+        the documents still waiting."""
+        deadline = time.monotonic() + timeout_s
+        stored: dict[str, DocumentOut] = {}
+        while True:
+            for doc_id, version in versions.items():
+                if doc_id in stored:
+                    continue
+                try:
+                    document = self.get_document(doc_id)
+                except NotFoundError:  # its first version is still queued
+                    continue
+                if document.version == version:
+                    stored[doc_id] = document
+            waiting = [d for d in versions if d not in stored]
+            if not waiting:
+                return stored
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"{len(waiting)} document(s) not stored after {timeout_s} s: {', '.join(waiting)}"
+                )
+            self._sleep(interval_s)
+
     # --- maintenance (admin scope) -------------------------------------------------------------
 
     def summarize(self, request: SummarizeRequest | None = None, /, **fields: Any) -> SummarizeResponse:
@@ -295,6 +420,12 @@ class MemoryClient:
     def _item(item: ItemLike, now: datetime) -> WriteItem:
         built = WriteItem(content=item) if isinstance(item, str) else WriteItem.model_validate(item)
         return built if built.occurred_at else built.model_copy(update={"occurred_at": now})
+
+    @staticmethod
+    def _document_path(doc_id: str, *parts: str) -> str:
+        if not doc_id:
+            raise ValueError("doc_id is empty")
+        return "/v1/knowledge/documents/" + "/".join(quote(p, safe="") for p in (doc_id, *parts))
 
     @staticmethod
     def _agent_path(agent_id: str, *parts: str) -> str:

@@ -1,10 +1,17 @@
-// agent-memory console: what an agent remembers, by grain and day, read through the HTTP API.
+// agent-memory console: what an agent remembers, by grain and day, and what the tenant published as
+// shared knowledge, read through the HTTP API.
 //
 // Plain ES module, no build step, no third-party code. Every value from the API reaches the page
 // through textContent (the `h` helper), never as HTML. The key lives in sessionStorage: it goes
 // when the tab closes, and other tabs never see it.
 
 const GRAINS = ["working", "daily", "weekly", "monthly", "quarterly", "yearly"];
+// What the search form's sources choice sends; "private" sends nothing (the API's default), so a
+// search of memory alone is the request it always was.
+const SOURCES = { private: null, shared: ["shared"], both: ["private", "shared"] };
+// Between a passage's title and its headings, as the service cites them.
+const CITATION_SEPARATOR = " \u203a ";
+const MAX_DOCUMENTS = 1000;
 const KEY_STORAGE = "agent-memory.console.key";
 const DAY_MS = 86400000;
 
@@ -17,6 +24,8 @@ const state = {
   timeline: null,
   allowForget: false,
   period: null,
+  documents: [],
+  document: null,
 };
 
 // --- small helpers ----------------------------------------------------------------------------
@@ -145,10 +154,13 @@ async function connect(key) {
     $("#connect-button").hidden = true;
     $("#connected").hidden = false;
     $("#disconnect").hidden = false;
+    $("#knowledge-link").hidden = false;
     renderAgents();
     $("#notice").hidden = true;
-    const wanted = new URLSearchParams(location.hash.slice(1)).get("agent");
+    const hash = new URLSearchParams(location.hash.slice(1));
+    const wanted = hash.get("agent");
     if (wanted && agents.includes(wanted)) selectAgent(wanted);
+    else if (hash.has("knowledge")) selectKnowledge(hash.get("knowledge") || null);
   } catch (error) {
     state.key = null;
     sessionStorage.removeItem(KEY_STORAGE);
@@ -166,6 +178,11 @@ function disconnect() {
   $("#connected").hidden = true;
   $("#disconnect").hidden = true;
   $("#agent-view").hidden = true;
+  $("#knowledge-link").hidden = true;
+  $("#knowledge-link").setAttribute("aria-current", "false");
+  $("#knowledge-view").hidden = true;
+  state.documents = [];
+  state.document = null;
   $("#welcome").hidden = false;
   renderAgents();
 }
@@ -192,6 +209,8 @@ async function selectAgent(agent) {
   history.replaceState(null, "", `#agent=${encodeURIComponent(agent)}`);
   renderAgents();
   $("#welcome").hidden = true;
+  $("#knowledge-view").hidden = true;
+  $("#knowledge-link").setAttribute("aria-current", "false");
   $("#agent-view").hidden = false;
   $("#agent-title").textContent = agent;
   $("#period").hidden = true;
@@ -433,11 +452,13 @@ async function runSearch(event) {
   const query = $("#query").value.trim();
   const body = { grain: $("#search-grain").value, max_results: 20 };
   if (query) body.query = query;
+  const sources = SOURCES[$("#search-sources").value];
+  if (sources) body.sources = sources;
   const days = $("#search-days").value;
   if (days) body.max_days_ago = Number(days);
   try {
     const response = await api(agentPath("/memories/search"), { method: "POST", body });
-    renderResults(response.results, Boolean(query));
+    renderResults(response.results, Boolean(query), sources);
     loadStats();
   } catch (error) {
     fail(error);
@@ -450,36 +471,70 @@ function meter(value) {
   return h("span", { class: "meter" }, bar);
 }
 
-function renderResults(results, ranked) {
+/** ``ADR-12 › Consequences``: a shared passage's document title and the headings above it. */
+const citation = (doc) => [doc.title, ...(doc.heading_path || [])].join(CITATION_SEPARATOR);
+
+function sourceTag(source) {
+  return h("span", { class: `chip source ${source}`, dataset: { sourceTag: source } }, source);
+}
+
+function memoryCells(r) {
+  const openIt = r.grain === "working" ? () => openPeriod("daily", localDay(r.occurred_at)) : () => openPeriod(r.grain, r.time_key);
+  return [
+    h("td", {}, sourceTag("private"), " ", chip(r.grain, r.time_key ? `${r.grain} ${r.time_key}` : r.grain)),
+    h("td", {},
+      h("div", { class: "text" }, r.content),
+      h("div", { class: "muted small" }, h("span", { class: "mono" }, r.id), ` · ${localTime(r.occurred_at)}`),
+      (r.also_in || []).length
+        ? h("div", { class: "muted small", dataset: { alsoIn: "true" } },
+            "also in ", ...r.also_in.map((a) => chip(a.grain, `${a.grain} ${a.period || a.id}`)))
+        : null),
+    h("td", { class: "num" },
+      h("button", { type: "button", class: "link", onclick: openIt }, r.grain === "working" ? "Open day" : "Open"), " ",
+      forgetButton(r)),
+  ];
+}
+
+function passageCells(r) {
+  const d = r.document || { doc_id: "?", title: "?", version: "?", heading_path: [] };
+  return [
+    h("td", {}, sourceTag("shared")),
+    h("td", {},
+      h("div", { class: "text" }, r.content),
+      h("div", { class: "citation small", dataset: { citation: d.doc_id } },
+        "per ", h("b", {}, citation(d)), ` · version ${d.version}`),
+      h("div", { class: "muted small" },
+        h("span", { class: "mono" }, d.doc_id),
+        d.source_uri ? ` · ${d.source_uri}` : null,
+        d.start !== undefined ? ` · characters ${d.start}–${d.end}` : null)),
+    h("td", { class: "num" },
+      h("button", { type: "button", class: "link", onclick: () => selectKnowledge(d.doc_id) }, "Open document")),
+  ];
+}
+
+function renderResults(results, ranked, sources = null) {
   if (!results.length) {
     $("#results").replaceChildren(h("div", { class: "empty-state", dataset: { zeroHit: "true" } },
       "Nothing found. This search counts as a zero-hit search in the stats above."));
     return;
   }
   const rows = results.map((r, i) => {
-    const openIt = r.grain === "working" ? () => openPeriod("daily", localDay(r.occurred_at)) : () => openPeriod(r.grain, r.time_key);
-    return h("tr", { dataset: { id: r.id } },
+    const shared = r.source_tag === "shared";
+    return h("tr", { dataset: { id: r.id, source: shared ? "shared" : "private" } },
       h("td", { class: "num" }, String(i + 1)),
       h("td", { class: "num" }, h("span", { class: "score" }, fixed(r.score)), meter(r.score)),
       h("td", { class: "num", dataset: { col: "similarity" } }, fixed(r.similarity), meter(r.similarity)),
       h("td", { class: "num", dataset: { col: "recency" } }, fixed(r.recency), meter(r.recency)),
       h("td", { class: "num", dataset: { col: "importance" } }, fixed(r.importance, 2), meter(r.importance)),
-      h("td", {}, chip(r.grain, r.time_key ? `${r.grain} ${r.time_key}` : r.grain)),
-      h("td", {},
-        h("div", { class: "text" }, r.content),
-        h("div", { class: "muted small" }, h("span", { class: "mono" }, r.id), ` · ${localTime(r.occurred_at)}`),
-        (r.also_in || []).length
-          ? h("div", { class: "muted small", dataset: { alsoIn: "true" } },
-              "also in ", ...r.also_in.map((a) => chip(a.grain, `${a.grain} ${a.period || a.id}`)))
-          : null),
-      h("td", { class: "num" },
-        h("button", { type: "button", class: "link", onclick: openIt }, r.grain === "working" ? "Open day" : "Open"), " ",
-        forgetButton(r)));
+      ...(shared ? passageCells(r) : memoryCells(r)));
   });
+  const searched = sources && sources.includes("shared")
+    ? (sources.includes("private") ? " from memory and shared knowledge" : " from shared knowledge")
+    : "";
   $("#results").replaceChildren(
-    h("p", { class: "muted small" }, ranked ? `${results.length} results, best first.` : `${results.length} newest memories (no query: not ranked).`),
+    h("p", { class: "muted small" }, ranked ? `${results.length} results${searched}, best first.` : `${results.length} newest memories (no query: not ranked).`),
     h("table", { class: "results" },
-      h("thead", {}, h("tr", {}, ["#", "score", "similarity", "recency", "importance", "grain", "memory", ""].map((c) => h("th", {}, c)))),
+      h("thead", {}, h("tr", {}, ["#", "score", "similarity", "recency", "importance", "source", "memory or passage", ""].map((c) => h("th", {}, c)))),
       h("tbody", {}, rows)));
 }
 
@@ -512,7 +567,7 @@ function setAllowForget(on) {
   const badge = $("#mode-badge");
   badge.textContent = on ? "forget enabled" : "read-only";
   badge.className = `badge ${on ? "forget" : "readonly"}`;
-  for (const button of document.querySelectorAll("button.forget")) button.hidden = !on;
+  for (const button of document.querySelectorAll("button.forget, button.delete-document")) button.hidden = !on;
 }
 
 // --- audit trail ------------------------------------------------------------------------------------
@@ -559,6 +614,164 @@ function showAudit(recordId) {
   loadAudit(recordId);
 }
 
+// --- shared knowledge --------------------------------------------------------------------------------
+
+function selectKnowledge(docId = null) {
+  state.agent = null;
+  state.period = null;
+  history.replaceState(null, "", docId ? `#knowledge=${encodeURIComponent(docId)}` : "#knowledge");
+  renderAgents();
+  $("#knowledge-link").setAttribute("aria-current", "true");
+  $("#welcome").hidden = true;
+  $("#agent-view").hidden = true;
+  $("#knowledge-view").hidden = false;
+  if (!docId) {
+    state.document = null;
+    $("#document").hidden = true;
+  }
+  loadDocuments();
+  if (docId) openDocument(docId);
+}
+
+async function loadDocuments() {
+  try {
+    const documents = [];
+    let cursor = null;
+    let pending = 0;
+    do {
+      const page = await api(`/v1/knowledge/documents?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      documents.push(...page.documents);
+      pending = page.pending;
+      cursor = page.next_cursor;
+    } while (cursor && documents.length < MAX_DOCUMENTS);
+    state.documents = documents;
+    renderDocuments(pending, Boolean(cursor));
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function validity(d) {
+  if (!d.valid_from && !d.valid_until) return "always";
+  return `${d.valid_from || "…"} → ${d.valid_until || "…"}`;
+}
+
+function deleteButton(d) {
+  return h("button", {
+    type: "button", class: "danger small-btn delete-document", hidden: !state.allowForget, dataset: { delete: d.doc_id },
+    onclick: () => confirmDelete(d),
+  }, "Delete");
+}
+
+function tagList(tags) {
+  return tags && tags.length ? `#${tags.join(" #")}` : "–";
+}
+
+function renderDocuments(pending, more) {
+  const count = `${state.documents.length}${more ? "+" : ""} document${state.documents.length === 1 ? "" : "s"}`;
+  $("#documents-count").textContent = pending ? `${count} · ${pending} put${pending === 1 ? "" : "s"} still queued` : count;
+  if (!state.documents.length) {
+    $("#documents").replaceChildren(h("div", { class: "empty-state", dataset: { noDocuments: "true" } },
+      pending ? "Nothing stored yet: the documents put are still queued. Refresh in a moment." : "The tenant has published no documents."));
+    return;
+  }
+  const rows = state.documents.map((d) =>
+    h("tr", { dataset: { doc: d.doc_id }, "aria-current": state.document && state.document.doc_id === d.doc_id ? "true" : null },
+      h("td", { class: "mono" }, h("button", { type: "button", class: "link mono", onclick: () => selectKnowledge(d.doc_id) }, d.doc_id)),
+      h("td", { class: "text" }, d.title),
+      h("td", { class: "mono" }, d.version),
+      h("td", { class: "num", dataset: { col: "passages" } }, String(d.passages)),
+      h("td", { class: "num", dataset: { col: "hits" } }, String(d.hits)),
+      h("td", { class: "num" }, d.last_hit_at ? localTime(d.last_hit_at) : "never"),
+      h("td", { class: "small" }, tagList(d.tags)),
+      h("td", { class: "small" }, validity(d)),
+      h("td", { class: "num" }, deleteButton(d))));
+  const capped = h("p", { class: "muted small", hidden: !more }, `The first ${state.documents.length} documents, by id.`);
+  $("#documents").replaceChildren(
+    capped,
+    h("table", { class: "results documents" },
+      h("thead", {}, h("tr", {}, ["id", "title", "version", "passages", "hits", "last hit", "tags", "valid", ""].map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows)));
+}
+
+async function openDocument(docId) {
+  try {
+    const path = `/v1/knowledge/documents/${encodeURIComponent(docId)}`;
+    const [d, passages] = await Promise.all([api(path), api(`${path}/passages`)]);
+    state.document = d;
+    renderDocument(d, passages.passages);
+    for (const row of document.querySelectorAll("#documents tr[data-doc]")) {
+      row.setAttribute("aria-current", String(row.dataset.doc === docId));
+    }
+    $("#document").scrollIntoView({ behavior: "smooth", block: "nearest" });
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function renderDocument(d, passages) {
+  const panel = $("#document");
+  const head = h("div", { class: "panel-head" },
+    chip("shared", "shared"), h("h2", {}, d.title), h("span", { class: "mono small" }, d.doc_id),
+    h("span", { class: "spacer" }),
+    deleteButton(d),
+    h("button", {
+      type: "button", class: "ghost small-btn",
+      onclick: () => { state.document = null; panel.hidden = true; history.replaceState(null, "", "#knowledge"); },
+    }, "Close"));
+  const meta = h("div", { class: "meta" },
+    h("span", {}, "version ", h("b", { class: "mono" }, d.version)),
+    h("span", {}, "format ", h("b", {}, d.format)),
+    d.source_uri ? h("span", {}, "source ", h("b", {}, d.source_uri)) : null,
+    h("span", {}, "tags ", h("b", {}, tagList(d.tags))),
+    h("span", {}, "valid ", h("b", {}, validity(d))),
+    h("span", {}, "published ", h("b", {}, localTime(d.created_at))),
+    d.updated_at !== d.created_at ? h("span", {}, "updated ", h("b", {}, localTime(d.updated_at))) : null,
+    h("span", {}, "hits ", h("b", {}, String(d.hits))),
+    h("span", {}, "last hit ", h("b", {}, d.last_hit_at ? localTime(d.last_hit_at) : "never")));
+  const list = passages.length
+    ? h("ol", { class: "records passages", dataset: { passages: d.doc_id } }, passages.map((p) =>
+        h("li", { class: "record", dataset: { passage: p.id } },
+          h("div", { class: "when" }, `#${p.ordinal + 1}`),
+          h("div", {},
+            h("div", { class: "heading-path small" }, citation({ title: d.title, heading_path: p.heading_path })),
+            h("div", { class: "text" }, p.text),
+            h("div", { class: "sub" },
+              h("span", { class: "mono" }, p.id),
+              h("span", { dataset: { offsets: `${p.start}-${p.end}` } }, `characters ${p.start}–${p.end}`))),
+          h("div", {}))))
+    : h("p", { class: "muted small" }, "No passages: the document has no text to search.");
+  const whole = h("details", { class: "whole-text", hidden: !d.text },
+    h("summary", { class: "small" }, "Whole text"), h("pre", { class: "summary-text" }, d.text || ""));
+  panel.replaceChildren(head, meta,
+    h("h3", { class: "section-title" }, `${passages.length} passage${passages.length === 1 ? "" : "s"}, as search finds them`),
+    list, whole);
+  panel.hidden = false;
+}
+
+function confirmDelete(d) {
+  const dialog = $("#confirm-delete");
+  $("#confirm-delete-text").textContent = `${d.title} (${d.doc_id}, version ${d.version})`;
+  dialog.returnValue = "";
+  dialog.onclose = async () => {
+    if (dialog.returnValue !== "delete") return;
+    try {
+      const result = await api(`/v1/knowledge/documents/${encodeURIComponent(d.doc_id)}`, { method: "DELETE" });
+      const n = result.passages_removed;
+      notify(`Deleted ${d.doc_id}: ${n} passage${n === 1 ? "" : "s"} gone from search.`);
+      if (state.document && state.document.doc_id === d.doc_id) {
+        state.document = null;
+        $("#document").hidden = true;
+        history.replaceState(null, "", "#knowledge");
+      }
+      await loadDocuments();
+    } catch (error) {
+      fail(error);
+    }
+  };
+  dialog.showModal();
+}
+
 // --- tabs and wiring ------------------------------------------------------------------------------
 
 const currentTab = () => document.querySelector(".tabs [aria-selected='true']")?.dataset.tab ?? "timeline";
@@ -587,6 +800,8 @@ async function main() {
     loadTimeline();
   });
   $("#search").addEventListener("submit", runSearch);
+  $("#knowledge-link").addEventListener("click", () => selectKnowledge());
+  $("#documents-refresh").addEventListener("click", loadDocuments);
   for (const button of document.querySelectorAll(".tabs [role='tab']")) {
     button.addEventListener("click", () => selectTab(button.dataset.tab));
   }

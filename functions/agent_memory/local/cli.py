@@ -9,6 +9,8 @@ agent-memory dlq list | dlq redrive [ID ...]   (AGENT_MEMORY_QUEUE=sqs: the depl
 agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
 agent-memory retention run   (what the daily 05:15 schedule runs; prints the report)
 agent-memory mcp [--url URL] [--api-key KEY] [--agent-id A] [--user-id U]   (MCP server, stdio)
+agent-memory knowledge import DIR [--tag T ...] [--version V] [--wait] [--url URL] [--api-key KEY]
+agent-memory knowledge list | knowledge delete DOC_ID   [--url URL] [--api-key KEY]
 """
 
 from __future__ import annotations
@@ -269,6 +271,27 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return mcp_server.run(config)
 
 
+def cmd_knowledge_import(args: argparse.Namespace) -> int:
+    """Put every document under a folder through the API (see `local.knowledge_command`)."""
+    from agent_memory.local import knowledge_command as knowledge
+
+    return knowledge.run_import(
+        args, Path(args.directory), args.tag or (), args.version, args.wait_timeout if args.wait else None
+    )
+
+
+def cmd_knowledge_list(args: argparse.Namespace) -> int:
+    from agent_memory.local import knowledge_command as knowledge
+
+    return knowledge.run_call(args, knowledge.list_documents)
+
+
+def cmd_knowledge_delete(args: argparse.Namespace) -> int:
+    from agent_memory.local import knowledge_command as knowledge
+
+    return knowledge.run_call(args, lambda client: knowledge.delete_document(client, args.doc_id))
+
+
 HANDLERS: dict[str, str] = {
     "api": "agent_memory.handlers.api",
     "writer": "agent_memory.handlers.writer",
@@ -327,7 +350,8 @@ def _opensearch(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def cmd_index_bootstrap(args: argparse.Namespace) -> int:
-    """Create the versioned index and its alias (idempotent); the stack runs this on deploy."""
+    """Create the versioned indexes (records, events, knowledge) and their aliases (idempotent); the
+    stack runs this on deploy. Prints every field of the result, the knowledge index's included."""
     from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
 
     settings, client, embedder = _opensearch(args)
@@ -359,6 +383,43 @@ def _add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     mcp.add_argument("--user-id", help="scope writes and searches to this end user (AGENT_MEMORY_USER_ID)")
     mcp.add_argument("--timeout", type=float, default=None, help="seconds per HTTP attempt (default 10)")
     mcp.set_defaults(func=cmd_mcp)
+
+
+def _add_knowledge_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    remote = argparse.ArgumentParser(add_help=False)
+    remote.add_argument(
+        "--url", help="the API endpoint (default: AGENT_MEMORY_URL, else http://127.0.0.1:8000)"
+    )
+    remote.add_argument("--api-key", help="the API key (default: AGENT_MEMORY_API_KEY)")
+    remote.add_argument("--timeout", type=float, default=None, help="seconds per HTTP attempt (default 10)")
+    knowledge = sub.add_parser(
+        "knowledge", help="the tenant's shared knowledge: publish, list and delete documents"
+    ).add_subparsers(dest="knowledge_command", required=True)
+    put = knowledge.add_parser(
+        "import",
+        help="put every *.md, *.markdown (markdown) and *.txt (text) file under DIR, recursively",
+        parents=[remote],
+    )
+    put.add_argument("directory", metavar="DIR")
+    put.add_argument("--tag", action="append", help="tag every document (repeatable)")
+    put.add_argument(
+        "--version",
+        help="the version of every document (default: a hash of each one's content, so an unchanged "
+        "file is 'unchanged' when imported again)",
+    )
+    put.add_argument("--wait", action="store_true", help="poll until every accepted document is stored")
+    put.add_argument(
+        "--wait-timeout", type=float, default=60.0, help="seconds --wait waits at most (default 60)"
+    )
+    put.set_defaults(func=cmd_knowledge_import)
+    knowledge.add_parser(
+        "list", help="list the documents (one JSON line each, without their text)", parents=[remote]
+    ).set_defaults(func=cmd_knowledge_list)
+    delete = knowledge.add_parser(
+        "delete", help="delete a document and every passage of it", parents=[remote]
+    )
+    delete.add_argument("doc_id", metavar="DOC_ID")
+    delete.set_defaults(func=cmd_knowledge_delete)
 
 
 def _add_keys_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -442,6 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
     ).set_defaults(func=cmd_retention_run)
 
     _add_mcp_parser(sub)
+    _add_knowledge_parser(sub)
 
     _add_keys_parser(sub, common)
 
@@ -466,7 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="index_command", required=True
     )
     for name, func, text in (
-        ("bootstrap", cmd_index_bootstrap, "create the index and alias (idempotent)"),
+        ("bootstrap", cmd_index_bootstrap, "create the records, events and knowledge indexes (idempotent)"),
         ("status", cmd_index_status, "show the index behind the alias, its size and _meta"),
     ):
         command = index.add_parser(name, help=text, parents=[common])
@@ -481,7 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command != "mcp":  # a client of the API: it loads none of the local runtime
+    if args.command not in ("mcp", "knowledge"):  # clients of the API load none of the local runtime
         _local_defaults(getattr(args, "data_dir", None))
     func: Callable[[argparse.Namespace], int] = args.func
     return func(args)

@@ -36,7 +36,9 @@ INSTRUCTIONS = (
     "recall_context for background on the subject, or search_memory to narrow by grain and days ago. "
     "When the user states something worth keeping, call remember. Results are dated lines "
     "'[date · grain] text'; search results end with '(id ...)': pass that id to forget to drop a "
-    "wrong or outdated memory."
+    "wrong or outdated memory. For what the organisation published (specs, decision records, "
+    "runbooks), call search_knowledge: its passages are labelled '[title \u203a section, version · shared]'; "
+    "cite that label when you rely on one."
 )
 
 

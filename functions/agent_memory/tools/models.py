@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteItem
 from agent_memory.domain.types import MemoryId
@@ -20,11 +21,19 @@ from agent_memory.domain.types import MemoryId
 _ARGS = ConfigDict(extra="forbid")
 
 
-def field_of(model: type[BaseModel], name: str, description: str, **changes: Any) -> tuple[Any, FieldInfo]:
+def field_of(
+    model: type[BaseModel], name: str, description: str, *, required: bool = False, **changes: Any
+) -> tuple[Any, FieldInfo]:
     """``(annotation, FieldInfo)`` of ``model.name`` with its constraints, a new description and
-    any ``changes`` (a different default), for `pydantic.create_model`."""
+    any ``changes`` (a different default), for `pydantic.create_model`. ``required`` drops the
+    default: a tool may need what the request can do without (a search of shared knowledge
+    needs its query)."""
     source = model.model_fields[name]
-    return source.annotation, FieldInfo.merge_field_infos(source, description=description, **changes)
+    info = FieldInfo.merge_field_infos(source, description=description, **changes)
+    if required:
+        info.default = PydanticUndefined
+        info.default_factory = None
+    return source.annotation, info
 
 
 SearchMemoryArgs: type[BaseModel] = create_model(
@@ -49,6 +58,42 @@ SearchMemoryArgs: type[BaseModel] = create_model(
         SearchRequest, "max_days_ago", "Only memories at most this many days old (leave out: no limit)."
     ),
     max_results=field_of(SearchRequest, "max_results", "How many memories to return at most."),
+    sources=field_of(
+        SearchRequest,
+        "sources",
+        "Where to search: ['private'] is this agent's own memory (leave out: only that), ['shared'] "
+        "the organisation's shared knowledge (published documents; found only with a query), "
+        "['private', 'shared'] both in one ranking. The grain and the days narrow memories only.",
+    ),
+)
+
+
+def _query_required(args: Any) -> Any:
+    """Shared knowledge is found by meaning only: a search without a query would find nothing,
+    so it is refused as a wrong argument the model can fix rather than answered with nothing."""
+    if args.query is None or not args.query.strip():
+        raise ValueError("query must say what to look for: shared knowledge is found by meaning")
+    return args
+
+
+#: Typed loosely: pydantic wraps a validator in a descriptor that `create_model`'s hint does not name.
+_KNOWLEDGE_VALIDATORS: dict[str, Any] = {"query_required": model_validator(mode="after")(_query_required)}
+
+SearchKnowledgeArgs: type[BaseModel] = create_model(
+    "search_knowledge",
+    __config__=_ARGS,
+    __doc__=(
+        "Search the organisation's shared knowledge (the specs, decision records, runbooks and policies "
+        "it published) by meaning. Each result is a passage of a document with its citation (title > "
+        "section, version): cite it when you rely on it, e.g. 'per ADR-12, Consequences'. Use "
+        "search_memory for what this agent itself was told."
+    ),
+    __validators__=_KNOWLEDGE_VALIDATORS,
+    query=field_of(SearchRequest, "query", "What to look for, in natural language.", required=True),
+    max_results=field_of(SearchRequest, "max_results", "How many passages to return at most."),
+    tags=field_of(
+        SearchRequest, "tags", "Only documents that carry every one of these tags (leave out: any)."
+    ),
 )
 
 RecallContextArgs: type[BaseModel] = create_model(
@@ -56,8 +101,9 @@ RecallContextArgs: type[BaseModel] = create_model(
     __config__=_ARGS,
     __doc__=(
         "Recall what long-term memory holds about a subject as one block of dated lines (memories and "
-        "summaries of every grain, oldest first), packed to a token budget. Use it to load background "
-        "before answering; use search_memory to narrow by time or to get ids."
+        "summaries of every grain, oldest first), packed to a token budget, after the passages of the "
+        "organisation's shared knowledge that bear on it (tagged 'shared', with their citation). Use it "
+        "to load background before answering; use search_memory to narrow by time or to get ids."
     ),
     query=field_of(ContextRequest, "query", "The subject or question to recall context for."),
     token_budget=field_of(

@@ -25,8 +25,22 @@ from agent_memory.tools.formats import (
     openai_tool,
     tool_description,
 )
-from agent_memory.tools.models import ForgetArgs, RecallContextArgs, RememberArgs, SearchMemoryArgs
-from agent_memory.tools.text import context_text, date_label, memory_line, search_results_text, window_text
+from agent_memory.tools.models import (
+    ForgetArgs,
+    RecallContextArgs,
+    RememberArgs,
+    SearchKnowledgeArgs,
+    SearchMemoryArgs,
+)
+from agent_memory.tools.text import (
+    MEMORY_ONLY,
+    context_text,
+    date_label,
+    knowledge_results_text,
+    memory_line,
+    search_results_text,
+    window_text,
+)
 
 
 class MemoryApi(Protocol):
@@ -79,7 +93,15 @@ def search_memory(ctx: ToolContext, args: Any) -> str:
         fields["user_id"] = ctx.user_id
     response = ctx.client.search(ctx.agent_id, **fields)
     window = window_text(str(args.grain), args.min_days_ago, args.max_days_ago)
-    return search_results_text(response.results, window)
+    return search_results_text(response.results, window, args.sources or MEMORY_ONLY)
+
+
+def search_knowledge(ctx: ToolContext, args: Any) -> str:
+    """Shared knowledge only. No user is passed: knowledge is the tenant's, the same for every
+    end user, and the user filter narrows memories alone."""
+    fields: dict[str, Any] = {**args.model_dump(exclude_none=True), "sources": ["shared"]}
+    response = ctx.client.search(ctx.agent_id, **fields)
+    return knowledge_results_text(response.results, args.query, args.tags)
 
 
 def recall_context(ctx: ToolContext, args: Any) -> str:
@@ -114,6 +136,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(RecallContextArgs, recall_context),
     ToolSpec(RememberArgs, remember),
     ToolSpec(ForgetArgs, forget),
+    ToolSpec(SearchKnowledgeArgs, search_knowledge),
 )
 TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
 

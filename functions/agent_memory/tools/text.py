@@ -3,14 +3,24 @@
 ``[2026-11-20 · working] Alice moved the launch to March 3. (id mem_...)``: the date first, so the
 model can reason about time without parsing JSON; the grain, so it knows a weekly summary from a
 raw message; the id last, so it can pass it to ``forget``.
+
+A passage of the tenant's shared knowledge is labelled with its citation instead of a date, the
+way the service labels it in a context block: ``[ADR-12 > Consequences, version v3 · shared] ...
+(doc adr-12)``, so the model can say where it read it ("per ADR-12, Consequences"). In a search
+of both sources every line says its source (``· private`` or ``· shared``); a search of memory
+alone reads as it always did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
-from agent_memory.contract.v1 import ContextResponse, SearchResult
+from agent_memory.contract.v1 import ContextResponse, PassageRef, SearchResult
+from agent_memory.domain.knowledge import CITATION_SEPARATOR
+
+#: What a search covers when it names no sources (the contract's default).
+MEMORY_ONLY: frozenset[str] = frozenset({"private"})
 
 
 def date_label(time_key: str | None, occurred_at: datetime) -> str:
@@ -18,22 +28,91 @@ def date_label(time_key: str | None, occurred_at: datetime) -> str:
     return time_key or occurred_at.date().isoformat()
 
 
-def memory_line(grain: str, label: str, content: str, memory_id: str | None = None) -> str:
+def memory_line(
+    grain: str, label: str, content: str, memory_id: str | None = None, *, source: str | None = None
+) -> str:
     body = content.strip().replace("\n", "\n  ")  # continuation lines stay inside the item
     suffix = f" (id {memory_id})" if memory_id else ""
-    return f"[{label} · {grain}] {body}{suffix}"
+    tag = f" · {source}" if source else ""
+    return f"[{label} · {grain}{tag}] {body}{suffix}"
 
 
-def search_results_text(results: Sequence[SearchResult], window: str) -> str:
-    if not results:
-        return f"No memories found ({window})."
-    noun = "memory" if len(results) == 1 else "memories"
-    lines = [f"{len(results)} {noun} ({window}), best match first:"]
+def citation(document: PassageRef) -> str:
+    """``ADR-12 > Consequences, version v3``: the document's title, the headings above the
+    passage and the version, as the model would cite them."""
+    return f"{CITATION_SEPARATOR.join([document.title, *document.heading_path])}, version {document.version}"
+
+
+def passage_line(result: SearchResult) -> str:
+    """A shared passage: its citation where a memory has its date, and its document last (where
+    a memory has its id: a passage cannot be forgotten, only its document deleted)."""
+    body = result.content.strip().replace("\n", "\n  ")
+    document = result.document
+    if document is None:  # not the contract's shape, but still worth reading
+        return f"[shared] {body} (id {result.id})"
+    where = f"doc {document.doc_id}" + (f", {document.source_uri}" if document.source_uri else "")
+    return f"[{citation(document)} · shared] {body} ({where})"
+
+
+def result_lines(result: SearchResult, *, tagged: bool) -> list[str]:
+    """One result's line (and the summaries folded into a memory, on the next)."""
+    if result.source_tag == "shared":
+        return [passage_line(result)]
+    grain = str(result.grain)
+    occurred_at = result.occurred_at or datetime.min
+    lines = [
+        memory_line(
+            grain,
+            date_label(result.time_key, occurred_at),
+            result.content,
+            result.id,
+            source="private" if tagged else None,
+        )
+    ]
+    if result.also_in:  # summaries folded into this hit: where else the model may read it, in context
+        lines.append("  also in: " + ", ".join(f"{a.grain} {a.period or a.id}" for a in result.also_in))
+    return lines
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def search_results_text(
+    results: Sequence[SearchResult], window: str, sources: Collection[str] = MEMORY_ONLY
+) -> str:
+    """The results under one line that says what was searched: memory (``window``: the grain and
+    the days), shared knowledge, or both."""
+    shared = "shared" in sources
+    private = "private" in sources or not sources
+    if not shared:
+        if not results:
+            return f"No memories found ({window})."
+        head = f"{_plural(len(results), 'memory', 'memories')} ({window}), best match first:"
+    elif not private:
+        return knowledge_results_text(results)
+    else:
+        if not results:
+            return f"Nothing found in memory ({window}) or in shared knowledge."
+        head = f"{_plural(len(results), 'result', 'results')} from memory ({window}) and shared knowledge, "
+        head += "best match first:"
+    lines = [head]
     for r in results:
-        lines.append(memory_line(r.grain, date_label(r.time_key, r.occurred_at), r.content, r.id))
-        if r.also_in:  # summaries folded into this hit: where else the model may read it, in context
-            lines.append("  also in: " + ", ".join(f"{a.grain} {a.period or a.id}" for a in r.also_in))
+        lines.extend(result_lines(r, tagged=shared))
     return "\n".join(lines)
+
+
+def knowledge_results_text(
+    results: Sequence[SearchResult], query: str | None = None, tags: Sequence[str] = ()
+) -> str:
+    """Passages of shared knowledge, each under its citation."""
+    about = f" for {query!r}" if query else ""
+    if tags:
+        about += f" (tags {', '.join(tags)})"
+    if not results:
+        return f"No shared knowledge found{about}."
+    head = f"{_plural(len(results), 'passage', 'passages')} of shared knowledge{about}, best match first:"
+    return "\n".join([head, *(line for r in results for line in result_lines(r, tagged=True))])
 
 
 def window_text(grain: str, min_days_ago: float, max_days_ago: float | None) -> str:
@@ -50,13 +129,16 @@ def window_text(grain: str, min_days_ago: float, max_days_ago: float | None) -> 
 
 def context_text(query: str, response: ContextResponse) -> str:
     """The service's context block under one line that says what it is and what it left out, so
-    the model knows whether asking for a larger budget could tell it more."""
+    the model knows whether asking for a larger budget could tell it more. Shared passages come
+    first in the block (the frame), then memories oldest first; the line counts each."""
     if not response.items:
         return f"No memories relevant to {query!r}."
-    noun = "memory" if len(response.items) == 1 else "memories"
-    head = (
-        f"Context for {query!r}: {len(response.items)} {noun}, oldest first "
-        f"({response.tokens} of {response.token_budget} tokens"
-    )
+    shared = sum(1 for item in response.items if item.source_tag == "shared")
+    memories = len(response.items) - shared
+    held = f"{_plural(memories, 'memory', 'memories')}, oldest first"
+    if shared:
+        passages = _plural(shared, "passage", "passages") + " of shared knowledge"
+        held = f"{passages}, then {held}" if memories else passages
+    head = f"Context for {query!r}: {held} ({response.tokens} of {response.token_budget} tokens"
     head += f"; {response.dropped} less relevant left out)" if response.dropped else ")"
     return f"{head}:\n{response.context}"

@@ -48,10 +48,14 @@ def schema(name: str) -> dict[str, Any]:
 
 def test_the_tools_are_the_ones_agents_expect() -> None:
     # WHEN / THEN
-    assert [t.name for t in TOOLS] == ["search_memory", "recall_context", "remember", "forget"]
+    assert [t.name for t in TOOLS] == [
+        "search_memory", "recall_context", "remember", "forget", "search_knowledge",
+    ]  # fmt: skip
     assert set(schema("search_memory")["properties"]) == {
-        "query", "grain", "min_days_ago", "max_days_ago", "max_results",
+        "query", "grain", "min_days_ago", "max_days_ago", "max_results", "sources",
     }  # fmt: skip
+    assert set(schema("search_knowledge")["properties"]) == {"query", "max_results", "tags"}
+    assert schema("search_knowledge")["required"] == ["query"]
     assert set(schema("recall_context")["properties"]) == {"query", "token_budget"}
     assert schema("recall_context")["required"] == ["query"]
     assert set(schema("remember")["properties"]) == {"content", "topic", "importance", "ttl_days"}
@@ -117,6 +121,7 @@ CONTRACT: dict[str, Any] = {
     "recall_context": ContextRequest,
     "remember": WriteItem,
     "forget": {"id": MemoryId},
+    "search_knowledge": SearchRequest,
 }
 
 
@@ -221,6 +226,13 @@ ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
     ("forget", {"id": "mem_abcdefghijklmnopqrstuvwxyz"}),
     ("forget", {"id": "../../etc"}),
     ("forget", {}),
+    ("search_memory", {"query": "x", "sources": ["private", "shared"]}),
+    ("search_memory", {"sources": []}),
+    ("search_memory", {"sources": ["everything"]}),
+    ("search_knowledge", {"query": "failover"}),
+    ("search_knowledge", {"query": "failover", "tags": ["ops"], "max_results": 3}),
+    ("search_knowledge", {}),
+    ("search_knowledge", {"query": "x", "grain": "daily"}),
 ]  # fmt: skip
 
 

@@ -157,7 +157,7 @@ def test_every_document_and_passage_field_is_mapped() -> None:
     # GIVEN
     props = knowledge_index_body(DIM, MODEL)["mappings"]["properties"]
 
-    # THEN dynamic strict would refuse a field missing here: every field a put writes is mapped
+    # WHEN / THEN dynamic strict would refuse a field missing here: every field a put writes is mapped
     doc = document()
     written = set(document_source(doc, counters=True)) | set(
         passage_source(passages_of(doc)[0], unit_vector(1.0))
@@ -267,20 +267,25 @@ def test_bootstrap_knowledge_refuses_an_index_of_another_model(client: OpenSearc
 
 
 def test_bootstrap_knowledge_refuses_an_index_it_did_not_make(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN
     foreign = knowledge_index_body(DIM, MODEL)["mappings"]
     del foreign["_meta"]
     cluster.reply().reply({KINDEX: {"mappings": foreign}})
 
+    # WHEN / THEN
     with pytest.raises(ConfigurationError, match="not made by"):
         bootstrap_knowledge(client, ALIAS, DIM, MODEL)
 
 
 def test_serverless_bootstrap_knowledge_makes_a_plain_alias(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     cluster.reply({KINDEX: {"mappings": knowledge_index_body(DIM, MODEL, serverless=True)["mappings"]}})
 
+    # WHEN
     bootstrap_knowledge(client, ALIAS, DIM, MODEL, serverless=True)
 
+    # THEN
     create = cluster.sent[2].body
     assert create["aliases"] == {KALIAS: {}}
     assert "_routing" not in create["mappings"]
@@ -373,26 +378,31 @@ def test_put_document_bulks_the_passages_then_the_document_then_deletes_the_othe
 def test_put_document_without_passages_removes_every_passage_of_the_document(
     client: OpenSearch, cluster: Cluster
 ) -> None:
+    # GIVEN
     doc = document(text="   ")
     cluster.reply(bulk_items(("update", "updated", 200))).reply(by_query(2))
 
+    # WHEN
     store(client).put_document(doc, [])
 
+    # THEN
     assert len(cluster.sent[0].lines) == 2  # the document alone
     assert "must_not" not in cluster.sent[1].body["query"]["bool"]
     assert cluster.sent[1].params == {"routing": "t1", "conflicts": "proceed", "wait_for_completion": "true"}
 
 
 def test_put_document_refuses_bad_input_before_any_request(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN a vector of the wrong size, and passages of another tenant's document
     doc = document()
     wrong_size = [StoredPassage(passages_of(doc)[0], np.ones(DIM + 1, dtype=np.float32))]
+    other = document(tenant_id="t2")
+
+    # WHEN / THEN each put is refused
     with pytest.raises(ConfigurationError, match="dimension"):
         store(client).put_document(doc, wrong_size)
-
-    other = document(tenant_id="t2")
     with pytest.raises(ValidationFailedError, match="not of the document"):
         store(client).put_document(doc, stored(other))
-
+    # AND nothing was sent
     assert cluster.sent == []
 
 
@@ -529,6 +539,7 @@ def test_serverless_delete_document_pages_the_passages_and_indexes_a_later_tombs
 
 
 def test_serverless_delete_document_keeps_a_later_tombstone(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN
     cluster.reply(search_response())
     later = {
         "kind": "tombstone",
@@ -539,12 +550,15 @@ def test_serverless_delete_document_keeps_a_later_tombstone(client: OpenSearch, 
     cluster.reply({"docs": [{"found": True, "_source": later}]})
     cluster.reply(bulk_items(("delete", "not_found", 404)))
 
+    # WHEN
     store(client, serverless=True).delete_document("t1", "runbook", NOW)
 
+    # THEN
     assert cluster.sent[-1].lines == [{"delete": {"_index": KALIAS, "_id": "t1:doc:runbook"}}]
 
 
 def test_deleted_at_reads_the_tenants_tombstone_by_id(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN
     tomb = {
         "kind": "tombstone",
         "tenant_id": "t1",
@@ -553,8 +567,10 @@ def test_deleted_at_reads_the_tenants_tombstone_by_id(client: OpenSearch, cluste
     }
     cluster.reply({"docs": [{"found": True, "_source": tomb}]})
 
+    # WHEN
     at = store(client).deleted_at("t1", "runbook")
 
+    # THEN
     assert at == NOW + timedelta(microseconds=1)
     assert cluster.sent[0].body == {"docs": [{"_index": KALIAS, "_id": "t1:tomb:runbook", "routing": "t1"}]}
 
@@ -795,11 +811,14 @@ def test_search_passages_filters_inside_the_knn_clause_and_runs_bm25_in_the_same
 
 
 def test_search_passages_by_words_alone_sends_only_bm25(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN
     p = passages_of(document())[0]
     cluster.reply({"responses": [{**search_response(passage_hit(p, 3.0)), "status": 200}]})
 
+    # WHEN
     out = store(client).search_passages(PassageQuery(tenant_id="t1", text="failover"))
 
+    # THEN
     header, body = cluster.sent[0].lines
     assert header == {"index": KALIAS, "routing": "t1"}
     assert filters_of(body) == [TENANT_FILTER, {"term": {"kind": "passage"}}]
@@ -830,10 +849,13 @@ def test_search_passages_with_nothing_to_search_sends_nothing(
 
 
 def test_serverless_search_passages_is_not_routed(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN
     cluster.reply({"responses": [{**search_response(), "status": 200}]})
 
+    # WHEN
     store(client, serverless=True).search_passages(PassageQuery(tenant_id="t1", text="failover"))
 
+    # THEN
     header, body = cluster.sent[0].lines
     assert header == {"index": KALIAS}
     assert TENANT_FILTER in filters_of(body)  # isolation comes from the filter alone there
@@ -847,10 +869,13 @@ def test_serverless_search_passages_is_not_routed(client: OpenSearch, cluster: C
 def test_record_document_hits_is_one_bulk_of_routed_scripted_updates(
     client: OpenSearch, cluster: Cluster
 ) -> None:
+    # GIVEN
     cluster.reply(bulk_items(("update", "updated", 200), ("update", "updated", 200)))
 
+    # WHEN
     store(client).record_document_hits("t1", ["runbook", "adr-12", "runbook"], NOW)
 
+    # THEN
     sent = cluster.sent[0]
     assert sent.path == "/_bulk"
     assert sent.lines == [
