@@ -82,6 +82,21 @@ def _write(draw: st.DrawFn) -> Request:
     return "POST", f"{BASE}/memories", {"items": [item]}
 
 
+def _document(draw: st.DrawFn) -> Request:
+    body = {
+        "version": draw(st.one_of(st.just("v1"), PHRASES)),
+        "title": draw(PHRASES),
+        "text": "# " + draw(PHRASES) + "\n\n" + draw(PHRASES),
+        "valid_from": draw(EDGE_DAYS),
+        "valid_until": draw(EDGE_DAYS),
+    }
+    return "PUT", f"/v1/knowledge/documents/{quote(draw(PHRASES), safe='') or 'x'}", body
+
+
+DOC = "/v1/knowledge/documents"
+READERS = "/v1/admin/agents/{agent_id}/readers"
+
+
 def _search(route: str) -> Callable[[st.DrawFn], Request]:
     def make(draw: st.DrawFn) -> Request:
         body: dict[str, Any] = {"query": draw(PHRASES), "as_of": draw(EDGE_INSTANTS)}
@@ -89,6 +104,8 @@ def _search(route: str) -> Callable[[st.DrawFn], Request]:
             body["max_days_ago"] = draw(DAYS_AGO)
         if draw(st.booleans()):
             body["min_days_ago"] = draw(DAYS_AGO)
+        if draw(st.booleans()):
+            body["sources"] = draw(st.sampled_from([["private", "shared"], ["shared"], ["private"]]))
         return "POST", f"{BASE}/{route}", body
 
     return make
@@ -140,6 +157,20 @@ CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
     ),
     ("POST", "/v1/admin/retention"): lambda d: ("POST", "/v1/admin/retention", None),
     ("GET", "/v1/openapi.json"): lambda d: ("GET", "/v1/openapi.json", None),
+    ("PUT", DOC + "/{doc_id}"): _document,
+    ("GET", DOC): lambda d: ("GET", DOC + _q(cursor=d(PHRASES), limit=d(NUMBERS)), None),
+    ("GET", DOC + "/{doc_id}"): lambda d: ("GET", f"{DOC}/{quote(d(PHRASES), safe='') or 'x'}", None),
+    ("GET", DOC + "/{doc_id}/passages"): lambda d: (
+        "GET", f"{DOC}/{quote(d(PHRASES), safe='') or 'x'}/passages", None
+    ),
+    ("DELETE", DOC + "/{doc_id}"): lambda d: ("DELETE", f"{DOC}/{quote(d(PHRASES), safe='') or 'x'}", None),
+    ("PUT", READERS + "/{reader_id}"): lambda d: (
+        "PUT", f"/v1/admin/agents/{AGENT}/readers/{quote(d(PHRASES), safe='') or 'x'}", None
+    ),
+    ("DELETE", READERS + "/{reader_id}"): lambda d: (
+        "DELETE", f"/v1/admin/agents/{AGENT}/readers/{quote(d(PHRASES), safe='') or 'x'}", None
+    ),
+    ("GET", READERS): lambda d: ("GET", f"/v1/admin/agents/{AGENT}/readers", None),
 }  # fmt: skip
 
 
