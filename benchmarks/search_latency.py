@@ -1,7 +1,8 @@
 """Search latency over one agent's memory, in the service and end to end through the local HTTP API.
 
-    python benchmarks/search_latency.py [--n 10000] [--queries 200] [--embedder minilm|hashing]
-                                        [--data-dir DIR] [--warmup 5] [--seed S]
+    python benchmarks/search_latency.py [--n 10000] [--passages 2000] [--queries 200]
+                                        [--embedder minilm|hashing] [--data-dir DIR] [--warmup 5]
+                                        [--seed S]
 
 What it does, and why that way:
 
@@ -10,7 +11,9 @@ What it does, and why that way:
    the HTTP write path and the queue on purpose (their cost is `write_to_searchable.py`'s
    subject); embedding and storing are timed separately.
 2. **Service level**: `SearchService.search`, the code every search runs, with a query alone and
-   with a query, a 30-day window and a kind filter (the rows are then chosen in SQL first). The
+   with a query, a 30-day window and a kind filter (the rows are then chosen in SQL first), and a
+   query over both sources (``sources: ["private", "shared"]``: memories and passages ranked in
+   one list, a second store search on the knowledge tables). The
    embedder and the store are wrapped in timers, so the run also tells where a search spends its
    time: embedding the query, the store's search, the access bookkeeping, and the rest (scoring,
    building the response).
@@ -48,7 +51,13 @@ TENANT = "bench"
 AGENT = "bench-agent"
 WINDOW_DAYS = 30
 WINDOW_KIND = "decision"
-DEFAULTS: dict[str, Any] = {"n": 10_000, "queries": 200, "embedder": "minilm", "seed": _corpus.DEFAULT_SEED}
+DEFAULTS: dict[str, Any] = {
+    "n": 10_000,
+    "passages": 2_000,
+    "queries": 200,
+    "embedder": "minilm",
+    "seed": _corpus.DEFAULT_SEED,
+}
 
 
 class _Timed:
@@ -84,6 +93,9 @@ class _TimedStore:
     def record_access(self, *args: Any) -> None:
         self._timer.call("record_access", self._inner.record_access, *args)
 
+    def search_passages(self, query: Any) -> Any:
+        return self._timer.call("knowledge_search", self._inner.search_passages, query)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
@@ -96,7 +108,40 @@ def _requests(queries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         f"query+{WINDOW_DAYS}d+kind": [
             {"query": q, "as_of": as_of, "max_days_ago": WINDOW_DAYS, "kinds": [WINDOW_KIND]} for q in queries
         ],
+        "query+shared": [{"query": q, "sources": ["private", "shared"]} for q in queries],
     }
+
+
+#: Sections per synthetic document of shared knowledge.
+SECTIONS = 20
+
+
+def load_passages(store: Any, embedder: Any, n: int, seed: int) -> dict[str, float]:
+    """``n`` passages of shared knowledge (``n / SECTIONS`` documents of ``SECTIONS`` sections,
+    each section one synthetic sentence under its heading), split, embedded and stored as the
+    writer does; the seconds it took."""
+    from agent_memory.domain.knowledge import KnowledgeDocument, document_hash, passages_of
+    from agent_memory.ports import StoredPassage
+
+    started = time.perf_counter()
+    sentences = [m.content for m in _corpus.generate_memories(n, seed=seed + 7)]
+    for d in range(0, n, SECTIONS):
+        text = "\n\n".join(f"## Section {i}\n{s}" for i, s in enumerate(sentences[d : d + SECTIONS]))
+        document = KnowledgeDocument(
+            tenant_id=TENANT,
+            doc_id=f"doc-{d // SECTIONS}",
+            version="v1",
+            title=f"Handbook {d // SECTIONS}",
+            text=text,
+            content_hash=document_hash(text),
+            created_at=_corpus.ANCHOR,
+            updated_at=_corpus.ANCHOR,
+        )
+        passages = passages_of(document)
+        vectors = embedder.embed([p.embedded_text for p in passages])
+        stored = [StoredPassage(p, v) for p, v in zip(passages, vectors, strict=True)]
+        store.put_document(document.model_copy(update={"passages": len(passages)}), stored)
+    return {"passages_s": round(time.perf_counter() - started, 2)}
 
 
 def timed_service_search(
@@ -129,13 +174,14 @@ def timed_http_search(client: Any, body: dict[str, Any]) -> tuple[float, int]:
 
 def _split_summary(splits: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
     total = sum(sum(s.values()) for s in splits)
-    labels = ("embed", "store_search", "record_access", "other")
+    labels = ("embed", "store_search", "knowledge_search", "record_access", "other")
     return {
         label: {
             "mean_ms": round(sum(s.get(label, 0.0) for s in splits) / len(splits), 3),
             "share": round(sum(s.get(label, 0.0) for s in splits) / total, 3),
         }
         for label in labels
+        if any(label in s for s in splits)
     }
 
 
@@ -225,10 +271,18 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         f"loading {args.n:,} memories with {embedder.model_id} into {settings.sqlite_path}", file=sys.stderr
     )
     loaded = _corpus.load_memories(store, embedder, memories, TENANT, AGENT)
+    if args.passages:
+        print(f"loading {args.passages:,} passages of shared knowledge", file=sys.stderr)
+        loaded |= load_passages(store, embedder, args.passages, args.seed)
 
     timer = _Timed()
+    timed_store = _TimedStore(store, timer)
     service = SearchService(
-        _TimedStore(store, timer), _TimedEmbedder(embedder, timer), SystemClock(), container.ranking(settings)
+        timed_store,
+        _TimedEmbedder(embedder, timer),
+        SystemClock(),
+        container.ranking(settings),
+        knowledge=timed_store,  # type: ignore[arg-type]
     )
     started = time.perf_counter()
     service.search(TENANT, AGENT, SearchRequest(query=queries[0]).to_query())
@@ -249,6 +303,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "code": _corpus.code_version(),
         "params": {
             "memories": args.n,
+            "passages": args.passages,
             "queries": args.queries,
             "warmup": args.warmup,
             "seed": args.seed,
@@ -296,21 +351,30 @@ def report(result: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=DEFAULTS["n"], help="memories to load (default 10000)")
+    parser.add_argument(
+        "--passages", type=int, default=DEFAULTS["passages"], help="shared knowledge passages (default 2000)"
+    )
     parser.add_argument("--queries", type=int, default=DEFAULTS["queries"], help="timed searches per shape")
     parser.add_argument("--warmup", type=int, default=5, help="untimed searches first, per shape")
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default=DEFAULTS["embedder"])
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="corpus seed")
     parser.add_argument("--data-dir", type=Path, help="an empty or new directory (default: a temporary one)")
     args = parser.parse_args(argv)
-    if args.n < 1 or args.queries < 1 or args.warmup < 0:
-        parser.error("--n and --queries must be at least 1, --warmup at least 0")
+    if args.n < 1 or args.queries < 1 or args.warmup < 0 or args.passages < 0:
+        parser.error("--n and --queries must be at least 1, --warmup and --passages at least 0")
 
     with _corpus.fresh_data_dir(parser, args.data_dir) as data_dir:
         result = run(args, data_dir)
     print(report(result))
     name = _corpus.result_name(
         "search_latency",
-        {"n": args.n, "queries": args.queries, "embedder": args.embedder, "seed": args.seed},
+        {
+            "n": args.n,
+            "passages": args.passages,
+            "queries": args.queries,
+            "embedder": args.embedder,
+            "seed": args.seed,
+        },
         DEFAULTS,
     )
     print(f"\nwritten to {_corpus.write_result(name, result)}")
