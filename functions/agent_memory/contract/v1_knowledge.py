@@ -23,9 +23,11 @@ from agent_memory.domain.knowledge import (
     NewDocument,
     Passage,
     PutOutcome,
+    check_validity,
+    seen,
 )
 from agent_memory.domain.limits import MAX_TAGS
-from agent_memory.domain.types import Day, Tag, visible
+from agent_memory.domain.types import Day, Tag
 from agent_memory.ports import DocumentPage
 
 
@@ -57,14 +59,11 @@ class DocumentBody(BaseModel):
     @field_validator("title", "text")
     @classmethod
     def _visible(cls, value: str) -> str:
-        if not visible(value):
-            raise ValueError("must have a visible character")
-        return value
+        return seen(value)
 
     @model_validator(mode="after")
     def _validity(self) -> DocumentBody:
-        if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
-            raise ValueError("valid_until must not be before valid_from")
+        check_validity(self.valid_from, self.valid_until)
         return self
 
     def to_new(self) -> NewDocument:

@@ -54,6 +54,19 @@ DocumentVersion = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z
 DocumentFormat = Literal["markdown", "text"]
 
 
+def seen(value: str) -> str:
+    """A title or text must show something (white space and control characters alone do not)."""
+    if not visible(value):
+        raise ValueError("must have a visible character")
+    return value
+
+
+def check_validity(valid_from: date | None, valid_until: date | None) -> None:
+    """A document's validity is a range of days, both included, not inside out."""
+    if valid_from and valid_until and valid_until < valid_from:
+        raise ValueError("valid_until must not be before valid_from")
+
+
 class KnowledgeDocument(BaseModel):
     """One document of a tenant's knowledge, whole. ``passages`` counts what it was split into."""
 
@@ -80,14 +93,11 @@ class KnowledgeDocument(BaseModel):
     @field_validator("title")
     @classmethod
     def _title_visible(cls, value: str) -> str:
-        if not visible(value):
-            raise ValueError("title must have a visible character")
-        return value
+        return seen(value)
 
     @model_validator(mode="after")
     def _validity(self) -> KnowledgeDocument:
-        if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
-            raise ValueError("valid_until must not be before valid_from")
+        check_validity(self.valid_from, self.valid_until)
         return self
 
     def valid_on(self, day: date) -> bool:

@@ -26,7 +26,7 @@ from agent_memory.adapters.opensearch.opensearch_cursors import decode_cursor, i
 from agent_memory.adapters.opensearch.opensearch_documents import scoped_id, ts, vector_json
 from agent_memory.adapters.opensearch.opensearch_filters import absent, term
 from agent_memory.adapters.opensearch.opensearch_index import VECTOR_FIELD
-from agent_memory.adapters.opensearch.opensearch_queries import NO_VECTOR
+from agent_memory.adapters.opensearch.opensearch_queries import NO_VECTOR, lexical_body
 from agent_memory.adapters.opensearch.opensearch_scripts import painless
 from agent_memory.domain.knowledge import KnowledgeDocument, Passage
 from agent_memory.ports import PassageQuery
@@ -203,24 +203,7 @@ def doc_passages_query(tenant_id: str, doc_id: str) -> dict[str, Any]:
 
 def passage_lexical_body(words: str, size: int, filters: list[dict[str, Any]]) -> dict[str, Any]:
     """BM25 over `KNOWLEDGE_LEXICAL_FIELDS`, scored as one text (``cross_fields``), with ``filters``."""
-    return {
-        "size": size,
-        "_source": NO_VECTOR,
-        "query": {
-            "bool": {
-                "must": [
-                    {
-                        "multi_match": {
-                            "query": words,
-                            "fields": list(KNOWLEDGE_LEXICAL_FIELDS),
-                            "type": "cross_fields",
-                        }
-                    }
-                ],
-                "filter": filters,
-            }
-        },
-    }
+    return lexical_body(words, size, filters, KNOWLEDGE_LEXICAL_FIELDS)
 
 
 def passages_page_body(tenant_id: str, doc_id: str, after: list[Any] | None) -> dict[str, Any]:

@@ -98,8 +98,11 @@ def nearest_body(
     return body
 
 
-def lexical_body(words: str, size: int, filters: list[dict[str, Any]]) -> dict[str, Any]:
-    """BM25 over `LEXICAL_FIELDS`, scored as one text (``cross_fields``), with ``filters``."""
+def lexical_body(
+    words: str, size: int, filters: list[dict[str, Any]], fields: Sequence[str] = LEXICAL_FIELDS
+) -> dict[str, Any]:
+    """BM25 over ``fields`` (a record's `LEXICAL_FIELDS` unless told), scored as one text
+    (``cross_fields``), with ``filters``: the records' and the knowledge passages' word search."""
     return {
         "size": size,
         "_source": NO_VECTOR,
@@ -109,7 +112,7 @@ def lexical_body(words: str, size: int, filters: list[dict[str, Any]]) -> dict[s
                     {
                         "multi_match": {
                             "query": words,
-                            "fields": list(LEXICAL_FIELDS),
+                            "fields": list(fields),
                             "type": "cross_fields",
                         }
                     }
