@@ -24,7 +24,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.keys import KeyInfo, NewKey
 from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
 from agent_memory.domain.operator_views import SearchDay
-from agent_memory.domain.recall import Hit, SearchQuery
+from agent_memory.domain.recall import Found, SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
@@ -722,7 +722,7 @@ class CleanupMemory(RecordStore, AuditLog, AgentDirectory, RetentionStore, Proto
 class Searcher(Protocol):
     """What `ContextService` needs of search (`services.search.SearchService` is one)."""
 
-    def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Hit]: ...
+    def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Found]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from agent_memory.ports import (
     PendingWrites,
     QueueMessage,
     StoredPassage,
+    Vector,
     WriteQueue,
 )
 
@@ -171,7 +172,7 @@ class KnowledgeWriter:
         if stored is not None and stored.updated_at > document.updated_at:
             return StoreOutcome.SUPERSEDED  # a later put is stored already (a redriven old one)
         passages = passages_of(document)
-        vectors = []
+        vectors: list[Vector] = []
         for start in range(0, len(passages), EMBED_BATCH):
             batch = passages[start : start + EMBED_BATCH]
             vectors.extend(self._embedder.embed([p.embedded_text for p in batch]))

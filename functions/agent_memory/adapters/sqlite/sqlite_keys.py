@@ -6,6 +6,7 @@ while the server runs works at once.
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,7 +137,7 @@ class LocalKeyStore:
             )
         return cur.rowcount == 1
 
-    def readers_of(self, tenant_id: str, owner: str) -> list[str]:
+    def readers_of(self, tenant_id: str, owner: str) -> builtins.list[str]:
         with self._connect() as db:
             rows = db.execute(
                 "SELECT reader FROM read_grants WHERE tenant_id = ? AND owner = ? ORDER BY reader",
