@@ -84,5 +84,5 @@ def test_vectors_still_round_trip_in_a_private_store(tmp_path: Path) -> None:
     # GIVEN
     store = SqliteMemoryStore(tmp_path / "m.db", dimension=3, model_id="m")
     # WHEN / THEN
-    assert store.dimension == 3 and np.isfinite(store._unit_query(np.ones(3, dtype=np.float32))).all()
+    assert store.dimension == 3 and np.isfinite(store.unit_query(np.ones(3, dtype=np.float32))).all()
     store.close()

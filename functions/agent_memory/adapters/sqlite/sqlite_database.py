@@ -140,3 +140,9 @@ class SqliteStorePart:
     """
 
     _db: SqliteDatabase
+
+    def unit_query(self, vector: Vector) -> npt.NDArray[np.float32]:
+        """A query vector, checked against the file's model, at unit length (a dot is a cosine)."""
+        array = self._db.check_vector(vector)
+        norm = float(np.linalg.norm(array))
+        return array / norm if norm > 0 else array

@@ -4,8 +4,9 @@ Sibling tables of the memory records (``knowledge_*`` in `sqlite_schema`), not r
 a passage has no agent and no grain, so no query of the memory store (the cascade's scans,
 retention's deletes, an agent's listing) can ever see one, and none of them had to learn to
 skip it. Search works as the memory store's does: exact cosine with numpy over the tenant's
-passage vectors (cached per tenant and generation), FTS5 (porter-stemmed) over the passage text,
-its title and heading path, merged by `domain.fusion`'s rule.
+passage vectors (in the store's vector cache, per tenant and generation: `VectorCache.passages`),
+FTS5 (porter-stemmed) over the passage text, its title and heading path, both on the rows one SQL
+filter allows, merged by `domain.fusion`'s rule.
 
 A put replaces the document and all its passages in one transaction, so a search sees either
 the old version's passages or the new one's, never both and never none; a delete removes them
@@ -15,9 +16,7 @@ accepted before the delete but reaches the store after it.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import threading
 from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
@@ -27,9 +26,9 @@ import numpy.typing as npt
 
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import decode_cursor, encode_cursor, fts_match, query_terms
-from agent_memory.adapters.sqlite.sqlite_rows import from_us, to_us
-from agent_memory.adapters.sqlite.sqlite_vectors import top_k
-from agent_memory.domain.fusion import fused_order, scaled_to_best
+from agent_memory.adapters.sqlite.sqlite_rows import from_us, json_text, to_us
+from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, top_k
+from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.knowledge import CITATION_SEPARATOR, KnowledgeDocument, Passage
 from agent_memory.errors import DependencyError, ValidationFailedError
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
@@ -37,48 +36,10 @@ from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, Sto
 _PASSAGE_FIELDS = "p.seq, p.body, p.valid_from, p.valid_until, p.tags"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-class _TenantVectors:
-    """One tenant's passage vectors as a matrix, at one generation of its passages."""
-
-    def __init__(self, gen: int, rowids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]) -> None:
-        self.gen = gen
-        self.rowids = rowids
-        self.matrix = matrix
-
-
 class SqliteKnowledge(SqliteStorePart):
     """`ports.KnowledgeStore` over ``memory.db`` (see the module docstring)."""
 
-    _knowledge_cache: dict[str, _TenantVectors]
-    _knowledge_lock: threading.Lock
-
-    def _knowledge_vectors(self, conn: sqlite3.Connection, tenant_id: str) -> _TenantVectors:
-        """The tenant's passage vectors, read again only when its passages changed."""
-        row = conn.execute(
-            "SELECT gen FROM knowledge_generations WHERE tenant_id = ?", (tenant_id,)
-        ).fetchone()
-        gen = row[0] if row else 0
-        with self._knowledge_lock:
-            cached = self._knowledge_cache.get(tenant_id)
-        if cached is not None and cached.gen == gen:
-            return cached
-        rows = conn.execute(
-            "SELECT seq, vector FROM knowledge_passages WHERE tenant_id = ? ORDER BY seq", (tenant_id,)
-        ).fetchall()
-        dim = self._db.dimension
-        matrix = (
-            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim).copy()
-            if rows
-            else np.empty((0, dim), dtype=np.float32)
-        )
-        fresh = _TenantVectors(gen, np.asarray([r[0] for r in rows], dtype=np.int64), matrix)
-        with self._knowledge_lock:
-            self._knowledge_cache[tenant_id] = fresh
-        return fresh
+    _vectors: VectorCache
 
     def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
         rows = [
@@ -92,9 +53,9 @@ class SqliteKnowledge(SqliteStorePart):
                 CITATION_SEPARATOR.join(p.passage.heading_path),
                 _day(p.passage.valid_from),
                 _day(p.passage.valid_until),
-                _json(p.passage.tags),
+                json_text(p.passage.tags),
                 p.passage.model_dump_json(),
-                _unit(self._db.check_vector(p.vector)).tobytes(),
+                self._db.check_vector(p.vector).tobytes(),
             )
             for p in passages
         ]
@@ -175,34 +136,33 @@ class SqliteKnowledge(SqliteStorePart):
         return None if row is None else from_us(row[0])
 
     def search_passages(self, query: PassageQuery) -> list[PassageCandidate]:
+        """As `SqliteRetrieval.search` does for records: which passages may match is one SQL
+        filter (`_passage_filter`), vectors are scored from the shared cache, words are matched by
+        FTS5 on those rows only, and the two lists are merged by `domain.fusion`'s rule."""
         limit = max(0, query.limit)
-        if limit == 0:
-            return []
         terms = query_terms(query.text)
-        vector = None if query.vector is None else _unit(self._db.check_vector(query.vector))
+        if limit == 0 or (query.vector is None and not terms):
+            return []
+        vector = None if query.vector is None else self.unit_query(query.vector)
+        where, params = _passage_filter(query)
         with self._db.transaction(write=False) as conn:
-            eligible = self._eligible(conn, query)
-            if vector is None and not terms:
-                return []
-            similarity: dict[int, float] = {}
             vector_hits: list[int] = []
-            by_rowid: dict[int, int] = {}
-            cached = self._knowledge_vectors(conn, query.tenant_id) if vector is not None else None
-            if cached is not None and vector is not None and len(cached.rowids):
-                mask = np.isin(cached.rowids, np.fromiter(eligible, dtype=np.int64, count=len(eligible)))
-                positions = np.flatnonzero(mask)
-                scores = np.einsum("ij,j->i", cached.matrix[positions], vector)
+            similarity: dict[int, float] = {}
+            vectors = self._vectors.passages(conn, query.tenant_id) if vector is not None else None
+            if vectors is not None and vector is not None:
+                positions = vectors.positions(_eligible(conn, where, params))
+                scores = vectors.scores(positions, vector)
                 for i in top_k(scores, limit):
-                    rowid = int(cached.rowids[positions[i]])
+                    rowid = int(vectors.rowids[positions[i]])
                     vector_hits.append(rowid)
                     similarity[rowid] = float(scores[i])
-                by_rowid = {int(r): n for n, r in enumerate(cached.rowids)}
-            lexical = scaled_to_best(self._lexical(conn, terms, eligible, limit)) if terms else {}
+            lexical = scaled_to_best(_lexical_hits(conn, terms, where, params, limit)) if terms else {}
             order = fused_order(vector_hits, list(lexical))
-            if cached is not None and vector is not None:
-                for rowid in order:
-                    if rowid not in similarity and rowid in by_rowid:
-                        similarity[rowid] = float(cached.matrix[by_rowid[rowid]] @ vector)
+            lexical_only = lacking_cosine(order, similarity)
+            if vectors is not None and vector is not None and lexical_only:
+                positions = vectors.positions(np.asarray(lexical_only, dtype=np.int64))
+                scores = vectors.scores(positions, vector)
+                similarity.update(zip(map(int, vectors.rowids[positions]), map(float, scores), strict=True))
             marks = ", ".join("?" * len(order))
             rows = conn.execute(f"SELECT seq, body FROM knowledge_passages WHERE seq IN ({marks})", order)
             bodies = dict(rows.fetchall())
@@ -215,34 +175,6 @@ class SqliteKnowledge(SqliteStorePart):
             for rowid in order
             if rowid in bodies
         ]
-
-    def _eligible(self, conn: sqlite3.Connection, query: PassageQuery) -> set[int]:
-        """Rowids of the tenant's passages that hold on ``query.on`` and carry ``query.tags``."""
-        where, params = ["tenant_id = ?"], [query.tenant_id]
-        if query.on is not None:
-            where.append("coalesce(valid_from, '') <= ? AND coalesce(valid_until, '9999-12-31') >= ?")
-            params += [query.on.isoformat(), query.on.isoformat()]
-        for tag in query.tags:
-            where.append("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)")
-            params.append(tag)
-        rows = conn.execute(f"SELECT seq FROM knowledge_passages WHERE {' AND '.join(where)}", params)
-        return {r[0] for r in rows}
-
-    def _lexical(
-        self, conn: sqlite3.Connection, terms: list[str], eligible: set[int], limit: int
-    ) -> dict[int, float]:
-        rows = conn.execute(
-            "SELECT rowid, bm25(knowledge_fts) AS s FROM knowledge_fts "
-            "WHERE knowledge_fts MATCH ? ORDER BY s",
-            (fts_match(terms),),
-        )
-        hits: dict[int, float] = {}
-        for rowid, s in rows:
-            if rowid in eligible:
-                hits[rowid] = s
-                if len(hits) >= limit:
-                    break
-        return hits
 
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
         if not doc_ids:
@@ -263,9 +195,43 @@ def _day(value: date | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm > 0 else vector
+def _passage_filter(query: PassageQuery) -> tuple[str, list[Any]]:
+    """The SQL condition on ``knowledge_passages p`` of the passages a search may find: the
+    tenant's, of documents valid on ``query.on`` and carrying every tag of ``query.tags``."""
+    where, params = ["p.tenant_id = ?"], [query.tenant_id]
+    if query.on is not None:
+        where.append("coalesce(p.valid_from, '') <= ? AND coalesce(p.valid_until, '9999-12-31') >= ?")
+        params += [query.on.isoformat(), query.on.isoformat()]
+    for tag in query.tags:
+        where.append("EXISTS (SELECT 1 FROM json_each(p.tags) WHERE value = ?)")
+        params.append(tag)
+    return " AND ".join(where), params
+
+
+def _eligible(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> npt.NDArray[np.int64]:
+    """Rowids of the passages matching ``where``, parsed by numpy (as `sqlite_retrieval._rowids`)."""
+    row = conn.execute(
+        f"SELECT group_concat(p.seq) FROM knowledge_passages p WHERE {where}", params
+    ).fetchone()
+    if row is None or not row[0]:
+        return np.empty(0, dtype=np.int64)
+    return np.fromstring(row[0], dtype=np.int64, sep=",")
+
+
+def _lexical_hits(
+    conn: sqlite3.Connection, terms: list[str], where: str, params: Sequence[Any], limit: int
+) -> dict[int, float]:
+    """Up to ``limit`` eligible passages matching any term, best first, with ``bm25()`` (lower is
+    better). The match runs once, first (MATERIALIZED), and is joined to the eligible rows in
+    SQL, so other tenants' matches are never read into Python."""
+    rows = conn.execute(
+        "WITH hits AS MATERIALIZED (SELECT rowid, bm25(knowledge_fts) AS s FROM knowledge_fts "
+        "WHERE knowledge_fts MATCH ?) "
+        f"SELECT p.seq, hits.s FROM hits JOIN knowledge_passages p ON p.seq = hits.rowid WHERE {where} "
+        "ORDER BY hits.s LIMIT ?",
+        (fts_match(terms), *params, limit),
+    ).fetchall()
+    return dict(rows)
 
 
 def _document(body: str, hits: int, last_hit_at: int | None, *, whole: bool = True) -> KnowledgeDocument:

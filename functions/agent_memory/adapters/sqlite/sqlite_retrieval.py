@@ -36,7 +36,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import NEWEST_FIRST, RECORD_FIELDS
 from agent_memory.adapters.sqlite.sqlite_vectors import AgentVectors, VectorCache, top_k
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import Candidate, NearestQuery, StoreQuery, Vector
+from agent_memory.ports import Candidate, NearestQuery, StoreQuery
 
 #: Words in more than this share of the documents are left out of a lexical query ...
 COMMON_TERM_SHARE = 0.25
@@ -52,7 +52,7 @@ class SqliteRetrieval(SqliteStorePart):
     def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
         """The live record of the query's grain (within its neighbourhood) with the highest cosine
         to its vector, and that cosine."""
-        query_vector = self._unit_query(query.vector)
+        query_vector = self.unit_query(query.vector)
         where, params = live_filter(query.tenant_id, query.agent_id, query.now, (query.grain,))
         if query.within is not None:
             where, params = neighbourhood_filter(where, params, query.within)
@@ -79,7 +79,7 @@ class SqliteRetrieval(SqliteStorePart):
             return []
         where, params = query_filter(query)
         terms = query_terms(query.text)
-        query_vector = None if query.vector is None else self._unit_query(query.vector)
+        query_vector = None if query.vector is None else self.unit_query(query.vector)
         with self._db.transaction(write=False) as conn:
             if query_vector is None and not terms:
                 rows = conn.execute(
@@ -117,11 +117,6 @@ class SqliteRetrieval(SqliteStorePart):
             for rowid in order
             if rowid in records
         ]
-
-    def _unit_query(self, vector: Vector) -> npt.NDArray[np.float32]:
-        array = self._db.check_vector(vector)
-        norm = float(np.linalg.norm(array))
-        return array / norm if norm > 0 else array
 
 
 def _informative_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:

@@ -84,7 +84,8 @@ def row_to_record(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
     return MemoryRecord.model_validate(data)
 
 
-def _json(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """Compact JSON for a TEXT column (non-ASCII kept as is)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -116,11 +117,11 @@ def record_row(record: MemoryRecord, vector: npt.NDArray[np.float32]) -> tuple[A
         record.topic,
         record.topic_raw,
         float(record.importance),
-        _json(record.tags),
-        None if record.source is None else _json(record.source.model_dump(mode="json")),
-        _json([link.model_dump(mode="json") for link in record.links]),
-        _json(record.metadata),
-        _json(record.source_ids),
+        json_text(record.tags),
+        None if record.source is None else json_text(record.source.model_dump(mode="json")),
+        json_text([link.model_dump(mode="json") for link in record.links]),
+        json_text(record.metadata),
+        json_text(record.source_ids),
         record.content_hash,
         record.access_count,
         opt_us(record.last_accessed_at),
@@ -131,9 +132,9 @@ def record_row(record: MemoryRecord, vector: npt.NDArray[np.float32]) -> tuple[A
         opt_us(record.deleted_at),
         record.speaker,
         record.context,
-        _json([m.model_dump(mode="json") for m in record.merged_from]),
+        json_text([m.model_dump(mode="json") for m in record.merged_from]),
         opt_us(record.last_seen_at),
-        _json(record.user_ids),
+        json_text(record.user_ids),
         span_start,
         span_end,
         vector.tobytes(),

@@ -24,7 +24,6 @@ intervals). Why each is shaped the way it is, each module's docstring says.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_audit import SqliteAuditLog
@@ -65,8 +64,6 @@ class SqliteMemoryStore(
         self.dimension = dimension
         self.model_id = model_id
         self._vectors = VectorCache(dimension, cache_bytes)
-        self._knowledge_cache = {}
-        self._knowledge_lock = threading.Lock()
         self._db = SqliteDatabase(self.path, dimension, model_id, busy_timeout_ms=busy_timeout_ms)
 
     def close(self) -> None:

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+#: The cache key's second part for a tenant's passages: ``#`` is in no agent id.
+PASSAGES = "#knowledge"
 #: Vector matrices kept in memory across agents (least recently used dropped first).
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 _MERGE_MIN_ROWS = 256  # see _max_merge
@@ -133,6 +135,30 @@ class VectorCache:
                 (tenant_id, agent_id),
             ).fetchall()
             loaded = AgentVectors(gen, shrink, *self._unpack(rows))
+        return self._keep(key, loaded)
+
+    def passages(self, conn: sqlite3.Connection, tenant_id: str) -> AgentVectors:
+        """The tenant's shared-knowledge passage vectors (`sqlite_knowledge`), in the same memory
+        budget as the agents'. Reloaded whole when the tenant's knowledge generation moved: a
+        document is replaced whole, so there is nothing small to merge. Inside a read transaction.
+        """
+        key = (tenant_id, PASSAGES)
+        row = conn.execute(
+            "SELECT gen FROM knowledge_generations WHERE tenant_id = ?", (tenant_id,)
+        ).fetchone()
+        gen = 0 if row is None else int(row[0])
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and cached.gen == gen:
+                self._cache.move_to_end(key)
+                return cached
+        rows = conn.execute(
+            "SELECT seq, vector FROM knowledge_passages WHERE tenant_id = ? ORDER BY seq", (tenant_id,)
+        ).fetchall()
+        return self._keep(key, AgentVectors(gen, 0, *self._unpack(rows)))
+
+    def _keep(self, key: tuple[str, str], loaded: AgentVectors) -> AgentVectors:
+        """Cache ``loaded`` (unless a newer snapshot is there) within the memory budget."""
         with self._lock:
             current = self._cache.get(key)
             if current is None or current.gen <= loaded.gen:  # never replace a newer snapshot
