@@ -265,17 +265,7 @@ class ContextResponse(BaseModel):
             token_budget=context.token_budget,
             items=[ContextItem.of(line.hit, line.tokens) for line in context.lines],
             dropped=context.dropped,
-            sources=[
-                ContextSourceOut(
-                    source=b.source,
-                    budget=b.budget,
-                    tokens=b.tokens,
-                    lines=b.lines,
-                    dropped=b.dropped,
-                    truncated=b.truncated,
-                )
-                for b in context.sources
-            ],
+            sources=[ContextSourceOut.model_validate(b, from_attributes=True) for b in context.sources],
         )
 
 

@@ -176,13 +176,14 @@ class ContextService:
             key=lambda p: (p.hit.record.occurred_at, _GRAIN_ORDER[p.hit.record.grain], p.hit.id),  # type: ignore[union-attr]
         )
         packed = [*shared, *private]
+        budgets = [p.summary() for p in chosen]
         return Context(
             text="\n".join(p.line for p in packed),
             tokens=sum(p.tokens for p in packed) + max(len(packed) - 1, 0),
             token_budget=request.token_budget,
             lines=packed,
-            dropped=sum(p.summary().dropped for p in chosen),
-            sources=[p.summary() for p in chosen],
+            dropped=sum(b.dropped for b in budgets),
+            sources=budgets,
         )
 
 

@@ -117,6 +117,7 @@ class SearchService:
         agent_id: str,
         request: SearchQuery,
         now: datetime,
+        as_of: datetime,
         vector: Vector | None,
         text: str | None,
         weights: RankingWeights,
@@ -124,7 +125,6 @@ class SearchService:
         relevance_of: dict[str, float],
     ) -> list[Found]:
         """The agent's memories the store found, scored (`domain.scoring`)."""
-        as_of = request.as_of or now
         store_query = StoreQuery(
             tenant_id=tenant_id,
             agent_id=agent_id,
@@ -213,7 +213,9 @@ class SearchService:
         results: list[Found] = []
         if "private" in request.sources:
             results.extend(
-                self._private(tenant_id, agent_id, request, now, vector, text, weights, hints, relevance_of)
+                self._private(
+                    tenant_id, agent_id, request, now, as_of, vector, text, weights, hints, relevance_of
+                )
             )
         if "shared" in request.sources and self._knowledge is not None and query is not None:
             results.extend(self._shared(tenant_id, request, as_of, vector, text, weights, relevance_of))

@@ -1,4 +1,5 @@
-"""API keys in the DynamoDB tenants table: moto for behaviour, Stubber for pagination and errors.
+"""API keys and read grants in the DynamoDB tenants table: moto for behaviour, Stubber for
+pagination and errors.
 
 The behaviour shared with the local store runs against both (`any_store`), so `keys` commands
 and the authorizer see the same thing whichever store they are given.
@@ -133,6 +134,42 @@ def test_list_shows_every_key_oldest_first_without_the_key(any_store: KeyStore) 
     assert infos[2].scopes.split() == ["admin", "forget", "read", "write"]
     assert infos[0].created_at <= infos[1].created_at <= infos[2].created_at
     assert all(first_key not in repr(i) and second_key not in repr(i) for i in infos)
+
+
+def test_a_bound_key_reads_what_its_agent_was_granted_until_it_is_revoked(any_store: KeyStore) -> None:
+    # GIVEN a key bound to the supervisor agent
+    _, key = any_store.create(NewKey("acme", "pro", agents=frozenset({"supervisor"})))
+
+    # WHEN the supervisor is granted read access to two agents, twice to one, then one revoked
+    first = any_store.grant_read("acme", "supervisor", "worker-1")
+    again = any_store.grant_read("acme", "supervisor", "worker-1")
+    any_store.grant_read("acme", "supervisor", "worker-2")
+    granted = any_store.lookup(key)
+    revoked = any_store.revoke_read("acme", "supervisor", "worker-2")
+    revoked_again = any_store.revoke_read("acme", "supervisor", "worker-2")
+
+    # THEN the key reads what was granted at each moment, and each call says if it changed anything
+    assert (first, again, revoked, revoked_again) == (True, False, True, False)
+    assert granted is not None and granted.reads == {"worker-1", "worker-2"}
+    caller = any_store.lookup(key)
+    assert caller is not None and caller.reads == {"worker-1"} and caller.agents == {"supervisor"}
+    assert any_store.readers_of("acme", "worker-1") == ["supervisor"]
+    assert any_store.readers_of("acme", "worker-2") == []
+
+
+def test_grants_stay_in_their_tenant_and_out_of_the_key_listing(any_store: KeyStore) -> None:
+    # GIVEN globex's supervisor granted globex's worker, and an acme key bound to a "supervisor" too
+    any_store.grant_read("globex", "supervisor", "worker-1")
+    _, acme_key = any_store.create(NewKey("acme", "pro", agents=frozenset({"supervisor"})))
+    _, unbound = any_store.create(NewKey("acme", "pro"))
+
+    # WHEN / THEN the acme key reads nothing extra, nor does an unbound key carry grants
+    acme = any_store.lookup(acme_key)
+    assert acme is not None and acme.reads == frozenset()
+    everyone = any_store.lookup(unbound)
+    assert everyone is not None and everyone.reads == frozenset()
+    assert any_store.readers_of("acme", "worker-1") == []
+    assert [info.tenant_id for info in any_store.list()] == ["acme", "acme"]
 
 
 # --- the DynamoDB table itself -----------------------------------------------------------------

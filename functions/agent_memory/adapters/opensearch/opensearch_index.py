@@ -140,16 +140,22 @@ def knowledge_index_name(alias: str) -> str:
     return f"{knowledge_alias_name(alias)}-v{KNOWLEDGE_SCHEMA_VERSION}"
 
 
-def records_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
-    """What a running deployment checks at start: vectors of another model are not comparable."""
+def _vector_meta(kind: str, version: int, dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
+    """The ``_meta`` of an index of vectors: what it holds, and the model its vectors are of
+    (vectors of another model are not comparable)."""
     return {
-        "kind": "records",
-        "schema_version": SCHEMA_VERSION,
+        "kind": kind,
+        "schema_version": version,
         "embedding_model_id": model_id,
         "dimension": dimension,
         "engine": engine,
         "space_type": SPACE_TYPE,
     }
+
+
+def records_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
+    """What a running deployment checks at start: vectors of another model are not comparable."""
+    return _vector_meta("records", SCHEMA_VERSION, dimension, model_id, engine)
 
 
 def records_index_body(
@@ -251,14 +257,7 @@ def vector_field(dimension: int, engine: Engine) -> dict[str, Any]:
 
 def knowledge_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any]:
     """What `check_knowledge_mapping` reads: passage vectors of another model are not comparable."""
-    return {
-        "kind": "knowledge",
-        "schema_version": KNOWLEDGE_SCHEMA_VERSION,
-        "embedding_model_id": model_id,
-        "dimension": dimension,
-        "engine": engine,
-        "space_type": SPACE_TYPE,
-    }
+    return _vector_meta("knowledge", KNOWLEDGE_SCHEMA_VERSION, dimension, model_id, engine)
 
 
 def knowledge_index_body(

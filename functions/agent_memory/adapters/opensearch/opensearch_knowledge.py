@@ -259,7 +259,8 @@ class OpenSearchKnowledge(OpenSearchBase):
             lines += [self._knowledge_action("update", document_doc_id(tenant_id, doc_id), tenant_id), body]
         try:
             with os_errors("counting document hits", self.knowledge_alias):
-                response = self._client.bulk(body=lines, params=self._write_params())
+                # never a refresh: a search must not wait for the index to refresh for a counter
+                response = self._client.bulk(body=lines, params={"require_alias": "true"})
             failures = [f for f in item_failures(response) if f[0] != 404]
             if failures:
                 logger.warning(

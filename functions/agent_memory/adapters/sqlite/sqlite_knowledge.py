@@ -16,6 +16,7 @@ accepted before the delete but reaches the store after it.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
+from agent_memory.adapters.sqlite.sqlite_database import ACCESS_BUSY_TIMEOUT_MS, SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import decode_cursor, encode_cursor, fts_match, query_terms
 from agent_memory.adapters.sqlite.sqlite_rows import from_us, json_text, to_us
 from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, top_k
@@ -34,6 +35,9 @@ from agent_memory.errors import DependencyError, ValidationFailedError
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
 
 _PASSAGE_FIELDS = "p.seq, p.body, p.valid_from, p.valid_until, p.tags"
+
+
+logger = logging.getLogger(__name__)
 
 
 class SqliteKnowledge(SqliteStorePart):
@@ -177,18 +181,22 @@ class SqliteKnowledge(SqliteStorePart):
         ]
 
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
+        """Best effort, as `record_access`: it waits for the write lock only briefly (a search
+        must not queue behind a long write for a counter), and a failure is logged, not raised."""
         if not doc_ids:
             return
         try:
-            with self._db.transaction(write=True) as conn:
+            with self._db.transaction(write=True, busy_timeout_ms=ACCESS_BUSY_TIMEOUT_MS) as conn:
                 conn.executemany(
                     "UPDATE knowledge_documents "
                     "SET hits = hits + 1, last_hit_at = max(coalesce(last_hit_at, 0), ?) "
                     "WHERE tenant_id = ? AND doc_id = ?",
                     [(to_us(at), tenant_id, d) for d in dict.fromkeys(doc_ids)],
                 )
-        except DependencyError:  # best effort: a busy store never fails a search for a counter
-            return
+        except DependencyError as exc:
+            logger.warning(
+                "record_document_hits skipped for %d documents of %s: %s", len(doc_ids), tenant_id, exc
+            )
 
 
 def _day(value: date | None) -> str | None:

@@ -938,3 +938,14 @@ def test_search_and_listing_stay_within_what_one_search_can_return(
     knn = cluster.sent[0].lines[1]
     assert knn["size"] == knn["query"]["knn"]["vector"]["k"] == MAX_SEARCH_HITS
     assert cluster.sent[1].body["size"] == MAX_SEARCH_HITS
+
+
+def test_record_document_hits_never_asks_for_a_refresh(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN a store that refreshes after its writes
+    cluster.reply(bulk_items(("update", "updated", 200)))
+
+    # WHEN a search's hits are counted
+    store(client, refresh=True).record_document_hits("t1", ["runbook"], NOW)
+
+    # THEN the counter does not make the search wait for a refresh (as record_access)
+    assert cluster.sent[0].params == {"require_alias": "true"}
