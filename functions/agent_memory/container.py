@@ -13,6 +13,7 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
+from agent_memory.domain.patterns import PatternRules
 from agent_memory.domain.scoring import RankingWeights
 from agent_memory.ports import (
     Clock,
@@ -32,10 +33,12 @@ from agent_memory.ports import (
 from agent_memory.services.agents import AgentsService
 from agent_memory.services.context import ContextService
 from agent_memory.services.dispatch import DispatchService
+from agent_memory.services.feedback import FeedbackApplier, FeedbackService
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.idempotency import IdempotentWriteService
 from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter
 from agent_memory.services.memories import MemoryService
+from agent_memory.services.pattern_recognition import PatternDispatch, PatternService
 from agent_memory.services.read_grants import ReadGrantService
 from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
@@ -268,6 +271,42 @@ class Container:
         return KnowledgeWriter(self.store, self.embedder, self.pending)
 
     @cached_property
+    def pattern_rules(self) -> PatternRules:
+        s = self.settings
+        return PatternRules(
+            min_members=s.pattern_min_members,
+            min_runs=s.pattern_min_runs,
+            similarity=s.pattern_similarity,
+            window_days=s.pattern_window_days,
+            max_experiences=s.pattern_max_experiences,
+        )
+
+    @cached_property
+    def pattern_service(self) -> PatternService:
+        return PatternService(
+            self.store,
+            self.embedder,
+            self.summarizer,
+            self.write_queue,
+            self.pending,
+            self.clock,
+            self.pattern_rules,
+            self.settings.timezone,
+        )
+
+    @cached_property
+    def pattern_dispatch(self) -> PatternDispatch:
+        return PatternDispatch(self.store, self.job_queue, self.pending, self.clock, self.pattern_rules)
+
+    @cached_property
+    def feedback_applier(self) -> FeedbackApplier:
+        return FeedbackApplier(self.store, self.pending, self.clock)
+
+    @cached_property
+    def feedback_service(self) -> FeedbackService:
+        return FeedbackService(self.store, self.write_queue, self.pending, self.clock)
+
+    @cached_property
     def memory_service(self) -> MemoryService:
         return MemoryService(self.store, self.pending, self.clock)
 
@@ -353,6 +392,18 @@ class ApiServices:
     @property
     def search(self) -> SearchService:
         return self.root.search_service
+
+    @property
+    def feedback(self) -> FeedbackService:
+        return self.root.feedback_service
+
+    @property
+    def patterns(self) -> PatternService:
+        return self.root.pattern_service
+
+    @property
+    def pattern_dispatch(self) -> PatternDispatch:
+        return self.root.pattern_dispatch
 
     @property
     def knowledge(self) -> KnowledgeService:
@@ -477,6 +528,18 @@ def writer_service() -> WriterService:
 
 def knowledge_writer() -> KnowledgeWriter:
     return current().knowledge_writer
+
+
+def feedback_applier() -> FeedbackApplier:
+    return current().feedback_applier
+
+
+def pattern_service() -> PatternService:
+    return current().pattern_service
+
+
+def pattern_dispatch() -> PatternDispatch:
+    return current().pattern_dispatch
 
 
 def retention_service() -> RetentionService:

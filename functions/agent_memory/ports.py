@@ -14,12 +14,14 @@ import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from agent_memory.domain.audit_actions import AuditAction  # noqa: F401 (re-exported: the audit port's vocabulary)
 from agent_memory.domain.caller import Caller
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.keys import KeyInfo, NewKey
 from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
@@ -127,12 +129,17 @@ class SummaryInput:
 @dataclass(frozen=True, slots=True)
 class SummaryRequest:
     """One summarizer call: the children of ``period`` at ``grain``; ``part=(i, n)`` when they are
-    the i-th of n chunks of a period too large for one call (the prompt says so)."""
+    the i-th of n chunks of a period too large for one call (the prompt says so).
+
+    ``purpose="pattern"``: the children are experiences that say the same thing across runs,
+    the most typical first; the answer is one statement of what they have in common (a
+    summarizer without a model states the first)."""
 
     grain: Grain
     period: str
     children: Sequence[SummaryInput]
     part: tuple[int, int] | None = None
+    purpose: Literal["period", "pattern"] = "period"
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +299,8 @@ class StoreQuery:
     kinds: tuple[MemoryKind, ...] = ()
     tags: tuple[str, ...] = ()
     user_id: str | None = None
+    #: Only experiences at least this sure (records without a confidence never match).
+    min_confidence: float | None = None
     limit: int = 50
 
 
@@ -421,20 +430,6 @@ class AuditEvent:
     detail: dict[str, object] = field(default_factory=dict)
 
 
-class AuditAction:
-    """The actions the audit trail records."""
-
-    FORGET = "forget"  # a record forgotten by id
-    ERASE = "erase"  # a record forgotten because its end user was erased
-    STALE = "stale"  # a summary made from a forgotten record, hidden until re-made
-    REMADE = "remade"  # a stale summary made again without what was forgotten
-    EMPTIED = "emptied"  # a stale summary with nothing left to fold, deleted
-    MERGED = "merged"  # a write merged into this near-identical record (detail: the absorbed id)
-    RETENTION = "retention"  # removed by a retention rule (detail: which rule)
-    READ_GRANTED = "read_granted"  # another agent may read this agent's memory (detail: reader)
-    READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)
-
-
 @dataclass(frozen=True, slots=True)
 class AuditPage:
     events: list[AuditEvent]
@@ -504,6 +499,15 @@ class RecordStore(Protocol):
         ``deleted_at`` is the staleness mark: an upsert of a summary made before it is refused
         by the writer, so a re-make that raced a later forget never brings the fact back.
         """
+        ...
+
+    def set_experience(
+        self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
+    ) -> bool:
+        """Replace a live record's experience (feedback moved its confidence), set its
+        ``updated_at`` to ``event.at`` and append the audit event, leaving every other field and
+        the vector as they are. False (and no event) if the agent has no such live record: a
+        record forgotten in the meantime stays forgotten."""
         ...
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:

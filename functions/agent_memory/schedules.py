@@ -56,4 +56,6 @@ SCHEDULES: tuple[Schedule, ...] = (
     ),
     Schedule("summarize-yearly", "cron(15 4 1 1 ? *)", "summarize_dispatch", {"grain": "yearly"}, True),
     Schedule("retention", "cron(15 5 * * ? *)", "retention"),
+    # Pattern recognition over each agent's recent experiences (`services.pattern_recognition`), daily.
+    Schedule("patterns", "cron(45 5 * * ? *)", "summarize_dispatch", {"job": "patterns"}, True),
 )

@@ -107,6 +107,15 @@ class Settings(BaseSettings):
     time_boost: float = Field(default=0.3, ge=0.0, le=2.0)
     #: How much a memory said by someone the query names is lifted: score x (1 + boost).
     speaker_boost: float = Field(default=0.2, ge=0.0, le=1.0)
+    #: Pattern recognition (`domain.patterns`): a cluster of at least ``pattern_min_members``
+    #: experiences from at least ``pattern_min_runs`` runs (or days), each joining at a mean cosine
+    #: of ``pattern_similarity`` or more, becomes a pattern; the job looks back
+    #: ``pattern_window_days`` at the newest ``pattern_max_experiences`` experiences of an agent.
+    pattern_min_members: int = Field(default=3, ge=2, le=1_000)
+    pattern_min_runs: int = Field(default=2, ge=1, le=1_000)
+    pattern_similarity: float = Field(default=0.7, gt=0.0, le=1.0)
+    pattern_window_days: int = Field(default=90, ge=1, le=3_650)
+    pattern_max_experiences: int = Field(default=500, ge=10, le=5_000)
     #: Turns of the same conversation a new turn is embedded and indexed with (0: each turn alone).
     context_turns: int = Field(default=2, ge=0, le=10)
     #: Period boundaries of the grain cascade follow this IANA timezone.

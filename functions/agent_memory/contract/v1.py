@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent_memory.contract.strict import STRICT as _STRICT
+from agent_memory.domain.experience import DEFAULT_CONFIDENCE, MAX_EXPERIENCE_TEXT, Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
     MAX_CONTENT_BYTES,
@@ -28,6 +29,7 @@ from agent_memory.domain.recall import (
     NewMemory,
 )
 from agent_memory.domain.records import (
+    EXPERIENCE_KINDS,
     Link,
     MemoryKind,
     MemoryRecord,
@@ -44,6 +46,7 @@ from agent_memory.domain.summary_jobs import SummarizeRequest, SummaryGrain  # n
 from agent_memory.domain.topic_dictionary import MAX_CANONICAL_TERMS, TopicDictionary
 from agent_memory.domain.types import (
     ConversationId,
+    RunId,
     Score,
     Speaker,
     Tag,
@@ -72,6 +75,9 @@ from agent_memory.contract.v1_recall import (  # noqa: F401
     SearchResponse,
     SearchResult,
 )
+
+#: The fields of a write item that only an experience may have.
+EXPERIENCE_FIELDS = ("context", "outcome", "confidence", "run_id")
 
 
 def _content_bounded(value: str) -> str:
@@ -104,11 +110,44 @@ class WriteItem(BaseModel):
     source: Source | None = None
     links: list[Link] = Field(default_factory=list, max_length=MAX_LINKS)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # An experience (kinds success, failure, insight, pattern): what was happening, what resulted,
+    # how sure the agent is, and the run it came from (patterns are recognised across runs).
+    context: str | None = Field(
+        default=None, max_length=MAX_EXPERIENCE_TEXT, description="An experience's situation."
+    )
+    outcome: str | None = Field(
+        default=None, max_length=MAX_EXPERIENCE_TEXT, description="What an experience resulted in."
+    )
+    confidence: Score | None = Field(
+        default=None, description=f"How sure the agent is of an experience (default {DEFAULT_CONFIDENCE})."
+    )
+    run_id: RunId | None = Field(default=None, description="The run an experience came from.")
 
     @field_validator("content")
     @classmethod
     def _content(cls, value: str) -> str:
         return _content_bounded(value)
+
+    @model_validator(mode="after")
+    def _experience_fields(self) -> WriteItem:
+        given = [f for f in EXPERIENCE_FIELDS if getattr(self, f) is not None]
+        if given and self.kind not in EXPERIENCE_KINDS:
+            kinds = ", ".join(sorted(k.value for k in EXPERIENCE_KINDS))
+            raise ValueError(f"{', '.join(given)} belong to experiences: give 'kind' as one of {kinds}")
+        return self
+
+    def to_new_memory(self) -> NewMemory:
+        """What the write use case takes; an experience's fields become its `Experience`."""
+        data = {k: v for k, v in dict(self).items() if k not in EXPERIENCE_FIELDS}
+        experience = None
+        if self.kind in EXPERIENCE_KINDS:
+            experience = Experience(
+                context=self.context,
+                outcome=self.outcome,
+                run_id=self.run_id,
+                prior=DEFAULT_CONFIDENCE if self.confidence is None else self.confidence,
+            )
+        return NewMemory(**data, experience=experience)
 
     @field_validator("metadata")
     @classmethod
@@ -161,7 +200,7 @@ class WriteRequest(BaseModel):
 
     def to_new_memories(self) -> list[NewMemory]:
         """What the write use case takes: one `NewMemory` per item (either form)."""
-        return [NewMemory(**dict(item)) for item in self.to_items()]
+        return [item.to_new_memory() for item in self.to_items()]
 
     def fingerprint(self, agent_id: str) -> str:
         """What the request asked, as a hash: the agent and the validated body (not its

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from agent_memory.contract.strict import STRICT as _STRICT
+from agent_memory.contract.v1_experience import ExperienceOut
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
     DEFAULT_CONTEXT_TOKENS,
@@ -28,6 +29,7 @@ from agent_memory.domain.limits import (
 )
 from agent_memory.domain.recall import (
     BOTH,
+    DEFAULT_PATTERN_CONFIDENCE,
     DEFAULT_SHARED_SHARE,
     PRIVATE,
     Context,
@@ -119,6 +121,18 @@ class SearchRequest(BaseModel):
         description="What to search: the agent's memory (private), the tenant's shared knowledge "
         "(shared), or both in one ranking (absent: private). Shared passages come only with a query.",
     )
+    min_confidence: Score | None = Field(
+        default=None,
+        description="Only experiences at least this sure (memories without a confidence are left out).",
+    )
+    patterns_first: bool | None = Field(
+        default=None,
+        description="Put patterns at or above pattern_confidence before every other result.",
+    )
+    pattern_confidence: Score | None = Field(
+        default=None,
+        description=f"The confidence a pattern needs to come first (absent: {DEFAULT_PATTERN_CONFIDENCE}).",
+    )
 
     @model_validator(mode="after")
     def _window(self) -> SearchRequest:
@@ -132,7 +146,6 @@ class SearchRequest(BaseModel):
         return replace(
             _window_query(self),
             max_results=self.max_results,
-            kinds=tuple(self.kinds),
             tags=tuple(self.tags),
             min_score=self.min_score,
             ranking=self.ranking.model_dump(exclude_none=True) if self.ranking else {},
@@ -167,6 +180,20 @@ class ContextRequest(BaseModel):
         description=f"With both sources: the share of the budget kept for shared knowledge (absent: "
         f"{DEFAULT_SHARED_SHARE}); the rest is memory's, and what one leaves unused the other may take.",
     )
+    kinds: list[MemoryKind] | None = Field(
+        default=None, max_length=len(MemoryKind), description="Only memories of these kinds."
+    )
+    min_confidence: Score | None = Field(
+        default=None,
+        description="Only experiences at least this sure (memories without a confidence are left out).",
+    )
+    patterns_first: bool | None = Field(
+        default=None, description="Put patterns at or above pattern_confidence first in the block."
+    )
+    pattern_confidence: Score | None = Field(
+        default=None,
+        description=f"The confidence a pattern needs to come first (absent: {DEFAULT_PATTERN_CONFIDENCE}).",
+    )
 
     @model_validator(mode="after")
     def _window(self) -> ContextRequest:
@@ -194,6 +221,12 @@ def _window_query(request: SearchRequest | ContextRequest) -> SearchQuery:
         max_days_ago=request.max_days_ago,
         as_of=request.as_of,
         user_id=request.user_id,
+        kinds=tuple(request.kinds or ()),
+        min_confidence=request.min_confidence,
+        patterns_first=bool(request.patterns_first),
+        pattern_confidence=DEFAULT_PATTERN_CONFIDENCE
+        if request.pattern_confidence is None
+        else request.pattern_confidence,
     )
 
 
@@ -316,6 +349,9 @@ class SearchResult(BaseModel):
         description="Summaries that repeat this result (searching several grains), folded into it: "
         "one fact takes one place however far up the cascade it is quoted.",
     )
+    experience: ExperienceOut | None = Field(
+        default=None, description="An experience's confidence and the evidence it rests on."
+    )
 
     @classmethod
     def of(cls, hit: Found) -> SearchResult:
@@ -370,6 +406,7 @@ class SearchResult(BaseModel):
             metadata=r.metadata,
             tags=r.tags,
             also_in=[AlsoInOut(grain=a.grain, period=a.period, id=a.id) for a in hit.also_in],
+            experience=ExperienceOut.of(r.experience),
         )
 
 

@@ -5,6 +5,9 @@ whole: the writer splits, embeds and stores its passages. Its group is the tenan
 (`knowledge_group_id`), so two versions of one document are stored in the order they were
 accepted while other documents and every agent's writes go on beside them.
 
+A `FeedbackCommand` counts one confirmation, refutation or application of an experience
+(`domain.experience`), on the agent's working-memory group.
+
 A `WriteCommand` carries one fully formed record (without its vector: embedding is the writer's
 job, so the API stays fast and a model outage never fails a write). ``op`` says how the writer
 treats it: ``remember`` is a new working-memory write that may be merged into a near duplicate;
@@ -16,11 +19,13 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
+from agent_memory.domain.experience import MAX_NOTE_CHARS, FeedbackOutcome
+from agent_memory.domain.grains import Grain
 from agent_memory.domain.knowledge import KnowledgeDocument
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.types import UtcDatetime
+from agent_memory.domain.types import AgentId, TenantId, UtcDatetime
 
 #: SQS FIFO's limit on ``MessageGroupId`` (characters, ``[A-Za-z0-9!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~]``).
 MAX_GROUP_ID = 128
@@ -79,19 +84,45 @@ class DocumentCommand(BaseModel):
         return knowledge_group_id(self.document.tenant_id, self.document.doc_id)
 
 
+class FeedbackCommand(BaseModel):
+    """Count one feedback on an experience. It travels the agent's working-memory group, so the
+    writer applies feedback and pattern re-makes of one agent one at a time: two confirmations
+    sent at once both count. ``feedback_id`` makes a redelivery count once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    v: Literal[1] = 1
+    op: Literal["feedback"] = "feedback"
+    feedback_id: str = Field(min_length=1, max_length=64)
+    tenant_id: TenantId
+    agent_id: AgentId
+    record_id: str = Field(min_length=1, max_length=128)
+    outcome: FeedbackOutcome
+    note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
+    actor: str = Field(min_length=1, max_length=256)
+    accepted_at: UtcDatetime
+
+    @property
+    def group_id(self) -> str:
+        return group_id(self.tenant_id, self.agent_id, Grain.WORKING.value)
+
+
 def _op(body: Any) -> str:
     """The command a body is: its ``op`` (a write without one is a ``remember``, as it always was)."""
     op = body.get("op", "remember") if isinstance(body, dict) else getattr(body, "op", "remember")
-    return "document" if op == "document" else "write"
+    return op if op in ("document", "feedback") else "write"
 
 
+AnyCommand = WriteCommand | DocumentCommand | FeedbackCommand
 Command = Annotated[
-    Annotated[WriteCommand, Tag("write")] | Annotated[DocumentCommand, Tag("document")],
+    Annotated[WriteCommand, Tag("write")]
+    | Annotated[DocumentCommand, Tag("document")]
+    | Annotated[FeedbackCommand, Tag("feedback")],
     Discriminator(_op),
 ]
-_COMMAND: TypeAdapter[WriteCommand | DocumentCommand] = TypeAdapter(Command)
+_COMMAND: TypeAdapter[AnyCommand] = TypeAdapter(Command)
 
 
-def parse_command(body: str) -> WriteCommand | DocumentCommand:
+def parse_command(body: str) -> AnyCommand:
     """A queue message's body as its command, or `pydantic.ValidationError` (a poison message)."""
     return _COMMAND.validate_json(body)

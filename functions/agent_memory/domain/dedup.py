@@ -118,9 +118,15 @@ def _days(record: MemoryRecord, timezone: str) -> set[date]:
 
 
 def may_merge(existing: MemoryRecord, new: MemoryRecord, scope: DedupScope, timezone: str) -> bool:
-    """Everything but the wording: owner, day, speaker, kind and particulars all agree."""
+    """Everything but the wording: owner, day, speaker, kind and particulars all agree.
+
+    Never two experiences: each outcome is its own piece of evidence (a finding seen again in
+    the next run is what makes a pattern), so merging them would erase what was learned.
+    """
     return (
-        existing.grain is new.grain
+        existing.experience is None
+        and new.experience is None
+        and existing.grain is new.grain
         and existing.kind is new.kind
         and existing.role == new.role
         and existing.speaker == new.speaker

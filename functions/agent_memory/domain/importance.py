@@ -51,6 +51,11 @@ KIND_BASE: dict[MemoryKind, float] = {
     MemoryKind.NOTE: 0.45,
     MemoryKind.CONVERSATION: 0.3,
     MemoryKind.SUMMARY: 0.45,
+    # What an agent learned from an outcome is what it should find first when it acts again.
+    MemoryKind.PATTERN: 0.7,
+    MemoryKind.FAILURE: 0.6,
+    MemoryKind.INSIGHT: 0.6,
+    MemoryKind.SUCCESS: 0.55,
 }
 
 SCAN_CHARS = 2_048

@@ -60,6 +60,7 @@ DEFAULT_TTL_DAYS: Final[dict[MemoryKind, int | None]] = {
     MemoryKind.TASK: 30,
     MemoryKind.DECISION: 90,
     MemoryKind.ERROR: 14,
+    # Experiences are what an agent learns from: kept until retention, like facts.
 }
 
 #: Importance decays by this factor per week without a retrieval; below `DECAY_FLOOR` a

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.knowledge import Passage
 from agent_memory.domain.limits import DEFAULT_RESULTS
@@ -45,6 +46,12 @@ class NewMemory:
     source: Source | None = None
     links: Sequence[Link] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: An experience's learning part (kinds in `records.EXPERIENCE_KINDS`), else None.
+    experience: Experience | None = None
+
+
+#: The confidence a pattern needs to come first when a search asks for patterns first.
+DEFAULT_PATTERN_CONFIDENCE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +76,12 @@ class SearchQuery:
     #: narrow both (a passage has its document's tags); a passage is found while its document
     #: is valid on ``as_of``.
     sources: frozenset[SourceTag] = PRIVATE
+    #: Only experiences at least this sure (`domain.experience`); memories without one never pass.
+    min_confidence: float | None = None
+    #: Patterns at or above ``pattern_confidence`` before every other result (acting on what was
+    #: learned before looking at the rest).
+    patterns_first: bool = False
+    pattern_confidence: float = DEFAULT_PATTERN_CONFIDENCE
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
     MAX_CONTEXT_CHARS,
@@ -35,6 +36,19 @@ class MemoryKind(StrEnum):
     ERROR = "error"
     NOTE = "note"
     SUMMARY = "summary"
+    #: Experiences (`domain.experience`): outcomes with a confidence, and patterns across them.
+    SUCCESS = "success"
+    FAILURE = "failure"
+    INSIGHT = "insight"
+    PATTERN = "pattern"
+
+
+#: The kinds of an experience: a memory with a confidence that feedback moves.
+EXPERIENCE_KINDS: frozenset[MemoryKind] = frozenset(
+    {MemoryKind.SUCCESS, MemoryKind.FAILURE, MemoryKind.INSIGHT, MemoryKind.PATTERN}
+)
+#: The kinds a pattern is recognised from (a pattern is never a member of another).
+MEMBER_KINDS: tuple[MemoryKind, ...] = (MemoryKind.SUCCESS, MemoryKind.FAILURE, MemoryKind.INSIGHT)
 
 
 class Source(BaseModel):
@@ -154,6 +168,8 @@ class MemoryRecord(BaseModel):
     #: first occurrence and ``last_seen_at`` is the latest (None: never merged).
     merged_from: list[MergedWrite] = Field(default_factory=list)
     last_seen_at: UtcDatetime | None = None
+    #: What an experience learned and how sure it is (`domain.experience`); None for other kinds.
+    experience: Experience | None = None
     #: A summary's end users: everyone whose words it folds, however far down (empty for working
     #: memory, whose end user is ``user_id``). Erasing a user re-makes every summary naming them.
     user_ids: list[UserId] = Field(default_factory=list)

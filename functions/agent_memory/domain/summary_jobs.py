@@ -78,6 +78,15 @@ class DispatchEvent(SummarizeRequest):
     scheduled_time: UtcDatetime | None = None
 
 
+class PatternDispatchEvent(BaseModel):
+    """The pattern schedule's event: ``{"job": "patterns", "scheduled_time": ...}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job: Literal["patterns"]
+    scheduled_time: UtcDatetime | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class DispatchReport:
     """What one dispatch queued: a job per agent with anything to fold, for each period."""

@@ -21,6 +21,8 @@ TenantId = Annotated[str, StringConstraints(pattern=_ID, max_length=128)]
 AgentId = Annotated[str, StringConstraints(pattern=_ID, max_length=128)]
 UserId = Annotated[str, StringConstraints(pattern=_ID, max_length=128)]
 ConversationId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")]
+#: A run of an agent's task (experiences of one run count once toward a pattern's runs).
+RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")]
 #: Record ids are made by the service: a prefix and a base32 digest (see `domain.ids`).
 MemoryId = Annotated[str, StringConstraints(pattern=r"^[a-z]{1,8}_[a-z2-7]{16,64}$")]
 

@@ -1,7 +1,7 @@
 """Operator actions of a tenant's admin (admin scope, checked by the API's guard before any route
 runs): summarize periods now, run retention now, both for the caller's tenant only: an admin key
 never starts work on, nor learns counts of, another tenant's memory. The schedules run them for
-every tenant. And read grants: which other agents may read an agent's memory."""
+every tenant; recognise patterns now. And read grants: which other agents may read an agent's memory."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from agent_memory.contract.v1 import (
     SummarizeRequest,
     SummarizeResponse,
 )
+from agent_memory.contract.v1_experience import PatternRunRequest, PatternRunResponse
 from agent_memory.contract.v1_grants import ReadersResponse, ReadGrantResponse
 from agent_memory.domain.caller import ADMIN_SCOPE
+from agent_memory.domain.patterns import PatternReport
 from agent_memory.domain.types import AgentId
 from agent_memory.handlers.route_support import AgentPath, caller_of, json_response
 
@@ -50,6 +52,21 @@ def admin_retention() -> Response[RetentionRunResponse]:
         return json_response(202, RetentionRunResponse(status="started"))
     report = RetentionResponse.model_validate(container.retention_service().run([tenant]).as_dict())
     return json_response(202, RetentionRunResponse(status="done", report=report))
+
+
+@router.post("/v1/admin/patterns", status_code=202)
+def admin_patterns(body: PatternRunRequest) -> Response[PatternRunResponse]:
+    """Recognise patterns now (admin scope): for one agent (``agent_id``) or every agent of the
+    caller's tenant with memory in the pattern window, one job each on the job queue, as the
+    daily schedule does; 202 with how many. Jobs are idempotent: a run beside the scheduled one
+    changes nothing it would not."""
+    caller = caller_of(router, scope=ADMIN_SCOPE)
+    dispatch = container.api_services().pattern_dispatch
+    if body.agent_id is not None:
+        queued = dispatch.queue_agent(caller.tenant_id, body.agent_id, "admin")
+    else:
+        queued = dispatch.dispatch(tenant_id=caller.tenant_id)
+    return json_response(202, PatternRunResponse.of(PatternReport(queued=queued)))
 
 
 @router.put("/v1/admin/agents/<agent_id>/readers/<reader_id>")

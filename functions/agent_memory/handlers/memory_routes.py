@@ -24,6 +24,7 @@ from agent_memory.contract.v1 import (
     WriteRequest,
     WriteResponse,
 )
+from agent_memory.contract.v1_experience import FeedbackRequest, FeedbackResponse
 from agent_memory.domain.caller import FORGET_SCOPE, WRITE_SCOPE
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.types import MemoryId, UserId
@@ -63,6 +64,19 @@ def get_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryOut
     return json_response(
         200, MemoryOut.of(container.api_services().memories.get(caller.tenant_id, agent_id, memory_id))
     )
+
+
+@router.post("/v1/agents/<agent_id>/memories/<memory_id>/feedback", status_code=202)
+def memory_feedback(
+    agent_id: AgentPath, memory_id: MemoryPath, body: FeedbackRequest
+) -> Response[FeedbackResponse]:
+    """Report what happened when the agent used an experience: its confidence moves by the rule
+    in docs/api.md (counted by the writer in order with the agent's writes; in the audit trail)."""
+    caller = caller_of(router, agent_id, WRITE_SCOPE)
+    feedback_id = container.api_services().feedback.accept(
+        caller, agent_id, memory_id, body.outcome, body.note
+    )
+    return json_response(202, FeedbackResponse(id=memory_id, feedback_id=feedback_id, outcome=body.outcome))
 
 
 @router.get("/v1/agents/<agent_id>/memories")

@@ -1,4 +1,5 @@
-"""The cascade's worker: consumes summarize jobs from the SQS standard queue.
+"""The cascade's worker: consumes summarize jobs (and pattern-recognition jobs,
+``{"job": "patterns"}``) from the SQS standard queue.
 
 Powertools' `BatchProcessor` reports each failed job as a batch item failure, so only that job
 comes back (after the queue's visibility timeout) while the rest of the batch is done; the
@@ -8,6 +9,7 @@ idempotent: redelivered, it finds its summary current and does nothing.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -16,6 +18,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
+from agent_memory.domain.patterns import PatternJob
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import logger, metrics, tracer
 
@@ -23,7 +26,13 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 
 def record_handler(record: SQSRecord) -> str:
-    job = SummarizeJob.model_validate_json(record.body)
+    body = json.loads(record.body)
+    if isinstance(body, dict) and body.get("job") == "patterns":
+        patterns = PatternJob.model_validate(body)
+        logger.append_keys(job=patterns.key)
+        report = container.pattern_service().run(patterns)
+        return f"patterns: {report.made} made, {report.refreshed} refreshed, {report.dropped} dropped"
+    job = SummarizeJob.model_validate(body)
     logger.append_keys(job=job.key)
     return container.summarize_service().run(job).outcome.value
 

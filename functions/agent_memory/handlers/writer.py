@@ -5,7 +5,8 @@ Powertools' `SqsFifoPartialProcessor` reports failed records as batch item failu
 writes in the same batch still land and order within a group is kept. A poison message (a body
 that can never parse) is moved to the DLQ by the service with its reason and counts as handled,
 so it never blocks its group. A document of a tenant's shared knowledge travels the same queue
-(its own group per document) and is stored by the knowledge writer.
+(its own group per document) and is stored by the knowledge writer; feedback on an experience
+travels its agent's working-memory group and is counted by the feedback applier.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         item = by_id[record.message_id]
         if item.document is not None:
             return container.knowledge_writer().apply(item.document).value
+        if item.feedback is not None:
+            return container.feedback_applier().apply(item.feedback).value
         if item.command is None:
             return writer.dead_letter(_message(record), item.poison_reason or "invalid").value
         return writer.apply(item.command, item.vector).value

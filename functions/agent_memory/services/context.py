@@ -35,9 +35,11 @@ from agent_memory.domain.recall import (
     ContextQuery,
     Found,
     Hit,
+    SearchQuery,
     SourceBudget,
     SourceTag,
 )
+from agent_memory.domain.records import MemoryKind
 from agent_memory.ports import Searcher
 
 #: A cut line shorter than this is not worth its date tag: packing stops instead.
@@ -68,6 +70,12 @@ def context_line(hit: Found) -> str:
         return f"[{hit.passage.citation} · shared] {hit.passage.text.strip()}"
     record = hit.record
     label = record.time_key or record.occurred_at.date().isoformat()
+    if record.experience is not None:  # what it is and how sure: an agent weighs it by that
+        e = record.experience
+        return (
+            f"[{label} · {record.kind.value} · confidence {e.confidence:.2f}, "
+            f"{e.confirmations} confirmed, {e.refutations} refuted] {record.content.strip()}"
+        )
     return f"[{label} · {record.grain.value}] {record.content.strip()}"
 
 
@@ -171,11 +179,14 @@ class ContextService:
         for pack in chosen:  # then the next line of each, cut to what is left
             pack.fill(cut=True)
         shared = packs["shared"].lines if "shared" in sources else []
+        mine = packs["private"].lines if "private" in sources else []
+        # patterns asked first lead the block in their ranking; the rest reads in time order
+        first = [p for p in mine if _leads(request.search, p.hit)]
         private = sorted(
-            packs["private"].lines if "private" in sources else [],
+            (p for p in mine if not _leads(request.search, p.hit)),
             key=lambda p: (p.hit.record.occurred_at, _GRAIN_ORDER[p.hit.record.grain], p.hit.id),  # type: ignore[union-attr]
         )
-        packed = [*shared, *private]
+        packed = [*first, *shared, *private]
         budgets = [p.summary() for p in chosen]
         return Context(
             text="\n".join(p.line for p in packed),
@@ -185,6 +196,14 @@ class ContextService:
             dropped=sum(b.dropped for b in budgets),
             sources=budgets,
         )
+
+
+def _leads(search: SearchQuery, found: Found) -> bool:
+    """Whether a line is a pattern the search put first (`SearchService._patterns_first`)."""
+    if not search.patterns_first or not isinstance(found, Hit) or found.record.experience is None:
+        return False
+    floor = max(search.pattern_confidence, search.min_confidence or 0.0)
+    return found.record.kind is MemoryKind.PATTERN and found.record.experience.confidence >= floor
 
 
 #: Coarser grains first within one instant: a summary reads as the frame for the detail after it.

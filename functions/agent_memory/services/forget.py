@@ -9,7 +9,9 @@ every stale summary below it first (the cascade heals missing children), so the 
 
 The walk stops at the first summary that does not exist (nothing above it was made through it)
 or that was forgotten itself (it is never re-made, and its parent was re-made without it when it
-was forgotten). Every step is in the audit trail: the forget or erase of the record (with the
+was forgotten). A recognised pattern made from a forgotten experience is marked stale the same
+way and its agent's pattern job queued (`services.pattern_recognition`), which re-makes it from the members
+left or drops it. Every step is in the audit trail: the forget or erase of the record (with the
 summaries it made stale), each stale mark, and later each re-make or deletion of a summary.
 """
 
@@ -21,7 +23,8 @@ from datetime import datetime
 from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.patterns import PatternJob, is_recognised_pattern
+from agent_memory.domain.records import MEMBER_KINDS, MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -30,6 +33,8 @@ from agent_memory.services.staleness import is_stale, made_from
 
 #: Records read per round of an erasure (each round forgets what it read).
 ERASE_PAGE = 500
+#: The most recognised patterns of an agent a forget looks through.
+MAX_PATTERNS = 1_000
 
 
 @dataclass
@@ -49,6 +54,10 @@ class _Walk:
     marked: set[str] = field(default_factory=set)
     tops: dict[str, tuple[Grain, str]] = field(default_factory=dict)
     result: ForgetResult = field(default_factory=ForgetResult)
+    #: The agent's recognised patterns (read once, on the first forgotten experience) and those
+    #: this operation marked stale.
+    patterns: list[MemoryRecord] | None = None
+    stale_patterns: list[str] = field(default_factory=list)
 
     def event(
         self, tenant_id: str, agent_id: str, record_id: str, action: str, detail: dict[str, object]
@@ -133,6 +142,8 @@ class ForgetService:
         )
         if not self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event):
             return False
+        if record.kind in MEMBER_KINDS:
+            self._mark_patterns(record, walk)
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True
@@ -185,6 +196,30 @@ class ForgetService:
             step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
         return marked
 
+    def _mark_patterns(self, record: MemoryRecord, walk: _Walk) -> None:
+        """Hide every recognised pattern made from ``record`` until its job re-makes it."""
+        if walk.patterns is None:
+            found = self._store.search(
+                StoreQuery(
+                    tenant_id=record.tenant_id,
+                    agent_id=record.agent_id,
+                    now=walk.now,
+                    grains=(Grain.WORKING,),
+                    kinds=(MemoryKind.PATTERN,),
+                    limit=MAX_PATTERNS,
+                )
+            )
+            walk.patterns = [c.record for c in found if is_recognised_pattern(c.record)]
+        for pattern in walk.patterns:
+            if record.id not in pattern.source_ids or pattern.id in walk.stale_patterns:
+                continue
+            event = walk.event(
+                pattern.tenant_id, pattern.agent_id, pattern.id, AuditAction.STALE, {"because": record.id}
+            )
+            if self._store.mark_stale(pattern.tenant_id, pattern.agent_id, pattern.id, event):
+                walk.stale_patterns.append(pattern.id)
+                walk.result.stale_summaries.append(pattern.id)
+
     def _parent_of(self, record: MemoryRecord) -> tuple[Grain, str] | None:
         """The summary a record is folded into: its local day's, or its period's parent."""
         if record.grain is Grain.WORKING:
@@ -203,6 +238,11 @@ class ForgetService:
             )
             for grain, key in walk.tops.values()
         ]
+        if walk.stale_patterns:
+            job = PatternJob(
+                tenant_id=tenant_id, agent_id=agent_id, reason="forget", stale=walk.stale_patterns
+            )
+            jobs.append(Job(key=job.key, body=job.model_dump_json()))
         if jobs:
             self._jobs.send(jobs)
             metrics.add_metric(

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from agent_memory.domain.folding import fold_summaries
 from agent_memory.domain.recall import Found, Hit, SearchQuery, SharedHit
+from agent_memory.domain.records import MemoryKind
 from agent_memory.domain.scoring import RankingWeights, relevance, score
 from agent_memory.domain.timehints import TimeHint, time_hints
 from agent_memory.domain.types import shifted
@@ -139,6 +140,7 @@ class SearchService:
             kinds=tuple(request.kinds),
             tags=tuple(request.tags),
             user_id=request.user_id,
+            min_confidence=request.min_confidence,
             limit=max(MIN_CANDIDATES, request.max_results * CANDIDATE_FACTOR),
         )
         candidates = self._store.search(store_query)
@@ -199,6 +201,36 @@ class SearchService:
             )
         return hits
 
+    def _patterns_first(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        request: SearchQuery,
+        now: datetime,
+        as_of: datetime,
+        vector: Vector | None,
+        text: str | None,
+        ranked: list[Found],
+    ) -> list[Found]:
+        """The agent's patterns sure enough (``pattern_confidence``, and ``min_confidence`` if
+        higher), best first, then the rest of ``ranked`` without them. Patterns are looked for
+        on their own, so one that ranked below the list's cut still comes first; the filters
+        of the search (window, kinds, tags, user) hold for them too."""
+        if request.kinds and MemoryKind.PATTERN not in request.kinds:
+            return ranked
+        floor = max(request.pattern_confidence, request.min_confidence or 0.0)
+        own = replace(request, kinds=(MemoryKind.PATTERN,), min_confidence=floor)
+        weights = self._weights.with_overrides(request.ranking)
+        patterns = self._private(tenant_id, agent_id, own, now, as_of, vector, text, weights, [], {})
+        if request.min_score is not None:
+            patterns = [p for p in patterns if p.score >= request.min_score]
+        if request.query is not None:
+            patterns.sort(key=lambda x: (-x.score, x.id))
+        else:
+            patterns.sort(key=_newest_first, reverse=True)
+        first = {p.id for p in patterns}
+        return [*patterns, *(r for r in ranked if r.id not in first)]
+
     def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Found]:
         """The hits, best first (newest first without a query), at most ``max_results``."""
         started = time.perf_counter()
@@ -229,6 +261,8 @@ class SearchService:
             results = [r for r in results if r.score >= request.min_score]
         if request.grain is None:  # several grains: a fact quoted up the cascade takes one place
             results = _fold(results)
+        if request.patterns_first and "private" in request.sources:
+            results = self._patterns_first(tenant_id, agent_id, request, now, as_of, vector, text, results)
         results = results[: request.max_results]
         private = [r.id for r in results if isinstance(r, Hit)]
         shared = [r.passage.doc_id for r in results if isinstance(r, SharedHit)]

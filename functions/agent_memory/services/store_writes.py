@@ -17,7 +17,7 @@ import numpy.typing as npt
 from pydantic import ValidationError
 
 from agent_memory.domain.cascade import local_date, local_midnight
-from agent_memory.domain.commands import DocumentCommand, WriteCommand, parse_command
+from agent_memory.domain.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
 from agent_memory.domain.contextual import context_text, dedup_text, self_text
 from agent_memory.domain.dedup import DedupScope, may_merge
 from agent_memory.domain.grains import Grain
@@ -52,12 +52,14 @@ class WriteOutcome(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """A message parsed (or found to be poison) and, when the batch embedding worked, embedded.
-    A document of the tenant's knowledge (``document``) is stored by `KnowledgeWriter`."""
+    A document of the tenant's knowledge (``document``) is stored by `KnowledgeWriter`, a
+    feedback on an experience (``feedback``) counted by `services.feedback.FeedbackApplier`."""
 
     command: WriteCommand | None
     vector: Vector | None = None
     poison_reason: str | None = None
     document: DocumentCommand | None = None
+    feedback: FeedbackCommand | None = None
 
 
 def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -106,6 +108,8 @@ class WriterService:
                 continue
             if isinstance(command, DocumentCommand):
                 parsed.append(Prepared(command=None, document=command))
+            elif isinstance(command, FeedbackCommand):
+                parsed.append(Prepared(command=None, feedback=command))
             else:
                 parsed.append(Prepared(command=command))
         commands = [p.command for p in parsed if p.command is not None]
@@ -201,18 +205,24 @@ class WriterService:
         return cosine > self._threshold
 
     def _upsert(self, record: MemoryRecord, vector: Vector) -> WriteOutcome:
-        """Store a summary version, unless it was forgotten or marked stale after it was made.
+        """Store a summary (or pattern) version, unless it was forgotten or marked stale after
+        it was made.
 
         A re-make reads its children, then its write waits in the queue; a forget in between
         marks the stored summary stale (or forgets it) at a later instant than the version was
         made. Storing that version would bring the forgotten fact back, so it is dropped: the
-        forget queued a re-make of its own.
+        forget queued a re-make of its own. A pattern re-made keeps the feedback counted on
+        the stored version (counted here too, in this group's order, so none is lost).
         """
         stored = self._store.get(record.tenant_id, record.agent_id, record.id)
         if stored is not None and stored.deleted_at is not None and stored.deleted_at > record.updated_at:
             metrics.add_metric(name="UpsertsSuperseded", unit=MetricUnit.Count, value=1)
             logger.info("summary version superseded by a later forget", extra={"record_id": record.id})
             return WriteOutcome.SUPERSEDED
+        if stored is not None and stored.experience is not None and record.experience is not None:
+            counts = stored.experience.model_dump(include={"confirmations", "refutations", "applications"})
+            experience = record.experience.model_validate({**record.experience.model_dump(), **counts})
+            record = record.model_copy(update={"experience": experience})
         self._store.put([StoredRecord(record, vector)])
         return WriteOutcome.UPSERTED
 

@@ -19,11 +19,12 @@ from datetime import datetime, timedelta
 
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, memory_id
 from agent_memory.domain.importance import score_importance
 from agent_memory.domain.recall import NewMemory
-from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
+from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind, MemoryRecord, normalise_topic
 from agent_memory.domain.topic_dictionary import TopicDictionary
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -125,6 +126,7 @@ class WriteService:
             source=item.source,
             links=list(item.links),
             metadata=dict(item.metadata),
+            experience=(item.experience or Experience()) if kind in EXPERIENCE_KINDS else None,
             content_hash=content_hash(item.content),
             created_at=now,
             updated_at=now,

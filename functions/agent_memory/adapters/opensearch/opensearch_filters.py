@@ -91,6 +91,8 @@ def query_filters(query: StoreQuery) -> list[dict[str, Any]]:
         filters.append({"range": {"span_end": {"gte": ts(query.start)}}})
     if query.kinds:
         filters.append({"terms": {"kind": [MemoryKind(k).value for k in query.kinds]}})
+    if query.min_confidence is not None:  # only experiences have one: the rest never pass
+        filters.append({"range": {"experience.confidence": {"gte": float(query.min_confidence)}}})
     if query.tags:
         filters.append({"terms": {"tags": list(query.tags)}})  # any of the tags
     if query.user_id is not None:

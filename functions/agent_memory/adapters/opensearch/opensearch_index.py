@@ -55,8 +55,9 @@ Engine = Literal["faiss", "lucene"]
 
 #: Bump when the mapping changes; the index name carries it (``{alias}-v{N}``). 2: ``speaker``
 #: and ``context`` fields, and the English analyzer on every text field. 3: ``last_seen_at`` and
-#: ``merged_from`` (what a merged record absorbed), ``user_ids`` (a summary's end users).
-SCHEMA_VERSION = 3
+#: ``merged_from`` (what a merged record absorbed), ``user_ids`` (a summary's end users). 4:
+#: ``experience`` (an outcome's context, result, run and confidence).
+SCHEMA_VERSION = 4
 EVENTS_SCHEMA_VERSION = 1
 #: The knowledge index's own version (``{alias}-knowledge-v{N}``): it changes apart from records.
 KNOWLEDGE_SCHEMA_VERSION = 1
@@ -227,6 +228,22 @@ def records_index_body(
             "user_ids": _KEYWORD,
             # What a merged record absorbed: read back with the record, never searched.
             "merged_from": {"type": "object", "enabled": False},
+            # An experience: its confidence and run are filtered on; its texts are read back.
+            "experience": {
+                "properties": {
+                    "confidence": {"type": "float"},
+                    "run_id": _KEYWORD,
+                    "context": _TEXT,
+                    "outcome": _TEXT,
+                    "prior": {"type": "float", "index": False},
+                    "prior_weight": {"type": "float", "index": False},
+                    "confirmations": {"type": "integer"},
+                    "refutations": {"type": "integer"},
+                    "applications": {"type": "integer"},
+                    "members": {"type": "integer"},
+                    "runs": {"type": "integer"},
+                }
+            },
             VECTOR_FIELD: vector_field(dimension, engine),
         },
     }

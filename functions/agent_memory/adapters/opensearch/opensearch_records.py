@@ -48,10 +48,12 @@ from agent_memory.adapters.opensearch.opensearch_queries import (
 from agent_memory.adapters.opensearch.opensearch_responses import aggregation, hits_of, item_failures
 from agent_memory.adapters.opensearch.opensearch_scripts import (
     ACCESS_SCRIPT,
+    EXPERIENCE_SCRIPT,
     SOFT_DELETE_SCRIPT,
     STALE_SCRIPT,
     record_script_body,
 )
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ValidationFailedError
@@ -130,6 +132,33 @@ class OpenSearchRecords(OpenSearchBase):
         self._write_audit([event])
         return True
 
+    def set_experience(
+        self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
+    ) -> bool:
+        """A scripted ``_update`` that changes only ``experience`` and ``updated_at`` (a forget
+        racing it wins: the script does nothing to a forgotten record); on Serverless a re-index
+        of the document read back. Then the audit event."""
+        data = experience.model_dump(mode="json")
+        if self.serverless:
+            _id = doc_id(tenant_id, agent_id, record_id)
+            source = self._own_document(tenant_id, agent_id, _id, "recording feedback")
+            if source is None or not to_record(source).is_live(event.at):
+                return False
+            source = {
+                **source,
+                "experience": data,
+                "updated_at": max(str(source["updated_at"]), ts(event.at)),
+            }
+            action = self._action("index", self.alias, _id, tenant_id, agent_id)
+            self._bulk_checked([action, source], "recording feedback")
+        else:
+            body = record_script_body(EXPERIENCE_SCRIPT, tenant_id, agent_id, event.at)
+            body["script"]["params"]["experience"] = data
+            if not self._scripted_update(tenant_id, agent_id, record_id, body, "recording feedback"):
+                return False
+        self._write_audit([event])
+        return True
+
     def _stale_by_reindex(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
         _id = doc_id(tenant_id, agent_id, record_id)
         source = self._own_document(tenant_id, agent_id, _id, "marking a summary stale")
@@ -155,10 +184,23 @@ class OpenSearchRecords(OpenSearchBase):
         ``noop_counts``: a ``noop`` answer (nothing to change) still counts as done.
         """
         body = record_script_body(script, tenant_id, agent_id, at)
+        return self._scripted_update(tenant_id, agent_id, record_id, body, "forgetting a record", noop_counts)
+
+    def _scripted_update(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        record_id: str,
+        body: dict[str, Any],
+        what: str,
+        noop_counts: bool = False,
+    ) -> bool:
+        """One ``_update`` of a record by script: True when it changed it (or, ``noop_counts``,
+        when the script found nothing to change); False when there is no such document."""
         params: dict[str, Any] = {**self._route(tenant_id, agent_id), "retry_on_conflict": 3}
         if self._refresh:
             params["refresh"] = self._refresh
-        with os_errors("forgetting a record", self.alias):
+        with os_errors(what, self.alias):
             try:
                 response = self._client.update(
                     index=self.alias, id=doc_id(tenant_id, agent_id, record_id), body=body, params=params

@@ -29,6 +29,14 @@ STALE_SCRIPT = (
     "else if (s.deleted_at == null || s.deleted_at.compareTo(params.at) < 0) { s.deleted_at = params.at; } "
     "else { ctx.op = 'noop'; }"
 )
+#: Replace a live record's experience (feedback); a forgotten or expired record is left as it is.
+EXPERIENCE_SCRIPT = (
+    "def s = ctx._source; "
+    "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id || s.deleted_at != null "
+    "|| (s.expires_at != null && s.expires_at.compareTo(params.at) <= 0)) { ctx.op = 'noop'; } "
+    "else { s.experience = params.experience; "
+    "if (s.updated_at == null || s.updated_at.compareTo(params.at) < 0) { s.updated_at = params.at; } }"
+)
 #: Count one search on the agent's day document (made by the first search of the day): the
 #: events index holds counts only, in ``detail`` (stored, not indexed), never the query.
 SEARCH_COUNT_SCRIPT = (

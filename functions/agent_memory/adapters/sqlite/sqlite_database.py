@@ -89,6 +89,9 @@ class SqliteDatabase(ConnectionPerThread):
                 conn.execute("ALTER TABLE records ADD COLUMN last_seen_at INTEGER")
             if record_columns and "user_ids" not in record_columns:  # a file made before summaries' users
                 conn.execute("ALTER TABLE records ADD COLUMN user_ids TEXT NOT NULL DEFAULT '[]'")
+            if record_columns and "experience" not in record_columns:  # a file made before experiences
+                conn.execute("ALTER TABLE records ADD COLUMN experience TEXT")
+                conn.execute("ALTER TABLE records ADD COLUMN confidence REAL")
             if migrate_to_v2:
                 drop_v1_text_index(conn)
             for statement in split_sql(SCHEMA):

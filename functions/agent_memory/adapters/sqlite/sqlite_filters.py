@@ -148,6 +148,9 @@ def query_filter(query: StoreQuery) -> tuple[str, list[Any]]:
     if query.kinds:
         where += f" AND r.kind IN ({', '.join('?' * len(query.kinds))})"
         params += [MemoryKind(k).value for k in query.kinds]
+    if query.min_confidence is not None:  # only experiences have one: the rest never pass
+        where += " AND r.confidence >= ?"
+        params.append(float(query.min_confidence))
     if query.tags:
         marks = ", ".join("?" * len(query.tags))
         where += f" AND EXISTS (SELECT 1 FROM json_each(r.tags) WHERE value IN ({marks}))"

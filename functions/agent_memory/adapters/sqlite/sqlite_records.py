@@ -29,10 +29,12 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
     RECORD_FIELDS,
     UPSERT,
     from_us,
+    json_text,
     record_row,
     row_to_record,
     to_us,
 )
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import DependencyError, ValidationFailedError
@@ -91,6 +93,32 @@ class SqliteRecords(SqliteStorePart):
                 "UPDATE records SET deleted_at = max(coalesce(deleted_at, 0), ?) "
                 "WHERE tenant_id = ? AND agent_id = ? AND id = ?",
                 (at, tenant_id, agent_id, record_id),
+            )
+            if cursor.rowcount == 0:
+                return False
+            insert_audit(conn, [event])
+        return True
+
+    def set_experience(
+        self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
+    ) -> bool:
+        """One guarded UPDATE and the event in one transaction; the vector and its generation
+        are untouched (the text that was embedded did not change)."""
+        at = to_us(event.at)
+        with self._db.transaction(write=True) as conn:
+            cursor = conn.execute(
+                "UPDATE records SET experience = ?, confidence = ?, updated_at = max(updated_at, ?) "
+                "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
+                "AND (expires_at IS NULL OR expires_at > ?)",
+                (
+                    json_text(experience.model_dump(mode="json")),
+                    experience.confidence,
+                    at,
+                    tenant_id,
+                    agent_id,
+                    record_id,
+                    at,
+                ),
             )
             if cursor.rowcount == 0:
                 return False

@@ -34,15 +34,18 @@ RECORD_COLUMNS = (
     "kind", "role", "conversation_id", "content", "topic", "topic_raw", "importance", "tags", "source",
     "links", "metadata", "source_ids", "content_hash", "access_count", "last_accessed_at", "created_at",
     "updated_at", "occurred_at", "expires_at", "deleted_at", "speaker", "context", "merged_from",
-    "last_seen_at", "user_ids",
+    "last_seen_at", "user_ids", "experience",
 )
 _DATETIME_COLUMNS = frozenset({
     "period_start", "period_end", "last_accessed_at", "created_at", "updated_at", "occurred_at",
     "expires_at", "deleted_at", "last_seen_at",
 })
 # fmt: on
-_JSON_COLUMNS = frozenset({"tags", "source", "links", "metadata", "source_ids", "merged_from", "user_ids"})
-_WRITE_COLUMNS = (*RECORD_COLUMNS, "span_start", "span_end", "vector", "vgen")
+_JSON_COLUMNS = frozenset(
+    {"tags", "source", "links", "metadata", "source_ids", "merged_from", "user_ids", "experience"}
+)
+#: ``confidence`` is an experience's, copied out of its JSON so a filter on it is a column test.
+_WRITE_COLUMNS = (*RECORD_COLUMNS, "span_start", "span_end", "confidence", "vector", "vgen")
 RECORD_FIELDS = ", ".join(f"r.{c}" for c in RECORD_COLUMNS)
 NEWEST_FIRST = "ORDER BY r.occurred_at DESC, r.id DESC"
 UPSERT = (
@@ -135,8 +138,10 @@ def record_row(record: MemoryRecord, vector: npt.NDArray[np.float32]) -> tuple[A
         json_text([m.model_dump(mode="json") for m in record.merged_from]),
         opt_us(record.last_seen_at),
         json_text(record.user_ids),
+        None if record.experience is None else json_text(record.experience.model_dump(mode="json")),
         span_start,
         span_end,
+        None if record.experience is None else record.experience.confidence,
         vector.tobytes(),
         # the tenant and agent of UPSERT's vgen subquery
         record.tenant_id,

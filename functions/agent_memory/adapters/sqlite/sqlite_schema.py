@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS records (
     merged_from TEXT NOT NULL DEFAULT '[]',
     last_seen_at INTEGER,
     user_ids TEXT NOT NULL DEFAULT '[]',
+    -- An experience's learning part (JSON) and its confidence (for the filter); NULL otherwise.
+    experience TEXT,
+    confidence REAL,
     span_start INTEGER NOT NULL,
     span_end INTEGER NOT NULL,
     vector BLOB NOT NULL,

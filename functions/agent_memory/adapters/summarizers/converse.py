@@ -122,7 +122,7 @@ class BedrockSummarizer:
         """The ``converse`` parameters for one summary (public: tests and cost estimates read it)."""
         return {
             "modelId": self._model_id,
-            "system": [{"text": system_prompt(Grain(summary.grain))}],
+            "system": [{"text": system_prompt(Grain(summary.grain), summary.purpose)}],
             "messages": [
                 {
                     "role": "user",

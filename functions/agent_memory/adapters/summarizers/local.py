@@ -184,6 +184,9 @@ class LocalExtractiveSummarizer:
         return max(b.chars for b in self._budgets.values())
 
     def summarize(self, request: SummaryRequest) -> SummaryText:
+        if request.purpose == "pattern":  # no model to generalise: the most typical member says it
+            first = request.children[0].text.strip() if request.children else ""
+            return SummaryText(text=first, model_id=self.model_id, prompt_version=self.prompt_version)
         budget = self._budgets[Grain(request.grain)]
         sentences = sentences_of(request.children)
         kept = self._select(sentences, budget)

@@ -84,7 +84,19 @@ PART = (
 )
 
 
-def system_prompt(grain: Grain) -> str:
+PATTERN_SYSTEM = """You keep the long-term memory of an AI agent that runs the same kind of task \
+again and again. You receive experiences from several runs that say the same thing, the most \
+typical first, each with its run or date.
+
+Write the pattern they share as one or two plain sentences the agent can act on next time: what \
+keeps happening, in which situation, and what to do about it. Keep names, numbers and file or \
+system names exactly as the experiences give them. Say only what the experiences support. No \
+preamble, no bullet characters."""
+
+
+def system_prompt(grain: Grain, purpose: str = "period") -> str:
+    if purpose == "pattern":
+        return PATTERN_SYSTEM
     template = TEMPLATES[grain]
     return SYSTEM.format(task=template.task, max_lines=template.max_lines)
 
@@ -93,7 +105,7 @@ def user_prompt(
     grain: Grain, period: str, children: Sequence[SummaryInput], part: tuple[int, int] | None = None
 ) -> str:
     """The period, then each child under its label (a one-line child on its label's line)."""
-    head = f"Period: {grain.value} {period}"
+    head = f"Period: {grain.value} {period}" if period else "Experiences:"
     if part is not None:
         head += "\n" + PART.format(index=part[0], count=part[1])
     blocks = []

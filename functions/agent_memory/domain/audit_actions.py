@@ -1,0 +1,20 @@
+"""What the audit trail records: the actions, by name (`ports.AuditLog` stores them)."""
+
+from __future__ import annotations
+
+
+class AuditAction:
+    """The actions the audit trail records."""
+
+    FORGET = "forget"  # a record forgotten by id
+    ERASE = "erase"  # a record forgotten because its end user was erased
+    STALE = "stale"  # a summary made from a forgotten record, hidden until re-made
+    REMADE = "remade"  # a stale summary made again without what was forgotten
+    EMPTIED = "emptied"  # a stale summary with nothing left to fold, deleted
+    MERGED = "merged"  # a write merged into this near-identical record (detail: the absorbed id)
+    RETENTION = "retention"  # removed by a retention rule (detail: which rule)
+    FEEDBACK = "feedback"  # an experience's confidence moved (detail: outcome, note, before, after)
+    PATTERN_MADE = "pattern_made"  # a pattern recognised or refreshed (detail: members, runs)
+    PATTERN_DROPPED = "pattern_dropped"  # a pattern whose members no longer make one, deleted
+    READ_GRANTED = "read_granted"  # another agent may read this agent's memory (detail: reader)
+    READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)

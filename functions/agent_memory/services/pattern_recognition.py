@@ -1,0 +1,452 @@
+"""Pattern recognition: the scheduled job that turns repeated experiences into patterns.
+
+For one agent it reads the success, failure and insight experiences of the last
+``window_days`` (the newest ``max_experiences``), embeds what each says (its content and
+outcome: what was found, not the conversation around it), clusters them per end user
+(`domain.patterns`; a pattern never mixes two end users' memories, so erasing one user's data
+reaches every pattern holding it), and for each cluster with enough members across enough runs
+makes, refreshes or leaves alone one `pattern` memory. A stored pattern no cluster continues is
+checked on its own members: a member forgotten since leaves it, and a pattern left too small is
+dropped.
+
+Patterns are written as upserts on the agent's working-memory group, the group feedback is
+counted on, so a re-made pattern keeps every confirmation counted before it was stored. The job
+is idempotent: the same experiences give the same clusters, the same ids and no write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import Literal
+
+import numpy as np
+
+from agent_memory.domain.cascade import local_date
+from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.experience import Experience, pattern_prior
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import content_hash
+from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAGS
+from agent_memory.domain.patterns import (
+    RECOGNISED_BY,
+    RECOGNISER,
+    Cluster,
+    Member,
+    PatternJob,
+    PatternReport,
+    PatternRules,
+    cluster,
+    is_recognised_pattern,
+    match,
+    merged_members,
+    pattern_id,
+    qualifies,
+    recognised_at,
+    run_of,
+    stored_members,
+)
+from agent_memory.domain.records import MEMBER_KINDS, MemoryKind, MemoryRecord
+from agent_memory.errors import DependencyError
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import (
+    AgentDirectory,
+    AgentRef,
+    AuditAction,
+    AuditEvent,
+    Clock,
+    Embedder,
+    Job,
+    JobQueue,
+    PendingWrites,
+    PeriodScan,
+    QueueMessage,
+    StoreQuery,
+    Summarizer,
+    SummaryInput,
+    SummaryRequest,
+    WritableMemory,
+    WriteQueue,
+)
+from agent_memory.services.staleness import is_stale
+
+#: The most patterns of one agent a run reads back to continue.
+MAX_PATTERNS = 1_000
+#: Jobs handed to the queue per send.
+SEND_BATCH = 100
+
+
+class PatternService:
+    def __init__(
+        self,
+        store: WritableMemory,
+        embedder: Embedder,
+        summarizer: Summarizer,
+        queue: WriteQueue,
+        pending: PendingWrites,
+        clock: Clock,
+        rules: PatternRules,
+        timezone: str = "UTC",
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._summarizer = summarizer
+        self._queue = queue
+        self._pending = pending
+        self._clock = clock
+        self._rules = rules
+        self._tz = timezone
+
+    def run(self, job: PatternJob) -> PatternReport:
+        """Recognise one agent's patterns now; what changed is queued for the writer."""
+        now = self._clock.now()
+        tenant, agent = job.tenant_id, job.agent_id
+        report = PatternReport(agents=1)
+        experiences = self._experiences(tenant, agent, now)
+        report.experiences = len(experiences)
+        by_id = {r.id: r for r in experiences}
+        patterns = self._patterns(tenant, agent, now, job.stale)
+        writes: list[MemoryRecord] = []
+        continued: set[str] = set()
+        for user_id, records in _per_user(experiences):
+            clusters = self._clusters(records)
+            found = [c for c in clusters if qualifies(c.members, self._rules)]
+            report.clusters += len(found)
+            continues = match(found, [p for p in patterns if p.user_id == user_id])
+            for index, c in enumerate(found):
+                existing = continues.get(index)
+                if existing is not None:
+                    continued.add(existing.id)
+                    kept = self._not_forgotten(existing, by_id)
+                    members = merged_members(kept, c.members)
+                    typical = c.typical
+                else:
+                    members, typical = list(c.members), c.typical
+                outcome = self._pattern(tenant, agent, user_id, existing, members, typical, by_id, now)
+                self._count(outcome, report, writes)
+        for existing in patterns:
+            if existing.id in continued:
+                continue
+            kept = self._not_forgotten(existing, by_id)
+            if qualifies(kept, self._rules):
+                typical = kept[-1].id
+                outcome = self._pattern(tenant, agent, existing.user_id, existing, kept, typical, by_id, now)
+                self._count(outcome, report, writes)
+            else:
+                self._drop(existing, len(kept), now)
+                report.dropped += 1
+        self._send(tenant, agent, writes)
+        if job.pending_id is not None:
+            self._pending.done(tenant, agent, [job.pending_id])
+        report.patterns = [w.id for w in writes]
+        metrics.add_metric(name="PatternsMade", unit=MetricUnit.Count, value=report.made)
+        metrics.add_metric(name="PatternsRefreshed", unit=MetricUnit.Count, value=report.refreshed)
+        metrics.add_metric(name="PatternsDropped", unit=MetricUnit.Count, value=report.dropped)
+        logger.info(
+            "patterns recognised",
+            extra={
+                "agent_id": agent,
+                "reason": job.reason,
+                "experiences": report.experiences,
+                "clusters": report.clusters,
+                "made": report.made,
+                "refreshed": report.refreshed,
+                "dropped": report.dropped,
+            },
+        )
+        return report
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _experiences(self, tenant: str, agent: str, now: datetime) -> list[MemoryRecord]:
+        """The newest experiences of the window that a pattern may be made of, oldest first."""
+        found = self._store.search(
+            StoreQuery(
+                tenant_id=tenant,
+                agent_id=agent,
+                now=now,
+                grains=(Grain.WORKING,),
+                start=now - timedelta(days=self._rules.window_days),
+                end=now,
+                kinds=MEMBER_KINDS,
+                limit=self._rules.max_experiences,
+            )
+        )
+        records = [c.record for c in found if c.record.experience is not None]
+        return sorted(records, key=lambda r: (r.occurred_at, r.id))
+
+    def _patterns(self, tenant: str, agent: str, now: datetime, stale: Sequence[str]) -> list[MemoryRecord]:
+        """The agent's recognised patterns, live ones and those a forget hid to be re-made."""
+        found = self._store.search(
+            StoreQuery(
+                tenant_id=tenant,
+                agent_id=agent,
+                now=now,
+                grains=(Grain.WORKING,),
+                kinds=(MemoryKind.PATTERN,),
+                limit=MAX_PATTERNS,
+            )
+        )
+        patterns = {c.record.id: c.record for c in found if is_recognised_pattern(c.record)}
+        for pid in stale:
+            record = self._store.get(tenant, agent, pid)
+            if record is not None and is_recognised_pattern(record) and is_stale(self._store, record):
+                patterns.setdefault(record.id, record)
+        return sorted(patterns.values(), key=lambda r: (r.created_at, r.id))
+
+    def _clusters(self, records: Sequence[MemoryRecord]) -> list[Cluster]:
+        if not records:
+            return []
+        vectors = np.asarray(self._embedder.embed([experience_text(r) for r in records]), dtype=np.float32)
+        members = [Member(r.id, run_of(r, local_date(r.occurred_at, self._tz).isoformat())) for r in records]
+        return cluster(members, vectors, self._rules.similarity)
+
+    def _not_forgotten(self, pattern: MemoryRecord, by_id: dict[str, MemoryRecord]) -> list[Member]:
+        """A stored pattern's members less those forgotten since (a member retention deleted, or
+        one that fell out of the window, still counts)."""
+        kept = []
+        for member in stored_members(pattern):
+            if member.id not in by_id:
+                record = self._store.get(pattern.tenant_id, pattern.agent_id, member.id)
+                if record is not None and record.deleted_at is not None:
+                    continue
+                if record is not None:
+                    by_id[record.id] = record
+            kept.append(member)
+        return kept
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def _pattern(
+        self,
+        tenant: str,
+        agent: str,
+        user_id: str | None,
+        existing: MemoryRecord | None,
+        members: Sequence[Member],
+        typical: str,
+        by_id: dict[str, MemoryRecord],
+        now: datetime,
+    ) -> tuple[str, MemoryRecord | None]:
+        """``("made" | "refreshed", record)`` to write, or ``("unchanged", None)``."""
+        ids = [m.id for m in members]
+        if (
+            existing is not None
+            and existing.deleted_at is None
+            and existing.source_ids == ids
+            and existing.experience is not None
+            and existing.experience.member_runs == [m.run for m in members]
+        ):
+            return "unchanged", None
+        pid = existing.id if existing is not None else pattern_id(tenant, agent, ids[0])
+        if existing is None:
+            stored = self._store.get(tenant, agent, pid)
+            if stored is not None and stored.deleted_at is not None and not is_stale(self._store, stored):
+                return "unchanged", None  # forgotten by someone: it is not recognised again
+        readable = [by_id[i] for i in ids if i in by_id]
+        readable.sort(key=lambda r: (r.id != typical, r.occurred_at, r.id))
+        statement = self._statement(readable) if readable else (existing.content if existing else "")
+        if not statement:
+            return "unchanged", None
+        confidences = [r.experience.confidence for r in readable if r.experience is not None]
+        if existing is not None and existing.experience is not None:  # members read no more
+            confidences += [existing.experience.prior] * (len(members) - len(confidences))
+        prior, weight = pattern_prior(confidences)
+        old = (
+            existing.experience if existing is not None and existing.experience is not None else Experience()
+        )
+        experience = Experience(
+            prior=prior,
+            prior_weight=weight,
+            confirmations=old.confirmations,
+            refutations=old.refutations,
+            applications=old.applications,
+            members=len(members),
+            runs=len({m.run for m in members}),
+            member_runs=[m.run for m in members],
+        )
+        tags = list(dict.fromkeys(t for r in readable for t in r.tags))[:MAX_TAGS]
+        record = MemoryRecord(
+            id=pid,
+            tenant_id=tenant,
+            agent_id=agent,
+            user_id=user_id,
+            user_ids=[user_id] if user_id else [],
+            grain=Grain.WORKING,
+            kind=MemoryKind.PATTERN,
+            content=statement,
+            importance=0.7,
+            tags=tags,
+            metadata={RECOGNISED_BY: RECOGNISER},
+            source_ids=ids,
+            experience=experience,
+            content_hash=content_hash(statement),
+            created_at=existing.created_at if existing is not None else now,
+            updated_at=now,
+            occurred_at=recognised_at(readable) if readable else (existing.occurred_at if existing else now),
+        )
+        return ("refreshed" if existing is not None else "made"), record
+
+    def _statement(self, members: Sequence[MemoryRecord]) -> str:
+        """What the members have in common, stated once (the summarizer's pattern prompt)."""
+        inputs, size = [], 0
+        for r in members:
+            text = experience_text(r)
+            size += len(text)
+            if inputs and size > self._summarizer.max_input_chars:
+                break
+            run = r.experience.run_id if r.experience is not None else None
+            label = run or local_date(r.occurred_at, self._tz).isoformat()
+            inputs.append(SummaryInput(label=label, text=text))
+        made = self._summarizer.summarize(
+            SummaryRequest(grain=Grain.WORKING, period="", children=inputs, purpose="pattern")
+        )
+        text = made.text.strip()
+        while len(text.encode("utf-8")) > MAX_CONTENT_BYTES:
+            text = text[: len(text) * 9 // 10]
+        return text
+
+    def _count(
+        self, outcome: tuple[str, MemoryRecord | None], report: PatternReport, writes: list[MemoryRecord]
+    ) -> None:
+        kind, record = outcome
+        if record is None:
+            report.unchanged += 1
+            return
+        writes.append(record)
+        if kind == "made":
+            report.made += 1
+        else:
+            report.refreshed += 1
+
+    def _drop(self, pattern: MemoryRecord, members_left: int, now: datetime) -> None:
+        """A pattern its members no longer make: hidden now (if it is not already) and left for
+        the purge, with the reason in the audit trail."""
+        event = AuditEvent(
+            tenant_id=pattern.tenant_id,
+            agent_id=pattern.agent_id,
+            record_id=pattern.id,
+            action=AuditAction.PATTERN_DROPPED,
+            actor="patterns",
+            at=now,
+            detail={"members_left": members_left, "min_members": self._rules.min_members},
+        )
+        if pattern.deleted_at is None:
+            self._store.soft_delete(pattern.tenant_id, pattern.agent_id, pattern.id, event)
+        else:
+            self._store.append_audit([event])
+
+    def _send(self, tenant: str, agent: str, records: Sequence[MemoryRecord]) -> None:
+        if not records:
+            return
+        commands = [WriteCommand(op="upsert", record=r) for r in records]
+        messages = [
+            QueueMessage(
+                group_id=c.group_id,
+                dedup_id=hashlib.sha256(f"{c.record.id}\x00{uuid.uuid4().hex}".encode()).hexdigest(),
+                body=c.model_dump_json(),
+            )
+            for c in commands
+        ]
+        ids = [r.id for r in records]
+        self._pending.add(tenant, agent, ids)
+        self._queue.send(messages)
+        events = [
+            AuditEvent(
+                tenant_id=tenant,
+                agent_id=agent,
+                record_id=r.id,
+                action=AuditAction.PATTERN_MADE,
+                actor="patterns",
+                at=r.updated_at,
+                detail={
+                    "members": r.source_ids[-20:],
+                    "member_count": len(r.source_ids),
+                    "runs": r.experience.runs if r.experience else 0,
+                    "prior": r.experience.prior if r.experience else None,
+                },
+            )
+            for r in records
+        ]
+        self._store.append_audit(events)
+
+
+class PatternDispatch:
+    """Queues `PatternJob` s: for every agent with memory in the window (the schedule, or an
+    admin for its tenant), or for one agent. Each job holds a pending mark of its agent until it
+    has run, so ``wait_until_stored`` waits for the patterns too."""
+
+    def __init__(
+        self, store: AgentDirectory, jobs: JobQueue, pending: PendingWrites, clock: Clock, rules: PatternRules
+    ) -> None:
+        self._store = store
+        self._jobs = jobs
+        self._pending = pending
+        self._clock = clock
+        self._rules = rules
+
+    def queue_agent(self, tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"]) -> int:
+        self._send([self._job(tenant_id, agent_id, reason)])
+        return 1
+
+    def dispatch(self, at: datetime | None = None, tenant_id: str | None = None) -> int:
+        now = at or self._clock.now()
+        reason: Literal["schedule", "admin"] = "schedule" if tenant_id is None else "admin"
+        batch: list[PatternJob] = []
+        queued = 0
+        for agent in self._agents(now, tenant_id):
+            batch.append(self._job(agent.tenant_id, agent.agent_id, reason))
+            if len(batch) == SEND_BATCH:
+                self._send(batch)
+                queued, batch = queued + len(batch), []
+        if batch:
+            self._send(batch)
+            queued += len(batch)
+        metrics.add_metric(name="PatternJobsQueued", unit=MetricUnit.Count, value=queued)
+        logger.info("pattern jobs dispatched", extra={"jobs": queued})
+        return queued
+
+    @staticmethod
+    def _job(tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"]) -> PatternJob:
+        return PatternJob(
+            tenant_id=tenant_id, agent_id=agent_id, reason=reason, pending_id=f"job_{uuid.uuid4().hex}"
+        )
+
+    def _send(self, jobs: Sequence[PatternJob]) -> None:
+        for job in jobs:
+            assert job.pending_id is not None
+            self._pending.add(job.tenant_id, job.agent_id, [job.pending_id])
+        try:
+            self._jobs.send([Job(key=j.key, body=j.model_dump_json()) for j in jobs])
+        except DependencyError:
+            for job in jobs:
+                self._pending.discard(job.tenant_id, job.agent_id, [job.pending_id or ""])
+            raise
+
+    def _agents(self, now: datetime, tenant_id: str | None) -> Iterator[AgentRef]:
+        start = now - timedelta(days=self._rules.window_days)
+        cursor: str | None = None
+        while True:
+            page = self._store.agents_with_records(
+                PeriodScan(Grain.WORKING, start, now, cursor=cursor, tenant_id=tenant_id)
+            )
+            yield from page.agents
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+
+def experience_text(record: MemoryRecord) -> str:
+    """What an experience says, for clustering and for stating a pattern: its content and its
+    outcome (not the conversation it was written in)."""
+    outcome = record.experience.outcome if record.experience is not None else None
+    return f"{record.content} — {outcome}" if outcome else record.content
+
+
+def _per_user(records: Sequence[MemoryRecord]) -> list[tuple[str | None, list[MemoryRecord]]]:
+    groups: dict[str | None, list[MemoryRecord]] = {}
+    for r in records:
+        groups.setdefault(r.user_id, []).append(r)
+    return sorted(groups.items(), key=lambda kv: kv[0] or "")
