@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent_memory.contract.strict import STRICT as _STRICT
+from agent_memory.contract.v1_experience import ExperienceOut
 from agent_memory.domain.experience import DEFAULT_CONFIDENCE, MAX_EXPERIENCE_TEXT, Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
@@ -280,6 +281,9 @@ class MemoryOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
+    experience: ExperienceOut | None = Field(
+        default=None, description="An experience's confidence and the evidence it rests on."
+    )
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryOut:
@@ -314,6 +318,7 @@ class MemoryOut(BaseModel):
             ),
             topic=record.topic_raw,
             text=display_text(record),
+            experience=ExperienceOut.of(record.experience),
         )
 
 

@@ -11,6 +11,7 @@ an audit event with its reason (outcome, note, confidence before and after).
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from enum import StrEnum
 
 from agent_memory.domain.caller import Caller
@@ -103,9 +104,18 @@ class FeedbackApplier:
         if record is None or record.experience is None or not record.is_live(now):
             logger.info("feedback on a memory that is gone", extra={"record_id": command.record_id})
             return FeedbackResult.GONE
-        if self._already_counted(command, record.id):
+        page = self._store.audit_events(AuditQuery(tenant, agent, record_id=record.id, limit=REPLAY_WINDOW))
+        if any(
+            e.action == AuditAction.FEEDBACK and e.detail.get("feedback_id") == command.feedback_id
+            for e in page.events
+        ):
             metrics.add_metric(name="FeedbackReplayed", unit=MetricUnit.Count, value=1)
             return FeedbackResult.REPLAYED
+        # The trail keeps one event per record, action and instant: each feedback its own instant.
+        latest = max((e.at for e in page.events), default=None)
+        at = max(now, command.accepted_at)
+        if latest is not None and at <= latest:
+            at = latest + timedelta(microseconds=1)
         before = record.experience
         after = before.after(command.outcome)
         event = AuditEvent(
@@ -114,7 +124,7 @@ class FeedbackApplier:
             record_id=record.id,
             action=AuditAction.FEEDBACK,
             actor=command.actor,
-            at=max(now, command.accepted_at),
+            at=at,
             detail={
                 "feedback_id": command.feedback_id,
                 "outcome": command.outcome.value,
@@ -138,12 +148,3 @@ class FeedbackApplier:
             },
         )
         return FeedbackResult.COUNTED
-
-    def _already_counted(self, command: FeedbackCommand, record_id: str) -> bool:
-        page = self._store.audit_events(
-            AuditQuery(command.tenant_id, command.agent_id, record_id=record_id, limit=REPLAY_WINDOW)
-        )
-        return any(
-            e.action == AuditAction.FEEDBACK and e.detail.get("feedback_id") == command.feedback_id
-            for e in page.events
-        )

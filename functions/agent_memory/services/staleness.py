@@ -17,8 +17,9 @@ CHILDREN_COUNT = "children_count"
 
 
 def is_stale(store: AuditLog, record: MemoryRecord) -> bool:
-    """Whether ``record`` is a summary hidden until it is re-made (not one that was forgotten)."""
-    if record.deleted_at is None or record.time_key is None:
+    """Whether ``record`` is a summary (or recognised pattern) hidden until it is re-made, not
+    one that was forgotten."""
+    if record.deleted_at is None:
         return False
     page = store.audit_events(AuditQuery(record.tenant_id, record.agent_id, record_id=record.id, limit=1))
     return bool(page.events) and page.events[0].action == AuditAction.STALE
