@@ -242,6 +242,7 @@ def records_index_body(
                     "applications": {"type": "integer"},
                     "members": {"type": "integer"},
                     "runs": {"type": "integer"},
+                    "member_runs": {"type": "keyword", "index": False, "doc_values": False},
                 }
             },
             VECTOR_FIELD: vector_field(dimension, engine),
