@@ -79,6 +79,13 @@ def _q(**params: Any) -> str:
 
 def _write(draw: st.DrawFn) -> Request:
     item = {"content": draw(PHRASES), "occurred_at": draw(EDGE_INSTANTS)}
+    if draw(st.booleans()):  # an experience, with hostile run ids and confidences
+        item |= {
+            "kind": draw(st.sampled_from(["success", "failure", "insight", "pattern", "note", "summary"])),
+            "run_id": draw(PHRASES),
+            "confidence": draw(st.one_of(st.floats(allow_nan=True), st.sampled_from([0, 1, -0.0, 1.5]))),
+            "outcome": draw(PHRASES),
+        }
     return "POST", f"{BASE}/memories", {"items": [item]}
 
 
@@ -106,6 +113,9 @@ def _search(route: str) -> Callable[[st.DrawFn], Request]:
             body["min_days_ago"] = draw(DAYS_AGO)
         if draw(st.booleans()):
             body["sources"] = draw(st.sampled_from([["private", "shared"], ["shared"], ["private"]]))
+        if draw(st.booleans()):
+            body["min_confidence"] = draw(st.one_of(st.floats(allow_nan=True), st.sampled_from([0, 1, 2])))
+            body["patterns_first"] = draw(st.sampled_from([True, False, "yes", None]))
         return "POST", f"{BASE}/{route}", body
 
     return make
@@ -171,6 +181,14 @@ CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
         "DELETE", f"/v1/admin/agents/{AGENT}/readers/{quote(d(PHRASES), safe='') or 'x'}", None
     ),
     ("GET", READERS): lambda d: ("GET", f"/v1/admin/agents/{AGENT}/readers", None),
+    ("POST", "/v1/agents/{agent_id}/memories/{memory_id}/feedback"): lambda d: (
+        "POST",
+        f"{BASE}/memories/{quote(d(PHRASES), safe='') or 'x'}/feedback",
+        {"outcome": d(st.sampled_from(["applied", "confirmed", "refuted", "maybe", ""])), "note": d(PHRASES)},
+    ),
+    ("POST", "/v1/admin/patterns"): lambda d: (
+        "POST", "/v1/admin/patterns", d(st.one_of(st.just({}), st.builds(lambda a: {"agent_id": a}, PHRASES)))
+    ),
 }  # fmt: skip
 
 
