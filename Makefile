@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench bench-cold-start bench-retention bench-locomo openapi load clean install test-opensearch synth deploy layer-lock
+.PHONY: dev test lint format bench bench-cold-start bench-learning bench-retention bench-locomo openapi load clean install test-opensearch synth deploy layer-lock
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ bench: $(STAMP)
 ## bench-cold-start: handler import time with and without shipped bytecode (fresh interpreters)
 bench-cold-start: $(STAMP)
 	$(PY) benchmarks/cold_start.py
+
+## bench-learning: a simulated agent runs the same task ten times; the pattern/confidence curve
+bench-learning: $(STAMP)
+	$(PY) benchmarks/learning_curve.py
 
 ## bench-retention: the daily cleanup over 1,000,000 records of 100 agents on the local store
 bench-retention: $(STAMP)
