@@ -14,6 +14,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from agent_memory import container
+from agent_memory.contract.v1 import ErrorResponse
 from agent_memory.contract.v1_knowledge import (
     DocumentBody,
     DocumentDeleteResponse,
@@ -32,7 +33,24 @@ router = Router()
 DocumentPath = Annotated[DocumentId, Path(description="The document's id, chosen by whoever publishes it.")]
 
 
-@router.put("/v1/knowledge/documents/<doc_id>", status_code=202)
+@router.put(
+    "/v1/knowledge/documents/<doc_id>",
+    status_code=202,
+    responses={
+        200: {
+            "description": "This version, with this content, is stored already: nothing was queued.",
+            "content": {"application/json": {"model": DocumentPutResponse}},
+        },
+        202: {
+            "description": "Queued: split, embedded and stored by the writer within seconds.",
+            "content": {"application/json": {"model": DocumentPutResponse}},
+        },
+        409: {
+            "description": "This version is stored with other content (a version names one text).",
+            "content": {"application/json": {"model": ErrorResponse}},
+        },
+    },
+)
 def put_document(doc_id: DocumentPath, body: DocumentBody) -> Response[DocumentPutResponse]:
     """Put one version of a document: 202 when queued (searchable within seconds), 200 when this
     version with this content is stored already, 409 when this version is stored with other
