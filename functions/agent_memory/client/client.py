@@ -10,6 +10,9 @@ message, not as a 400 after a round trip) and every answer comes back typed.
         block = memory.context("support-bot", "when is the launch?", token_budget=500).context
         memory.put_document("adr-12", version="v3", title="ADR-12: failover", text=markdown)
         cited = memory.search("support-bot", "how do we fail over?", sources=["shared"]).results
+        tip = memory.record_outcome("support-bot", "Retrying with a smaller batch fixed the import.",
+                                    kind="success", outcome="import done", confidence=0.7)
+        memory.feedback("support-bot", tip, "confirmed")  # it held again: its confidence rises
 
 Every route of the contract has one method; docs/client.md is the reference.
 """
@@ -23,7 +26,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 from pydantic import BaseModel, ValidationError
@@ -57,6 +60,12 @@ from agent_memory.contract.v1 import (
     WriteRequest,
     WriteResponse,
 )
+from agent_memory.contract.v1_experience import (
+    FeedbackRequest,
+    FeedbackResponse,
+    PatternRunRequest,
+    PatternRunResponse,
+)
 from agent_memory.contract.v1_knowledge import (
     DocumentBody,
     DocumentDeleteResponse,
@@ -65,8 +74,10 @@ from agent_memory.contract.v1_knowledge import (
     DocumentsResponse,
     PassagesResponse,
 )
+from agent_memory.domain.experience import FeedbackOutcome
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.knowledge import DocumentFormat
+from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
 
 logger = logging.getLogger("agent_memory.client")
 
@@ -77,6 +88,8 @@ DEFAULT_TIMEOUT_S = 10.0
 USER_AGENT = "agent-memory-client/1"
 
 ItemLike = WriteItem | Mapping[str, Any] | str
+#: The kinds of an experience (`records.EXPERIENCE_KINDS`), for type checkers.
+ExperienceKind = Literal["success", "failure", "insight", "pattern"]
 MessageLike = ConversationMessage | Mapping[str, Any]
 
 #: ``sources="both"`` (or ``"private"``, ``"shared"``) for the contract's list of sources.
@@ -158,14 +171,23 @@ class MemoryClient:
 
     # --- memories ------------------------------------------------------------------------------
 
-    def write(self, agent_id: str, items: Sequence[ItemLike]) -> WriteResponse:
+    def write(
+        self, agent_id: str, items: Sequence[ItemLike], *, idempotency_key: str | None = None
+    ) -> WriteResponse:
         """Write items to working memory (202: queued). A plain string is an item with only
         ``content``. Items without ``occurred_at`` get the client's now, so a retried request is
-        byte-identical and the service deduplicates it instead of storing it twice."""
+        byte-identical and the service deduplicates it instead of storing it twice.
+        ``idempotency_key`` is sent as the ``Idempotency-Key`` header: the same key and request
+        get the first answer again (a `ConflictError` with another request)."""
         now = self._clock()
         built = [self._item(item, now) for item in items]
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
         return self._send(
-            "POST", self._agent_path(agent_id, "memories"), WriteResponse, WriteRequest(items=built)
+            "POST",
+            self._agent_path(agent_id, "memories"),
+            WriteResponse,
+            WriteRequest(items=built),
+            headers=headers,
         )
 
     def write_conversation(
@@ -187,13 +209,72 @@ class MemoryClient:
         """One item (``content`` and any `WriteItem` field); returns its id."""
         return self.write(agent_id, [{"content": content, **fields}]).accepted[0].id
 
+    def record_outcome(
+        self,
+        agent_id: str,
+        content: str,
+        *,
+        kind: ExperienceKind | MemoryKind = "success",
+        context: str | None = None,
+        outcome: str | None = None,
+        confidence: float | None = None,
+        run_id: str | None = None,
+        tags: Iterable[str] = (),
+        user_id: str | None = None,
+        occurred_at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> str:
+        """Record an experience (one item on the write route) and return its id: what the agent
+        learned (``content``), in what situation (``context``), with what result (``outcome``),
+        how sure it is (``confidence``; the service's default when left out) and the run it came
+        from (``run_id``: patterns are recognised across runs). ``kind`` is one of ``success``,
+        ``failure``, ``insight`` or ``pattern``; any other is a `ValueError` before sending.
+        With ``idempotency_key``, give ``occurred_at`` too if the call itself may be repeated:
+        without it the item is dated now, and a later call is another request (a `ConflictError`)."""
+        if str(kind) not in {k.value for k in EXPERIENCE_KINDS}:
+            kinds = ", ".join(sorted(k.value for k in EXPERIENCE_KINDS))
+            raise ValueError(f"kind must be one of {kinds}, got {kind!r}")
+        fields = {
+            "content": content,
+            "kind": kind,
+            "context": context,
+            "outcome": outcome,
+            "confidence": confidence,
+            "run_id": run_id,
+            "tags": list(tags),
+            "user_id": user_id,
+            "occurred_at": occurred_at,
+            "metadata": None if metadata is None else dict(metadata),
+        }
+        item = WriteItem.model_validate({k: v for k, v in fields.items() if v is not None})
+        return self.write(agent_id, [item], idempotency_key=idempotency_key).accepted[0].id
+
+    def feedback(
+        self, agent_id: str, memory_id: str, outcome: FeedbackOutcome | str, note: str | None = None
+    ) -> FeedbackResponse:
+        """Report what happened when the agent used an experience (202: queued, counted by the
+        writer within a second): ``applied`` (acted on it; counted, confidence unchanged),
+        ``confirmed`` (it held: confidence rises) or ``refuted`` (it did not: confidence falls).
+        ``note`` says why, for the audit trail. A memory that is not an experience is a
+        `BadRequestError`; one that is gone, a `NotFoundError`. Each accepted call is counted
+        once, so a retry after a lost answer may count it twice (``retry=NO_RETRIES`` never does)."""
+        if not memory_id:
+            raise ValueError("memory_id is empty")
+        request = FeedbackRequest.model_validate({"outcome": outcome, "note": note})
+        path = self._agent_path(agent_id, "memories", memory_id, "feedback")
+        return self._send("POST", path, FeedbackResponse, request)
+
     def search(
         self, agent_id: str, query: str | SearchRequest | None = None, **fields: Any
     ) -> SearchResponse:
         """Search by meaning and time window: ``search(agent, "launch?", grain="daily",
         max_days_ago=30)``, or pass a ready `SearchRequest`. ``sources=["shared"]`` searches the
         tenant's shared knowledge instead of the agent's memory, ``sources="both"`` blends the two
-        in one ranking; left out, it is not sent and the service searches memory alone."""
+        in one ranking; left out, it is not sent and the service searches memory alone.
+        Experiences: ``kinds=["pattern"]``, ``min_confidence=0.7`` (memories without a confidence
+        left out), ``patterns_first=True`` (patterns at or above ``pattern_confidence`` before
+        every other result); each left out is not sent."""
         if isinstance(query, SearchRequest):
             if fields:
                 raise TypeError("give a SearchRequest or fields, not both")
@@ -208,7 +289,9 @@ class MemoryClient:
         out first; ``dropped`` says how many). ``context(agent, "launch?", token_budget=500)``, or
         pass a ready `ContextRequest`. The block draws on memory and shared knowledge unless
         ``sources`` says otherwise; ``shared_share`` is the part of the budget kept for shared
-        knowledge (both left out: not sent, the service's defaults hold)."""
+        knowledge (both left out: not sent, the service's defaults hold). ``kinds``,
+        ``min_confidence``, ``patterns_first`` and ``pattern_confidence`` narrow and order it as
+        they do a search."""
         if isinstance(query, ContextRequest):
             if fields:
                 raise TypeError("give a ContextRequest or fields, not both")
@@ -403,6 +486,13 @@ class MemoryClient:
         the retention function (``status: started``); on the embedded runtime, run with its report."""
         return self._send("POST", "/v1/admin/retention", RetentionRunResponse)
 
+    def run_patterns(self, agent_id: str | None = None) -> PatternRunResponse:
+        """Recognise patterns now (what the daily schedule runs): for one agent, or every agent of
+        the key's tenant with recent memory; 202 with how many agents were ``queued`` (the patterns
+        are written within seconds, ``wait_until_stored`` waits for them)."""
+        request = PatternRunRequest(agent_id=agent_id)
+        return self._send("POST", "/v1/admin/patterns", PatternRunResponse, request)
+
     # --- plumbing ------------------------------------------------------------------------------
 
     @staticmethod
@@ -440,9 +530,10 @@ class MemoryClient:
         response_model: type[M],
         request: BaseModel | None = None,
         query: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> M:
         body = request.model_dump_json(exclude_none=True, by_alias=True).encode() if request else None
-        raw = self._send_raw(method, path, body=body, query=query)
+        raw = self._send_raw(method, path, body=body, query=query, extra_headers=headers)
         try:
             return response_model.model_validate_json(raw.body)
         except ValidationError as exc:
@@ -457,11 +548,14 @@ class MemoryClient:
         path: str,
         body: bytes | None = None,
         query: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> RawResponse:
-        """One call, retried per the policy; returns a success response or raises a typed error."""
+        """One call, retried per the policy; returns a success response or raises a typed error.
+        ``extra_headers`` are the route's own (``Idempotency-Key``), sent (and signed) on every
+        attempt."""
         params = {k: v for k, v in (query or {}).items() if v is not None}
         url = self.base_url + path + (f"?{urlencode(params)}" if params else "")
-        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
+        headers = {"Accept": "application/json", "User-Agent": self._user_agent, **(extra_headers or {})}
         if body is not None:
             headers["Content-Type"] = "application/json"
         attempt = 0

@@ -1,5 +1,6 @@
-// agent-memory console: what an agent remembers, by grain and day, and what the tenant published as
-// shared knowledge, read through the HTTP API.
+// agent-memory console: what an agent remembers, by grain and day, what it learned from outcomes
+// (experiences and patterns), and what the tenant published as shared knowledge, read through the
+// HTTP API.
 //
 // Plain ES module, no build step, no third-party code. Every value from the API reaches the page
 // through textContent (the `h` helper), never as HTML. The key lives in sessionStorage: it goes
@@ -14,6 +15,27 @@ const CITATION_SEPARATOR = " \u203a ";
 const MAX_DOCUMENTS = 1000;
 const KEY_STORAGE = "agent-memory.console.key";
 const DAY_MS = 86400000;
+// The memory kinds that carry an experience: a confidence and the evidence it rests on.
+const EXPERIENCE_KINDS = ["success", "failure", "insight", "pattern"];
+// The most experiences one list shows (the most a search returns).
+const MAX_EXPERIENCES = 100;
+// An experience's audit trail is read 100 events a page, at most this many pages.
+const MAX_HISTORY_PAGES = 5;
+// The audit events an experience's confidence history is made of.
+const HISTORY_ACTIONS = ["feedback", "pattern_made", "pattern_dropped"];
+// Feedback and pattern runs are queued: how often, and how long, the page looks for them done.
+const POLL_MS = 500;
+const FEEDBACK_POLLS = 30;
+const PATTERN_POLLS = 120;
+// The feedback an operator can give, as the API names it (`outcome`), and what it does.
+const FEEDBACK = {
+  confirmed: { label: "Confirm", question: "Confirm this experience?", effect: "It held: confidence rises." },
+  refuted: { label: "Refute", question: "Refute this experience?", effect: "It did not hold: confidence falls." },
+  applied: {
+    label: "Mark applied", question: "Mark this experience as applied?",
+    effect: "The agent acted on it: counted, not evidence, so confidence stays.",
+  },
+};
 
 const state = {
   apiBase: "",
@@ -26,6 +48,8 @@ const state = {
   period: null,
   documents: [],
   document: null,
+  experiences: [],
+  experience: null,
 };
 
 // --- small helpers ----------------------------------------------------------------------------
@@ -75,6 +99,9 @@ async function api(path, { method = "GET", body } = {}) {
 }
 
 const agentPath = (suffix = "") => `/v1/agents/${encodeURIComponent(state.agent)}${suffix}`;
+// The same for an agent captured before an await (the operator may have picked another since).
+const pathOf = (agent, suffix = "") => `/v1/agents/${encodeURIComponent(agent)}${suffix}`;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function notify(message, kind = "info") {
   const box = $("#notice");
@@ -159,7 +186,7 @@ async function connect(key) {
     $("#notice").hidden = true;
     const hash = new URLSearchParams(location.hash.slice(1));
     const wanted = hash.get("agent");
-    if (wanted && agents.includes(wanted)) selectAgent(wanted);
+    if (wanted && agents.includes(wanted)) selectAgent(wanted, { experience: hash.get("experience") });
     else if (hash.has("knowledge")) selectKnowledge(hash.get("knowledge") || null);
   } catch (error) {
     state.key = null;
@@ -183,6 +210,8 @@ function disconnect() {
   $("#knowledge-view").hidden = true;
   state.documents = [];
   state.document = null;
+  state.experiences = [];
+  state.experience = null;
   $("#welcome").hidden = false;
   renderAgents();
 }
@@ -203,9 +232,11 @@ function renderAgents() {
   $("#agents-empty").hidden = !(state.key && state.agents.length === 0);
 }
 
-async function selectAgent(agent) {
+async function selectAgent(agent, { experience = null } = {}) {
   state.agent = agent;
   state.period = null;
+  state.experiences = [];
+  state.experience = null;
   history.replaceState(null, "", `#agent=${encodeURIComponent(agent)}`);
   renderAgents();
   $("#welcome").hidden = true;
@@ -216,6 +247,9 @@ async function selectAgent(agent) {
   $("#period").hidden = true;
   $("#results").replaceChildren();
   $("#audit").replaceChildren();
+  $("#experiences").replaceChildren();
+  $("#experience").hidden = true;
+  if (experience) selectTab("experiences", false);
   if (!$("#until").value) {
     const until = todayLocal();
     $("#until").value = until;
@@ -223,6 +257,10 @@ async function selectAgent(agent) {
   }
   await Promise.all([loadStats(), loadTimeline()]);
   if (currentTab() === "audit") loadAudit();
+  if (currentTab() === "experiences") {
+    loadExperiences();
+    if (experience) openExperience(experience);
+  }
 }
 
 // --- stats ----------------------------------------------------------------------------------------
@@ -465,10 +503,10 @@ async function runSearch(event) {
   }
 }
 
-function meter(value) {
+function meter(value, extra = "") {
   const bar = h("span");
   bar.style.width = `${Math.max(0, Math.min(1, value ?? 0)) * 100}%`;
-  return h("span", { class: "meter" }, bar);
+  return h("span", { class: extra ? `meter ${extra}` : "meter" }, bar);
 }
 
 /** ``ADR-12 › Consequences``: a shared passage's document title and the headings above it. */
@@ -551,6 +589,8 @@ function confirmForget(record) {
       const stale = result.stale_summaries.length;
       notify(`Forgotten ${record.id}.${stale ? ` ${stale} summar${stale === 1 ? "y is" : "ies are"} hidden and re-made without it.` : ""}`);
       for (const row of document.querySelectorAll(`[data-id="${CSS.escape(record.id)}"]`)) row.remove();
+      state.experiences = state.experiences.filter((r) => r.id !== record.id);
+      if (state.experience && state.experience.record.id === record.id) closeExperience();
       const refreshes = [loadStats(), loadTimeline()];
       if (state.period) refreshes.push(openPeriod(state.period.grain, state.period.time_key));
       if (currentTab() === "audit") refreshes.push(loadAudit());
@@ -578,7 +618,10 @@ async function loadAudit(recordId = null) {
     const query = recordId ? `?limit=100&record_id=${encodeURIComponent(recordId)}` : "?limit=100";
     const page = await api(agentPath(`/audit${query}`));
     if (agent !== state.agent) return;
-    const describe = (detail) => {
+    const describe = (action, detail) => {
+      if (action === "feedback") return describeFeedback(detail);
+      if (action === "pattern_made") return describePattern(detail);
+      if (action === "pattern_dropped") return describeDropped(detail);
       const parts = [];
       if (detail.stale_summaries?.length) parts.push(`summaries re-made: ${detail.stale_summaries.join(", ")}`);
       if (detail.because) parts.push(`because ${detail.because} was forgotten`);
@@ -590,7 +633,8 @@ async function loadAudit(recordId = null) {
       return parts.join("; ");
     };
     const title = h("p", { class: "muted small" },
-      recordId ? `The audit trail of ${recordId}. ` : "Every forget and erasure, and the summaries they made stale and re-made, newest first. ",
+      recordId ? `The audit trail of ${recordId}. `
+        : "Every forget and erasure, the summaries they made stale and re-made, feedback on experiences and the patterns recognised, newest first. ",
       recordId ? h("button", { type: "button", class: "link", onclick: () => loadAudit() }, "Show all") : null);
     if (!page.items.length) {
       $("#audit").replaceChildren(title, h("div", { class: "empty-state" }, "Nothing has been forgotten."));
@@ -601,9 +645,11 @@ async function loadAudit(recordId = null) {
       h("tbody", {}, page.items.map((e) => h("tr", { dataset: { record: e.record_id, action: e.action } },
         h("td", { class: "num" }, localTime(e.at)),
         h("td", {}, h("span", { class: `action ${e.action}` }, e.action)),
-        h("td", { class: "mono" }, e.record_id),
+        h("td", { class: "mono" }, e.action === "feedback" || e.action === "pattern_made"
+          ? h("button", { type: "button", class: "link mono", onclick: () => showExperience(e.record_id) }, e.record_id)
+          : e.record_id),
         h("td", { class: "mono" }, e.actor),
-        h("td", { class: "small" }, describe(e.detail || {})))))));
+        h("td", { class: "small" }, describe(e.action, e.detail || {})))))));
   } catch (error) {
     fail(error);
   }
@@ -612,6 +658,393 @@ async function loadAudit(recordId = null) {
 function showAudit(recordId) {
   selectTab("audit", false);
   loadAudit(recordId);
+}
+
+// --- experiences ----------------------------------------------------------------------------------
+
+function kindChip(kind) {
+  return h("span", { class: `chip kind ${kind}`, dataset: { kind } }, kind);
+}
+
+/** A confidence as the page shows it everywhere: two decimals (the exact value on hover). */
+function confidence(value) {
+  return h("span", { class: "confidence", title: value === null || value === undefined ? null : String(value) },
+    fixed(value, 2));
+}
+
+/** What one more feedback of ``outcome`` makes the confidence (the rule in domain/experience.py). */
+function posterior(x, outcome) {
+  const k = x.confirmations + (outcome === "confirmed" ? 1 : 0);
+  const r = x.refutations + (outcome === "refuted" ? 1 : 0);
+  return (x.prior * x.prior_weight + k) / (x.prior_weight + k + r);
+}
+
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+function describeFeedback(d) {
+  const note = d.note ? ` (${d.note})` : "";
+  return `${d.outcome}${note}: confidence ${fixed(d.confidence_before, 2)} → ${fixed(d.confidence, 2)}; ` +
+    `confirmed ${d.confirmations}, refuted ${d.refutations}, applied ${d.applications}`;
+}
+
+function describePattern(d) {
+  return `recognised from ${plural(d.member_count ?? (d.members || []).length, "member")} over ` +
+    `${plural(d.runs ?? 0, "run")}; prior ${fixed(d.prior, 2)}`;
+}
+
+function describeDropped(d) {
+  return `${plural(d.members_left ?? 0, "member")} left, ${d.min_members ?? "?"} needed: no longer a pattern`;
+}
+
+async function loadExperiences() {
+  const agent = state.agent;
+  const kind = $("#experience-kind").value;
+  const min = $("#experience-min").value;
+  // No query: the newest first, not ranked.
+  const body = { kinds: kind ? [kind] : EXPERIENCE_KINDS, max_results: MAX_EXPERIENCES };
+  if (min !== "") body.min_confidence = Number(min);
+  try {
+    const response = await api(pathOf(agent, "/memories/search"), { method: "POST", body });
+    if (agent !== state.agent) return;
+    state.experiences = response.results;
+    renderExperiences({ kind, min });
+    loadStats(); // the list is a search, and counts as one
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function experienceRow(r) {
+  const x = r.experience;
+  const pattern = r.kind === "pattern";
+  const count = (field) => (x ? String(x[field]) : "–");
+  const current = state.experience && state.experience.record.id === r.id;
+  return h("tr", { dataset: { id: r.id, kind: r.kind }, "aria-current": current ? "true" : "false" },
+    h("td", {}, kindChip(r.kind)),
+    h("td", {},
+      h("div", { class: "text" }, r.content),
+      x && x.context ? h("div", { class: "small field", dataset: { field: "context" } }, h("span", { class: "muted" }, "context "), x.context) : null,
+      x && x.outcome ? h("div", { class: "small field", dataset: { field: "outcome" } }, h("span", { class: "muted" }, "outcome "), x.outcome) : null,
+      h("div", { class: "muted small" },
+        h("span", { class: "mono" }, r.id),
+        x && x.run_id ? ` · run ${x.run_id}` : null,
+        ` · ${localTime(r.occurred_at)}`)),
+    h("td", { class: "num", dataset: { col: "confidence" } }, confidence(x ? x.confidence : null), meter(x ? x.confidence : 0)),
+    h("td", { class: "num", dataset: { col: "confirmations" } }, count("confirmations")),
+    h("td", { class: "num", dataset: { col: "refutations" } }, count("refutations")),
+    h("td", { class: "num", dataset: { col: "applications" } }, count("applications")),
+    h("td", { class: "num", dataset: { col: "members" } }, pattern ? count("members") : "–"),
+    h("td", { class: "num", dataset: { col: "runs" } }, pattern ? count("runs") : "–"),
+    h("td", { class: "num" },
+      h("button", { type: "button", class: "link", title: `Open ${r.id}`, onclick: () => openExperience(r.id) }, "Open")));
+}
+
+function renderExperiences(filter) {
+  const list = state.experiences;
+  const filtered = Boolean(filter.kind) || filter.min !== "";
+  if (!list.length) {
+    $("#experiences").replaceChildren(h("div", { class: "empty-state", dataset: { noExperiences: "true" } },
+      filtered
+        ? "No experience matches the filter."
+        : "No experiences yet: memories of kind success, failure, insight or pattern appear here."));
+    return;
+  }
+  const patterns = list.filter((r) => r.kind === "pattern").length;
+  const which = [
+    filter.kind ? `of kind ${filter.kind}` : null,
+    filter.min !== "" ? `at least ${fixed(filter.min, 2)} sure` : null,
+  ].filter(Boolean).join(", ");
+  const capped = list.length >= MAX_EXPERIENCES ? ` The newest ${MAX_EXPERIENCES}: narrow by kind or confidence to see older ones.` : "";
+  $("#experiences").replaceChildren(
+    h("p", { class: "muted small", dataset: { experiencesCount: String(list.length) } },
+      `${plural(list.length, "experience")}${which ? ` ${which}` : ""}`,
+      patterns && filter.kind !== "pattern" ? `, ${plural(patterns, "pattern")} among them` : "",
+      `, newest first.${capped}`),
+    h("table", { class: "results experiences" },
+      h("thead", {}, h("tr", {}, ["kind", "experience", "confidence", "confirmed", "refuted", "applied", "members", "runs", ""]
+        .map((c) => h("th", {}, c)))),
+      h("tbody", {}, list.map(experienceRow))));
+}
+
+/** Every event of a record's audit trail (newest first), up to `MAX_HISTORY_PAGES` pages. */
+async function auditOf(agent, recordId) {
+  const events = [];
+  let cursor = null;
+  let pages = 0;
+  do {
+    const query = `?limit=100&record_id=${encodeURIComponent(recordId)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    const page = await api(pathOf(agent, `/audit${query}`));
+    events.push(...page.items);
+    cursor = page.next_cursor;
+    pages += 1;
+  } while (cursor && pages < MAX_HISTORY_PAGES);
+  return { events, more: Boolean(cursor) };
+}
+
+/** The experience from the audit trail (its feedback and pattern events) or any page's link to it. */
+function showExperience(id) {
+  selectTab("experiences", false);
+  if (!state.experiences.length) loadExperiences();
+  openExperience(id);
+}
+
+async function openExperience(id, { from = null, scroll = true } = {}) {
+  const agent = state.agent;
+  try {
+    const [record, trail] = await Promise.all([api(pathOf(agent, `/memories/${encodeURIComponent(id)}`)), auditOf(agent, id)]);
+    if (agent !== state.agent) return;
+    state.experience = { record, events: trail.events, more: trail.more, from };
+    listed(record);
+    history.replaceState(null, "", `#agent=${encodeURIComponent(agent)}&experience=${encodeURIComponent(id)}`);
+    renderExperience();
+    for (const row of document.querySelectorAll("#experiences tr[data-id]")) {
+      row.setAttribute("aria-current", String(row.dataset.id === id));
+    }
+    if (scroll) $("#experience").scrollIntoView({ behavior: "smooth", block: "nearest" });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      notify(`${id} is no longer stored: forgotten, expired, or removed by retention.`, "error");
+    } else {
+      fail(error);
+    }
+  }
+}
+
+/** Bring the listed row of ``record`` up to date (after feedback), without searching again. */
+function listed(record) {
+  const i = state.experiences.findIndex((r) => r.id === record.id);
+  if (i < 0) return;
+  const r = { ...state.experiences[i], content: record.content, experience: record.experience };
+  state.experiences[i] = r;
+  const row = document.querySelector(`#experiences tr[data-id="${CSS.escape(record.id)}"]`);
+  if (row) row.replaceWith(experienceRow(r));
+}
+
+function closeExperience() {
+  state.experience = null;
+  $("#experience").hidden = true;
+  for (const row of document.querySelectorAll("#experiences tr[aria-current='true']")) row.setAttribute("aria-current", "false");
+  if (state.agent) history.replaceState(null, "", `#agent=${encodeURIComponent(state.agent)}`);
+}
+
+function historyRow(e, first) {
+  const d = e.detail || {};
+  const data = d.outcome ? { action: e.action, outcome: d.outcome } : { action: e.action };
+  const cells = (event, note, value, evidence) => h("tr", { dataset: data },
+    h("td", { class: "num" }, localTime(e.at)),
+    h("td", {}, event),
+    h("td", { class: "small", dataset: { col: "note" } }, note),
+    h("td", { class: "num", dataset: { col: "confidence" } }, value),
+    h("td", { class: "num", dataset: { col: "evidence" } }, evidence),
+    h("td", { class: "mono" }, e.actor));
+  if (e.action === "feedback") {
+    return cells(h("span", { class: `action ${d.outcome}` }, d.outcome), d.note || "–",
+      [confidence(d.confidence_before), " → ", h("b", {}, confidence(d.confidence))],
+      `${d.confirmations} / ${d.refutations} / ${d.applications}`);
+  }
+  if (e.action === "pattern_made") {
+    return cells(h("span", { class: "action pattern_made" }, first ? "recognised" : "refreshed"),
+      `from ${plural(d.member_count ?? (d.members || []).length, "member")} over ${plural(d.runs ?? 0, "run")}`,
+      ["prior ", confidence(d.prior)], "–");
+  }
+  return cells(h("span", { class: "action pattern_dropped" }, "dropped"), describeDropped(d), "–", "–");
+}
+
+function renderExperience() {
+  const { record: r, events, more, from } = state.experience;
+  const x = r.experience;
+  const pattern = r.kind === "pattern";
+  const panel = $("#experience");
+  const head = h("div", { class: "panel-head" },
+    kindChip(r.kind), h("h2", {}, pattern ? "Pattern" : "Experience"), h("span", { class: "mono small" }, r.id),
+    h("span", { class: "spacer" }),
+    from ? h("button", {
+      type: "button", class: "link", dataset: { pattern: from }, onclick: () => openExperience(from),
+    }, `Member of pattern ${from} ↑`) : null,
+    forgetButton(r),
+    h("button", { type: "button", class: "ghost small-btn", onclick: closeExperience }, "Close"));
+  const body = [h("div", { class: "text experience-content" }, r.content)];
+  if (!x) {
+    body.push(h("p", { class: "muted" }, `A ${r.kind} memory, not an experience: it has no confidence.`));
+  } else {
+    body.push(
+      h("div", { class: "confidence-line", dataset: { confidence: String(x.confidence) } },
+        h("span", { class: "confidence-value" }, confidence(x.confidence)),
+        meter(x.confidence, "wide"),
+        h("span", { class: "muted small" },
+          `confidence; ${pattern ? "recognised" : "written"} at ${fixed(x.prior, 2)}, worth ${plural(x.prior_weight, "observation")}`),
+        h("span", { class: "spacer" }),
+        h("span", { class: "feedback-actions", role: "group", "aria-label": "Feedback" },
+          Object.entries(FEEDBACK).map(([outcome, f]) => h("button", {
+            type: "button", class: `small-btn feedback ${outcome === "refuted" ? "ghost danger-ghost" : outcome === "applied" ? "ghost" : ""}`,
+            title: f.effect, dataset: { feedback: outcome }, onclick: () => confirmFeedback(r, outcome),
+          }, f.label)))),
+      h("div", { class: "meta" },
+        h("span", {}, "confirmed ", h("b", { dataset: { count: "confirmations" } }, String(x.confirmations))),
+        h("span", {}, "refuted ", h("b", { dataset: { count: "refutations" } }, String(x.refutations))),
+        h("span", {}, "applied ", h("b", { dataset: { count: "applications" } }, String(x.applications))),
+        pattern ? h("span", {}, "members ", h("b", { dataset: { count: "members" } }, String(x.members))) : null,
+        pattern ? h("span", {}, "runs ", h("b", { dataset: { count: "runs" } }, String(x.runs))) : null,
+        x.run_id ? h("span", {}, "run ", h("b", { class: "mono" }, x.run_id)) : null,
+        h("span", {}, "occurred ", h("b", {}, localTime(r.occurred_at))),
+        r.updated_at !== r.created_at ? h("span", {}, "updated ", h("b", {}, localTime(r.updated_at))) : null,
+        h("span", {}, "recalled ", h("b", {}, `${r.access_count}×`))));
+    if (x.context) body.push(h("h3", { class: "section-title" }, "Context"), h("p", { class: "experience-text", dataset: { field: "context" } }, x.context));
+    if (x.outcome) body.push(h("h3", { class: "section-title" }, "Outcome"), h("p", { class: "experience-text", dataset: { field: "outcome" } }, x.outcome));
+  }
+
+  if (pattern) {
+    const members = r.source_ids || [];
+    const known = new Map(state.experiences.map((e) => [e.id, e]));
+    body.push(h("h3", { class: "section-title" }, `Recognised from ${plural(members.length, "member")}`,
+      x ? ` over ${plural(x.runs, "run")}` : ""));
+    body.push(members.length
+      ? h("ol", { class: "records members", dataset: { members: r.id } }, members.map((id, i) => {
+          const member = known.get(id);
+          return h("li", { class: "record", dataset: { member: id } },
+            h("div", { class: "when" }, `#${i + 1}`),
+            h("div", {},
+              h("button", { type: "button", class: "link mono", onclick: () => openExperience(id, { from: r.id }) }, id),
+              member ? h("div", { class: "text small" }, member.content) : null,
+              member && member.experience ? h("div", { class: "sub" },
+                kindChip(member.kind),
+                h("span", {}, `confidence ${fixed(member.experience.confidence, 2)}`),
+                member.experience.run_id ? h("span", {}, `run ${member.experience.run_id}`) : null) : null),
+            h("div", {}));
+        }))
+      : h("p", { class: "muted small" }, "No members listed: a pattern the agent wrote itself."));
+  }
+
+  const rows = events.filter((e) => HISTORY_ACTIONS.includes(e.action));
+  const oldestMade = rows.map((e) => e.action).lastIndexOf("pattern_made");
+  const table = rows.map((e, i) => historyRow(e, i === oldestMade));
+  if (x && !pattern) {
+    table.push(h("tr", { dataset: { action: "written" } },
+      h("td", { class: "num" }, localTime(r.created_at)),
+      h("td", {}, h("span", { class: "action written" }, "written")),
+      h("td", { class: "small", dataset: { col: "note" } }, `the confidence the agent stated, worth ${plural(x.prior_weight, "observation")}`),
+      h("td", { class: "num", dataset: { col: "confidence" } }, h("b", {}, confidence(x.prior))),
+      h("td", { class: "num", dataset: { col: "evidence" } }, "0 / 0 / 0"),
+      h("td", { class: "mono" }, "–")));
+  }
+  const feedbacks = rows.filter((e) => e.action === "feedback").length;
+  body.push(
+    h("h3", { class: "section-title" }, "Confidence history"),
+    h("p", { class: "muted small" },
+      feedbacks ? `${plural(feedbacks, "feedback event")}, newest first` : "No feedback yet",
+      more ? ` (the newest ${rows.length} events of its audit trail)` : "",
+      ". Confirmed / refuted / applied counts after each. ",
+      h("button", { type: "button", class: "link", onclick: () => showAudit(r.id) }, "Whole audit trail")),
+    table.length
+      ? h("table", { class: "audit history", dataset: { history: r.id } },
+          h("thead", {}, h("tr", {}, ["when", "event", "note", "confidence", "confirmed / refuted / applied", "by"].map((c) => h("th", {}, c)))),
+          h("tbody", {}, table))
+      : h("p", { class: "muted small" }, "Nothing in its audit trail."));
+  panel.replaceChildren(head, ...body);
+  panel.hidden = false;
+}
+
+function confirmFeedback(record, outcome) {
+  const dialog = $("#confirm-feedback");
+  const f = FEEDBACK[outcome];
+  const x = record.experience;
+  $("#feedback-title").textContent = f.question;
+  $("#feedback-text").textContent = record.content;
+  $("#feedback-effect").textContent =
+    `${f.effect} Confidence ${fixed(x.confidence, 2)} → ${fixed(posterior(x, outcome), 2)}. The audit trail records who did it.`;
+  $("#feedback-note").value = "";
+  $("#feedback-send").textContent = f.label;
+  dialog.returnValue = "";
+  dialog.onclose = async () => {
+    if (dialog.returnValue !== "send") return;
+    const agent = state.agent;
+    const body = { outcome };
+    const note = $("#feedback-note").value.trim();
+    if (note) body.note = note;
+    try {
+      const sent = await api(pathOf(agent, `/memories/${encodeURIComponent(record.id)}/feedback`), { method: "POST", body });
+      notify(`Feedback on ${record.id} queued (${sent.feedback_id}).`);
+      const event = await counted(agent, record.id, sent.feedback_id);
+      if (agent !== state.agent) return;
+      if (!event) {
+        notify(`Feedback ${sent.feedback_id} is queued but not counted yet: open ${record.id} again in a moment.`);
+        return;
+      }
+      notify(`Counted: ${record.id} ${describeFeedback(event.detail)}.`);
+      if (state.experience && state.experience.record.id === record.id) {
+        await openExperience(record.id, { from: state.experience.from, scroll: false });
+      } else {
+        listed(await api(pathOf(agent, `/memories/${encodeURIComponent(record.id)}`)));
+      }
+    } catch (error) {
+      fail(error);
+    }
+  };
+  dialog.showModal();
+}
+
+/** The audit event of feedback ``feedbackId`` once the writer has counted it (null: not yet). */
+async function counted(agent, recordId, feedbackId) {
+  for (let i = 0; i < FEEDBACK_POLLS; i++) {
+    await sleep(POLL_MS);
+    if (agent !== state.agent) return null;
+    const page = await api(pathOf(agent, `/audit?limit=20&record_id=${encodeURIComponent(recordId)}`));
+    const event = page.items.find((e) => e.action === "feedback" && e.detail && e.detail.feedback_id === feedbackId);
+    if (event) return event;
+  }
+  return null;
+}
+
+/** True once the agent has no writes (or pattern run) pending; false if that takes too long. */
+async function settled(agent, polls) {
+  for (let i = 0; i < polls; i++) {
+    await sleep(POLL_MS);
+    if (agent !== state.agent) return false;
+    const stats = await api(pathOf(agent, "/stats"));
+    // Read once more after none is pending: one answer can show the last write neither pending
+    // nor counted yet.
+    if (stats.pending_writes === 0) return (await api(pathOf(agent, "/stats"))).pending_writes === 0;
+  }
+  return false;
+}
+
+function confirmPatterns() {
+  const dialog = $("#confirm-patterns");
+  const agent = state.agent;
+  $("#confirm-patterns-text").textContent = `The experiences of ${agent}`;
+  dialog.returnValue = "";
+  dialog.onclose = () => {
+    if (dialog.returnValue === "run" && agent === state.agent) runPatterns(agent);
+  };
+  dialog.showModal();
+}
+
+async function runPatterns(agent) {
+  const button = $("#patterns-run");
+  button.disabled = true;
+  button.setAttribute("aria-busy", "true");
+  try {
+    await api("/v1/admin/patterns", { method: "POST", body: { agent_id: agent } });
+    notify(`Pattern recognition queued for ${agent}…`);
+    const done = await settled(agent, PATTERN_POLLS);
+    if (agent !== state.agent) return;
+    if (!done) {
+      notify(`Pattern recognition for ${agent} is queued but has not run yet: Show the list again in a moment.`);
+      return;
+    }
+    await loadExperiences();
+    const kind = $("#experience-kind").value;
+    const patterns = state.experiences.filter((r) => r.kind === "pattern").length;
+    notify(`Pattern recognition has run for ${agent}${!kind || kind === "pattern" ? `: ${plural(patterns, "pattern")} listed` : ""}.`);
+    if (state.experience && state.experience.record.kind === "pattern") {
+      await openExperience(state.experience.record.id, { scroll: false });
+    }
+  } catch (error) {
+    fail(error);
+  } finally {
+    button.disabled = false;
+    button.removeAttribute("aria-busy");
+  }
 }
 
 // --- shared knowledge --------------------------------------------------------------------------------
@@ -782,6 +1215,7 @@ function selectTab(tab, load = true) {
   }
   for (const panel of document.querySelectorAll("[data-tab-panel]")) panel.hidden = panel.dataset.tabPanel !== tab;
   if (tab === "audit" && load) loadAudit();
+  if (tab === "experiences" && load) loadExperiences();
   if (tab === "search") $("#query").focus();
 }
 
@@ -800,6 +1234,11 @@ async function main() {
     loadTimeline();
   });
   $("#search").addEventListener("submit", runSearch);
+  $("#experience-filter").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadExperiences();
+  });
+  $("#patterns-run").addEventListener("click", confirmPatterns);
   $("#knowledge-link").addEventListener("click", () => selectKnowledge());
   $("#documents-refresh").addEventListener("click", loadDocuments);
   for (const button of document.querySelectorAll(".tabs [role='tab']")) {

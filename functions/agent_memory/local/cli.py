@@ -8,6 +8,7 @@ agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
 agent-memory dlq list | dlq redrive [ID ...]   (AGENT_MEMORY_QUEUE=sqs: the deployed FIFO DLQ)
 agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
 agent-memory retention run   (what the daily 05:15 schedule runs; prints the report)
+agent-memory patterns run [--agent A] [--tenant T] [--no-wait]   (what the daily 05:45 schedule runs)
 agent-memory mcp [--url URL] [--api-key KEY] [--agent-id A] [--user-id U]   (MCP server, stdio)
 agent-memory knowledge import DIR [--tag T ...] [--version V] [--wait] [--url URL] [--api-key KEY]
 agent-memory knowledge list | knowledge delete DOC_ID   [--url URL] [--api-key KEY]
@@ -251,6 +252,18 @@ def cmd_retention_run(args: argparse.Namespace) -> int:
     from agent_memory import container
 
     print(json.dumps(container.retention_service().run().as_dict()))
+    return 0
+
+
+def cmd_patterns_run(args: argparse.Namespace) -> int:
+    """Recognise patterns now, here (see `local.patterns_command`); prints the summed report."""
+    from agent_memory.local import patterns_command as patterns
+
+    result = patterns.run(args.tenant, args.agent, wait=not args.no_wait)
+    print(json.dumps(result))
+    if args.agent is not None and result["agents"] == 0:
+        print(f"error: no agent {args.agent!r} has memory in the pattern window", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -501,6 +514,19 @@ def build_parser() -> argparse.ArgumentParser:
     retention.add_parser(
         "run", help="run retention now for every tenant, as the daily schedule does", parents=[common]
     ).set_defaults(func=cmd_retention_run)
+
+    patterns = sub.add_parser("patterns", help="recognise patterns in agents' experiences").add_subparsers(
+        dest="patterns_command", required=True
+    )
+    run = patterns.add_parser(
+        "run", help="recognise patterns now, as the daily schedule does; print the report", parents=[common]
+    )
+    run.add_argument("--agent", help="only this agent (default: every agent with recent memory)")
+    run.add_argument("--tenant", help="only this tenant's agents (default: every tenant)")
+    run.add_argument(
+        "--no-wait", action="store_true", help="only queue the patterns' writes (a server stores them)"
+    )
+    run.set_defaults(func=cmd_patterns_run)
 
     _add_mcp_parser(sub)
     _add_knowledge_parser(sub)

@@ -38,7 +38,9 @@ INSTRUCTIONS = (
     "'[date · grain] text'; search results end with '(id ...)': pass that id to forget to drop a "
     "wrong or outdated memory. For what the organisation published (specs, decision records, "
     "runbooks), call search_knowledge: its passages are labelled '[title \u203a section, version · shared]'; "
-    "cite that label when you rely on one."
+    "cite that label when you rely on one. After a task, call record_outcome with what worked, what "
+    "failed or what you learned, and how sure you are; experiences show their kind and confidence, and "
+    "when you rely on one again, call give_feedback with its id: confirmed, refuted or applied."
 )
 
 

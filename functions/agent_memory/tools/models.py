@@ -8,17 +8,24 @@ schema is written by hand. The tool name is the model's title.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteItem
+from agent_memory.contract.v1_experience import FeedbackRequest
+from agent_memory.domain.experience import DEFAULT_CONFIDENCE
+from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
 from agent_memory.domain.types import MemoryId
 
 #: Unknown arguments are refused, so a misspelt one is an error the LLM sees and can fix.
 _ARGS = ConfigDict(extra="forbid")
+
+#: `WriteItem.kind` narrowed to the kinds of an experience (`records.EXPERIENCE_KINDS`), in the
+#: contract's order: `record_outcome` writes experiences only.
+EXPERIENCE_KIND: Any = Literal[tuple(k.value for k in MemoryKind if k in EXPERIENCE_KINDS)]
 
 
 def field_of(
@@ -64,6 +71,22 @@ SearchMemoryArgs: type[BaseModel] = create_model(
         "Where to search: ['private'] is this agent's own memory (leave out: only that), ['shared'] "
         "the organisation's shared knowledge (published documents; found only with a query), "
         "['private', 'shared'] both in one ranking. The grain and the days narrow memories only.",
+    ),
+    kinds=field_of(
+        SearchRequest,
+        "kinds",
+        "Only memories of these kinds (leave out: any), e.g. ['success', 'failure', 'insight', "
+        "'pattern'] for what was learned from outcomes.",
+    ),
+    min_confidence=field_of(
+        SearchRequest,
+        "min_confidence",
+        "Only experiences at least this sure, from 0 to 1 (memories without a confidence are left out).",
+    ),
+    patterns_first=field_of(
+        SearchRequest,
+        "patterns_first",
+        "Put well-confirmed patterns (lessons seen across several runs) before every other result.",
     ),
 )
 
@@ -125,6 +148,64 @@ RememberArgs: type[BaseModel] = create_model(
     ttl_days=field_of(
         WriteItem, "ttl_days", "Forget it after this many days (leave out: the plan's default)."
     ),
+)
+
+
+RecordOutcomeArgs: type[BaseModel] = create_model(
+    "record_outcome",
+    __config__=_ARGS,
+    __doc__=(
+        "Record what you learned from doing something: a success, a failure, an insight, or a pattern "
+        "you saw across runs, with the situation, the result and how sure you are. Searches can then "
+        "ask for such experiences (kinds, min_confidence, patterns_first); when you rely on one again, "
+        "report with give_feedback whether it held."
+    ),
+    kind=(
+        EXPERIENCE_KIND,
+        Field(
+            description="success: what worked; failure: what did not; insight: something learned; "
+            "pattern: a regularity seen across several runs."
+        ),
+    ),
+    content=field_of(
+        WriteItem,
+        "content",
+        "What you learned, as a self-contained sentence or two, e.g. 'Uploading in batches of 100 "
+        "avoids the gateway timeout.'",
+    ),
+    context=field_of(WriteItem, "context", "The situation: what you were doing, and with what."),
+    outcome=field_of(WriteItem, "outcome", "What resulted, e.g. 'all 4,000 rows uploaded in 40 s'."),
+    confidence=field_of(
+        WriteItem,
+        "confidence",
+        f"How sure you are that it holds beyond this once, from 0 to 1 (leave out: {DEFAULT_CONFIDENCE}).",
+    ),
+    run_id=field_of(
+        WriteItem,
+        "run_id",
+        "The task or run it came from, so that a lesson repeated across runs is recognised as a pattern.",
+    ),
+)
+
+GiveFeedbackArgs: type[BaseModel] = create_model(
+    "give_feedback",
+    __config__=_ARGS,
+    __doc__=(
+        "Report what happened when you used an experience (a success, failure, insight or pattern from "
+        "search results, by its id): it held, it did not, or you applied it without knowing yet. Its "
+        "confidence rises or falls with the evidence."
+    ),
+    memory_id=(
+        MemoryId,
+        Field(description="The experience's id, as shown in search results ('mem_...' or 'pat_...')."),
+    ),
+    outcome=field_of(
+        FeedbackRequest,
+        "outcome",
+        "confirmed: it held; refuted: it did not; applied: you acted on it but cannot tell yet "
+        "(its confidence stays as it is).",
+    ),
+    note=field_of(FeedbackRequest, "note", "Why, in a sentence (kept in the audit trail)."),
 )
 
 

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from agent_memory.contract.v1 import ContextResponse, ForgetResponse, SearchResponse, WriteResponse
+from agent_memory.contract.v1_experience import FeedbackResponse
+from agent_memory.domain.experience import DEFAULT_CONFIDENCE, FeedbackOutcome
 from agent_memory.domain.grains import Grain
 from agent_memory.tools.formats import (
     JsonObject,
@@ -27,7 +29,9 @@ from agent_memory.tools.formats import (
 )
 from agent_memory.tools.models import (
     ForgetArgs,
+    GiveFeedbackArgs,
     RecallContextArgs,
+    RecordOutcomeArgs,
     RememberArgs,
     SearchKnowledgeArgs,
     SearchMemoryArgs,
@@ -36,6 +40,8 @@ from agent_memory.tools.text import (
     MEMORY_ONLY,
     context_text,
     date_label,
+    experience_label,
+    filters_text,
     knowledge_results_text,
     memory_line,
     search_results_text,
@@ -53,6 +59,10 @@ class MemoryApi(Protocol):
     def write(self, agent_id: str, items: Sequence[Any]) -> WriteResponse: ...
 
     def forget(self, agent_id: str, memory_id: str) -> ForgetResponse: ...
+
+    def feedback(
+        self, agent_id: str, memory_id: str, outcome: Any, note: str | None = None
+    ) -> FeedbackResponse: ...
 
 
 def _utcnow() -> datetime:
@@ -93,6 +103,7 @@ def search_memory(ctx: ToolContext, args: Any) -> str:
         fields["user_id"] = ctx.user_id
     response = ctx.client.search(ctx.agent_id, **fields)
     window = window_text(str(args.grain), args.min_days_ago, args.max_days_ago)
+    window += filters_text(args.kinds, args.min_confidence, args.patterns_first)
     return search_results_text(response.results, window, args.sources or MEMORY_ONLY)
 
 
@@ -122,6 +133,35 @@ def remember(ctx: ToolContext, args: Any) -> str:
     return f"Remembered (searchable within seconds):\n{line}"
 
 
+def record_outcome(ctx: ToolContext, args: Any) -> str:
+    """An experience is written like any memory (one item, dated by the clock, for the bound
+    user); the line shows the confidence it starts with."""
+    now = ctx.clock()
+    item: dict[str, Any] = {**args.model_dump(exclude_none=True), "occurred_at": now}
+    if ctx.user_id is not None:
+        item["user_id"] = ctx.user_id
+    [accepted] = ctx.client.write(ctx.agent_id, [item]).accepted
+    confidence = DEFAULT_CONFIDENCE if args.confidence is None else args.confidence
+    label = experience_label(args.kind, confidence)
+    line = memory_line(Grain.WORKING.value, date_label(None, now), args.content, accepted.id, detail=label)
+    return f"Recorded (searchable within seconds):\n{line}"
+
+
+#: What each outcome does to the experience's confidence, as the result tells the model.
+FEEDBACK_EFFECTS: Mapping[FeedbackOutcome, str] = {
+    FeedbackOutcome.APPLIED: "counted as applied; its confidence stays as it is until confirmed or refuted",
+    FeedbackOutcome.CONFIRMED: "its confidence rises",
+    FeedbackOutcome.REFUTED: "its confidence falls",
+}
+
+
+def give_feedback(ctx: ToolContext, args: Any) -> str:
+    response = ctx.client.feedback(ctx.agent_id, args.memory_id, args.outcome, args.note)
+    outcome = FeedbackOutcome(response.outcome)
+    effect = FEEDBACK_EFFECTS[outcome]
+    return f"Feedback on {response.id}: {outcome.value}, {effect} (counted within a second)."
+
+
 def forget(ctx: ToolContext, args: Any) -> str:
     forgotten = ctx.client.forget(ctx.agent_id, args.id)
     text = f"Forgot {forgotten.id}: it will not be returned by search again."
@@ -137,6 +177,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(RememberArgs, remember),
     ToolSpec(ForgetArgs, forget),
     ToolSpec(SearchKnowledgeArgs, search_knowledge),
+    ToolSpec(RecordOutcomeArgs, record_outcome),
+    ToolSpec(GiveFeedbackArgs, give_feedback),
 )
 TOOLS_BY_NAME: Mapping[str, ToolSpec] = {t.name: t for t in TOOLS}
 

@@ -9,6 +9,10 @@ way the service labels it in a context block: ``[ADR-12 > Consequences, version 
 (doc adr-12)``, so the model can say where it read it ("per ADR-12, Consequences"). In a search
 of both sources every line says its source (``· private`` or ``· shared``); a search of memory
 alone reads as it always did.
+
+An experience (a success, failure, insight or pattern) also says its kind and how sure the agent
+is of it, on what evidence: ``[2026-11-20 · working · pattern · confidence 0.82 (5 confirmed, 1
+refuted)] ...``, so the model can weigh a lesson before acting on it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from agent_memory.contract.v1 import ContextResponse, PassageRef, SearchResult
+from agent_memory.contract.v1_experience import ExperienceOut
 from agent_memory.domain.knowledge import CITATION_SEPARATOR
 
 #: What a search covers when it names no sources (the contract's default).
@@ -29,12 +34,33 @@ def date_label(time_key: str | None, occurred_at: datetime) -> str:
 
 
 def memory_line(
-    grain: str, label: str, content: str, memory_id: str | None = None, *, source: str | None = None
+    grain: str,
+    label: str,
+    content: str,
+    memory_id: str | None = None,
+    *,
+    source: str | None = None,
+    detail: str | None = None,
 ) -> str:
     body = content.strip().replace("\n", "\n  ")  # continuation lines stay inside the item
     suffix = f" (id {memory_id})" if memory_id else ""
-    tag = f" · {source}" if source else ""
+    tag = "".join(f" · {part}" for part in (source, detail) if part)
     return f"[{label} · {grain}{tag}] {body}{suffix}"
+
+
+def experience_label(kind: str, confidence: float, confirmations: int = 0, refutations: int = 0) -> str:
+    """``pattern · confidence 0.82 (5 confirmed, 1 refuted)``: the evidence only when there is some."""
+    evidence = [
+        f"{count} {word}" for count, word in ((confirmations, "confirmed"), (refutations, "refuted")) if count
+    ]
+    return f"{kind} · confidence {confidence:.2f}" + (f" ({', '.join(evidence)})" if evidence else "")
+
+
+def _experience_detail(result: SearchResult, experience: ExperienceOut | None) -> str | None:
+    if experience is None:
+        return None
+    kind = result.kind.value if result.kind is not None else "experience"
+    return experience_label(kind, experience.confidence, experience.confirmations, experience.refutations)
 
 
 def citation(document: PassageRef) -> str:
@@ -67,6 +93,7 @@ def result_lines(result: SearchResult, *, tagged: bool) -> list[str]:
             result.content,
             result.id,
             source="private" if tagged else None,
+            detail=_experience_detail(result, result.experience),
         )
     ]
     if result.also_in:  # summaries folded into this hit: where else the model may read it, in context
@@ -125,6 +152,21 @@ def window_text(grain: str, min_days_ago: float, max_days_ago: float | None) -> 
         else ("any time" if min_days_ago == 0 else f"at least {days(min_days_ago)} days ago")
     )
     return f"grain {grain}, {span}"
+
+
+def filters_text(
+    kinds: Sequence[str] = (), min_confidence: float | None = None, patterns_first: bool | None = None
+) -> str:
+    """What narrowed or ordered a search besides its window, to follow the window's text:
+    ``, kinds pattern, confidence at least 0.7, patterns first`` (empty when nothing did)."""
+    parts = []
+    if kinds:
+        parts.append("kinds " + ", ".join(str(k) for k in kinds))
+    if min_confidence is not None:
+        parts.append(f"confidence at least {min_confidence:g}")
+    if patterns_first:
+        parts.append("patterns first")
+    return "".join(f", {part}" for part in parts)
 
 
 def context_text(query: str, response: ContextResponse) -> str:

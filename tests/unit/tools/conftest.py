@@ -1,4 +1,5 @@
-"""An in-memory stand-in for the client: it keeps what the tools wrote, and answers searches from it."""
+"""An in-memory stand-in for the client: it keeps what the tools wrote, and answers searches from it
+(an experience with its confidence, moved by the feedback given on it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.client.api_errors import NotFoundError
+from agent_memory.client.api_errors import BadRequestError, NotFoundError
 from agent_memory.contract.v1 import (
     AcceptedItem,
     ContextItem,
@@ -22,6 +23,8 @@ from agent_memory.contract.v1 import (
     WriteItem,
     WriteResponse,
 )
+from agent_memory.contract.v1_experience import ExperienceOut, FeedbackRequest, FeedbackResponse
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import memory_id
 from agent_memory.domain.records import MemoryKind
@@ -40,6 +43,9 @@ class FakeMemoryApi:
     stale_summaries: list[str] = field(default_factory=list)
     summaries: list[SearchResult] = field(default_factory=list)
     fail_with: Exception | None = None
+    #: The experiences among ``stored``, by id, with the feedback counted on them.
+    experiences: dict[str, Experience] = field(default_factory=dict)
+    feedbacks: list[tuple[str, str, FeedbackRequest]] = field(default_factory=list)
 
     def search(self, agent_id: str, query: Any = None, **fields: Any) -> SearchResponse:
         request = SearchRequest.model_validate({"query": query, **fields})
@@ -53,13 +59,13 @@ class FakeMemoryApi:
         ]
         return SearchResponse(results=[*hits, *self.summaries][: request.max_results])
 
-    @staticmethod
-    def _result(mid: str, item: WriteItem) -> SearchResult:
+    def _result(self, mid: str, item: WriteItem) -> SearchResult:
         return SearchResult(
             id=mid, grain=Grain.WORKING, time_key=None, kind=item.kind or MemoryKind.NOTE,
             content=item.content, text=item.content, score=1.0, similarity=1.0, recency=1.0,
             importance=item.importance or 0.5, occurred_at=item.occurred_at or NOW, topic=item.topic,
             user_id=item.user_id, conversation_id=None, source=None, metadata={}, tags=[],
+            experience=ExperienceOut.of(self.experiences.get(mid)),
         )  # fmt: skip
 
     def context(self, agent_id: str, query: Any, /, **fields: Any) -> ContextResponse:
@@ -99,8 +105,26 @@ class FakeMemoryApi:
             item = WriteItem.model_validate(raw)
             mid = memory_id(agent_id, item.content)
             self.stored[mid] = (agent_id, item)
+            if (experience := item.to_new_memory().experience) is not None:
+                self.experiences[mid] = experience
             accepted.append(AcceptedItem(id=mid))
         return WriteResponse(accepted=accepted)
+
+    def feedback(
+        self, agent_id: str, memory_id: str, outcome: Any, note: str | None = None
+    ) -> FeedbackResponse:
+        """Counted at once (the service counts it in the writer, within a second)."""
+        request = FeedbackRequest.model_validate({"outcome": outcome, "note": note})
+        if self.fail_with is not None:
+            raise self.fail_with
+        if memory_id not in self.stored or self.stored[memory_id][0] != agent_id:
+            raise NotFoundError(404, "not_found", "memory not found")
+        if memory_id not in self.experiences:
+            raise BadRequestError(400, "validation_error", f"memory {memory_id} is not an experience")
+        self.feedbacks.append((agent_id, memory_id, request))
+        self.experiences[memory_id] = self.experiences[memory_id].after(request.outcome)
+        feedback_id = f"fb_{len(self.feedbacks)}"
+        return FeedbackResponse(id=memory_id, feedback_id=feedback_id, outcome=request.outcome)
 
     def forget(self, agent_id: str, memory_id: str) -> ForgetResponse:
         if memory_id not in self.stored or self.stored[memory_id][0] != agent_id:

@@ -15,6 +15,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 import agent_memory.tools
 from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteItem
+from agent_memory.contract.v1_experience import FeedbackRequest
+from agent_memory.domain.experience import MAX_EXPERIENCE_TEXT, MAX_NOTE_CHARS
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import (
     DEFAULT_CONTEXT_TOKENS,
@@ -26,6 +28,7 @@ from agent_memory.domain.limits import (
     MAX_TTL_DAYS,
     MIN_CONTEXT_TOKENS,
 )
+from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
 from agent_memory.domain.types import MemoryId
 from agent_memory.tools import TOOLS, TOOLS_BY_NAME, anthropic_tools, bedrock_tools, llm_schema, openai_tools
 
@@ -49,10 +52,12 @@ def schema(name: str) -> dict[str, Any]:
 def test_the_tools_are_the_ones_agents_expect() -> None:
     # WHEN / THEN
     assert [t.name for t in TOOLS] == [
-        "search_memory", "recall_context", "remember", "forget", "search_knowledge",
+        "search_memory", "recall_context", "remember", "forget", "search_knowledge", "record_outcome",
+        "give_feedback",
     ]  # fmt: skip
     assert set(schema("search_memory")["properties"]) == {
-        "query", "grain", "min_days_ago", "max_days_ago", "max_results", "sources",
+        "query", "grain", "min_days_ago", "max_days_ago", "max_results", "sources", "kinds", "min_confidence",
+        "patterns_first",
     }  # fmt: skip
     assert set(schema("search_knowledge")["properties"]) == {"query", "max_results", "tags"}
     assert schema("search_knowledge")["required"] == ["query"]
@@ -61,6 +66,12 @@ def test_the_tools_are_the_ones_agents_expect() -> None:
     assert set(schema("remember")["properties"]) == {"content", "topic", "importance", "ttl_days"}
     assert schema("remember")["required"] == ["content"]
     assert schema("forget")["required"] == ["id"]
+    assert set(schema("record_outcome")["properties"]) == {
+        "kind", "content", "context", "outcome", "confidence", "run_id",
+    }  # fmt: skip
+    assert schema("record_outcome")["required"] == ["kind", "content"]
+    assert set(schema("give_feedback")["properties"]) == {"memory_id", "outcome", "note"}
+    assert schema("give_feedback")["required"] == ["memory_id", "outcome"]
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
@@ -113,24 +124,49 @@ def test_constraints_come_from_the_contract_models_not_from_a_second_copy() -> N
     )
     assert context["token_budget"]["default"] == DEFAULT_CONTEXT_TOKENS
     assert (context["query"]["minLength"], context["query"]["maxLength"]) == (1, MAX_QUERY_CHARS)
+    assert search["kinds"]["items"]["enum"] == [k.value for k in MemoryKind]
+    assert (search["min_confidence"]["minimum"], search["min_confidence"]["maximum"]) == (0, 1)
+    outcome = schema("record_outcome")["properties"]
+    assert outcome["kind"]["enum"] == ["success", "failure", "insight", "pattern"]
+    assert outcome["context"]["maxLength"] == outcome["outcome"]["maxLength"] == MAX_EXPERIENCE_TEXT
+    assert (outcome["confidence"]["minimum"], outcome["confidence"]["maximum"]) == (0, 1)
+    feedback = schema("give_feedback")["properties"]
+    assert feedback["outcome"]["enum"] == ["applied", "confirmed", "refuted"]
+    assert feedback["note"]["maxLength"] == MAX_NOTE_CHARS
+    assert feedback["memory_id"]["pattern"] == schema("forget")["properties"]["id"]["pattern"]
 
 
-#: The contract's own definition of each tool argument: the request model (or type) it feeds.
+#: The contract's own definition of each tool argument: the request model (or type) it feeds, or
+#: per argument the model (or type) its field is taken from.
 CONTRACT: dict[str, Any] = {
     "search_memory": SearchRequest,
     "recall_context": ContextRequest,
     "remember": WriteItem,
     "forget": {"id": MemoryId},
     "search_knowledge": SearchRequest,
+    "record_outcome": WriteItem,
+    "give_feedback": {"memory_id": MemoryId, "outcome": FeedbackRequest, "note": FeedbackRequest},
 }
+
+
+def _experience_kinds_only(prop: dict[str, Any]) -> dict[str, Any]:
+    return {**prop, "enum": [k for k in prop["enum"] if MemoryKind(k) in EXPERIENCE_KINDS]}
+
+
+#: Arguments that take the contract's field narrowed, and how: `record_outcome` writes only the
+#: kinds the domain calls experiences.
+NARROWED = {("record_outcome", "kind"): _experience_kinds_only}
 
 
 def _contract_property(tool: str, name: str) -> dict[str, Any]:
     source = CONTRACT[tool]
     if isinstance(source, dict):
-        prop: dict[str, Any] = TypeAdapter(source[name]).json_schema()
+        source = source[name]
+    if isinstance(source, type) and issubclass(source, BaseModel):
+        prop: dict[str, Any] = llm_schema(source)["properties"][name]
     else:
-        prop = llm_schema(source)["properties"][name]
+        prop = TypeAdapter(source).json_schema()
+    prop = NARROWED.get((tool, name), lambda p: p)(prop)
     return {k: v for k, v in prop.items() if k not in ("description", "title")}
 
 
@@ -233,6 +269,27 @@ ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
     ("search_knowledge", {"query": "failover", "tags": ["ops"], "max_results": 3}),
     ("search_knowledge", {}),
     ("search_knowledge", {"query": "x", "grain": "daily"}),
+    ("search_memory", {"kinds": ["pattern", "insight"], "min_confidence": 0.7, "patterns_first": True}),
+    ("search_memory", {"kinds": ["lesson"]}),
+    ("search_memory", {"min_confidence": 1.5}),
+    ("search_memory", {"patterns_first": "yes please"}),
+    ("record_outcome", {"kind": "success", "content": "Batches of 100 avoid the timeout."}),
+    ("record_outcome", {"kind": "pattern", "content": "x", "context": "upload", "outcome": "done",
+                        "confidence": 0.9, "run_id": "run-42"}),
+    ("record_outcome", {"kind": "fact", "content": "x"}),
+    ("record_outcome", {"content": "no kind"}),
+    ("record_outcome", {"kind": "failure"}),
+    ("record_outcome", {"kind": "insight", "content": "x", "confidence": -0.1}),
+    ("record_outcome", {"kind": "insight", "content": "x", "run_id": "has spaces"}),
+    ("record_outcome", {"kind": "insight", "content": "x", "outcome": "y" * (MAX_EXPERIENCE_TEXT + 1)}),
+    ("record_outcome", {"kind": "insight", "content": "x", "importance": 1}),
+    ("give_feedback", {"memory_id": "mem_abcdefghijklmnopqrstuvwxyz", "outcome": "confirmed"}),
+    ("give_feedback", {"memory_id": "mem_abcdefghijklmnopqrstuvwxyz", "outcome": "applied", "note": "ok"}),
+    ("give_feedback", {"memory_id": "mem_abcdefghijklmnopqrstuvwxyz", "outcome": "maybe"}),
+    ("give_feedback", {"memory_id": "mem_abcdefghijklmnopqrstuvwxyz"}),
+    ("give_feedback", {"memory_id": "../etc", "outcome": "refuted"}),
+    ("give_feedback", {"memory_id": "mem_abcdefghijklmnopqrstuvwxyz", "outcome": "refuted",
+                       "note": "n" * (MAX_NOTE_CHARS + 1)}),
 ]  # fmt: skip
 
 

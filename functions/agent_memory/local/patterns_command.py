@@ -1,0 +1,83 @@
+"""`agent-memory patterns run`: recognise patterns now, in this process, and print what it did.
+
+The daily schedule and ``POST /v1/admin/patterns`` queue one job per agent; this command runs
+the same pattern service on the same agents here, as `retention run` runs retention: for every
+agent with memory in the pattern window (``--tenant``: of that tenant only), or for one agent
+(``--agent``; of every tenant that has memory of it in the window, unless ``--tenant`` names
+one). It prints the summed report (the admin route's fields, and the ids of the patterns
+written), having worked the local write queue until the patterns are stored, unless told not to
+wait. Runs are idempotent: a run beside the scheduled one changes nothing it would not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+from agent_memory import container
+from agent_memory.adapters.local_queue import LocalFifoQueue
+from agent_memory.contract.v1_experience import PatternRunResponse
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.patterns import PatternJob, PatternReport
+from agent_memory.local.worker import QueueWorker
+from agent_memory.ports import AgentRef, PeriodScan
+
+#: How long to wait between looks at a write queue that holds only delayed or in-flight messages.
+IDLE_WAIT_S = 0.2
+
+
+def agents_in_window(now: datetime, tenant_id: str | None = None) -> Iterator[AgentRef]:
+    """Every (tenant, agent) with working memory in the pattern window, as the dispatch finds them."""
+    start = now - timedelta(days=container.current().pattern_rules.window_days)
+    cursor: str | None = None
+    while True:
+        page = container.store().agents_with_records(
+            PeriodScan(Grain.WORKING, start, now, cursor=cursor, tenant_id=tenant_id)
+        )
+        yield from page.agents
+        cursor = page.next_cursor
+        if cursor is None:
+            return
+
+
+def targets(tenant_id: str | None, agent_id: str | None, now: datetime) -> list[AgentRef]:
+    """The agents to run: one named agent of a named tenant (whether or not it has memory in the
+    window: its stored patterns may need dropping), else the window's agents, narrowed to the
+    tenant and the agent given."""
+    if tenant_id is not None and agent_id is not None:
+        return [AgentRef(tenant_id, agent_id)]
+    return [a for a in agents_in_window(now, tenant_id) if agent_id is None or a.agent_id == agent_id]
+
+
+def run(
+    tenant_id: str | None = None, agent_id: str | None = None, wait: bool = True, timeout_s: float = 3600.0
+) -> dict[str, Any]:
+    """Recognise the patterns of ``targets``; with ``wait``, store what was queued before returning."""
+    report = PatternReport()
+    service = container.pattern_service()
+    for agent in targets(tenant_id, agent_id, container.clock().now()):
+        job = PatternJob(tenant_id=agent.tenant_id, agent_id=agent.agent_id, reason="admin")
+        report.add(service.run(job))
+    result: dict[str, Any] = {**PatternRunResponse.of(report).model_dump(), "patterns": report.patterns}
+    if wait:
+        result["pending"] = store_writes(timeout_s)
+    return result
+
+
+def store_writes(timeout_s: float = 3600.0) -> int:
+    """Work the local write queue until it is empty; what is left in it (0 unless the deadline
+    passed). Another queue (SQS) is the deployed writer's to work: nothing is waited for."""
+    writes = container.write_queue()
+    if not isinstance(writes, LocalFifoQueue):
+        return 0
+    worker = QueueWorker(writes, poll_s=0.0)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if worker.drain_once():
+            continue
+        if writes.depth() == 0:
+            break
+        time.sleep(IDLE_WAIT_S)  # retries waiting out their delay, or another process's work
+    return writes.depth()
