@@ -9,12 +9,14 @@ import sys
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
+from urllib.error import HTTPError
 
 import pytest
 from tests.e2e.conftest import unique
 from tests.environment import configure_local_env
 
 from agent_memory import container
+from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -35,11 +37,14 @@ def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def curve(runtime: LocalRuntime) -> list[RunRecord]:
-    from agent_memory.domain.keys import NewKey
-
+def reviewer(runtime: LocalRuntime) -> Http:
     _, key = runtime.keys.create(NewKey(unique("t"), "pro", admin=True))
-    return simulate(Http(runtime.url, key), "reviewer")
+    return Http(runtime.url, key)
+
+
+@pytest.fixture(scope="module")
+def curve(reviewer: Http) -> list[RunRecord]:
+    return simulate(reviewer, "reviewer")
 
 
 def _by_issue(record: RunRecord) -> dict[str, float]:
@@ -75,3 +80,36 @@ def test_the_last_run_retrieves_its_patterns_first(curve: list[RunRecord]) -> No
     confident = [p for p in curve[-2].patterns if p.confidence >= 0.5]
     assert last.first_results[: len(confident)] == ["pattern"] * len(confident)
     assert len(confident) >= 3
+
+
+def test_a_confidence_floor_through_the_api_keeps_only_what_is_that_sure(
+    curve: list[RunRecord], reviewer: Http
+) -> None:
+    # WHEN the agent asks for what it is at least 0.7 sure of
+    path = "/v1/agents/reviewer/memories/search"
+    sure = reviewer("POST", path, {"query": "handbook review", "min_confidence": 0.7, "max_results": 50})
+    # THEN experiences at or above the floor only: the refuted date-format pattern is not among them
+    confidences = [r["experience"]["confidence"] for r in sure["results"]]
+    assert confidences and min(confidences) >= 0.7
+    assert "date-format" not in {issue for issue, p in _final(curve).items() if p >= 0.7}
+    assert all("date format" not in r["content"].lower() for r in sure["results"] if r["kind"] == "pattern")
+
+
+def test_another_tenant_neither_sees_nor_confirms_the_patterns(
+    curve: list[RunRecord], runtime: LocalRuntime
+) -> None:
+    # GIVEN another tenant's key, for an agent of the same name
+    _, key = runtime.keys.create(NewKey(unique("t"), "pro", admin=True))
+    stranger = Http(runtime.url, key)
+    pattern = curve[-1].patterns[0].id
+    # WHEN it searches for patterns and posts feedback on one of the reviewer's
+    found = stranger("POST", "/v1/agents/reviewer/memories/search", {"kinds": ["pattern"]})
+    # THEN nothing of the other tenant, and the feedback is a 404
+    assert found["results"] == []
+    with pytest.raises(HTTPError) as refused:
+        stranger("POST", f"/v1/agents/reviewer/memories/{pattern}/feedback", {"outcome": "refuted"})
+    assert refused.value.code == 404
+
+
+def _final(curve: list[RunRecord]) -> dict[str, float]:
+    return _by_issue(curve[-1])
