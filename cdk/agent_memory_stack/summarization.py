@@ -3,8 +3,14 @@
 The dispatcher (``{"grain": ...}``, or ``{"grain", "period"}`` to re-run one) lists the agents with
 activity in the closed period and sends one job each to the summarize queue (standard: jobs are
 independent and idempotent; summaries have deterministic ids). The worker folds the children
-with the summary model, embeds the summary, and enqueues it on the write FIFO queue, in the same
-message group as every other write of that agent and grain.
+with the summary model and enqueues the summary on the write FIFO queue, in the same message
+group as every other write of that agent and grain (the writer embeds it).
+
+Pattern recognition (``{"job": "patterns"}``, its own schedule) runs on the same queue and
+functions: the dispatcher queues one job per agent with memory in the window and marks each
+pending (the pending-writes table), the worker embeds the agent's experiences to cluster them
+(the embedding model), states each pattern with the summary model, queues it on the write queue
+with a pending mark, and marks its job done.
 """
 
 from __future__ import annotations
@@ -46,18 +52,25 @@ class Summarization(Construct):
         self.dispatcher = store.build_function(
             self,
             "SummarizeDispatch",
-            "Finds agents with activity in a closed period and queues one summarize job each",
-            settings_env(timezone=config.timezone, summarize_queue_url=self.queue.queue_url),
+            "Queues a summarize job per agent with activity in a closed period, or a pattern job per agent",
+            {
+                **settings_env(timezone=config.timezone, summarize_queue_url=self.queue.queue_url),
+                # a pattern job holds a pending mark of its agent until it has run
+                **writes.pending_environment(),
+            },
         )
         grant_send(self.queue, self.dispatcher)
         store.grant_data_access(self.dispatcher)
+        writes.grant_mark_pending(self.dispatcher)
 
         self.worker = store.build_function(
             self,
             "SummarizeWorker",
-            "Folds one agent-period into a summary with Bedrock and queues its write",
+            "Folds one agent-period into a summary, or recognises an agent's patterns, and queues the writes",
             {
                 **writes.queue_environment(),
+                # a pattern job marks its job done and each pattern it queues pending
+                **writes.pending_environment(),
                 **settings_env(
                     timezone=config.timezone,
                     # A job may queue the backfill of a missing child period.
@@ -76,10 +89,13 @@ class Summarization(Construct):
             max_concurrency=config.summarizer_max_concurrency,
         )
         writes.grant_enqueue(self.worker)
+        writes.grant_mark_pending(self.worker)
         grant_send(self.queue, self.worker)
         store.grant_data_access(self.worker)
-        # the summary model only: the writer embeds the summaries it stores
+        # the summary model (summaries and patterns' statements; the writer embeds what it stores)
         grant_invoke(self.worker, self, config.summary_model_id)
+        # a pattern job embeds the agent's experiences to cluster them
+        grant_invoke(self.worker, self, config.embedding_model_id)
 
         for schedule in schedules_of("summarize_dispatch"):
             parts.scheduling.add(schedule, self.dispatcher)

@@ -106,3 +106,9 @@ class WritePipeline(Construct):
     def grant_pending(self, function: lambda_.IFunction) -> None:
         """The API: mark pending (BatchGet + BatchWrite), undo (BatchWrite), count (Query)."""
         self.pending.grant(function, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:Query")
+
+    def grant_mark_pending(self, function: lambda_.IFunction) -> None:
+        """A function that marks work pending but never counts it: the pattern dispatcher (a mark
+        per job it queues; undone if the send fails) and the summarize worker (its job's mark
+        done, a mark per pattern it queues): BatchGet + BatchWrite, no Query."""
+        self.pending.grant(function, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem")

@@ -2,10 +2,13 @@
 
 It keeps indices (their mappings as created), aliases and documents, and answers the requests
 the adapter makes with the documented response shapes. Queries are not evaluated beyond their
-``term``/``terms`` filters (tenant, agent, grain, ...: every document that passes them is a hit,
-scored 1.0), and scripts are not run; what the deployed-configuration tests check is that each
-function reaches the domain with the calls its role allows, not ranking (the contract suite
-runs the store against a real cluster when ``OPENSEARCH_URL`` is set).
+``term``/``terms``/``range`` filters and the fields they require absent (tenant, agent, grain,
+not forgotten, ...: every document that passes them is a hit, scored 1.0, in the order of the
+body's ``sort`` on source fields). Scripts are not run, except the three that change a record's
+state (forget, stale mark, an experience's feedback: `_record_script`), so a path that forgets
+or counts sees its effect. What the deployed-configuration tests check is that each function
+reaches the domain with the calls its role allows, not ranking (the contract suite runs the
+store against a real cluster when ``OPENSEARCH_URL`` is set).
 """
 
 from __future__ import annotations
@@ -121,7 +124,9 @@ class FakeDomain:
                 return 404, {"error": {"type": "document_missing_exception"}, "status": 404}
             index, source = docs[parts[2]]
             source.update((payload or {}).get("doc", {}))
-            return 200, {"_index": index, "_id": parts[2], "result": "updated"}
+            script = (payload or {}).get("script")
+            result = _record_script(source, script) if script is not None else "updated"
+            return 200, {"_index": index, "_id": parts[2], "result": result}
         if len(parts) == 2 and parts[1] in ("_delete_by_query", "_update_by_query"):
             matched = [doc_id for doc_id, _ in self._hits(parts[0], (payload or {}).get("query", {}))]
             if parts[1] == "_delete_by_query":
@@ -159,16 +164,18 @@ class FakeDomain:
     def _hits(self, expression: str, query: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         filters: list[tuple[str, set[Any]]] = []
         ranges: list[tuple[str, dict[str, Any]]] = []
-        _collect_terms(query, filters, ranges)
+        absent: list[str] = []
+        _collect_terms(query, filters, ranges, absent)
         return [
             (doc_id, source)
             for doc_id, (_, source) in self._docs(expression).items()
             if all(_value_in(source.get(f), allowed) for f, allowed in filters)
             and all(_in_range(source.get(f), bounds) for f, bounds in ranges)
+            and all(source.get(f) is None for f in absent)
         ]
 
     def _search(self, expression: str, body: dict[str, Any]) -> dict[str, Any]:
-        hits = self._hits(expression, body.get("query", {}))
+        hits = _sorted(self._hits(expression, body.get("query", {})), body.get("sort", []))
         size = int(body.get("size", 10))
         return {
             "took": 1,
@@ -183,6 +190,55 @@ class FakeDomain:
             },
             "aggregations": _aggregations(body.get("aggs", {}), [s for _, s in hits]),
         }
+
+
+def _sorted(hits: list[tuple[str, dict[str, Any]]], sort: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``hits`` in the order of the body's ``sort`` on source fields (missing values last);
+    ``_score``, ``_doc`` and other meta fields keep the order they had."""
+    for spec in reversed(sort if isinstance(sort, list) else [sort]):
+        if isinstance(spec, str):
+            field, order = spec, "asc"
+        else:
+            ((field, how),) = spec.items()
+            order = how if isinstance(how, str) else how.get("order", "asc")
+        if field.startswith("_"):
+            continue
+        present = [h for h in hits if h[1].get(field) is not None]
+        present.sort(key=lambda h: h[1][field], reverse=order == "desc")
+        hits = present + [h for h in hits if h[1].get(field) is None]
+    return hits
+
+
+def _record_script(source: dict[str, Any], script: dict[str, Any]) -> str:
+    """What OpenSearch's run of a record script does to ``source`` (``updated`` or ``noop``): the
+    forget, the stale mark and the feedback scripts, as written in `opensearch_scripts`; any other
+    script changes nothing here (counters) and answers ``updated``."""
+    from agent_memory.adapters.opensearch.opensearch_scripts import (
+        EXPERIENCE_SCRIPT,
+        SOFT_DELETE_SCRIPT,
+        STALE_SCRIPT,
+    )
+
+    text, params = script.get("source"), script.get("params", {})
+    if text not in (SOFT_DELETE_SCRIPT, STALE_SCRIPT, EXPERIENCE_SCRIPT):
+        return "updated"
+    if (source.get("tenant_id"), source.get("agent_id")) != (params["tenant_id"], params["agent_id"]):
+        return "noop"
+    at, deleted, expires = params["at"], source.get("deleted_at"), source.get("expires_at")
+    if text == STALE_SCRIPT:
+        if deleted is not None and deleted >= at:
+            return "noop"
+        source["deleted_at"] = at
+        return "updated"
+    if deleted is not None or (expires is not None and expires <= at):
+        return "noop"
+    if text == SOFT_DELETE_SCRIPT:
+        source["deleted_at"] = source["updated_at"] = at
+    else:
+        source["experience"] = params["experience"]
+        if source.get("updated_at") is None or source["updated_at"] < at:
+            source["updated_at"] = at
+    return "updated"
 
 
 def _value_in(value: Any, allowed: set[Any]) -> bool:
@@ -267,17 +323,27 @@ def _aggregations(aggs: dict[str, Any], sources: list[dict[str, Any]]) -> dict[s
 
 
 def _collect_terms(
-    node: Any, out: list[tuple[str, set[Any]]], ranges: list[tuple[str, dict[str, Any]]]
+    node: Any,
+    out: list[tuple[str, set[Any]]],
+    ranges: list[tuple[str, dict[str, Any]]],
+    absent: list[str],
 ) -> None:
-    """The ``term`` / ``terms`` conditions that must hold (``must_not`` and ``should`` skipped)."""
+    """The ``term`` / ``terms`` / ``range`` conditions that must hold, and the fields that must
+    have no value (a ``must_not`` of ``exists`` only: not forgotten, no user); any other
+    ``must_not``, and ``should``, skipped."""
     if isinstance(node, list):
         for item in node:
-            _collect_terms(item, out, ranges)
+            _collect_terms(item, out, ranges, absent)
         return
     if not isinstance(node, dict):
         return
     for key, value in node.items():
-        if key in ("must_not", "should"):
+        if key == "must_not":
+            clauses = value if isinstance(value, list) else [value]
+            if all(isinstance(c, dict) and set(c) == {"exists"} for c in clauses):
+                absent.extend(c["exists"]["field"] for c in clauses)
+            continue
+        if key == "should":
             continue
         if key == "term" and isinstance(value, dict):
             ((field, spec),) = value.items()
@@ -289,4 +355,4 @@ def _collect_terms(
         elif key == "range" and isinstance(value, dict):
             ranges.extend(value.items())
         else:
-            _collect_terms(value, out, ranges)
+            _collect_terms(value, out, ranges, absent)

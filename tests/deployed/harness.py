@@ -15,6 +15,8 @@ the template gives it.
   OpenSearch by `fake_opensearch.FakeDomain`; SQS, DynamoDB and Scheduler by moto.
 - Local fallbacks are a deployment defect (Lambda's file system is read-only outside /tmp, and
   a file in /tmp is per container): opening an SQLite database while a function runs fails.
+- A thread pool a function starts (the embedder's, for a batch of texts) runs its tasks as that
+  function: each task carries the submitting context, so its calls are checked like the rest.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
@@ -527,6 +530,7 @@ def enforce(deployment: Deployment) -> Iterator[None]:
     original_call = BaseClient._make_api_call
     original_request = Urllib3HttpConnection.perform_request
     original_connect = sqlite3.connect
+    original_submit = ThreadPoolExecutor.submit
     from tests.deployed.fake_opensearch import FakeDomain
 
     domain = FakeDomain()
@@ -603,15 +607,22 @@ def enforce(deployment: Deployment) -> Iterator[None]:
             )
         return original_connect(*args, **kwargs)
 
+    def submit(pool: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """A task runs in the submitting context: a pool thread of a function is that function
+        (a context variable is not inherited by a pool's threads, whose calls would go unchecked)."""
+        return original_submit(pool, contextvars.copy_context().run, fn, *args, **kwargs)
+
     BaseClient._make_api_call = make_api_call  # type: ignore[method-assign]
     Urllib3HttpConnection.perform_request = perform_request  # type: ignore[method-assign,assignment]
     sqlite3.connect = connect  # type: ignore[assignment]
+    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
         BaseClient._make_api_call = original_call  # type: ignore[method-assign]
         Urllib3HttpConnection.perform_request = original_request  # type: ignore[method-assign]
         sqlite3.connect = original_connect
+        ThreadPoolExecutor.submit = original_submit  # type: ignore[method-assign]
 
 
 def unused_grants(functions: dict[str, Function], calls: list[Call]) -> dict[str, list[str]]:

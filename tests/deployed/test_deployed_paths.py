@@ -395,3 +395,149 @@ def test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_que
     url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{destination.rsplit(':', 1)[1]}"
     (message,) = boto3.client("sqs", region_name=REGION).receive_message(QueueUrl=url)["Messages"]
     assert json.loads(message["Body"])["requestPayload"] == event
+
+
+# --- experiences: feedback counted by the writer, patterns recognised by the worker -------------
+
+#: An experience three runs of the agent record: the same finding, from two runs.
+FINDING = "Retrying the export with a smaller page size fixed the timeout."
+
+
+def write_experiences(deployment: Deployment, *run_ids: str) -> list[str]:
+    """One success experience per run id, an hour apart, each with the same finding; stored by
+    the writer."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    items = [
+        {
+            "content": FINDING,
+            "kind": "success",
+            "context": "The nightly export timed out.",
+            "outcome": "The export finished in 40 s.",
+            "run_id": run_id,
+            "occurred_at": (now - timedelta(hours=len(run_ids) - i)).isoformat(),
+        }
+        for i, run_id in enumerate(run_ids)
+    ]
+    response = deployment.run("Api", api_event("POST", f"/v1/agents/{AGENT}/memories", {"items": items}))
+    assert response["statusCode"] == 202, response
+    ids = [a["id"] for a in json.loads(response["body"])["accepted"]]
+    assert len(set(ids)) == len(run_ids), ids
+    drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+    return ids
+
+
+def memories_of_kind(deployment: Deployment, kind: str) -> list[dict[str, Any]]:
+    response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories", grain="working"))
+    assert response["statusCode"] == 200, response
+    return [m for m in json.loads(response["body"])["items"] if m["kind"] == kind]
+
+
+def pending_marks(deployment: Deployment) -> int:
+    """The agent's pending marks (read by the test, not by a function)."""
+    from agent_memory.adapters.dynamodb_pending import DynamoDbPendingWrites
+
+    table = deployment.functions["Writer"].environment["AGENT_MEMORY_PENDING_TABLE"]
+    return DynamoDbPendingWrites(table).count(TENANT, AGENT)
+
+
+def audit_actions(deployment: Deployment, record_id: str) -> list[dict[str, Any]]:
+    response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/audit", record_id=record_id))
+    assert response["statusCode"] == 200, response
+    return json.loads(response["body"])["items"]  # type: ignore[no-any-return]
+
+
+def test_feedback_on_an_experience_is_queued_by_the_api_and_counted_by_the_writer(
+    deployment: Deployment,
+) -> None:
+    # GIVEN a stored experience
+    bootstrap(deployment)
+    [record_id] = write_experiences(deployment, "run-1")
+
+    # WHEN the agent reports that it held
+    response = deployment.run(
+        "Api",
+        api_event(
+            "POST",
+            f"/v1/agents/{AGENT}/memories/{record_id}/feedback",
+            {"outcome": "confirmed", "note": "worked again tonight"},
+        ),
+    )
+    # THEN the API queued it, and the writer counts it on the write queue
+    assert response["statusCode"] == 202, response
+    assert json.loads(response["body"])["status"] == "queued"
+    assert pending_marks(deployment) == 1
+    drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+    assert pending_marks(deployment) == 0
+    (counted,) = [e for e in audit_actions(deployment, record_id) if e["action"] == "feedback"]
+    assert counted["detail"]["outcome"] == "confirmed"
+    assert counted["detail"]["confirmations"] == 1
+    assert counted["detail"]["confidence"] > counted["detail"]["confidence_before"]
+    # AND the record's experience now holds the confirmation (a scripted update of the record)
+    response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories/{record_id}"))
+    assert response["statusCode"] == 200, response
+    experience = json.loads(response["body"])["experience"]
+    assert (experience["confirmations"], experience["confidence"]) == (1, counted["detail"]["confidence"])
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_the_pattern_schedule_dispatches_a_job_the_worker_recognises_a_pattern_and_the_writer_stores_it(
+    deployment: Deployment,
+) -> None:
+    # GIVEN three experiences with the same finding, from two runs
+    bootstrap(deployment)
+    members = write_experiences(deployment, "run-1", "run-1", "run-2")
+    from agent_memory.schedules import SCHEDULES
+
+    (schedule,) = [s for s in SCHEDULES if s.event == {"job": "patterns"}]
+    assert schedule.function == "summarize_dispatch"
+
+    # WHEN the pattern schedule fires: the dispatcher queues a job per agent, each marked pending
+    answer = deployment.run("SummarizeDispatch", schedule.local_event(datetime.now(UTC)))
+    # THEN
+    assert answer == {"job": "patterns", "jobs_queued": 1}, answer
+    assert pending_marks(deployment) == 1
+    work(deployment)  # the worker recognises the pattern and queues it; the writer stores it
+    (pattern,) = memories_of_kind(deployment, "pattern")
+    assert pattern["experience"]["members"] == 3, pattern
+    assert pattern["experience"]["runs"] == 2, pattern
+    assert pattern["content"].startswith("Summary:")  # stated by the summary model
+    assert pending_marks(deployment) == 0  # the job's mark, and the pattern's, are done
+    # the worker embedded the experiences itself, with the embedding model
+    model = deployment.functions["SummarizeWorker"].environment["AGENT_MEMORY_BEDROCK_EMBEDDING_MODEL_ID"]
+    assert any(
+        c.function == "SummarizeWorker" and c.action == "bedrock:InvokeModel" and c.resource.endswith(model)
+        for c in deployment.calls
+    )
+
+    # AND a member forgotten: the forget hides the pattern and queues its job, which drops it
+    response = deployment.run("Api", api_event("DELETE", f"/v1/agents/{AGENT}/memories/{members[0]}"))
+    assert response["statusCode"] == 200, response
+    assert json.loads(response["body"])["stale_summaries"] == [pattern["id"]]
+    work(deployment)
+    assert memories_of_kind(deployment, "pattern") == []
+    assert "pattern_dropped" in [e["action"] for e in audit_actions(deployment, pattern["id"])]
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_the_admin_patterns_route_queues_jobs_the_worker_runs(deployment: Deployment) -> None:
+    # GIVEN three experiences with the same finding, from two runs
+    bootstrap(deployment)
+    write_experiences(deployment, "run-1", "run-2", "run-2")
+    admin = "admin read write forget"
+
+    # WHEN an admin asks for the tenant's agents, then for one agent
+    every = deployment.run("Api", api_event("POST", "/v1/admin/patterns", {}, scopes=admin))
+    one = deployment.run("Api", api_event("POST", "/v1/admin/patterns", {"agent_id": AGENT}, scopes=admin))
+
+    # THEN each queued one job, marked pending until the worker has run it
+    assert every["statusCode"] == 202, every
+    assert json.loads(every["body"])["queued"] == 1
+    assert one["statusCode"] == 202, one
+    assert json.loads(one["body"])["queued"] == 1
+    assert pending_marks(deployment) == 2
+    work(deployment)
+    # the same experiences make the same pattern: one, however many jobs ran
+    (pattern,) = memories_of_kind(deployment, "pattern")
+    assert pattern["experience"]["members"] == 3, pattern
+    assert pending_marks(deployment) == 0
+    assert not [c for c in deployment.calls if not c.allowed]

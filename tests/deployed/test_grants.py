@@ -4,6 +4,7 @@ template by hand makes a path fail."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,12 @@ PATHS: list[Callable[[Deployment], None]] = [
         )
         for function in ("SummarizeDispatch", "Retention")
     ),
+    paths.test_feedback_on_an_experience_is_queued_by_the_api_and_counted_by_the_writer,
+    paths.test_the_pattern_schedule_dispatches_a_job_the_worker_recognises_a_pattern_and_the_writer_stores_it,
+    paths.test_the_admin_patterns_route_queues_jobs_the_worker_runs,
 ]
+#: The experience paths, by name (appended above, so the indexes of the others hold).
+FEEDBACK, PATTERN_SCHEDULE, PATTERN_ADMIN = PATHS[-3:]
 
 #: Grants a path here cannot reach, (function, action, resource suffix), each with why it stays.
 UNREACHED = {
@@ -100,6 +106,29 @@ def without_grant(name: str, action: str) -> Callable[[dict[str, Any], dict[str,
     return edit
 
 
+def without_model(name: str, model_id: str) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    """Drop ``model_id``'s ARNs from ``name``'s ``bedrock:InvokeModel`` grants (its other models
+    stay; a statement left without resources goes)."""
+
+    def edit(raw: dict[str, Any], ids: dict[str, str]) -> None:
+        role = _function_props(raw, ids, name)["Role"]["Fn::GetAtt"][0]
+        for resource in raw["Resources"].values():
+            if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role} in resource["Properties"]["Roles"]:
+                document = resource["Properties"]["PolicyDocument"]
+                for statement in document["Statement"]:
+                    if "bedrock:InvokeModel" not in json.dumps(statement["Action"]):
+                        continue
+                    arns = (
+                        statement["Resource"]
+                        if isinstance(statement["Resource"], list)
+                        else [statement["Resource"]]
+                    )
+                    statement["Resource"] = [r for r in arns if model_id not in json.dumps(r)]
+                document["Statement"] = [s for s in document["Statement"] if s["Resource"]]
+
+    return edit
+
+
 def without_setting(name: str, variable: str) -> Callable[[dict[str, Any], dict[str, str]], None]:
     def edit(raw: dict[str, Any], ids: dict[str, str]) -> None:
         del _function_props(raw, ids, name)["Environment"]["Variables"][variable]
@@ -138,6 +167,38 @@ EDITS = {
     "api without the idempotency table": (without_setting("Api", "AGENT_MEMORY_IDEMPOTENCY_TABLE"), PATHS[5]),
     "authorizer without dynamodb:GetItem": (without_grant("Authorizer", "dynamodb:GetItem"), PATHS[6]),
     "writer without its dead-letter queue": (without_grant("Writer", "sqs:SendMessage"), PATHS[7]),
+    "api without the pending table's BatchWriteItem": (
+        without_grant("Api", "dynamodb:BatchWriteItem"),
+        FEEDBACK,
+    ),
+    "dispatcher without the pending table's BatchWriteItem": (
+        without_grant("SummarizeDispatch", "dynamodb:BatchWriteItem"),
+        PATTERN_SCHEDULE,
+    ),
+    "dispatcher without the pending table's BatchGetItem": (
+        without_grant("SummarizeDispatch", "dynamodb:BatchGetItem"),
+        PATTERN_SCHEDULE,
+    ),
+    "dispatcher without the pending table": (
+        without_setting("SummarizeDispatch", "AGENT_MEMORY_PENDING"),
+        PATTERN_SCHEDULE,
+    ),
+    "worker without the pending table's BatchGetItem": (
+        without_grant("SummarizeWorker", "dynamodb:BatchGetItem"),
+        PATTERN_SCHEDULE,
+    ),
+    "worker without the pending table's BatchWriteItem": (
+        without_grant("SummarizeWorker", "dynamodb:BatchWriteItem"),
+        PATTERN_ADMIN,
+    ),
+    "worker without the pending table": (
+        without_setting("SummarizeWorker", "AGENT_MEMORY_PENDING"),
+        PATTERN_ADMIN,
+    ),
+    "worker without the embedding model": (
+        without_model("SummarizeWorker", "amazon.titan-embed-text-v2:0"),
+        PATTERN_SCHEDULE,
+    ),
 }
 
 

@@ -20,6 +20,8 @@ SCHEDULES = {
     "SummarizeQuarterly": ("cron(15 3 1 1,4,7,10 ? *)", {"grain": "quarterly", **AT}, "SummarizeDispatch"),
     "SummarizeYearly": ("cron(15 4 1 1 ? *)", {"grain": "yearly", **AT}, "SummarizeDispatch"),
     "Retention": ("cron(15 5 * * ? *)", {}, "Retention"),
+    # pattern recognition: the dispatcher queues one job per agent on the same job queue
+    "Patterns": ("cron(45 5 * * ? *)", {"job": "patterns", **AT}, "SummarizeDispatch"),
 }
 
 
@@ -95,6 +97,14 @@ def test_summarize_queue_is_standard_with_a_dlq_and_a_worker_that_reports_failur
     assert mapping["ScalingConfig"] == {"MaximumConcurrency": 2}
 
 
+def _pending_statements(synth: Synth, function: str) -> list[dict[str, Any]]:
+    return [
+        s
+        for s in synth.function_statements(function)
+        if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))
+    ]
+
+
 def test_dispatcher_fans_out_to_the_summarize_queue(synth: Synth) -> None:
     # GIVEN
     queue = synth.stack.summaries.queue
@@ -113,7 +123,28 @@ def test_dispatcher_fans_out_to_the_summarize_queue(synth: Synth) -> None:
     ]
 
 
-def test_worker_may_invoke_exactly_the_summary_model(synth: Synth) -> None:
+def test_the_dispatcher_and_the_worker_mark_pattern_jobs_pending_but_never_count(synth: Synth) -> None:
+    # GIVEN
+    pending = synth.stack.writes.pending
+    # WHEN / THEN
+    for function in ("SummarizeDispatch", "SummarizeWorker"):
+        env = synth.function(function)["Environment"]["Variables"]
+        assert env["AGENT_MEMORY_PENDING"] == "dynamodb", function
+        assert env["AGENT_MEMORY_PENDING_TABLE"] == {"Ref": synth.logical_id(pending)}, function
+        # add: BatchGetItem + BatchWriteItem; done and discard: BatchWriteItem; no Query (count)
+        assert _pending_statements(synth, function) == [
+            {
+                "Action": ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"],
+                "Effect": "Allow",
+                "Resource": [_arn(synth, pending)],
+            }
+        ], function
+    # the dispatcher queues jobs only: the write queue is the worker's
+    env = synth.function("SummarizeDispatch")["Environment"]["Variables"]
+    assert "AGENT_MEMORY_WRITE_QUEUE_URL" not in env
+
+
+def test_worker_may_invoke_exactly_the_summary_and_the_embedding_model(synth: Synth) -> None:
     # GIVEN
     env = synth.function("SummarizeWorker")["Environment"]["Variables"]
     # WHEN / THEN
@@ -130,23 +161,32 @@ def test_worker_may_invoke_exactly_the_summary_model(synth: Synth) -> None:
     assert sorted(map(str, sends)) == sorted(
         map(str, [_arn(synth, synth.stack.writes.queue), _arn(synth, synth.stack.summaries.queue)])
     )
-    (bedrock,) = [
+    bedrock = [
         s
         for s in synth.function_statements("SummarizeWorker")
         if "bedrock:InvokeModel" in as_list(s["Action"])
     ]
-    # the writer embeds the summaries it stores; the worker only asks for their text
+    # the summary model states summaries and patterns (the writer embeds what it stores); the
+    # embedding model is for a pattern job, which clusters the agent's experiences by their vectors
     prefix = "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/"
-    assert render(bedrock["Resource"]) == prefix + "anthropic.claude-3-haiku-20240307-v1:0"
+    assert sorted(render(r) for s in bedrock for r in as_list(s["Resource"])) == [
+        prefix + "amazon.titan-embed-text-v2:0",
+        prefix + "anthropic.claude-3-haiku-20240307-v1:0",
+    ]
+    assert env["AGENT_MEMORY_EMBEDDER"] == "bedrock"
+    assert env["AGENT_MEMORY_BEDROCK_EMBEDDING_MODEL_ID"] == "amazon.titan-embed-text-v2:0"
 
 
 def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> None:
     # GIVEN
-    (bedrock,) = [
+    bedrock = [
         s for s in alt.function_statements("SummarizeWorker") if "bedrock:InvokeModel" in as_list(s["Action"])
     ]
-    # WHEN / THEN
-    assert sorted(render(r) for r in bedrock["Resource"]) == sorted(
+    # WHEN
+    summary = [s for s in bedrock if "claude" in json.dumps(s["Resource"])]
+    # THEN
+    (statement,) = summary
+    assert sorted(render(r) for r in statement["Resource"]) == sorted(
         [
             "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
             "arn:<AWS::Partition>:bedrock:eu-west-1:123456789012:inference-profile/"

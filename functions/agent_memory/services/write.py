@@ -95,7 +95,8 @@ class WriteService:
         dictionary: TopicDictionary | None,
     ) -> MemoryRecord:
         occurred = item.occurred_at or now
-        record_id = memory_id(
+        kind = item.kind or (MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE)
+        parts = [
             tenant_id,
             agent_id,
             item.user_id or "",
@@ -103,8 +104,13 @@ class WriteService:
             item.role or "",
             occurred.isoformat(),
             item.content,
-        )
-        kind = item.kind or (MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE)
+        ]
+        if kind in EXPERIENCE_KINDS and item.experience is not None:
+            # Two outcomes of one finding (another run, another result) are two pieces of
+            # evidence, not a retry of one write: they must not share an id.
+            e = item.experience
+            parts += [kind.value, e.run_id or "", e.outcome or "", e.context or ""]
+        record_id = memory_id(*parts)
         ttl_days = item.ttl_days
         if ttl_days is None and self._default_ttl_days is not None:
             ttl_days = self._default_ttl_days(kind)

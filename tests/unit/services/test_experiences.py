@@ -345,3 +345,18 @@ def test_search_filters_by_confidence_and_puts_patterns_first(lab: Lab) -> None:
     assert sure and all(h.record.experience and h.record.experience.confidence >= 0.7 for h in sure)  # type: ignore[union-attr]
     assert first[0].id == pattern.id
     assert len(first) == 3
+
+
+def test_two_experiences_of_one_finding_in_one_request_are_two_records(lab: Lab) -> None:
+    # GIVEN one request with the same finding from two runs and with two outcomes, at one instant
+    items = [
+        {"content": FINDING, "kind": "failure", "run_id": "r1"},
+        {"content": FINDING, "kind": "failure", "run_id": "r2"},
+        {"content": FINDING, "kind": "failure", "run_id": "r2", "outcome": "fixed"},
+    ]
+    # WHEN it is accepted and stored
+    ids = lab.world.write.accept(ACME, "bot", WriteRequest.model_validate({"items": items}).to_new_memories())
+    outcomes = lab.drain()
+    # THEN three records: none was taken for a retry of another
+    assert len(set(ids)) == 3
+    assert outcomes == ["inserted"] * 3
