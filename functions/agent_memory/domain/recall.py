@@ -83,6 +83,12 @@ class SearchQuery:
     patterns_first: bool = False
     pattern_confidence: float = DEFAULT_PATTERN_CONFIDENCE
 
+    @property
+    def pattern_floor(self) -> float:
+        """The confidence a pattern needs to come first: ``pattern_confidence``, or
+        ``min_confidence`` when that is higher (a floor holds for every result)."""
+        return max(self.pattern_confidence, self.min_confidence or 0.0)
+
 
 @dataclass(frozen=True, slots=True)
 class AlsoIn:

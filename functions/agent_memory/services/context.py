@@ -202,8 +202,9 @@ def _leads(search: SearchQuery, found: Found) -> bool:
     """Whether a line is a pattern the search put first (`SearchService._patterns_first`)."""
     if not search.patterns_first or not isinstance(found, Hit) or found.record.experience is None:
         return False
-    floor = max(search.pattern_confidence, search.min_confidence or 0.0)
-    return found.record.kind is MemoryKind.PATTERN and found.record.experience.confidence >= floor
+    return (
+        found.record.kind is MemoryKind.PATTERN and found.record.experience.confidence >= search.pattern_floor
+    )
 
 
 #: Coarser grains first within one instant: a summary reads as the frame for the detail after it.

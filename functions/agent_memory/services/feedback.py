@@ -17,7 +17,7 @@ from enum import StrEnum
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import FeedbackCommand
 from agent_memory.domain.experience import FeedbackOutcome
-from agent_memory.errors import DependencyError, NotFoundError, ValidationFailedError
+from agent_memory.errors import NotFoundError, ValidationFailedError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
@@ -29,6 +29,7 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
+from agent_memory.services.queued_writes import send_pending
 
 #: How far back in a record's audit trail a redelivered feedback is looked for: a redelivery
 #: comes within the queue's visibility timeout, long before this many newer events pile up.
@@ -70,12 +71,7 @@ class FeedbackService:
         message = QueueMessage(
             group_id=command.group_id, dedup_id=command.feedback_id, body=command.model_dump_json()
         )
-        self._pending.add(caller.tenant_id, agent_id, [command.feedback_id])
-        try:
-            self._queue.send([message])
-        except DependencyError:
-            self._pending.discard(caller.tenant_id, agent_id, [command.feedback_id])
-            raise
+        send_pending(self._queue, self._pending, caller.tenant_id, agent_id, [command.feedback_id], [message])
         metrics.add_metric(name="FeedbackAccepted", unit=MetricUnit.Count, value=1)
         return command.feedback_id
 

@@ -23,18 +23,17 @@ from datetime import datetime
 from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
-from agent_memory.domain.patterns import PatternJob, is_recognised_pattern
-from agent_memory.domain.records import MEMBER_KINDS, MemoryKind, MemoryRecord
+from agent_memory.domain.patterns import PatternJob
+from agent_memory.domain.records import MEMBER_KINDS, MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Clock, Job, JobQueue, StoreQuery, WritableMemory
+from agent_memory.services.pattern_recognition import recognised_patterns
 from agent_memory.services.staleness import is_stale, made_from
 
 #: Records read per round of an erasure (each round forgets what it read).
 ERASE_PAGE = 500
-#: The most recognised patterns of an agent a forget looks through.
-MAX_PATTERNS = 1_000
 
 
 @dataclass
@@ -199,17 +198,7 @@ class ForgetService:
     def _mark_patterns(self, record: MemoryRecord, walk: _Walk) -> None:
         """Hide every recognised pattern made from ``record`` until its job re-makes it."""
         if walk.patterns is None:
-            found = self._store.search(
-                StoreQuery(
-                    tenant_id=record.tenant_id,
-                    agent_id=record.agent_id,
-                    now=walk.now,
-                    grains=(Grain.WORKING,),
-                    kinds=(MemoryKind.PATTERN,),
-                    limit=MAX_PATTERNS,
-                )
-            )
-            walk.patterns = [c.record for c in found if is_recognised_pattern(c.record)]
+            walk.patterns = recognised_patterns(self._store, record.tenant_id, record.agent_id, walk.now)
         for pattern in walk.patterns:
             if record.id not in pattern.source_ids or pattern.id in walk.stale_patterns:
                 continue

@@ -189,7 +189,7 @@ def _pending_id(doc_id: str, version: str) -> str:
 
 
 def _dedup_id(document: KnowledgeDocument) -> str:
-    """One per acceptance (as `services.write._dedup_id`): a transport retry of this send is
+    """One per acceptance (as `services.queued_writes.dedup_id`): a transport retry of this send is
     dropped by the queue, a later put of the same version is not."""
     once = f"{document.tenant_id}\x00{document.doc_id}\x00{uuid.uuid4().hex}"
     return hashlib.sha256(once.encode()).hexdigest()

@@ -16,7 +16,6 @@ is idempotent: the same experiences give the same clusters, the same ids and no 
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
@@ -62,7 +61,7 @@ from agent_memory.ports import (
     JobQueue,
     PendingWrites,
     PeriodScan,
-    QueueMessage,
+    Retrieval,
     StoreQuery,
     Summarizer,
     SummaryInput,
@@ -70,6 +69,7 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
+from agent_memory.services.queued_writes import command_messages, send_pending
 from agent_memory.services.staleness import is_stale
 
 #: The most patterns of one agent a run reads back to continue.
@@ -179,17 +179,7 @@ class PatternService:
 
     def _patterns(self, tenant: str, agent: str, now: datetime, stale: Sequence[str]) -> list[MemoryRecord]:
         """The agent's recognised patterns, live ones and those a forget hid to be re-made."""
-        found = self._store.search(
-            StoreQuery(
-                tenant_id=tenant,
-                agent_id=agent,
-                now=now,
-                grains=(Grain.WORKING,),
-                kinds=(MemoryKind.PATTERN,),
-                limit=MAX_PATTERNS,
-            )
-        )
-        patterns = {c.record.id: c.record for c in found if is_recognised_pattern(c.record)}
+        patterns = {p.id: p for p in recognised_patterns(self._store, tenant, agent, now)}
         for pid in stale:
             record = self._store.get(tenant, agent, pid)
             if record is not None and is_recognised_pattern(record) and is_stale(self._store, record):
@@ -341,18 +331,8 @@ class PatternService:
     def _send(self, tenant: str, agent: str, records: Sequence[MemoryRecord]) -> None:
         if not records:
             return
-        commands = [WriteCommand(op="upsert", record=r) for r in records]
-        messages = [
-            QueueMessage(
-                group_id=c.group_id,
-                dedup_id=hashlib.sha256(f"{c.record.id}\x00{uuid.uuid4().hex}".encode()).hexdigest(),
-                body=c.model_dump_json(),
-            )
-            for c in commands
-        ]
-        ids = [r.id for r in records]
-        self._pending.add(tenant, agent, ids)
-        self._queue.send(messages)
+        messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
+        send_pending(self._queue, self._pending, tenant, agent, [r.id for r in records], messages)
         events = [
             AuditEvent(
                 tenant_id=tenant,
@@ -436,6 +416,22 @@ class PatternDispatch:
             cursor = page.next_cursor
             if cursor is None:
                 return
+
+
+def recognised_patterns(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
+    """The agent's live patterns that the service recognised (at most `MAX_PATTERNS`): what a
+    run continues and what a forget looks through for the forgotten experience."""
+    found = store.search(
+        StoreQuery(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            now=now,
+            grains=(Grain.WORKING,),
+            kinds=(MemoryKind.PATTERN,),
+            limit=MAX_PATTERNS,
+        )
+    )
+    return [c.record for c in found if is_recognised_pattern(c.record)]
 
 
 def experience_text(record: MemoryRecord) -> str:

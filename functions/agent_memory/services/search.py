@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from agent_memory.domain.folding import fold_summaries
 from agent_memory.domain.recall import Found, Hit, SearchQuery, SharedHit
@@ -202,26 +203,16 @@ class SearchService:
         return hits
 
     def _patterns_first(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        request: SearchQuery,
-        now: datetime,
-        as_of: datetime,
-        vector: Vector | None,
-        text: str | None,
-        ranked: list[Found],
+        self, tenant_id: str, agent_id: str, request: SearchQuery, scoring: _Scoring, ranked: list[Found]
     ) -> list[Found]:
-        """The agent's patterns sure enough (``pattern_confidence``, and ``min_confidence`` if
-        higher), best first, then the rest of ``ranked`` without them. Patterns are looked for
-        on their own, so one that ranked below the list's cut still comes first; the filters
-        of the search (window, kinds, tags, user) hold for them too."""
+        """The agent's patterns sure enough (`SearchQuery.pattern_floor`), best first, then the
+        rest of ``ranked`` without them. Patterns are looked for on their own, so one that ranked
+        below the list's cut still comes first; they are scored as the main ranking scored them
+        (the same weights and time hints), and the search's filters hold for them too."""
         if request.kinds and MemoryKind.PATTERN not in request.kinds:
             return ranked
-        floor = max(request.pattern_confidence, request.min_confidence or 0.0)
-        own = replace(request, kinds=(MemoryKind.PATTERN,), min_confidence=floor)
-        weights = self._weights.with_overrides(request.ranking)
-        patterns = self._private(tenant_id, agent_id, own, now, as_of, vector, text, weights, [], {})
+        own = replace(request, kinds=(MemoryKind.PATTERN,), min_confidence=request.pattern_floor)
+        patterns = self._private(tenant_id, agent_id, own, *scoring, {})
         if request.min_score is not None:
             patterns = [p for p in patterns if p.score >= request.min_score]
         if request.query is not None:
@@ -262,7 +253,8 @@ class SearchService:
         if request.grain is None:  # several grains: a fact quoted up the cascade takes one place
             results = _fold(results)
         if request.patterns_first and "private" in request.sources:
-            results = self._patterns_first(tenant_id, agent_id, request, now, as_of, vector, text, results)
+            scoring = _Scoring(now, as_of, vector, text, weights, hints)
+            results = self._patterns_first(tenant_id, agent_id, request, scoring, results)
         results = results[: request.max_results]
         private = [r.id for r in results if isinstance(r, Hit)]
         shared = [r.passage.doc_id for r in results if isinstance(r, SharedHit)]
@@ -297,6 +289,18 @@ class SearchService:
             },
         )
         return results
+
+
+class _Scoring(NamedTuple):
+    """What one search computed once and scores every candidate with (`SearchService._private`'s
+    arguments after the query)."""
+
+    now: datetime
+    as_of: datetime
+    vector: Vector | None
+    text: str | None
+    weights: RankingWeights
+    hints: list[TimeHint]
 
 
 def _fold(ranked: list[Found]) -> list[Found]:

@@ -20,6 +20,7 @@ from agent_memory.domain.cascade import local_date, local_midnight
 from agent_memory.domain.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
 from agent_memory.domain.contextual import context_text, dedup_text, self_text
 from agent_memory.domain.dedup import DedupScope, may_merge
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.records import MemoryRecord, MergedWrite, check_metadata
@@ -221,7 +222,7 @@ class WriterService:
             return WriteOutcome.SUPERSEDED
         if stored is not None and stored.experience is not None and record.experience is not None:
             counts = stored.experience.model_dump(include={"confirmations", "refutations", "applications"})
-            experience = record.experience.model_validate({**record.experience.model_dump(), **counts})
+            experience = Experience.model_validate({**record.experience.model_dump(), **counts})
             record = record.model_copy(update={"experience": experience})
         self._store.put([StoredRecord(record, vector)])
         return WriteOutcome.UPSERTED

@@ -12,8 +12,6 @@ a per-tenant cache (`services.topics.TopicCache`), and only when an item names a
 
 from __future__ import annotations
 
-import hashlib
-import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
@@ -26,9 +24,9 @@ from agent_memory.domain.importance import score_importance
 from agent_memory.domain.recall import NewMemory
 from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind, MemoryRecord, normalise_topic
 from agent_memory.domain.topic_dictionary import TopicDictionary
-from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import Clock, PendingWrites, QueueMessage, WriteQueue
+from agent_memory.ports import Clock, PendingWrites, WriteQueue
+from agent_memory.services.queued_writes import command_messages, send_pending
 from agent_memory.services.topics import TopicCache
 
 #: A kind's default lifetime in days when a write names no ``ttl_days`` (None: no expiry).
@@ -60,19 +58,9 @@ class WriteService:
         now = self._clock.now()
         dictionary = self._dictionary(caller.tenant_id, items)
         records = [self._to_record(caller.tenant_id, agent_id, item, now, dictionary) for item in items]
-        commands = [WriteCommand(op="remember", record=r) for r in records]
-        messages = [
-            QueueMessage(group_id=c.group_id, dedup_id=_dedup_id(c.record.id), body=c.model_dump_json())
-            for c in commands
-        ]
+        messages = command_messages([WriteCommand(op="remember", record=r) for r in records])
         ids = [r.id for r in records]
-        # Pending first, so a fast writer can never mark done before we marked pending.
-        self._pending.add(caller.tenant_id, agent_id, ids)
-        try:
-            self._queue.send(messages)
-        except DependencyError:
-            self._pending.discard(caller.tenant_id, agent_id, ids)
-            raise
+        send_pending(self._queue, self._pending, caller.tenant_id, agent_id, ids, messages)
         if dictionary and self._topics is not None:  # a dictionary at all: then unknown is news
             unknown = [r.topic for r in records if r.topic and dictionary.canonical(r.topic) is None]
             self._topics.propose(caller.tenant_id, unknown, self._clock)
@@ -139,18 +127,3 @@ class WriteService:
             occurred_at=occurred,
             expires_at=now + timedelta(days=ttl_days) if ttl_days else None,
         )
-
-
-def _dedup_id(record_id: str) -> str:
-    """One per acceptance, so the queue never drops a write it was given (SQS allows 128 characters).
-
-    A deduplication id made from the content alone let the queue's five-minute window swallow
-    a write that was accepted again after the first one was forgotten: answered 202, never
-    stored; one made from the content and the time of acceptance did the same for two
-    acceptances within one clock tick. A random nonce makes each acceptance its own message,
-    while a transport retry of the same send (the same message) is still dropped by SQS. The
-    writer, not the queue, makes repeats harmless: the same content has the same record id, and
-    a live record is confirmed, not stored twice. Retries of one request that must come back
-    with the first answer carry an ``Idempotency-Key``.
-    """
-    return hashlib.sha256(f"{record_id}\x00{uuid.uuid4().hex}".encode()).hexdigest()
