@@ -89,6 +89,14 @@ class Settings(BaseSettings):
     bedrock_summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
     #: The local runtime fires the cascade and retention on their schedules; off for tests.
     scheduler_enabled: bool = True
+    #: Processes serving the local HTTP API (`local.api_workers`); 0: one per CPU on Linux, where
+    #: they share the port, and 1 elsewhere. The writer and the scheduler run in the first alone.
+    api_workers: int = Field(default=0, ge=0, le=64)
+    #: The embedded store searches an agent with at least this many live vectors through an
+    #: approximate (HNSW) index kept next to the database (`sqlite_ann`), smaller ones exactly;
+    #: 0 turns the index off. How wide the graph search looks (``ef``): higher is closer to exact.
+    ann_min_vectors: int = Field(default=10_000, ge=0)
+    ann_expansion: int = Field(default=1024, ge=16, le=16_384)
 
     # --- behaviour -----------------------------------------------------------------------------
     #: Cosine above which a new working-memory write is merged into its nearest neighbour.

@@ -67,12 +67,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    workers = settings.api_workers if args.workers is None else args.workers
+    if workers < 0:
+        print("error: --workers must be 0 (one per CPU) or more", file=sys.stderr)
+        return 2
     runtime = LocalRuntime(
-        settings, host=args.host, port=args.port, scheduler=False if args.no_scheduler else None
+        settings,
+        host=args.host,
+        port=args.port,
+        scheduler=False if args.no_scheduler else None,
+        processes=workers,
     )
     _register_dev_key(runtime.keys, key, settings.data_dir)
     print(
-        f"agent-memory serving on {runtime.url}  (data: {settings.data_dir}, embedder: {settings.embedder})"
+        f"agent-memory serving on {runtime.url}  (data: {settings.data_dir}, embedder: {settings.embedder}, "
+        f"processes: {runtime.processes})"
     )
     print(f"development key (tenant {DEV_TENANT!r}, plan {DEV_PLAN!r}, admin): {key}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
@@ -492,6 +501,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--no-scheduler", action="store_true", help="do not run the cascade on its schedules")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes serving the API (default AGENT_MEMORY_API_WORKERS, else one per CPU on Linux)",
+    )
     serve.set_defaults(func=cmd_serve)
 
     summarize = sub.add_parser(

@@ -10,6 +10,7 @@ its schedules (unless turned off).
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
@@ -26,6 +27,7 @@ from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.adapters.sqlite.sqlite_util import private_dir
 from agent_memory.domain.keys import bearer_token
 from agent_memory.domain.limits import MAX_BODY_BYTES
+from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import (
     api,
     # Imported now, in one thread: the scheduler thread would import it on its first firing, and
@@ -33,12 +35,13 @@ from agent_memory.handlers import (
     summarize_dispatch,  # noqa: F401
     summarize_worker,
 )
+from agent_memory.local.api_workers import ApiWorkers, process_count
 from agent_memory.local.console import console_response, is_console_path
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.scheduler import LocalScheduler
 from agent_memory.local.worker import QueueWorker
 from agent_memory.observability import discard_unpublished_metrics, logger
-from agent_memory.settings import Settings
+from agent_memory.settings import Settings, get_settings
 
 STAGE = "local"
 
@@ -297,7 +300,7 @@ class _Handler(BaseHTTPRequestHandler):
         if raw is None:
             return
         if urlsplit(self.path).path == "/health":
-            self._send(200, b'{"status":"ok"}')
+            self._send(200, json.dumps({"status": "ok", "process": os.getpid()}).encode())
             return
         if is_console_path(urlsplit(self.path).path):  # static files: no key needed to load the page
             status, payload, headers = console_response(self.command, urlsplit(self.path).path)
@@ -341,6 +344,37 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
+class _HttpServer(ThreadingHTTPServer):
+    """The standard threading server, with a listen backlog for many clients connecting at once
+    (the default 5 drops SYNs, which clients retry only after a second) and, for API worker
+    processes, a port shared with the other processes (`local.api_workers`)."""
+
+    daemon_threads = True
+    request_queue_size = 256
+    reuse_port = False
+
+    def server_bind(self) -> None:
+        if self.reuse_port:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        super().server_bind()
+
+
+def http_server(
+    host: str, port: int, keys: LocalKeyStore, *, reuse_port: bool = False
+) -> ThreadingHTTPServer:
+    """The API's HTTP server on ``host:port``, bound and listening, checking keys in ``keys``."""
+    handler_cls = type("Handler", (_Handler,), {"keys": keys})
+    server = _HttpServer((host, port), handler_cls, bind_and_activate=False)
+    server.reuse_port = reuse_port
+    try:
+        server.server_bind()
+        server.server_activate()
+    except BaseException:
+        server.server_close()
+        raise
+    return server
+
+
 #: Seconds before a failed summarize job is retried, times its receive count (a refresh waiting
 #: for its child's write needs the writer to catch up, not a quick retry).
 JOB_RETRY_BASE_DELAY_S = 2.0
@@ -350,17 +384,35 @@ class LocalRuntime:
     """The API server, the queue workers and the scheduler, started and stopped together.
 
     ``scheduler`` overrides ``settings.scheduler_enabled`` (``serve --no-scheduler``).
+    ``processes`` is how many processes serve the API (`local.api_workers.process_count`); this
+    one is the first, and the only one running the queue workers and the scheduler. One unless
+    asked: tests and benchmarks that drive the runtime in-process rely on one process.
     """
 
     def __init__(
-        self, settings: Settings, host: str = "127.0.0.1", port: int = 8000, scheduler: bool | None = None
+        self,
+        settings: Settings,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        scheduler: bool | None = None,
+        *,
+        processes: int = 1,
     ) -> None:
         self.settings = settings
         private_dir(settings.data_dir)  # memory, keys and queues: the owner's alone
         self.keys = LocalKeyStore(settings.auth_path)
-        handler_cls = type("Handler", (_Handler,), {"keys": self.keys})
-        self.httpd = ThreadingHTTPServer((host, port), handler_cls)
-        self.httpd.daemon_threads = True
+        processes = process_count(processes)
+        if processes > 1 and settings != get_settings():
+            raise ConfigurationError(
+                "API worker processes read their settings from the environment: "
+                "run several processes only with the environment's settings"
+            )
+        self.processes = processes
+        self.httpd = http_server(host, port, self.keys, reuse_port=processes > 1)
+        bound_host, bound_port = self.httpd.server_address[:2]
+        self.api_workers = (
+            ApiWorkers(str(bound_host), int(bound_port), processes - 1) if processes > 1 else None
+        )
         queue = container.write_queue()
         assert isinstance(queue, LocalFifoQueue), "the local runtime needs the local queue"
         self.worker = QueueWorker(queue)
@@ -388,6 +440,8 @@ class LocalRuntime:
 
     def _start_background(self) -> None:
         container.store()  # open the store (and check its model) before taking traffic
+        if self.api_workers is not None:
+            self.api_workers.start()
         self.worker.start()
         self.job_worker.start()
         if self.scheduler is not None:
@@ -406,6 +460,8 @@ class LocalRuntime:
             self.stop()
 
     def stop(self) -> None:
+        if self.api_workers is not None:
+            self.api_workers.stop()
         self.httpd.shutdown()
         self.httpd.server_close()
         if self.scheduler is not None:

@@ -1,0 +1,138 @@
+"""Several processes serving the local API (`local.api_workers`): one port, one writer, one truth.
+
+What must hold: connections are spread over the processes; a write accepted by any process is
+stored once by the one writer and found by a search in every process; another tenant's key sees
+nothing of it in any process; a worker that dies is replaced; stopping the runtime stops them all.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.e2e.conftest import Api, settled_stats, unique, wait_until
+
+from agent_memory.domain.keys import NewKey
+from agent_memory.errors import ConfigurationError
+from agent_memory.local import api_workers
+from agent_memory.local.server import LocalRuntime
+from agent_memory.settings import Settings, get_settings
+
+pytestmark = pytest.mark.skipif(not api_workers.can_share_port(), reason="needs SO_REUSEPORT (Linux)")
+
+
+@pytest.fixture
+def two_processes(local_env: Path) -> Iterator[LocalRuntime]:
+    runtime = LocalRuntime(get_settings(), host="127.0.0.1", port=0, scheduler=False, processes=2)
+    runtime.start()
+    try:
+        yield runtime
+    finally:
+        runtime.stop()
+
+
+def _serving_pids(api: Api, want: int) -> set[int]:
+    """Process ids answering ``/health`` on new connections, until ``want`` of them are seen."""
+    seen: set[int] = set()
+
+    def enough() -> bool:
+        seen.add(api("GET", "/health")[1]["process"])
+        return len(seen) >= want
+
+    wait_until(enough, timeout_s=30, interval_s=0.0)
+    return seen
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_every_process_serves_and_sees_every_write(two_processes: LocalRuntime) -> None:
+    # GIVEN a runtime in two processes, and two tenants
+    api = Api(two_processes.url)
+    pids = _serving_pids(api, 2)
+    tenant, other = unique("t"), unique("t")
+    _, key = two_processes.keys.create(NewKey(tenant, "pro"))
+    _, other_key = two_processes.keys.create(NewKey(other, "pro"))
+
+    # WHEN twenty writes arrive over new connections (so through both processes)
+    accepted = []
+    for i in range(20):
+        status, body = api(
+            "POST", "/v1/agents/a1/memories", {"items": [{"content": f"harbour crane {i}"}]}, key
+        )
+        assert status == 202, body
+        accepted += [a["id"] for a in body["accepted"]]
+
+    # THEN the one writer stored each once, and searches in every process find them
+    assert settled_stats(api, key, "a1")["records"]["working"] == 20
+    found: dict[int, set[str]] = {}
+
+    def searched_everywhere() -> bool:
+        status, body = api(
+            "POST", "/v1/agents/a1/memories/search", {"query": "harbour crane", "max_results": 25}, key
+        )
+        pid = api("GET", "/health")[1]["process"]
+        assert status == 200, body
+        found.setdefault(pid, set()).update(r["id"] for r in body["results"])
+        return len(found) == 2
+
+    wait_until(searched_everywhere, timeout_s=30, interval_s=0.0)
+    assert pids == set(found)
+    assert set().union(*found.values()) == set(accepted)
+    # AND the other tenant sees none of it, whichever process answers
+    for _ in range(6):
+        status, body = api("POST", "/v1/agents/a1/memories/search", {"query": "harbour crane"}, other_key)
+        assert (status, body["results"]) == (200, [])
+
+
+def test_a_worker_that_dies_is_replaced_and_stop_ends_them_all(two_processes: LocalRuntime) -> None:
+    # GIVEN the worker process (the one that is not this one)
+    api = Api(two_processes.url)
+    assert two_processes.api_workers is not None
+    (worker,) = two_processes.api_workers.pids
+
+    # WHEN it is killed
+    os.kill(worker, signal.SIGKILL)
+
+    # THEN another takes its place and serves
+    wait_until(lambda: two_processes.api_workers.restarts == 1, timeout_s=10)
+    (replacement,) = two_processes.api_workers.pids
+    assert replacement != worker
+    assert replacement in _serving_pids(api, 2)
+    # AND stopping the runtime stops it
+    two_processes.stop()
+    wait_until(lambda: not _alive(replacement), timeout_s=10)
+
+
+def test_worker_processes_refuse_settings_that_are_not_the_environments(local_env: Path) -> None:
+    # GIVEN settings that differ from what a worker process would read from the environment
+    settings = Settings(data_dir=local_env, embedder="hashing", dedup_threshold=0.5)
+
+    # WHEN a runtime of two processes is built with them
+    with pytest.raises(ConfigurationError, match="environment"):
+        LocalRuntime(settings, host="127.0.0.1", port=0, processes=2)
+
+    # THEN one process takes them as they are
+    LocalRuntime(settings, host="127.0.0.1", port=0).httpd.server_close()
+
+
+def test_process_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a machine of 3 CPUs
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+
+    # WHEN counts are asked for, with and without a shareable port
+    counts = [api_workers.process_count(n) for n in (0, 1, 5)]
+    monkeypatch.setattr(api_workers, "can_share_port", lambda: False)
+    without = [api_workers.process_count(n) for n in (0, 1, 5)]
+
+    # THEN 0 is one per CPU, and without a shareable port one process serves
+    assert counts == [3, 1, 5]
+    assert without == [1, 1, 1]
