@@ -429,7 +429,7 @@ def test_unknown_route_is_a_documented_404(api: Api, new_key: Any) -> None:
 
 def test_health_needs_no_key(api: Api) -> None:
     # WHEN / THEN
-    assert api("GET", "/health") == (200, {"status": "ok"})
+    assert api("GET", "/health") == (200, {"status": "ok", "process": os.getpid()})
 
 
 # --- start-up -----------------------------------------------------------------------------------

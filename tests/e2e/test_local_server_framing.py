@@ -5,6 +5,7 @@ trickles in) is answered with a status line and the documented JSON error body, 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -118,7 +119,7 @@ def test_a_request_in_time_is_served_and_an_idle_connection_is_closed_after_the_
     host, port = runtime.httpd.server_address[:2]
     with socket.create_connection((host, port), timeout=10) as conn:
         conn.sendall(GOOD + b"\r\n")
-        assert _response(conn) == (200, {"status": "ok"})
+        assert _response(conn) == (200, {"status": "ok", "process": os.getpid()})
         # WHEN the connection then idles past the timeout THEN the server closes it (after a 408)
         time.sleep(short_timeout * 2)
         rest = b""
