@@ -95,7 +95,13 @@ class Container:
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        return SqliteMemoryStore(settings.sqlite_path, dimension=emb.dimension, model_id=emb.model_id)
+        return SqliteMemoryStore(
+            settings.sqlite_path,
+            dimension=emb.dimension,
+            model_id=emb.model_id,
+            ann_min_vectors=settings.ann_min_vectors,
+            ann_expansion=settings.ann_expansion,
+        )
 
     @cached_property
     def local_queue(self) -> LocalFifoQueue:

@@ -38,14 +38,46 @@ def opensearch_client() -> Any:
     return client
 
 
-@pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.opensearch)])
+def _indexed_everywhere(path: Path, exact_max: int) -> MemoryStore:
+    """The SQLite store searching every agent through its approximate index (`sqlite_ann`), made
+    current before each search; ``exact_max`` 0 sends every search through the graph."""
+    from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
+    from agent_memory.ports import Candidate, NearestQuery, StoreQuery
+
+    class Indexed(SqliteMemoryStore):
+        def search(self, query: StoreQuery) -> list[Candidate]:
+            assert self.build_vector_index(query.tenant_id, query.agent_id, threads=1)
+            return super().search(query)
+
+        def nearest(self, query: NearestQuery) -> Any:
+            assert self.build_vector_index(query.tenant_id, query.agent_id, threads=1)
+            return super().nearest(query)
+
+    store = Indexed(path, DIM, MODEL, ann_min_vectors=1)
+    assert store._ann is not None, "usearch is part of the local extra"
+    store._ann.exact_max = exact_max
+    return store
+
+
+@pytest.fixture(
+    params=[
+        "sqlite",
+        "sqlite-ann-graph",
+        "sqlite-ann-exact",
+        pytest.param("opensearch", marks=pytest.mark.opensearch),
+    ]
+)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    if request.param == "sqlite":
+    if request.param.startswith("sqlite"):
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 
-        sqlite = SqliteMemoryStore(tmp_path / "memory.db", DIM, MODEL)
+        sqlite = (
+            SqliteMemoryStore(tmp_path / "memory.db", DIM, MODEL)
+            if request.param == "sqlite"
+            else _indexed_everywhere(tmp_path / "memory.db", 0 if request.param.endswith("graph") else 10**6)
+        )
         yield sqlite
-        sqlite.close()
+        sqlite.close()  # type: ignore[attr-defined]
         return
     from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
     from agent_memory.adapters.opensearch.opensearch_index import (

@@ -15,6 +15,7 @@ Every port of the SQLite store (`sqlite_records`, `sqlite_retrieval`, `sqlite_au
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -104,9 +105,13 @@ class SqliteDatabase(ConnectionPerThread):
                 "schema_version": SCHEMA_VERSION,
                 "model_id": self.model_id,
                 "dimension": str(self.dimension),
+                # Names this file, so that files derived from it (`sqlite_ann`) are never taken
+                # for another store's.
+                "store_id": uuid.uuid4().hex,
             }
             conn.executemany("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", expected.items())
             stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        self.store_id = stored["store_id"]
         if stored["schema_version"] != SCHEMA_VERSION:
             raise ConfigurationError(
                 f"the memory store {self.path} has schema version {stored['schema_version']}, "

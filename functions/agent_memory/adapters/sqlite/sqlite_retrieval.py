@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import (
     CHUNK,
@@ -33,7 +34,7 @@ from agent_memory.adapters.sqlite.sqlite_filters import (
     query_terms,
 )
 from agent_memory.adapters.sqlite.sqlite_rows import NEWEST_FIRST, RECORD_FIELDS, row_to_record
-from agent_memory.adapters.sqlite.sqlite_vectors import AgentVectors, VectorCache, top_k
+from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, top_k
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports import Candidate, NearestQuery, StoreQuery
@@ -48,6 +49,7 @@ class SqliteRetrieval(SqliteStorePart):
     """`ports.Retrieval` over ``memory.db`` and the store's vector cache (see the module docstring)."""
 
     _vectors: VectorCache
+    _ann: AnnIndexes | None
 
     def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
         """The live record of the query's grain (within its neighbourhood) with the highest cosine
@@ -57,15 +59,56 @@ class SqliteRetrieval(SqliteStorePart):
         if query.within is not None:
             where, params = neighbourhood_filter(where, params, query.within)
         with self._db.transaction(write=False) as conn:
-            vectors = self._vectors.current(conn, query.tenant_id, query.agent_id)
-            positions = vectors.positions(_rowids(conn, where, params))
-            if not len(positions):
+            hits = self._vector_hits(conn, query.tenant_id, query.agent_id, where, params, query_vector, 1)
+            if not hits:
                 return None
-            scores = vectors.scores(positions, query_vector)
-            best = int(np.argmax(scores))
-            rowid = int(vectors.rowids[positions[best]])
+            rowid, score = hits[0]
             records = _fetch(conn, [rowid])
-        return records[rowid], float(scores[best])
+        return records[rowid], score
+
+    def _vector_hits(
+        self,
+        conn: sqlite3.Connection,
+        tenant_id: str,
+        agent_id: str,
+        where: str,
+        params: Sequence[Any],
+        query_vector: npt.NDArray[np.float32],
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` eligible rows nearest the query with their cosines, best first: through
+        the agent's approximate index when it has one (`sqlite_ann`), else exactly from the
+        vector cache (asking for an index once the agent is big enough)."""
+        if self._ann is not None:
+            hits = self._ann.top(conn, tenant_id, agent_id, where, params, query_vector, limit)
+            if hits is not None:
+                return hits
+        vectors = self._vectors.current(conn, tenant_id, agent_id)
+        if self._ann is not None and len(vectors.rowids) >= self._ann.min_vectors:
+            self._ann.request_build(tenant_id, agent_id)
+        positions = vectors.positions(_rowids(conn, where, params))
+        scores = vectors.scores(positions, query_vector)
+        return [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, limit)]
+
+    def _cosines(
+        self,
+        conn: sqlite3.Connection,
+        tenant_id: str,
+        agent_id: str,
+        rowids: Sequence[int],
+        query_vector: npt.NDArray[np.float32],
+    ) -> dict[int, float]:
+        """Cosines of ``rowids`` to the query (lexical hits the vector search did not bring)."""
+        if self._ann is not None and self._ann.snapshot(tenant_id, agent_id) is not None:
+            return self._ann.cosines(conn, rowids, query_vector)
+        vectors = self._vectors.current(conn, tenant_id, agent_id)
+        positions = vectors.positions(np.asarray(rowids, dtype=np.int64))
+        return {
+            int(rowid): float(score)
+            for rowid, score in zip(
+                vectors.rowids[positions], vectors.scores(positions, query_vector), strict=True
+            )
+        }
 
     def search(self, query: StoreQuery) -> list[Candidate]:
         """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by record id.
@@ -88,27 +131,21 @@ class SqliteRetrieval(SqliteStorePart):
                 ).fetchall()
                 return [Candidate(record=row_to_record(row)) for row in rows]
 
-            vector_hits: list[int] = []
             similarity: dict[int, float] = {}
-            vectors: AgentVectors | None = None
             if query_vector is not None:
-                vectors = self._vectors.current(conn, query.tenant_id, query.agent_id)
-                positions = vectors.positions(_rowids(conn, where, params))
-                scores = vectors.scores(positions, query_vector)
-                for i in top_k(scores, limit):
-                    rowid = int(vectors.rowids[positions[i]])
-                    vector_hits.append(rowid)
-                    similarity[rowid] = float(scores[i])
+                similarity = dict(
+                    self._vector_hits(
+                        conn, query.tenant_id, query.agent_id, where, params, query_vector, limit
+                    )
+                )
 
             lexical = scaled_to_best(_lexical_hits(conn, terms, where, params, limit)) if terms else {}
-            order = fused_order(vector_hits, list(lexical))
+            order = fused_order(list(similarity), list(lexical))
             lexical_only = lacking_cosine(order, similarity)
-            if vectors is not None and query_vector is not None and lexical_only:
-                positions = vectors.positions(np.asarray(lexical_only, dtype=np.int64))
-                for rowid, score in zip(
-                    vectors.rowids[positions], vectors.scores(positions, query_vector), strict=True
-                ):
-                    similarity[int(rowid)] = float(score)
+            if query_vector is not None and lexical_only:
+                similarity.update(
+                    self._cosines(conn, query.tenant_id, query.agent_id, lexical_only, query_vector)
+                )
 
             records = _fetch(conn, order)
 

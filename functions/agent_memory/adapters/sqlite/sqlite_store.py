@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes, usearch_available
 from agent_memory.adapters.sqlite.sqlite_audit import SqliteAuditLog
 from agent_memory.adapters.sqlite.sqlite_database import BUSY_TIMEOUT_MS, SqliteDatabase
 from agent_memory.adapters.sqlite.sqlite_directory import SqliteDirectory
@@ -57,6 +58,8 @@ class SqliteMemoryStore(
         *,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        ann_min_vectors: int = 0,
+        ann_expansion: int = 1024,
     ) -> None:
         if dimension <= 0:
             raise ConfigurationError(f"embedding dimension must be positive, not {dimension}")
@@ -65,8 +68,27 @@ class SqliteMemoryStore(
         self.model_id = model_id
         self._vectors = VectorCache(dimension, cache_bytes)
         self._db = SqliteDatabase(self.path, dimension, model_id, busy_timeout_ms=busy_timeout_ms)
+        # Large agents through an approximate index in ``ann/`` next to the file (0: none).
+        self._ann = (
+            AnnIndexes(
+                self._db,
+                self.path.parent / "ann",
+                min_vectors=ann_min_vectors,
+                expansion=ann_expansion,
+                store_id=self._db.store_id,
+            )
+            if ann_min_vectors > 0 and usearch_available()
+            else None
+        )
+
+    def build_vector_index(self, tenant_id: str, agent_id: str, *, threads: int = 0) -> bool:
+        """Bring the agent's approximate index up to date now (``threads`` 0: every core), whatever
+        its size (after any build under way); False when the store keeps no index."""
+        return self._ann is not None and self._ann.build(tenant_id, agent_id, threads=threads, wait=True)
 
     def close(self) -> None:
         """Close every connection this store opened (call once, when the runtime stops)."""
+        if self._ann is not None:
+            self._ann.close()
         self._db.close()
         self._vectors.clear()

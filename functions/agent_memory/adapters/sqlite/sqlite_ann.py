@@ -1,0 +1,520 @@
+"""Approximate nearest neighbours for large agents: an HNSW index per agent, next to the database.
+
+Why: exact cosine over an agent's vectors (`sqlite_vectors`) costs time in proportion to its size
+(~10 ms per 100,000 vectors on one core, more with everything else a search does), and the first
+search after a start loads every vector out of SQLite (~1.2 s at 100,000). An agent with at least
+``ann_min_vectors`` live vectors is searched through a *snapshot* instead:
+
+* **The snapshot** (`Snapshot`), written to ``<data_dir>/ann/`` and memory-mapped by every process
+  that searches: the HNSW graph (usearch, vectors as float16) and the same vectors as a float16
+  matrix in rowid order. It is the agent's live vectors as of one *generation* (`sqlite_schema`:
+  the counter every write to the agent moves). Its metadata file is replaced last and
+  atomically, so a reader sees an old snapshot or the new one, never half of one.
+* **The delta**: rows written since the snapshot's generation (``vgen`` above it), kept in memory
+  and scored exactly. When it outgrows a fifth of the snapshot (or `DELTA_MIN_ROWS`), a background
+  thread folds it in: the snapshot's graph is copied, rows removed or rewritten since are taken
+  out, the delta is added, and the result saved as the new snapshot. One process folds at a time
+  (a lock file); the others pick the new snapshot up on their next search (its metadata moved).
+* **Filters stay exact.** Which rows may match is SQL's decision, as on the exact path. When few
+  rows may match (at most `EXACT_ELIGIBLE_MAX`: a window, a kind, one grain of a big agent), they
+  are scored exactly from the mapped matrix. Otherwise the graph proposes candidates and SQL keeps
+  the eligible ones; too few, and the graph is asked for more (up to `MAX_CANDIDATES`), then the
+  whole eligible set is scored. Either way the winners are scored again from their stored float32
+  vectors, so every similarity a search returns is the exact cosine.
+
+A row removed since the snapshot lingers in the graph until the next fold and is never returned
+(SQL does not find it eligible). A snapshot made for another store file, another model or another
+format is ignored and rebuilt. usearch is an optional dependency (the ``local`` extra): without it
+every agent is searched exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agent_memory.adapters.sqlite.sqlite_database import SqliteDatabase
+from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, ELIGIBLE
+from agent_memory.adapters.sqlite.sqlite_vectors import AgentVectors, top_k
+from agent_memory.observability import logger
+
+#: Bump when the files' layout or meaning changes: older snapshots are then rebuilt.
+FORMAT = 1
+#: At most this many eligible rows are scored exactly from the mapped matrix.
+EXACT_ELIGIBLE_MAX = 20_000
+#: The graph is first asked for this many candidates (or 4 per wanted result), then 8 times more
+#: while too few are eligible, up to `MAX_CANDIDATES`.
+MIN_CANDIDATES = 64
+MAX_CANDIDATES = 8_192
+#: The delta is folded into the snapshot once it holds this many rows and a fifth of the snapshot.
+DELTA_MIN_ROWS = 5_000
+#: HNSW graph degree and the breadth of the search while inserting (build quality).
+CONNECTIVITY = 32
+EXPANSION_ADD = 128
+#: Seconds before a build that was asked for and not done (another process held the lock) is
+#: asked for again.
+REBUILD_RETRY_S = 30.0
+
+Hits = list[tuple[int, float]]
+
+
+def usearch_available() -> bool:
+    try:
+        import usearch.index  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One agent's live vectors at generation ``gen``: graph, matrix and rowids, mapped read-only."""
+
+    gen: int
+    shrink: int
+    stem: str
+    rowids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float16]
+    index: Any  # usearch.index.Index, viewed
+    identity: tuple[int, int]  # the metadata file's (inode, mtime), to notice a newer snapshot
+
+    def positions(self, rowids: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(positions in the matrix, the rowids found there) for ``rowids``."""
+        if not len(self.rowids) or not len(rowids):
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty
+        pos = np.minimum(np.searchsorted(self.rowids, rowids), len(self.rowids) - 1)
+        found = self.rowids[pos] == rowids
+        return pos[found], rowids[found]
+
+
+@dataclass(frozen=True)
+class _Delta:
+    base_gen: int
+    vectors: AgentVectors
+
+
+class AnnIndexes:
+    """The approximate indexes of one store's large agents (see the module docstring)."""
+
+    def __init__(
+        self, db: SqliteDatabase, directory: Path, *, min_vectors: int, expansion: int, store_id: str
+    ) -> None:
+        self._db = db
+        self._dir = directory
+        self.min_vectors = min_vectors
+        self.expansion = expansion
+        self.exact_max = EXACT_ELIGIBLE_MAX
+        self._store_id = store_id
+        self._lock = threading.Lock()
+        self._snapshots: dict[tuple[str, str], Snapshot] = {}
+        self._deltas: dict[tuple[str, str], _Delta] = {}
+        self._asked: dict[tuple[str, str], float] = {}
+        self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ann-build")
+
+    # --- searching -----------------------------------------------------------------------------
+
+    def top(
+        self,
+        conn: sqlite3.Connection,
+        tenant_id: str,
+        agent_id: str,
+        where: str,
+        params: Sequence[Any],
+        query: npt.NDArray[np.float32],
+        limit: int,
+    ) -> Hits | None:
+        """The ``limit`` eligible rows nearest ``query`` with their exact cosines, best first; None
+        when the agent has no snapshot (search it exactly). Inside a read transaction."""
+        key = (tenant_id, agent_id)
+        snapshot = self.snapshot(tenant_id, agent_id)
+        if snapshot is None:
+            return None
+        delta = self._delta(conn, key, snapshot)
+        if delta.shrink != snapshot.shrink or len(delta.rowids) >= max(
+            DELTA_MIN_ROWS, len(snapshot.rowids) // 5
+        ):
+            self.request_build(tenant_id, agent_id)  # rows removed (erase them from the files) or many new
+        eligible = _bounded_rowids(conn, where, params, self.exact_max + 1)
+        if len(eligible) <= self.exact_max:
+            return self._exact(conn, snapshot, delta, eligible, query, limit)
+        wanted = max(MIN_CANDIDATES, 4 * limit)
+        while True:
+            candidates = self._candidates(snapshot, delta, query, wanted)
+            scored = _scored(conn, candidates, where, params, query)
+            if len(scored) >= limit or wanted >= len(snapshot.rowids) + len(delta.rowids):
+                return _best(scored, limit)
+            if wanted >= MAX_CANDIDATES:  # the eligible rows are far from the query: score them all
+                everything = _bounded_rowids(conn, where, params, None)
+                return self._exact(conn, snapshot, delta, everything, query, limit)
+            wanted = min(wanted * 8, MAX_CANDIDATES)
+
+    def _candidates(
+        self, snapshot: Snapshot, delta: AgentVectors, query: npt.NDArray[np.float32], wanted: int
+    ) -> npt.NDArray[np.int64]:
+        matches = snapshot.index.search(query, wanted)
+        keys = np.asarray(matches.keys, dtype=np.int64)
+        if len(delta.rowids):
+            scores = delta.scores(np.arange(len(delta.rowids), dtype=np.int64), query)
+            keys = np.concatenate([keys, delta.rowids[top_k(scores, wanted)]])
+        return np.unique(keys)
+
+    def _exact(
+        self,
+        conn: sqlite3.Connection,
+        snapshot: Snapshot,
+        delta: AgentVectors,
+        eligible: npt.NDArray[np.int64],
+        query: npt.NDArray[np.float32],
+        limit: int,
+    ) -> Hits:
+        """Score ``eligible`` from the mapped matrix (the delta's vector where a row has one), then
+        the best again from their stored vectors."""
+        in_delta = delta.positions(eligible)
+        from_delta = delta.rowids[in_delta]
+        rest = np.setdiff1d(eligible, from_delta, assume_unique=True)
+        positions, from_snapshot = snapshot.positions(rest)
+        rowids = np.concatenate([from_delta, from_snapshot])
+        scores = np.concatenate(
+            [delta.scores(in_delta, query), _dot16(snapshot.matrix, positions, query)]
+        ).astype(np.float32)
+        best = rowids[top_k(scores, 2 * limit)]
+        return _best(_scored(conn, best, None, (), query), limit)
+
+    def cosines(
+        self, conn: sqlite3.Connection, rowids: Sequence[int], query: npt.NDArray[np.float32]
+    ) -> dict[int, float]:
+        """Exact cosines of ``rowids`` from their stored vectors."""
+        return dict(_scored(conn, np.asarray(rowids, dtype=np.int64), None, (), query))
+
+    # --- the snapshot and the delta ------------------------------------------------------------
+
+    def snapshot(self, tenant_id: str, agent_id: str) -> Snapshot | None:
+        """The agent's newest snapshot on disk (mapped once per version), or None."""
+        key = (tenant_id, agent_id)
+        meta_path = self._meta_path(key)
+        try:
+            stat = meta_path.stat()
+        except FileNotFoundError:
+            return None
+        identity = (stat.st_ino, stat.st_mtime_ns)
+        with self._lock:
+            cached = self._snapshots.get(key)
+        if cached is not None and cached.identity == identity:
+            return cached
+        loaded = self._load(key, meta_path, identity)
+        with self._lock:
+            if loaded is None:
+                self._snapshots.pop(key, None)
+            else:
+                self._snapshots[key] = loaded
+        return loaded
+
+    def _load(self, key: tuple[str, str], meta_path: Path, identity: tuple[int, int]) -> Snapshot | None:
+        from usearch.index import Index
+
+        try:
+            meta = json.loads(meta_path.read_text())
+            if meta.get("format") != FORMAT or meta.get("store_id") != self._store_id:
+                self.request_build(*key)  # another store's or another version's: make ours
+                return None
+            stem = str(meta["stem"])
+            index = Index.restore(str(self._dir / f"{stem}.usearch"), view=True)
+            index.expansion_search = self.expansion
+            rowids = np.load(self._dir / f"{stem}.rowids.npy", mmap_mode="r")
+            matrix = np.load(self._dir / f"{stem}.f16.npy", mmap_mode="r")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            logger.warning("vector index unreadable; searching exactly", extra={"error": str(exc)})
+            self.request_build(*key)
+            return None
+        return Snapshot(int(meta["gen"]), int(meta["shrink"]), meta["stem"], rowids, matrix, index, identity)
+
+    def _delta(self, conn: sqlite3.Connection, key: tuple[str, str], snapshot: Snapshot) -> AgentVectors:
+        """Rows of the agent written since the snapshot (``vgen`` above its generation), exact."""
+        row = conn.execute(
+            "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", key
+        ).fetchone()
+        gen, shrink = (0, 0) if row is None else (int(row[0]), int(row[1]))
+        with self._lock:
+            cached = self._deltas.get(key)
+        if cached is not None and cached.base_gen == snapshot.gen and cached.vectors.gen == gen:
+            return cached.vectors
+        since = cached.vectors.gen if cached is not None and cached.base_gen == snapshot.gen else snapshot.gen
+        rowids, matrix = _unit_rows(
+            conn.execute(
+                "SELECT seq, vector FROM records WHERE tenant_id = ? AND agent_id = ? "
+                "AND deleted_at IS NULL AND vgen > ? ORDER BY seq",
+                (*key, since),
+            ).fetchall(),
+            self._db.dimension,
+        )
+        if cached is not None and cached.base_gen == snapshot.gen:
+            merged = cached.vectors.merged(gen, rowids, matrix)
+            vectors = AgentVectors(gen, shrink, merged.rowids, merged.matrix)
+        else:
+            vectors = AgentVectors(gen, shrink, rowids, matrix)
+        with self._lock:
+            self._deltas[key] = _Delta(snapshot.gen, vectors)
+        return vectors
+
+    # --- building ------------------------------------------------------------------------------
+
+    def request_build(self, tenant_id: str, agent_id: str) -> None:
+        """Build or fold the agent's snapshot in the background (at most once per
+        `REBUILD_RETRY_S` while one is pending or another process holds the lock)."""
+        key = (tenant_id, agent_id)
+        now = time.monotonic()
+        with self._lock:
+            if now - self._asked.get(key, -REBUILD_RETRY_S) < REBUILD_RETRY_S:
+                return
+            self._asked[key] = now
+        self._builder.submit(self._build_logged, tenant_id, agent_id)
+
+    def _build_logged(self, tenant_id: str, agent_id: str) -> None:
+        try:
+            self.build(tenant_id, agent_id)
+        except Exception:  # a failed build leaves the exact path or the old snapshot serving
+            logger.exception("vector index build failed")
+
+    def build(self, tenant_id: str, agent_id: str, *, threads: int = 1, wait: bool = False) -> bool:
+        """Make the agent's snapshot current now: fold the rows changed since the last one into a
+        copy of it (or build one from scratch). False when another builder holds the agent's lock
+        (``wait``: wait for it, then build)."""
+        from usearch.index import Index
+
+        key = (tenant_id, agent_id)
+        self._dir.mkdir(parents=True, exist_ok=True)
+        with _exclusive(self._dir / f"{_stem(key)}.lock", wait=wait) as locked:
+            if not locked:
+                return False
+            previous = self.snapshot(tenant_id, agent_id)
+            base_gen = 0 if previous is None else previous.gen
+            with self._db.transaction(write=False) as conn:
+                gen_row = conn.execute(
+                    "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", key
+                ).fetchone()
+                gen, shrink = (0, 0) if gen_row is None else (int(gen_row[0]), int(gen_row[1]))
+                live = _bounded_rowids(conn, _AGENT_LIVE, key, None)
+                changed, changed_matrix = _unit_rows(
+                    conn.execute(
+                        "SELECT seq, vector FROM records WHERE tenant_id = ? AND agent_id = ? "
+                        "AND deleted_at IS NULL AND vgen > ? ORDER BY seq",
+                        (*key, base_gen),
+                    ).fetchall(),
+                    self._db.dimension,
+                )
+                kept = np.setdiff1d(live, changed, assume_unique=True)
+                positions, in_previous = (
+                    (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+                    if previous is None
+                    else previous.positions(kept)
+                )
+                missing = np.setdiff1d(kept, in_previous, assume_unique=True)
+                if len(missing):  # never expected; read rather than lose them
+                    extra, extra_matrix = _unit_rows(_vector_rows(conn, missing), self._db.dimension)
+                    changed, changed_matrix = _sorted(
+                        np.concatenate([changed, extra]), np.concatenate([changed_matrix, extra_matrix])
+                    )
+            old = (
+                np.empty((0, self._db.dimension), dtype=np.float16)
+                if previous is None
+                else np.asarray(previous.matrix[positions])
+            )
+            rowids, matrix = _sorted(
+                np.concatenate([in_previous, changed]),
+                np.concatenate([old, changed_matrix.astype(np.float16)]),
+            )
+            removed = previous is not None and bool(np.setdiff1d(previous.rowids, live).size)
+            if previous is None or removed:
+                # From scratch: a graph that only marks removed rows keeps their vectors in its file,
+                # and what was forgotten must leave the disk too.
+                index = Index(
+                    ndim=self._db.dimension,
+                    metric="cos",
+                    dtype="f16",
+                    connectivity=CONNECTIVITY,
+                    expansion_add=EXPANSION_ADD,
+                )
+                fresh, fresh_vectors = rowids, matrix
+            else:
+                index = Index.restore(str(self._dir / f"{previous.stem}.usearch"), view=False)
+                rewritten = np.intersect1d(previous.rowids, changed, assume_unique=True)
+                if len(rewritten):
+                    index.remove(rewritten.astype(np.uint64))
+                fresh, fresh_vectors = changed, changed_matrix
+            if len(fresh):
+                index.add(fresh.astype(np.uint64), fresh_vectors, threads=threads)
+            self._save(key, gen, shrink, rowids, matrix, index)
+        return True
+
+    def _save(
+        self,
+        key: tuple[str, str],
+        gen: int,
+        shrink: int,
+        rowids: npt.NDArray[np.int64],
+        matrix: npt.NDArray[np.float16],
+        index: Any,
+    ) -> None:
+        """Write the files of generation ``gen``, then the metadata naming them (atomically), then
+        remove the files of older generations (mapped copies stay readable until unmapped)."""
+        stem = f"{_stem(key)}-{gen}"
+        for suffix, write in (
+            (".usearch", lambda p: index.save(str(p))),
+            (".rowids.npy", lambda p: _save_array(p, rowids)),
+            (".f16.npy", lambda p: _save_array(p, matrix)),
+        ):
+            temporary = self._dir / f"{stem}{suffix}.tmp"
+            write(temporary)
+            temporary.replace(self._dir / f"{stem}{suffix}")
+        meta = {
+            "format": FORMAT,
+            "store_id": self._store_id,
+            "tenant_id": key[0],
+            "agent_id": key[1],
+            "gen": gen,
+            "shrink": shrink,
+            "rows": len(rowids),
+            "stem": stem,
+        }
+        temporary = self._meta_path(key).with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(meta))
+        temporary.replace(self._meta_path(key))
+        for old in self._dir.glob(f"{_stem(key)}-*"):
+            if not old.name.startswith(f"{stem}."):
+                with contextlib.suppress(OSError):
+                    old.unlink()
+
+    def _meta_path(self, key: tuple[str, str]) -> Path:
+        return self._dir / f"{_stem(key)}.json"
+
+    def close(self) -> None:
+        self._builder.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            self._snapshots.clear()
+            self._deltas.clear()
+
+
+_AGENT_LIVE = "r.tenant_id = ? AND r.agent_id = ? AND r.deleted_at IS NULL"
+
+
+def _sorted(
+    rowids: npt.NDArray[np.int64], matrix: npt.NDArray[Any]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+    order = np.argsort(rowids, kind="stable")
+    return rowids[order], matrix[order]
+
+
+def _vector_rows(conn: sqlite3.Connection, rowids: npt.NDArray[np.int64]) -> list[Any]:
+    rows: list[Any] = []
+    ids = [int(r) for r in rowids]
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        rows += conn.execute(
+            f"SELECT seq, vector FROM records WHERE seq IN ({', '.join('?' * len(chunk))}) ORDER BY seq",
+            chunk,
+        ).fetchall()
+    return rows
+
+
+def _stem(key: tuple[str, str]) -> str:
+    """A file name for an agent: ids may hold characters a file name must not."""
+    return hashlib.sha256(f"{key[0]}\0{key[1]}".encode()).hexdigest()[:32]
+
+
+def _save_array(path: Path, array: npt.NDArray[Any]) -> None:
+    with path.open("wb") as f:
+        np.save(f, array)
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path, *, wait: bool) -> Iterator[bool]:
+    """An exclusive lock on ``path`` if it can be had now or, with ``wait``, once it can (True),
+    else False: one builder at a time, across threads and processes."""
+    with path.open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _unit_rows(rows: Sequence[Any], dimension: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    matrix = (
+        np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension).copy()
+    )
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return rowids, matrix
+
+
+def _bounded_rowids(
+    conn: sqlite3.Connection, where: str, params: Sequence[Any], limit: int | None
+) -> npt.NDArray[np.int64]:
+    """Sorted rowids of the rows matching ``where``, at most ``limit`` of them (None: all)."""
+    bound = "" if limit is None else f" LIMIT {int(limit)}"
+    row = conn.execute(
+        f"SELECT group_concat(seq) FROM (SELECT r.seq AS seq FROM {ELIGIBLE} WHERE {where}{bound})", params
+    ).fetchone()
+    if row is None or not row[0]:
+        return np.empty(0, dtype=np.int64)
+    return np.sort(np.fromstring(row[0], dtype=np.int64, sep=","))
+
+
+def _scored(
+    conn: sqlite3.Connection,
+    rowids: npt.NDArray[np.int64],
+    where: str | None,
+    params: Sequence[Any],
+    query: npt.NDArray[np.float32],
+) -> Hits:
+    """Exact cosines of those of ``rowids`` that match ``where`` (None: all), from their stored
+    vectors."""
+    hits: Hits = []
+    ids = [int(r) for r in rowids]
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        condition = f" AND ({where})" if where else ""
+        marks = ", ".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT r.seq, r.vector FROM records r WHERE r.seq IN ({marks}){condition}",
+            (*chunk, *params),
+        ).fetchall()
+        if rows:
+            found, matrix = _unit_rows(rows, len(query))
+            hits += zip((int(r) for r in found), (float(s) for s in matrix @ query), strict=True)
+    return hits
+
+
+def _best(hits: Hits, limit: int) -> Hits:
+    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))[:limit]
+
+
+def _dot16(
+    matrix: npt.NDArray[np.float16], positions: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """Cosines of the float16 rows at ``positions`` to ``query`` (in float32 blocks: numpy has no
+    fast float16 product)."""
+    out = np.empty(len(positions), dtype=np.float32)
+    for start in range(0, len(positions), 8192):
+        block = np.asarray(matrix[positions[start : start + 8192]], dtype=np.float32)
+        out[start : start + len(block)] = np.einsum("ij,j->i", block, query)
+    return out

@@ -1,0 +1,261 @@
+"""The approximate index (`sqlite_ann`) against the exact search it stands in for.
+
+The invariant: over any history of writes, rewrites, forgets and index builds, a search through
+the index returns what the exact search returns over the same file (same ids, same order, same
+cosines), with every filter applied; and once an index is built, its files hold exactly the
+agent's live rows (what was forgotten is not on disk in them). The data is small, so the graph
+finds every neighbour: any difference is a bug in snapshots, deltas or filters, not recall.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from tests.unit.adapters.sqlite.test_sqlite_store import DIM, MODEL, NOW, record, unit
+
+from agent_memory.adapters.sqlite import sqlite_ann
+from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
+from agent_memory.domain.audit_actions import AuditAction
+from agent_memory.domain.records import MemoryKind
+from agent_memory.ports import AuditEvent, NearestQuery, StoredRecord, StoreQuery
+
+AGENTS = [("t1", "a1"), ("t1", "a2"), ("t2", "a1")]
+KINDS = [MemoryKind.FACT, MemoryKind.DECISION]
+USERS = [None, "u1", "u2"]
+
+
+def _stores(path: Path, exact_max: int) -> tuple[SqliteMemoryStore, SqliteMemoryStore]:
+    exact = SqliteMemoryStore(path, DIM, MODEL)
+    indexed = SqliteMemoryStore(path, DIM, MODEL, ann_min_vectors=10**9)  # builds only when asked
+    assert indexed._ann is not None
+    indexed._ann.exact_max = exact_max
+    return exact, indexed
+
+
+class IndexedEqualsExact(RuleBasedStateMachine):
+    """Writes and forgets through one store; searches through both; builds now and then."""
+
+    exact_max = 0  # every search through the graph
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live: dict[tuple[str, str], set[str]] = {agent: set() for agent in AGENTS}
+        self.forgotten: dict[tuple[str, str], set[str]] = {agent: set() for agent in AGENTS}
+        self.serial = 0
+
+    @initialize(tmp=st.just(None))
+    def open(self, tmp: Any) -> None:
+        import tempfile
+
+        self.dir = Path(tempfile.mkdtemp(prefix="ann-"))
+        self.exact, self.indexed = _stores(self.dir / "memory.db", self.exact_max)
+
+    def teardown(self) -> None:
+        if hasattr(self, "exact"):
+            self.indexed.close()
+            self.exact.close()
+
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        kind=st.sampled_from(KINDS),
+        user=st.sampled_from(USERS),
+        days=st.integers(0, 60),
+    )
+    def write(self, agent: tuple[str, str], kind: MemoryKind, user: str | None, days: int) -> None:
+        self.serial += 1
+        rec = record(
+            f"memory {self.serial}",
+            tenant_id=agent[0],
+            agent_id=agent[1],
+            kind=kind,
+            user_id=user,
+            occurred_at=NOW - timedelta(days=days, minutes=self.serial),
+        )
+        self.exact.put([StoredRecord(rec, unit(1000 + self.serial))])
+        self.live[agent].add(rec.id)
+
+    @rule(agent=st.sampled_from(AGENTS), pick=st.integers(0, 10**6))
+    def rewrite(self, agent: tuple[str, str], pick: int) -> None:
+        """The same record with a new vector (a merge rewrites a record in place)."""
+        if not self.live[agent]:
+            return
+        rid = sorted(self.live[agent])[pick % len(self.live[agent])]
+        current = self.exact.get(agent[0], agent[1], rid)
+        assert current is not None
+        self.serial += 1
+        self.exact.put([StoredRecord(current, unit(5000 + self.serial))])
+
+    @rule(agent=st.sampled_from(AGENTS), pick=st.integers(0, 10**6))
+    def forget(self, agent: tuple[str, str], pick: int) -> None:
+        if not self.live[agent]:
+            return
+        rid = sorted(self.live[agent])[pick % len(self.live[agent])]
+        event = AuditEvent(
+            tenant_id=agent[0],
+            agent_id=agent[1],
+            record_id=rid,
+            action=AuditAction.FORGET,
+            at=NOW,
+            actor="test",
+        )
+        assert self.exact.soft_delete(agent[0], agent[1], rid, event)
+        self.live[agent].discard(rid)
+        self.forgotten[agent].add(rid)
+
+    @rule(agent=st.sampled_from(AGENTS))
+    def build(self, agent: tuple[str, str]) -> None:
+        assert self.indexed.build_vector_index(*agent, threads=1)
+        snapshot = self.indexed._ann.snapshot(*agent)  # type: ignore[union-attr]
+        assert snapshot is not None
+        # the files hold the live rows, nothing forgotten
+        with self.exact._db.transaction(write=False) as conn:
+            live_rows = {
+                int(seq)
+                for (seq,) in conn.execute(
+                    "SELECT seq FROM records WHERE tenant_id = ? AND agent_id = ? AND deleted_at IS NULL",
+                    agent,
+                )
+            }
+        assert set(snapshot.rowids.tolist()) == live_rows
+        assert len(snapshot.index) == len(live_rows)
+
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        seed=st.integers(0, 10**6),
+        limit=st.integers(1, 12),
+        kinds=st.sampled_from([(), (MemoryKind.DECISION,)]),
+        user=st.sampled_from(USERS),
+        window=st.sampled_from([None, 7, 30]),
+    )
+    def search(
+        self,
+        agent: tuple[str, str],
+        seed: int,
+        limit: int,
+        kinds: tuple[MemoryKind, ...],
+        user: str | None,
+        window: int | None,
+    ) -> None:
+        query = StoreQuery(
+            tenant_id=agent[0],
+            agent_id=agent[1],
+            now=NOW,
+            vector=unit(seed),
+            kinds=kinds,
+            user_id=user,
+            start=None if window is None else NOW - timedelta(days=window),
+            limit=limit,
+        )
+        expected = [(c.record.id, c.similarity) for c in self.exact.search(query)]
+        got = [(c.record.id, c.similarity) for c in self.indexed.search(query)]
+        assert [i for i, _ in got] == [i for i, _ in expected]
+        assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-6)
+        assert not {i for i, _ in got} & self.forgotten[agent]
+
+    @rule(agent=st.sampled_from(AGENTS), seed=st.integers(0, 10**6))
+    def nearest(self, agent: tuple[str, str], seed: int) -> None:
+        from agent_memory.domain.grains import Grain
+
+        query = NearestQuery(
+            tenant_id=agent[0], agent_id=agent[1], now=NOW, vector=unit(seed), grain=Grain.WORKING
+        )
+        expected, got = self.exact.nearest(query), self.indexed.nearest(query)
+        assert (expected is None) == (got is None)
+        if expected is not None and got is not None:
+            assert got[0].id == expected[0].id
+            assert got[1] == pytest.approx(expected[1], abs=1e-6)
+
+    @invariant()
+    def no_foreign_rows(self) -> None:
+        """An agent's snapshot never holds another agent's rows."""
+        if not hasattr(self, "indexed"):
+            return
+        for agent in AGENTS:
+            snapshot = self.indexed._ann.snapshot(*agent)  # type: ignore[union-attr]
+            if snapshot is None:
+                continue
+            rowids = ",".join(map(str, snapshot.rowids.tolist())) or "NULL"
+            with self.exact._db.transaction(write=False) as conn:
+                owners = set(conn.execute(f"SELECT tenant_id, agent_id FROM records WHERE seq IN ({rowids})"))
+            assert owners <= {agent}
+
+
+class ExactFromSnapshotEqualsExact(IndexedEqualsExact):
+    exact_max = 10**6  # every search scores its eligible rows from the mapped matrix
+
+
+_settings = settings(
+    max_examples=40, stateful_step_count=30, deadline=None, suppress_health_check=list(HealthCheck)
+)
+TestIndexedEqualsExact = IndexedEqualsExact.TestCase
+TestIndexedEqualsExact.settings = _settings
+TestExactFromSnapshotEqualsExact = ExactFromSnapshotEqualsExact.TestCase
+TestExactFromSnapshotEqualsExact.settings = _settings
+
+
+def test_a_snapshot_of_another_store_is_not_used(tmp_path: Path) -> None:
+    # GIVEN an indexed agent, and its index files copied under a new store
+    exact, indexed = _stores(tmp_path / "one" / "memory.db", 0)
+    for i in range(20):
+        exact.put([StoredRecord(record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)), unit(i))])
+    assert indexed.build_vector_index("t1", "a1", threads=1)
+    other = SqliteMemoryStore(tmp_path / "two" / "memory.db", DIM, MODEL, ann_min_vectors=10**9)
+    (tmp_path / "two" / "ann").mkdir()
+    for f in (tmp_path / "one" / "ann").iterdir():
+        (tmp_path / "two" / "ann" / f.name).write_bytes(f.read_bytes())
+
+    # WHEN the new store looks for the agent's snapshot
+    found = other._ann.snapshot("t1", "a1")  # type: ignore[union-attr]
+
+    # THEN it refuses it (another store's rowids mean other records)
+    assert found is None
+    meta = json.loads(next((tmp_path / "two" / "ann").glob("*.json")).read_text())
+    assert meta["store_id"] == exact._db.store_id != other._db.store_id
+
+
+def test_a_large_delta_asks_for_a_fold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN an indexed agent of 10 rows, then 10 more written
+    monkeypatch.setattr(sqlite_ann, "DELTA_MIN_ROWS", 5)
+    exact, indexed = _stores(tmp_path / "memory.db", 0)
+    for i in range(10):
+        exact.put([StoredRecord(record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)), unit(i))])
+    assert indexed.build_vector_index("t1", "a1", threads=1)
+    first = indexed._ann.snapshot("t1", "a1")  # type: ignore[union-attr]
+    for i in range(10, 20):
+        exact.put([StoredRecord(record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)), unit(i))])
+
+    # WHEN the agent is searched (the delta is now as big as the snapshot)
+    hits = indexed.search(StoreQuery(tenant_id="t1", agent_id="a1", now=NOW, vector=unit(3), limit=20))
+    indexed._ann._builder.submit(lambda: None).result()  # type: ignore[union-attr]  # the fold is done
+
+    # THEN the answer holds all 20, and the fold made a snapshot of all 20 in the background
+    assert len(hits) == 20
+    second = indexed._ann.snapshot("t1", "a1")  # type: ignore[union-attr]
+    assert first is not None and second is not None
+    assert (len(first.rowids), len(second.rowids)) == (10, 20)
+
+
+def test_the_index_and_the_local_embedding_model_share_a_process() -> None:
+    # GIVEN a fresh interpreter that loads the index library first, as opening the store does
+    pytest.importorskip("onnxruntime")
+    script = (
+        "import usearch.index\n"
+        "from agent_memory.adapters.embedders.minilm import MiniLmEmbedder\n"
+        "print(len(MiniLmEmbedder().embed(['a memory'])[0]))\n"
+    )
+
+    # WHEN it then embeds with the local model
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+    # THEN it does not crash (usearch 2.20+ with numkong segfaults here)
+    assert (done.returncode, done.stdout.strip()) == (0, "384"), done.stderr[-2000:]
