@@ -80,6 +80,10 @@ class Settings(BaseSettings):
     embedder: Literal["hashing", "minilm", "bedrock"] = "minilm"
     embedding_dimension: int = Field(default=384, ge=8, le=4096)
     bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+    #: Threads of the local model (0: one per CPU, at most 4). `agent-memory serve` with several
+    #: API processes gives each its share of the CPUs: two processes of two threads on two cores
+    #: embed a query in twice the time of two of one.
+    embedder_threads: int = Field(default=0, ge=0, le=64)
 
     # --- summaries ---------------------------------------------------------------------------
     #: An optional cross-encoder over the head of each search's ranking (docs/decisions.md).

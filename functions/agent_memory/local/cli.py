@@ -55,7 +55,21 @@ def _settings():  # type: ignore[no-untyped-def]
     return get_settings()
 
 
+def _share_cpus(settings: Any, processes: int) -> Any:
+    """The settings with the local model's threads split among ``processes`` API processes
+    (unless set), in the environment the worker processes read them from."""
+    name = settings.variable("embedder_threads")
+    if processes <= 1 or settings.embedder_threads or os.environ.get(name):
+        return settings
+    os.environ[name] = str(max(1, (os.cpu_count() or 1) // processes))
+    from agent_memory import container
+
+    container.reset()
+    return _settings()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    from agent_memory.local.api_workers import process_count
     from agent_memory.local.server import LocalRuntime
 
     settings = _settings()
@@ -71,6 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if workers < 0:
         print("error: --workers must be 0 (one per CPU) or more", file=sys.stderr)
         return 2
+    settings = _share_cpus(settings, process_count(workers))
     runtime = LocalRuntime(
         settings,
         host=args.host,

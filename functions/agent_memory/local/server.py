@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import deque
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, BinaryIO
@@ -45,12 +46,41 @@ from agent_memory.settings import Settings, get_settings
 
 STAGE = "local"
 
+
+class FairLock:
+    """A lock handed to its waiters in the order they came (`threading.Lock` is not: under
+    contention a thread can lose the race again and again, and its request waits many turns)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._waiters: deque[threading.Lock] = deque()
+        self._held = False
+
+    def __enter__(self) -> None:
+        with self._guard:
+            if not self._held:
+                self._held = True
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiters.append(turn)
+        turn.acquire()  # released by the holder that hands the lock over
+
+    def __exit__(self, *exc: object) -> None:
+        with self._guard:
+            if self._waiters:
+                self._waiters.popleft().release()  # still held: now by the next in line
+            else:
+                self._held = False
+
+
 #: One request at a time through the API handler, as one Lambda instance runs them: the
 #: Powertools resolver keeps the current request on the shared app (event, route arguments,
 #: logger keys), so two threads inside it at once read each other's request. A browser (the
 #: console) sends requests in parallel; the threads still read bodies and write responses
-#: concurrently.
-_API_LOCK = threading.Lock()
+#: concurrently. First come, first served: with many clients, no request waits behind others
+#: that arrived after it.
+_API_LOCK = FairLock()
 
 
 #: A request (its line, headers and body) must arrive whole within this many seconds of the

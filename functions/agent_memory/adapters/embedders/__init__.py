@@ -37,7 +37,7 @@ def build_embedder(settings: Settings) -> Embedder:
                 f"{settings.embedding_dimension}: set AGENT_MEMORY_EMBEDDING_DIMENSION="
                 f"{MINILM_DIMENSION} or choose another AGENT_MEMORY_EMBEDDER"
             )
-        return MiniLmEmbedder()
+        return MiniLmEmbedder(threads=settings.embedder_threads)
     if settings.embedder == "bedrock":
         return BedrockTitanEmbedder(
             model_id=settings.bedrock_embedding_model_id,

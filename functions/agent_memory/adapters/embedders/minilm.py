@@ -49,6 +49,7 @@ class MiniLmEmbedder:
         tokenizer_path: str | Path | None = None,
         max_tokens: int = 256,
         batch_size: int = 8,
+        threads: int = 0,
     ) -> None:
         if not 2 <= max_tokens <= 512:  # 512: the model's position embeddings
             raise ValueError(f"max_tokens must be in [2, 512], got {max_tokens}")
@@ -58,6 +59,8 @@ class MiniLmEmbedder:
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else TOKENIZER_PATH
         self._max_tokens = max_tokens
         self._batch_size = batch_size
+        # A small model on a few vCPUs (Lambda, laptops): more threads than cores only thrash.
+        self._threads = threads or max(1, min(4, os.cpu_count() or 1))
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any, frozenset[str]] | None = None
 
@@ -133,8 +136,7 @@ class MiniLmEmbedder:
         tokenizer.no_padding()  # `_run` pads each batch to its own longest text
 
         options = ort.SessionOptions()
-        # A small model on a few vCPUs (Lambda, laptops): more threads than cores only thrash.
-        options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
+        options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])

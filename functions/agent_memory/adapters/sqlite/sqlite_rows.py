@@ -81,7 +81,9 @@ def row_to_record(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
         elif name in _DATETIME_COLUMNS:
             data[name] = from_us(value)
         elif name in _JSON_COLUMNS:
-            data[name] = json.loads(value)
+            # Most of these columns hold an empty list or object: skip the parser for them (a
+            # search reads some fifty records, six such columns each).
+            data[name] = [] if value == "[]" else {} if value == "{}" else json.loads(value)
         else:
             data[name] = value
     return MemoryRecord.model_validate(data)
