@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench bench-cold-start bench-learning bench-retention bench-locomo openapi load clean install test-opensearch synth deploy layer-lock
+.PHONY: dev test lint format bench bench-concurrency bench-scale bench-cold-start bench-learning bench-retention bench-locomo openapi load clean install test-opensearch synth deploy layer-lock
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,14 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/search_latency.py
 	$(PY) benchmarks/write_to_searchable.py
+
+## bench-concurrency: search throughput of `serve` over 1, 4, 16 and 64 clients, and a mixed row
+bench-concurrency: $(STAMP)
+	$(PY) benchmarks/concurrency.py
+
+## bench-scale: search at 10,000 / 100,000 / 1,000,000 memories of one agent and 1,000 agents of 1,000
+bench-scale: $(STAMP)
+	$(PY) benchmarks/scale.py
 
 ## bench-cold-start: handler import time with and without shipped bytecode (fresh interpreters)
 bench-cold-start: $(STAMP)
