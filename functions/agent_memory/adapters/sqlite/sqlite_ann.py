@@ -64,8 +64,7 @@ DELTA_MIN_ROWS = 5_000
 #: HNSW graph degree and the breadth of the search while inserting (build quality).
 CONNECTIVITY = 32
 EXPANSION_ADD = 128
-#: Seconds before a build that was asked for and not done (another process held the lock) is
-#: asked for again.
+#: Seconds after a failed build before the agent's snapshot is built again.
 REBUILD_RETRY_S = 30.0
 
 Hits = list[tuple[int, float]]
@@ -122,7 +121,8 @@ class AnnIndexes:
         self._lock = threading.Lock()
         self._snapshots: dict[tuple[str, str], Snapshot] = {}
         self._deltas: dict[tuple[str, str], _Delta] = {}
-        self._asked: dict[tuple[str, str], float] = {}
+        self._queued: set[tuple[str, str]] = set()
+        self._failed: dict[tuple[str, str], float] = {}
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ann-build")
 
     # --- searching -----------------------------------------------------------------------------
@@ -273,26 +273,56 @@ class AnnIndexes:
     # --- building ------------------------------------------------------------------------------
 
     def request_build(self, tenant_id: str, agent_id: str) -> None:
-        """Build or fold the agent's snapshot in the background (at most once per
-        `REBUILD_RETRY_S` while one is pending or another process holds the lock)."""
+        """Build or fold the agent's snapshot in the background. Requests made while one is
+        queued are the same request; one made while a build runs queues the next (which does
+        nothing if the snapshot is then current enough). Not within `REBUILD_RETRY_S` of a
+        failed build."""
         key = (tenant_id, agent_id)
-        now = time.monotonic()
         with self._lock:
-            if now - self._asked.get(key, -REBUILD_RETRY_S) < REBUILD_RETRY_S:
+            if (
+                key in self._queued
+                or time.monotonic() - self._failed.get(key, -REBUILD_RETRY_S) < REBUILD_RETRY_S
+            ):
                 return
-            self._asked[key] = now
-        self._builder.submit(self._build_logged, tenant_id, agent_id)
+            self._queued.add(key)
+        self._builder.submit(self._build_queued, key)
 
-    def _build_logged(self, tenant_id: str, agent_id: str) -> None:
+    def removed(self, tenant_id: str, agent_id: str | None = None) -> None:
+        """Rows of the agent (None: of any agent of the tenant) were removed: fold them out of
+        its snapshot now, so that what was forgotten leaves the disk without waiting for a search."""
+        if agent_id is not None:
+            if self._meta_path((tenant_id, agent_id)).exists():
+                self.request_build(tenant_id, agent_id)
+            return
+        for meta_path in self._dir.glob("*.json") if self._dir.is_dir() else ():
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                meta = json.loads(meta_path.read_text())
+                if meta["tenant_id"] == tenant_id:
+                    self.request_build(tenant_id, str(meta["agent_id"]))
+
+    def _build_queued(self, key: tuple[str, str]) -> None:
+        with self._lock:
+            self._queued.discard(key)  # a request from here on queues another build
         try:
-            self.build(tenant_id, agent_id)
+            self.build(*key, only_if_needed=True)
         except Exception:  # a failed build leaves the exact path or the old snapshot serving
             logger.exception("vector index build failed")
+            with self._lock:
+                self._failed[key] = time.monotonic()
 
-    def build(self, tenant_id: str, agent_id: str, *, threads: int = 1, wait: bool = False) -> bool:
+    def build(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        *,
+        threads: int = 1,
+        wait: bool = False,
+        only_if_needed: bool = False,
+    ) -> bool:
         """Make the agent's snapshot current now: fold the rows changed since the last one into a
         copy of it (or build one from scratch). False when another builder holds the agent's lock
-        (``wait``: wait for it, then build)."""
+        (``wait``: wait for it, then build). ``only_if_needed``: not when no row was removed and
+        the delta is still small (a request that queued behind the fold that answered it)."""
         from usearch.index import Index
 
         key = (tenant_id, agent_id)
@@ -307,6 +337,14 @@ class AnnIndexes:
                     "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", key
                 ).fetchone()
                 gen, shrink = (0, 0) if gen_row is None else (int(gen_row[0]), int(gen_row[1]))
+                if only_if_needed and previous is not None and previous.shrink == shrink:
+                    (pending,) = conn.execute(
+                        "SELECT count(*) FROM records WHERE tenant_id = ? AND agent_id = ? "
+                        "AND deleted_at IS NULL AND vgen > ?",
+                        (*key, base_gen),
+                    ).fetchone()
+                    if pending < max(DELTA_MIN_ROWS, len(previous.rowids) // 5):
+                        return True
                 live = _bounded_rowids(conn, _AGENT_LIVE, key, None)
                 changed, changed_matrix = _unit_rows(
                     conn.execute(

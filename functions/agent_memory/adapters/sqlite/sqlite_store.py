@@ -24,6 +24,8 @@ intervals). Why each is shaped the way it is, each module's docstring says.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes, usearch_available
@@ -36,7 +38,9 @@ from agent_memory.adapters.sqlite.sqlite_retention import SqliteRetention
 from agent_memory.adapters.sqlite.sqlite_retrieval import SqliteRetrieval
 from agent_memory.adapters.sqlite.sqlite_search_log import SqliteSearchLog
 from agent_memory.adapters.sqlite.sqlite_vectors import DEFAULT_CACHE_BYTES, VectorCache
+from agent_memory.domain.grains import Grain
 from agent_memory.errors import ConfigurationError
+from agent_memory.ports import AuditEvent
 
 
 class SqliteMemoryStore(
@@ -80,6 +84,38 @@ class SqliteMemoryStore(
             if ann_min_vectors > 0 and usearch_available()
             else None
         )
+
+    # Removals fold the removed rows out of the approximate index at once (`AnnIndexes.removed`).
+
+    def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        done = super().soft_delete(tenant_id, agent_id, record_id, event)
+        if done and self._ann is not None:
+            self._ann.removed(tenant_id, agent_id)
+        return done
+
+    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        done = super().mark_stale(tenant_id, agent_id, record_id, event)
+        if done and self._ann is not None:
+            self._ann.removed(tenant_id, agent_id)
+        return done
+
+    def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
+        deleted = super().delete_records(tenant_id, agent_id, record_ids)
+        if deleted and self._ann is not None:
+            self._ann.removed(tenant_id, agent_id)
+        return deleted
+
+    def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
+        deleted = super().purge(tenant_id, now, forgotten_before)
+        if deleted and self._ann is not None:
+            self._ann.removed(tenant_id)
+        return deleted
+
+    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
+        deleted = super().delete_older_than(tenant_id, grain, cutoff)
+        if deleted and self._ann is not None:
+            self._ann.removed(tenant_id)
+        return deleted
 
     def build_vector_index(self, tenant_id: str, agent_id: str, *, threads: int = 0) -> bool:
         """Bring the agent's approximate index up to date now (``threads`` 0: every core), whatever

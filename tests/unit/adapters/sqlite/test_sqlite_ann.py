@@ -261,3 +261,35 @@ def test_the_index_and_the_local_embedding_model_share_a_process() -> None:
 
     # THEN it does not crash (usearch 2.20+ with numkong segfaults here)
     assert (done.returncode, done.stdout.strip()) == (0, "384"), done.stderr[-2000:]
+
+
+def test_a_forget_folds_the_row_out_of_the_files_without_a_search(tmp_path: Path) -> None:
+    # GIVEN an indexed agent of 12 rows
+    store = SqliteMemoryStore(tmp_path / "memory.db", DIM, MODEL, ann_min_vectors=10**9)
+    assert store._ann is not None
+    records = [record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)) for i in range(12)]
+    store.put([StoredRecord(r, unit(i)) for i, r in enumerate(records)])
+    assert store.build_vector_index("t1", "a1", threads=1)
+    with store._db.transaction(write=False) as conn:
+        (seq,) = conn.execute("SELECT seq FROM records WHERE id = ?", (records[4].id,)).fetchone()
+    assert seq in store._ann.snapshot("t1", "a1").rowids  # type: ignore[union-attr]
+
+    # WHEN one is forgotten, and nothing searches
+    event = AuditEvent(
+        tenant_id="t1",
+        agent_id="a1",
+        record_id=records[4].id,
+        action=AuditAction.FORGET,
+        at=NOW,
+        actor="test",
+    )
+    assert store.soft_delete("t1", "a1", records[4].id, event)
+    store._ann._builder.submit(lambda: None).result()  # the fold it asked for is done
+
+    # THEN no file of the agent's index holds it any more
+    snapshot = store._ann.snapshot("t1", "a1")
+    assert snapshot is not None and len(snapshot.rowids) == 11
+    assert seq not in snapshot.rowids
+    assert not snapshot.index.contains(seq)
+    assert len(list((tmp_path / "ann").glob("*.usearch"))) == 1  # the old graph is gone
+    store.close()
