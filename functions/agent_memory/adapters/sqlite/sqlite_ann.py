@@ -6,7 +6,7 @@ search after a start loads every vector out of SQLite (~1.2 s at 100,000). An ag
 ``ann_min_vectors`` live vectors is searched through a *snapshot* instead:
 
 * **The snapshot** (`Snapshot`), written to ``<data_dir>/ann/`` and memory-mapped by every process
-  that searches: the HNSW graph (usearch, vectors as float16) and the same vectors as a float16
+  that searches: the HNSW graph (usearch, vectors as float16) and the same vectors as a float32
   matrix in rowid order. It is the agent's live vectors as of one *generation* (`sqlite_schema`:
   the counter every write to the agent moves). Its metadata file is replaced last and
   atomically, so a reader sees an old snapshot or the new one, never half of one.
@@ -52,7 +52,7 @@ from agent_memory.adapters.sqlite.sqlite_vectors import AgentVectors, top_k
 from agent_memory.observability import logger
 
 #: Bump when the files' layout or meaning changes: older snapshots are then rebuilt.
-FORMAT = 1
+FORMAT = 2
 #: At most this many eligible rows are scored exactly from the mapped matrix.
 EXACT_ELIGIBLE_MAX = 20_000
 #: The graph is first asked for this many candidates (or 4 per wanted result), then 8 times more
@@ -86,7 +86,7 @@ class Snapshot:
     shrink: int
     stem: str
     rowids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float16]
+    matrix: npt.NDArray[np.float32]
     index: Any  # usearch.index.Index, viewed
     identity: tuple[int, int]  # the metadata file's (inode, mtime), to notice a newer snapshot
 
@@ -189,7 +189,7 @@ class AnnIndexes:
         positions, from_snapshot = snapshot.positions(rest)
         rowids = np.concatenate([from_delta, from_snapshot])
         scores = np.concatenate(
-            [delta.scores(in_delta, query), _dot16(snapshot.matrix, positions, query)]
+            [delta.scores(in_delta, query), _dot_rows(snapshot.matrix, positions, query)]
         ).astype(np.float32)
         best = rowids[top_k(scores, 2 * limit)]
         return _best(_scored(conn, best, None, (), query), limit)
@@ -235,7 +235,7 @@ class AnnIndexes:
             index = Index.restore(str(self._dir / f"{stem}.usearch"), view=True)
             index.expansion_search = self.expansion
             rowids = np.load(self._dir / f"{stem}.rowids.npy", mmap_mode="r")
-            matrix = np.load(self._dir / f"{stem}.f16.npy", mmap_mode="r")
+            matrix = np.load(self._dir / f"{stem}.f32.npy", mmap_mode="r")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             logger.warning("vector index unreadable; searching exactly", extra={"error": str(exc)})
             self.request_build(*key)
@@ -367,13 +367,13 @@ class AnnIndexes:
                         np.concatenate([changed, extra]), np.concatenate([changed_matrix, extra_matrix])
                     )
             old = (
-                np.empty((0, self._db.dimension), dtype=np.float16)
+                np.empty((0, self._db.dimension), dtype=np.float32)
                 if previous is None
                 else np.asarray(previous.matrix[positions])
             )
             rowids, matrix = _sorted(
                 np.concatenate([in_previous, changed]),
-                np.concatenate([old, changed_matrix.astype(np.float16)]),
+                np.concatenate([old, changed_matrix]),
             )
             removed = previous is not None and bool(np.setdiff1d(previous.rowids, live).size)
             if previous is None or removed:
@@ -404,7 +404,7 @@ class AnnIndexes:
         gen: int,
         shrink: int,
         rowids: npt.NDArray[np.int64],
-        matrix: npt.NDArray[np.float16],
+        matrix: npt.NDArray[np.float32],
         index: Any,
     ) -> None:
         """Write the files of generation ``gen``, then the metadata naming them (atomically), then
@@ -413,7 +413,7 @@ class AnnIndexes:
         for suffix, write in (
             (".usearch", lambda p: index.save(str(p))),
             (".rowids.npy", lambda p: _save_array(p, rowids)),
-            (".f16.npy", lambda p: _save_array(p, matrix)),
+            (".f32.npy", lambda p: _save_array(p, matrix)),
         ):
             temporary = self._dir / f"{stem}{suffix}.tmp"
             write(temporary)
@@ -533,7 +533,9 @@ def _scored(
         condition = f" AND ({where})" if where else ""
         marks = ", ".join("?" * len(chunk))
         rows = conn.execute(
-            f"SELECT r.seq, r.vector FROM records r WHERE r.seq IN ({marks}){condition}",
+            # NOT INDEXED: look the rows up by rowid; left to itself the planner may walk the
+            # agent's whole index for the tenant and agent columns of ``where``.
+            f"SELECT r.seq, r.vector FROM records r NOT INDEXED WHERE r.seq IN ({marks}){condition}",
             (*chunk, *params),
         ).fetchall()
         if rows:
@@ -546,13 +548,11 @@ def _best(hits: Hits, limit: int) -> Hits:
     return sorted(hits, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
 
-def _dot16(
-    matrix: npt.NDArray[np.float16], positions: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
+def _dot_rows(
+    matrix: npt.NDArray[np.float32], positions: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.float32]:
-    """Cosines of the float16 rows at ``positions`` to ``query`` (in float32 blocks: numpy has no
-    fast float16 product)."""
-    out = np.empty(len(positions), dtype=np.float32)
-    for start in range(0, len(positions), 8192):
-        block = np.asarray(matrix[positions[start : start + 8192]], dtype=np.float32)
-        out[start : start + len(block)] = np.einsum("ij,j->i", block, query)
-    return out
+    """Cosines of the rows at ``positions`` to ``query``: gathered when few, else one product over
+    the whole (mapped, contiguous) matrix and picked, which is cheaper than copying most of it."""
+    if len(positions) * 4 < len(matrix):
+        return np.einsum("ij,j->i", matrix[positions], query)
+    return np.einsum("ij,j->i", matrix, query)[positions]
