@@ -217,10 +217,13 @@ def test_a_snapshot_of_another_store_is_not_used(tmp_path: Path) -> None:
     # WHEN the new store looks for the agent's snapshot
     found = other._ann.snapshot("t1", "a1")  # type: ignore[union-attr]
 
-    # THEN it refuses it (another store's rowids mean other records)
+    # THEN it refuses it (another store's rowids mean other records) and makes its own
     assert found is None
+    other._ann._builder.submit(lambda: None).result()  # type: ignore[union-attr]
     meta = json.loads(next((tmp_path / "two" / "ann").glob("*.json")).read_text())
-    assert meta["store_id"] == exact._db.store_id != other._db.store_id
+    assert meta["store_id"] == other._db.store_id != exact._db.store_id
+    rebuilt = other._ann.snapshot("t1", "a1")  # type: ignore[union-attr]
+    assert rebuilt is not None and len(rebuilt.rowids) == 0  # the new store holds nothing of it
 
 
 def test_a_large_delta_asks_for_a_fold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -469,6 +469,45 @@ def test_common_words_are_dropped_from_lexical_queries_on_big_stores(
     assert set(ids(store.search(query(text="the")))) == {falcon.id, *(r.id for r in others)}
 
 
+def test_a_common_word_is_known_by_its_stem(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a store where "reports" (indexed as "report") is in nearly every document
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_TERM_MIN_DOCS", 5)
+    monkeypatch.setattr(sqlite_retrieval, "_document_counts", {})
+    falcon = put(store, record("the falcon reports landed"))
+    for i in range(7):
+        put(store, record(f"reports number {i}"))
+
+    # WHEN a query says "reports" and "falcon"
+    found = ids(store.search(query(text="reports falcon")))
+
+    # THEN the common word was recognised through its stem and left out: only the falcon matches
+    assert found == [falcon.id]
+
+
+def test_a_large_store_reads_the_rarest_words_first(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a "large" store where "ember" is in 2 documents, "harbor" in 3 and "quay" in 6
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_TERM_MIN_DOCS", 5)
+    monkeypatch.setattr(sqlite_retrieval, "LARGE_STORE_DOCS", 5)
+    monkeypatch.setattr(sqlite_retrieval, "MAX_POSTINGS", 6)
+    monkeypatch.setattr(sqlite_retrieval, "_document_counts", {})
+    texts = ["ember harbor quay", "ember quay", "harbor quay one", "harbor quay two", "quay one", "quay two"]
+    texts += [f"filler {i}" for i in range(20)]
+    records = [put(store, record(t)) for t in texts]
+
+    # WHEN a query names all three
+    with store._db.transaction(write=False) as conn:
+        kept = sqlite_retrieval._informative_terms(conn, ["quay", "harbor", "ember"])
+    found = set(ids(store.search(query(text="quay harbor ember"))))
+
+    # THEN the rarest words within the budget are read (2 + 3 postings), the commonest is not
+    assert kept == ["ember", "harbor"]
+    assert found == {r.id for r in records[:4]}
+
+
 # ---------------------------------------------------------------------------------------------
 # Lexical query safety
 # ---------------------------------------------------------------------------------------------
