@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     #: approximate (HNSW) index kept next to the database (`sqlite_ann`), smaller ones exactly;
     #: 0 turns the index off. How wide the graph search looks (``ef``): higher is closer to exact.
     ann_min_vectors: int = Field(default=10_000, ge=0)
-    ann_expansion: int = Field(default=1024, ge=16, le=16_384)
+    ann_expansion: int = Field(default=2048, ge=16, le=16_384)
 
     # --- behaviour -----------------------------------------------------------------------------
     #: Cosine above which a new working-memory write is merged into its nearest neighbour.

@@ -63,7 +63,7 @@ class SqliteMemoryStore(
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         ann_min_vectors: int = 0,
-        ann_expansion: int = 1024,
+        ann_expansion: int = 2048,
     ) -> None:
         if dimension <= 0:
             raise ConfigurationError(f"embedding dimension must be positive, not {dimension}")
