@@ -346,14 +346,7 @@ class AnnIndexes:
                     if pending < max(DELTA_MIN_ROWS, len(previous.rowids) // 5):
                         return True
                 live = _bounded_rowids(conn, _AGENT_LIVE, key, None)
-                changed, changed_matrix = _unit_rows(
-                    conn.execute(
-                        "SELECT seq, vector FROM records WHERE tenant_id = ? AND agent_id = ? "
-                        "AND deleted_at IS NULL AND vgen > ? ORDER BY seq",
-                        (*key, base_gen),
-                    ).fetchall(),
-                    self._db.dimension,
-                )
+                changed, changed_matrix = _streamed_unit_rows(conn, key, base_gen, self._db.dimension)
                 kept = np.setdiff1d(live, changed, assume_unique=True)
                 positions, in_previous = (
                     (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
@@ -371,9 +364,10 @@ class AnnIndexes:
                 if previous is None
                 else np.asarray(previous.matrix[positions])
             )
-            rowids, matrix = _sorted(
-                np.concatenate([in_previous, changed]),
-                np.concatenate([old, changed_matrix]),
+            rowids, matrix = (
+                (changed, changed_matrix)
+                if not len(in_previous)
+                else _sorted(np.concatenate([in_previous, changed]), np.concatenate([old, changed_matrix]))
             )
             removed = previous is not None and bool(np.setdiff1d(previous.rowids, live).size)
             if previous is None or removed:
@@ -452,6 +446,8 @@ _AGENT_LIVE = "r.tenant_id = ? AND r.agent_id = ? AND r.deleted_at IS NULL"
 def _sorted(
     rowids: npt.NDArray[np.int64], matrix: npt.NDArray[Any]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+    if len(rowids) < 2 or bool(np.all(rowids[1:] > rowids[:-1])):
+        return rowids, matrix  # already in order: no copy of the matrix
     order = np.argsort(rowids, kind="stable")
     return rowids[order], matrix[order]
 
@@ -492,6 +488,31 @@ def _exclusive(path: Path, *, wait: bool) -> Iterator[bool]:
             yield True
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _streamed_unit_rows(
+    conn: sqlite3.Connection, key: tuple[str, str], since_gen: int, dimension: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The agent's live rows of ``vgen`` above ``since_gen``, read into one preallocated matrix
+    (a first build reads the whole agent: listing a million rows first would hold their blobs
+    two and three times over)."""
+    where = "FROM records WHERE tenant_id = ? AND agent_id = ? AND deleted_at IS NULL AND vgen > ?"
+    (count,) = conn.execute(f"SELECT count(*) {where}", (*key, since_gen)).fetchone()
+    rowids = np.empty(count, dtype=np.int64)
+    matrix = np.empty((count, dimension), dtype=np.float32)
+    cursor = conn.execute(f"SELECT seq, vector {where} ORDER BY seq", (*key, since_gen))
+    filled = 0
+    while filled < count and (rows := cursor.fetchmany(4096)):
+        rows = rows[: count - filled]
+        rowids[filled : filled + len(rows)] = [r[0] for r in rows]
+        matrix[filled : filled + len(rows)] = np.frombuffer(
+            b"".join(r[1] for r in rows), dtype=np.float32
+        ).reshape(len(rows), dimension)
+        filled += len(rows)
+    rowids, matrix = rowids[:filled], matrix[:filled]
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]  # no matrix-sized temporary
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return rowids, matrix
 
 
 def _unit_rows(rows: Sequence[Any], dimension: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
