@@ -632,6 +632,68 @@ def load_memories(
     }
 
 
+#: A chosen write is no nearer than this to a stored memory or another write (the writer merges
+#: above 0.92, and a merged write keeps the older id, which a write -> searchable poll never sees).
+MAX_WRITE_COSINE = 0.85
+
+
+def distinct_writes(
+    candidates: Sequence[Memory], embedder: Any, store: Any, tenant_id: str, agent_id: str, n: int
+) -> list[Memory]:
+    """``n`` of ``candidates``, in order, none within `MAX_WRITE_COSINE` of another or of the
+    agent's stored memories; embedded 64 at a time, so only as many as needed cost an embedding."""
+    from agent_memory.domain.contextual import self_text as embedding_text
+    from agent_memory.domain.grains import Grain
+    from agent_memory.ports import NearestQuery
+
+    now = datetime.now(UTC)
+    chosen: list[tuple[Memory, Any]] = []
+    for start in range(0, len(candidates), 64):
+        chunk = candidates[start : start + 64]
+        vectors = embedder.embed([embedding_text(r) for r in records_of(chunk, tenant_id, agent_id, now)])
+        for memory, vector in zip(chunk, vectors, strict=True):
+            if any(float(v @ vector) > MAX_WRITE_COSINE for _, v in chosen):
+                continue
+            near = store.nearest(NearestQuery(tenant_id, agent_id, Grain.WORKING, vector, now))
+            if near is not None and near[1] > MAX_WRITE_COSINE:
+                continue
+            chosen.append((memory, vector))
+            if len(chosen) == n:
+                return [m for m, _ in chosen]
+    raise RuntimeError(f"only {len(chosen)} of {len(candidates)} candidates are distinct enough; ask fewer")
+
+
+def write_then_find(
+    client: Any, agent_id: str, memory: Memory, poll_s: float, timeout_s: float
+) -> dict[str, Any]:
+    """POST one memory, then search for its text every ``poll_s`` until the id the POST returned
+    comes back (or ``timeout_s`` passes): the POST's ms, write -> searchable ms (None: not found),
+    and each poll's round trip in ms."""
+    write_path = f"/v1/agents/{agent_id}/memories"
+    started = time.perf_counter()
+    status, data = client.post(write_path, {"items": [memory.write_item(with_time=False)]})
+    posted = time.perf_counter()
+    if status != 202:
+        raise RuntimeError(f"write answered {status}: {data[:300]!r}")
+    record_id = json.loads(data)["accepted"][0]["id"]
+    polls: list[float] = []
+    while time.perf_counter() - started < timeout_s:
+        t0 = time.perf_counter()
+        status, data = client.post(f"{write_path}/search", {"query": memory.content, "max_results": 10})
+        t1 = time.perf_counter()
+        polls.append((t1 - t0) * 1000)
+        if status != 200:
+            raise RuntimeError(f"search answered {status}: {data[:300]!r}")
+        if any(r["id"] == record_id for r in json.loads(data)["results"]):
+            return {
+                "post_ms": (posted - started) * 1000,
+                "searchable_ms": (t1 - started) * 1000,
+                "polls": polls,
+            }
+        time.sleep(poll_s)
+    return {"post_ms": (posted - started) * 1000, "searchable_ms": None, "polls": polls}
+
+
 # --------------------------------------------------------------------------------------------
 # HTTP clients of the local API
 # --------------------------------------------------------------------------------------------

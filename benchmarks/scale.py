@@ -127,8 +127,6 @@ TIE_TOLERANCE = 1e-6
 WRITES = 20
 POLL_S = 0.005
 WRITE_TIMEOUT_S = 30.0
-#: Writes are chosen with their nearest stored memory (and each other) below this cosine.
-MAX_WRITE_COSINE = 0.85
 RESTARTS = 3
 PROBE_MARK = "SCALE-PROBE "
 DEFAULTS: dict[str, Any] = {
@@ -388,66 +386,24 @@ def measure_searches(
 
 
 def choose_writes(store: Any, embedder: Any, agent: str, n: int, seed: int) -> list[_corpus.Memory]:
-    """``n`` fresh memories: corpus sentences of another seed with a seeded tag appended, none
-    within `MAX_WRITE_COSINE` of a stored memory of ``agent`` or of another chosen one."""
+    """``n`` fresh memories: corpus sentences of another seed with a seeded tag appended (the
+    templated corpus repeats itself at a million), none near a stored memory of ``agent`` or
+    another chosen one (`_corpus.distinct_writes`)."""
     from dataclasses import replace
-
-    from agent_memory.domain.contextual import self_text as embedding_text
-    from agent_memory.domain.grains import Grain
-    from agent_memory.ports import NearestQuery
 
     rng = random.Random(seed + 7)
     letters = "bcdfghjklmnprstvz"
-    now = datetime.now(UTC)
-    chosen: list[tuple[_corpus.Memory, Any]] = []
-    candidates = _corpus.generate_memories(40 * n, seed=seed + 7)
-    for start in range(0, len(candidates), 64):
-        chunk = [
-            replace(
-                m, content=f"{m.content} (check {''.join(rng.choices(letters, k=7))}-{rng.randint(100, 999)})"
-            )
-            for m in candidates[start : start + 64]
-        ]
-        vectors = embedder.embed([embedding_text(r) for r in _corpus.records_of(chunk, TENANT, agent, now)])
-        for memory, vector in zip(chunk, vectors, strict=True):
-            if any(float(v @ vector) > MAX_WRITE_COSINE for _, v in chosen):
-                continue
-            near = store.nearest(NearestQuery(TENANT, agent, Grain.WORKING, vector, now))
-            if near is not None and near[1] > MAX_WRITE_COSINE:
-                continue
-            chosen.append((memory, vector))
-            if len(chosen) == n:
-                return [m for m, _ in chosen]
-    raise RuntimeError(f"only {len(chosen)} of {len(candidates)} candidates are distinct enough")
-
-
-def write_then_find(client: Any, agent: str, memory: _corpus.Memory) -> dict[str, Any]:
-    """POST one memory, then search for its text every `POLL_S` until its id comes back."""
-    write_path = f"/v1/agents/{agent}/memories"
-    started = time.perf_counter()
-    status, data = client.post(write_path, {"items": [memory.write_item(with_time=False)]})
-    posted = time.perf_counter()
-    if status != 202:
-        raise RuntimeError(f"write answered {status}: {data[:300]!r}")
-    record_id = json.loads(data)["accepted"][0]["id"]
-    polls = 0
-    while time.perf_counter() - started < WRITE_TIMEOUT_S:
-        status, data = client.post(f"{write_path}/search", {"query": memory.content, "max_results": 10})
-        polls += 1
-        if status != 200:
-            raise RuntimeError(f"search answered {status}: {data[:300]!r}")
-        if any(r["id"] == record_id for r in json.loads(data)["results"]):
-            return {
-                "post_ms": (posted - started) * 1000,
-                "searchable_ms": (time.perf_counter() - started) * 1000,
-                "polls": polls,
-            }
-        time.sleep(POLL_S)
-    return {"post_ms": (posted - started) * 1000, "searchable_ms": None, "polls": polls}
+    candidates = [
+        replace(
+            m, content=f"{m.content} (check {''.join(rng.choices(letters, k=7))}-{rng.randint(100, 999)})"
+        )
+        for m in _corpus.generate_memories(40 * n, seed=seed + 7)
+    ]
+    return _corpus.distinct_writes(candidates, embedder, store, TENANT, agent, n)
 
 
 def measure_writes(client: Any, agent: str, writes: Sequence[_corpus.Memory]) -> dict[str, Any]:
-    runs = [write_then_find(client, agent, m) for m in writes]
+    runs = [_corpus.write_then_find(client, agent, m, POLL_S, WRITE_TIMEOUT_S) for m in writes]
     found = [r["searchable_ms"] for r in runs if r["searchable_ms"] is not None]
     return {
         "agent": agent,
@@ -455,7 +411,7 @@ def measure_writes(client: Any, agent: str, writes: Sequence[_corpus.Memory]) ->
         "post_ms": _corpus.summarize([r["post_ms"] for r in runs]),
         "write_to_searchable_ms": _corpus.summarize(found) if found else None,
         "not_found_within_timeout": len(runs) - len(found),
-        "searches_per_write": _corpus.summarize([r["polls"] for r in runs]),
+        "searches_per_write": _corpus.summarize([len(r["polls"]) for r in runs]),
     }
 
 

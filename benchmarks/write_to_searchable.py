@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import random
 import sys
 import time
@@ -35,13 +34,9 @@ from typing import Any
 
 import _corpus
 from agent_memory.domain.keys import NewKey
-from agent_memory.ports import NearestQuery
 
 TENANT = "bench"
 AGENT = "bench-writer"
-#: Candidates more similar than this to a chosen memory are skipped (the writer merges above 0.92).
-MAX_COSINE = 0.85
-_CHOOSE_CHUNK = 64
 DEFAULTS: dict[str, Any] = {
     "writes": 50,
     "background": 0,
@@ -51,62 +46,6 @@ DEFAULTS: dict[str, Any] = {
     "seed": _corpus.DEFAULT_SEED,
 }
 CLIENTS = {"new": _corpus.NewConnectionClient, "keep-alive": _corpus.KeepAliveClient}
-
-
-def choose_writes(
-    candidates: Sequence[_corpus.Memory], embedder: Any, store: Any, n: int
-) -> list[_corpus.Memory]:
-    """``n`` candidates, in order, none within `MAX_COSINE` of another or of the stored memories.
-
-    Embedded a chunk at a time, so only as many candidates as needed cost an embedding.
-    """
-    from agent_memory.domain.contextual import self_text as embedding_text
-    from agent_memory.domain.grains import Grain
-
-    now = datetime.now(UTC)
-    chosen: list[tuple[_corpus.Memory, Any]] = []
-    for start in range(0, len(candidates), _CHOOSE_CHUNK):
-        chunk = candidates[start : start + _CHOOSE_CHUNK]
-        records = _corpus.records_of(chunk, TENANT, AGENT, now)
-        vectors = embedder.embed([embedding_text(r) for r in records])
-        for memory, vector in zip(chunk, vectors, strict=True):
-            if any(float(v @ vector) > MAX_COSINE for _, v in chosen):
-                continue
-            near = store.nearest(NearestQuery(TENANT, AGENT, Grain.WORKING, vector, now))
-            if near is not None and near[1] > MAX_COSINE:
-                continue
-            chosen.append((memory, vector))
-            if len(chosen) == n:
-                return [m for m, _ in chosen]
-    raise RuntimeError(f"only {len(chosen)} of {len(candidates)} candidates are distinct enough; ask fewer")
-
-
-def measure_one(client: Any, memory: _corpus.Memory, poll_s: float, timeout_s: float) -> dict[str, Any]:
-    """POST one memory, then search until its id comes back (or ``timeout_s`` passes)."""
-    write_path = f"/v1/agents/{AGENT}/memories"
-    search_path = f"{write_path}/search"
-    started = time.perf_counter()
-    status, data = client.post(write_path, {"items": [memory.write_item(with_time=False)]})
-    posted = time.perf_counter()
-    if status != 202:
-        raise RuntimeError(f"write answered {status}: {data[:300]!r}")
-    record_id = json.loads(data)["accepted"][0]["id"]
-    polls: list[float] = []
-    while time.perf_counter() - started < timeout_s:
-        t0 = time.perf_counter()
-        status, data = client.post(search_path, {"query": memory.content, "max_results": 10})
-        t1 = time.perf_counter()
-        polls.append((t1 - t0) * 1000)
-        if status != 200:
-            raise RuntimeError(f"search answered {status}: {data[:300]!r}")
-        if any(r["id"] == record_id for r in json.loads(data)["results"]):
-            return {
-                "post_ms": (posted - started) * 1000,
-                "searchable_ms": (t1 - started) * 1000,
-                "polls": polls,
-            }
-        time.sleep(poll_s)
-    return {"post_ms": (posted - started) * 1000, "searchable_ms": None, "polls": polls}
 
 
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
@@ -131,7 +70,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     if background:
         print(f"loading {len(background):,} background memories with {embedder.model_id}", file=sys.stderr)
         loaded = _corpus.load_memories(store, embedder, background, TENANT, AGENT)
-    writes = choose_writes(candidates, embedder, store, args.writes)
+    writes = _corpus.distinct_writes(candidates, embedder, store, TENANT, AGENT, args.writes)
 
     _corpus.import_handlers()
     runtime = LocalRuntime(settings, host="127.0.0.1", port=0)
@@ -143,7 +82,9 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     try:
         with contextlib.redirect_stdout(stray):  # see `_corpus.note_stray_output`
             for i, memory in enumerate(writes, 1):
-                runs.append(measure_one(client, memory, args.poll_ms / 1000, args.timeout_s))
+                runs.append(
+                    _corpus.write_then_find(client, AGENT, memory, args.poll_ms / 1000, args.timeout_s)
+                )
                 print(f"\r  {i}/{len(writes)} writes", end="", file=sys.stderr, flush=True)
         print(file=sys.stderr)
     finally:
