@@ -47,8 +47,17 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_memory.adapters.sqlite.sqlite_database import SqliteDatabase
-from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, ELIGIBLE
-from agent_memory.adapters.sqlite.sqlite_vectors import AgentVectors, top_k
+from agent_memory.adapters.sqlite.sqlite_filters import CHUNK
+from agent_memory.adapters.sqlite.sqlite_vectors import (
+    AgentVectors,
+    cosines_at,
+    dot,
+    eligible_rowids,
+    normalise_rows,
+    sorted_by_rowid,
+    top_k,
+    unit_rows,
+)
 from agent_memory.observability import logger
 
 #: Bump when the files' layout or meaning changes: older snapshots are then rebuilt.
@@ -148,7 +157,7 @@ class AnnIndexes:
             DELTA_MIN_ROWS, len(snapshot.rowids) // 5
         ):
             self.request_build(tenant_id, agent_id)  # rows removed (erase them from the files) or many new
-        eligible = _bounded_rowids(conn, where, params, self.exact_max + 1)
+        eligible = eligible_rowids(conn, where, params, self.exact_max + 1)
         if len(eligible) <= self.exact_max:
             return self._exact(conn, snapshot, delta, eligible, query, limit)
         wanted = max(MIN_CANDIDATES, 4 * limit)
@@ -158,7 +167,7 @@ class AnnIndexes:
             if len(scored) >= limit or wanted >= len(snapshot.rowids) + len(delta.rowids):
                 return _best(scored, limit)
             if wanted >= MAX_CANDIDATES:  # the eligible rows are far from the query: score them all
-                everything = _bounded_rowids(conn, where, params, None)
+                everything = eligible_rowids(conn, where, params)
                 return self._exact(conn, snapshot, delta, everything, query, limit)
             wanted = min(wanted * 8, MAX_CANDIDATES)
 
@@ -189,7 +198,7 @@ class AnnIndexes:
         positions, from_snapshot = snapshot.positions(rest)
         rowids = np.concatenate([from_delta, from_snapshot])
         scores = np.concatenate(
-            [delta.scores(in_delta, query), _dot_rows(snapshot.matrix, positions, query)]
+            [delta.scores(in_delta, query), cosines_at(snapshot.matrix, positions, query)]
         ).astype(np.float32)
         best = rowids[top_k(scores, 2 * limit)]
         return _best(_scored(conn, best, None, (), query), limit)
@@ -253,14 +262,7 @@ class AnnIndexes:
         if cached is not None and cached.base_gen == snapshot.gen and cached.vectors.gen == gen:
             return cached.vectors
         since = cached.vectors.gen if cached is not None and cached.base_gen == snapshot.gen else snapshot.gen
-        rowids, matrix = _unit_rows(
-            conn.execute(
-                "SELECT seq, vector FROM records WHERE tenant_id = ? AND agent_id = ? "
-                "AND deleted_at IS NULL AND vgen > ? ORDER BY seq",
-                (*key, since),
-            ).fetchall(),
-            self._db.dimension,
-        )
+        rowids, matrix = _streamed_unit_rows(conn, key, since, self._db.dimension)
         if cached is not None and cached.base_gen == snapshot.gen:
             merged = cached.vectors.merged(gen, rowids, matrix)
             vectors = AgentVectors(gen, shrink, merged.rowids, merged.matrix)
@@ -345,7 +347,7 @@ class AnnIndexes:
                     ).fetchone()
                     if pending < max(DELTA_MIN_ROWS, len(previous.rowids) // 5):
                         return True
-                live = _bounded_rowids(conn, _AGENT_LIVE, key, None)
+                live = eligible_rowids(conn, _AGENT_LIVE, key)
                 changed, changed_matrix = _streamed_unit_rows(conn, key, base_gen, self._db.dimension)
                 kept = np.setdiff1d(live, changed, assume_unique=True)
                 positions, in_previous = (
@@ -355,8 +357,8 @@ class AnnIndexes:
                 )
                 missing = np.setdiff1d(kept, in_previous, assume_unique=True)
                 if len(missing):  # never expected; read rather than lose them
-                    extra, extra_matrix = _unit_rows(_vector_rows(conn, missing), self._db.dimension)
-                    changed, changed_matrix = _sorted(
+                    extra, extra_matrix = unit_rows(_vector_rows(conn, missing), self._db.dimension)
+                    changed, changed_matrix = sorted_by_rowid(
                         np.concatenate([changed, extra]), np.concatenate([changed_matrix, extra_matrix])
                     )
             old = (
@@ -367,7 +369,9 @@ class AnnIndexes:
             rowids, matrix = (
                 (changed, changed_matrix)
                 if not len(in_previous)
-                else _sorted(np.concatenate([in_previous, changed]), np.concatenate([old, changed_matrix]))
+                else sorted_by_rowid(
+                    np.concatenate([in_previous, changed]), np.concatenate([old, changed_matrix])
+                )
             )
             removed = previous is not None and bool(np.setdiff1d(previous.rowids, live).size)
             if previous is None or removed:
@@ -443,23 +447,25 @@ class AnnIndexes:
 _AGENT_LIVE = "r.tenant_id = ? AND r.agent_id = ? AND r.deleted_at IS NULL"
 
 
-def _sorted(
-    rowids: npt.NDArray[np.int64], matrix: npt.NDArray[Any]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
-    if len(rowids) < 2 or bool(np.all(rowids[1:] > rowids[:-1])):
-        return rowids, matrix  # already in order: no copy of the matrix
-    order = np.argsort(rowids, kind="stable")
-    return rowids[order], matrix[order]
-
-
-def _vector_rows(conn: sqlite3.Connection, rowids: npt.NDArray[np.int64]) -> list[Any]:
+def _vector_rows(
+    conn: sqlite3.Connection,
+    rowids: npt.NDArray[np.int64],
+    where: str | None = None,
+    params: Sequence[Any] = (),
+) -> list[Any]:
+    """``(seq, vector)`` of those of ``rowids`` that match ``where`` (None: all), in chunks."""
     rows: list[Any] = []
     ids = [int(r) for r in rowids]
+    condition = f" AND ({where})" if where else ""
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
+        marks = ", ".join("?" * len(chunk))
         rows += conn.execute(
-            f"SELECT seq, vector FROM records WHERE seq IN ({', '.join('?' * len(chunk))}) ORDER BY seq",
-            chunk,
+            # NOT INDEXED: look the rows up by rowid; left to itself the planner may walk the
+            # agent's whole index for the tenant and agent columns of ``where``.
+            f"SELECT r.seq, r.vector FROM records r NOT INDEXED WHERE r.seq IN ({marks}){condition} "
+            "ORDER BY r.seq",
+            (*chunk, *params),
         ).fetchall()
     return rows
 
@@ -509,33 +515,7 @@ def _streamed_unit_rows(
             b"".join(r[1] for r in rows), dtype=np.float32
         ).reshape(len(rows), dimension)
         filled += len(rows)
-    rowids, matrix = rowids[:filled], matrix[:filled]
-    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]  # no matrix-sized temporary
-    np.divide(matrix, norms, out=matrix, where=norms > 0)
-    return rowids, matrix
-
-
-def _unit_rows(rows: Sequence[Any], dimension: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    matrix = (
-        np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension).copy()
-    )
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    np.divide(matrix, norms, out=matrix, where=norms > 0)
-    return rowids, matrix
-
-
-def _bounded_rowids(
-    conn: sqlite3.Connection, where: str, params: Sequence[Any], limit: int | None
-) -> npt.NDArray[np.int64]:
-    """Sorted rowids of the rows matching ``where``, at most ``limit`` of them (None: all)."""
-    bound = "" if limit is None else f" LIMIT {int(limit)}"
-    row = conn.execute(
-        f"SELECT group_concat(seq) FROM (SELECT r.seq AS seq FROM {ELIGIBLE} WHERE {where}{bound})", params
-    ).fetchone()
-    if row is None or not row[0]:
-        return np.empty(0, dtype=np.int64)
-    return np.sort(np.fromstring(row[0], dtype=np.int64, sep=","))
+    return rowids[:filled], normalise_rows(matrix[:filled])
 
 
 def _scored(
@@ -547,33 +527,9 @@ def _scored(
 ) -> Hits:
     """Exact cosines of those of ``rowids`` that match ``where`` (None: all), from their stored
     vectors."""
-    hits: Hits = []
-    ids = [int(r) for r in rowids]
-    for start in range(0, len(ids), CHUNK):
-        chunk = ids[start : start + CHUNK]
-        condition = f" AND ({where})" if where else ""
-        marks = ", ".join("?" * len(chunk))
-        rows = conn.execute(
-            # NOT INDEXED: look the rows up by rowid; left to itself the planner may walk the
-            # agent's whole index for the tenant and agent columns of ``where``.
-            f"SELECT r.seq, r.vector FROM records r NOT INDEXED WHERE r.seq IN ({marks}){condition}",
-            (*chunk, *params),
-        ).fetchall()
-        if rows:
-            found, matrix = _unit_rows(rows, len(query))
-            hits += zip((int(r) for r in found), (float(s) for s in matrix @ query), strict=True)
-    return hits
+    found, matrix = unit_rows(_vector_rows(conn, rowids, where, params), len(query))
+    return list(zip((int(r) for r in found), (float(c) for c in dot(matrix, query)), strict=True))
 
 
 def _best(hits: Hits, limit: int) -> Hits:
     return sorted(hits, key=lambda hit: (-hit[1], hit[0]))[:limit]
-
-
-def _dot_rows(
-    matrix: npt.NDArray[np.float32], positions: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
-) -> npt.NDArray[np.float32]:
-    """Cosines of the rows at ``positions`` to ``query``: gathered when few, else one product over
-    the whole (mapped, contiguous) matrix and picked, which is cheaper than copying most of it."""
-    if len(positions) * 4 < len(matrix):
-        return np.einsum("ij,j->i", matrix[positions], query)
-    return np.einsum("ij,j->i", matrix, query)[positions]

@@ -15,6 +15,7 @@ Every port of the SQLite store (`sqlite_records`, `sqlite_retrieval`, `sqlite_au
 from __future__ import annotations
 
 import sqlite3
+import time
 import uuid
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_memory.adapters.sqlite.sqlite_schema import (
+    QUERY_STEMS,
     SCHEMA,
     SCHEMA_VERSION,
     drop_v1_text_index,
@@ -41,6 +43,8 @@ BUSY_TIMEOUT_MS = 10_000
 #: Best-effort writes (`record_access`, `record_search`) wait at most this long for the lock, then
 #: give up.
 ACCESS_BUSY_TIMEOUT_MS = 250
+#: How long a count of the live records is used before it is taken again (`document_count`).
+DOCUMENT_COUNT_TTL_S = 30.0
 #: Bytes of the file read through a shared memory map (see `SqliteDatabase._open`).
 MMAP_BYTES = 256 * 1024 * 1024
 
@@ -57,6 +61,7 @@ class SqliteDatabase(ConnectionPerThread):
         super().__init__(path, busy_timeout_ms=busy_timeout_ms, name=f"the memory store {Path(path)}")
         self.dimension = dimension
         self.model_id = model_id
+        self._document_count: tuple[float, int] | None = None
         self._init_schema()
 
     def _open(self) -> sqlite3.Connection:
@@ -75,7 +80,21 @@ class SqliteDatabase(ConnectionPerThread):
         # Request threads come and go, and with them their connections' page caches;
         # reading through a shared memory map keeps a fresh connection fast.
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        for statement in split_sql(QUERY_STEMS):
+            conn.execute(statement)
         return conn
+
+    def document_count(self, conn: sqlite3.Connection) -> int:
+        """The file's live records, counted at most every `DOCUMENT_COUNT_TTL_S` seconds: it only
+        places the common-word line of lexical search, and counting walks the whole table (3 ms
+        at 100,000 records, 30 at 1,000,000), which every question-like search did before."""
+        now = time.monotonic()
+        cached = self._document_count
+        if cached is not None and now - cached[0] < DOCUMENT_COUNT_TTL_S:
+            return cached[1]
+        (docs,) = conn.execute("SELECT count(*) FROM records WHERE deleted_at IS NULL").fetchone()
+        self._document_count = (now, int(docs))
+        return int(docs)
 
     def _init_schema(self) -> None:
         """Create the schema if missing and check the file was made for this embedding model."""

@@ -16,7 +16,6 @@ others their fraction of it. The score is relative to one query, not comparable 
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +26,6 @@ from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import (
     CHUNK,
-    ELIGIBLE,
     fts_match,
     live_filter,
     neighbourhood_filter,
@@ -35,7 +33,7 @@ from agent_memory.adapters.sqlite.sqlite_filters import (
     query_terms,
 )
 from agent_memory.adapters.sqlite.sqlite_rows import NEWEST_FIRST, RECORD_FIELDS, row_to_record
-from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, top_k
+from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, eligible_rowids, top_k
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports import Candidate, NearestQuery, StoreQuery
@@ -47,8 +45,6 @@ COMMON_TERM_MIN_DOCS = 1000
 #: On a store of this many documents, a lexical query reads at most about this many postings.
 LARGE_STORE_DOCS = 50_000
 MAX_POSTINGS = 10_000
-#: The tokenizer of the text index (`sqlite_schema`), which `_stems` must repeat.
-TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 
 class SqliteRetrieval(SqliteStorePart):
@@ -92,7 +88,7 @@ class SqliteRetrieval(SqliteStorePart):
         vectors = self._vectors.current(conn, tenant_id, agent_id)
         if self._ann is not None and len(vectors.rowids) >= self._ann.min_vectors:
             self._ann.request_build(tenant_id, agent_id)
-        positions = vectors.positions(_rowids(conn, where, params))
+        positions = vectors.positions(eligible_rowids(conn, where, params))
         scores = vectors.scores(positions, query_vector)
         return [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, limit)]
 
@@ -145,7 +141,13 @@ class SqliteRetrieval(SqliteStorePart):
                     )
                 )
 
-            lexical = scaled_to_best(_lexical_hits(conn, terms, where, params, limit)) if terms else {}
+            lexical = (
+                scaled_to_best(
+                    _lexical_hits(conn, terms, where, params, limit, self._db.document_count(conn))
+                )
+                if terms
+                else {}
+            )
             order = fused_order(list(similarity), list(lexical))
             lexical_only = lacking_cosine(order, similarity)
             if query_vector is not None and lexical_only:
@@ -162,7 +164,7 @@ class SqliteRetrieval(SqliteStorePart):
         ]
 
 
-def _informative_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+def _informative_terms(conn: sqlite3.Connection, terms: list[str], docs: int) -> list[str]:
     """``terms`` without those in more than `COMMON_TERM_SHARE` of the indexed documents and, on a
     store of `LARGE_STORE_DOCS` or more, without the most common of the rest beyond
     `MAX_POSTINGS` documents in all.
@@ -177,10 +179,7 @@ def _informative_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
     remaining words match nothing. Document frequencies are those of the whole index (of each
     word's stem, as FTS5 indexes it), as BM25's own are.
     """
-    if len(terms) < 2:
-        return terms
-    docs = _document_count(conn)
-    if docs < COMMON_TERM_MIN_DOCS:
+    if len(terms) < 2 or docs < COMMON_TERM_MIN_DOCS:
         return terms
     stems = _stems(conn, terms)
     distinct = list(dict.fromkeys(stems.values()))
@@ -207,45 +206,20 @@ def _informative_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
 
 
 def _stems(conn: sqlite3.Connection, terms: list[str]) -> dict[str, str]:
-    """Each term as the index stores it (the same tokenizer's stem), by a scratch FTS5 table in
-    the connection's temporary database: the vocabulary is of stems ("offic", "befor")."""
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5(t, tokenize='{TOKENIZER}')")
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems_vocab "
-        "USING fts5vocab(temp, query_stems, 'instance')"
-    )
+    """Each term as the index stores it (the same tokenizer's stem), by the connection's scratch
+    text index (`sqlite_schema.QUERY_STEMS`): the vocabulary is of stems ("offic", "befor")."""
     conn.execute("DELETE FROM temp.query_stems")
     conn.executemany("INSERT INTO temp.query_stems (rowid, t) VALUES (?, ?)", enumerate(terms))
     rows = conn.execute("SELECT doc, term FROM temp.query_stems_vocab WHERE offset = 0").fetchall()
-    conn.execute("DELETE FROM temp.query_stems")
     return {terms[int(doc)]: str(term) for doc, term in rows}
 
 
-#: How long a count of the indexed documents is used before it is taken again.
-DOCUMENT_COUNT_TTL_S = 30.0
-_document_counts: dict[str, tuple[float, int]] = {}
-
-
-def _document_count(conn: sqlite3.Connection) -> int:
-    """The live records of the store, counted at most every `DOCUMENT_COUNT_TTL_S` seconds per
-    file: it only places the common-word line, and counting walks the whole table (3 ms at
-    100,000 records, 30 at 1,000,000) on every question-like search otherwise."""
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
-    now = time.monotonic()
-    cached = _document_counts.get(path)
-    if cached is not None and now - cached[0] < DOCUMENT_COUNT_TTL_S:
-        return cached[1]
-    docs = int(conn.execute("SELECT count(*) FROM records WHERE deleted_at IS NULL").fetchone()[0])
-    _document_counts[path] = (now, docs)
-    return docs
-
-
 def _lexical_hits(
-    conn: sqlite3.Connection, terms: list[str], where: str, params: Sequence[Any], limit: int
+    conn: sqlite3.Connection, terms: list[str], where: str, params: Sequence[Any], limit: int, docs: int
 ) -> dict[int, float]:
     """Up to ``limit`` eligible rows matching any term, best first, with FTS5's ``bm25()`` (lower
     is better; `domain.fusion.scaled_to_best` makes the top hit 1.0)."""
-    match = fts_match(_informative_terms(conn, terms))
+    match = fts_match(_informative_terms(conn, terms, docs))
     rows = conn.execute(
         # The match runs once, first (MATERIALIZED): left to itself the planner may walk the
         # eligible rows and re-run the match for each one (seconds instead of milliseconds).
@@ -256,18 +230,6 @@ def _lexical_hits(
         (match, *params, limit),
     ).fetchall()
     return dict(rows)
-
-
-def _rowids(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> npt.NDArray[np.int64]:
-    """Rowids of the records matching ``where`` (in no particular order).
-
-    Returned as one comma-separated string parsed by numpy: for 10,000 rows that is several
-    times faster than handing Python 10,000 one-column rows.
-    """
-    row = conn.execute(f"SELECT group_concat(r.seq) FROM {ELIGIBLE} WHERE {where}", params).fetchone()
-    if row is None or not row[0]:
-        return np.empty(0, dtype=np.int64)
-    return np.fromstring(row[0], dtype=np.int64, sep=",")
 
 
 def _fetch(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, MemoryRecord]:

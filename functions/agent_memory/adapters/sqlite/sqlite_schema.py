@@ -12,6 +12,10 @@ import sqlite3
 
 SCHEMA_VERSION = "2"
 
+#: How the text indexes split and stem words; a query's words are stemmed the same way
+#: (`QUERY_STEMS`).
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
@@ -127,7 +131,7 @@ CREATE INDEX IF NOT EXISTS records_live_by_conversation
 -- Words are stemmed (porter): "went camping" finds "camped"; query words are stemmed alike.
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
     content, topic, speaker, context, content='records', content_rowid='seq',
-    tokenize='porter unicode61 remove_diacritics 2'
+    tokenize='@TOKENIZER@'
 );
 -- How many documents hold each indexed term (for dropping near-weightless common words).
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts_vocab USING fts5vocab(records_fts, 'row');
@@ -208,7 +212,7 @@ CREATE TABLE IF NOT EXISTS knowledge_generations (
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS knowledge_fts USING fts5(
     text, title, heading_path, content='knowledge_passages', content_rowid='seq',
-    tokenize='porter unicode61 remove_diacritics 2'
+    tokenize='@TOKENIZER@'
 );
 CREATE TRIGGER IF NOT EXISTS knowledge_passages_insert AFTER INSERT ON knowledge_passages BEGIN
     INSERT INTO knowledge_fts (rowid, text, title, heading_path)
@@ -222,7 +226,15 @@ CREATE TRIGGER IF NOT EXISTS knowledge_passages_delete AFTER DELETE ON knowledge
     INSERT INTO knowledge_generations (tenant_id, gen) VALUES (old.tenant_id, 1)
         ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1;
 END;
-"""
+""".replace("@TOKENIZER@", TOKENIZER)
+
+#: Per connection, in its temporary database: a scratch text index of the same tokenizer whose
+#: vocabulary gives a query's words as the index stores them (`sqlite_retrieval._stems`).
+QUERY_STEMS = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5(t, tokenize='{TOKENIZER}');\n"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems_vocab "
+    "USING fts5vocab(temp, query_stems, 'instance');"
+)
 
 
 def split_sql(script: str) -> list[str]:

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent_memory.adapters.sqlite.sqlite_filters import ELIGIBLE
+
 #: The cache key's second part for a tenant's passages: ``#`` is in no agent id.
 PASSAGES = "#knowledge"
 #: Vector matrices kept in memory across agents (least recently used dropped first).
@@ -28,11 +30,63 @@ DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 _MERGE_MIN_ROWS = 256  # see _max_merge
 
 
-def _normalise_rows(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Rows scaled to unit length (zero rows stay zero), so a dot product is a cosine."""
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+def normalise_rows(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Rows scaled to unit length in place (zero rows stay zero), so a dot product is a cosine.
+    The norms are summed row by row: no temporary the size of the matrix (a million rows)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
     np.divide(matrix, norms, out=matrix, where=norms > 0)
     return matrix
+
+
+def unit_rows(rows: Sequence[Any], dimension: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """(rowids, unit-length rows) from ``(seq, vector blob)`` rows."""
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    blob = b"".join(r[1] for r in rows)
+    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dimension).copy()
+    return rowids, normalise_rows(matrix)
+
+
+def sorted_by_rowid(
+    rowids: npt.NDArray[np.int64], matrix: npt.NDArray[np.float32]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Rowids in ascending order with their rows; as given (no copy) when already in order."""
+    if len(rowids) < 2 or bool(np.all(rowids[1:] > rowids[:-1])):
+        return rowids, matrix
+    order = np.argsort(rowids, kind="stable")
+    return rowids[order], matrix[order]
+
+
+def cosines_at(
+    matrix: npt.NDArray[np.float32], positions: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """Cosines of the unit rows at ``positions`` to the unit ``query``.
+
+    Few rows: gather them. Many: one product over the whole matrix and pick, which is cheaper
+    than copying most of the matrix.
+    """
+    if len(positions) * 4 < len(matrix):
+        return dot(matrix[positions], query)
+    return dot(matrix, query)[positions]
+
+
+def eligible_rowids(
+    conn: sqlite3.Connection, where: str, params: Sequence[Any], limit: int | None = None
+) -> npt.NDArray[np.int64]:
+    """Rowids of the records matching ``where`` (in no particular order), at most ``limit``.
+
+    Returned as one comma-separated string parsed by numpy: for 10,000 rows that is several
+    times faster than handing Python 10,000 one-column rows.
+    """
+    rows = f"SELECT r.seq AS seq FROM {ELIGIBLE} WHERE {where}"
+    sql = (
+        f"SELECT group_concat(r.seq) FROM {ELIGIBLE} WHERE {where}"
+        if limit is None
+        else f"SELECT group_concat(seq) FROM ({rows} LIMIT {int(limit)})"
+    )
+    row = conn.execute(sql, params).fetchone()
+    if row is None or not row[0]:
+        return np.empty(0, dtype=np.int64)
+    return np.fromstring(row[0], dtype=np.int64, sep=",")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +109,9 @@ class AgentVectors:
         """A copy with ``rowids`` added or, where already present, their rows replaced."""
         keep = np.ones(len(self.rowids), dtype=bool)
         keep[self.positions(rowids)] = False
-        all_rowids = np.concatenate([self.rowids[keep], rowids])
-        all_matrix = np.concatenate([self.matrix[keep], matrix])
-        if len(all_rowids) > 1 and not np.all(all_rowids[1:] > all_rowids[:-1]):
-            order = np.argsort(all_rowids, kind="stable")
-            all_rowids, all_matrix = all_rowids[order], all_matrix[order]
+        all_rowids, all_matrix = sorted_by_rowid(
+            np.concatenate([self.rowids[keep], rowids]), np.concatenate([self.matrix[keep], matrix])
+        )
         return AgentVectors(gen=gen, shrink=self.shrink, rowids=all_rowids, matrix=all_matrix)
 
     @property
@@ -69,14 +121,8 @@ class AgentVectors:
     def scores(
         self, positions: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
     ) -> npt.NDArray[np.float32]:
-        """Cosines of the rows at ``positions`` to the unit ``query``.
-
-        Few rows: gather them. Many: one product over the whole matrix and pick, which is cheaper
-        than copying most of the matrix.
-        """
-        if len(positions) * 4 < len(self.rowids):
-            return _dot(self.matrix[positions], query)
-        return _dot(self.matrix, query)[positions]
+        """Cosines of the rows at ``positions`` to the unit ``query`` (`cosines_at`)."""
+        return cosines_at(self.matrix, positions, query)
 
     def positions(self, rowids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Row positions of ``rowids`` in the matrix (rowids not in it are dropped)."""
@@ -127,14 +173,14 @@ class VectorCache:
                 (tenant_id, agent_id, cached.gen, _max_merge(len(cached.rowids)) + 1),
             ).fetchall()
             if len(rows) <= _max_merge(len(cached.rowids)):
-                loaded = cached.merged(gen, *self._unpack(rows))
+                loaded = cached.merged(gen, *unit_rows(rows, self.dimension))
         if loaded is None:
             rows = conn.execute(
                 "SELECT seq, vector FROM records "
                 "WHERE tenant_id = ? AND agent_id = ? AND deleted_at IS NULL ORDER BY seq",
                 (tenant_id, agent_id),
             ).fetchall()
-            loaded = AgentVectors(gen, shrink, *self._unpack(rows))
+            loaded = AgentVectors(gen, shrink, *unit_rows(rows, self.dimension))
         return self._keep(key, loaded)
 
     def passages(self, conn: sqlite3.Connection, tenant_id: str) -> AgentVectors:
@@ -155,7 +201,7 @@ class VectorCache:
         rows = conn.execute(
             "SELECT seq, vector FROM knowledge_passages WHERE tenant_id = ? ORDER BY seq", (tenant_id,)
         ).fetchall()
-        return self._keep(key, AgentVectors(gen, 0, *self._unpack(rows)))
+        return self._keep(key, AgentVectors(gen, 0, *unit_rows(rows, self.dimension)))
 
     def _keep(self, key: tuple[str, str], loaded: AgentVectors) -> AgentVectors:
         """Cache ``loaded`` (unless a newer snapshot is there) within the memory budget."""
@@ -170,13 +216,6 @@ class VectorCache:
                 total -= evicted.nbytes
         return loaded
 
-    def _unpack(self, rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """(rowids, unit-length rows) from ``(seq, vector blob)`` rows."""
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(r[1] for r in rows)
-        matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dimension).copy()
-        return rowids, _normalise_rows(matrix)
-
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
@@ -187,7 +226,7 @@ def _max_merge(cached_rows: int) -> int:
     return max(_MERGE_MIN_ROWS, cached_rows // 4)
 
 
-def _dot(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def dot(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """``matrix @ vector`` on the calling thread.
 
     ``@`` hands a product this size to OpenBLAS's thread pool, which on a small machine shared with

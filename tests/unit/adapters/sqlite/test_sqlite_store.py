@@ -474,7 +474,6 @@ def test_a_common_word_is_known_by_its_stem(
 ) -> None:
     # GIVEN a store where "reports" (indexed as "report") is in nearly every document
     monkeypatch.setattr(sqlite_retrieval, "COMMON_TERM_MIN_DOCS", 5)
-    monkeypatch.setattr(sqlite_retrieval, "_document_counts", {})
     falcon = put(store, record("the falcon reports landed"))
     for i in range(7):
         put(store, record(f"reports number {i}"))
@@ -493,14 +492,13 @@ def test_a_large_store_reads_the_rarest_words_first(
     monkeypatch.setattr(sqlite_retrieval, "COMMON_TERM_MIN_DOCS", 5)
     monkeypatch.setattr(sqlite_retrieval, "LARGE_STORE_DOCS", 5)
     monkeypatch.setattr(sqlite_retrieval, "MAX_POSTINGS", 6)
-    monkeypatch.setattr(sqlite_retrieval, "_document_counts", {})
     texts = ["ember harbor quay", "ember quay", "harbor quay one", "harbor quay two", "quay one", "quay two"]
     texts += [f"filler {i}" for i in range(20)]
     records = [put(store, record(t)) for t in texts]
 
     # WHEN a query names all three
     with store._db.transaction(write=False) as conn:
-        kept = sqlite_retrieval._informative_terms(conn, ["quay", "harbor", "ember"])
+        kept = sqlite_retrieval._informative_terms(conn, ["quay", "harbor", "ember"], len(texts))
     found = set(ids(store.search(query(text="quay harbor ember"))))
 
     # THEN the rarest words within the budget are read (2 + 3 postings), the commonest is not
