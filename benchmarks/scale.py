@@ -6,7 +6,7 @@
 
 `search_latency.py` measures one agent of 10,000 memories. This asks what happens when an agent
 grows a hundredfold, and when one server holds many agents: does a search stay fast, does the
-approximate index (`adapters/sqlite/sqlite_ann.py`: an HNSW snapshot per agent of at least
+vector index (`adapters/sqlite/sqlite_ann.py`: an int8 sketch scanned and rescored, per agent of at least
 ``AGENT_MEMORY_ANN_MIN_VECTORS`` live vectors, 10,000 by default) still find what exact search
 finds, what does a restarted server pay for its first search, and what does it hold in memory
 and on disk. Each scenario is a number of memories of one agent (tenant ``bench``, agent
@@ -20,7 +20,7 @@ whole life, so a scenario must not inherit the previous one's. In that process:
 
 1. **Load** the memories with `_corpus.load_memories` (embedded in batches, stored with
    `SqliteMemoryStore.put`, no HTTP, no queue, no dedup lookups) into the store the container
-   builds from the settings (so with the settings' ANN threshold and expansion). Then, for every
+   builds from the settings (so with the settings' index threshold). Then, for every
    agent at or above the threshold, build its index now (`store.build_vector_index`, every core),
    timed: a server builds it in the background the first time a search finds the agent that big.
 2. **Search in the service and over HTTP**, interleaved: `SearchService.search` (the container's,
@@ -71,11 +71,12 @@ whole life, so a scenario must not inherit the previous one's. In that process:
 second on this 2-core machine, 35 minutes for a million, and the query embedding (2.5 ms with
 MiniLM) is not what grows with the store. ``--embedder minilm`` works for the smaller scenarios.
 The hashing embedder's vectors are 384 floats like MiniLM's, so the store does the same work, but
-they are the hard case for the graph: a question's nearest memories sit at a cosine of about 0.4
-(MiniLM: 0.7), in a space with no structure beyond shared words, where HNSW needs a far wider
-search to find them. Measured apart on the same 100,000 sentences (graph alone, the exact top 10
-among its first 64 candidates): 0.966 at expansion 1024 with hashing vectors, 1.000 with
-MiniLM's (0.997 at 256). Read the recall here as a lower bound for a real model.
+they are the hard case for an approximate index: a question's nearest memories sit at a cosine of
+about 0.4 (MiniLM: 0.7), in a space with no structure beyond shared words, where an HNSW graph
+(this index's first design) needed a far wider search than with MiniLM's vectors: 0.966 at
+expansion 1024 against 1.000 at 100,000. The int8 sketch does not depend on that structure: it
+only has to keep the true neighbours among its first candidates, which rounding rarely upsets.
+Read the recall here as a lower bound for a real model.
 
 **The corpus** is `_corpus.generate_memories(n, seed)`, which rejects a sentence it already made:
 at 1,000,000 it yields 1,000,000 distinct sentences, but the templates are near saturation there
@@ -331,7 +332,7 @@ def build_indexes(store: Any, scenario_: Scenario, min_vectors: int) -> dict[str
     built = 0
     for agent in scenario_.agents:
         print(f"  building the vector index of {agent} ({scenario_.size:,} vectors)", file=sys.stderr)
-        built += bool(store.build_vector_index(TENANT, agent, threads=0))
+        built += bool(store.build_vector_index(TENANT, agent))
     if not built:  # usearch missing: every agent is searched exactly
         print("  no vector index was built (is usearch installed?)", file=sys.stderr)
         return None
@@ -589,7 +590,6 @@ def run_one(args: argparse.Namespace, scenario_: Scenario, data_dir: Path) -> di
         "memories": scenario_.total,
         "embedder": embedder.model_id,
         "ann_min_vectors": settings.ann_min_vectors,
-        "ann_expansion": settings.ann_expansion,
         # Per scenario: a long run may span commits (the orchestrator records the last one).
         "code": _corpus.code_version(),
     }
@@ -650,8 +650,7 @@ def report(r: dict[str, Any]) -> str:
         else f"{r['memories']:,} memories of one agent"
     )
     lines = [
-        f"=== {title} ({r['embedder']}; ANN from {r['ann_min_vectors']:,} vectors, "
-        f"expansion {r['ann_expansion']}) ===",
+        f"=== {title} ({r['embedder']}; vector index from {r['ann_min_vectors']:,} vectors) ===",
         f"load: {load_['load_s']:.1f} s (embed {load_['embed_s']:.1f} s + store {load_['put_s']:.1f} s; "
         f"{load_['memories_per_s']:,.0f} memories/s); corpus generated in {load_['corpus_s']:.1f} s",
         "index build: "

@@ -100,7 +100,6 @@ class Container:
             dimension=emb.dimension,
             model_id=emb.model_id,
             ann_min_vectors=settings.ann_min_vectors,
-            ann_expansion=settings.ann_expansion,
         )
 
     @cached_property

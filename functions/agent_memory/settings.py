@@ -96,11 +96,10 @@ class Settings(BaseSettings):
     #: Processes serving the local HTTP API (`local.api_workers`); 0: one per CPU on Linux, where
     #: they share the port, and 1 elsewhere. The writer and the scheduler run in the first alone.
     api_workers: int = Field(default=0, ge=0, le=64)
-    #: The embedded store searches an agent with at least this many live vectors through an
-    #: approximate (HNSW) index kept next to the database (`sqlite_ann`), smaller ones exactly;
-    #: 0 turns the index off. How wide the graph search looks (``ef``): higher is closer to exact.
+    #: The embedded store searches an agent with at least this many live vectors through a
+    #: vector index kept next to the database (`sqlite_ann`: an int8 sketch scanned, the best
+    #: candidates rescored exactly), smaller ones exactly; 0 turns the index off.
     ann_min_vectors: int = Field(default=10_000, ge=0)
-    ann_expansion: int = Field(default=2048, ge=16, le=16_384)
 
     # --- behaviour -----------------------------------------------------------------------------
     #: Cosine above which a new working-memory write is merged into its nearest neighbour.

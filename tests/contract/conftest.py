@@ -40,17 +40,17 @@ def opensearch_client() -> Any:
 
 def _indexed_everywhere(path: Path, exact_max: int) -> MemoryStore:
     """The SQLite store searching every agent through its approximate index (`sqlite_ann`), made
-    current before each search; ``exact_max`` 0 sends every search through the graph."""
+    current before each search; ``exact_max`` 0 sends every search through the sketch."""
     from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
     from agent_memory.ports import Candidate, NearestQuery, StoreQuery
 
     class Indexed(SqliteMemoryStore):
         def search(self, query: StoreQuery) -> list[Candidate]:
-            assert self.build_vector_index(query.tenant_id, query.agent_id, threads=1)
+            assert self.build_vector_index(query.tenant_id, query.agent_id)
             return super().search(query)
 
         def nearest(self, query: NearestQuery) -> Any:
-            assert self.build_vector_index(query.tenant_id, query.agent_id, threads=1)
+            assert self.build_vector_index(query.tenant_id, query.agent_id)
             return super().nearest(query)
 
     store = Indexed(path, DIM, MODEL, ann_min_vectors=1)
@@ -62,7 +62,7 @@ def _indexed_everywhere(path: Path, exact_max: int) -> MemoryStore:
 @pytest.fixture(
     params=[
         "sqlite",
-        "sqlite-ann-graph",
+        "sqlite-ann-sketch",
         "sqlite-ann-exact",
         pytest.param("opensearch", marks=pytest.mark.opensearch),
     ]
@@ -74,7 +74,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         sqlite = (
             SqliteMemoryStore(tmp_path / "memory.db", DIM, MODEL)
             if request.param == "sqlite"
-            else _indexed_everywhere(tmp_path / "memory.db", 0 if request.param.endswith("graph") else 10**6)
+            else _indexed_everywhere(tmp_path / "memory.db", 0 if request.param.endswith("sketch") else 10**6)
         )
         yield sqlite
         sqlite.close()  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ import sqlite3
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +38,9 @@ from agent_memory.adapters.sqlite.sqlite_util import (
 )
 from agent_memory.errors import ConfigurationError, ValidationFailedError
 from agent_memory.ports import Vector
+
+if TYPE_CHECKING:
+    from agent_memory.adapters.sqlite.sqlite_activity import ActivityBuffer
 
 #: How long a write waits for another writer's lock before it fails with `DependencyError`.
 BUSY_TIMEOUT_MS = 10_000
@@ -163,10 +167,12 @@ class SqliteStorePart:
     """Base of the store's port classes: each reads and writes ``self._db``.
 
     `sqlite_store.SqliteMemoryStore` is all of them over one database, and sets ``_db`` once in
-    its constructor (and the vector cache `sqlite_retrieval` searches with).
+    its constructor (and the vector cache `sqlite_retrieval` searches with, and the counts
+    written behind, `sqlite_activity`).
     """
 
     _db: SqliteDatabase
+    _activity: ActivityBuffer
 
     def unit_query(self, vector: Vector) -> npt.NDArray[np.float32]:
         """A query vector, checked against the file's model, at unit length (a dot is a cosine)."""

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent_memory.adapters.sqlite.sqlite_audit import insert_audit
-from agent_memory.adapters.sqlite.sqlite_database import ACCESS_BUSY_TIMEOUT_MS, SqliteStorePart
+from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import (
-    CHUNK,
     ELIGIBLE,
     decode_cursor,
     encode_cursor,
@@ -37,7 +36,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.errors import DependencyError, ValidationFailedError
+from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
 logger = logging.getLogger(__name__)
@@ -126,28 +125,8 @@ class SqliteRecords(SqliteStorePart):
         return True
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
-        """Best effort: a lock held too long or a failing disk is logged, never raised.
-
-        Access counters do not move the agent's generation, so this never invalidates the cache.
-        """
-        ids = list(dict.fromkeys(record_ids))
-        if not ids:
-            return
-        at_us = to_us(at)
-        try:
-            with self._db.transaction(write=True, busy_timeout_ms=ACCESS_BUSY_TIMEOUT_MS) as conn:
-                for start in range(0, len(ids), CHUNK):
-                    chunk = ids[start : start + CHUNK]
-                    conn.execute(
-                        "UPDATE records SET access_count = access_count + 1, "
-                        "last_accessed_at = max(coalesce(last_accessed_at, ?), ?) "
-                        f"WHERE tenant_id = ? AND agent_id = ? AND id IN ({', '.join('?' * len(chunk))})",
-                        (at_us, at_us, tenant_id, agent_id, *chunk),
-                    )
-        except DependencyError as exc:
-            logger.warning(
-                "record_access skipped for %d records of %s/%s: %s", len(ids), tenant_id, agent_id, exc
-            )
+        """Best effort, written behind (`sqlite_activity`): a search does not write the file."""
+        self._activity.access(tenant_id, agent_id, record_ids, at)
 
     @staticmethod
     def _resolve(conn: sqlite3.Connection, tenant_id: str, agent_id: str, record_id: str) -> str:
@@ -165,6 +144,7 @@ class SqliteRecords(SqliteStorePart):
         return record_id if alias is None else str(alias[0])
 
     def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
+        self._activity.flush()  # read the access counts this process gathered
         with self._db.transaction(write=False) as conn:
             resolved = self._resolve(conn, tenant_id, agent_id, record_id)
             row = conn.execute(
@@ -257,6 +237,7 @@ class SqliteRecords(SqliteStorePart):
             occurred_us, last_id = keyset(decode_cursor(query.cursor, bound), ("o", int), ("i", str))
             where += " AND (r.occurred_at < ? OR (r.occurred_at = ? AND r.id < ?))"
             params += [occurred_us, occurred_us, last_id]
+        self._activity.flush()  # read the access counts this process gathered
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
                 f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} {NEWEST_FIRST} LIMIT ?",

@@ -16,7 +16,8 @@ port                   class                  module
 =====================  =====================  ==================================================
 
 What they share is built here once: the file (`sqlite_database`: a connection per thread, WAL,
-the schema of `sqlite_schema`) and the per-agent vector cache (`sqlite_vectors`). The SQL they
+the schema of `sqlite_schema`), the per-agent vector cache (`sqlite_vectors`) and the counts
+a search gathers, written behind (`sqlite_activity`). The SQL they
 are made of is built apart from the I/O, in `sqlite_filters` (which rows, cursors, lexical
 queries) and `sqlite_rows` (rows <-> records, times as integer microseconds, spans as closed
 intervals). Why each is shaped the way it is, each module's docstring says.
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from agent_memory.adapters.sqlite.sqlite_activity import ActivityBuffer
 from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes, usearch_available
 from agent_memory.adapters.sqlite.sqlite_audit import SqliteAuditLog
 from agent_memory.adapters.sqlite.sqlite_database import BUSY_TIMEOUT_MS, SqliteDatabase
@@ -63,7 +65,6 @@ class SqliteMemoryStore(
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         ann_min_vectors: int = 0,
-        ann_expansion: int = 2048,
     ) -> None:
         if dimension <= 0:
             raise ConfigurationError(f"embedding dimension must be positive, not {dimension}")
@@ -72,13 +73,13 @@ class SqliteMemoryStore(
         self.model_id = model_id
         self._vectors = VectorCache(dimension, cache_bytes)
         self._db = SqliteDatabase(self.path, dimension, model_id, busy_timeout_ms=busy_timeout_ms)
+        self._activity = ActivityBuffer(self._db)
         # Large agents through an approximate index in ``ann/`` next to the file (0: none).
         self._ann = (
             AnnIndexes(
                 self._db,
                 self.path.parent / "ann",
                 min_vectors=ann_min_vectors,
-                expansion=ann_expansion,
                 store_id=self._db.store_id,
             )
             if ann_min_vectors > 0 and usearch_available()
@@ -117,13 +118,15 @@ class SqliteMemoryStore(
             self._ann.removed(tenant_id)
         return deleted
 
-    def build_vector_index(self, tenant_id: str, agent_id: str, *, threads: int = 0) -> bool:
-        """Bring the agent's approximate index up to date now (``threads`` 0: every core), whatever
-        its size (after any build under way); False when the store keeps no index."""
-        return self._ann is not None and self._ann.build(tenant_id, agent_id, threads=threads, wait=True)
+    def build_vector_index(self, tenant_id: str, agent_id: str) -> bool:
+        """Bring the agent's vector index up to date now, whatever its size (after any build
+        under way); False when the store keeps no index."""
+        return self._ann is not None and self._ann.build(tenant_id, agent_id, wait=True)
 
     def close(self) -> None:
-        """Close every connection this store opened (call once, when the runtime stops)."""
+        """Close every connection this store opened (call once, when the runtime stops), after
+        writing the access and search counts still pending."""
+        self._activity.close()
         if self._ann is not None:
             self._ann.close()
         self._db.close()

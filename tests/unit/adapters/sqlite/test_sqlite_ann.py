@@ -1,10 +1,10 @@
-"""The approximate index (`sqlite_ann`) against the exact search it stands in for.
+"""The vector index (`sqlite_ann`) against the exact search it stands in for.
 
 The invariant: over any history of writes, rewrites, forgets and index builds, a search through
 the index returns what the exact search returns over the same file (same ids, same order, same
 cosines), with every filter applied; and once an index is built, its files hold exactly the
-agent's live rows (what was forgotten is not on disk in them). The data is small, so the graph
-finds every neighbour: any difference is a bug in snapshots, deltas or filters, not recall.
+agent's live rows (what was forgotten is not on disk in them). The data is small and the sketch's
+candidates are rescored exactly, so any difference is a bug in snapshots, deltas or filters.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _stores(path: Path, exact_max: int) -> tuple[SqliteMemoryStore, SqliteMemory
 class IndexedEqualsExact(RuleBasedStateMachine):
     """Writes and forgets through one store; searches through both; builds now and then."""
 
-    exact_max = 0  # every search through the graph
+    exact_max = 0  # every search through the sketch
 
     def __init__(self) -> None:
         super().__init__()
@@ -114,7 +114,7 @@ class IndexedEqualsExact(RuleBasedStateMachine):
 
     @rule(agent=st.sampled_from(AGENTS))
     def build(self, agent: tuple[str, str]) -> None:
-        assert self.indexed.build_vector_index(*agent, threads=1)
+        assert self.indexed.build_vector_index(*agent)
         snapshot = self.indexed._ann.snapshot(*agent)  # type: ignore[union-attr]
         assert snapshot is not None
         # the files hold the live rows, nothing forgotten
@@ -127,7 +127,7 @@ class IndexedEqualsExact(RuleBasedStateMachine):
                 )
             }
         assert set(snapshot.rowids.tolist()) == live_rows
-        assert len(snapshot.index) == len(live_rows)
+        assert snapshot.sketch.shape == snapshot.matrix.shape == (len(live_rows), DIM)
 
     @rule(
         agent=st.sampled_from(AGENTS),
@@ -208,7 +208,7 @@ def test_a_snapshot_of_another_store_is_not_used(tmp_path: Path) -> None:
     exact, indexed = _stores(tmp_path / "one" / "memory.db", 0)
     for i in range(20):
         exact.put([StoredRecord(record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)), unit(i))])
-    assert indexed.build_vector_index("t1", "a1", threads=1)
+    assert indexed.build_vector_index("t1", "a1")
     other = SqliteMemoryStore(tmp_path / "two" / "memory.db", DIM, MODEL, ann_min_vectors=10**9)
     (tmp_path / "two" / "ann").mkdir()
     for f in (tmp_path / "one" / "ann").iterdir():
@@ -232,7 +232,7 @@ def test_a_large_delta_asks_for_a_fold(tmp_path: Path, monkeypatch: pytest.Monke
     exact, indexed = _stores(tmp_path / "memory.db", 0)
     for i in range(10):
         exact.put([StoredRecord(record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)), unit(i))])
-    assert indexed.build_vector_index("t1", "a1", threads=1)
+    assert indexed.build_vector_index("t1", "a1")
     first = indexed._ann.snapshot("t1", "a1")  # type: ignore[union-attr]
     for i in range(10, 20):
         exact.put([StoredRecord(record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)), unit(i))])
@@ -272,7 +272,7 @@ def test_a_forget_folds_the_row_out_of_the_files_without_a_search(tmp_path: Path
     assert store._ann is not None
     records = [record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)) for i in range(12)]
     store.put([StoredRecord(r, unit(i)) for i, r in enumerate(records)])
-    assert store.build_vector_index("t1", "a1", threads=1)
+    assert store.build_vector_index("t1", "a1")
     with store._db.transaction(write=False) as conn:
         (seq,) = conn.execute("SELECT seq FROM records WHERE id = ?", (records[4].id,)).fetchone()
     assert seq in store._ann.snapshot("t1", "a1").rowids  # type: ignore[union-attr]
@@ -293,6 +293,45 @@ def test_a_forget_folds_the_row_out_of_the_files_without_a_search(tmp_path: Path
     snapshot = store._ann.snapshot("t1", "a1")
     assert snapshot is not None and len(snapshot.rowids) == 11
     assert seq not in snapshot.rowids
-    assert not snapshot.index.contains(seq)
-    assert len(list((tmp_path / "ann").glob("*.usearch"))) == 1  # the old graph is gone
+    assert snapshot.sketch.shape == (11, DIM)
+    assert len(list((tmp_path / "ann").glob("*.i8.npy"))) == 1  # the old sketch is gone
     store.close()
+
+
+def test_the_sketch_keeps_the_scale_and_the_sign_of_every_row() -> None:
+    # GIVEN rows whose largest absolute value is negative
+    rows = np.array([[0.5, -1.0, 0.25], [0.0, 0.1, -0.2]], dtype=np.float32)
+
+    # WHEN they are quantised
+    sketch = sqlite_ann.quantised(rows)
+
+    # THEN the peak maps to -127, the rest in proportion, and zeros stay zeros
+    assert sketch.dtype == np.int8
+    assert sketch.tolist() == [[64, -127, 32], [0, 13, -25]]
+
+
+def test_a_large_agent_through_the_sketch_finds_what_the_exact_search_finds(tmp_path: Path) -> None:
+    # GIVEN 3,000 memories of one agent with clustered vectors, indexed, every search on the sketch
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((30, DIM))
+    vectors = centres[rng.integers(0, 30, 3_000)] + 0.6 * rng.standard_normal((3_000, DIM))
+    records = [record(f"m{i}", occurred_at=NOW - timedelta(minutes=i)) for i in range(3_000)]
+    exact, indexed = _stores(tmp_path / "memory.db", exact_max=0)
+    exact.put([StoredRecord(r, v.astype(np.float32)) for r, v in zip(records, vectors, strict=True)])
+    assert indexed.build_vector_index("t1", "a1")
+
+    # WHEN 20 questions near the clusters are asked of both
+    questions = centres[:20] + 0.8 * rng.standard_normal((20, DIM))
+    answers = [
+        [
+            (c.record.id, round(c.similarity or 0.0, 5))
+            for c in store.search(
+                StoreQuery(tenant_id="t1", agent_id="a1", now=NOW, vector=q.astype(np.float32), limit=10)
+            )
+        ]
+        for q in questions
+        for store in (exact, indexed)
+    ]
+
+    # THEN every answer through the sketch is the exact one
+    assert answers[0::2] == answers[1::2]
