@@ -143,7 +143,12 @@ def neighbourhood_filter(where: str, params: list[Any], within: Neighbourhood) -
 
 def query_filter(query: StoreQuery) -> tuple[str, list[Any]]:
     """Which records may match a query, as SQL over ``records r`` (empty tuples: no filter)."""
-    where, params = live_filter(query.tenant_id, query.agent_id, query.now, query.grains)
+    # A window without grains names every grain: `records_live` leads with the grain, so the
+    # window becomes one range per grain instead of a walk of the agent's whole index (at a
+    # million memories of one agent, a 30-day window cost 84 ms that way).
+    windowed = query.start is not None or query.end is not None
+    grains = query.grains or (tuple(Grain) if windowed else None)
+    where, params = live_filter(query.tenant_id, query.agent_id, query.now, grains)
     where = _time_bounds(where, params, ("span_start <=", query.end), ("span_end >=", query.start))
     if query.kinds:
         where += f" AND r.kind IN ({', '.join('?' * len(query.kinds))})"

@@ -44,7 +44,7 @@ COMMON_TERM_SHARE = 0.25
 COMMON_TERM_MIN_DOCS = 1000
 #: On a store of this many documents, a lexical query reads at most about this many postings.
 LARGE_STORE_DOCS = 50_000
-MAX_POSTINGS = 10_000
+MAX_POSTINGS = 5_000
 
 
 class SqliteRetrieval(SqliteStorePart):
@@ -164,7 +164,7 @@ class SqliteRetrieval(SqliteStorePart):
         ]
 
 
-def _informative_terms(conn: sqlite3.Connection, terms: list[str], docs: int) -> list[str]:
+def _informative_terms(conn: sqlite3.Connection, terms: list[str], docs: int) -> tuple[list[str], int | None]:
     """``terms`` without those in more than `COMMON_TERM_SHARE` of the indexed documents and, on a
     store of `LARGE_STORE_DOCS` or more, without the most common of the rest beyond
     `MAX_POSTINGS` documents in all.
@@ -178,9 +178,16 @@ def _informative_terms(conn: sqlite3.Connection, terms: list[str], docs: int) ->
     word (their statistics are too noisy, and every query is cheap), and so does a query whose
     remaining words match nothing. Document frequencies are those of the whole index (of each
     word's stem, as FTS5 indexes it), as BM25's own are.
+
+    The second value is a floor on the rowids to score (None: all): when even the words kept
+    match more than `MAX_POSTINGS` documents of a large store (a question whose only searchable
+    word is common, "marathon" in 42,000 of a million: 80 ms), BM25 scores the newest of them
+    only: the newest `MAX_POSTINGS` matches (FTS5 keeps a word's postings in rowid order, and
+    starts at the floor). Vector search still looks at every memory; the words of
+    such a question say little about which of 42,000 matches is meant.
     """
-    if len(terms) < 2 or docs < COMMON_TERM_MIN_DOCS:
-        return terms
+    if docs < COMMON_TERM_MIN_DOCS or (len(terms) < 2 and docs < LARGE_STORE_DOCS):
+        return terms, None
     stems = _stems(conn, terms)
     distinct = list(dict.fromkeys(stems.values()))
     marks = ", ".join("?" * len(distinct))
@@ -192,17 +199,33 @@ def _informative_terms(conn: sqlite3.Connection, terms: list[str], docs: int) ->
         by_stem.setdefault(stems.get(term, term), term)
     kept = [stem for stem in by_stem if df.get(stem, 0) <= docs * COMMON_TERM_SHARE]
     if not any(df.get(stem, 0) for stem in kept):
-        return terms
+        kept = list(by_stem)
+        if docs < LARGE_STORE_DOCS:
+            return terms, None
     if docs >= LARGE_STORE_DOCS:
         kept.sort(key=lambda stem: df.get(stem, 0))
-        budget, capped = 0, []
+        budget, capped = 0, list[str]()
         for stem in kept:
             budget += df.get(stem, 0)
             if capped and budget > MAX_POSTINGS:
                 break
             capped.append(stem)
         kept = capped
-    return [by_stem[stem] for stem in kept]
+        words = [by_stem[stem] for stem in kept]
+        return words, _newest_floor(conn, words, sum(df.get(k, 0) for k in kept))
+    return [by_stem[stem] for stem in kept], None
+
+
+def _newest_floor(conn: sqlite3.Connection, terms: list[str], postings: int) -> int | None:
+    """The rowid of the `MAX_POSTINGS`-th newest document matching ``terms`` (walking the
+    postings newest first, without scoring them, is cheap); None when fewer match."""
+    if postings <= MAX_POSTINGS:
+        return None
+    row = conn.execute(
+        "SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (fts_match(terms), MAX_POSTINGS - 1),
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def _stems(conn: sqlite3.Connection, terms: list[str]) -> dict[str, str]:
@@ -219,15 +242,15 @@ def _lexical_hits(
 ) -> dict[int, float]:
     """Up to ``limit`` eligible rows matching any term, best first, with FTS5's ``bm25()`` (lower
     is better; `domain.fusion.scaled_to_best` makes the top hit 1.0)."""
-    match = fts_match(_informative_terms(conn, terms, docs))
+    kept, floor = _informative_terms(conn, terms, docs)
     rows = conn.execute(
         # The match runs once, first (MATERIALIZED): left to itself the planner may walk the
         # eligible rows and re-run the match for each one (seconds instead of milliseconds).
         "WITH hits AS MATERIALIZED (SELECT rowid, bm25(records_fts) AS s FROM records_fts "
-        "WHERE records_fts MATCH ?) "
+        "WHERE records_fts MATCH ? AND rowid >= ?) "
         f"SELECT r.seq, hits.s FROM hits JOIN records r ON r.seq = hits.rowid WHERE {where} "
         "ORDER BY hits.s LIMIT ?",
-        (match, *params, limit),
+        (fts_match(kept), 0 if floor is None else floor, *params, limit),
     ).fetchall()
     return dict(rows)
 

@@ -502,8 +502,28 @@ def test_a_large_store_reads_the_rarest_words_first(
     found = set(ids(store.search(query(text="quay harbor ember"))))
 
     # THEN the rarest words within the budget are read (2 + 3 postings), the commonest is not
-    assert kept == ["ember", "harbor"]
+    assert kept == (["ember", "harbor"], None)
     assert found == {r.id for r in records[:4]}
+
+
+def test_a_large_store_scores_only_the_newest_matches_of_a_common_lone_word(
+    store: SqliteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a "large" store where "marathon" is in 20 documents, and a budget of 5 postings
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_TERM_MIN_DOCS", 5)
+    monkeypatch.setattr(sqlite_retrieval, "LARGE_STORE_DOCS", 5)
+    monkeypatch.setattr(sqlite_retrieval, "MAX_POSTINGS", 5)
+    older = [put(store, record(f"marathon training week {i}")) for i in range(15)]
+    newer = [put(store, record(f"marathon training day {i}")) for i in range(5)]
+    for i in range(40):  # the newest documents of all do not match
+        put(store, record(f"filler {i}"))
+
+    # WHEN a question's only searchable word is that one
+    found = set(ids(store.search(query(text="who is into marathon?", limit=20))))
+
+    # THEN BM25 scored the newest matches only, about the budget's worth, and none of the oldest
+    assert found == {r.id for r in newer}
+    assert not found & {r.id for r in older}
 
 
 # ---------------------------------------------------------------------------------------------
