@@ -547,6 +547,18 @@ def code_version() -> dict[str, Any]:
     return {"commit": commit, "uncommitted_changes_in_functions": None if status is None else bool(status)}
 
 
+def result_header(benchmark: str, started: float, load_at_start: list[float] | None) -> dict[str, Any]:
+    """The fields every result opens with: which benchmark, when, how long (from ``started``, a
+    `time.perf_counter` reading), on what machine and at what commit."""
+    return {
+        "benchmark": benchmark,
+        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "wall_s": round(time.perf_counter() - started, 1),
+        "machine": machine(load_at_start),
+        "code": code_version(),
+    }
+
+
 def result_name(base: str, values: dict[str, Any], defaults: dict[str, Any]) -> str:
     """``base`` for a run with the default parameters, else ``base`` plus the ones that differ.
 
@@ -739,6 +751,17 @@ class KeepAliveClient:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def timed_http_search(client: Any, agent: str, body: dict[str, Any]) -> tuple[float, int]:
+    """One ``POST .../memories/search``, from sending the request to reading the whole answer:
+    ms and hits (any status but 200 is an error)."""
+    started = time.perf_counter()
+    status, data = client.post(f"/v1/agents/{agent}/memories/search", body)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if status != 200:
+        raise RuntimeError(f"search answered {status}: {data[:300]!r}")
+    return elapsed_ms, len(json.loads(data)["results"])
 
 
 @contextlib.contextmanager

@@ -47,7 +47,6 @@ import time
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -335,11 +334,7 @@ def run(args: argparse.Namespace, clients: list[int], data_dir: Path) -> dict[st
     for row in sweep:
         row["vs_first"] = round(row["per_s"] / base["per_s"], 2) if base["per_s"] else 0.0
     return {
-        "benchmark": "concurrency",
-        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.perf_counter() - run_started, 1),
-        "machine": _corpus.machine(load_at_start),
-        "code": _corpus.code_version(),
+        **_corpus.result_header("concurrency", run_started, load_at_start),
         "params": {
             "memories": args.n,
             "embedder": model_id,

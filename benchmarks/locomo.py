@@ -801,11 +801,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
 
     complete = args.conversations == 0 and args.embedder == "minilm"
     return {
-        "benchmark": "locomo",
-        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.perf_counter() - run_started, 1),
-        "machine": _corpus.machine(load_at_start),
-        "code": _corpus.code_version(),
+        **_corpus.result_header("locomo", run_started, load_at_start),
         "params": {
             "data": args.data.name,
             "data_sha256": _sha256(args.data),

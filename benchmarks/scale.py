@@ -250,16 +250,6 @@ def service_search(service: Any, agent: str, body: dict[str, Any]) -> tuple[floa
     return elapsed_ms, len(response)
 
 
-def http_search(client: Any, agent: str, body: dict[str, Any]) -> tuple[float, int]:
-    """One ``POST .../memories/search``, from sending the request to reading the whole answer."""
-    started = time.perf_counter()
-    status, data = client.post(f"/v1/agents/{agent}/memories/search", body)
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    if status != 200:
-        raise RuntimeError(f"search answered {status}: {data[:300]!r}")
-    return elapsed_ms, len(json.loads(data)["results"])
-
-
 class Rows:
     """Latencies and hit counts per row label, in the order rows first appear."""
 
@@ -345,7 +335,7 @@ def measure_searches(
     """The service and HTTP rows, interleaved (query i in every layer and shape, then i + 1)."""
     layers = (
         ("service", lambda agent, body: service_search(service, agent, body)),
-        ("http keep-alive", lambda agent, body: http_search(client, agent, body)),
+        ("http keep-alive", lambda agent, body: _corpus.timed_http_search(client, agent, body)),
     )
     rows = Rows()
     warmups, timed = queries[:WARMUP], queries[WARMUP:]
@@ -850,11 +840,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(report(results[-1]), flush=True)
         print(flush=True)
         payload = {
-            "benchmark": "scale",
-            "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "wall_s": round(time.perf_counter() - started, 1),
-            "machine": _corpus.machine(load_at_start),
-            "code": _corpus.code_version(),
+            **_corpus.result_header("scale", started, load_at_start),
             "params": {
                 "scenarios": names,
                 "queries": args.queries,

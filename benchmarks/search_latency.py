@@ -35,12 +35,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -162,16 +160,6 @@ def timed_service_search(
     return total_ms, split, len(response)
 
 
-def timed_http_search(client: Any, body: dict[str, Any]) -> tuple[float, int]:
-    """One ``POST .../memories/search``, from sending the request to reading the whole answer."""
-    started = time.perf_counter()
-    status, data = client.post(f"/v1/agents/{AGENT}/memories/search", body)
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    if status != 200:
-        raise RuntimeError(f"search answered {status}: {data[:300]!r}")
-    return elapsed_ms, len(json.loads(data)["results"])
-
-
 def _split_summary(splits: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
     total = sum(sum(s.values()) for s in splits)
     labels = ("embed", "store_search", "knowledge_search", "record_access", "other")
@@ -241,7 +229,7 @@ def measure(
                     samples.add(i, "service", shape, ms, hits, split)
                 for client in clients:
                     for shape, bodies in shapes.items():
-                        ms, hits = timed_http_search(client, bodies[i])
+                        ms, hits = _corpus.timed_http_search(client, AGENT, bodies[i])
                         samples.add(i, f"http {client.name}", shape, ms, hits)
     finally:
         for client in clients:
@@ -296,11 +284,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         store.close()  # type: ignore[attr-defined]
 
     return {
-        "benchmark": "search_latency",
-        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.perf_counter() - run_started, 1),
-        "machine": _corpus.machine(load_at_start),
-        "code": _corpus.code_version(),
+        **_corpus.result_header("search_latency", run_started, load_at_start),
         "params": {
             "memories": args.n,
             "passages": args.passages,

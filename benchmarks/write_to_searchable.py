@@ -28,7 +28,6 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -97,11 +96,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     if not found:
         raise RuntimeError(f"no write became searchable within {args.timeout_s} s")
     return {
-        "benchmark": "write_to_searchable",
-        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.perf_counter() - run_started, 1),
-        "machine": _corpus.machine(load_at_start),
-        "code": _corpus.code_version(),
+        **_corpus.result_header("write_to_searchable", run_started, load_at_start),
         "params": {
             "writes": args.writes,
             "background_memories": args.background,

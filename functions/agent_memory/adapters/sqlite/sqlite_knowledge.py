@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent_memory.adapters.sqlite.sqlite_database import ACCESS_BUSY_TIMEOUT_MS, SqliteStorePart
+from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import decode_cursor, encode_cursor, fts_match, query_terms
 from agent_memory.adapters.sqlite.sqlite_rows import from_us, json_text, to_us
 from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, top_k
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.knowledge import CITATION_SEPARATOR, KnowledgeDocument, Passage
-from agent_memory.errors import DependencyError, ValidationFailedError
+from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
 
 _PASSAGE_FIELDS = "p.seq, p.body, p.valid_from, p.valid_until, p.tags"
@@ -81,6 +81,7 @@ class SqliteKnowledge(SqliteStorePart):
             )
 
     def get_document(self, tenant_id: str, doc_id: str) -> KnowledgeDocument | None:
+        self._activity.flush()  # read the hits this process counted
         with self._db.transaction(write=False) as conn:
             row = conn.execute(
                 "SELECT body, hits, last_hit_at FROM knowledge_documents WHERE tenant_id = ? AND doc_id = ?",
@@ -94,6 +95,7 @@ class SqliteKnowledge(SqliteStorePart):
         if not isinstance(after, str):
             raise ValidationFailedError("invalid cursor", [{"field": "cursor", "message": "invalid cursor"}])
         limit = max(1, limit)
+        self._activity.flush()  # read the hits this process counted
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
                 "SELECT body, hits, last_hit_at, doc_id FROM knowledge_documents "
@@ -181,22 +183,8 @@ class SqliteKnowledge(SqliteStorePart):
         ]
 
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
-        """Best effort, as `record_access`: it waits for the write lock only briefly (a search
-        must not queue behind a long write for a counter), and a failure is logged, not raised."""
-        if not doc_ids:
-            return
-        try:
-            with self._db.transaction(write=True, busy_timeout_ms=ACCESS_BUSY_TIMEOUT_MS) as conn:
-                conn.executemany(
-                    "UPDATE knowledge_documents "
-                    "SET hits = hits + 1, last_hit_at = max(coalesce(last_hit_at, 0), ?) "
-                    "WHERE tenant_id = ? AND doc_id = ?",
-                    [(to_us(at), tenant_id, d) for d in dict.fromkeys(doc_ids)],
-                )
-        except DependencyError as exc:
-            logger.warning(
-                "record_document_hits skipped for %d documents of %s: %s", len(doc_ids), tenant_id, exc
-            )
+        """Best effort, written behind (`sqlite_activity`): a search does not write the file."""
+        self._activity.document_hits(tenant_id, doc_ids, at)
 
 
 def _day(value: date | None) -> str | None:

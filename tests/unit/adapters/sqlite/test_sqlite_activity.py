@@ -25,9 +25,10 @@ def test_counting_a_search_does_not_write_the_file_until_the_flush(tmp_path: Pat
     watcher = sqlite3.connect(db, isolation_level=None)
     (before,) = watcher.execute("PRAGMA data_version").fetchone()
 
-    # WHEN a search's access and search counts are recorded
+    # WHEN a search's access, search and shared-document counts are recorded
     store.record_access("t1", "a1", [rec.id], NOW)
     store.record_search("t1", "a1", NOW, hits=1)
+    store.record_document_hits("t1", ["runbook"], NOW)
     (during,) = watcher.execute("PRAGMA data_version").fetchone()
     store._activity.flush()
     (after,) = watcher.execute("PRAGMA data_version").fetchone()
