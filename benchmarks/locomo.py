@@ -100,6 +100,8 @@ TENANT = "locomo"
 PLAN = "unlimited"
 KS = (5, 10, 25)
 MAX_RESULTS = max(KS)
+#: Joins the turns one result stands for (a profile credited with its sources).
+TURNS_IN_ONE_PLACE = "|"
 #: Items per write request (the API's limit).
 MAX_ITEMS = 100
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -146,6 +148,8 @@ class Ingest:
     name: str
     context_turns: int | None
     speaker: bool
+    #: Make every speaker's profile (`services.person_profiles`) once the turns are stored.
+    profiles: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +169,7 @@ INGESTS: dict[str, Ingest] = {
         Ingest("no-context", 0, speaker=True),
         Ingest("no-speaker", None, speaker=False),
         Ingest("bare", 0, speaker=False),
+        Ingest("profiles", None, speaker=True, profiles=True),
     )
 }
 _ALL_OFF = {
@@ -192,9 +197,15 @@ CONFIGS: dict[str, Config] = {
         ),
         Config("dense-only", "dense only", "bare", _ALL_OFF),
         Config("no-speaker-boost", "no speaker boost", "default", {"speaker_boost": 0.0}),
+        # profiles searched with the turns: a profile takes a place and names no turn ...
+        Config("profiles", "with profiles", "profiles"),
+        # ... or it stands for its statements, in its place (what an agent reads in it)
+        Config("profiles-sources", "with profiles, credited with their sources", "profiles"),
     )
 }
-DEFAULTS: dict[str, Any] = {"conversations": 0, "configs": "+".join(CONFIGS), "embedder": "minilm"}
+#: The configurations a run makes by default (profiles are measured on request: `--configs`).
+DEFAULT_CONFIGS = [name for name in CONFIGS if not name.startswith("profiles")]
+DEFAULTS: dict[str, Any] = {"conversations": 0, "configs": "+".join(DEFAULT_CONFIGS), "embedder": "minilm"}
 
 
 def parse_configs(text: str) -> list[Config]:
@@ -405,14 +416,26 @@ def search_body(question: Question, as_of: datetime, ranking: Mapping[str, Any] 
     return body
 
 
-def result_turns(response: Mapping[str, Any]) -> list[str]:
-    """The ``dia_id`` of each result, in rank order (results without one are left out)."""
-    out = []
+def result_turns(response: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> list[str]:
+    """The ``dia_id`` of each result, in rank order. A result without one (a profile) takes its
+    place under its record id, naming no turn; with ``sources`` (record id -> dia_id) it names
+    the turns it was made from, in that one place (joined by `TURNS_IN_ONE_PLACE`)."""
+    out: list[str] = []
     for r in response.get("results", []):
         message_id = (r.get("source") or {}).get("message_id")
-        if message_id and message_id not in out:
-            out.append(message_id)
+        if message_id:
+            entry = message_id
+        else:
+            turns = [sources[i] for i in r.get("source_ids", []) if i in sources] if sources else []
+            entry = TURNS_IN_ONE_PLACE.join(turns) if turns else f"record:{r['id']}"
+        if entry not in out:
+            out.append(entry)
     return out
+
+
+def turns_in(retrieved: Sequence[str], k: int) -> set[str]:
+    """The turns the first ``k`` places name."""
+    return {t for entry in retrieved[:k] for t in entry.split(TURNS_IN_ONE_PLACE)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -425,12 +448,12 @@ def recall_at(retrieved: Sequence[str], evidence: Sequence[str], k: int) -> floa
     wanted = set(evidence)
     if not wanted:
         raise ValueError("a question without evidence cannot be scored")
-    return len(wanted & set(retrieved[:k])) / len(wanted)
+    return len(wanted & turns_in(retrieved, k)) / len(wanted)
 
 
 def all_found_at(retrieved: Sequence[str], evidence: Sequence[str], k: int) -> bool:
     """Whether every evidence turn is among the first ``k`` retrieved."""
-    return set(evidence) <= set(retrieved[:k])
+    return set(evidence) <= turns_in(retrieved, k)
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,6 +571,8 @@ class IngestReport:
     post_ms: list[float] = field(default_factory=list)
     write_s: float = 0.0
     drain_s: float = 0.0
+    #: record id -> dia_id of every accepted turn
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def ingest(
@@ -625,6 +650,8 @@ class Runtime:
         else:
             os.environ["AGENT_MEMORY_CONTEXT_TURNS"] = str(context_turns)
         os.environ["AGENT_MEMORY_SCHEDULER_ENABLED"] = "false"
+        # The conversations are years old: a profile reads all of them, however long ago.
+        os.environ["AGENT_MEMORY_PROFILE_WINDOW_DAYS"] = "3650"
         from agent_memory import container
         from agent_memory.local.server import LocalRuntime
         from agent_memory.settings import get_settings
@@ -654,6 +681,7 @@ def run_ingest(
     report = IngestReport(turns=sum(len(c.turns) for c in conversations))
     started = time.perf_counter()
     accepted = ingest(runtime.client, conversations, speaker)
+    report.sources = {rid: dia for pairs in accepted.values() for dia, rid in pairs}
     report.write_s = time.perf_counter() - started
     report.drain_s = wait_until_stored(runtime.client, [c.agent_id for c in conversations], timeout_s)
     for conversation in conversations:
@@ -663,8 +691,20 @@ def run_ingest(
     return report
 
 
+def make_profiles(runtime: Runtime, conversations: Sequence[Conversation], timeout_s: float) -> int:
+    """Every speaker's profile, made in this process and stored by the runtime's writer; how many."""
+    from agent_memory.local import agent_jobs_command
+
+    report = agent_jobs_command.run_profiles(TENANT, None, wait=False)
+    wait_until_stored(runtime.client, [c.agent_id for c in conversations], timeout_s)
+    return int(report["made"])
+
+
 def ask(
-    runtime: Runtime, conversations: Sequence[Conversation], configs: Sequence[Config]
+    runtime: Runtime,
+    conversations: Sequence[Conversation],
+    configs: Sequence[Config],
+    sources: Mapping[str, str] | None = None,
 ) -> dict[str, list[tuple[Conversation, Question, Outcome]]]:
     """Every question under every configuration, interleaved; one untimed search per agent first."""
     client = runtime.client
@@ -684,7 +724,8 @@ def ask(
                 ms = (time.perf_counter() - started) * 1000
                 if status != 200:
                     raise RuntimeError(f"search ({config.name}) answered {status}: {data[:500]!r}")
-                retrieved = tuple(result_turns(json.loads(data)))
+                credit = sources if config.name == "profiles-sources" else None
+                retrieved = tuple(result_turns(json.loads(data), credit))
                 outcome = Outcome(question.category, question.evidence, retrieved, ms)
                 out[config.name].append((conversation, question, outcome))
             done += 1
@@ -758,7 +799,10 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                     f"POSTs {stored.write_s:.1f} s, then {stored.drain_s:.0f} s until stored",
                     file=sys.stderr,
                 )
-                answers = ask(runtime, conversations, wanted)
+                if variant.profiles:
+                    made = make_profiles(runtime, conversations, args.ingest_timeout_s)
+                    print(f"  made {made} profiles", file=sys.stderr)
+                answers = ask(runtime, conversations, wanted, stored.sources)
         finally:
             runtime.close()
             _corpus.note_stray_output(stray.getvalue())

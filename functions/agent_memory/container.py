@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.patterns import PatternRules
+from agent_memory.domain.profiles import ProfileRules
 from agent_memory.domain.scoring import RankingWeights
 from agent_memory.ports import (
     Clock,
@@ -30,6 +31,7 @@ from agent_memory.ports import (
     TopicStore,
     WriteQueue,
 )
+from agent_memory.services.agent_jobs import AgentJobDispatch
 from agent_memory.services.agents import AgentsService
 from agent_memory.services.context import ContextService
 from agent_memory.services.dispatch import DispatchService
@@ -38,7 +40,8 @@ from agent_memory.services.forget import ForgetService
 from agent_memory.services.idempotency import IdempotentWriteService
 from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter
 from agent_memory.services.memories import MemoryService
-from agent_memory.services.pattern_recognition import PatternDispatch, PatternService
+from agent_memory.services.pattern_recognition import PatternService, pattern_job
+from agent_memory.services.person_profiles import ProfileService, profile_job
 from agent_memory.services.read_grants import ReadGrantService
 from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
@@ -300,8 +303,50 @@ class Container:
         )
 
     @cached_property
-    def pattern_dispatch(self) -> PatternDispatch:
-        return PatternDispatch(self.store, self.job_queue, self.pending, self.clock, self.pattern_rules)
+    def pattern_dispatch(self) -> AgentJobDispatch:
+        return AgentJobDispatch(
+            "patterns",
+            self.store,
+            self.job_queue,
+            self.pending,
+            self.clock,
+            self.pattern_rules.window_days,
+            pattern_job,
+        )
+
+    @cached_property
+    def profile_rules(self) -> ProfileRules:
+        s = self.settings
+        return ProfileRules(
+            min_statements=s.profile_min_statements,
+            max_statements=s.profile_max_statements,
+            window_days=s.profile_window_days,
+            max_records=s.profile_max_records,
+        )
+
+    @cached_property
+    def profile_service(self) -> ProfileService:
+        return ProfileService(
+            self.store,
+            self.summarizer,
+            self.write_queue,
+            self.pending,
+            self.clock,
+            self.profile_rules,
+            self.settings.timezone,
+        )
+
+    @cached_property
+    def profile_dispatch(self) -> AgentJobDispatch:
+        return AgentJobDispatch(
+            "profiles",
+            self.store,
+            self.job_queue,
+            self.pending,
+            self.clock,
+            self.profile_rules.window_days,
+            profile_job,
+        )
 
     @cached_property
     def feedback_applier(self) -> FeedbackApplier:
@@ -407,7 +452,7 @@ class ApiServices:
         return self.root.pattern_service
 
     @property
-    def pattern_dispatch(self) -> PatternDispatch:
+    def pattern_dispatch(self) -> AgentJobDispatch:
         return self.root.pattern_dispatch
 
     @property
@@ -543,8 +588,16 @@ def pattern_service() -> PatternService:
     return current().pattern_service
 
 
-def pattern_dispatch() -> PatternDispatch:
+def pattern_dispatch() -> AgentJobDispatch:
     return current().pattern_dispatch
+
+
+def profile_service() -> ProfileService:
+    return current().profile_service
+
+
+def profile_dispatch() -> AgentJobDispatch:
+    return current().profile_dispatch
 
 
 def retention_service() -> RetentionService:

@@ -133,13 +133,15 @@ class SummaryRequest:
 
     ``purpose="pattern"``: the children are experiences that say the same thing across runs,
     the most typical first; the answer is one statement of what they have in common (a
-    summarizer without a model states the first)."""
+    summarizer without a model states the first). ``purpose="profile"``: the children are what
+    ``subject`` said about themselves, oldest first; the answer is what is known about them."""
 
     grain: Grain
     period: str
     children: Sequence[SummaryInput]
     part: tuple[int, int] | None = None
-    purpose: Literal["period", "pattern"] = "period"
+    purpose: Literal["period", "pattern", "profile"] = "period"
+    subject: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

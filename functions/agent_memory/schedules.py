@@ -58,4 +58,6 @@ SCHEDULES: tuple[Schedule, ...] = (
     Schedule("retention", "cron(15 5 * * ? *)", "retention"),
     # Pattern recognition over each agent's recent experiences (`services.pattern_recognition`), daily.
     Schedule("patterns", "cron(45 5 * * ? *)", "summarize_dispatch", {"job": "patterns"}, True),
+    # What is known about each person an agent's memory speaks for (`services.person_profiles`), daily.
+    Schedule("profiles", "cron(55 5 * * ? *)", "summarize_dispatch", {"job": "profiles"}, True),
 )

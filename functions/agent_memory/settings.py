@@ -127,6 +127,13 @@ class Settings(BaseSettings):
     pattern_similarity: float = Field(default=0.7, gt=0.0, le=1.0)
     pattern_window_days: int = Field(default=90, ge=1, le=3_650)
     pattern_max_experiences: int = Field(default=500, ge=10, le=5_000)
+    #: Profiles (`domain.profiles`): a person with at least ``profile_min_statements`` statements
+    #: about themselves gets a profile of at most ``profile_max_statements`` of them; the job reads
+    #: the newest ``profile_max_records`` memories of the last ``profile_window_days``.
+    profile_min_statements: int = Field(default=3, ge=1, le=100)
+    profile_max_statements: int = Field(default=30, ge=1, le=200)
+    profile_window_days: int = Field(default=365, ge=1, le=3_650)
+    profile_max_records: int = Field(default=5_000, ge=10, le=50_000)
     #: Turns of the same conversation a new turn is embedded and indexed with (0: each turn alone).
     context_turns: int = Field(default=2, ge=0, le=10)
     #: Period boundaries of the grain cascade follow this IANA timezone.

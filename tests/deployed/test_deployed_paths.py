@@ -519,6 +519,49 @@ def test_the_pattern_schedule_dispatches_a_job_the_worker_recognises_a_pattern_a
     assert not [c for c in deployment.calls if not c.allowed]
 
 
+def test_the_profile_schedule_makes_a_persons_profile_and_a_forget_reaches_it(deployment: Deployment) -> None:
+    # GIVEN three things Caroline said about herself, stored
+    bootstrap(deployment)
+    now = datetime.now(UTC).replace(microsecond=0)
+    said = (
+        "I moved here from Sweden four years ago with my mom.",
+        "I love painting sunsets, it calms me down.",
+        "My kids are seven and ten and they both play soccer.",
+    )
+    items = [
+        {"content": c, "speaker": "Caroline", "occurred_at": (now - timedelta(days=3 - i)).isoformat()}
+        for i, c in enumerate(said)
+    ]
+    response = deployment.run("Api", api_event("POST", f"/v1/agents/{AGENT}/memories", {"items": items}))
+    assert response["statusCode"] == 202, response
+    ids = [a["id"] for a in json.loads(response["body"])["accepted"]]
+    work(deployment)
+    from agent_memory.schedules import SCHEDULES
+
+    (schedule,) = [s for s in SCHEDULES if s.event == {"job": "profiles"}]
+
+    # WHEN the profile schedule fires and the worker and the writer run
+    answer = deployment.run("SummarizeDispatch", schedule.local_event(datetime.now(UTC)))
+    assert answer == {"job": "profiles", "jobs_queued": 1}, answer
+    work(deployment)
+
+    # THEN her profile is stored, stated by the summary model, with her statements as its sources
+    (profile,) = memories_of_kind(deployment, "profile")
+    assert profile["source_ids"] == ids, profile
+    assert profile["content"].startswith("What is known about Caroline:"), profile
+    assert profile["metadata"]["subject"] == {"speaker": "Caroline"}
+    assert pending_marks(deployment) == 0
+
+    # AND a forgotten statement hides the profile and queues its job, which drops it (two left)
+    response = deployment.run("Api", api_event("DELETE", f"/v1/agents/{AGENT}/memories/{ids[0]}"))
+    assert response["statusCode"] == 200, response
+    assert json.loads(response["body"])["stale_summaries"] == [profile["id"]]
+    work(deployment)
+    assert memories_of_kind(deployment, "profile") == []
+    assert "profile_dropped" in [e["action"] for e in audit_actions(deployment, profile["id"])]
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
 def test_the_admin_patterns_route_queues_jobs_the_worker_runs(deployment: Deployment) -> None:
     # GIVEN three experiences with the same finding, from two runs
     bootstrap(deployment)

@@ -22,6 +22,8 @@ SCHEDULES = {
     "Retention": ("cron(15 5 * * ? *)", {}, "Retention"),
     # pattern recognition: the dispatcher queues one job per agent on the same job queue
     "Patterns": ("cron(45 5 * * ? *)", {"job": "patterns", **AT}, "SummarizeDispatch"),
+    # profiles: the same dispatcher, another job kind, on the same job queue
+    "Profiles": ("cron(55 5 * * ? *)", {"job": "profiles", **AT}, "SummarizeDispatch"),
 }
 
 

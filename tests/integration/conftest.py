@@ -57,3 +57,19 @@ def drain_queues() -> None:
     writes = QueueWorker(container.write_queue(), poll_s=0)  # type: ignore[arg-type]
     while writes.drain_once() or jobs.drain_once():
         pass
+
+
+#: What `cli.main` sets for itself; deleted through monkeypatch so that the test restores them.
+_CLI_ENV = (
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_TRACE_DISABLED",
+    "POWERTOOLS_LOG_LEVEL",
+)
+
+
+@pytest.fixture
+def cli_env(local_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in _CLI_ENV:
+        monkeypatch.delenv(name, raising=False)
+    return local_env

@@ -19,24 +19,10 @@ from agent_memory.domain.records import MemoryKind
 
 TENANT, AGENT = "acme", "support-bot"
 FINDING = "The login handler builds its SQL query from raw user input"
-#: What `cli.main` sets for itself; deleted through monkeypatch so that the test restores them.
-_CLI_ENV = (
-    "POWERTOOLS_SERVICE_NAME",
-    "POWERTOOLS_METRICS_NAMESPACE",
-    "POWERTOOLS_TRACE_DISABLED",
-    "POWERTOOLS_LOG_LEVEL",
-)
 REPORT_FIELDS = {
     "agents", "experiences", "clusters", "made", "refreshed", "unchanged", "dropped", "queued", "patterns",
     "pending",
 }  # fmt: skip
-
-
-@pytest.fixture
-def cli_env(local_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in _CLI_ENV:
-        monkeypatch.delenv(name, raising=False)
-    return local_env
 
 
 def _experience(run_id: str, hours_ago: int) -> None:

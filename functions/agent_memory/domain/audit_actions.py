@@ -16,5 +16,7 @@ class AuditAction:
     FEEDBACK = "feedback"  # an experience's confidence moved (detail: outcome, note, before, after)
     PATTERN_MADE = "pattern_made"  # a pattern recognised or refreshed (detail: members, runs)
     PATTERN_DROPPED = "pattern_dropped"  # a pattern whose members no longer make one, deleted
+    PROFILE_MADE = "profile_made"  # a person's profile made or re-made (detail: statements)
+    PROFILE_DROPPED = "profile_dropped"  # a profile with too few statements left, deleted
     READ_GRANTED = "read_granted"  # another agent may read this agent's memory (detail: reader)
     READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)

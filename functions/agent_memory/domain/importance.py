@@ -53,6 +53,8 @@ KIND_BASE: dict[MemoryKind, float] = {
     MemoryKind.SUMMARY: 0.45,
     # What an agent learned from an outcome is what it should find first when it acts again.
     MemoryKind.PATTERN: 0.7,
+    # Who someone is outlasts any one thing they said.
+    MemoryKind.PROFILE: 0.7,
     MemoryKind.FAILURE: 0.6,
     MemoryKind.INSIGHT: 0.6,
     MemoryKind.SUCCESS: 0.55,

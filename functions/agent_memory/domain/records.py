@@ -41,6 +41,8 @@ class MemoryKind(StrEnum):
     FAILURE = "failure"
     INSIGHT = "insight"
     PATTERN = "pattern"
+    #: What is known about one person (`domain.profiles`), made from what they said.
+    PROFILE = "profile"
 
 
 #: The kinds of an experience: a memory with a confidence that feedback moves.

@@ -78,12 +78,12 @@ class DispatchEvent(SummarizeRequest):
     scheduled_time: UtcDatetime | None = None
 
 
-class PatternDispatchEvent(BaseModel):
-    """The pattern schedule's event: ``{"job": "patterns", "scheduled_time": ...}``."""
+class AgentJobsEvent(BaseModel):
+    """A per-agent job schedule's event: ``{"job": "patterns" | "profiles", "scheduled_time": ...}``."""
 
     model_config = ConfigDict(extra="forbid")
 
-    job: Literal["patterns"]
+    job: Literal["patterns", "profiles"]
     scheduled_time: UtcDatetime | None = None
 
 

@@ -7,7 +7,8 @@ period; ``{"grain": "daily", "period": "2026-11-21"}`` one period; ``{"grain": .
 "2026-01-01", "to": "2026-03-31"}`` every period of the grain holding a day of that range (a
 backfill). It queues one job per agent with anything to fold and returns how many.
 ``{"job": "patterns"}`` queues a pattern-recognition job for every agent with memory in the
-pattern window (`services.pattern_recognition`), on the same job queue and workers.
+pattern window (`services.pattern_recognition`), ``{"job": "profiles"}`` a profile job for every
+agent with memory in the profile window (`services.person_profiles`), on the same job queue and workers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
-from agent_memory.domain.summary_jobs import DispatchEvent, PatternDispatchEvent
+from agent_memory.domain.summary_jobs import AgentJobsEvent, DispatchEvent
 from agent_memory.observability import logger, metrics, tracer
 
 
@@ -25,12 +26,11 @@ from agent_memory.observability import logger, metrics, tracer
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    if event.get("job") == "patterns":
-        request = PatternDispatchEvent.model_validate(event)
-        return {
-            "job": "patterns",
-            "jobs_queued": container.pattern_dispatch().dispatch(at=request.scheduled_time),
-        }
+    if "job" in event:
+        agent_jobs = AgentJobsEvent.model_validate(event)
+        patterns = agent_jobs.job == "patterns"
+        dispatch = container.pattern_dispatch() if patterns else container.profile_dispatch()
+        return {"job": agent_jobs.job, "jobs_queued": dispatch.dispatch(at=agent_jobs.scheduled_time)}
     request = DispatchEvent.model_validate(event)
     response = container.dispatch_service().dispatch(request, at=request.scheduled_time)
     return response.as_dict()

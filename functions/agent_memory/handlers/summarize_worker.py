@@ -1,5 +1,5 @@
-"""The cascade's worker: consumes summarize jobs (and pattern-recognition jobs,
-``{"job": "patterns"}``) from the SQS standard queue.
+"""The cascade's worker: consumes summarize jobs (and the per-agent jobs: pattern recognition,
+``{"job": "patterns"}``, and profiles, ``{"job": "profiles"}``) from the SQS standard queue.
 
 Powertools' `BatchProcessor` reports each failed job as a batch item failure, so only that job
 comes back (after the queue's visibility timeout) while the rest of the batch is done; the
@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
 from agent_memory.domain.patterns import PatternJob
+from agent_memory.domain.profiles import ProfileJob
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import logger, metrics, tracer
 
@@ -32,6 +33,11 @@ def record_handler(record: SQSRecord) -> str:
         logger.append_keys(job=patterns.key)
         report = container.pattern_service().run(patterns)
         return f"patterns: {report.made} made, {report.refreshed} refreshed, {report.dropped} dropped"
+    if isinstance(body, dict) and body.get("job") == "profiles":
+        profiles = ProfileJob.model_validate(body)
+        logger.append_keys(job=profiles.key)
+        made = container.profile_service().run(profiles)
+        return f"profiles: {made.made} made, {made.refreshed} refreshed, {made.dropped} dropped"
     job = SummarizeJob.model_validate(body)
     logger.append_keys(job=job.key)
     return container.summarize_service().run(job).outcome.value

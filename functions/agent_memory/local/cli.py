@@ -9,6 +9,7 @@ agent-memory dlq list | dlq redrive [ID ...]   (AGENT_MEMORY_QUEUE=sqs: the depl
 agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
 agent-memory retention run   (what the daily 05:15 schedule runs; prints the report)
 agent-memory patterns run [--agent A] [--tenant T] [--no-wait]   (what the daily 05:45 schedule runs)
+agent-memory profiles run [--agent A] [--tenant T] [--no-wait]   (what the daily 05:55 schedule runs)
 agent-memory mcp [--url URL] [--api-key KEY] [--agent-id A] [--user-id U]   (MCP server, stdio)
 agent-memory knowledge import DIR [--tag T ...] [--version V] [--wait] [--url URL] [--api-key KEY]
 agent-memory knowledge list | knowledge delete DOC_ID   [--url URL] [--api-key KEY]
@@ -280,13 +281,25 @@ def cmd_retention_run(args: argparse.Namespace) -> int:
 
 
 def cmd_patterns_run(args: argparse.Namespace) -> int:
-    """Recognise patterns now, here (see `local.patterns_command`); prints the summed report."""
-    from agent_memory.local import patterns_command as patterns
+    """Recognise patterns now, here (see `local.agent_jobs_command`); prints the summed report."""
+    from agent_memory.local import agent_jobs_command
 
-    result = patterns.run(args.tenant, args.agent, wait=not args.no_wait)
+    result = agent_jobs_command.run(args.tenant, args.agent, wait=not args.no_wait)
     print(json.dumps(result))
     if args.agent is not None and result["agents"] == 0:
         print(f"error: no agent {args.agent!r} has memory in the pattern window", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_profiles_run(args: argparse.Namespace) -> int:
+    """Make profiles now, here (see `local.agent_jobs_command`); prints the summed report."""
+    from agent_memory.local import agent_jobs_command
+
+    result = agent_jobs_command.run_profiles(args.tenant, args.agent, wait=not args.no_wait)
+    print(json.dumps(result))
+    if args.agent is not None and result["agents"] == 0:
+        print(f"error: no agent {args.agent!r} has memory in the profile window", file=sys.stderr)
         return 1
     return 0
 
@@ -557,6 +570,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-wait", action="store_true", help="only queue the patterns' writes (a server stores them)"
     )
     run.set_defaults(func=cmd_patterns_run)
+
+    profiles = sub.add_parser("profiles", help="keep what is known about each person").add_subparsers(
+        dest="profiles_command", required=True
+    )
+    run = profiles.add_parser(
+        "run", help="make profiles now, as the daily schedule does; print the report", parents=[common]
+    )
+    run.add_argument("--agent", help="only this agent (default: every agent with recent memory)")
+    run.add_argument("--tenant", help="only this tenant's agents (default: every tenant)")
+    run.add_argument(
+        "--no-wait", action="store_true", help="only queue the profiles' writes (a server stores them)"
+    )
+    run.set_defaults(func=cmd_profiles_run)
 
     _add_mcp_parser(sub)
     _add_knowledge_parser(sub)

@@ -10,8 +10,9 @@ every stale summary below it first (the cascade heals missing children), so the 
 The walk stops at the first summary that does not exist (nothing above it was made through it)
 or that was forgotten itself (it is never re-made, and its parent was re-made without it when it
 was forgotten). A recognised pattern made from a forgotten experience is marked stale the same
-way and its agent's pattern job queued (`services.pattern_recognition`), which re-makes it from the members
-left or drops it. Every step is in the audit trail: the forget or erase of the record (with the
+way and its agent's pattern job queued (`services.pattern_recognition`), which re-makes it from
+the members left or drops it; so is a person's profile made from a forgotten statement
+(`services.person_profiles`). Every step is in the audit trail: the forget or erase of the record (with the
 summaries it made stale), each stale mark, and later each re-make or deletion of a summary.
 """
 
@@ -24,12 +25,14 @@ from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.patterns import PatternJob
+from agent_memory.domain.profiles import STATEMENT_KINDS, ProfileJob
 from agent_memory.domain.records import MEMBER_KINDS, MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Clock, Job, JobQueue, StoreQuery, WritableMemory
 from agent_memory.services.pattern_recognition import recognised_patterns
+from agent_memory.services.person_profiles import made_profiles
 from agent_memory.services.staleness import is_stale, made_from
 
 #: Records read per round of an erasure (each round forgets what it read).
@@ -57,6 +60,9 @@ class _Walk:
     #: this operation marked stale.
     patterns: list[MemoryRecord] | None = None
     stale_patterns: list[str] = field(default_factory=list)
+    #: The same for the agent's profiles (read once, on the first forgotten statement).
+    profiles: list[MemoryRecord] | None = None
+    stale_profiles: list[str] = field(default_factory=list)
 
     def event(
         self, tenant_id: str, agent_id: str, record_id: str, action: str, detail: dict[str, object]
@@ -143,6 +149,8 @@ class ForgetService:
             return False
         if record.kind in MEMBER_KINDS:
             self._mark_patterns(record, walk)
+        if record.kind in STATEMENT_KINDS:
+            self._mark_profiles(record, walk)
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True
@@ -209,6 +217,20 @@ class ForgetService:
                 walk.stale_patterns.append(pattern.id)
                 walk.result.stale_summaries.append(pattern.id)
 
+    def _mark_profiles(self, record: MemoryRecord, walk: _Walk) -> None:
+        """Hide every profile made from ``record`` until its job re-makes it."""
+        if walk.profiles is None:
+            walk.profiles = made_profiles(self._store, record.tenant_id, record.agent_id, walk.now)
+        for profile in walk.profiles:
+            if record.id not in profile.source_ids or profile.id in walk.stale_profiles:
+                continue
+            event = walk.event(
+                profile.tenant_id, profile.agent_id, profile.id, AuditAction.STALE, {"because": record.id}
+            )
+            if self._store.mark_stale(profile.tenant_id, profile.agent_id, profile.id, event):
+                walk.stale_profiles.append(profile.id)
+                walk.result.stale_summaries.append(profile.id)
+
     def _parent_of(self, record: MemoryRecord) -> tuple[Grain, str] | None:
         """The summary a record is folded into: its local day's, or its period's parent."""
         if record.grain is Grain.WORKING:
@@ -232,6 +254,11 @@ class ForgetService:
                 tenant_id=tenant_id, agent_id=agent_id, reason="forget", stale=walk.stale_patterns
             )
             jobs.append(Job(key=job.key, body=job.model_dump_json()))
+        if walk.stale_profiles:
+            remake = ProfileJob(
+                tenant_id=tenant_id, agent_id=agent_id, reason="forget", stale=walk.stale_profiles
+            )
+            jobs.append(Job(key=remake.key, body=remake.model_dump_json()))
         if jobs:
             self._jobs.send(jobs)
             metrics.add_metric(

@@ -16,8 +16,7 @@ is idempotent: the same experiences give the same clusters, the same ids and no 
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -48,19 +47,13 @@ from agent_memory.domain.patterns import (
     stored_members,
 )
 from agent_memory.domain.records import MEMBER_KINDS, MemoryKind, MemoryRecord
-from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
-    AgentDirectory,
-    AgentRef,
     AuditAction,
     AuditEvent,
     Clock,
     Embedder,
-    Job,
-    JobQueue,
     PendingWrites,
-    PeriodScan,
     Retrieval,
     StoreQuery,
     Summarizer,
@@ -74,8 +67,6 @@ from agent_memory.services.staleness import is_stale
 
 #: The most patterns of one agent a run reads back to continue.
 MAX_PATTERNS = 1_000
-#: Jobs handed to the queue per send.
-SEND_BATCH = 100
 
 
 class PatternService:
@@ -353,69 +344,11 @@ class PatternService:
         self._store.append_audit(events)
 
 
-class PatternDispatch:
-    """Queues `PatternJob` s: for every agent with memory in the window (the schedule, or an
-    admin for its tenant), or for one agent. Each job holds a pending mark of its agent until it
-    has run, so ``wait_until_stored`` waits for the patterns too."""
-
-    def __init__(
-        self, store: AgentDirectory, jobs: JobQueue, pending: PendingWrites, clock: Clock, rules: PatternRules
-    ) -> None:
-        self._store = store
-        self._jobs = jobs
-        self._pending = pending
-        self._clock = clock
-        self._rules = rules
-
-    def queue_agent(self, tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"]) -> int:
-        self._send([self._job(tenant_id, agent_id, reason)])
-        return 1
-
-    def dispatch(self, at: datetime | None = None, tenant_id: str | None = None) -> int:
-        now = at or self._clock.now()
-        reason: Literal["schedule", "admin"] = "schedule" if tenant_id is None else "admin"
-        batch: list[PatternJob] = []
-        queued = 0
-        for agent in self._agents(now, tenant_id):
-            batch.append(self._job(agent.tenant_id, agent.agent_id, reason))
-            if len(batch) == SEND_BATCH:
-                self._send(batch)
-                queued, batch = queued + len(batch), []
-        if batch:
-            self._send(batch)
-            queued += len(batch)
-        metrics.add_metric(name="PatternJobsQueued", unit=MetricUnit.Count, value=queued)
-        logger.info("pattern jobs dispatched", extra={"jobs": queued})
-        return queued
-
-    @staticmethod
-    def _job(tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"]) -> PatternJob:
-        return PatternJob(
-            tenant_id=tenant_id, agent_id=agent_id, reason=reason, pending_id=f"job_{uuid.uuid4().hex}"
-        )
-
-    def _send(self, jobs: Sequence[PatternJob]) -> None:
-        for job in jobs:
-            assert job.pending_id is not None
-            self._pending.add(job.tenant_id, job.agent_id, [job.pending_id])
-        try:
-            self._jobs.send([Job(key=j.key, body=j.model_dump_json()) for j in jobs])
-        except DependencyError:
-            for job in jobs:
-                self._pending.discard(job.tenant_id, job.agent_id, [job.pending_id or ""])
-            raise
-
-    def _agents(self, now: datetime, tenant_id: str | None) -> Iterator[AgentRef]:
-        start = now - timedelta(days=self._rules.window_days)
-        cursor: str | None = None
-        while True:
-            page = self._store.agents_with_records(
-                PeriodScan(Grain.WORKING, start, now, cursor=cursor, tenant_id=tenant_id)
-            )
-            yield from page.agents
-            cursor = page.next_cursor
-            if cursor is None:
-                return
+def pattern_job(
+    tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"], pending_id: str
+) -> PatternJob:
+    """One agent's pattern job, as `services.agent_jobs.AgentJobDispatch` queues it."""
+    return PatternJob(tenant_id=tenant_id, agent_id=agent_id, reason=reason, pending_id=pending_id)
 
 
 def recognised_patterns(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:

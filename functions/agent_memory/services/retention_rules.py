@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from agent_memory.domain.cascade import PARENT_GRAIN, covered_span, key_for_day, local_date, parent_key
+from agent_memory.domain.derived import is_derived
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.keys import KeyInfo
-from agent_memory.domain.patterns import is_recognised_pattern
 from agent_memory.domain.plans import DECAY_FLOOR, Retention, decayed_importance, retention_of
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
@@ -227,8 +227,8 @@ class RetentionService:
             page = self._store.retention_candidates(tenant, grain, cutoff, cursor=cursor, limit=self._page)
             doomed: dict[str, list[str]] = {}
             for record in page.records:
-                if record.is_live(now) and is_recognised_pattern(record):
-                    continue  # lives while its members make it: the pattern job drops it, not a plan
+                if record.is_live(now) and is_derived(record):
+                    continue  # lives while its sources make it: its job drops it, not a plan
                 if record.is_live(now) and not folds.holds(record):
                     report.kept_unsummarized += 1
                 else:

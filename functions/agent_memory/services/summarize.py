@@ -47,10 +47,10 @@ from agent_memory.domain.cascade import (
     parent_key,
 )
 from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.derived import is_derived
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, summary_id
 from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_LINKS, MAX_TAGS
-from agent_memory.domain.patterns import is_recognised_pattern
 from agent_memory.domain.records import Link, MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import ExpectedChild, SummarizeJob
 from agent_memory.errors import ConfigurationError, DependencyError
@@ -232,9 +232,9 @@ class SummarizeService:
         child = CHILD_GRAIN[grain]
         found = self._store.records_in_span(tenant, agent, child, start, end, now)
         if grain is Grain.DAILY:
-            # A recognised pattern is made from other memories, which the days fold already;
-            # folded too, a re-made or dropped pattern would live on in its day's summary.
-            return [r for r in found if not is_recognised_pattern(r)]
+            # Patterns and profiles are made from other memories, which the days fold already;
+            # folded too, a re-made or dropped one would live on in its day's summary.
+            return [r for r in found if not is_derived(r)]
         wanted = child_keys(grain, key)
         by_key = {r.time_key: r for r in found if r.time_key in wanted}
         out: list[MemoryRecord] = []

@@ -176,18 +176,24 @@ def test_search_bodies_send_ranking_overrides_only_when_there_are_some() -> None
     assert locomo.search_body(question, as_of, {"lexical_weight": 0.0})["ranking"] == {"lexical_weight": 0.0}
 
 
-def test_results_map_to_turns_in_rank_order() -> None:
-    # GIVEN
+def test_results_map_to_turns_in_rank_order_and_a_profile_takes_a_place() -> None:
+    # GIVEN a turn, a profile made of two turns, another turn and the first again
     response = {
         "results": [
-            {"source": {"platform": "locomo", "message_id": "D2:2"}},
-            {"source": None},
-            {"source": {"platform": "locomo", "message_id": "D1:1"}},
-            {"source": {"platform": "locomo", "message_id": "D2:2"}},
+            {"id": "m1", "source": {"platform": "locomo", "message_id": "D2:2"}},
+            {"id": "prf_1", "source": None, "source_ids": ["m9", "m7"]},
+            {"id": "m3", "source": {"platform": "locomo", "message_id": "D1:1"}},
+            {"id": "m1", "source": {"platform": "locomo", "message_id": "D2:2"}},
         ]
     }
-    # WHEN / THEN
-    assert locomo.result_turns(response) == ["D2:2", "D1:1"]
+    # WHEN / THEN the profile holds its place and names no turn ...
+    assert locomo.result_turns(response) == ["D2:2", "record:prf_1", "D1:1"]
+    # ... or, credited with its sources, names them all in its one place
+    sources = {"m9": "D5:1", "m7": "D2:2"}
+    retrieved = locomo.result_turns(response, sources)
+    assert retrieved == ["D2:2", "D5:1|D2:2", "D1:1"]
+    assert locomo.recall_at(retrieved, ["D5:1", "D1:1"], 2) == 0.5
+    assert locomo.all_found_at(retrieved, ["D5:1", "D1:1"], 3)
 
 
 def test_recall_and_all_evidence_at_k() -> None:

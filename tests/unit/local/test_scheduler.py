@@ -34,7 +34,7 @@ def test_the_first_start_fires_nothing_and_later_ones_fire_what_came_due(tmp_pat
     clock._now = utc(2027, 1, 1, 5)
 
     # THEN each schedule fired for each of its times (finest grain first), with its scheduled time
-    assert s.run_pending() == 7
+    assert s.run_pending() == 8
     assert calls == [
         ("summarize-daily", {"grain": "daily", "scheduled_time": "2026-12-31T00:15:00+00:00"}),
         ("summarize-daily", {"grain": "daily", "scheduled_time": "2027-01-01T00:15:00+00:00"}),
@@ -43,6 +43,7 @@ def test_the_first_start_fires_nothing_and_later_ones_fire_what_came_due(tmp_pat
         ("summarize-yearly", {"grain": "yearly", "scheduled_time": "2027-01-01T04:15:00+00:00"}),
         ("retention", {}),
         ("patterns", {"job": "patterns", "scheduled_time": "2026-12-31T05:45:00+00:00"}),
+        ("profiles", {"job": "profiles", "scheduled_time": "2026-12-31T05:55:00+00:00"}),
     ]
     assert s.run_pending() == 0  # nothing fires twice
 
@@ -55,6 +56,7 @@ def test_the_due_list_merges_schedules_in_time_order(tmp_path: Path) -> None:
     assert [(t.isoformat(), sch.name) for t, sch in due] == [
         ("2026-12-31T05:15:00+00:00", "retention"),
         ("2026-12-31T05:45:00+00:00", "patterns"),
+        ("2026-12-31T05:55:00+00:00", "profiles"),
         ("2027-01-01T00:15:00+00:00", "summarize-daily"),
         ("2027-01-01T02:15:00+00:00", "summarize-monthly"),
         ("2027-01-01T03:15:00+00:00", "summarize-quarterly"),
@@ -69,8 +71,8 @@ def test_a_restart_catches_up_what_was_missed_while_it_was_off(tmp_path: Path) -
     # WHEN the machine was off for ten days and a new scheduler starts
     clock._now = utc(2026, 11, 30, 12)
     calls = Calls()
-    # 10 days (and 10 retention and 10 pattern runs), 2 Mondays
-    assert scheduler(tmp_path, clock, calls).run_pending() == 32
+    # 10 days (and 10 retention, 10 pattern and 10 profile runs), 2 Mondays
+    assert scheduler(tmp_path, clock, calls).run_pending() == 42
 
     assert [name for name, _ in calls].count("summarize-daily") == 10
     assert ("summarize-weekly", {"grain": "weekly", "scheduled_time": "2026-11-23T01:15:00+00:00"}) in calls

@@ -129,7 +129,11 @@ class BedrockSummarizer:
                     "content": [
                         {
                             "text": user_prompt(
-                                Grain(summary.grain), summary.period, summary.children, summary.part
+                                Grain(summary.grain),
+                                summary.period,
+                                summary.children,
+                                summary.part,
+                                summary.subject,
                             )
                         }
                     ],

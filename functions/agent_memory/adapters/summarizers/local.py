@@ -54,6 +54,8 @@ BUDGETS: Mapping[Grain, Budget] = {
     Grain.QUARTERLY: Budget(lines=28, chars=4_000),
     Grain.YEARLY: Budget(lines=36, chars=5_000),
 }
+#: What a profile keeps at most: its statements were chosen already (`domain.profiles`).
+PROFILE_BUDGET = Budget(lines=30, chars=5_000)
 
 _LABEL = re.compile(r"^\s*\[([^\]\n]{1,40})\]\s*")
 #: A sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket; not
@@ -149,6 +151,23 @@ def lowercase_words(sentences: Sequence[str]) -> frozenset[str]:
     return frozenset(w for s in sentences for w in _LOWER_WORD.findall(s))
 
 
+def profile_lines(children: Sequence[SummaryInput], budget: Budget = PROFILE_BUDGET) -> str:
+    """A profile without a model: each statement on one line under its date, in the order given,
+    cut like a sentence, while the budget lasts."""
+    lines: list[str] = []
+    used = 0
+    for child in children:
+        text = " ".join(child.text.split())
+        if len(text) > MAX_SENTENCE_CHARS:
+            text = text[: MAX_SENTENCE_CHARS - 1].rstrip() + "…"
+        line = f"[{child.label}] {text}"
+        if not text or len(lines) == budget.lines or used + len(line) + 1 > budget.chars:
+            continue
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
 class LocalExtractiveSummarizer:
     """Implements the `Summarizer` port by keeping sentences (see the module docstring).
 
@@ -187,6 +206,12 @@ class LocalExtractiveSummarizer:
         if request.purpose == "pattern":  # no model to generalise: the most typical member says it
             first = request.children[0].text.strip() if request.children else ""
             return SummaryText(text=first, model_id=self.model_id, prompt_version=self.prompt_version)
+        if request.purpose == "profile":  # no model to restate them: the statements, one a line
+            return SummaryText(
+                text=profile_lines(request.children),
+                model_id=self.model_id,
+                prompt_version=self.prompt_version,
+            )
         budget = self._budgets[Grain(request.grain)]
         sentences = sentences_of(request.children)
         kept = self._select(sentences, budget)

@@ -94,18 +94,37 @@ system names exactly as the experiences give them. Say only what the experiences
 preamble, no bullet characters."""
 
 
+PROFILE_SYSTEM = """You keep the long-term memory of an AI agent. You receive what one person \
+said about themselves over time, oldest first, each with its date.
+
+Write what is known about this person: who they are, what they do, what they like and dislike, \
+the people and things in their life, and what they plan. One fact per line, each starting with \
+the date it was said in square brackets; a later statement that changes an earlier one wins, and \
+the line says when it changed. Keep names, numbers and places exactly as given. Say only what the \
+statements support. No preamble, no bullet characters."""
+
+
 def system_prompt(grain: Grain, purpose: str = "period") -> str:
     if purpose == "pattern":
         return PATTERN_SYSTEM
+    if purpose == "profile":
+        return PROFILE_SYSTEM
     template = TEMPLATES[grain]
     return SYSTEM.format(task=template.task, max_lines=template.max_lines)
 
 
 def user_prompt(
-    grain: Grain, period: str, children: Sequence[SummaryInput], part: tuple[int, int] | None = None
+    grain: Grain,
+    period: str,
+    children: Sequence[SummaryInput],
+    part: tuple[int, int] | None = None,
+    subject: str | None = None,
 ) -> str:
-    """The period, then each child under its label (a one-line child on its label's line)."""
-    head = f"Period: {grain.value} {period}" if period else "Experiences:"
+    """The period (or the person), then each child under its label (a one-line child on its
+    label's line)."""
+    head = (
+        f"Person: {subject}" if subject else f"Period: {grain.value} {period}" if period else "Experiences:"
+    )
     if part is not None:
         head += "\n" + PART.format(index=part[0], count=part[1])
     blocks = []

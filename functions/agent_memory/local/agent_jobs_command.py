@@ -1,12 +1,13 @@
-"""`agent-memory patterns run`: recognise patterns now, in this process, and print what it did.
+"""`agent-memory patterns run` and `agent-memory profiles run`: a per-agent job now, in this
+process, and what it did.
 
-The daily schedule and ``POST /v1/admin/patterns`` queue one job per agent; this command runs
-the same pattern service on the same agents here, as `retention run` runs retention: for every
-agent with memory in the pattern window (``--tenant``: of that tenant only), or for one agent
+The daily schedules (and ``POST /v1/admin/patterns``) queue one job per agent; these commands
+run the same service on the same agents here, as `retention run` runs retention: for every
+agent with memory in the job's window (``--tenant``: of that tenant only), or for one agent
 (``--agent``; of every tenant that has memory of it in the window, unless ``--tenant`` names
-one). It prints the summed report (the admin route's fields, and the ids of the patterns
-written), having worked the local write queue until the patterns are stored, unless told not to
-wait. Runs are idempotent: a run beside the scheduled one changes nothing it would not.
+one). Each prints the summed report (for patterns the admin route's fields; the ids written),
+having worked the local write queue until the writes are stored, unless told not to wait. Runs
+are idempotent: a run beside the scheduled one changes nothing it would not.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.contract.v1_experience import PatternRunResponse
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.patterns import PatternJob, PatternReport
+from agent_memory.domain.profiles import ProfileJob, ProfileReport
 from agent_memory.local.worker import QueueWorker
 from agent_memory.ports import AgentRef, PeriodScan
 
@@ -28,9 +30,10 @@ from agent_memory.ports import AgentRef, PeriodScan
 IDLE_WAIT_S = 0.2
 
 
-def agents_in_window(now: datetime, tenant_id: str | None = None) -> Iterator[AgentRef]:
-    """Every (tenant, agent) with working memory in the pattern window, as the dispatch finds them."""
-    start = now - timedelta(days=container.current().pattern_rules.window_days)
+def agents_in_window(now: datetime, window_days: int, tenant_id: str | None = None) -> Iterator[AgentRef]:
+    """Every (tenant, agent) with working memory in the last ``window_days``, as the dispatch
+    finds them."""
+    start = now - timedelta(days=window_days)
     cursor: str | None = None
     while True:
         page = container.store().agents_with_records(
@@ -42,13 +45,14 @@ def agents_in_window(now: datetime, tenant_id: str | None = None) -> Iterator[Ag
             return
 
 
-def targets(tenant_id: str | None, agent_id: str | None, now: datetime) -> list[AgentRef]:
+def targets(tenant_id: str | None, agent_id: str | None, now: datetime, window_days: int) -> list[AgentRef]:
     """The agents to run: one named agent of a named tenant (whether or not it has memory in the
-    window: its stored patterns may need dropping), else the window's agents, narrowed to the
-    tenant and the agent given."""
+    window: what it stored may need dropping), else the window's agents, narrowed to the tenant
+    and the agent given."""
     if tenant_id is not None and agent_id is not None:
         return [AgentRef(tenant_id, agent_id)]
-    return [a for a in agents_in_window(now, tenant_id) if agent_id is None or a.agent_id == agent_id]
+    found = agents_in_window(now, window_days, tenant_id)
+    return [a for a in found if agent_id is None or a.agent_id == agent_id]
 
 
 def run(
@@ -57,10 +61,31 @@ def run(
     """Recognise the patterns of ``targets``; with ``wait``, store what was queued before returning."""
     report = PatternReport()
     service = container.pattern_service()
-    for agent in targets(tenant_id, agent_id, container.clock().now()):
+    window = container.current().pattern_rules.window_days
+    for agent in targets(tenant_id, agent_id, container.clock().now(), window):
         job = PatternJob(tenant_id=agent.tenant_id, agent_id=agent.agent_id, reason="admin")
         report.add(service.run(job))
     result: dict[str, Any] = {**PatternRunResponse.of(report).model_dump(), "patterns": report.patterns}
+    if wait:
+        result["pending"] = store_writes(timeout_s)
+    return result
+
+
+def run_profiles(
+    tenant_id: str | None = None, agent_id: str | None = None, wait: bool = True, timeout_s: float = 3600.0
+) -> dict[str, Any]:
+    """Make the profiles of ``targets``; with ``wait``, store what was queued before returning."""
+    report = ProfileReport()
+    service = container.profile_service()
+    window = container.current().profile_rules.window_days
+    for agent in targets(tenant_id, agent_id, container.clock().now(), window):
+        report.add(
+            service.run(ProfileJob(tenant_id=agent.tenant_id, agent_id=agent.agent_id, reason="admin"))
+        )
+    result: dict[str, Any] = {
+        name: getattr(report, name)
+        for name in ("agents", "records", "subjects", "made", "refreshed", "unchanged", "dropped", "profiles")
+    }
     if wait:
         result["pending"] = store_writes(timeout_s)
     return result

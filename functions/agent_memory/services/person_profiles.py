@@ -1,0 +1,287 @@
+"""Profiles: the scheduled job that keeps, per person, what is known about them.
+
+For one agent it reads the live working memory of the last ``window_days`` (the newest
+``max_records``), groups it by the person each memory speaks for (`domain.profiles`: per end
+user, then per speaker), chooses each person's most disclosing statements, and has the
+summarizer state what they say (a model writes facts, preferences and relations; the local
+summarizer keeps the statements, one a line). Each profile is one ``profile`` memory whose
+``source_ids`` are exactly its statements, written as an upsert on the agent's working-memory
+group, so a search finds it (its speaker is the person: a query naming them favours it) and
+returns it with its sources.
+
+A profile whose statements are unchanged is left alone (same id, no write); a person left with
+too few statements loses their profile. A forget of a statement hides its profile at once and
+queues this job (`services.forget`), which re-makes it without what was forgotten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Literal
+
+from agent_memory.domain.cascade import local_date
+from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import content_hash
+from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAGS
+from agent_memory.domain.profiles import (
+    PROFILED_BY,
+    PROFILER,
+    STATEMENT_KINDS,
+    SUBJECT,
+    ProfileJob,
+    ProfileReport,
+    ProfileRules,
+    Subject,
+    by_subject,
+    heading,
+    is_made_profile,
+    profile_id,
+    sources_equal,
+    statements,
+)
+from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import (
+    AuditAction,
+    AuditEvent,
+    Clock,
+    PendingWrites,
+    Retrieval,
+    StoreQuery,
+    Summarizer,
+    SummaryInput,
+    SummaryRequest,
+    WritableMemory,
+    WriteQueue,
+)
+from agent_memory.services.queued_writes import command_messages, send_pending
+from agent_memory.services.staleness import is_stale
+
+#: The most profiles of one agent a run reads back.
+MAX_PROFILES = 1_000
+#: Importance of a profile: who someone is outlasts any one thing they said.
+PROFILE_IMPORTANCE = 0.7
+
+
+class ProfileService:
+    def __init__(
+        self,
+        store: WritableMemory,
+        summarizer: Summarizer,
+        queue: WriteQueue,
+        pending: PendingWrites,
+        clock: Clock,
+        rules: ProfileRules,
+        timezone: str = "UTC",
+    ) -> None:
+        self._store = store
+        self._summarizer = summarizer
+        self._queue = queue
+        self._pending = pending
+        self._clock = clock
+        self._rules = rules
+        self._tz = timezone
+
+    def run(self, job: ProfileJob) -> ProfileReport:
+        """Make one agent's profiles now; what changed is queued for the writer."""
+        now = self._clock.now()
+        tenant, agent = job.tenant_id, job.agent_id
+        report = ProfileReport(agents=1)
+        records = self._records(tenant, agent, now)
+        report.records = len(records)
+        stored = self._profiles(tenant, agent, now, job.stale)
+        day_of = {r.id: local_date(r.occurred_at, self._tz).isoformat() for r in records}
+        writes: list[MemoryRecord] = []
+        kept: set[str] = set()
+        people = sorted(by_subject(records).items(), key=lambda kv: (kv[0].user_id or "", kv[0].key))
+        for subject, theirs in people:
+            chosen = statements(theirs, day_of, self._rules)
+            if len(chosen) < self._rules.min_statements:
+                continue
+            report.subjects += 1
+            pid = profile_id(tenant, agent, subject)
+            kept.add(pid)
+            existing = stored.get(pid) or self._store.get(tenant, agent, pid)
+            if (
+                existing is not None
+                and existing.deleted_at is not None
+                and not is_stale(self._store, existing)
+            ):
+                report.unchanged += 1  # forgotten by someone: it is not made again
+                continue
+            if existing is not None and existing.deleted_at is None and sources_equal(existing, chosen):
+                report.unchanged += 1
+                continue
+            record = self._profile(tenant, agent, subject, pid, existing, chosen, day_of, now)
+            writes.append(record)
+            if existing is None:
+                report.made += 1
+            else:
+                report.refreshed += 1
+        for pid, existing in stored.items():
+            if pid not in kept:
+                self._drop(existing, now)
+                report.dropped += 1
+        self._send(tenant, agent, writes)
+        if job.pending_id is not None:
+            self._pending.done(tenant, agent, [job.pending_id])
+        report.profiles = [w.id for w in writes]
+        metrics.add_metric(name="ProfilesMade", unit=MetricUnit.Count, value=report.made + report.refreshed)
+        metrics.add_metric(name="ProfilesDropped", unit=MetricUnit.Count, value=report.dropped)
+        logger.info(
+            "profiles made",
+            extra={
+                "agent_id": agent,
+                "reason": job.reason,
+                "records": report.records,
+                "subjects": report.subjects,
+                "made": report.made,
+                "refreshed": report.refreshed,
+                "dropped": report.dropped,
+            },
+        )
+        return report
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _records(self, tenant: str, agent: str, now: datetime) -> list[MemoryRecord]:
+        found = self._store.search(
+            StoreQuery(
+                tenant_id=tenant,
+                agent_id=agent,
+                now=now,
+                grains=(Grain.WORKING,),
+                start=now - timedelta(days=self._rules.window_days),
+                end=now,
+                kinds=STATEMENT_KINDS,
+                limit=self._rules.max_records,
+            )
+        )
+        return [c.record for c in found]
+
+    def _profiles(
+        self, tenant: str, agent: str, now: datetime, stale: Sequence[str]
+    ) -> dict[str, MemoryRecord]:
+        """The agent's profiles the service made: live ones and those a forget hid to be re-made."""
+        profiles = {p.id: p for p in made_profiles(self._store, tenant, agent, now)}
+        for pid in stale:
+            record = self._store.get(tenant, agent, pid)
+            if record is not None and is_made_profile(record) and is_stale(self._store, record):
+                profiles.setdefault(record.id, record)
+        return profiles
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def _profile(
+        self,
+        tenant: str,
+        agent: str,
+        subject: Subject,
+        pid: str,
+        existing: MemoryRecord | None,
+        chosen: Sequence[MemoryRecord],
+        day_of: dict[str, str],
+        now: datetime,
+    ) -> MemoryRecord:
+        content = self._statement(subject, chosen, day_of)
+        tags = list(dict.fromkeys(t for r in chosen for t in r.tags))[:MAX_TAGS]
+        return MemoryRecord(
+            id=pid,
+            tenant_id=tenant,
+            agent_id=agent,
+            user_id=subject.user_id,
+            user_ids=[subject.user_id] if subject.user_id else [],
+            grain=Grain.WORKING,
+            kind=MemoryKind.PROFILE,
+            speaker=subject.speaker,
+            content=content,
+            importance=PROFILE_IMPORTANCE,
+            tags=tags,
+            metadata={PROFILED_BY: PROFILER, SUBJECT: subject.metadata(), "statements": len(chosen)},
+            source_ids=[r.id for r in chosen],
+            content_hash=content_hash(content),
+            created_at=existing.created_at if existing is not None else now,
+            updated_at=now,
+            occurred_at=max(r.occurred_at for r in chosen),
+        )
+
+    def _statement(self, subject: Subject, chosen: Sequence[MemoryRecord], day_of: dict[str, str]) -> str:
+        """What the statements say about ``subject``, under a heading that names them."""
+        inputs: list[SummaryInput] = []
+        size = 0
+        for r in chosen:
+            size += len(r.content)
+            if inputs and size > self._summarizer.max_input_chars:
+                break
+            inputs.append(SummaryInput(label=day_of.get(r.id, ""), text=r.content))
+        made = self._summarizer.summarize(
+            SummaryRequest(
+                grain=Grain.WORKING, period="", children=inputs, purpose="profile", subject=subject.name
+            )
+        )
+        text = f"{heading(subject)}\n{made.text.strip()}"
+        while len(text.encode("utf-8")) > MAX_CONTENT_BYTES:
+            text = text[: len(text) * 9 // 10]
+        return text
+
+    def _drop(self, profile: MemoryRecord, now: datetime) -> None:
+        """A profile its person no longer has statements enough for: hidden now (if it is not
+        already) and left for the purge, with the reason in the audit trail."""
+        event = AuditEvent(
+            tenant_id=profile.tenant_id,
+            agent_id=profile.agent_id,
+            record_id=profile.id,
+            action=AuditAction.PROFILE_DROPPED,
+            actor="profiles",
+            at=now,
+            detail={"min_statements": self._rules.min_statements},
+        )
+        if profile.deleted_at is None:
+            self._store.soft_delete(profile.tenant_id, profile.agent_id, profile.id, event)
+        else:
+            self._store.append_audit([event])
+
+    def _send(self, tenant: str, agent: str, records: Sequence[MemoryRecord]) -> None:
+        if not records:
+            return
+        messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
+        send_pending(self._queue, self._pending, tenant, agent, [r.id for r in records], messages)
+        self._store.append_audit(
+            [
+                AuditEvent(
+                    tenant_id=tenant,
+                    agent_id=agent,
+                    record_id=r.id,
+                    action=AuditAction.PROFILE_MADE,
+                    actor="profiles",
+                    at=r.updated_at,
+                    detail={"statements": r.source_ids[-20:], "statement_count": len(r.source_ids)},
+                )
+                for r in records
+            ]
+        )
+
+
+def profile_job(
+    tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"], pending_id: str
+) -> ProfileJob:
+    """One agent's profile job, as `services.agent_jobs.AgentJobDispatch` queues it."""
+    return ProfileJob(tenant_id=tenant_id, agent_id=agent_id, reason=reason, pending_id=pending_id)
+
+
+def made_profiles(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
+    """The agent's live profiles that the service made (at most `MAX_PROFILES`): what a run
+    continues and what a forget looks through for the forgotten statement."""
+    found = store.search(
+        StoreQuery(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            now=now,
+            grains=(Grain.WORKING,),
+            kinds=(MemoryKind.PROFILE,),
+            limit=MAX_PROFILES,
+        )
+    )
+    return [c.record for c in found if is_made_profile(c.record)]
