@@ -975,8 +975,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--configs",
-        default=",".join(CONFIGS),
-        help=f"comma-separated, of: {', '.join(CONFIGS)} (default: all)",
+        default=",".join(DEFAULT_CONFIGS),
+        help=f"comma-separated, of: {', '.join(CONFIGS)} (default: all but the profile rows)",
     )
     parser.add_argument(
         "--conversations", type=int, default=0, help="only the first N conversations (quick runs)"
