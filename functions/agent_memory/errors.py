@@ -76,5 +76,11 @@ class DependencyError(AgentMemoryError, code="dependency_unavailable", status=50
     """An outside system (store, queue, model) failed; retrying later may succeed."""
 
 
+class ProviderKeyRejectedError(AgentMemoryError, code="provider_key_rejected", status=424):
+    """The tenant's own model provider refused the tenant's own key (revoked, wrong, or without
+    access to the model). No retry helps and the operator's key is never used instead: the
+    tenant sets a working key (``PUT /v1/admin/settings``). The message never holds the key."""
+
+
 class ConfigurationError(AgentMemoryError, code="configuration_error", status=500):
     """Settings or stored state that cannot work together (e.g. an embedding dimension mismatch)."""
