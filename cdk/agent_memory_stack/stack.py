@@ -21,6 +21,7 @@ from agent_memory_stack.parts import StackParts
 from agent_memory_stack.retention import Retention
 from agent_memory_stack.scheduling import Scheduling
 from agent_memory_stack.summarization import Summarization
+from agent_memory_stack.tenant_settings import TenantSettingsTable
 from agent_memory_stack.vector_store import VectorStore
 from agent_memory_stack.write_pipeline import WritePipeline
 
@@ -59,6 +60,10 @@ class AgentMemoryStack(Stack):
             summarize_queue=self.summaries.queue,
         )
         self.retention.grant_start(self.api.api_function)
+        self.tenant_settings = TenantSettingsTable(
+            self, "TenantSettings", prefix=config.prefix, retain=config.retain_data
+        )
+        self.tenant_settings.attach(self.factory.functions)
         self.observability = Observability(
             self,
             "Observability",

@@ -31,6 +31,7 @@ from agent_memory.ports import (
     TopicStore,
     WriteQueue,
 )
+from agent_memory.ports.tenancy import SecretStore, TenantSettingsStore
 from agent_memory.services.agent_jobs import AgentJobDispatch
 from agent_memory.services.agents import AgentsService
 from agent_memory.services.context import ContextService
@@ -47,6 +48,7 @@ from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
 from agent_memory.services.store_writes import WriterService
 from agent_memory.services.summarize import SummarizeService
+from agent_memory.services.tenant_configuration import SettingsCache, TenantSettingsService
 from agent_memory.services.timeline import TimelineService
 from agent_memory.services.topics import TopicCache, TopicService
 from agent_memory.services.write import WriteService
@@ -181,6 +183,48 @@ class Container:
         return TopicCache(self.topic_store, ttl_s=self.settings.topics_cache_s)
 
     @cached_property
+    def tenant_settings_store(self) -> TenantSettingsStore:
+        if self.settings.tenant_settings == "dynamodb":
+            from agent_memory.adapters.dynamodb_tenant_settings import DynamoDbTenantSettingsStore
+
+            return DynamoDbTenantSettingsStore(self.settings.resource("tenant_settings_table"))
+        from agent_memory.adapters.sqlite.sqlite_tenant_settings import SqliteTenantSettingsStore
+
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return SqliteTenantSettingsStore(self.settings.tenant_settings_path)
+
+    @cached_property
+    def settings_cache(self) -> SettingsCache:
+        """One per process, like the topic cache (services/tenant_settings.py)."""
+        return SettingsCache(self.tenant_settings_store, ttl_s=self.settings.tenant_settings_cache_s)
+
+    @cached_property
+    def secret_store(self) -> SecretStore:
+        s = self.settings
+        if s.secrets == "secretsmanager":
+            from agent_memory.adapters.secretsmanager_secrets import SecretsManagerSecretStore
+
+            return SecretsManagerSecretStore(
+                s.secrets_prefix, kms_key_id=s.secrets_kms_key_id, region=s.aws_region
+            )
+        from agent_memory.adapters.local_secrets import LocalFileSecretStore
+
+        return LocalFileSecretStore(s.secrets_path)
+
+    @cached_property
+    def tenant_settings_service(self) -> TenantSettingsService:
+        from agent_memory.domain.plans import load_plans
+
+        return TenantSettingsService(
+            self.settings_cache,
+            self.secret_store,
+            self.store,
+            self.clock,
+            load_plans(self.settings.plans),
+            self.settings.max_working_per_agent,
+        )
+
+    @cached_property
     def summarizer(self) -> Summarizer:
         from agent_memory.adapters.summarizers import build_summarizer
 
@@ -251,7 +295,12 @@ class Container:
 
         ttls = default_ttl_days if self.settings.default_ttls else None
         return WriteService(
-            self.write_queue, self.pending, self.clock, default_ttl_days=ttls, topics=self.topic_cache
+            self.write_queue,
+            self.pending,
+            self.clock,
+            default_ttl_days=ttls,
+            topics=self.topic_cache,
+            settings=self.settings_cache,
         )
 
     @cached_property
@@ -268,6 +317,7 @@ class Container:
             topics=self.topic_cache,
             reranker=self.reranker,
             knowledge=self.store,
+            settings=self.settings_cache,
         )
 
     @cached_property
@@ -377,6 +427,7 @@ class Container:
             context_turns=s.context_turns,
             dedup_scope=s.dedup_scope,
             timezone=s.timezone,
+            settings=self.settings_cache,
         )
 
     @cached_property
@@ -407,6 +458,7 @@ class Container:
             max_unsummarized=timedelta(days=s.retention_max_unsummarized_days),
             forget_grace=timedelta(days=s.forget_grace_days),
             max_working=s.max_working_per_agent,
+            settings=self.settings_cache,
         )
 
     @cached_property
@@ -454,6 +506,10 @@ class ApiServices:
     @property
     def pattern_dispatch(self) -> AgentJobDispatch:
         return self.root.pattern_dispatch
+
+    @property
+    def tenant_settings(self) -> TenantSettingsService:
+        return self.root.tenant_settings_service
 
     @property
     def knowledge(self) -> KnowledgeService:

@@ -25,6 +25,7 @@ _NAMED_RESOURCES = (
     ("pending", "dynamodb", "pending_table"),
     ("idempotency", "dynamodb", "idempotency_table"),
     ("topics", "dynamodb", "topics_table"),
+    ("tenant_settings", "dynamodb", "tenant_settings_table"),
 )
 
 
@@ -66,6 +67,16 @@ class Settings(BaseSettings):
     topics: Literal["local", "dynamodb"] = "local"
     topics_table: str | None = None
     topics_cache_s: float = Field(default=60.0, ge=0, le=3600)
+    #: Each tenant's own settings (``/v1/admin/settings``): SQLite (``tenant_settings.db``) or a
+    #: DynamoDB table; read through a per-tenant cache of ``tenant_settings_cache_s`` seconds.
+    tenant_settings: Literal["local", "dynamodb"] = "local"
+    tenant_settings_table: str | None = None
+    tenant_settings_cache_s: float = Field(default=60.0, ge=0, le=3600)
+    #: Tenants' provider keys: 0600 files under ``<data_dir>/secrets`` locally, or AWS Secrets
+    #: Manager under ``secrets_prefix`` (encrypted with ``secrets_kms_key_id``, or the AWS key).
+    secrets: Literal["local", "secretsmanager"] = "local"
+    secrets_prefix: str = "agent-memory"
+    secrets_kms_key_id: str | None = None
     #: SQS queue of summarize jobs (one per agent-period), fed by the dispatcher.
     summarize_queue_url: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
@@ -210,6 +221,14 @@ class Settings(BaseSettings):
     @property
     def topics_path(self) -> Path:
         return self.data_dir / "topics.db"
+
+    @property
+    def tenant_settings_path(self) -> Path:
+        return self.data_dir / "tenant_settings.db"
+
+    @property
+    def secrets_path(self) -> Path:
+        return self.data_dir / "secrets"
 
     @property
     def idempotency_path(self) -> Path:

@@ -521,6 +521,14 @@ def _resources(service: str, operation: str, params: dict[str, Any]) -> list[str
         return [f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule/*"]
     if service == "sts":
         return []
+    if service == "secretsmanager":
+        name = params.get("SecretId") or params["Name"]
+        # AWS appends six random characters to a secret's name in its ARN
+        return [
+            name
+            if name.startswith("arn:")
+            else f"arn:{PARTITION}:secretsmanager:{REGION}:{ACCOUNT}:secret:{name}-Ab12Cd"
+        ]
     raise AssertionError(f"{service}.{operation}: the harness does not know its resource")
 
 

@@ -562,6 +562,60 @@ def test_the_profile_schedule_makes_a_persons_profile_and_a_forget_reaches_it(de
     assert not [c for c in deployment.calls if not c.allowed]
 
 
+PROVIDER_KEY = "sk-test-0123456789abcdefWXYZ"
+
+
+def test_tenant_settings_are_changed_by_the_api_and_read_by_the_writer_and_the_search(
+    deployment: Deployment,
+) -> None:
+    # GIVEN a tenant that never set anything
+    bootstrap(deployment)
+    admin = "admin read write forget"
+    got = deployment.run("Api", api_event("GET", "/v1/admin/settings", scopes=admin))
+    assert got["statusCode"] == 200, got
+    assert json.loads(got["body"])["version"] == 0
+
+    # WHEN its admin turns merging off, sets ranking and a provider key
+    change = {
+        "version": 0,
+        "settings": {"merge_near_duplicates": False, "ranking": {"lexical_weight": 0.0}},
+        "provider_key": PROVIDER_KEY,
+    }
+    put = deployment.run("Api", api_event("PUT", "/v1/admin/settings", change, scopes=admin))
+
+    # THEN the key is stored as a secret and shown by its last four characters only
+    assert put["statusCode"] == 200, put
+    assert PROVIDER_KEY not in put["body"]
+    answer = json.loads(put["body"])
+    assert answer["version"] == 1 and answer["provider_key"]["last4"] == "WXYZ"
+    again = deployment.run("Api", api_event("GET", "/v1/admin/settings", scopes=admin))
+    assert json.loads(again["body"])["provider_key"]["last4"] == "WXYZ" and PROVIDER_KEY not in again["body"]
+    # AND the writer reads the settings: the same words twice stay two memories
+    first = write(deployment, "Mia booked the movers for the Lisbon office.")
+    second = write(deployment, "Mia booked the movers for the Lisbon office.")
+    work(deployment)
+    for rid in (*first, *second):
+        got = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories/{rid}"))
+        assert json.loads(got["body"])["id"] == rid
+    # AND the search function reads them too (its ranking)
+    found = deployment.run(
+        "Search", api_event("POST", f"/v1/agents/{AGENT}/memories/search", {"query": "movers Lisbon"})
+    )
+    assert found["statusCode"] == 200, found
+    assert len(json.loads(found["body"])["results"]) == 2
+    # AND a change from a stale version is refused; a new key replaces the old; clearing removes it
+    stale = deployment.run("Api", api_event("PUT", "/v1/admin/settings", change, scopes=admin))
+    assert stale["statusCode"] == 409, stale
+    rotate = {"version": 1, "settings": change["settings"], "provider_key": "sk-rotated-0000QRST"}
+    rotated = deployment.run("Api", api_event("PUT", "/v1/admin/settings", rotate, scopes=admin))
+    assert json.loads(rotated["body"])["provider_key"]["last4"] == "QRST", rotated
+    clear = {"version": 2, "settings": {}, "clear_provider_key": True}
+    cleared = deployment.run("Api", api_event("PUT", "/v1/admin/settings", clear, scopes=admin))
+    assert cleared["statusCode"] == 200, cleared
+    assert json.loads(cleared["body"])["provider_key"] is None
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
 def test_the_admin_patterns_route_queues_jobs_the_worker_runs(deployment: Deployment) -> None:
     # GIVEN three experiences with the same finding, from two runs
     bootstrap(deployment)

@@ -31,6 +31,8 @@ PATHS: list[Callable[[Deployment], None]] = [
         )
         for function in ("SummarizeDispatch", "Retention")
     ),
+    paths.test_tenant_settings_are_changed_by_the_api_and_read_by_the_writer_and_the_search,
+    paths.test_the_profile_schedule_makes_a_persons_profile_and_a_forget_reaches_it,
     paths.test_feedback_on_an_experience_is_queued_by_the_api_and_counted_by_the_writer,
     paths.test_the_pattern_schedule_dispatches_a_job_the_worker_recognises_a_pattern_and_the_writer_stores_it,
     paths.test_the_admin_patterns_route_queues_jobs_the_worker_runs,

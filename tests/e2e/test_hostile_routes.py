@@ -104,6 +104,28 @@ DOC = "/v1/knowledge/documents"
 READERS = "/v1/admin/agents/{agent_id}/readers"
 
 
+def _settings(draw: st.DrawFn) -> Request:
+    """A settings change with hostile values in every field a tenant types."""
+    settings: dict[str, Any] = {}
+    if draw(st.booleans()):
+        settings["embedding"] = {
+            "provider": draw(st.sampled_from(["bedrock", "openai", "local", "x"])),
+            "model": draw(PHRASES),
+            **({"endpoint": draw(PHRASES)} if draw(st.booleans()) else {}),
+            **({"dimension": draw(st.integers(-5, 100_000))} if draw(st.booleans()) else {}),
+        }
+    if draw(st.booleans()):
+        settings["retention_hours"] = {draw(PHRASES): draw(st.one_of(st.none(), st.integers(-10, 10**9)))}
+    if draw(st.booleans()):
+        settings["ttl_days"] = {draw(st.sampled_from(["fact", "note", "nope"])): draw(st.integers(-1, 10**6))}
+    if draw(st.booleans()):
+        settings["ranking"] = {"lexical_weight": draw(st.floats(allow_nan=True, allow_infinity=True))}
+    body: dict[str, Any] = {"version": draw(st.integers(-1, 3)), "settings": settings}
+    if draw(st.booleans()):
+        body["provider_key"] = draw(PHRASES)
+    return "PUT", "/v1/admin/settings", body
+
+
 def _search(route: str) -> Callable[[st.DrawFn], Request]:
     def make(draw: st.DrawFn) -> Request:
         body: dict[str, Any] = {"query": draw(PHRASES), "as_of": draw(EDGE_INSTANTS)}
@@ -189,6 +211,8 @@ CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
     ("POST", "/v1/admin/patterns"): lambda d: (
         "POST", "/v1/admin/patterns", d(st.one_of(st.just({}), st.builds(lambda a: {"agent_id": a}, PHRASES)))
     ),
+    ("GET", "/v1/admin/settings"): lambda d: ("GET", "/v1/admin/settings", None),
+    ("PUT", "/v1/admin/settings"): _settings,
 }  # fmt: skip
 
 

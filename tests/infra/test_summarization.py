@@ -215,7 +215,8 @@ def test_retention_reads_the_plan_overrides_and_touches_the_store_and_the_job_qu
         {"Fn::GetAtt": [synth.logical_id(synth.stack.summaries.queue), "Arn"]},
         {"Fn::GetAtt": [synth.logical_id(synth.stack.scheduling.run_failures), "Arn"]},  # failed runs
     ]
-    # Plans come from the tenants' keys: a scan of the tenants table, nothing else in DynamoDB.
+    # Plans come from the tenants' keys (a scan of the tenants table), a tenant's own retention
+    # from its settings (one item): nothing else in DynamoDB.
     tenants = synth.stack.api.tenants
     dynamo = [s for s in synth.function_statements("Retention") if str(s["Action"]).startswith("dynamodb")]
     assert dynamo == [
@@ -223,7 +224,12 @@ def test_retention_reads_the_plan_overrides_and_touches_the_store_and_the_job_qu
             "Action": "dynamodb:Scan",
             "Effect": "Allow",
             "Resource": {"Fn::GetAtt": [synth.logical_id(tenants), "Arn"]},
-        }
+        },
+        {
+            "Action": "dynamodb:GetItem",
+            "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [synth.logical_id(synth.stack.tenant_settings.table), "Arn"]},
+        },
     ]
     env = synth.function("Retention")["Environment"]["Variables"]
     assert env["AGENT_MEMORY_TENANTS_TABLE"] == {"Ref": synth.logical_id(tenants)}

@@ -80,7 +80,13 @@ def test_writer_may_dead_letter_and_clear_pending_but_not_enqueue(synth: Synth) 
     assert [s["Resource"] for s in sends] == [_arn(synth, writes.dead_letters)]
     dynamo = [s for s in statements if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))]
     assert dynamo == [
-        {"Action": "dynamodb:BatchWriteItem", "Effect": "Allow", "Resource": [_arn(synth, writes.pending)]}
+        {"Action": "dynamodb:BatchWriteItem", "Effect": "Allow", "Resource": [_arn(synth, writes.pending)]},
+        # whether the tenant merges near duplicates (its settings, on a cache miss)
+        {
+            "Action": "dynamodb:GetItem",
+            "Effect": "Allow",
+            "Resource": _arn(synth, synth.stack.tenant_settings.table),
+        },
     ]
     env = synth.function("Writer")["Environment"]["Variables"]
     assert env["AGENT_MEMORY_DEAD_LETTER_QUEUE_URL"] == {"Ref": synth.logical_id(writes.dead_letters)}

@@ -18,5 +18,8 @@ class AuditAction:
     PATTERN_DROPPED = "pattern_dropped"  # a pattern whose members no longer make one, deleted
     PROFILE_MADE = "profile_made"  # a person's profile made or re-made (detail: statements)
     PROFILE_DROPPED = "profile_dropped"  # a profile with too few statements left, deleted
+    SETTINGS_CHANGED = (
+        "settings_changed"  # a tenant's settings (detail: fields before/after; key set/cleared)
+    )
     READ_GRANTED = "read_granted"  # another agent may read this agent's memory (detail: reader)
     READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)

@@ -95,6 +95,11 @@ def load_plans(raw: str | None) -> dict[str, Retention]:
     return plans
 
 
+def hours_of(plans: Mapping[str, Retention], plan: str | None) -> Retention:
+    """Hours each grain is kept on ``plan`` (an unknown plan is the default plan)."""
+    return dict(plans.get(plan or DEFAULT_PLAN, plans[DEFAULT_PLAN]))
+
+
 def retention_of(plans: Mapping[str, Retention], plan: str | None, grain: Grain) -> timedelta | None:
     """How long ``grain`` is kept on ``plan`` (an unknown plan is the default plan)."""
     hours = plans.get(plan or DEFAULT_PLAN, plans[DEFAULT_PLAN])[Grain(grain)]

@@ -6,13 +6,14 @@ plan allows, never for more (`check_within_plan`). The tenant's provider key is 
 settings: it is a secret (`ports.tenancy.SecretStore`), set and cleared beside them and only ever
 shown as its last four characters.
 
-Pure (no I/O): `services.tenant_settings` reads, checks, stores and caches them.
+Pure (no I/O): `services.tenant_configuration` reads, checks, stores and caches them.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import urllib.parse
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -169,6 +170,21 @@ class SecretInfo(BaseModel):
 
     last4: str = Field(max_length=4)
     set_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsView:
+    """What the admin reads: the settings, their version, the plan's bounds, and of the key only
+    its last four characters and when it was set."""
+
+    tenant_id: str
+    settings: TenantSettings
+    version: int
+    updated_at: str | None
+    updated_by: str | None
+    plan: str
+    plan_retention_hours: Retention
+    provider_key: SecretInfo | None
 
 
 def check_within_plan(settings: TenantSettings, plan: Retention) -> list[str]:

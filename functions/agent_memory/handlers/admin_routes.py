@@ -20,6 +20,7 @@ from agent_memory.contract.v1 import (
 )
 from agent_memory.contract.v1_experience import PatternRunRequest, PatternRunResponse
 from agent_memory.contract.v1_grants import ReadersResponse, ReadGrantResponse
+from agent_memory.contract.v1_settings import SettingsResponse, SettingsUpdate
 from agent_memory.domain.caller import ADMIN_SCOPE
 from agent_memory.domain.patterns import PatternReport
 from agent_memory.domain.types import AgentId
@@ -96,3 +97,24 @@ def list_readers(agent_id: AgentPath) -> Response[ReadersResponse]:
     caller = caller_of(router, scope=ADMIN_SCOPE)
     readers = container.api_services().read_grants.readers(caller.tenant_id, agent_id)
     return json_response(200, ReadersResponse(agent_id=agent_id, readers=readers))
+
+
+@router.get("/v1/admin/settings")
+def admin_settings() -> Response[SettingsResponse]:
+    """The caller's tenant's settings (admin scope): models, retention within the plan, TTLs by
+    kind, the per-agent bound, ranking defaults, merging; of the provider key only its last four
+    characters and when it was set."""
+    caller = caller_of(router, scope=ADMIN_SCOPE)
+    return json_response(200, SettingsResponse.of(container.api_services().tenant_settings.view(caller)))
+
+
+@router.put("/v1/admin/settings")
+def admin_put_settings(body: SettingsUpdate) -> Response[SettingsResponse]:
+    """Replace the caller's tenant's settings (admin scope), naming the version read (409 when
+    another change came first); set or clear its provider key. Audited, the key never."""
+    caller = caller_of(router, scope=ADMIN_SCOPE)
+    key = body.provider_key.get_secret_value() if body.provider_key is not None else None
+    view = container.api_services().tenant_settings.update(
+        caller, body.settings, body.version, provider_key=key, clear_provider_key=body.clear_provider_key
+    )
+    return json_response(200, SettingsResponse.of(view))

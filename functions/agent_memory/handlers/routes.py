@@ -79,6 +79,8 @@ ROUTES: tuple[Route, ...] = (
     Route("PUT", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin"),
     Route("DELETE", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin"),
     Route("GET", "/v1/admin/agents/{agent_id}/readers", "admin"),
+    Route("GET", "/v1/admin/settings", "admin"),
+    Route("PUT", "/v1/admin/settings", "admin", body=True),
     Route("GET", "/v1/openapi.json", "openapi"),
 )
 

@@ -1,11 +1,12 @@
 """Ports of a tenant's own configuration: its settings and its provider key.
 
 Kept apart from the memory ports: neither is read on the hot path except through a short
-per-tenant cache (`services.tenant_settings.SettingsCache`).
+per-tenant cache (`services.tenant_configuration.SettingsCache`).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Protocol
 
 from agent_memory.domain.tenant_settings import SecretInfo, StoredSettings, TenantSettings
@@ -20,7 +21,7 @@ class TenantSettingsStore(Protocol):
         ...
 
     def put_settings(
-        self, tenant_id: str, settings: TenantSettings, expected_version: int, actor: str
+        self, tenant_id: str, settings: TenantSettings, expected_version: int, actor: str, at: datetime
     ) -> StoredSettings:
         """Store ``settings`` as version ``expected_version + 1`` if the stored version is still
         ``expected_version`` (0: none stored yet); else `ConflictError`, nothing written."""

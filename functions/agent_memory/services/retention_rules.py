@@ -44,9 +44,10 @@ from agent_memory.domain.derived import is_derived
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.keys import KeyInfo
-from agent_memory.domain.plans import DECAY_FLOOR, Retention, decayed_importance, retention_of
+from agent_memory.domain.plans import DECAY_FLOOR, Retention, decayed_importance, hours_of
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.domain.tenant_settings import effective_retention
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
@@ -60,6 +61,7 @@ from agent_memory.ports import (
     PeriodScan,
     TenantPlans,
 )
+from agent_memory.services.tenant_configuration import SettingsCache
 
 #: Records read per page, and so deleted per call at most.
 PAGE = 1000
@@ -136,6 +138,7 @@ class RetentionService:
         forget_grace: timedelta = timedelta(days=7),
         max_working: int = 10_000,
         page: int = PAGE,
+        settings: SettingsCache | None = None,
     ) -> None:
         """``jobs`` takes the summarize jobs for periods whose records no summary holds yet;
         ``max_unsummarized`` is how long such a record may wait before it counts as overdue."""
@@ -149,6 +152,8 @@ class RetentionService:
         self._max_working = max_working
         self._page = page
         self._jobs = jobs
+        #: A tenant's own retention (shorter than its plan's, never longer) and per-agent bound.
+        self._settings = settings
 
     def run(self, tenants: Iterable[str] | None = None) -> RetentionReport:
         """Clean up every tenant with records (or those named); what was done."""
@@ -199,16 +204,19 @@ class RetentionService:
 
     def _tenant(self, tenant: str, now: datetime, report: RetentionReport) -> None:
         plan = self._plans.plan_of(tenant)
+        own = self._settings.settings(tenant) if self._settings is not None else None
+        hours = effective_retention(hours_of(self._retention, plan), own)
         folds = _Folds(self._store, self._tz, now, now - self._max_unsummarized)
         for grain in Grain:  # finest first
-            kept = retention_of(self._retention, plan, grain)
+            kept = hours.get(grain)
             if kept is None:
                 continue
-            deleted = self._grain(tenant, grain, now - kept, now, folds, report)
+            deleted = self._grain(tenant, grain, now - timedelta(hours=kept), now, folds, report)
             report.deleted[grain.value] = report.deleted.get(grain.value, 0) + deleted
         report.purged += self._store.purge(tenant, now, now - self._grace)
-        if retention_of(self._retention, plan, Grain.WORKING) is not None:  # unlimited: never
-            self._quota(tenant, now, folds, report)
+        if hours.get(Grain.WORKING) is not None:  # unlimited: never
+            bound = own.max_working_per_agent if own is not None else None
+            self._quota(tenant, now, folds, report, min(self._max_working, bound or self._max_working))
         self._queue_summaries(tenant, folds, report)
         logger.info("retention of a tenant", extra={"tenant_id": tenant, "plan": plan})
 
@@ -279,7 +287,9 @@ class RetentionService:
 
     # -- quota and decay ------------------------------------------------------------------------
 
-    def _quota(self, tenant: str, now: datetime, folds: _Folds, report: RetentionReport) -> None:
+    def _quota(
+        self, tenant: str, now: datetime, folds: _Folds, report: RetentionReport, max_working: int
+    ) -> None:
         for _, agent in self._agents(Grain.WORKING, tenant):
             records = self._working(tenant, agent, now)
             worth = {r.id: _worth(r, now) for r in records}
@@ -287,7 +297,7 @@ class RetentionService:
             records.sort(key=lambda r: (worth[r.id], r.occurred_at, r.id))
             decayed = [r.id for r in records if worth[r.id] < DECAY_FLOOR and folds.holds(r)]
             gone = set(decayed)
-            excess = len(records) - len(gone) - self._max_working
+            excess = len(records) - len(gone) - max_working
             over: list[str] = []
             for record in records:
                 if excess <= 0:

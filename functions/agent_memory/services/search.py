@@ -34,6 +34,7 @@ from agent_memory.ports import (
     StoreQuery,
     Vector,
 )
+from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.topics import TopicCache
 
 #: How many candidates to pull per signal for each result asked for: fusion needs head-room.
@@ -78,8 +79,11 @@ class SearchService:
         topics: TopicCache | None = None,
         reranker: Reranker | None = None,
         knowledge: KnowledgeStore | None = None,
+        settings: SettingsCache | None = None,
     ) -> None:
         self._store = store
+        #: A tenant's ranking defaults (`TenantSettings.ranking`) come between ours and a search's.
+        self._settings = settings
         #: The tenant's shared knowledge, searched when a query asks for ``shared``.
         self._knowledge = knowledge
         #: An optional cross-encoder that re-scores the head of the ranking (`_rerank`).
@@ -89,6 +93,11 @@ class SearchService:
         self._weights = weights
         #: The tenant's topic dictionary widens the lexical query (services/topics.py).
         self._topics = topics
+
+    def _tenant_weights(self, tenant_id: str) -> RankingWeights:
+        if self._settings is None:
+            return self._weights
+        return self._weights.with_overrides(self._settings.settings(tenant_id).ranking.overrides())
 
     def _rerank(
         self, query: str, ranked: list[Found], relevance: dict[str, float], wanted: int
@@ -228,7 +237,7 @@ class SearchService:
         now = self._clock.now()
         as_of = request.as_of or now
         query = request.query
-        weights = self._weights.with_overrides(request.ranking)
+        weights = self._tenant_weights(tenant_id).with_overrides(request.ranking)
         hints = time_hints(query, as_of) if weights.time_hints else []
         vector = self._embedder.embed([query])[0] if query else None
         text = self._topics.expand_query(tenant_id, query) if self._topics else query

@@ -39,6 +39,7 @@ from agent_memory.ports import (
     Vector,
     WritableMemory,
 )
+from agent_memory.services.tenant_configuration import SettingsCache
 
 
 class WriteOutcome(StrEnum):
@@ -81,6 +82,7 @@ class WriterService:
         *,
         dedup_scope: DedupScope = DedupScope.CONVERSATION,
         timezone: str = "UTC",
+        settings: SettingsCache | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -91,6 +93,8 @@ class WriterService:
         self._context_turns = context_turns
         self._scope = dedup_scope
         self._tz = timezone
+        #: A tenant may turn near-duplicate merging off (`TenantSettings.merge_near_duplicates`).
+        self._settings = settings
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in one batch.
@@ -205,6 +209,10 @@ class WriterService:
         cosine = float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
         return cosine > self._threshold
 
+    def _merges(self, tenant_id: str) -> bool:
+        """Whether the tenant's near-identical writes are merged (the default)."""
+        return self._settings is None or self._settings.settings(tenant_id).merge_near_duplicates
+
     def _upsert(self, record: MemoryRecord, vector: Vector) -> WriteOutcome:
         """Store a summary (or pattern) version, unless it was forgotten or marked stale after
         it was made.
@@ -244,7 +252,7 @@ class WriterService:
         # a neighbour, its id would be an alias that the tombstone under the same id shadows.
         near = (
             None
-            if already is not None
+            if already is not None or not self._merges(tenant)
             else self._store.nearest(
                 NearestQuery(tenant, agent, record.grain, vector, now, within=self._neighbourhood(record))
             )

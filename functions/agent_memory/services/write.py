@@ -12,7 +12,7 @@ a per-tenant cache (`services.topics.TopicCache`), and only when an item names a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from agent_memory.domain.caller import Caller
@@ -27,6 +27,7 @@ from agent_memory.domain.topic_dictionary import TopicDictionary
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Clock, PendingWrites, WriteQueue
 from agent_memory.services.queued_writes import command_messages, send_pending
+from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.topics import TopicCache
 
 #: A kind's default lifetime in days when a write names no ``ttl_days`` (None: no expiry).
@@ -46,18 +47,22 @@ class WriteService:
         clock: Clock,
         default_ttl_days: DefaultTtl | None = None,
         topics: TopicCache | None = None,
+        settings: SettingsCache | None = None,
     ) -> None:
         self._queue = queue
         self._pending = pending
         self._clock = clock
         self._default_ttl_days = default_ttl_days
         self._topics = topics
+        #: A tenant's own TTLs by kind (`TenantSettings.ttl_days`) come before the defaults.
+        self._settings = settings
 
     def accept(self, caller: Caller, agent_id: str, items: Sequence[NewMemory]) -> list[str]:
         """Queue ``items`` on the agent's working-memory group; their record ids, in order."""
         now = self._clock.now()
         dictionary = self._dictionary(caller.tenant_id, items)
-        records = [self._to_record(caller.tenant_id, agent_id, item, now, dictionary) for item in items]
+        ttls = self._settings.settings(caller.tenant_id).ttl_days if self._settings is not None else {}
+        records = [self._to_record(caller.tenant_id, agent_id, item, now, dictionary, ttls) for item in items]
         messages = command_messages([WriteCommand(op="remember", record=r) for r in records])
         ids = [r.id for r in records]
         send_pending(self._queue, self._pending, caller.tenant_id, agent_id, ids, messages)
@@ -81,6 +86,7 @@ class WriteService:
         item: NewMemory,
         now: datetime,
         dictionary: TopicDictionary | None,
+        ttls: Mapping[MemoryKind, int | None],
     ) -> MemoryRecord:
         occurred = item.occurred_at or now
         kind = item.kind or (MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE)
@@ -100,7 +106,9 @@ class WriteService:
             parts += [kind.value, e.run_id or "", e.outcome or "", e.context or ""]
         record_id = memory_id(*parts)
         ttl_days = item.ttl_days
-        if ttl_days is None and self._default_ttl_days is not None:
+        if ttl_days is None and kind in ttls:
+            ttl_days = ttls[kind]
+        elif ttl_days is None and self._default_ttl_days is not None:
             ttl_days = self._default_ttl_days(kind)
         return MemoryRecord(
             id=record_id,

@@ -1,0 +1,87 @@
+"""`TenantSettingsStore` on a DynamoDB table, for the deployed stack.
+
+Table schema (created by the CDK stack): partition key ``tenant_id`` (S); attributes ``settings``
+(S, JSON of `TenantSettings`), ``version`` (N), ``updated_at`` (S, ISO 8601), ``updated_by`` (S);
+on-demand billing, no indexes. A table of its own: every function reads it (through a per-tenant
+cache) and only the API function writes it, which IAM can then say exactly.
+
+Calls: GetItem (strongly consistent: an admin's change is seen by the next cache miss), PutItem
+with a condition on the version read (`ConflictError` when another change came first).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from agent_memory.adapters.dynamodb_table import DynamoDbTable
+from agent_memory.domain.tenant_settings import StoredSettings, TenantSettings
+from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
+
+
+class DynamoDbTenantSettingsStore(DynamoDbTable):
+    def get_settings(self, tenant_id: str) -> StoredSettings | None:
+        try:
+            item = self.client.get_item(
+                TableName=self.table_name, Key={"tenant_id": {"S": tenant_id}}, ConsistentRead=True
+            ).get("Item")
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("read tenant settings", exc) from exc
+        if item is None:
+            return None
+        return StoredSettings(
+            tenant_id=tenant_id,
+            settings=TenantSettings.model_validate_json(item["settings"]["S"]),
+            version=int(item["version"]["N"]),
+            updated_at=datetime.fromisoformat(item["updated_at"]["S"]),
+            updated_by=item["updated_by"]["S"],
+        )
+
+    def put_settings(
+        self, tenant_id: str, settings: TenantSettings, expected_version: int, actor: str, at: datetime
+    ) -> StoredSettings:
+        stored = StoredSettings(
+            tenant_id=tenant_id,
+            settings=settings,
+            version=expected_version + 1,
+            updated_at=at,
+            updated_by=actor,
+        )
+        condition = (
+            {"ConditionExpression": "attribute_not_exists(tenant_id)"}
+            if expected_version == 0
+            else {
+                "ConditionExpression": "version = :read",
+                "ExpressionAttributeValues": {":read": {"N": str(expected_version)}},
+            }
+        )
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item={
+                    "tenant_id": {"S": tenant_id},
+                    "settings": {"S": settings.model_dump_json()},
+                    "version": {"N": str(stored.version)},
+                    "updated_at": {"S": at.isoformat()},
+                    "updated_by": {"S": actor},
+                },
+                **condition,  # type: ignore[arg-type]
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise ConflictError(
+                    "the settings changed since they were read: read them again and retry"
+                ) from None
+            raise self._error("store tenant settings", exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("store tenant settings", exc) from exc
+        return stored
+
+    def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
+        code = str(exc.response.get("Error", {}).get("Code", "")) if isinstance(exc, ClientError) else ""
+        if code == "ResourceNotFoundException":
+            return ConfigurationError(f"cannot {what}: the settings table {self.table_name!r} does not exist")
+        if code in ("AccessDeniedException", "UnrecognizedClientException"):
+            return ConfigurationError(f"cannot {what} in {self.table_name!r}: {code} (check IAM)")
+        return DependencyError(f"cannot {what} in {self.table_name!r}: {code or type(exc).__name__}")

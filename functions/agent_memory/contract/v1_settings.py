@@ -1,0 +1,83 @@
+"""Models of the HTTP contract (v1) for a tenant's settings (``/v1/admin/settings``).
+
+The settings document is the domain's `TenantSettings` as is: its validation is the contract's.
+The provider key travels in the request only (``provider_key``, write-only) and comes back as
+its last four characters and when it was set, never more.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from agent_memory.domain.plans import Retention
+from agent_memory.domain.tenant_settings import SecretInfo, SettingsView, TenantSettings
+
+#: The longest provider key accepted (hosted providers' keys are well under 300 characters).
+MAX_PROVIDER_KEY_CHARS = 4_096
+
+
+class SettingsUpdate(BaseModel):
+    """``PUT /v1/admin/settings``: the whole settings document, the version it was read at, and
+    optionally a new provider key (or ``clear_provider_key``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(
+        strict=True, ge=0, description="The version read (GET); 0 when none is stored. A stale one: 409."
+    )
+    settings: TenantSettings
+    provider_key: SecretStr | None = Field(
+        default=None,
+        description="The tenant's own model provider key (write-only: never returned, never logged).",
+    )
+    clear_provider_key: bool = Field(default=False, strict=True)
+
+    @field_validator("provider_key")
+    @classmethod
+    def _key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value()
+        # The messages name no part of the key: error bodies never echo a secret.
+        if not raw.strip() or len(raw) > MAX_PROVIDER_KEY_CHARS:
+            raise ValueError(f"provider_key must be 1..{MAX_PROVIDER_KEY_CHARS} characters")
+        if any(c.isspace() or not c.isprintable() for c in raw):
+            raise ValueError("provider_key must be printable characters without spaces")
+        return value
+
+
+class ProviderKeyOut(BaseModel):
+    last4: str = Field(description="The key's last four characters.")
+    set_at: datetime
+
+    @classmethod
+    def of(cls, info: SecretInfo | None) -> ProviderKeyOut | None:
+        return None if info is None else cls(last4=info.last4, set_at=info.set_at)
+
+
+class SettingsResponse(BaseModel):
+    tenant_id: str
+    version: int = Field(description="Send it back with a change (optimistic concurrency).")
+    settings: TenantSettings
+    updated_at: str | None
+    updated_by: str | None = Field(description="The key id that made the last change.")
+    plan: str
+    plan_retention_hours: Retention = Field(
+        description="Hours each grain is kept on the plan (null: forever): the most retention_hours may ask."
+    )
+    provider_key: ProviderKeyOut | None = Field(description="Set key's last four characters (null: none).")
+
+    @classmethod
+    def of(cls, view: SettingsView) -> SettingsResponse:
+        return cls(
+            tenant_id=view.tenant_id,
+            version=view.version,
+            settings=view.settings,
+            updated_at=view.updated_at,
+            updated_by=view.updated_by,
+            plan=view.plan,
+            plan_retention_hours=view.plan_retention_hours,
+            provider_key=ProviderKeyOut.of(view.provider_key),
+        )

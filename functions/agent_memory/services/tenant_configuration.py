@@ -1,0 +1,178 @@
+"""A tenant's settings: read and changed by its admin, read by every function through a cache.
+
+The admin reads and replaces the whole document (`TenantSettingsService`): a change names the
+version it read, is checked against the tenant's plan (memory is never kept longer than the plan
+allows), is stored, and is recorded in the audit trail with who made it and each changed field
+before and after. The provider key is set or cleared beside the settings and stored as a secret;
+the trail says only that it was set or cleared, never any of it.
+
+Everything else reads settings through `SettingsCache` (one per process, like the topic cache):
+a search or a write pays no extra round trip, and a change is in force everywhere within the
+cache's lifetime (``AGENT_MEMORY_TENANT_SETTINGS_CACHE_S``, 60 s by default; the process that
+made the change sees it at once).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+
+from agent_memory.domain.caller import Caller
+from agent_memory.domain.plans import Retention, hours_of
+from agent_memory.domain.tenant_settings import (
+    SettingsView,
+    StoredSettings,
+    TenantSettings,
+    changes,
+    check_within_plan,
+)
+from agent_memory.errors import AgentMemoryError, ValidationFailedError
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import AuditAction, AuditEvent, AuditLog, Clock
+from agent_memory.ports.tenancy import SecretStore, TenantSettingsStore
+
+#: The audit trail's "agent" for tenant-level events: no agent id can start with "_".
+TENANT_AUDIT_AGENT = "_tenant"
+SETTINGS_RECORD = "settings"
+DEFAULT_TTL_S = 60.0
+DEFAULT_MAX_TENANTS = 10_000
+#: A store that failed is asked again after this long at most (the defaults apply meanwhile).
+FAILURE_TTL_S = 5.0
+
+
+class SettingsCache:
+    """Each tenant's stored settings for ``ttl_s`` (absent ones too), at most ``max_tenants``."""
+
+    def __init__(
+        self,
+        store: TenantSettingsStore,
+        ttl_s: float = DEFAULT_TTL_S,
+        max_tenants: int = DEFAULT_MAX_TENANTS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self._ttl_s = ttl_s
+        self._max_tenants = max_tenants
+        self._clock = clock
+        self._entries: OrderedDict[str, tuple[float, StoredSettings | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def stored(self, tenant_id: str) -> StoredSettings | None:
+        """The tenant's stored settings, or None (never set). A store that cannot be read raises:
+        a tenant that chose its own models must never be served by the operator's instead."""
+        now = self._clock()
+        with self._lock:
+            cached = self._entries.get(tenant_id)
+            if cached is not None and cached[0] > now:
+                self._entries.move_to_end(tenant_id)
+                return cached[1]
+        try:
+            stored = self.store.get_settings(tenant_id)
+        except AgentMemoryError:
+            metrics.add_metric(name="TenantSettingsErrors", unit=MetricUnit.Count, value=1)
+            raise
+        self.remember(tenant_id, stored)
+        return stored
+
+    def settings(self, tenant_id: str) -> TenantSettings:
+        """The tenant's settings (the defaults when it never set any)."""
+        stored = self.stored(tenant_id)
+        return stored.settings if stored is not None else TenantSettings()
+
+    def remember(self, tenant_id: str, stored: StoredSettings | None) -> None:
+        with self._lock:
+            self._entries[tenant_id] = (self._clock() + self._ttl_s, stored)
+            self._entries.move_to_end(tenant_id)
+            while len(self._entries) > self._max_tenants:
+                self._entries.popitem(last=False)
+
+
+class TenantSettingsService:
+    def __init__(
+        self,
+        cache: SettingsCache,
+        secrets: SecretStore,
+        audit: AuditLog,
+        clock: Clock,
+        plans: Mapping[str, Retention],
+        max_working_per_agent: int,
+    ) -> None:
+        self._cache = cache
+        self._secrets = secrets
+        self._audit = audit
+        self._clock = clock
+        self._plans = plans
+        self._max_working = max_working_per_agent
+
+    def view(self, caller: Caller) -> SettingsView:
+        stored = self._cache.store.get_settings(caller.tenant_id)  # the admin reads its latest
+        return self._view(caller, stored)
+
+    def update(
+        self,
+        caller: Caller,
+        settings: TenantSettings,
+        expected_version: int,
+        provider_key: str | None = None,
+        clear_provider_key: bool = False,
+    ) -> SettingsView:
+        """Replace the caller's tenant's settings (and set or clear its key); the new view."""
+        problems = check_within_plan(settings, self._plan(caller.plan))
+        if settings.max_working_per_agent is not None and settings.max_working_per_agent > self._max_working:
+            problems.append(
+                f"max_working_per_agent: {settings.max_working_per_agent} is more than this "
+                f"deployment keeps per agent ({self._max_working})"
+            )
+        if provider_key is not None and clear_provider_key:
+            problems.append("provider_key and clear_provider_key cannot both be given")
+        if problems:
+            raise ValidationFailedError("; ".join(problems))
+        tenant, now = caller.tenant_id, self._clock.now()
+        before = self._cache.store.get_settings(tenant)
+        stored = self._cache.store.put_settings(tenant, settings, expected_version, caller.key_id, now)
+        self._cache.remember(tenant, stored)
+        detail: dict[str, object] = {
+            "version": stored.version,
+            "changes": changes(before.settings if before else None, settings),
+        }
+        if provider_key is not None:
+            self._secrets.put_secret(tenant, provider_key)
+            detail["provider_key"] = "set"
+        elif clear_provider_key and self._secrets.delete_secret(tenant):
+            detail["provider_key"] = "cleared"
+        self._audit.append_audit(
+            [
+                AuditEvent(
+                    tenant_id=tenant,
+                    agent_id=TENANT_AUDIT_AGENT,
+                    record_id=SETTINGS_RECORD,
+                    action=AuditAction.SETTINGS_CHANGED,
+                    actor=caller.key_id,
+                    at=now,
+                    detail=detail,
+                )
+            ]
+        )
+        metrics.add_metric(name="TenantSettingsChanged", unit=MetricUnit.Count, value=1)
+        logger.info(
+            "tenant settings changed",
+            extra={"version": stored.version, "provider_key": detail.get("provider_key", "unchanged")},
+        )
+        return self._view(caller, stored)
+
+    def _plan(self, plan: str) -> Retention:
+        return hours_of(self._plans, plan)
+
+    def _view(self, caller: Caller, stored: StoredSettings | None) -> SettingsView:
+        return SettingsView(
+            tenant_id=caller.tenant_id,
+            settings=stored.settings if stored else TenantSettings(),
+            version=stored.version if stored else 0,
+            updated_at=stored.updated_at.isoformat() if stored else None,
+            updated_by=stored.updated_by if stored else None,
+            plan=caller.plan,
+            plan_retention_hours=self._plan(caller.plan),
+            provider_key=self._secrets.secret_info(caller.tenant_id),
+        )
