@@ -1,0 +1,85 @@
+"""Tenant settings over HTTP on the local runtime: one tenant changes its retention, ranking and
+merging and sets a provider key while another tenant's writes and searches go on unchanged; no
+response, error body or log line ever shows the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.e2e.conftest import Api, assert_error, settled_stats
+
+KEY = "sk-proj-e2e-4c1d0a9b8e7f6a5bQRSZ"
+NOTE = "The vendor contract renews on the first of March."
+
+
+def _search(api: Api, key: str) -> list[dict[str, Any]]:
+    status, found = api(
+        "POST", "/v1/agents/a1/memories/search", {"query": "vendor contract renewal"}, key=key
+    )
+    assert status == 200, found
+    return list(found["results"])
+
+
+def test_one_tenant_changes_its_settings_and_another_goes_on_unchanged(
+    api: Api, new_key: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN two tenants, each with an admin key, each writing the same note twice
+    a, _, a_admin = new_key(admin=True)
+    b, _, b_admin = new_key(admin=True)
+    for key in (a_admin, b_admin):
+        api("POST", "/v1/agents/a1/memories", {"items": [{"content": NOTE}]}, key=key)
+        settled_stats(api, key, "a1")
+    before_b = _search(api, b_admin)
+
+    # WHEN tenant a keeps working memory 24 hours, ranks without the word match, stops merging
+    # and sets its provider key
+    status, got = api("GET", "/v1/admin/settings", key=a_admin)
+    assert status == 200 and got["version"] == 0 and got["provider_key"] is None
+    change = {
+        "version": 0,
+        "settings": {
+            "retention_hours": {"working": 24},
+            "ranking": {"lexical_weight": 0.0},
+            "merge_near_duplicates": False,
+        },
+        "provider_key": KEY,
+    }
+    status, changed = api("PUT", "/v1/admin/settings", change, key=a_admin)
+
+    # THEN a reads its settings back, and of its key only the last four characters
+    assert status == 200, changed
+    assert changed["settings"]["retention_hours"] == {"working": 24}
+    assert changed["provider_key"]["last4"] == "QRSZ" and changed["version"] == 1
+    # AND a's second write of the same note stays a memory of its own; b's is merged as before
+    for key in (a_admin, b_admin):
+        api("POST", "/v1/agents/a1/memories", {"items": [{"content": NOTE}]}, key=key)
+        settled_stats(api, key, "a1")
+    a_found, b_found = _search(api, a_admin), _search(api, b_admin)
+    assert len(a_found) == 2 and len(b_found) == 1
+    # AND b's search answers exactly as before a changed anything
+    assert [(r["id"], r["score"]) for r in b_found] == [(r["id"], r["score"]) for r in before_b]
+    # AND b never sees a's settings
+    status, b_view = api("GET", "/v1/admin/settings", key=b_admin)
+    assert (status, b_view["version"], b_view["provider_key"]) == (200, 0, None)
+    assert b_view["tenant_id"] == b and changed["tenant_id"] == a
+
+    # WHEN a asks for longer than its plan, from a stale version, or without the admin scope
+    too_long = {"version": 1, "settings": {"retention_hours": {"working": 100_000}}}
+    stale = {**change, "version": 0}
+    refusals = [
+        api("PUT", "/v1/admin/settings", too_long, key=a_admin),
+        api("PUT", "/v1/admin/settings", stale, key=a_admin),
+        api("PUT", "/v1/admin/settings", {**change, "provider_key": KEY + " x"}, key=a_admin),
+    ]
+    _, _, reader = new_key(a)
+    refusals.append(api("GET", "/v1/admin/settings", key=reader))
+    # THEN each is refused with the documented error body, none showing the key
+    assert [s for s, _ in refusals] == [400, 409, 400, 403]
+    for _, body in refusals:
+        assert_error(body)
+    # AND no response and no log line of the whole exchange ever held the key
+    captured = capfd.readouterr()
+    assert KEY not in captured.out + captured.err
+    for body in (got, changed, b_view, *(b for _, b in refusals)):
+        assert KEY not in str(body)
