@@ -83,3 +83,25 @@ def test_one_tenant_changes_its_settings_and_another_goes_on_unchanged(
     assert KEY not in captured.out + captured.err
     for body in (got, changed, b_view, *(b for _, b in refusals)):
         assert KEY not in str(body)
+
+
+def test_the_client_reads_and_changes_settings_and_sends_the_key_itself(runtime: Any, new_key: Any) -> None:
+    # GIVEN a tenant's admin client
+    from agent_memory.client import MemoryClient
+    from agent_memory.client.api_errors import ConflictError
+    from agent_memory.domain.tenant_settings import TenantSettings
+
+    _, _, admin = new_key(admin=True)
+    client = MemoryClient(runtime.url, api_key=admin, timeout_s=5.0)
+    # WHEN it turns merging off and sets a key
+    current = client.settings()
+    changed = client.update_settings(
+        TenantSettings(merge_near_duplicates=False), current.version, provider_key=KEY
+    )
+    # THEN the key itself was sent (its last four characters come back, not a mask's)
+    assert changed.version == 1 and changed.settings.merge_near_duplicates is False
+    assert changed.provider_key is not None and changed.provider_key.last4 == "QRSZ"
+    # AND a change from the old version is a conflict
+    with pytest.raises(ConflictError):
+        client.update_settings(TenantSettings(), current.version)
+    client.close()

@@ -20,6 +20,7 @@ Every route of the contract has one method; docs/client.md is the reference.
 from __future__ import annotations
 
 import http.client
+import json
 import logging
 import os
 import ssl
@@ -74,10 +75,12 @@ from agent_memory.contract.v1_knowledge import (
     DocumentsResponse,
     PassagesResponse,
 )
+from agent_memory.contract.v1_settings import SettingsResponse
 from agent_memory.domain.experience import FeedbackOutcome
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.knowledge import DocumentFormat
 from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
+from agent_memory.domain.tenant_settings import TenantSettings
 
 logger = logging.getLogger("agent_memory.client")
 
@@ -492,6 +495,30 @@ class MemoryClient:
         are written within seconds, ``wait_until_stored`` waits for them)."""
         request = PatternRunRequest(agent_id=agent_id)
         return self._send("POST", "/v1/admin/patterns", PatternRunResponse, request)
+
+    def settings(self) -> SettingsResponse:
+        """The key's tenant's settings (admin scope), their version, and of its provider key only
+        the last four characters."""
+        return self._send("GET", "/v1/admin/settings", SettingsResponse)
+
+    def update_settings(
+        self,
+        settings: TenantSettings,
+        version: int,
+        provider_key: str | None = None,
+        clear_provider_key: bool = False,
+    ) -> SettingsResponse:
+        """Replace the tenant's settings, naming the ``version`` read (a `ConflictError` when
+        another change came first); set or clear its provider key."""
+        body: dict[str, Any] = {
+            "version": version,
+            "settings": settings.model_dump(mode="json"),
+            "clear_provider_key": clear_provider_key,
+        }
+        if provider_key is not None:
+            body["provider_key"] = provider_key  # sent as is: a SecretStr would dump as stars
+        raw = self._send_raw("PUT", "/v1/admin/settings", body=json.dumps(body).encode())
+        return SettingsResponse.model_validate_json(raw.body)
 
     # --- plumbing ------------------------------------------------------------------------------
 
