@@ -131,6 +131,8 @@ class Api(Construct):
                 **self.idempotency.environment(FUNCTIONS["Api"].timeout),
                 **self.topics.environment(),
                 **settings_env(tenants_table=self.tenants.table_name),
+                # what a tenant may choose as its summary model: the one the worker may invoke
+                **settings_env(summarizer="bedrock", bedrock_summary_model_id=config.summary_model_id),
             },
         )
         # /v1/admin/agents/{agent}/readers: read grants are items of the tenants table (the keys'

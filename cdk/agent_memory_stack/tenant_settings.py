@@ -35,8 +35,11 @@ SECRET_ACTIONS = (
     "secretsmanager:DeleteSecret",
 )
 #: The functions that read a tenant's settings: writes (TTLs by kind), searches (ranking),
-#: the writer (merging) and retention (its own retention and per-agent bound).
-READERS = ("Api", "Search", "Writer", "Retention")
+#: the writer (merging), retention (its own retention and per-agent bound) and the summarize
+#: worker (its own summary model).
+READERS = ("Api", "Search", "Writer", "Retention", "SummarizeWorker")
+#: The functions that call a tenant's own model with its key: read the key, nothing else.
+KEY_READERS = ("SummarizeWorker",)
 
 
 class TenantSettingsTable(Construct):
@@ -70,12 +73,22 @@ class TenantSettingsTable(Construct):
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=list(actions), resources=[self.table.table_arn])
             )
+        for name in KEY_READERS:
+            for variable, value in self.secrets_environment().items():
+                functions[name].add_environment(variable, value)
+            functions[name].add_to_role_policy(
+                iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.secrets_arn])
+            )
+            self._acknowledge(functions[name])
         for variable, value in self.secrets_environment().items():
             functions[writer].add_environment(variable, value)
         functions[writer].add_to_role_policy(
             iam.PolicyStatement(actions=list(SECRET_ACTIONS), resources=[self.secrets_arn])
         )
-        role = functions[writer].role
+        self._acknowledge(functions[writer])
+
+    def _acknowledge(self, function: lambda_.Function) -> None:
+        role = function.role
         assert role is not None
         acknowledge(
             role,

@@ -16,6 +16,7 @@ from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.patterns import PatternRules
 from agent_memory.domain.profiles import ProfileRules
 from agent_memory.domain.scoring import RankingWeights
+from agent_memory.domain.tenant_settings import ModelChoice
 from agent_memory.ports import (
     Clock,
     DeadLetterQueue,
@@ -49,6 +50,7 @@ from agent_memory.services.search_stats import SearchStatsService
 from agent_memory.services.store_writes import WriterService
 from agent_memory.services.summarize import SummarizeService
 from agent_memory.services.tenant_configuration import SettingsCache, TenantSettingsService
+from agent_memory.services.tenant_models import TenantSummarizers
 from agent_memory.services.timeline import TimelineService
 from agent_memory.services.topics import TopicCache, TopicService
 from agent_memory.services.write import WriteService
@@ -213,6 +215,7 @@ class Container:
 
     @cached_property
     def tenant_settings_service(self) -> TenantSettingsService:
+        from agent_memory.adapters.summarizers import enabled_summary_models
         from agent_memory.domain.plans import load_plans
 
         return TenantSettingsService(
@@ -222,7 +225,17 @@ class Container:
             self.clock,
             load_plans(self.settings.plans),
             self.settings.max_working_per_agent,
+            summary_models=enabled_summary_models(self.settings),
         )
+
+    @cached_property
+    def tenant_summarizers(self) -> TenantSummarizers:
+        from agent_memory.adapters.summarizers import build_tenant_summarizer
+
+        def build(choice: ModelChoice, key: str | None) -> Summarizer:
+            return build_tenant_summarizer(choice, key, self.settings, self.embedder)
+
+        return TenantSummarizers(self.summarizer, self.settings_cache, self.secret_store, build)
 
     @cached_property
     def summarizer(self) -> Summarizer:
@@ -350,6 +363,7 @@ class Container:
             self.clock,
             self.pattern_rules,
             self.settings.timezone,
+            summarizers=self.tenant_summarizers,
         )
 
     @cached_property
@@ -384,6 +398,7 @@ class Container:
             self.clock,
             self.profile_rules,
             self.settings.timezone,
+            summarizers=self.tenant_summarizers,
         )
 
     @cached_property
@@ -437,7 +452,13 @@ class Container:
     @cached_property
     def summarize_service(self) -> SummarizeService:
         return SummarizeService(
-            self.store, self.summarizer, self.write_queue, self.job_queue, self.clock, self.settings.timezone
+            self.store,
+            self.summarizer,
+            self.write_queue,
+            self.job_queue,
+            self.clock,
+            self.settings.timezone,
+            summarizers=self.tenant_summarizers,
         )
 
     def retention_service(self) -> RetentionService:

@@ -47,6 +47,8 @@ UNREACHED = {
         "es:ESHttpPost",
         "/*",
     ): "the schema upgrade (reindex into the new index, swap the alias)",
+    ("SummarizeWorker", "secretsmanager:GetSecretValue", "/*"): "a tenant's own OpenAI-compatible "
+    "summary model is called with its key: the harness has no network to reach one",
     ("Api", "dynamodb:DeleteItem", "IdempotencyTable"): "a request with an Idempotency-Key that failed "
     "releases its key (Powertools deletes the in-progress record)",
     ("Api", "dynamodb:GetItem", "IdempotencyTable"): "Powertools reads the stored answer when a conditional "

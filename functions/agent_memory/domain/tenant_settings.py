@@ -18,7 +18,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import digest
@@ -54,18 +54,29 @@ def _loopback(host: str) -> bool:
 def check_endpoint(url: str) -> str:
     """An OpenAI-compatible base URL (``https://api.example.com/v1``): HTTPS, or HTTP to this
     machine only (a self-hosted server beside the local runtime); no credentials, query or
-    fragment in it (the key is sent as a header, never in a URL that logs would keep)."""
+    fragment in it (the key is sent as a header, never in a URL that logs would keep). Returned
+    normalised (scheme and host in lower case, no trailing slash), so one endpoint is one space.
+
+    Whitespace and control characters are refused outright: the URL parser drops some of them
+    silently, and what it checked would not be what is stored."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise ValueError("endpoint must not contain spaces or control characters")
+    if any(mark in url for mark in ("@", "?", "#")):
+        raise ValueError("endpoint must not hold credentials, a query or a fragment")
     parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme not in ("https", "http") or not host:
+    host = (parts.hostname or "").lower()
+    if parts.scheme.lower() not in ("https", "http") or not host:
         raise ValueError("endpoint must be an https:// URL")
-    if parts.scheme == "http" and not _loopback(host):
+    if parts.scheme.lower() == "http" and not _loopback(host):
         raise ValueError("endpoint must be https:// (plain http is allowed to localhost only)")
-    if parts.username or parts.password:
-        raise ValueError("endpoint must not hold credentials: the provider key is set on its own")
-    if parts.query or parts.fragment:
-        raise ValueError("endpoint must not have a query or a fragment")
-    return url.rstrip("/")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("endpoint has an invalid port") from None
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    return urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
 
 
 class ModelChoice(BaseModel):
@@ -122,10 +133,10 @@ class TenantSettings(BaseModel):
     embedding: ModelChoice | None = None
     summary: ModelChoice | None = None
     #: Hours each grain is kept (null: as long as the plan keeps it); never longer than the plan.
-    retention_hours: dict[Grain, int | None] = Field(default_factory=dict)
+    retention_hours: dict[Grain, StrictInt | None] = Field(default_factory=dict)
     #: Default lifetime of a working memory by kind, in days, when a write names no ``ttl_days``
     #: (null: no expiry for that kind).
-    ttl_days: dict[MemoryKind, int | None] = Field(default_factory=dict)
+    ttl_days: dict[MemoryKind, StrictInt | None] = Field(default_factory=dict)
     #: The most working memories one agent keeps (retention removes the oldest above it); at most
     #: the deployment's own bound.
     max_working_per_agent: int | None = Field(default=None, strict=True, ge=1, le=10_000_000)

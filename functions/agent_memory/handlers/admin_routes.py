@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from agent_memory import container
 from agent_memory.contract.v1 import (
+    ErrorResponse,
     RetentionResponse,
     RetentionRunResponse,
     SummarizeRequest,
@@ -108,7 +109,19 @@ def admin_settings() -> Response[SettingsResponse]:
     return json_response(200, SettingsResponse.of(container.api_services().tenant_settings.view(caller)))
 
 
-@router.put("/v1/admin/settings")
+@router.put(
+    "/v1/admin/settings",
+    responses={
+        200: {
+            "description": "Stored: the new settings.",
+            "content": {"application/json": {"model": SettingsResponse}},
+        },
+        409: {
+            "description": "The settings changed since the version given was read: read them again.",
+            "content": {"application/json": {"model": ErrorResponse}},
+        },
+    },
+)
 def admin_put_settings(body: SettingsUpdate) -> Response[SettingsResponse]:
     """Replace the caller's tenant's settings (admin scope), naming the version read (409 when
     another change came first); set or clear its provider key. Audited, the key never."""

@@ -64,6 +64,7 @@ from agent_memory.ports import (
 )
 from agent_memory.services.queued_writes import command_messages, send_pending
 from agent_memory.services.staleness import is_stale
+from agent_memory.services.tenant_models import TenantSummarizers
 
 #: The most patterns of one agent a run reads back to continue.
 MAX_PATTERNS = 1_000
@@ -80,10 +81,13 @@ class PatternService:
         clock: Clock,
         rules: PatternRules,
         timezone: str = "UTC",
+        summarizers: TenantSummarizers | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._summarizer = summarizer
+        #: The tenant's own summary model, when it chose one.
+        self._summarizers = summarizers
         self._queue = queue
         self._pending = pending
         self._clock = clock
@@ -272,16 +276,20 @@ class PatternService:
 
     def _statement(self, members: Sequence[MemoryRecord]) -> str:
         """What the members have in common, stated once (the summarizer's pattern prompt)."""
-        inputs, size = [], 0
+        summarizer = (
+            self._summarizers.for_tenant(members[0].tenant_id) if self._summarizers else self._summarizer
+        )
+        inputs: list[SummaryInput] = []
+        size = 0
         for r in members:
             text = experience_text(r)
             size += len(text)
-            if inputs and size > self._summarizer.max_input_chars:
+            if inputs and size > summarizer.max_input_chars:
                 break
             run = r.experience.run_id if r.experience is not None else None
             label = run or local_date(r.occurred_at, self._tz).isoformat()
             inputs.append(SummaryInput(label=label, text=text))
-        made = self._summarizer.summarize(
+        made = summarizer.summarize(
             SummaryRequest(grain=Grain.WORKING, period="", children=inputs, purpose="pattern")
         )
         text = made.text.strip()

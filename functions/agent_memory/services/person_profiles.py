@@ -58,6 +58,7 @@ from agent_memory.ports import (
 )
 from agent_memory.services.queued_writes import command_messages, send_pending
 from agent_memory.services.staleness import is_stale
+from agent_memory.services.tenant_models import TenantSummarizers
 
 #: The most profiles of one agent a run reads back.
 MAX_PROFILES = 1_000
@@ -75,9 +76,12 @@ class ProfileService:
         clock: Clock,
         rules: ProfileRules,
         timezone: str = "UTC",
+        summarizers: TenantSummarizers | None = None,
     ) -> None:
         self._store = store
         self._summarizer = summarizer
+        #: The tenant's own summary model, when it chose one.
+        self._summarizers = summarizers
         self._queue = queue
         self._pending = pending
         self._clock = clock
@@ -209,14 +213,17 @@ class ProfileService:
 
     def _statement(self, subject: Subject, chosen: Sequence[MemoryRecord], day_of: dict[str, str]) -> str:
         """What the statements say about ``subject``, under a heading that names them."""
+        summarizer = (
+            self._summarizers.for_tenant(chosen[0].tenant_id) if self._summarizers else self._summarizer
+        )
         inputs: list[SummaryInput] = []
         size = 0
         for r in chosen:
             size += len(r.content)
-            if inputs and size > self._summarizer.max_input_chars:
+            if inputs and size > summarizer.max_input_chars:
                 break
             inputs.append(SummaryInput(label=day_of.get(r.id, ""), text=r.content))
-        made = self._summarizer.summarize(
+        made = summarizer.summarize(
             SummaryRequest(
                 grain=Grain.WORKING, period="", children=inputs, purpose="profile", subject=subject.name
             )

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -69,6 +70,7 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.services.staleness import CHILDREN_COUNT, is_stale
+from agent_memory.services.tenant_models import TenantSummarizers
 
 #: Characters a partial summary's label may take in a reduce round (``first..last`` time keys).
 LABEL_ROOM = 32
@@ -119,6 +121,20 @@ class _Made:
     outcome: SummaryOutcome
 
 
+#: The summarizer of the job this thread (or task) is running.
+_CURRENT: ContextVar[Summarizer | None] = ContextVar("summarizer", default=None)
+
+
+def check_budget(summarizer: Summarizer) -> None:
+    """A summarizer must take two of its own answers in one call, to fold in chunks."""
+    if 2 * (summarizer.max_output_chars + LABEL_ROOM) > summarizer.max_input_chars:
+        raise ConfigurationError(
+            f"summarizer {summarizer.model_id}: its budget ({summarizer.max_input_chars} characters) "
+            f"must hold two of its answers ({summarizer.max_output_chars} each, with their labels) "
+            "to fold in chunks"
+        )
+
+
 class SummarizeService:
     def __init__(
         self,
@@ -130,23 +146,36 @@ class SummarizeService:
         timezone: str = "UTC",
         *,
         refresh_delay_s: int = REFRESH_DELAY_S,
+        summarizers: TenantSummarizers | None = None,
     ) -> None:
-        if 2 * (summarizer.max_output_chars + LABEL_ROOM) > summarizer.max_input_chars:
-            raise ConfigurationError(
-                f"summarizer {summarizer.model_id}: its budget ({summarizer.max_input_chars} characters) "
-                f"must hold two of its answers ({summarizer.max_output_chars} each, with their labels) "
-                "to fold in chunks"
-            )
+        check_budget(summarizer)
         self._store = store
-        self._summarizer = summarizer
+        self._default_summarizer = summarizer
+        #: The tenant's own summary model, when it chose one (`services.tenant_models`).
+        self._summarizers = summarizers
         self._writes = writes
         self._jobs = jobs
         self._clock = clock
         self._tz = timezone
         self._refresh_delay_s = refresh_delay_s
 
+    @property
+    def _summarizer(self) -> Summarizer:
+        """The running job's tenant's summarizer (set by `run`), else the deployment's."""
+        return _CURRENT.get() or self._default_summarizer
+
     def run(self, job: SummarizeJob) -> RunStats:
-        """Make the job's summary (and any missing child first); what it did."""
+        """Make the job's summary (and any missing child first) with the tenant's summarizer."""
+        chosen = self._summarizers.for_tenant(job.tenant_id) if self._summarizers is not None else None
+        if chosen is not None:
+            check_budget(chosen)
+        token = _CURRENT.set(chosen)
+        try:
+            return self._run(job)
+        finally:
+            _CURRENT.reset(token)
+
+    def _run(self, job: SummarizeJob) -> RunStats:
         now = self._clock.now()
         if job.after is not None:
             self._require_stored(job, job.after)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.plans import Retention, hours_of
 from agent_memory.domain.tenant_settings import (
+    ModelProvider,
     SettingsView,
     StoredSettings,
     TenantSettings,
@@ -98,6 +99,7 @@ class TenantSettingsService:
         clock: Clock,
         plans: Mapping[str, Retention],
         max_working_per_agent: int,
+        summary_models: Mapping[ModelProvider, frozenset[str] | None] | None = None,
     ) -> None:
         self._cache = cache
         self._secrets = secrets
@@ -105,6 +107,8 @@ class TenantSettingsService:
         self._clock = clock
         self._plans = plans
         self._max_working = max_working_per_agent
+        #: What a tenant may choose as its summary model, per provider (None: any; absent: none).
+        self._summary_models = summary_models or {}
 
     def view(self, caller: Caller) -> SettingsView:
         stored = self._cache.store.get_settings(caller.tenant_id)  # the admin reads its latest
@@ -125,6 +129,7 @@ class TenantSettingsService:
                 f"max_working_per_agent: {settings.max_working_per_agent} is more than this "
                 f"deployment keeps per agent ({self._max_working})"
             )
+        problems += self._model_problems(settings)
         if provider_key is not None and clear_provider_key:
             problems.append("provider_key and clear_provider_key cannot both be given")
         if problems:
@@ -161,6 +166,27 @@ class TenantSettingsService:
             extra={"version": stored.version, "provider_key": detail.get("provider_key", "unchanged")},
         )
         return self._view(caller, stored)
+
+    def _model_problems(self, settings: TenantSettings) -> list[str]:
+        problems = []
+        if settings.embedding is not None:
+            # Vectors of two models never meet in one search: a tenant's own embedding model
+            # needs a space of its own and a re-embedding job (docs/decisions.md, "Tenant
+            # settings"), which this version does not have. Refused rather than stored unused.
+            problems.append("embedding: a tenant's own embedding model is not available in this version")
+        choice = settings.summary
+        if choice is not None:
+            if choice.provider not in self._summary_models:
+                problems.append(f"summary: provider {choice.provider.value} is not enabled here")
+            else:
+                enabled = self._summary_models[choice.provider]
+                if enabled is not None and choice.model not in enabled:
+                    names = ", ".join(sorted(enabled)) or "none"
+                    problems.append(
+                        f"summary: {choice.provider.value} model {choice.model} is not enabled here "
+                        f"(enabled: {names})"
+                    )
+        return problems
 
     def _plan(self, plan: str) -> Retention:
         return hours_of(self._plans, plan)

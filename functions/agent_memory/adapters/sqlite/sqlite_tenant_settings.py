@@ -29,6 +29,9 @@ class SqliteTenantSettingsStore:
     def __init__(self, path: Path) -> None:
         self._db = ConnectionPerThread(path, _SCHEMA)
 
+    def close(self) -> None:
+        self._db.close()
+
     def get_settings(self, tenant_id: str) -> StoredSettings | None:
         row = (
             self._db.get()
