@@ -50,6 +50,7 @@ const state = {
   document: null,
   experiences: [],
   experience: null,
+  settings: null,
 };
 
 // --- small helpers ----------------------------------------------------------------------------
@@ -182,12 +183,14 @@ async function connect(key) {
     $("#connected").hidden = false;
     $("#disconnect").hidden = false;
     $("#knowledge-link").hidden = false;
+    $("#settings-link").hidden = false;
     renderAgents();
     $("#notice").hidden = true;
     const hash = new URLSearchParams(location.hash.slice(1));
     const wanted = hash.get("agent");
     if (wanted && agents.includes(wanted)) selectAgent(wanted, { experience: hash.get("experience") });
     else if (hash.has("knowledge")) selectKnowledge(hash.get("knowledge") || null);
+    else if (hash.has("settings")) selectSettings();
   } catch (error) {
     state.key = null;
     sessionStorage.removeItem(KEY_STORAGE);
@@ -208,6 +211,10 @@ function disconnect() {
   $("#knowledge-link").hidden = true;
   $("#knowledge-link").setAttribute("aria-current", "false");
   $("#knowledge-view").hidden = true;
+  $("#settings-link").hidden = true;
+  $("#settings-link").setAttribute("aria-current", "false");
+  $("#settings-view").hidden = true;
+  state.settings = null;
   state.documents = [];
   state.document = null;
   state.experiences = [];
@@ -242,6 +249,8 @@ async function selectAgent(agent, { experience = null } = {}) {
   $("#welcome").hidden = true;
   $("#knowledge-view").hidden = true;
   $("#knowledge-link").setAttribute("aria-current", "false");
+  $("#settings-view").hidden = true;
+  $("#settings-link").setAttribute("aria-current", "false");
   $("#agent-view").hidden = false;
   $("#agent-title").textContent = agent;
   $("#period").hidden = true;
@@ -1047,6 +1056,137 @@ async function runPatterns(agent) {
   }
 }
 
+// --- tenant settings -------------------------------------------------------------------------------
+
+// The kinds a tenant commonly gives its own lifetime; the ranking knobs a tenant may default.
+const SETTINGS_KINDS = ["conversation", "fact", "preference", "decision", "task", "event", "error", "note"];
+const RANKING_KNOBS = ["lexical_weight", "recency_weight", "importance_weight"];
+
+function selectSettings() {
+  state.agent = null;
+  state.period = null;
+  history.replaceState(null, "", "#settings");
+  renderAgents();
+  $("#settings-link").setAttribute("aria-current", "true");
+  $("#knowledge-link").setAttribute("aria-current", "false");
+  $("#welcome").hidden = true;
+  $("#agent-view").hidden = true;
+  $("#knowledge-view").hidden = true;
+  $("#settings-view").hidden = false;
+  loadSettings();
+}
+
+async function loadSettings() {
+  try {
+    renderSettings(await api("/v1/admin/settings"));
+  } catch (error) {
+    fail(error);
+  }
+}
+
+/** A number input's value, or null when it is empty. */
+const numberOrNull = (input) => (input.value.trim() === "" ? null : Number(input.value));
+
+function renderSettings(view) {
+  state.settings = view;
+  const s = view.settings;
+  $("#settings-version").textContent = view.version
+    ? `version ${view.version}, changed ${localTime(view.updated_at)} by ${view.updated_by}`
+    : "the deployment's defaults: never changed";
+  $("#settings-retention").replaceChildren(
+    ...GRAINS.map((grain) => {
+      const plan = view.plan_retention_hours[grain];
+      const own = s.retention_hours[grain];
+      return h("tr", {},
+        h("td", {}, grain),
+        h("td", {}, plan === null || plan === undefined ? "forever" : `${plan} h`),
+        h("td", {}, h("input", {
+          type: "number", min: "1", max: plan ?? null, placeholder: "plan", dataset: { grain },
+          value: own === null || own === undefined ? "" : own, "aria-label": `${grain} hours`,
+        })),
+      );
+    }),
+  );
+  $("#settings-ttl").replaceChildren(
+    ...SETTINGS_KINDS.map((kind) => h("label", {}, `${kind} `, h("input", {
+      type: "number", min: "1", placeholder: "default", dataset: { kind },
+      value: s.ttl_days[kind] === null || s.ttl_days[kind] === undefined ? "" : s.ttl_days[kind],
+    }))),
+  );
+  $("#settings-ranking").replaceChildren(
+    ...RANKING_KNOBS.map((knob) => h("label", {}, `${knob.replace("_", " ")} `, h("input", {
+      type: "number", min: "0", max: "1", step: "0.05", placeholder: "default", dataset: { knob },
+      value: s.ranking[knob] === null || s.ranking[knob] === undefined ? "" : s.ranking[knob],
+    }))),
+  );
+  $("#settings-merge").checked = s.merge_near_duplicates;
+  $("#settings-max-working").value = s.max_working_per_agent ?? "";
+  $("#settings-summary-provider").value = s.summary ? s.summary.provider : "";
+  $("#settings-summary-model").value = s.summary ? s.summary.model : "";
+  $("#settings-summary-endpoint").value = s.summary ? s.summary.endpoint ?? "" : "";
+  $("#settings-key").value = "";
+  $("#settings-key-clear").checked = false;
+  const key = view.provider_key;
+  $("#settings-key-status").textContent = key
+    ? `A key is set: it ends in ${key.last4}, set ${localTime(key.set_at)}.`
+    : "No key is set.";
+}
+
+/** The settings document the form says: every field, as the API takes it. */
+function settingsFromForm() {
+  const retention = {};
+  for (const input of document.querySelectorAll("#settings-retention input")) {
+    const hours = numberOrNull(input);
+    if (hours !== null) retention[input.dataset.grain] = hours;
+  }
+  const ttl = {};
+  for (const input of document.querySelectorAll("#settings-ttl input")) {
+    const days = numberOrNull(input);
+    if (days !== null) ttl[input.dataset.kind] = days;
+  }
+  const ranking = {};
+  for (const input of document.querySelectorAll("#settings-ranking input")) {
+    ranking[input.dataset.knob] = numberOrNull(input);
+  }
+  const provider = $("#settings-summary-provider").value;
+  const endpoint = $("#settings-summary-endpoint").value.trim();
+  const summary = provider
+    ? { provider, model: $("#settings-summary-model").value.trim(), ...(endpoint ? { endpoint } : {}) }
+    : null;
+  return {
+    retention_hours: retention,
+    ttl_days: ttl,
+    ranking,
+    merge_near_duplicates: $("#settings-merge").checked,
+    max_working_per_agent: numberOrNull($("#settings-max-working")),
+    summary,
+  };
+}
+
+async function saveSettings(event) {
+  event.preventDefault();
+  const button = $("#settings-save");
+  button.disabled = true;
+  const body = { version: state.settings.version, settings: settingsFromForm() };
+  const key = $("#settings-key").value;
+  if (key) body.provider_key = key;
+  if ($("#settings-key-clear").checked) body.clear_provider_key = true;
+  try {
+    renderSettings(await api("/v1/admin/settings", { method: "PUT", body }));
+    notify("Saved: in force within a minute everywhere.");
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 409) {
+      notify("Someone changed the settings since you opened them: they are shown again; make your change once more.", "error");
+      await loadSettings();
+    } else {
+      fail(error);
+    }
+  } finally {
+    $("#settings-key").value = "";
+    button.disabled = false;
+  }
+}
+
 // --- shared knowledge --------------------------------------------------------------------------------
 
 function selectKnowledge(docId = null) {
@@ -1055,6 +1195,8 @@ function selectKnowledge(docId = null) {
   history.replaceState(null, "", docId ? `#knowledge=${encodeURIComponent(docId)}` : "#knowledge");
   renderAgents();
   $("#knowledge-link").setAttribute("aria-current", "true");
+  $("#settings-link").setAttribute("aria-current", "false");
+  $("#settings-view").hidden = true;
   $("#welcome").hidden = true;
   $("#agent-view").hidden = true;
   $("#knowledge-view").hidden = false;
@@ -1241,6 +1383,8 @@ async function main() {
   $("#patterns-run").addEventListener("click", confirmPatterns);
   $("#knowledge-link").addEventListener("click", () => selectKnowledge());
   $("#documents-refresh").addEventListener("click", loadDocuments);
+  $("#settings-link").addEventListener("click", () => selectSettings());
+  $("#settings-form").addEventListener("submit", saveSettings);
   for (const button of document.querySelectorAll(".tabs [role='tab']")) {
     button.addEventListener("click", () => selectTab(button.dataset.tab));
   }
