@@ -12,20 +12,26 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Literal
 
+from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.patterns import PatternJob
 from agent_memory.domain.profiles import ProfileJob
+from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AgentDirectory,
     AgentRef,
+    AuditEvent,
     Clock,
     Job,
     JobQueue,
     PendingWrites,
     PeriodScan,
+    WritableMemory,
+    WriteQueue,
 )
+from agent_memory.services.queued_writes import command_messages, send_pending
 
 #: Jobs handed to the queue per send.
 SEND_BATCH = 100
@@ -105,3 +111,29 @@ class AgentJobDispatch:
             cursor = page.next_cursor
             if cursor is None:
                 return
+
+
+def queue_derived(
+    store: WritableMemory,
+    queue: WriteQueue,
+    pending: PendingWrites,
+    records: Sequence[MemoryRecord],
+    event_of: Callable[[MemoryRecord], AuditEvent],
+) -> None:
+    """Queue ``records`` (one agent's patterns or profiles) as upserts on its working-memory group,
+    each pending until stored, and record ``event_of`` each in the audit trail."""
+    if not records:
+        return
+    tenant, agent = records[0].tenant_id, records[0].agent_id
+    messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
+    send_pending(queue, pending, tenant, agent, [r.id for r in records], messages)
+    store.append_audit([event_of(r) for r in records])
+
+
+def drop_derived(store: WritableMemory, record: MemoryRecord, event: AuditEvent) -> None:
+    """A pattern or profile its sources no longer make: hidden now (if it is not already) and
+    left for the purge, with ``event`` (the reason) in the audit trail."""
+    if record.deleted_at is None:
+        store.soft_delete(record.tenant_id, record.agent_id, record.id, event)
+    else:
+        store.append_audit([event])

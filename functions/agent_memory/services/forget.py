@@ -147,10 +147,15 @@ class ForgetService:
         )
         if not self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event):
             return False
+        tenant, agent = record.tenant_id, record.agent_id
         if record.kind in MEMBER_KINDS:
-            self._mark_patterns(record, walk)
+            if walk.patterns is None:
+                walk.patterns = recognised_patterns(self._store, tenant, agent, walk.now)
+            self._mark_derived(record, walk, walk.patterns, walk.stale_patterns)
         if record.kind in STATEMENT_KINDS:
-            self._mark_profiles(record, walk)
+            if walk.profiles is None:
+                walk.profiles = made_profiles(self._store, tenant, agent, walk.now)
+            self._mark_derived(record, walk, walk.profiles, walk.stale_profiles)
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True
@@ -203,33 +208,20 @@ class ForgetService:
             step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
         return marked
 
-    def _mark_patterns(self, record: MemoryRecord, walk: _Walk) -> None:
-        """Hide every recognised pattern made from ``record`` until its job re-makes it."""
-        if walk.patterns is None:
-            walk.patterns = recognised_patterns(self._store, record.tenant_id, record.agent_id, walk.now)
-        for pattern in walk.patterns:
-            if record.id not in pattern.source_ids or pattern.id in walk.stale_patterns:
+    def _mark_derived(
+        self, record: MemoryRecord, walk: _Walk, derived: list[MemoryRecord], stale: list[str]
+    ) -> None:
+        """Hide every pattern or profile (of ``derived``) made from ``record`` until its job
+        re-makes it; ``stale`` collects their ids for that job."""
+        for item in derived:
+            if record.id not in item.source_ids or item.id in stale:
                 continue
             event = walk.event(
-                pattern.tenant_id, pattern.agent_id, pattern.id, AuditAction.STALE, {"because": record.id}
+                item.tenant_id, item.agent_id, item.id, AuditAction.STALE, {"because": record.id}
             )
-            if self._store.mark_stale(pattern.tenant_id, pattern.agent_id, pattern.id, event):
-                walk.stale_patterns.append(pattern.id)
-                walk.result.stale_summaries.append(pattern.id)
-
-    def _mark_profiles(self, record: MemoryRecord, walk: _Walk) -> None:
-        """Hide every profile made from ``record`` until its job re-makes it."""
-        if walk.profiles is None:
-            walk.profiles = made_profiles(self._store, record.tenant_id, record.agent_id, walk.now)
-        for profile in walk.profiles:
-            if record.id not in profile.source_ids or profile.id in walk.stale_profiles:
-                continue
-            event = walk.event(
-                profile.tenant_id, profile.agent_id, profile.id, AuditAction.STALE, {"because": record.id}
-            )
-            if self._store.mark_stale(profile.tenant_id, profile.agent_id, profile.id, event):
-                walk.stale_profiles.append(profile.id)
-                walk.result.stale_summaries.append(profile.id)
+            if self._store.mark_stale(item.tenant_id, item.agent_id, item.id, event):
+                stale.append(item.id)
+                walk.result.stale_summaries.append(item.id)
 
     def _parent_of(self, record: MemoryRecord) -> tuple[Grain, str] | None:
         """The summary a record is folded into: its local day's, or its period's parent."""

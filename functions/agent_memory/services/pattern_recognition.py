@@ -23,7 +23,6 @@ from typing import Literal
 import numpy as np
 
 from agent_memory.domain.cascade import local_date
-from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.experience import Experience, pattern_prior
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash
@@ -62,7 +61,7 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.queued_writes import command_messages, send_pending
+from agent_memory.services.agent_jobs import drop_derived, queue_derived
 from agent_memory.services.staleness import is_stale
 from agent_memory.services.tenant_models import TenantSummarizers
 
@@ -132,7 +131,7 @@ class PatternService:
             else:
                 self._drop(existing, len(kept), now)
                 report.dropped += 1
-        self._send(tenant, agent, writes)
+        self._send(writes)
         if job.pending_id is not None:
             self._pending.done(tenant, agent, [job.pending_id])
         report.patterns = [w.id for w in writes]
@@ -311,31 +310,30 @@ class PatternService:
             report.refreshed += 1
 
     def _drop(self, pattern: MemoryRecord, members_left: int, now: datetime) -> None:
-        """A pattern its members no longer make: hidden now (if it is not already) and left for
-        the purge, with the reason in the audit trail."""
-        event = AuditEvent(
-            tenant_id=pattern.tenant_id,
-            agent_id=pattern.agent_id,
-            record_id=pattern.id,
-            action=AuditAction.PATTERN_DROPPED,
-            actor="patterns",
-            at=now,
-            detail={"members_left": members_left, "min_members": self._rules.min_members},
-        )
-        if pattern.deleted_at is None:
-            self._store.soft_delete(pattern.tenant_id, pattern.agent_id, pattern.id, event)
-        else:
-            self._store.append_audit([event])
-
-    def _send(self, tenant: str, agent: str, records: Sequence[MemoryRecord]) -> None:
-        if not records:
-            return
-        messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
-        send_pending(self._queue, self._pending, tenant, agent, [r.id for r in records], messages)
-        events = [
+        """A pattern its members no longer make."""
+        drop_derived(
+            self._store,
+            pattern,
             AuditEvent(
-                tenant_id=tenant,
-                agent_id=agent,
+                tenant_id=pattern.tenant_id,
+                agent_id=pattern.agent_id,
+                record_id=pattern.id,
+                action=AuditAction.PATTERN_DROPPED,
+                actor="patterns",
+                at=now,
+                detail={"members_left": members_left, "min_members": self._rules.min_members},
+            ),
+        )
+
+    def _send(self, records: Sequence[MemoryRecord]) -> None:
+        queue_derived(
+            self._store,
+            self._queue,
+            self._pending,
+            records,
+            lambda r: AuditEvent(
+                tenant_id=r.tenant_id,
+                agent_id=r.agent_id,
                 record_id=r.id,
                 action=AuditAction.PATTERN_MADE,
                 actor="patterns",
@@ -346,10 +344,8 @@ class PatternService:
                     "runs": r.experience.runs if r.experience else 0,
                     "prior": r.experience.prior if r.experience else None,
                 },
-            )
-            for r in records
-        ]
-        self._store.append_audit(events)
+            ),
+        )
 
 
 def pattern_job(

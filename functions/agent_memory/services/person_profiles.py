@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from agent_memory.domain.cascade import local_date
-from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash
 from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAGS
@@ -56,7 +55,7 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.queued_writes import command_messages, send_pending
+from agent_memory.services.agent_jobs import drop_derived, queue_derived
 from agent_memory.services.staleness import is_stale
 from agent_memory.services.tenant_models import TenantSummarizers
 
@@ -128,7 +127,7 @@ class ProfileService:
             if pid not in kept:
                 self._drop(existing, now)
                 report.dropped += 1
-        self._send(tenant, agent, writes)
+        self._send(writes)
         if job.pending_id is not None:
             self._pending.done(tenant, agent, [job.pending_id])
         report.profiles = [w.id for w in writes]
@@ -234,40 +233,36 @@ class ProfileService:
         return text
 
     def _drop(self, profile: MemoryRecord, now: datetime) -> None:
-        """A profile its person no longer has statements enough for: hidden now (if it is not
-        already) and left for the purge, with the reason in the audit trail."""
-        event = AuditEvent(
-            tenant_id=profile.tenant_id,
-            agent_id=profile.agent_id,
-            record_id=profile.id,
-            action=AuditAction.PROFILE_DROPPED,
-            actor="profiles",
-            at=now,
-            detail={"min_statements": self._rules.min_statements},
+        """A profile its person no longer has statements enough for."""
+        drop_derived(
+            self._store,
+            profile,
+            AuditEvent(
+                tenant_id=profile.tenant_id,
+                agent_id=profile.agent_id,
+                record_id=profile.id,
+                action=AuditAction.PROFILE_DROPPED,
+                actor="profiles",
+                at=now,
+                detail={"min_statements": self._rules.min_statements},
+            ),
         )
-        if profile.deleted_at is None:
-            self._store.soft_delete(profile.tenant_id, profile.agent_id, profile.id, event)
-        else:
-            self._store.append_audit([event])
 
-    def _send(self, tenant: str, agent: str, records: Sequence[MemoryRecord]) -> None:
-        if not records:
-            return
-        messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
-        send_pending(self._queue, self._pending, tenant, agent, [r.id for r in records], messages)
-        self._store.append_audit(
-            [
-                AuditEvent(
-                    tenant_id=tenant,
-                    agent_id=agent,
-                    record_id=r.id,
-                    action=AuditAction.PROFILE_MADE,
-                    actor="profiles",
-                    at=r.updated_at,
-                    detail={"statements": r.source_ids[-20:], "statement_count": len(r.source_ids)},
-                )
-                for r in records
-            ]
+    def _send(self, records: Sequence[MemoryRecord]) -> None:
+        queue_derived(
+            self._store,
+            self._queue,
+            self._pending,
+            records,
+            lambda r: AuditEvent(
+                tenant_id=r.tenant_id,
+                agent_id=r.agent_id,
+                record_id=r.id,
+                action=AuditAction.PROFILE_MADE,
+                actor="profiles",
+                at=r.updated_at,
+                detail={"statements": r.source_ids[-20:], "statement_count": len(r.source_ids)},
+            ),
         )
 
 

@@ -14,9 +14,7 @@ made the change sees it at once).
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
 from agent_memory.domain.caller import Caller
@@ -33,14 +31,13 @@ from agent_memory.errors import AgentMemoryError, ValidationFailedError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, AuditLog, Clock
 from agent_memory.ports.tenancy import SecretStore, TenantSettingsStore
+from agent_memory.services.tenant_cache import TenantCache
 
 #: The audit trail's "agent" for tenant-level events: no agent id can start with "_".
 TENANT_AUDIT_AGENT = "_tenant"
 SETTINGS_RECORD = "settings"
 DEFAULT_TTL_S = 60.0
 DEFAULT_MAX_TENANTS = 10_000
-#: A store that failed is asked again after this long at most (the defaults apply meanwhile).
-FAILURE_TTL_S = 5.0
 
 
 class SettingsCache:
@@ -54,21 +51,14 @@ class SettingsCache:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
-        self._ttl_s = ttl_s
-        self._max_tenants = max_tenants
-        self._clock = clock
-        self._entries: OrderedDict[str, tuple[float, StoredSettings | None]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: TenantCache[StoredSettings | None] = TenantCache(ttl_s, max_tenants, clock)
 
     def stored(self, tenant_id: str) -> StoredSettings | None:
         """The tenant's stored settings, or None (never set). A store that cannot be read raises:
         a tenant that chose its own models must never be served by the operator's instead."""
-        now = self._clock()
-        with self._lock:
-            cached = self._entries.get(tenant_id)
-            if cached is not None and cached[0] > now:
-                self._entries.move_to_end(tenant_id)
-                return cached[1]
+        hit, cached = self._cache.lookup(tenant_id)
+        if hit:
+            return cached
         try:
             stored = self.store.get_settings(tenant_id)
         except AgentMemoryError:
@@ -83,11 +73,7 @@ class SettingsCache:
         return stored.settings if stored is not None else TenantSettings()
 
     def remember(self, tenant_id: str, stored: StoredSettings | None) -> None:
-        with self._lock:
-            self._entries[tenant_id] = (self._clock() + self._ttl_s, stored)
-            self._entries.move_to_end(tenant_id)
-            while len(self._entries) > self._max_tenants:
-                self._entries.popitem(last=False)
+        self._cache.remember(tenant_id, stored)
 
 
 class TenantSettingsService:

@@ -14,15 +14,15 @@ call to every request. Counting proposals is best effort for the same reason.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 from agent_memory.errors import AgentMemoryError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Clock, StoredTopicDictionary, TopicStore
+from agent_memory.services.tenant_cache import TenantCache
 
 DEFAULT_TTL_S = 60.0
 #: How long a failed read is remembered: short, so the dictionary is back soon after the store.
@@ -41,37 +41,25 @@ class TopicCache:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
-        self._ttl_s = ttl_s
-        self._max_tenants = max_tenants
-        self._clock = clock
-        self._entries: OrderedDict[str, tuple[float, TopicDictionary | None]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: TenantCache[TopicDictionary | None] = TenantCache(ttl_s, max_tenants, clock)
 
     def dictionary(self, tenant_id: str) -> TopicDictionary | None:
         """The tenant's dictionary, or None when it has none (or it cannot be read just now)."""
-        now = self._clock()
-        with self._lock:
-            cached = self._entries.get(tenant_id)
-            if cached is not None and cached[0] > now:
-                self._entries.move_to_end(tenant_id)
-                return cached[1]
+        hit, cached = self._cache.lookup(tenant_id)
+        if hit:
+            return cached
         try:
             stored = self.store.get_dictionary(tenant_id)
-            dictionary, ttl = (stored.dictionary if stored else None), self._ttl_s
+            dictionary, ttl = (stored.dictionary if stored else None), self._cache.ttl_s
         except AgentMemoryError as exc:
             logger.warning("topic dictionary unavailable", extra={"error": exc.message})
             metrics.add_metric(name="TopicDictionaryErrors", unit=MetricUnit.Count, value=1)
-            dictionary, ttl = None, min(FAILURE_TTL_S, self._ttl_s)
-        with self._lock:
-            self._entries[tenant_id] = (now + ttl, dictionary)
-            self._entries.move_to_end(tenant_id)
-            while len(self._entries) > self._max_tenants:
-                self._entries.popitem(last=False)
+            dictionary, ttl = None, min(FAILURE_TTL_S, self._cache.ttl_s)
+        self._cache.remember(tenant_id, dictionary, ttl)
         return dictionary
 
     def invalidate(self, tenant_id: str) -> None:
-        with self._lock:
-            self._entries.pop(tenant_id, None)
+        self._cache.forget(tenant_id)
 
     def expand_query(self, tenant_id: str, text: str | None) -> str | None:
         """The lexical query with the dictionary's groups of the terms it names (`expand_query`)."""
