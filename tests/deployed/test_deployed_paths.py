@@ -613,6 +613,11 @@ def test_tenant_settings_are_changed_by_the_api_and_read_by_the_writer_and_the_s
     cleared = deployment.run("Api", api_event("PUT", "/v1/admin/settings", clear, scopes=admin))
     assert cleared["statusCode"] == 200, cleared
     assert json.loads(cleared["body"])["provider_key"] is None
+    # AND the history names each change, the key only as set or cleared
+    history = deployment.run("Api", api_event("GET", "/v1/admin/settings/history", scopes=admin))
+    assert history["statusCode"] == 200, history
+    changes = [e["detail"].get("provider_key") for e in json.loads(history["body"])["items"]]
+    assert changes == ["cleared", "set", "set"] and PROVIDER_KEY not in history["body"]
     assert not [c for c in deployment.calls if not c.allowed]
 
 

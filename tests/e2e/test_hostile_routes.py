@@ -212,6 +212,9 @@ CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
         "POST", "/v1/admin/patterns", d(st.one_of(st.just({}), st.builds(lambda a: {"agent_id": a}, PHRASES)))
     ),
     ("GET", "/v1/admin/settings"): lambda d: ("GET", "/v1/admin/settings", None),
+    ("GET", "/v1/admin/settings/history"): lambda d: (
+        "GET", "/v1/admin/settings/history?" + _q(cursor=d(PHRASES), limit=d(st.integers(-5, 500))), None
+    ),
     ("PUT", "/v1/admin/settings"): _settings,
 }  # fmt: skip
 

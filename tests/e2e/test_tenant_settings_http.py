@@ -105,3 +105,26 @@ def test_the_client_reads_and_changes_settings_and_sends_the_key_itself(runtime:
     with pytest.raises(ConflictError):
         client.update_settings(TenantSettings(), current.version)
     client.close()
+
+
+def test_the_settings_history_names_who_changed_what_and_never_the_key(api: Api, new_key: Any) -> None:
+    # GIVEN a tenant's admin that changed the settings twice, setting then clearing a key
+    _, key_id, admin = new_key(admin=True)
+    first = {"version": 0, "settings": {"merge_near_duplicates": False}, "provider_key": KEY}
+    assert api("PUT", "/v1/admin/settings", first, key=admin)[0] == 200
+    second = {"version": 1, "settings": {"ttl_days": {"note": 3}}, "clear_provider_key": True}
+    assert api("PUT", "/v1/admin/settings", second, key=admin)[0] == 200
+    # WHEN it reads the history, one change a page
+    status, newest = api("GET", "/v1/admin/settings/history?limit=1", key=admin)
+    _, older = api("GET", f"/v1/admin/settings/history?limit=1&cursor={newest['next_cursor']}", key=admin)
+    # THEN newest first, each with its key id, its fields before and after, the key only as set/cleared
+    assert status == 200
+    [latest], [earlier] = newest["items"], older["items"]
+    assert (latest["action"], latest["actor"]) == ("settings_changed", key_id)
+    assert latest["detail"]["provider_key"] == "cleared" and earlier["detail"]["provider_key"] == "set"
+    assert latest["detail"]["changes"]["ttl_days"] == {"before": {}, "after": {"note": 3}}
+    assert latest["detail"]["changes"]["merge_near_duplicates"] == {"before": False, "after": True}
+    assert KEY not in str(newest) + str(older) and KEY[-4:] not in str(newest) + str(older)
+    # AND another tenant's admin sees none of it
+    _, _, other = new_key(admin=True)
+    assert api("GET", "/v1/admin/settings/history", key=other)[1]["items"] == []

@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from agent_memory import container
 from agent_memory.contract.v1 import (
+    AuditResponse,
     ErrorResponse,
     RetentionResponse,
     RetentionRunResponse,
@@ -25,7 +26,7 @@ from agent_memory.contract.v1_settings import SettingsResponse, SettingsUpdate
 from agent_memory.domain.caller import ADMIN_SCOPE
 from agent_memory.domain.patterns import PatternReport
 from agent_memory.domain.types import AgentId
-from agent_memory.handlers.route_support import AgentPath, caller_of, json_response
+from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
 
 ReaderPath = Annotated[AgentId, Path(description="The agent that may read agent_id's memory.")]
 
@@ -107,6 +108,15 @@ def admin_settings() -> Response[SettingsResponse]:
     characters and when it was set."""
     caller = caller_of(router, scope=ADMIN_SCOPE)
     return json_response(200, SettingsResponse.of(container.api_services().tenant_settings.view(caller)))
+
+
+@router.get("/v1/admin/settings/history")
+def admin_settings_history(cursor: CursorQuery = None, limit: LimitQuery = 50) -> Response[AuditResponse]:
+    """The caller's tenant's settings changes, newest first (admin scope): each one's key id, time,
+    the fields it changed before and after, and whether it set or cleared the provider key."""
+    caller = caller_of(router, scope=ADMIN_SCOPE)
+    page = container.api_services().tenant_settings.history(caller, limit, cursor)
+    return json_response(200, AuditResponse.of(page))
 
 
 @router.put(

@@ -80,6 +80,7 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin"),
     Route("GET", "/v1/admin/agents/{agent_id}/readers", "admin"),
     Route("GET", "/v1/admin/settings", "admin"),
+    Route("GET", "/v1/admin/settings/history", "admin", query=("cursor", "limit")),
     Route("PUT", "/v1/admin/settings", "admin", body=True),
     Route("GET", "/v1/openapi.json", "openapi"),
 )

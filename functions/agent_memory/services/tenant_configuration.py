@@ -29,7 +29,7 @@ from agent_memory.domain.tenant_settings import (
 )
 from agent_memory.errors import AgentMemoryError, ValidationFailedError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditAction, AuditEvent, AuditLog, Clock
+from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditPage, AuditQuery, Clock
 from agent_memory.ports.tenancy import SecretStore, TenantSettingsStore
 from agent_memory.services.tenant_cache import TenantCache
 
@@ -152,6 +152,14 @@ class TenantSettingsService:
             extra={"version": stored.version, "provider_key": detail.get("provider_key", "unchanged")},
         )
         return self._view(caller, stored)
+
+    def history(self, caller: Caller, limit: int, cursor: str | None) -> AuditPage:
+        """The tenant's settings changes, newest first: who changed which field, from what to what."""
+        return self._audit.audit_events(
+            AuditQuery(
+                caller.tenant_id, TENANT_AUDIT_AGENT, record_id=SETTINGS_RECORD, limit=limit, cursor=cursor
+            )
+        )
 
     def _model_problems(self, settings: TenantSettings) -> list[str]:
         problems = []
