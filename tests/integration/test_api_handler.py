@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from tests.integration.conftest import call_api, drain_writes
 from tests.payloads import load_event
@@ -129,3 +133,43 @@ def test_openapi_document_covers_every_route() -> None:
         "/v1/agents/{agent_id}/memories/{memory_id}",
         "/v1/agents/{agent_id}/stats",
     }
+
+
+_LOG_EVENT_RUN = """
+import json, sys
+from agent_memory.handlers import api
+from agent_memory.local.lambda_context import LocalContext
+result = api.handler(json.loads(sys.stdin.read()), LocalContext())
+print("STATUS", result["statusCode"], result["body"])
+"""
+
+
+def test_the_api_never_logs_its_event_even_when_told_to_and_so_never_a_provider_key(tmp_path: Path) -> None:
+    # GIVEN an operator who turned Powertools' event logging on (read when the handler is made, at
+    # import: so in a process of its own)
+    key = "sk-never-logged-1a2b3c4d5e6fWXYZ"
+    event = load_event(
+        "api_write.json",
+        httpMethod="PUT",
+        path="/v1/admin/settings",
+        body=json.dumps({"version": 0, "settings": {}, "provider_key": key}),
+    )
+    event["requestContext"]["authorizer"]["scopes"] = "admin read write"
+    env = {
+        **os.environ,
+        "POWERTOOLS_LOGGER_LOG_EVENT": "true",
+        "POWERTOOLS_LOG_LEVEL": "DEBUG",
+        "AGENT_MEMORY_DATA_DIR": str(tmp_path),
+        "AGENT_MEMORY_EMBEDDER": "hashing",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    # WHEN an admin sets the tenant's provider key
+    run = subprocess.run(
+        [sys.executable, "-c", _LOG_EVENT_RUN], input=json.dumps(event), env=env,
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    # THEN it is stored (last four characters back), and no output of the process holds it
+    assert "STATUS 200" in run.stdout, run.stdout + run.stderr
+    assert "WXYZ" in run.stdout
+    assert key not in run.stdout + run.stderr

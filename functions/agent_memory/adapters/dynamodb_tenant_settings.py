@@ -66,7 +66,7 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
                     "updated_at": {"S": at.isoformat()},
                     "updated_by": {"S": actor},
                 },
-                **condition,  # type: ignore[arg-type]
+                **condition,
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":

@@ -155,7 +155,11 @@ def _entry_point(
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
     """A Lambda handler answering with ``resolver``: the key check and the media type first."""
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    # Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: a body may hold a tenant's
+    # provider key (PUT /v1/admin/settings) and every body holds its users' words.
+    @logger.inject_lambda_context(
+        correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True, log_event=False
+    )
     @metrics.log_metrics
     @tracer.capture_lambda_handler
     def handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -69,7 +69,8 @@ def _route(method_arn: Any) -> APIGatewayRouteArn | None:
     return route if route.api_id and route.stage else None
 
 
-@logger.inject_lambda_context(clear_state=True)
+# Never the event (it holds the API key), whatever POWERTOOLS_LOGGER_LOG_EVENT says.
+@logger.inject_lambda_context(clear_state=True, log_event=False)
 @metrics.log_metrics
 @tracer.capture_lambda_handler(capture_response=False)
 def authorize(event: dict[str, Any], context: LambdaContext) -> dict[str, Any] | None:
