@@ -150,6 +150,8 @@ class Ingest:
     speaker: bool
     #: Make every speaker's profile (`services.person_profiles`) once the turns are stored.
     profiles: bool = False
+    #: Summarize every session's day (the daily grain of the cascade) once the turns are stored.
+    cascade: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +172,7 @@ INGESTS: dict[str, Ingest] = {
         Ingest("no-speaker", None, speaker=False),
         Ingest("bare", 0, speaker=False),
         Ingest("profiles", None, speaker=True, profiles=True),
+        Ingest("cascade", None, speaker=True, cascade=True),
     )
 }
 _ALL_OFF = {
@@ -201,10 +204,20 @@ CONFIGS: dict[str, Config] = {
         Config("profiles", "with profiles", "profiles"),
         # ... or it stands for its statements, in its place (what an agent reads in it)
         Config("profiles-sources", "with profiles, credited with their sources", "profiles"),
+        # the days' summaries found by the question bring in their strongest turns, after the
+        # plain ranking's first K places (K tuned on half A)
+        *(
+            Config(f"summary-children-{k}", f"daily summaries' children after {k}", "cascade")
+            for k in (0, 3, 5, 7)
+        ),
     )
 }
-#: The configurations a run makes by default (profiles are measured on request: `--configs`).
-DEFAULT_CONFIGS = [name for name in CONFIGS if not name.startswith("profiles")]
+#: The configurations a run makes by default (the rest are measured on request: `--configs`).
+DEFAULT_CONFIGS = [name for name in CONFIGS if not name.startswith(("profiles", "summary-"))]
+#: `summary-children`: the daily summaries asked for, the turns taken from each summary's day,
+#: and how many of the plain ranking's first places are kept before them (tuned on half A).
+CHILD_SUMMARIES = 3
+CHILDREN_PER_SUMMARY = 2
 DEFAULTS: dict[str, Any] = {"conversations": 0, "configs": "+".join(DEFAULT_CONFIGS), "embedder": "minilm"}
 
 
@@ -691,6 +704,49 @@ def run_ingest(
     return report
 
 
+def summarize_days(runtime: Runtime, conversations: Sequence[Conversation], timeout_s: float) -> int:
+    """Every session's day summarized (the daily grain), through the runtime's job worker and
+    writer; how many summary jobs were queued."""
+    from agent_memory import container
+    from agent_memory.domain.grains import Grain
+
+    days = sorted({s.started.date().isoformat() for c in conversations for s in c.sessions})
+    queued = sum(container.dispatch_service().dispatch_period(Grain.DAILY, d, tenant_id=TENANT) for d in days)
+    jobs = container.job_queue().queue  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    while jobs.depth() > 0:
+        if time.perf_counter() - started > timeout_s:
+            raise RuntimeError(f"{jobs.depth()} summary jobs still queued after {timeout_s:g} s")
+        time.sleep(0.5)
+    wait_until_stored(runtime.client, [c.agent_id for c in conversations], timeout_s)
+    return queued
+
+
+def day_children(client: ApiClient, path: str, question: Question, as_of: datetime) -> list[str]:
+    """The strongest turns (by the same ranking) of the days whose summaries the question finds
+    best, best summary first."""
+    daily = {"query": question.text, "grain": "daily", "max_results": CHILD_SUMMARIES, "as_of": _iso(as_of)}
+    children: list[str] = []
+    for summary in client.json("POST", path, daily)["results"]:
+        start = datetime.fromisoformat(summary["time_key"]).replace(tzinfo=UTC)  # a day of UTC
+        end = start + timedelta(days=1)
+        window = {
+            **search_body(question, as_of, None),
+            "max_results": CHILDREN_PER_SUMMARY,
+            "min_days_ago": max((as_of - end).total_seconds() / 86_400, 0.0),
+            "max_days_ago": (as_of - start).total_seconds() / 86_400,
+        }
+        children += result_turns(client.json("POST", path, window))
+    return list(dict.fromkeys(children))
+
+
+def with_children(plain: Sequence[str], children: Sequence[str], keep_head: int) -> list[str]:
+    """The plain ranking's first ``keep_head`` places, then ``children``, then the rest."""
+    head = list(plain[:keep_head])
+    merged = head + [c for c in children if c not in head]
+    return merged + [t for t in plain if t not in merged]
+
+
 def make_profiles(runtime: Runtime, conversations: Sequence[Conversation], timeout_s: float) -> int:
     """Every speaker's profile, made in this process and stored by the runtime's writer; how many."""
     from agent_memory.local import agent_jobs_command
@@ -717,6 +773,7 @@ def ask(
         if conversation.questions:  # reads the agent's vectors into the cache
             client.json("POST", path, search_body(conversation.questions[0], as_of, None))
         for question in conversation.questions:
+            children: list[str] | None = None  # the summaries' children, asked once per question
             for config in configs:
                 body = search_body(question, as_of, config.ranking)
                 started = time.perf_counter()
@@ -726,6 +783,11 @@ def ask(
                     raise RuntimeError(f"search ({config.name}) answered {status}: {data[:500]!r}")
                 credit = sources if config.name == "profiles-sources" else None
                 retrieved = tuple(result_turns(json.loads(data), credit))
+                if config.name.startswith("summary-children-"):
+                    if children is None:
+                        children = day_children(client, path, question, as_of)
+                    keep = int(config.name.rsplit("-", 1)[1])
+                    retrieved = tuple(with_children(retrieved, children, keep))
                 outcome = Outcome(question.category, question.evidence, retrieved, ms)
                 out[config.name].append((conversation, question, outcome))
             done += 1
@@ -802,6 +864,9 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                 if variant.profiles:
                     made = make_profiles(runtime, conversations, args.ingest_timeout_s)
                     print(f"  made {made} profiles", file=sys.stderr)
+                if variant.cascade:
+                    jobs = summarize_days(runtime, conversations, args.ingest_timeout_s)
+                    print(f"  summarized the sessions' days ({jobs} jobs)", file=sys.stderr)
                 answers = ask(runtime, conversations, wanted, stored.sources)
         finally:
             runtime.close()
