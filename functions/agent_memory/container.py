@@ -673,6 +673,10 @@ def profile_service() -> ProfileService:
     return current().profile_service
 
 
+def tenant_settings_service() -> TenantSettingsService:
+    return current().tenant_settings_service
+
+
 def profile_dispatch() -> AgentJobDispatch:
     return current().profile_dispatch
 

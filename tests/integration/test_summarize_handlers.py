@@ -227,3 +227,30 @@ def test_the_local_runtime_runs_the_job_worker_and_a_scheduler_that_can_be_turne
     finally:
         with_scheduler.stop()
         without.httpd.server_close()
+
+
+def test_a_refused_provider_key_fails_the_job_and_tells_the_tenants_admin(
+    local_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a tenant whose own summary model's provider refuses its key
+    from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+
+    from agent_memory.errors import ProviderKeyRejectedError
+
+    class Refused:
+        def run(self, job: Any) -> Any:
+            raise ProviderKeyRejectedError("the provider at llm.example.com refused the tenant's key (401)")
+
+    monkeypatch.setattr(container, "summarize_service", Refused)
+    # WHEN the worker gets its jobs
+    with pytest.raises(BatchProcessingError) as failed:
+        summarize_worker.handler(load_event("sqs_summarize_jobs.json"), LocalContext())
+    # THEN every job fails (the batch comes back: retried, then dead-lettered) ...
+    assert "All records failed" in str(failed.value)
+    # ... and the tenant's settings history says why, job by job, without any key
+    from agent_memory.ports import AuditQuery
+    from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
+
+    events = container.store().audit_events(AuditQuery("acme", TENANT_AUDIT_AGENT, SETTINGS_RECORD)).events
+    assert {e.action for e in events} == {"provider_key_rejected"}
+    assert "summarize:support-bot:daily:2026-11-20" in {e.detail["job"] for e in events}

@@ -18,8 +18,7 @@ class AuditAction:
     PATTERN_DROPPED = "pattern_dropped"  # a pattern whose members no longer make one, deleted
     PROFILE_MADE = "profile_made"  # a person's profile made or re-made (detail: statements)
     PROFILE_DROPPED = "profile_dropped"  # a profile with too few statements left, deleted
-    SETTINGS_CHANGED = (
-        "settings_changed"  # a tenant's settings (detail: fields before/after; key set/cleared)
-    )
+    SETTINGS_CHANGED = "settings_changed"  # tenant settings (detail: fields before/after; key)
+    KEY_REJECTED = "provider_key_rejected"  # the tenant's provider refused its key (detail: job)
     READ_GRANTED = "read_granted"  # another agent may read this agent's memory (detail: reader)
     READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)

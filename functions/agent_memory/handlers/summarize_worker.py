@@ -21,6 +21,7 @@ from agent_memory import container
 from agent_memory.domain.patterns import PatternJob
 from agent_memory.domain.profiles import ProfileJob
 from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.errors import ProviderKeyRejectedError
 from agent_memory.observability import logger, metrics, tracer
 
 processor = BatchProcessor(event_type=EventType.SQS)
@@ -28,6 +29,18 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 def record_handler(record: SQSRecord) -> str:
     body = json.loads(record.body)
+    try:
+        return _run(body)
+    except ProviderKeyRejectedError:
+        # The job fails (retried, then dead-lettered); its tenant's admin is told where it looks.
+        if isinstance(body, dict) and isinstance(body.get("tenant_id"), str):
+            parts = [body.get(name) for name in ("agent_id", "grain", "time_key")]
+            job = ":".join(str(p) for p in (body.get("job", "summarize"), *parts) if p)
+            container.tenant_settings_service().record_key_rejected(body["tenant_id"], job)
+        raise
+
+
+def _run(body: object) -> str:
     if isinstance(body, dict) and body.get("job") == "patterns":
         patterns = PatternJob.model_validate(body)
         logger.append_keys(job=patterns.key)

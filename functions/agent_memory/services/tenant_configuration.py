@@ -153,6 +153,25 @@ class TenantSettingsService:
         )
         return self._view(caller, stored)
 
+    def record_key_rejected(self, tenant_id: str, job: str) -> None:
+        """The tenant's provider refused its key for ``job``: said in the settings history, where
+        its admin looks, since the job itself only fails (and is dead-lettered after retries)."""
+        self._audit.append_audit(
+            [
+                AuditEvent(
+                    tenant_id=tenant_id,
+                    agent_id=TENANT_AUDIT_AGENT,
+                    record_id=SETTINGS_RECORD,
+                    action=AuditAction.KEY_REJECTED,
+                    actor="provider",
+                    at=self._clock.now(),
+                    detail={"job": job},
+                )
+            ]
+        )
+        metrics.add_metric(name="ProviderKeyRejected", unit=MetricUnit.Count, value=1)
+        logger.warning("the tenant's provider refused its key", extra={"job": job})
+
     def history(self, caller: Caller, limit: int, cursor: str | None) -> AuditPage:
         """The tenant's settings changes, newest first: who changed which field, from what to what."""
         return self._audit.audit_events(
