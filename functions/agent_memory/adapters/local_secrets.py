@@ -15,35 +15,22 @@ only as far as the disk itself is. A file that group or others can read is refus
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import stat
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from agent_memory.adapters.secret_record import decode_secret, encode_secret
 from agent_memory.domain.ids import digest
 from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import ConfigurationError
 
-#: The longest key accepted, in characters (a provider key is well under this).
-MAX_SECRET_CHARS = 4096
 _DIR_MODE = 0o700
 _FILE_MODE = 0o600
 #: Permission bits that let anyone but the owner in.
 _NOT_OWNER = stat.S_IRWXG | stat.S_IRWXO
-
-
-def check_secret_value(value: str) -> str:
-    """The value unchanged (nothing stripped: a key is stored exactly as given); `ValueError` for an
-    empty one or one over `MAX_SECRET_CHARS`. The message never holds the value."""
-    if not isinstance(value, str) or not value:
-        raise ValueError("a provider key must be a non-empty string")
-    if len(value) > MAX_SECRET_CHARS:
-        raise ValueError(f"a provider key must be at most {MAX_SECRET_CHARS} characters")
-    return value
 
 
 def _utc_now() -> datetime:
@@ -60,20 +47,17 @@ class LocalFileSecretStore:
 
     def put_secret(self, tenant_id: str, value: str) -> SecretInfo:
         """Set or replace the tenant's key in one atomic rename."""
-        info = SecretInfo(last4=check_secret_value(value)[-4:], set_at=self._clock())
-        content = {"value": value, "last4": info.last4, "set_at": info.set_at.isoformat()}
-        _write_atomically(self._path(tenant_id), json.dumps(content).encode("utf-8"))
+        info, record = encode_secret(value, self._clock())
+        _write_atomically(self._path(tenant_id), record.encode("utf-8"))
         return info
 
     def get_secret(self, tenant_id: str) -> str | None:
-        content = self._read(tenant_id)
-        return None if content is None else str(content["value"])
+        read = self._read(tenant_id)
+        return None if read is None else read[0]
 
     def secret_info(self, tenant_id: str) -> SecretInfo | None:
-        content = self._read(tenant_id)
-        if content is None:
-            return None
-        return SecretInfo(last4=content["last4"], set_at=content["set_at"])
+        read = self._read(tenant_id)
+        return None if read is None else read[1]
 
     def delete_secret(self, tenant_id: str) -> bool:
         try:
@@ -87,10 +71,10 @@ class LocalFileSecretStore:
         """The tenant's file: a digest of its id, so the id cannot choose where it is."""
         return self.directory / f"{digest(tenant_id)}.json"
 
-    def _read(self, tenant_id: str) -> dict[str, Any] | None:
+    def _read(self, tenant_id: str) -> tuple[str, SecretInfo] | None:
         path = self._path(tenant_id)
         raw = _read_private_file(path)
-        return None if raw is None else _parse(path, raw)
+        return None if raw is None else decode_secret(raw, f"the provider key file {path}")
 
 
 def _private_directory(directory: Path) -> None:
@@ -118,20 +102,6 @@ def _read_private_file(path: Path) -> bytes | None:
                 "read (chmod 600), and a key others could read should be replaced"
             )
         return file.read()
-
-
-def _parse(path: Path, raw: bytes) -> dict[str, Any]:
-    """The file's JSON, checked; an unreadable one is an error naming the path, not its content."""
-    try:
-        content = json.loads(raw)
-        content["set_at"] = datetime.fromisoformat(content["set_at"])
-        ok = isinstance(content["value"], str) and isinstance(content["last4"], str)
-        ok = ok and len(content["last4"]) <= 4
-    except (ValueError, TypeError, KeyError):
-        ok = False
-    if not ok:
-        raise ConfigurationError(f"the provider key file {path} is not in the expected format")
-    return content
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -23,7 +23,6 @@ becomes a `DependencyError` naming the operation and the AWS error code only, ra
 
 from __future__ import annotations
 
-import json
 import logging
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -31,9 +30,9 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.adapters.local_secrets import check_secret_value
+from agent_memory.adapters.secret_record import decode_secret, encode_secret
 from agent_memory.domain.tenant_settings import SecretInfo
-from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.errors import DependencyError
 
 _NOT_FOUND = "ResourceNotFoundException"
 _EXISTS = "ResourceExistsException"
@@ -91,8 +90,7 @@ class SecretsManagerSecretStore:
     def put_secret(self, tenant_id: str, value: str) -> SecretInfo:
         """Create the tenant's secret, or add a new version to it (restoring it first if it was
         scheduled for deletion)."""
-        info = SecretInfo(last4=check_secret_value(value)[-4:], set_at=datetime.now(UTC))
-        payload = json.dumps({"value": value, "last4": info.last4, "set_at": info.set_at.isoformat()})
+        info, payload = encode_secret(value, datetime.now(UTC))
         name = self.secret_name(tenant_id)
         kms = {"KmsKeyId": self.kms_key_id} if self.kms_key_id else {}
         _, code = self._call("create_secret", Name=name, SecretString=payload, **kms)
@@ -105,14 +103,12 @@ class SecretsManagerSecretStore:
         return info
 
     def get_secret(self, tenant_id: str) -> str | None:
-        content = self._read(tenant_id)
-        return None if content is None else content["value"]
+        read = self._read(tenant_id)
+        return None if read is None else read[0]
 
     def secret_info(self, tenant_id: str) -> SecretInfo | None:
-        content = self._read(tenant_id)
-        if content is None:
-            return None
-        return SecretInfo(last4=content["last4"], set_at=content["set_at"])
+        read = self._read(tenant_id)
+        return None if read is None else read[1]
 
     def delete_secret(self, tenant_id: str) -> bool:
         """Delete the secret at once. Secrets Manager answers a forced delete of a name that does
@@ -143,7 +139,7 @@ class SecretsManagerSecretStore:
             self._call("delete_secret", SecretId=name, ForceDeleteWithoutRecovery=True)
             raise _dependency("store the provider key", code)
 
-    def _read(self, tenant_id: str) -> dict[str, Any] | None:
+    def _read(self, tenant_id: str) -> tuple[str, SecretInfo] | None:
         """The tenant's secret, parsed; None when there is none (or it is scheduled for deletion)."""
         name = self.secret_name(tenant_id)
         answer, code = self._call("get_secret_value", SecretId=name)
@@ -151,7 +147,7 @@ class SecretsManagerSecretStore:
             return None
         if code is not None:
             raise _dependency("read the provider key", code)
-        return _parse(name, answer.get("SecretString"))
+        return decode_secret(answer.get("SecretString"), f"the secret {name}")
 
     def _call(self, operation: str, **params: Any) -> tuple[dict[str, Any], str | None]:
         """Call ``operation``: its answer and None, or an empty answer and the AWS error code (the
@@ -171,17 +167,3 @@ class SecretsManagerSecretStore:
 
 def _dependency(what: str, code: str) -> DependencyError:
     return DependencyError(f"Secrets Manager: cannot {what} ({code})")
-
-
-def _parse(name: str, secret_string: Any) -> dict[str, Any]:
-    """The SecretString's JSON, checked; a malformed one is an error naming the secret only."""
-    try:
-        content = json.loads(secret_string)
-        content["set_at"] = datetime.fromisoformat(content["set_at"])
-        ok = isinstance(content["value"], str) and isinstance(content["last4"], str)
-        ok = ok and len(content["last4"]) <= 4
-    except (ValueError, TypeError, KeyError):
-        ok = False
-    if not ok:
-        raise ConfigurationError(f"the secret {name} is not a provider key in the expected format")
-    return content

@@ -12,10 +12,12 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from agent_memory.domain.plans import Retention
-from agent_memory.domain.tenant_settings import SecretInfo, SettingsView, TenantSettings
-
-#: The longest provider key accepted (hosted providers' keys are well under 300 characters).
-MAX_PROVIDER_KEY_CHARS = 4_096
+from agent_memory.domain.tenant_settings import (
+    MAX_PROVIDER_KEY_CHARS,
+    SecretInfo,
+    SettingsView,
+    TenantSettings,
+)
 
 
 class SettingsUpdate(BaseModel):

@@ -29,6 +29,8 @@ from agent_memory.domain.types import Score, TenantId, UtcDatetime
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 #: The longest a tenant may keep a working memory by default, in days (as a write's ``ttl_days``).
 MAX_TTL_DAYS = 36_500
+#: The longest provider key accepted, in characters (hosted providers' keys are far shorter).
+MAX_PROVIDER_KEY_CHARS = 4_096
 #: Hosts an OpenAI-compatible endpoint may be reached over plain HTTP: this machine only.
 _LOOPBACK_NAMES = frozenset({"localhost"})
 

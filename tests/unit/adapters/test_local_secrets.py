@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from tests.fakes import FixedClock
 
-from agent_memory.adapters.local_secrets import MAX_SECRET_CHARS, LocalFileSecretStore
+from agent_memory.adapters.local_secrets import LocalFileSecretStore
+from agent_memory.adapters.secret_record import MAX_SECRET_CHARS
 from agent_memory.domain.ids import digest
 from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import ConfigurationError

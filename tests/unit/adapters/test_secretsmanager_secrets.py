@@ -19,7 +19,7 @@ from botocore.exceptions import ParamValidationError
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from agent_memory.adapters.local_secrets import MAX_SECRET_CHARS
+from agent_memory.adapters.secret_record import MAX_SECRET_CHARS
 from agent_memory.adapters.secretsmanager_secrets import BODY_LOGGERS, SecretsManagerSecretStore
 from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import ConfigurationError, DependencyError
