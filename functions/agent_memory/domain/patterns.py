@@ -25,12 +25,11 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.experience import MAX_PATTERN_MEMBERS
 from agent_memory.domain.ids import digest
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.types import AgentId, TenantId
+from agent_memory.domain.summary_jobs import AgentJobBase
 
 #: Metadata key that marks a pattern the service recognised (a client may write patterns too:
 #: those are the client's and never re-made or dropped).
@@ -69,25 +68,11 @@ class Cluster:
         return len({m.run for m in self.members})
 
 
-class PatternJob(BaseModel):
+class PatternJob(AgentJobBase):
     """Recognise one agent's patterns (the daily schedule, the admin route, or a forget that
     hid patterns: ``stale`` names them, so the run continues them under their ids)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    v: Literal[1] = 1
     job: Literal["patterns"] = "patterns"
-    tenant_id: TenantId
-    agent_id: AgentId
-    reason: Literal["schedule", "admin", "forget"] = "schedule"
-    stale: list[str] = Field(default_factory=list, max_length=MAX_PATTERN_MEMBERS)
-    #: A pending mark the run clears when its patterns are queued (so a caller waiting for the
-    #: agent's pending writes waits for the run, and then for its writes).
-    pending_id: str | None = Field(default=None, max_length=64)
-
-    @property
-    def key(self) -> str:
-        return f"{self.tenant_id}:{self.agent_id}:patterns"
 
 
 @dataclass

@@ -28,11 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from agent_memory.domain.ids import digest
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.types import AgentId, TenantId
+from agent_memory.domain.summary_jobs import AgentJobBase
 
 #: Metadata key that marks a profile the service made (a client may write profiles too: those
 #: are the client's and never re-made or dropped).
@@ -52,8 +50,6 @@ STATEMENT_KINDS: tuple[MemoryKind, ...] = (
 )
 #: Kinds that state something about their speaker by what they are, first person or not.
 _STATING_KINDS = frozenset({MemoryKind.FACT, MemoryKind.PREFERENCE, MemoryKind.DECISION, MemoryKind.EVENT})
-#: The most stale profile ids one job carries (a forget of one memory hides at most this many).
-MAX_STALE = 1_000
 
 #: Typographic apostrophes are read as plain ones before matching (`_plain`).
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|My|me|mine|myself)\b")
@@ -208,24 +204,11 @@ def heading(subject: Subject) -> str:
     return f"What is known about {subject.name}:"
 
 
-class ProfileJob(BaseModel):
+class ProfileJob(AgentJobBase):
     """Make one agent's profiles (the daily schedule, or a forget that hid profiles: ``stale``
     names them, so the run re-makes them under their ids)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    v: Literal[1] = 1
     job: Literal["profiles"] = "profiles"
-    tenant_id: TenantId
-    agent_id: AgentId
-    reason: Literal["schedule", "admin", "forget"] = "schedule"
-    stale: list[str] = Field(default_factory=list, max_length=MAX_STALE)
-    #: A pending mark the run clears when its profiles are queued (see `PatternJob.pending_id`).
-    pending_id: str | None = Field(default=None, max_length=64)
-
-    @property
-    def key(self) -> str:
-        return f"{self.tenant_id}:{self.agent_id}:profiles"
 
 
 @dataclass

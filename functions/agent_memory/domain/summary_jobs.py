@@ -19,6 +19,9 @@ from agent_memory.domain.grains import Grain, parse_time_key
 from agent_memory.domain.types import AgentId, TenantId, UtcDatetime
 from agent_memory.errors import InvalidTimeKeyError
 
+#: The most stale memories one per-agent job carries (a forget of one memory hides at most this many).
+MAX_STALE = 1_000
+
 #: The most periods one request may name (a leap year of days): a longer backfill is split, so
 #: one request never runs longer than an API call may.
 MAX_PERIODS_PER_REQUEST = 366
@@ -85,6 +88,28 @@ class AgentJobsEvent(BaseModel):
 
     job: Literal["patterns", "profiles"]
     scheduled_time: UtcDatetime | None = None
+
+
+class AgentJobBase(BaseModel):
+    """What a per-agent job message holds (`PatternJob`, `ProfileJob`): its agent, why it runs,
+    the stale memories (hidden by a forget) it re-makes under their ids, and the pending mark it
+    clears when its writes are queued (so a caller waiting for the agent's pending writes waits
+    for the run, and then for its writes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    v: Literal[1] = 1
+    #: Which job (each subclass fixes it: ``patterns``, ``profiles``).
+    job: str
+    tenant_id: TenantId
+    agent_id: AgentId
+    reason: Literal["schedule", "admin", "forget"] = "schedule"
+    stale: list[str] = Field(default_factory=list, max_length=MAX_STALE)
+    pending_id: str | None = Field(default=None, max_length=64)
+
+    @property
+    def key(self) -> str:
+        return f"{self.tenant_id}:{self.agent_id}:{self.job}"
 
 
 @dataclass(frozen=True, slots=True)

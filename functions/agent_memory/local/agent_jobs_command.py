@@ -13,36 +13,21 @@ are idempotent: a run beside the scheduled one changes nothing it would not.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
 from agent_memory import container
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.contract.v1_experience import PatternRunResponse
-from agent_memory.domain.grains import Grain
 from agent_memory.domain.patterns import PatternJob, PatternReport
 from agent_memory.domain.profiles import ProfileJob, ProfileReport
 from agent_memory.local.worker import QueueWorker
-from agent_memory.ports import AgentRef, PeriodScan
+from agent_memory.ports import AgentRef
+from agent_memory.services.agent_jobs import agents_with_memory
 
 #: How long to wait between looks at a write queue that holds only delayed or in-flight messages.
 IDLE_WAIT_S = 0.2
-
-
-def agents_in_window(now: datetime, window_days: int, tenant_id: str | None = None) -> Iterator[AgentRef]:
-    """Every (tenant, agent) with working memory in the last ``window_days``, as the dispatch
-    finds them."""
-    start = now - timedelta(days=window_days)
-    cursor: str | None = None
-    while True:
-        page = container.store().agents_with_records(
-            PeriodScan(Grain.WORKING, start, now, cursor=cursor, tenant_id=tenant_id)
-        )
-        yield from page.agents
-        cursor = page.next_cursor
-        if cursor is None:
-            return
 
 
 def targets(tenant_id: str | None, agent_id: str | None, now: datetime, window_days: int) -> list[AgentRef]:
@@ -51,7 +36,7 @@ def targets(tenant_id: str | None, agent_id: str | None, now: datetime, window_d
     and the agent given."""
     if tenant_id is not None and agent_id is not None:
         return [AgentRef(tenant_id, agent_id)]
-    found = agents_in_window(now, window_days, tenant_id)
+    found = agents_with_memory(container.store(), now, timedelta(days=window_days), tenant_id)
     return [a for a in found if agent_id is None or a.agent_id == agent_id]
 
 
@@ -82,10 +67,7 @@ def run_profiles(
         report.add(
             service.run(ProfileJob(tenant_id=agent.tenant_id, agent_id=agent.agent_id, reason="admin"))
         )
-    result: dict[str, Any] = {
-        name: getattr(report, name)
-        for name in ("agents", "records", "subjects", "made", "refreshed", "unchanged", "dropped", "profiles")
-    }
+    result: dict[str, Any] = asdict(report)
     if wait:
         result["pending"] = store_writes(timeout_s)
     return result

@@ -14,9 +14,8 @@ from typing import Literal
 
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.patterns import PatternJob
-from agent_memory.domain.profiles import ProfileJob
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.summary_jobs import AgentJobBase
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
@@ -28,6 +27,8 @@ from agent_memory.ports import (
     JobQueue,
     PendingWrites,
     PeriodScan,
+    Retrieval,
+    StoreQuery,
     WritableMemory,
     WriteQueue,
 )
@@ -38,7 +39,7 @@ SEND_BATCH = 100
 
 Reason = Literal["schedule", "admin"]
 #: The per-agent jobs.
-AgentJob = PatternJob | ProfileJob
+AgentJob = AgentJobBase
 
 
 #: Makes one job: (tenant, agent, reason, pending id).
@@ -76,7 +77,7 @@ class AgentJobDispatch:
         reason: Reason = "schedule" if tenant_id is None else "admin"
         batch: list[AgentJob] = []
         queued = 0
-        for agent in self._agents(now, tenant_id):
+        for agent in agents_with_memory(self._store, now, self._window, tenant_id):
             batch.append(self._job(agent.tenant_id, agent.agent_id, reason))
             if len(batch) == SEND_BATCH:
                 self._send(batch)
@@ -101,16 +102,39 @@ class AgentJobDispatch:
                 self._pending.discard(job.tenant_id, job.agent_id, [job.pending_id or ""])
             raise
 
-    def _agents(self, now: datetime, tenant_id: str | None) -> Iterator[AgentRef]:
-        cursor: str | None = None
-        while True:
-            page = self._store.agents_with_records(
-                PeriodScan(Grain.WORKING, now - self._window, now, cursor=cursor, tenant_id=tenant_id)
-            )
-            yield from page.agents
-            cursor = page.next_cursor
-            if cursor is None:
-                return
+
+def agents_with_memory(
+    store: AgentDirectory, now: datetime, window: timedelta, tenant_id: str | None = None
+) -> Iterator[AgentRef]:
+    """Every (tenant, agent) with working memory in the last ``window`` (of ``tenant_id`` only,
+    if given), page by page: whom a per-agent job runs for."""
+    cursor: str | None = None
+    while True:
+        page = store.agents_with_records(
+            PeriodScan(Grain.WORKING, now - window, now, cursor=cursor, tenant_id=tenant_id)
+        )
+        yield from page.agents
+        cursor = page.next_cursor
+        if cursor is None:
+            return
+
+
+def derived_of(
+    store: Retrieval, tenant_id: str, agent_id: str, now: datetime, kind: MemoryKind, limit: int
+) -> list[MemoryRecord]:
+    """The agent's live working memories of ``kind`` (at most ``limit``): the patterns or profiles
+    a run continues and a forget looks through; the caller keeps those the service made."""
+    found = store.search(
+        StoreQuery(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            now=now,
+            grains=(Grain.WORKING,),
+            kinds=(kind,),
+            limit=limit,
+        )
+    )
+    return [c.record for c in found]
 
 
 def queue_derived(
@@ -118,21 +142,35 @@ def queue_derived(
     queue: WriteQueue,
     pending: PendingWrites,
     records: Sequence[MemoryRecord],
-    event_of: Callable[[MemoryRecord], AuditEvent],
+    action: str,
+    actor: str,
+    detail_of: Callable[[MemoryRecord], dict[str, object]],
 ) -> None:
     """Queue ``records`` (one agent's patterns or profiles) as upserts on its working-memory group,
-    each pending until stored, and record ``event_of`` each in the audit trail."""
+    each pending until stored, and record ``action`` by ``actor`` (the job) for each in the audit
+    trail, with what it was made of (``detail_of``)."""
     if not records:
         return
     tenant, agent = records[0].tenant_id, records[0].agent_id
     messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
     send_pending(queue, pending, tenant, agent, [r.id for r in records], messages)
-    store.append_audit([event_of(r) for r in records])
+    store.append_audit(
+        [AuditEvent(tenant, agent, r.id, action, actor, r.updated_at, detail_of(r)) for r in records]
+    )
 
 
-def drop_derived(store: WritableMemory, record: MemoryRecord, event: AuditEvent) -> None:
+def drop_derived(
+    store: WritableMemory,
+    record: MemoryRecord,
+    action: str,
+    actor: str,
+    at: datetime,
+    detail: dict[str, object],
+) -> None:
     """A pattern or profile its sources no longer make: hidden now (if it is not already) and
-    left for the purge, with ``event`` (the reason) in the audit trail."""
+    left for the purge, with ``action`` by ``actor`` (the job) and why (``detail``) in the audit
+    trail."""
+    event = AuditEvent(record.tenant_id, record.agent_id, record.id, action, actor, at, detail)
     if record.deleted_at is None:
         store.soft_delete(record.tenant_id, record.agent_id, record.id, event)
     else:

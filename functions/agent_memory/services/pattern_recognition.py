@@ -49,7 +49,6 @@ from agent_memory.domain.records import MEMBER_KINDS, MemoryKind, MemoryRecord
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
-    AuditEvent,
     Clock,
     Embedder,
     PendingWrites,
@@ -61,9 +60,9 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.agent_jobs import drop_derived, queue_derived
+from agent_memory.services.agent_jobs import derived_of, drop_derived, queue_derived
 from agent_memory.services.staleness import is_stale
-from agent_memory.services.tenant_models import TenantSummarizers
+from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
 #: The most patterns of one agent a run reads back to continue.
 MAX_PATTERNS = 1_000
@@ -275,9 +274,7 @@ class PatternService:
 
     def _statement(self, members: Sequence[MemoryRecord]) -> str:
         """What the members have in common, stated once (the summarizer's pattern prompt)."""
-        summarizer = (
-            self._summarizers.for_tenant(members[0].tenant_id) if self._summarizers else self._summarizer
-        )
+        summarizer = summarizer_of(self._summarizers, self._summarizer, members[0].tenant_id)
         inputs: list[SummaryInput] = []
         size = 0
         for r in members:
@@ -311,19 +308,8 @@ class PatternService:
 
     def _drop(self, pattern: MemoryRecord, members_left: int, now: datetime) -> None:
         """A pattern its members no longer make."""
-        drop_derived(
-            self._store,
-            pattern,
-            AuditEvent(
-                tenant_id=pattern.tenant_id,
-                agent_id=pattern.agent_id,
-                record_id=pattern.id,
-                action=AuditAction.PATTERN_DROPPED,
-                actor="patterns",
-                at=now,
-                detail={"members_left": members_left, "min_members": self._rules.min_members},
-            ),
-        )
+        detail: dict[str, object] = {"members_left": members_left, "min_members": self._rules.min_members}
+        drop_derived(self._store, pattern, AuditAction.PATTERN_DROPPED, "patterns", now, detail)
 
     def _send(self, records: Sequence[MemoryRecord]) -> None:
         queue_derived(
@@ -331,20 +317,14 @@ class PatternService:
             self._queue,
             self._pending,
             records,
-            lambda r: AuditEvent(
-                tenant_id=r.tenant_id,
-                agent_id=r.agent_id,
-                record_id=r.id,
-                action=AuditAction.PATTERN_MADE,
-                actor="patterns",
-                at=r.updated_at,
-                detail={
-                    "members": r.source_ids[-20:],
-                    "member_count": len(r.source_ids),
-                    "runs": r.experience.runs if r.experience else 0,
-                    "prior": r.experience.prior if r.experience else None,
-                },
-            ),
+            AuditAction.PATTERN_MADE,
+            "patterns",
+            lambda r: {
+                "members": r.source_ids[-20:],
+                "member_count": len(r.source_ids),
+                "runs": r.experience.runs if r.experience else 0,
+                "prior": r.experience.prior if r.experience else None,
+            },
         )
 
 
@@ -358,17 +338,8 @@ def pattern_job(
 def recognised_patterns(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
     """The agent's live patterns that the service recognised (at most `MAX_PATTERNS`): what a
     run continues and what a forget looks through for the forgotten experience."""
-    found = store.search(
-        StoreQuery(
-            tenant_id=tenant_id,
-            agent_id=agent_id,
-            now=now,
-            grains=(Grain.WORKING,),
-            kinds=(MemoryKind.PATTERN,),
-            limit=MAX_PATTERNS,
-        )
-    )
-    return [c.record for c in found if is_recognised_pattern(c.record)]
+    found = derived_of(store, tenant_id, agent_id, now, MemoryKind.PATTERN, MAX_PATTERNS)
+    return [r for r in found if is_recognised_pattern(r)]
 
 
 def experience_text(record: MemoryRecord) -> str:

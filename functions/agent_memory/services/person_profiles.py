@@ -44,7 +44,6 @@ from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
-    AuditEvent,
     Clock,
     PendingWrites,
     Retrieval,
@@ -55,9 +54,9 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.agent_jobs import drop_derived, queue_derived
+from agent_memory.services.agent_jobs import derived_of, drop_derived, queue_derived
 from agent_memory.services.staleness import is_stale
-from agent_memory.services.tenant_models import TenantSummarizers
+from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
 #: The most profiles of one agent a run reads back.
 MAX_PROFILES = 1_000
@@ -212,9 +211,7 @@ class ProfileService:
 
     def _statement(self, subject: Subject, chosen: Sequence[MemoryRecord], day_of: dict[str, str]) -> str:
         """What the statements say about ``subject``, under a heading that names them."""
-        summarizer = (
-            self._summarizers.for_tenant(chosen[0].tenant_id) if self._summarizers else self._summarizer
-        )
+        summarizer = summarizer_of(self._summarizers, self._summarizer, chosen[0].tenant_id)
         inputs: list[SummaryInput] = []
         size = 0
         for r in chosen:
@@ -234,19 +231,8 @@ class ProfileService:
 
     def _drop(self, profile: MemoryRecord, now: datetime) -> None:
         """A profile its person no longer has statements enough for."""
-        drop_derived(
-            self._store,
-            profile,
-            AuditEvent(
-                tenant_id=profile.tenant_id,
-                agent_id=profile.agent_id,
-                record_id=profile.id,
-                action=AuditAction.PROFILE_DROPPED,
-                actor="profiles",
-                at=now,
-                detail={"min_statements": self._rules.min_statements},
-            ),
-        )
+        detail: dict[str, object] = {"min_statements": self._rules.min_statements}
+        drop_derived(self._store, profile, AuditAction.PROFILE_DROPPED, "profiles", now, detail)
 
     def _send(self, records: Sequence[MemoryRecord]) -> None:
         queue_derived(
@@ -254,15 +240,9 @@ class ProfileService:
             self._queue,
             self._pending,
             records,
-            lambda r: AuditEvent(
-                tenant_id=r.tenant_id,
-                agent_id=r.agent_id,
-                record_id=r.id,
-                action=AuditAction.PROFILE_MADE,
-                actor="profiles",
-                at=r.updated_at,
-                detail={"statements": r.source_ids[-20:], "statement_count": len(r.source_ids)},
-            ),
+            AuditAction.PROFILE_MADE,
+            "profiles",
+            lambda r: {"statements": r.source_ids[-20:], "statement_count": len(r.source_ids)},
         )
 
 
@@ -276,14 +256,8 @@ def profile_job(
 def made_profiles(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
     """The agent's live profiles that the service made (at most `MAX_PROFILES`): what a run
     continues and what a forget looks through for the forgotten statement."""
-    found = store.search(
-        StoreQuery(
-            tenant_id=tenant_id,
-            agent_id=agent_id,
-            now=now,
-            grains=(Grain.WORKING,),
-            kinds=(MemoryKind.PROFILE,),
-            limit=MAX_PROFILES,
-        )
-    )
-    return [c.record for c in found if is_made_profile(c.record)]
+    return [
+        r
+        for r in derived_of(store, tenant_id, agent_id, now, MemoryKind.PROFILE, MAX_PROFILES)
+        if is_made_profile(r)
+    ]

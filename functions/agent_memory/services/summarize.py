@@ -70,7 +70,7 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.services.staleness import CHILDREN_COUNT, is_stale
-from agent_memory.services.tenant_models import TenantSummarizers
+from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
 #: Characters a partial summary's label may take in a reduce round (``first..last`` time keys).
 LABEL_ROOM = 32
@@ -166,8 +166,8 @@ class SummarizeService:
 
     def run(self, job: SummarizeJob) -> RunStats:
         """Make the job's summary (and any missing child first) with the tenant's summarizer."""
-        chosen = self._summarizers.for_tenant(job.tenant_id) if self._summarizers is not None else None
-        if chosen is not None:
+        chosen = summarizer_of(self._summarizers, self._default_summarizer, job.tenant_id)
+        if chosen is not self._default_summarizer:
             check_budget(chosen)
         token = _CURRENT.set(chosen)
         try:

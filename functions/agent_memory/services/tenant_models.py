@@ -53,3 +53,8 @@ class TenantSummarizers:
         with self._lock:
             self._built[tenant_id] = (stored.version, summarizer)
         return summarizer
+
+
+def summarizer_of(summarizers: TenantSummarizers | None, default: Summarizer, tenant_id: str) -> Summarizer:
+    """The summarizer of ``tenant_id``'s jobs: its own model when a resolver is given, else ``default``."""
+    return summarizers.for_tenant(tenant_id) if summarizers is not None else default

@@ -30,8 +30,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.bedrock_runtime import BedrockRuntime
-from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, system_prompt, user_prompt
-from agent_memory.domain.grains import Grain
+from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, prompts_for
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import SummaryRequest, SummaryText
 
@@ -120,25 +119,11 @@ class BedrockSummarizer:
 
     def request(self, summary: SummaryRequest) -> dict[str, Any]:
         """The ``converse`` parameters for one summary (public: tests and cost estimates read it)."""
+        system, user = prompts_for(summary)
         return {
             "modelId": self._model_id,
-            "system": [{"text": system_prompt(Grain(summary.grain), summary.purpose)}],
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "text": user_prompt(
-                                Grain(summary.grain),
-                                summary.period,
-                                summary.children,
-                                summary.part,
-                                summary.subject,
-                            )
-                        }
-                    ],
-                }
-            ],
+            "system": [{"text": system}],
+            "messages": [{"role": "user", "content": [{"text": user}]}],
             "inferenceConfig": {"temperature": 0.0, "maxTokens": self._max_tokens},
         }
 

@@ -24,8 +24,7 @@ from agent_memory.adapters.summarizers.converse import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_TOKENS,
 )
-from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, system_prompt, user_prompt
-from agent_memory.domain.grains import Grain
+from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, prompts_for
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import SummaryRequest, SummaryText
 
@@ -76,18 +75,10 @@ class OpenAICompatibleSummarizer:
 
     def request(self, summary: SummaryRequest) -> dict[str, Any]:
         """The ``/chat/completions`` payload for one summary (public: tests and cost estimates read it)."""
-        grain = Grain(summary.grain)
+        system, user = prompts_for(summary)
         return {
             "model": self._model,
-            "messages": [
-                {"role": "system", "content": system_prompt(grain, summary.purpose)},
-                {
-                    "role": "user",
-                    "content": user_prompt(
-                        grain, summary.period, summary.children, summary.part, summary.subject
-                    ),
-                },
-            ],
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "temperature": 0,
             "max_tokens": self._max_tokens,
         }

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_memory.domain.grains import Grain
-from agent_memory.ports import SummaryInput
+from agent_memory.ports import SummaryInput, SummaryRequest
 
 PROMPT_VERSION = "cascade-2026-11.1"
 
@@ -132,3 +132,10 @@ def user_prompt(
         text = child.text.strip()
         blocks.append(f"[{child.label}] {text}" if "\n" not in text else f"{child.label}:\n{text}")
     return head + "\n\nRecords:\n" + "\n".join(blocks)
+
+
+def prompts_for(summary: SummaryRequest) -> tuple[str, str]:
+    """The system and the user prompt of one summarizer call, whichever model API carries them."""
+    grain = Grain(summary.grain)
+    user = user_prompt(grain, summary.period, summary.children, summary.part, summary.subject)
+    return system_prompt(grain, summary.purpose), user
