@@ -1,7 +1,8 @@
 """Provider keys in Secrets Manager: moto for behaviour, Stubber and a failing fake for errors.
 
 Every error path checks the key is nowhere in what is raised or logged, with AWS answers that echo
-it back, so a message passed through would be caught.
+it back, so a message passed through would be caught. The behaviour both secret stores share is in
+tests/contract/test_secret_store_contract.py.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import json
 import logging
 import traceback
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -21,12 +21,10 @@ from moto import mock_aws
 
 from agent_memory.adapters.secret_record import MAX_SECRET_CHARS
 from agent_memory.adapters.secretsmanager_secrets import BODY_LOGGERS, SecretsManagerSecretStore
-from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import ConfigurationError, DependencyError
 
 PREFIX = "agent-memory"
 KEY = "sk-test-Zq8wSecretsManagerValue-9f3K"
-OTHER_KEY = "sk-test-Other-Tenant-Value-77Xy"
 NAME = f"{PREFIX}/tenants/acme/provider-key"
 
 
@@ -59,33 +57,6 @@ def _shows_key(exc: BaseException) -> bool:
     return KEY in "".join(traceback.format_exception(exc))
 
 
-def test_a_key_is_stored_read_described_and_deleted(store: SecretsManagerSecretStore) -> None:
-    # GIVEN
-    before = datetime.now(UTC)
-
-    # WHEN
-    info = store.put_secret("acme", KEY)
-
-    # THEN
-    assert info.last4 == KEY[-4:]
-    assert before <= info.set_at <= datetime.now(UTC)
-    assert store.get_secret("acme") == KEY
-    assert store.secret_info("acme") == info
-    assert store.delete_secret("acme") is True
-    assert (store.get_secret("acme"), store.secret_info("acme")) == (None, None)
-
-
-def test_a_tenant_without_a_key_has_none_and_deleting_it_reports_nothing_was_there(
-    store: SecretsManagerSecretStore,
-) -> None:
-    # WHEN / THEN
-    assert (store.get_secret("acme"), store.secret_info("acme"), store.delete_secret("acme")) == (
-        None,
-        None,
-        False,
-    )
-
-
 def test_the_secret_is_named_for_the_tenant_and_holds_json(store: SecretsManagerSecretStore, sm: Any) -> None:
     # WHEN
     info = store.put_secret("acme", KEY)
@@ -105,52 +76,6 @@ def test_no_part_of_the_key_is_in_what_listing_or_describing_shows(
     shown = str(sm.describe_secret(SecretId=NAME)) + str(sm.list_secrets())
     assert NAME in shown
     assert KEY[-4:] not in shown
-
-
-def test_a_new_key_replaces_the_old_one(store: SecretsManagerSecretStore) -> None:
-    # GIVEN
-    store.put_secret("acme", KEY)
-
-    # WHEN
-    info = store.put_secret("acme", OTHER_KEY)
-
-    # THEN
-    assert store.get_secret("acme") == OTHER_KEY
-    assert store.secret_info("acme") == info
-    assert info.last4 == OTHER_KEY[-4:]
-
-
-def test_a_key_can_be_set_again_after_it_was_deleted(store: SecretsManagerSecretStore) -> None:
-    # GIVEN
-    store.put_secret("acme", KEY)
-    store.delete_secret("acme")
-
-    # WHEN
-    store.put_secret("acme", OTHER_KEY)
-
-    # THEN
-    assert store.get_secret("acme") == OTHER_KEY
-
-
-@pytest.mark.parametrize(
-    ("owner", "other"),
-    [("acme", "Acme"), ("acme", "acme/x"), ("acme", "../acme"), ("a/b", "a..b"), ("acme", "acme/..")],
-)
-def test_one_tenants_key_is_never_another_tenants(
-    store: SecretsManagerSecretStore, owner: str, other: str
-) -> None:
-    # GIVEN
-    store.put_secret(owner, KEY)
-
-    # WHEN
-    before = store.get_secret(other)
-    store.put_secret(other, OTHER_KEY)
-
-    # THEN
-    assert before is None
-    assert (store.get_secret(owner), store.get_secret(other)) == (KEY, OTHER_KEY)
-    assert store.delete_secret(other) is True
-    assert store.get_secret(owner) == KEY
 
 
 def test_the_secret_is_encrypted_with_the_given_kms_key(sm: Any) -> None:
@@ -388,13 +313,3 @@ def test_the_client_is_made_on_first_use_in_the_given_region(monkeypatch: pytest
     assert made_before_use == []
     assert made == [("secretsmanager", "eu-west-1")]
     assert found == KEY
-
-
-def test_what_is_shown_of_a_key_is_its_last_four_characters(store: SecretsManagerSecretStore) -> None:
-    # WHEN
-    store.put_secret("acme", "abc")
-
-    # THEN
-    info = store.secret_info("acme")
-    assert isinstance(info, SecretInfo)
-    assert info.last4 == "abc"
