@@ -280,26 +280,17 @@ def cmd_retention_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_patterns_run(args: argparse.Namespace) -> int:
-    """Recognise patterns now, here (see `local.agent_jobs_command`); prints the summed report."""
+def cmd_agent_jobs_run(args: argparse.Namespace) -> int:
+    """Run a per-agent job (patterns or profiles) now, here (see `local.agent_jobs_command`);
+    prints the summed report."""
     from agent_memory.local import agent_jobs_command
 
-    result = agent_jobs_command.run(args.tenant, args.agent, wait=not args.no_wait)
+    run = agent_jobs_command.run if args.job == "patterns" else agent_jobs_command.run_profiles
+    result = run(args.tenant, args.agent, wait=not args.no_wait)
     print(json.dumps(result))
     if args.agent is not None and result["agents"] == 0:
-        print(f"error: no agent {args.agent!r} has memory in the pattern window", file=sys.stderr)
-        return 1
-    return 0
-
-
-def cmd_profiles_run(args: argparse.Namespace) -> int:
-    """Make profiles now, here (see `local.agent_jobs_command`); prints the summed report."""
-    from agent_memory.local import agent_jobs_command
-
-    result = agent_jobs_command.run_profiles(args.tenant, args.agent, wait=not args.no_wait)
-    print(json.dumps(result))
-    if args.agent is not None and result["agents"] == 0:
-        print(f"error: no agent {args.agent!r} has memory in the profile window", file=sys.stderr)
+        window = f"the {args.job.removesuffix('s')} window"
+        print(f"error: no agent {args.agent!r} has memory in {window}", file=sys.stderr)
         return 1
     return 0
 
@@ -558,31 +549,20 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="run retention now for every tenant, as the daily schedule does", parents=[common]
     ).set_defaults(func=cmd_retention_run)
 
-    patterns = sub.add_parser("patterns", help="recognise patterns in agents' experiences").add_subparsers(
-        dest="patterns_command", required=True
-    )
-    run = patterns.add_parser(
-        "run", help="recognise patterns now, as the daily schedule does; print the report", parents=[common]
-    )
-    run.add_argument("--agent", help="only this agent (default: every agent with recent memory)")
-    run.add_argument("--tenant", help="only this tenant's agents (default: every tenant)")
-    run.add_argument(
-        "--no-wait", action="store_true", help="only queue the patterns' writes (a server stores them)"
-    )
-    run.set_defaults(func=cmd_patterns_run)
-
-    profiles = sub.add_parser("profiles", help="keep what is known about each person").add_subparsers(
-        dest="profiles_command", required=True
-    )
-    run = profiles.add_parser(
-        "run", help="make profiles now, as the daily schedule does; print the report", parents=[common]
-    )
-    run.add_argument("--agent", help="only this agent (default: every agent with recent memory)")
-    run.add_argument("--tenant", help="only this tenant's agents (default: every tenant)")
-    run.add_argument(
-        "--no-wait", action="store_true", help="only queue the profiles' writes (a server stores them)"
-    )
-    run.set_defaults(func=cmd_profiles_run)
+    for job, about, does in (
+        ("patterns", "recognise patterns in agents' experiences", "recognise patterns"),
+        ("profiles", "keep what is known about each person", "make profiles"),
+    ):
+        jobs = sub.add_parser(job, help=about).add_subparsers(dest=f"{job}_command", required=True)
+        run = jobs.add_parser(
+            "run", help=f"{does} now, as the daily schedule does; print the report", parents=[common]
+        )
+        run.add_argument("--agent", help="only this agent (default: every agent with recent memory)")
+        run.add_argument("--tenant", help="only this tenant's agents (default: every tenant)")
+        run.add_argument(
+            "--no-wait", action="store_true", help=f"only queue the {job}' writes (a server stores them)"
+        )
+        run.set_defaults(func=cmd_agent_jobs_run, job=job)
 
     _add_mcp_parser(sub)
     _add_knowledge_parser(sub)
