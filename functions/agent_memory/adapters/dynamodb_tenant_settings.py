@@ -5,6 +5,11 @@ Table schema (created by the CDK stack): partition key ``tenant_id`` (S); attrib
 on-demand billing, no indexes. A table of its own: every function reads it (through a per-tenant
 cache) and only the API function writes it, which IAM can then say exactly.
 
+A tenant's embedding spaces (`EmbeddingState`) are a second item of the same table, under
+``<tenant_id>#embedding`` (no tenant id holds a ``#``): attributes ``state`` (S, JSON) and
+``version`` (N). The settings service and the re-embedding job write it, conditionally on the
+version read, like the settings.
+
 Calls: GetItem (strongly consistent: an admin's change is seen by the next cache miss), PutItem
 with a condition on the version read (`ConflictError` when another change came first).
 """
@@ -16,6 +21,7 @@ from datetime import datetime
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
+from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.tenant_settings import StoredSettings, TenantSettings
 from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
 
@@ -78,6 +84,50 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
             raise self._error("store tenant settings", exc) from exc
         return stored
 
+    def get_embedding_state(self, tenant_id: str) -> EmbeddingState | None:
+        try:
+            item = self.client.get_item(
+                TableName=self.table_name,
+                Key={"tenant_id": {"S": _state_key(tenant_id)}},
+                ConsistentRead=True,
+            ).get("Item")
+        except (ClientError, BotoCoreError) as exc:
+            raise self._error("read the embedding state", exc) from exc
+        if item is None:
+            return None
+        state = EmbeddingState.model_validate_json(item["state"]["S"])
+        return state.model_copy(update={"version": int(item["version"]["N"])})
+
+    def put_embedding_state(
+        self, tenant_id: str, state: EmbeddingState, expected_version: int
+    ) -> EmbeddingState:
+        stored = state.model_copy(update={"version": expected_version + 1})
+        condition = (
+            {"ConditionExpression": "attribute_not_exists(tenant_id)"}
+            if expected_version == 0
+            else {
+                "ConditionExpression": "version = :read",
+                "ExpressionAttributeValues": {":read": {"N": str(expected_version)}},
+            }
+        )
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item={
+                    "tenant_id": {"S": _state_key(tenant_id)},
+                    "state": {"S": stored.model_dump_json()},
+                    "version": {"N": str(stored.version)},
+                },
+                **condition,
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise ConflictError("the tenant's embedding state changed since it was read") from None
+            raise self._error("store the embedding state", exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("store the embedding state", exc) from exc
+        return stored
+
     def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
         code = str(exc.response.get("Error", {}).get("Code", "")) if isinstance(exc, ClientError) else ""
         if code == "ResourceNotFoundException":
@@ -85,3 +135,7 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
         if code in ("AccessDeniedException", "UnrecognizedClientException"):
             return ConfigurationError(f"cannot {what} in {self.table_name!r}: {code} (check IAM)")
         return DependencyError(f"cannot {what} in {self.table_name!r}: {code or type(exc).__name__}")
+
+
+def _state_key(tenant_id: str) -> str:
+    return f"{tenant_id}#embedding"

@@ -10,9 +10,7 @@ like the SQS *standard* queue jobs go to in AWS:
 * Every job gets a fresh deduplication id: SQS standard queues do not deduplicate, and a period
   re-run a minute after the last must run (the worker makes it a no-op if nothing changed).
 
-Not emulated: ``delay_s`` (the local queue has no delayed send). Delays only make a refresh
-likely to find its child already stored; the refresh checks that itself and is retried when it
-is not, so a missing delay costs a retry, not correctness.
+``delay_s`` is kept, as SQS keeps DelaySeconds: a delayed job is not received before its time.
 """
 
 from __future__ import annotations
@@ -35,5 +33,6 @@ class LocalJobQueue:
 
     def send(self, jobs: Sequence[Job], delay_s: int = 0) -> None:
         self.queue.send(
-            [QueueMessage(group_id=job.key, dedup_id=uuid.uuid4().hex, body=job.body) for job in jobs]
+            [QueueMessage(group_id=job.key, dedup_id=uuid.uuid4().hex, body=job.body) for job in jobs],
+            delay_s=delay_s,
         )

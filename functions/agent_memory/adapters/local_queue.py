@@ -132,9 +132,10 @@ class LocalFifoQueue:
 
     # --- producer side (WriteQueue, DeadLetters) ----------------------------------------------
 
-    def send(self, messages: Sequence[QueueMessage]) -> None:
+    def send(self, messages: Sequence[QueueMessage], delay_s: float = 0.0) -> None:
         """Enqueue all messages in order, in one transaction; duplicates in the window are dropped.
-        A message over the queue's size limit (SQS's) refuses the whole batch."""
+        A message over the queue's size limit (SQS's) refuses the whole batch. ``delay_s``: none
+        is received before then (SQS's DelaySeconds)."""
         if not messages:
             return
         refuse_oversized(messages)
@@ -147,7 +148,7 @@ class LocalFifoQueue:
                     (message.dedup_id, now),
                 ).rowcount
                 if fresh:
-                    self._insert(conn, message, now)
+                    self._insert(conn, message, now, now + delay_s if delay_s > 0 else 0.0)
         with self._signal:
             self._signal.notify_all()
 
@@ -342,11 +343,11 @@ class LocalFifoQueue:
             return batch
 
     @staticmethod
-    def _insert(conn: sqlite3.Connection, message: QueueMessage, now: float) -> None:
+    def _insert(conn: sqlite3.Connection, message: QueueMessage, now: float, visible_at: float = 0.0) -> None:
         conn.execute(
-            "INSERT INTO queue_messages (message_id, group_id, dedup_id, body, sent_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (str(uuid.uuid4()), message.group_id, message.dedup_id, message.body, now),
+            "INSERT INTO queue_messages (message_id, group_id, dedup_id, body, sent_at, invisible_until) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (str(uuid.uuid4()), message.group_id, message.dedup_id, message.body, now, visible_at),
         )
 
     def _bury_row(self, conn: sqlite3.Connection, row: sqlite3.Row, reason: str, now: float) -> None:

@@ -24,7 +24,12 @@ from agent_memory.domain.caller import Caller
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.keys import KeyInfo, NewKey
-from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
+from agent_memory.domain.knowledge import (  # noqa: F401 (re-exported: the knowledge port's vocabulary)
+    DocumentPage,
+    KnowledgeDocument,
+    Passage,
+    PassageCandidate,
+)
 from agent_memory.domain.operator_views import SearchDay
 from agent_memory.domain.recall import Found, SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -33,6 +38,13 @@ from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
+
+# Re-exported: the knowledge and embedding-space ports are parts of `MemoryStore`.
+from agent_memory.ports.knowledge import KnowledgeStore as KnowledgeStore  # noqa: E402
+from agent_memory.ports.knowledge import PassageQuery as PassageQuery  # noqa: E402
+from agent_memory.ports.knowledge import StoredPassage as StoredPassage  # noqa: E402
+from agent_memory.ports.spaces import EmbeddingSpaces as EmbeddingSpaces  # noqa: E402
+from agent_memory.ports.spaces import SpaceVector as SpaceVector  # noqa: E402
 
 
 @runtime_checkable
@@ -275,10 +287,13 @@ class PendingWrites(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class StoredRecord:
-    """A record with its embedding, as the writer hands it to the store."""
+    """A record with its embeddings, as the writer hands it to the store: ``vector`` in the
+    deployment's space (None: the tenant's records are embedded by its own model only), and its
+    vectors in a tenant's own spaces (`agent_memory.ports.spaces`)."""
 
     record: MemoryRecord
-    vector: Vector
+    vector: Vector | None
+    spaces: tuple[SpaceVector, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +318,8 @@ class StoreQuery:
     user_id: str | None = None
     #: Only experiences at least this sure (records without a confidence never match).
     min_confidence: float | None = None
+    #: The embedding space ``vector`` is in (`agent_memory.ports.spaces`).
+    space: str = ""
     limit: int = 50
 
 
@@ -374,6 +391,7 @@ class NearestQuery:
     vector: Vector
     now: datetime
     within: Neighbourhood | None = None
+    space: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -633,67 +651,16 @@ class RetentionStore(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class StoredPassage:
-    """A passage with its embedding, as the writer hands it to the knowledge store."""
-
-    passage: Passage
-    vector: Vector
-
-
-@dataclass(frozen=True, slots=True)
-class PassageQuery:
-    """A search of one tenant's shared knowledge. The tenant is mandatory: there is no global
-    search. ``on``: only passages of documents valid that day; ``tags``: of documents with every
-    one of them."""
-
-    tenant_id: str
-    vector: Vector | None = None
-    text: str | None = None
-    on: date | None = None
-    tags: tuple[str, ...] = ()
-    limit: int = 50
-
-
-class KnowledgeStore(Protocol):
-    """A tenant's shared knowledge: documents whole, and their passages with vectors (a sibling
-    of the memory store: no agent, no grain, nothing the cascade or retention touches)."""
-
-    def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
-        """Store the document and exactly these passages, in one step: the passages of any
-        version stored before are gone when this returns, and none are visible before."""
-        ...
-
-    def get_document(self, tenant_id: str, doc_id: str) -> KnowledgeDocument | None: ...
-
-    def list_documents(self, tenant_id: str, cursor: str | None = None, limit: int = 50) -> DocumentPage:
-        """The tenant's documents by id, paginated (the text is left out: ``text`` is empty)."""
-        ...
-
-    def passages(self, tenant_id: str, doc_id: str) -> builtins.list[Passage]:
-        """The document's passages, in document order."""
-        ...
-
-    def delete_document(self, tenant_id: str, doc_id: str, at: datetime) -> int:
-        """Remove the document and every passage of it, and leave a tombstone at ``at`` (a put
-        accepted before it is not applied); the number of passages removed."""
-        ...
-
-    def deleted_at(self, tenant_id: str, doc_id: str) -> datetime | None:
-        """When the document was last deleted (its tombstone), if it was."""
-        ...
-
-    def search_passages(self, query: PassageQuery) -> builtins.list[PassageCandidate]:
-        """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by passage id."""
-        ...
-
-    def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
-        """Best effort: count that searches returned passages of these documents."""
-        ...
-
-
 class MemoryStore(
-    RecordStore, Retrieval, AuditLog, SearchLog, AgentDirectory, RetentionStore, KnowledgeStore, Protocol
+    RecordStore,
+    Retrieval,
+    AuditLog,
+    SearchLog,
+    AgentDirectory,
+    RetentionStore,
+    KnowledgeStore,
+    EmbeddingSpaces,
+    Protocol,
 ):
     """Records and their vectors: every narrow port above, which each store adapter implements
     whole (SQLite, OpenSearch) and the shared contract suite checks. Services take the narrow

@@ -1,4 +1,4 @@
-"""Ports of a tenant's own configuration: its settings and its provider key.
+"""Ports of a tenant's own configuration: its settings, its provider key, its embedding spaces.
 
 Kept apart from the memory ports: neither is read on the hot path except through a short
 per-tenant cache (`services.tenant_configuration.SettingsCache`).
@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
+from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.tenant_settings import SecretInfo, StoredSettings, TenantSettings
 
 
@@ -47,4 +48,20 @@ class SecretStore(Protocol):
 
     def delete_secret(self, tenant_id: str) -> bool:
         """Remove the tenant's key at once (no recovery window); whether there was one."""
+        ...
+
+
+class EmbeddingStateStore(Protocol):
+    """Each tenant's embedding spaces (`agent_memory.domain.embedding_spaces.EmbeddingState`),
+    changed by the settings service and the re-embedding job, never by an admin directly."""
+
+    def get_embedding_state(self, tenant_id: str) -> EmbeddingState | None:
+        """The tenant's state, or None (it never chose a model: the deployment's, nothing moving)."""
+        ...
+
+    def put_embedding_state(
+        self, tenant_id: str, state: EmbeddingState, expected_version: int
+    ) -> EmbeddingState:
+        """Store ``state`` as version ``expected_version + 1`` if the stored one is still
+        ``expected_version`` (0: none yet); else `ConflictError`, nothing written."""
         ...

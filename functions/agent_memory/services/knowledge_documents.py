@@ -20,6 +20,8 @@ import hashlib
 import uuid
 from enum import StrEnum
 
+import numpy as np
+
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.commands import DocumentCommand
 from agent_memory.domain.knowledge import (
@@ -45,6 +47,7 @@ from agent_memory.ports import (
     Vector,
     WriteQueue,
 )
+from agent_memory.services.tenant_models import TenantEmbedders, spaces_of
 
 #: Passages embedded per model call: a long document is many calls, none of them huge.
 EMBED_BATCH = 64
@@ -146,10 +149,17 @@ class StoreOutcome(StrEnum):
 class KnowledgeWriter:
     """The writer side: split, embed, store one document version (see the module docstring)."""
 
-    def __init__(self, store: KnowledgeStore, embedder: Embedder, pending: PendingWrites) -> None:
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        embedder: Embedder,
+        pending: PendingWrites,
+        embedders: TenantEmbedders | None = None,
+    ) -> None:
         self._store = store
         self._embedder = embedder
         self._pending = pending
+        self._embedders = embedders
 
     def apply(self, command: DocumentCommand) -> StoreOutcome:
         document = command.document
@@ -173,7 +183,11 @@ class KnowledgeWriter:
             return StoreOutcome.SUPERSEDED  # a later put is stored already (a redriven old one)
         passages = passages_of(document)
         vectors: list[Vector] = []
-        for start in range(0, len(passages), EMBED_BATCH):
+        if not spaces_of(self._embedders, self._embedder, tenant).deployment_only:
+            # A tenant that chose its own embedding model sends no text to the deployment's:
+            # its passages are found by their words alone (docs/decisions.md, "Embedding spaces").
+            vectors = [np.zeros(self._embedder.dimension, dtype=np.float32) for _ in passages]
+        for start in range(len(vectors), len(passages), EMBED_BATCH):
             batch = passages[start : start + EMBED_BATCH]
             vectors.extend(self._embedder.embed([p.embedded_text for p in batch]))
         self._store.put_document(

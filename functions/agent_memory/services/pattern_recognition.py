@@ -62,7 +62,7 @@ from agent_memory.ports import (
 )
 from agent_memory.services.agent_jobs import derived_of, drop_derived, queue_derived
 from agent_memory.services.staleness import is_stale
-from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
+from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers, spaces_of, summarizer_of
 
 #: The most patterns of one agent a run reads back to continue.
 MAX_PATTERNS = 1_000
@@ -80,9 +80,12 @@ class PatternService:
         rules: PatternRules,
         timezone: str = "UTC",
         summarizers: TenantSummarizers | None = None,
+        embedders: TenantEmbedders | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
+        #: Experiences are compared by the tenant's own embedding model when it chose one.
+        self._embedders = embedders
         self._summarizer = summarizer
         #: The tenant's own summary model, when it chose one.
         self._summarizers = summarizers
@@ -182,7 +185,8 @@ class PatternService:
     def _clusters(self, records: Sequence[MemoryRecord]) -> list[Cluster]:
         if not records:
             return []
-        vectors = np.asarray(self._embedder.embed([experience_text(r) for r in records]), dtype=np.float32)
+        embedder = spaces_of(self._embedders, self._embedder, records[0].tenant_id).search.embedder
+        vectors = np.asarray(embedder.embed([experience_text(r) for r in records]), dtype=np.float32)
         members = [Member(r.id, run_of(r, local_date(r.occurred_at, self._tz).isoformat())) for r in records]
         return cluster(members, vectors, self._rules.similarity)
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.folding import fold_summaries
 from agent_memory.domain.recall import Found, Hit, SearchQuery, SharedHit
 from agent_memory.domain.records import MemoryKind
@@ -35,6 +36,7 @@ from agent_memory.ports import (
     Vector,
 )
 from agent_memory.services.tenant_configuration import SettingsCache
+from agent_memory.services.tenant_models import TenantEmbedders, spaces_of
 from agent_memory.services.topics import TopicCache
 
 #: How many candidates to pull per signal for each result asked for: fusion needs head-room.
@@ -80,8 +82,10 @@ class SearchService:
         reranker: Reranker | None = None,
         knowledge: KnowledgeStore | None = None,
         settings: SettingsCache | None = None,
+        embedders: TenantEmbedders | None = None,
     ) -> None:
         self._store = store
+        self._embedders = embedders
         #: A tenant's ranking defaults (`TenantSettings.ranking`) come between ours and a search's.
         self._settings = settings
         #: The tenant's shared knowledge, searched when a query asks for ``shared``.
@@ -133,6 +137,7 @@ class SearchService:
         text: str | None,
         weights: RankingWeights,
         hints: list[TimeHint],
+        space: str,
         relevance_of: dict[str, float],
     ) -> list[Found]:
         """The agent's memories the store found, scored (`domain.scoring`)."""
@@ -152,6 +157,7 @@ class SearchService:
             user_id=request.user_id,
             min_confidence=request.min_confidence,
             limit=max(MIN_CANDIDATES, request.max_results * CANDIDATE_FACTOR),
+            space=space,
         )
         candidates = self._store.search(store_query)
         query = request.query
@@ -239,18 +245,33 @@ class SearchService:
         query = request.query
         weights = self._tenant_weights(tenant_id).with_overrides(request.ranking)
         hints = time_hints(query, as_of) if weights.time_hints else []
-        vector = self._embedder.embed([query])[0] if query else None
+        # The tenant's own model when it chose one: its vectors live in a space of their own.
+        searched = spaces_of(self._embedders, self._embedder, tenant_id).search
+        vector = searched.embedder.embed([query])[0] if query else None
         text = self._topics.expand_query(tenant_id, query) if self._topics else query
         relevance_of: dict[str, float] = {}
         results: list[Found] = []
         if "private" in request.sources:
             results.extend(
                 self._private(
-                    tenant_id, agent_id, request, now, as_of, vector, text, weights, hints, relevance_of
+                    tenant_id,
+                    agent_id,
+                    request,
+                    now,
+                    as_of,
+                    vector,
+                    text,
+                    weights,
+                    hints,
+                    searched.space,
+                    relevance_of,
                 )
             )
         if "shared" in request.sources and self._knowledge is not None and query is not None:
-            results.extend(self._shared(tenant_id, request, as_of, vector, text, weights, relevance_of))
+            # Passages are in the deployment's space only: another space's vector never meets them.
+            passage_vector = vector if searched.space == DEFAULT_SPACE else None
+            shared = self._shared(tenant_id, request, as_of, passage_vector, text, weights, relevance_of)
+            results.extend(shared)
         if query is not None:
             results.sort(key=lambda x: (-x.score, x.id))
             if self._reranker is not None and results:
@@ -262,7 +283,7 @@ class SearchService:
         if request.grain is None:  # several grains: a fact quoted up the cascade takes one place
             results = _fold(results)
         if request.patterns_first and "private" in request.sources:
-            scoring = _Scoring(now, as_of, vector, text, weights, hints)
+            scoring = _Scoring(now, as_of, vector, text, weights, hints, searched.space)
             results = self._patterns_first(tenant_id, agent_id, request, scoring, results)
         results = results[: request.max_results]
         private = [r.id for r in results if isinstance(r, Hit)]
@@ -310,6 +331,8 @@ class _Scoring(NamedTuple):
     text: str | None
     weights: RankingWeights
     hints: list[TimeHint]
+    #: The embedding space ``vector`` is in (the tenant's active one).
+    space: str
 
 
 def _fold(ranked: list[Found]) -> list[Found]:

@@ -13,13 +13,13 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 import numpy as np
-import numpy.typing as npt
 from pydantic import ValidationError
 
 from agent_memory.domain.cascade import local_date, local_midnight
 from agent_memory.domain.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
-from agent_memory.domain.contextual import context_text, dedup_text, self_text
+from agent_memory.domain.contextual import context_text, dedup_text
 from agent_memory.domain.dedup import DedupScope, may_merge
+from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
@@ -35,11 +35,13 @@ from agent_memory.ports import (
     Neighbourhood,
     PendingWrites,
     QueueMessage,
+    SpaceVector,
     StoredRecord,
     Vector,
     WritableMemory,
 )
 from agent_memory.services.tenant_configuration import SettingsCache
+from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
 
 
 class WriteOutcome(StrEnum):
@@ -52,21 +54,28 @@ class WriteOutcome(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class RecordVectors:
+    """A record's vectors as its writer stores them: in the deployment's space (None when its
+    tenant's records are embedded by the tenant's own model only) and in the tenant's own spaces,
+    with the one its tenant's searches (and near-duplicate lookups) read."""
+
+    search_space: str
+    search: Vector
+    default: Vector | None
+    spaces: tuple[SpaceVector, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Prepared:
     """A message parsed (or found to be poison) and, when the batch embedding worked, embedded.
     A document of the tenant's knowledge (``document``) is stored by `KnowledgeWriter`, a
     feedback on an experience (``feedback``) counted by `services.feedback.FeedbackApplier`."""
 
     command: WriteCommand | None
-    vector: Vector | None = None
+    vector: RecordVectors | None = None
     poison_reason: str | None = None
     document: DocumentCommand | None = None
     feedback: FeedbackCommand | None = None
-
-
-def _unit(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm > 0 else vector
 
 
 class WriterService:
@@ -83,9 +92,12 @@ class WriterService:
         dedup_scope: DedupScope = DedupScope.CONVERSATION,
         timezone: str = "UTC",
         settings: SettingsCache | None = None,
+        embedders: TenantEmbedders | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
+        #: A tenant may embed with its own model (`domain.embedding_spaces`).
+        self._embedders = embedders
         self._pending = pending
         self._dead_letters = dead_letters
         self._clock = clock
@@ -122,7 +134,7 @@ class WriterService:
             return parsed
         try:
             commands = self._in_context(commands)
-            vectors = self.vectors([c.record for c in commands])
+            vectors = self.embeddings([c.record for c in commands])
         except Exception:  # a batch-level failure; apply() retries per record and reports precisely
             logger.exception("batch embedding failed; falling back to one record at a time")
             return parsed
@@ -130,17 +142,28 @@ class WriterService:
         return [Prepared(*next(it)) if p.command else p for p in parsed]
 
     def vectors(self, records: Sequence[MemoryRecord]) -> list[Vector]:
-        """One embedding call for the batch: each record's self text, and its context if it has one;
-        a record with context is stored as the normalised sum of both (`domain.contextual`)."""
-        contexts = [r.context for r in records if r.context]
-        embedded = self._embedder.embed([self_text(r) for r in records] + contexts)
-        own, extra = embedded[: len(records)], iter(embedded[len(records) :])
-        return [
-            _unit(np.asarray(v, dtype=np.float32) + np.asarray(next(extra), dtype=np.float32))
-            if r.context
-            else v
-            for r, v in zip(records, own, strict=True)
-        ]
+        """Each record's vector in the space its tenant's searches read."""
+        return [v.search for v in self.embeddings(records)]
+
+    def embeddings(self, records: Sequence[MemoryRecord]) -> list[RecordVectors]:
+        """Each record's vectors in every space its tenant writes (`record_vectors`: one
+        embedding call per tenant and model for the batch)."""
+        out: dict[int, RecordVectors] = {}
+        by_tenant: dict[str, list[int]] = {}
+        for i, record in enumerate(records):
+            by_tenant.setdefault(record.tenant_id, []).append(i)
+        for tenant_id, positions in by_tenant.items():
+            spaces = spaces_of(self._embedders, self._embedder, tenant_id)
+            batch = [records[i] for i in positions]
+            made = {w.space: record_vectors(w.embedder, batch) for w in spaces.writes}
+            for n, i in enumerate(positions):
+                out[i] = RecordVectors(
+                    search_space=spaces.search.space,
+                    search=made[spaces.search.space][n],
+                    default=made[DEFAULT_SPACE][n] if DEFAULT_SPACE in made else None,
+                    spaces=tuple(SpaceVector(sp, v[n]) for sp, v in made.items() if sp != DEFAULT_SPACE),
+                )
+        return [out[i] for i in range(len(records))]
 
     def _in_context(self, commands: Sequence[WriteCommand]) -> list[WriteCommand]:
         """Each new conversation turn with the turns before it (stored, or earlier in this batch)."""
@@ -172,12 +195,12 @@ class WriterService:
         logger.error("poison message dead-lettered", extra={"group_id": message.group_id, "reason": reason})
         return WriteOutcome.DEAD_LETTERED
 
-    def apply(self, command: WriteCommand, vector: Vector | None = None) -> WriteOutcome:
+    def apply(self, command: WriteCommand, vector: RecordVectors | None = None) -> WriteOutcome:
         if vector is None:
             if command.record.context is None:
                 [command] = self._in_context([command])
             try:
-                [vector] = self.vectors([command.record])
+                [vector] = self.embeddings([command.record])
             except Exception:
                 if command.record.context is None:
                     raise
@@ -187,7 +210,7 @@ class WriterService:
                 command = command.model_copy(
                     update={"record": command.record.model_copy(update={"context": None})}
                 )
-                [vector] = self.vectors([command.record])
+                [vector] = self.embeddings([command.record])
         record = command.record
         tenant, agent = record.tenant_id, record.agent_id
         outcome = self._upsert(record, vector) if command.op == "upsert" else self._remember(record, vector)
@@ -204,7 +227,8 @@ class WriterService:
         """
         if existing.content_hash == new.content_hash and existing.topic_raw == new.topic_raw:
             return True
-        a, b = self._embedder.embed([dedup_text(existing), dedup_text(new)])
+        embedder = spaces_of(self._embedders, self._embedder, new.tenant_id).search.embedder
+        a, b = embedder.embed([dedup_text(existing), dedup_text(new)])
         a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
         cosine = float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
         return cosine > self._threshold
@@ -213,7 +237,7 @@ class WriterService:
         """Whether the tenant's near-identical writes are merged (the default)."""
         return self._settings is None or self._settings.settings(tenant_id).merge_near_duplicates
 
-    def _upsert(self, record: MemoryRecord, vector: Vector) -> WriteOutcome:
+    def _upsert(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome:
         """Store a summary (or pattern) version, unless it was forgotten or marked stale after
         it was made.
 
@@ -232,10 +256,10 @@ class WriterService:
             counts = stored.experience.model_dump(include={"confirmations", "refutations", "applications"})
             experience = Experience.model_validate({**record.experience.model_dump(), **counts})
             record = record.model_copy(update={"experience": experience})
-        self._store.put([StoredRecord(record, vector)])
+        self._store.put([_stored(record, vector)])
         return WriteOutcome.UPSERTED
 
-    def _remember(self, record: MemoryRecord, vector: Vector) -> WriteOutcome:
+    def _remember(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome:
         tenant, agent = record.tenant_id, record.agent_id
         now = self._clock.now()
         already = self._store.get(tenant, agent, record.id)
@@ -254,7 +278,15 @@ class WriterService:
             None
             if already is not None or not self._merges(tenant)
             else self._store.nearest(
-                NearestQuery(tenant, agent, record.grain, vector, now, within=self._neighbourhood(record))
+                NearestQuery(
+                    tenant,
+                    agent,
+                    record.grain,
+                    vector.search,
+                    now,
+                    within=self._neighbourhood(record),
+                    space=vector.search_space,
+                )
             )
         )
         if (
@@ -269,7 +301,7 @@ class WriterService:
             # Alias first: a redelivery after a crash in between finds the write by its alias
             # (a replay) instead of merging it a second time.
             self._store.add_alias(tenant, agent, record.id, existing.id)
-            self._store.put([StoredRecord(merged, vector)])
+            self._store.put([_stored(merged, vector)])
             self._store.append_audit(
                 [
                     AuditEvent(
@@ -289,7 +321,7 @@ class WriterService:
                 extra={"record_id": record.id, "into": existing.id, "cosine": round(cosine, 4)},
             )
             return WriteOutcome.MERGED
-        self._store.put([StoredRecord(record, vector)])
+        self._store.put([_stored(record, vector)])
         metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
         return WriteOutcome.INSERTED
 
@@ -308,6 +340,10 @@ class WriterService:
             since=local_midnight(day, self._tz),
             until=until,
         )
+
+
+def _stored(record: MemoryRecord, vectors: RecordVectors) -> StoredRecord:
+    return StoredRecord(record, vectors.default, vectors.spaces)
 
 
 def _merge(existing: MemoryRecord, new: MemoryRecord, now: datetime) -> MemoryRecord:

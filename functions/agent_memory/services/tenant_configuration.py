@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from agent_memory.domain.caller import Caller
+from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.plans import Retention, hours_of
 from agent_memory.domain.tenant_settings import (
     ModelProvider,
@@ -30,7 +31,7 @@ from agent_memory.domain.tenant_settings import (
 from agent_memory.errors import AgentMemoryError, ValidationFailedError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditPage, AuditQuery, Clock
-from agent_memory.ports.tenancy import SecretStore, TenantSettingsStore
+from agent_memory.ports.tenancy import EmbeddingStateStore, SecretStore, TenantSettingsStore
 from agent_memory.services.tenant_cache import TenantCache
 
 #: The audit trail's "agent" for tenant-level events: no agent id can start with "_".
@@ -49,9 +50,13 @@ class SettingsCache:
         ttl_s: float = DEFAULT_TTL_S,
         max_tenants: int = DEFAULT_MAX_TENANTS,
         clock: Callable[[], float] = time.monotonic,
+        states: EmbeddingStateStore | None = None,
     ) -> None:
         self.store = store
+        self.states = states
+        self.ttl_s = ttl_s
         self._cache: TenantCache[StoredSettings | None] = TenantCache(ttl_s, max_tenants, clock)
+        self._states: TenantCache[EmbeddingState | None] = TenantCache(ttl_s, max_tenants, clock)
 
     def stored(self, tenant_id: str) -> StoredSettings | None:
         """The tenant's stored settings, or None (never set). A store that cannot be read raises:
@@ -74,6 +79,24 @@ class SettingsCache:
 
     def remember(self, tenant_id: str, stored: StoredSettings | None) -> None:
         self._cache.remember(tenant_id, stored)
+
+    def embedding(self, tenant_id: str) -> EmbeddingState:
+        """The tenant's embedding spaces (which one searches read, which one is being filled),
+        as of at most the cache's lifetime ago; the deployment's space when it never chose."""
+        if self.states is None:
+            return EmbeddingState()
+        hit, cached = self._states.lookup(tenant_id)
+        if not hit:
+            try:
+                cached = self.states.get_embedding_state(tenant_id)
+            except AgentMemoryError:
+                metrics.add_metric(name="TenantSettingsErrors", unit=MetricUnit.Count, value=1)
+                raise
+            self._states.remember(tenant_id, cached)
+        return cached if cached is not None else EmbeddingState()
+
+    def remember_embedding(self, tenant_id: str, state: EmbeddingState) -> None:
+        self._states.remember(tenant_id, state)
 
 
 class TenantSettingsService:

@@ -1,4 +1,4 @@
-"""The models a tenant chose, made once per settings version: its summary model today.
+"""The models a tenant chose, made once per settings version: its summary and embedding models.
 
 A tenant's `TenantSettings.summary` names a model (Bedrock, an OpenAI-compatible endpoint, or a
 bundled one); without one, the deployment's summarizer serves it. The summarizer is built from
@@ -11,15 +11,23 @@ from the model call: there is no fallback to the deployment's model or key.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+import numpy as np
+
+from agent_memory.domain.contextual import self_text
+from agent_memory.domain.embedding_spaces import DEFAULT_SPACE, EmbeddingState
+from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
-from agent_memory.ports import Summarizer
+from agent_memory.ports import Embedder, Summarizer, Vector
 from agent_memory.ports.tenancy import SecretStore
 from agent_memory.services.tenant_configuration import SettingsCache
 
 #: Builds a summarizer for a choice and the tenant's key (None: it set none).
 SummarizerFactory = Callable[[ModelChoice, str | None], Summarizer]
+#: Builds an embedder likewise.
+EmbedderFactory = Callable[[ModelChoice, str | None], Embedder]
 
 
 class TenantSummarizers:
@@ -58,3 +66,99 @@ class TenantSummarizers:
 def summarizer_of(summarizers: TenantSummarizers | None, default: Summarizer, tenant_id: str) -> Summarizer:
     """The summarizer of ``tenant_id``'s jobs: its own model when a resolver is given, else ``default``."""
     return summarizers.for_tenant(tenant_id) if summarizers is not None else default
+
+
+def record_vectors(embedder: Embedder, records: Sequence[MemoryRecord]) -> list[Vector]:
+    """One embedding call for the batch: each record's self text, and its context if it has one;
+    a record with context is stored as the normalised sum of both (`domain.contextual`). The
+    writer and the re-embedding job both embed this way, so a record re-embedded into a new
+    space is the vector its writer would have made."""
+    contexts = [r.context for r in records if r.context]
+    embedded = embedder.embed([self_text(r) for r in records] + contexts)
+    own, extra = embedded[: len(records)], iter(embedded[len(records) :])
+    return [
+        _unit(np.asarray(v, dtype=np.float32) + np.asarray(next(extra), dtype=np.float32)) if r.context else v
+        for r, v in zip(records, own, strict=True)
+    ]
+
+
+def _unit(vector: Vector) -> Vector:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceEmbedder:
+    """A model and the space its vectors are in."""
+
+    space: str
+    embedder: Embedder
+
+
+@dataclass(frozen=True, slots=True)
+class TenantSpaces:
+    """Which model a tenant's searches embed with, and which its writes embed with (the active
+    one, and during a re-embedding the target one too: `domain.embedding_spaces`)."""
+
+    search: SpaceEmbedder
+    writes: tuple[SpaceEmbedder, ...]
+
+    @property
+    def deployment_only(self) -> bool:
+        return all(w.space == DEFAULT_SPACE for w in self.writes)
+
+
+class TenantEmbedders:
+    """``for_tenant(tenant_id)``: the embedders of a tenant's writes and searches, by its
+    embedding state (read through the settings cache) and its key."""
+
+    def __init__(
+        self, default: Embedder, cache: SettingsCache, secrets: SecretStore, build: EmbedderFactory
+    ) -> None:
+        self._default = SpaceEmbedder(DEFAULT_SPACE, default)
+        self._cache = cache
+        self._secrets = secrets
+        self._build = build
+        self._built: dict[tuple[str, str], tuple[int, SpaceEmbedder]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def default(self) -> Embedder:
+        return self._default.embedder
+
+    def for_tenant(self, tenant_id: str) -> TenantSpaces:
+        state = self._cache.embedding(tenant_id)
+        if state.active is None and state.target is None:
+            return TenantSpaces(self._default, (self._default,))
+        writes = tuple(self.of_choice(tenant_id, choice) for choice in state.writes_to())
+        return TenantSpaces(writes[0], writes)
+
+    def of_state(self, tenant_id: str, state: EmbeddingState) -> TenantSpaces:
+        """As `for_tenant`, for a state just read (the re-embedding job's, not the cache's)."""
+        writes = tuple(self.of_choice(tenant_id, choice) for choice in state.writes_to())
+        return TenantSpaces(writes[0], writes)
+
+    def of_choice(self, tenant_id: str, choice: ModelChoice | None) -> SpaceEmbedder:
+        """The embedder of ``choice`` with the tenant's key (None: the deployment's), made once
+        per settings version (a new key is a new version)."""
+        if choice is None:
+            return self._default
+        stored = self._cache.stored(tenant_id)
+        version = stored.version if stored is not None else 0
+        with self._lock:
+            made = self._built.get((tenant_id, choice.space))
+        if made is not None and made[0] == version:
+            return made[1]
+        key = self._secrets.get_secret(tenant_id) if choice.provider is ModelProvider.OPENAI else None
+        embedder = SpaceEmbedder(choice.space, self._build(choice, key))
+        with self._lock:
+            self._built[(tenant_id, choice.space)] = (version, embedder)
+        return embedder
+
+
+def spaces_of(embedders: TenantEmbedders | None, default: Embedder, tenant_id: str) -> TenantSpaces:
+    """A tenant's spaces when a resolver is given, else the deployment's model alone."""
+    if embedders is not None:
+        return embedders.for_tenant(tenant_id)
+    only = SpaceEmbedder(DEFAULT_SPACE, default)
+    return TenantSpaces(only, (only,))

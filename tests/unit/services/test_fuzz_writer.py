@@ -103,7 +103,7 @@ def test_every_body_is_a_command_or_poison_with_a_reason_never_an_error(
         else:
             # a body that parses is the command it says, with an embedding for it
             assert result.command == WriteCommand.model_validate_json(body)
-            assert result.vector is not None and len(result.vector) == world.embedder.dimension
+            assert result.vector is not None and len(result.vector.search) == world.embedder.dimension
 
 
 @FUZZ

@@ -158,9 +158,17 @@ class SqliteDatabase(ConnectionPerThread):
                 f"vector of shape {array.shape} given to a store of dimension {self.dimension} "
                 f"(model {self.model_id!r}); the embedder and the store must use the same model"
             )
-        if not np.all(np.isfinite(array)):
-            raise ValidationFailedError("a vector holds NaN or infinite values")
-        return array
+        return finite_vector(array)
+
+
+def finite_vector(vector: Vector) -> npt.NDArray[np.float32]:
+    """``vector`` as a flat float32 array, refused if empty or not finite."""
+    array = np.asarray(vector, dtype=np.float32)
+    if array.ndim != 1 or not array.size:
+        raise ValidationFailedError(f"a vector must be one non-empty row, not of shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValidationFailedError("a vector holds NaN or infinite values")
+    return array
 
 
 class SqliteStorePart:
@@ -174,8 +182,9 @@ class SqliteStorePart:
     _db: SqliteDatabase
     _activity: ActivityBuffer
 
-    def unit_query(self, vector: Vector) -> npt.NDArray[np.float32]:
-        """A query vector, checked against the file's model, at unit length (a dot is a cosine)."""
-        array = self._db.check_vector(vector)
+    def unit_query(self, vector: Vector, space: str = "") -> npt.NDArray[np.float32]:
+        """A query vector, checked against the file's model (or, in a tenant's own space, for
+        finite values), at unit length (a dot is a cosine)."""
+        array = self._db.check_vector(vector) if not space else finite_vector(vector)
         norm = float(np.linalg.norm(array))
         return array / norm if norm > 0 else array

@@ -33,6 +33,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
     row_to_record,
     to_us,
 )
+from agent_memory.adapters.sqlite.sqlite_spaces import write_space_vectors, zero_vector
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
@@ -51,11 +52,17 @@ class SqliteRecords(SqliteStorePart):
         An overwrite replaces every field (a summary re-made in place) and keeps the FTS index and
         the agent's generation in step through the triggers.
         """
-        rows = [record_row(item.record, self._db.check_vector(item.vector)) for item in items]
+        none = zero_vector(self._db.dimension)
+        rows = [
+            record_row(item.record, self._db.check_vector(none if item.vector is None else item.vector))
+            for item in items
+        ]
         if not rows:
             return
         with self._db.transaction(write=True) as conn:
             conn.executemany(UPSERT, rows)
+            for item in items:
+                write_space_vectors(conn, item.record, item.spaces)
 
     def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
         with self._db.transaction(write=True) as conn:

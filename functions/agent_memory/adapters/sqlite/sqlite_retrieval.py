@@ -56,12 +56,14 @@ class SqliteRetrieval(SqliteStorePart):
     def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
         """The live record of the query's grain (within its neighbourhood) with the highest cosine
         to its vector, and that cosine."""
-        query_vector = self.unit_query(query.vector)
+        query_vector = self.unit_query(query.vector, query.space)
         where, params = live_filter(query.tenant_id, query.agent_id, query.now, (query.grain,))
         if query.within is not None:
             where, params = neighbourhood_filter(where, params, query.within)
         with self._db.transaction(write=False) as conn:
-            hits = self._vector_hits(conn, query.tenant_id, query.agent_id, where, params, query_vector, 1)
+            hits = self._vector_hits(
+                conn, query.tenant_id, query.agent_id, where, params, query_vector, 1, query.space
+            )
             if not hits:
                 return None
             rowid, score = hits[0]
@@ -77,10 +79,17 @@ class SqliteRetrieval(SqliteStorePart):
         params: Sequence[Any],
         query_vector: npt.NDArray[np.float32],
         limit: int,
+        space: str = "",
     ) -> list[tuple[int, float]]:
         """The ``limit`` eligible rows nearest the query with their cosines, best first: through
         the agent's approximate index when it has one (`sqlite_ann`), else exactly from the
-        vector cache (asking for an index once the agent is big enough)."""
+        vector cache (asking for an index once the agent is big enough). A tenant's own space
+        is searched exactly."""
+        if space:
+            vectors = self._vectors.in_space(conn, tenant_id, agent_id, space)
+            positions = vectors.positions(eligible_rowids(conn, where, params))
+            scores = vectors.scores(positions, query_vector)
+            return [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, limit)]
         if self._ann is not None:
             hits = self._ann.top(conn, tenant_id, agent_id, where, params, query_vector, limit)
             if hits is not None:
@@ -99,11 +108,15 @@ class SqliteRetrieval(SqliteStorePart):
         agent_id: str,
         rowids: Sequence[int],
         query_vector: npt.NDArray[np.float32],
+        space: str = "",
     ) -> dict[int, float]:
         """Cosines of ``rowids`` to the query (lexical hits the vector search did not bring)."""
-        if self._ann is not None and self._ann.snapshot(tenant_id, agent_id) is not None:
+        if space:
+            vectors = self._vectors.in_space(conn, tenant_id, agent_id, space)
+        elif self._ann is not None and self._ann.snapshot(tenant_id, agent_id) is not None:
             return self._ann.cosines(conn, rowids, query_vector)
-        vectors = self._vectors.current(conn, tenant_id, agent_id)
+        else:
+            vectors = self._vectors.current(conn, tenant_id, agent_id)
         positions = vectors.positions(np.asarray(rowids, dtype=np.int64))
         return {
             int(rowid): float(score)
@@ -124,7 +137,7 @@ class SqliteRetrieval(SqliteStorePart):
             return []
         where, params = query_filter(query)
         terms = query_terms(query.text)
-        query_vector = None if query.vector is None else self.unit_query(query.vector)
+        query_vector = None if query.vector is None else self.unit_query(query.vector, query.space)
         with self._db.transaction(write=False) as conn:
             if query_vector is None and not terms:
                 rows = conn.execute(
@@ -137,7 +150,7 @@ class SqliteRetrieval(SqliteStorePart):
             if query_vector is not None:
                 similarity = dict(
                     self._vector_hits(
-                        conn, query.tenant_id, query.agent_id, where, params, query_vector, limit
+                        conn, query.tenant_id, query.agent_id, where, params, query_vector, limit, query.space
                     )
                 )
 
@@ -152,7 +165,9 @@ class SqliteRetrieval(SqliteStorePart):
             lexical_only = lacking_cosine(order, similarity)
             if query_vector is not None and lexical_only:
                 similarity.update(
-                    self._cosines(conn, query.tenant_id, query.agent_id, lexical_only, query_vector)
+                    self._cosines(
+                        conn, query.tenant_id, query.agent_id, lexical_only, query_vector, query.space
+                    )
                 )
 
             records = _fetch(conn, order)

@@ -172,6 +172,30 @@ CREATE TRIGGER IF NOT EXISTS records_gen_delete AFTER DELETE ON records BEGIN
     INSERT INTO generations (tenant_id, agent_id, gen, shrink) VALUES (old.tenant_id, old.agent_id, 1, 1)
         ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1, shrink = shrink + 1;
 END;
+-- Records' vectors in a tenant's own embedding spaces (`sqlite_spaces`); the deployment's space
+-- is ``records.vector``. A vector row moves its agent's generation like a record does, and goes
+-- with its record.
+CREATE TABLE IF NOT EXISTS space_vectors (
+    space TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    tenant_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (space, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS space_vectors_by_agent ON space_vectors (tenant_id, space, agent_id, seq);
+CREATE INDEX IF NOT EXISTS space_vectors_by_seq ON space_vectors (seq);
+CREATE TRIGGER IF NOT EXISTS space_vectors_gen_insert AFTER INSERT ON space_vectors BEGIN
+    INSERT INTO generations (tenant_id, agent_id, gen, shrink) VALUES (new.tenant_id, new.agent_id, 1, 0)
+        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS space_vectors_gen_delete AFTER DELETE ON space_vectors BEGIN
+    INSERT INTO generations (tenant_id, agent_id, gen, shrink) VALUES (old.tenant_id, old.agent_id, 1, 1)
+        ON CONFLICT (tenant_id, agent_id) DO UPDATE SET gen = gen + 1, shrink = shrink + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS records_space_vectors_delete AFTER DELETE ON records BEGIN
+    DELETE FROM space_vectors WHERE seq = old.seq;
+END;
 -- Shared knowledge (`sqlite_knowledge`): documents whole, their passages with vectors, and the
 -- tombstones of deleted documents. No agent and no grain: nothing the cascade or retention reads.
 CREATE TABLE IF NOT EXISTS knowledge_documents (

@@ -13,6 +13,7 @@ port                   class                  module
 `AgentDirectory`       `SqliteDirectory`      `sqlite_directory`
 `RetentionStore`       `SqliteRetention`      `sqlite_retention`
 `KnowledgeStore`       `SqliteKnowledge`      `sqlite_knowledge`
+`EmbeddingSpaces`      `SqliteSpaces`         `sqlite_spaces`
 =====================  =====================  ==================================================
 
 What they share is built here once: the file (`sqlite_database`: a connection per thread, WAL,
@@ -39,6 +40,7 @@ from agent_memory.adapters.sqlite.sqlite_records import SqliteRecords
 from agent_memory.adapters.sqlite.sqlite_retention import SqliteRetention
 from agent_memory.adapters.sqlite.sqlite_retrieval import SqliteRetrieval
 from agent_memory.adapters.sqlite.sqlite_search_log import SqliteSearchLog
+from agent_memory.adapters.sqlite.sqlite_spaces import SqliteSpaces
 from agent_memory.adapters.sqlite.sqlite_vectors import DEFAULT_CACHE_BYTES, VectorCache
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ConfigurationError
@@ -53,6 +55,7 @@ class SqliteMemoryStore(
     SqliteDirectory,
     SqliteRetention,
     SqliteKnowledge,
+    SqliteSpaces,
 ):
     """`agent_memory.ports.MemoryStore` on one SQLite file (see the module docstring)."""
 

@@ -1,4 +1,5 @@
-"""`TenantSettingsStore` for the local runtime: ``tenant_settings.db`` under the data directory.
+"""`TenantSettingsStore` and `EmbeddingStateStore` for the local runtime: ``tenant_settings.db``
+under the data directory.
 
 Its own file, like ``topics.db``: a settings read on a cache miss never waits behind the
 writer's long transactions on ``memory.db``. A change is one conditional UPDATE on the version it
@@ -11,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
+from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.tenant_settings import StoredSettings, TenantSettings
 from agent_memory.errors import ConflictError
 
@@ -21,6 +23,11 @@ CREATE TABLE IF NOT EXISTS tenant_settings (
     version    INTEGER NOT NULL,
     updated_at TEXT NOT NULL,
     updated_by TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS embedding_states (
+    tenant_id TEXT PRIMARY KEY,
+    state     TEXT NOT NULL,    -- JSON of EmbeddingState
+    version   INTEGER NOT NULL
 );
 """
 
@@ -77,4 +84,34 @@ class SqliteTenantSettingsStore:
                 ).rowcount
         if done != 1:
             raise ConflictError("the settings changed since they were read: read them again and retry")
+        return stored
+
+    def get_embedding_state(self, tenant_id: str) -> EmbeddingState | None:
+        row = (
+            self._db.get()
+            .execute("SELECT state, version FROM embedding_states WHERE tenant_id = ?", (tenant_id,))
+            .fetchone()
+        )
+        if row is None:
+            return None
+        return EmbeddingState.model_validate_json(row["state"]).model_copy(update={"version": row["version"]})
+
+    def put_embedding_state(
+        self, tenant_id: str, state: EmbeddingState, expected_version: int
+    ) -> EmbeddingState:
+        stored = state.model_copy(update={"version": expected_version + 1})
+        with self._db.transaction() as conn:
+            if expected_version == 0:
+                done = conn.execute(
+                    "INSERT INTO embedding_states (tenant_id, state, version) VALUES (?, ?, ?) "
+                    "ON CONFLICT (tenant_id) DO NOTHING",
+                    (tenant_id, stored.model_dump_json(), stored.version),
+                ).rowcount
+            else:
+                done = conn.execute(
+                    "UPDATE embedding_states SET state = ?, version = ? WHERE tenant_id = ? AND version = ?",
+                    (stored.model_dump_json(), stored.version, tenant_id, expected_version),
+                ).rowcount
+        if done != 1:
+            raise ConflictError("the tenant's embedding state changed since it was read")
         return stored

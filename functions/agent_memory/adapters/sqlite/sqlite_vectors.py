@@ -183,6 +183,30 @@ class VectorCache:
             loaded = AgentVectors(gen, shrink, *unit_rows(rows, self.dimension))
         return self._keep(key, loaded)
 
+    def in_space(self, conn: sqlite3.Connection, tenant_id: str, agent_id: str, space: str) -> AgentVectors:
+        """The agent's live vectors in a tenant's own embedding space (`sqlite_spaces`), reloaded
+        whole when the agent's generation moved (few tenants have a space of their own, so the
+        row-by-row merge of the deployment's space is not worth its bookkeeping here). Their
+        dimension is the model's: the length of the stored rows. Inside a read transaction."""
+        key = (tenant_id, f"{agent_id}\x1f{space}")
+        row = conn.execute(
+            "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", (tenant_id, agent_id)
+        ).fetchone()
+        gen, shrink = (0, 0) if row is None else (int(row[0]), int(row[1]))
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and (cached.gen, cached.shrink) == (gen, shrink):
+                self._cache.move_to_end(key)
+                return cached
+        rows = conn.execute(
+            "SELECT v.seq, v.vector FROM space_vectors v JOIN records r ON r.seq = v.seq "
+            "WHERE v.tenant_id = ? AND v.space = ? AND v.agent_id = ? AND r.deleted_at IS NULL "
+            "ORDER BY v.seq",
+            (tenant_id, space, agent_id),
+        ).fetchall()
+        dimension = len(rows[0][1]) // 4 if rows else 1
+        return self._keep(key, AgentVectors(gen, shrink, *unit_rows(rows, dimension)))
+
     def passages(self, conn: sqlite3.Connection, tenant_id: str) -> AgentVectors:
         """The tenant's shared-knowledge passage vectors (`sqlite_knowledge`), in the same memory
         budget as the agents'. Reloaded whole when the tenant's knowledge generation moved: a
