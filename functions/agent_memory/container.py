@@ -32,7 +32,7 @@ from agent_memory.ports import (
     TopicStore,
     WriteQueue,
 )
-from agent_memory.ports.tenancy import SecretStore, TenantSettingsStore
+from agent_memory.ports.tenancy import SecretStore, TenantConfigurationStore
 from agent_memory.services.agent_jobs import AgentJobDispatch
 from agent_memory.services.agents import AgentsService
 from agent_memory.services.context import ContextService
@@ -45,12 +45,13 @@ from agent_memory.services.memories import MemoryService
 from agent_memory.services.pattern_recognition import PatternService, pattern_job
 from agent_memory.services.person_profiles import ProfileService, profile_job
 from agent_memory.services.read_grants import ReadGrantService
+from agent_memory.services.reembedding import ReembedService
 from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
 from agent_memory.services.store_writes import WriterService
 from agent_memory.services.summarize import SummarizeService
 from agent_memory.services.tenant_configuration import SettingsCache, TenantSettingsService
-from agent_memory.services.tenant_models import TenantSummarizers
+from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers
 from agent_memory.services.timeline import TimelineService
 from agent_memory.services.topics import TopicCache, TopicService
 from agent_memory.services.write import WriteService
@@ -185,7 +186,7 @@ class Container:
         return TopicCache(self.topic_store, ttl_s=self.settings.topics_cache_s)
 
     @cached_property
-    def tenant_settings_store(self) -> TenantSettingsStore:
+    def tenant_settings_store(self) -> TenantConfigurationStore:
         if self.settings.tenant_settings == "dynamodb":
             from agent_memory.adapters.dynamodb_tenant_settings import DynamoDbTenantSettingsStore
 
@@ -198,7 +199,8 @@ class Container:
     @cached_property
     def settings_cache(self) -> SettingsCache:
         """One per process, like the topic cache (services/tenant_settings.py)."""
-        return SettingsCache(self.tenant_settings_store, ttl_s=self.settings.tenant_settings_cache_s)
+        store = self.tenant_settings_store
+        return SettingsCache(store, ttl_s=self.settings.tenant_settings_cache_s, states=store)
 
     @cached_property
     def secret_store(self) -> SecretStore:
@@ -215,6 +217,7 @@ class Container:
 
     @cached_property
     def tenant_settings_service(self) -> TenantSettingsService:
+        from agent_memory.adapters.embedders import enabled_embedding_models
         from agent_memory.adapters.summarizers import enabled_summary_models
         from agent_memory.domain.plans import load_plans
 
@@ -226,6 +229,28 @@ class Container:
             load_plans(self.settings.plans),
             self.settings.max_working_per_agent,
             summary_models=enabled_summary_models(self.settings),
+            embedding_models=enabled_embedding_models(self.settings),
+            reembedding=self.reembed_service,
+        )
+
+    @cached_property
+    def tenant_embedders(self) -> TenantEmbedders:
+        from agent_memory.adapters.embedders import build_tenant_embedder
+
+        def build(choice: ModelChoice, key: str | None) -> Embedder:
+            return build_tenant_embedder(choice, key, self.settings)
+
+        return TenantEmbedders(self.embedder, self.settings_cache, self.secret_store, build)
+
+    @cached_property
+    def reembed_service(self) -> ReembedService:
+        return ReembedService(
+            self.store,
+            self.tenant_settings_store,
+            self.settings_cache,
+            self.tenant_embedders,
+            self.job_queue,
+            self.clock,
         )
 
     @cached_property
@@ -331,6 +356,7 @@ class Container:
             reranker=self.reranker,
             knowledge=self.store,
             settings=self.settings_cache,
+            embedders=self.tenant_embedders,
         )
 
     @cached_property
@@ -339,7 +365,7 @@ class Container:
 
     @cached_property
     def knowledge_writer(self) -> KnowledgeWriter:
-        return KnowledgeWriter(self.store, self.embedder, self.pending)
+        return KnowledgeWriter(self.store, self.embedder, self.pending, self.tenant_embedders)
 
     @cached_property
     def pattern_rules(self) -> PatternRules:
@@ -364,6 +390,7 @@ class Container:
             self.pattern_rules,
             self.settings.timezone,
             summarizers=self.tenant_summarizers,
+            embedders=self.tenant_embedders,
         )
 
     @cached_property
@@ -443,6 +470,7 @@ class Container:
             dedup_scope=s.dedup_scope,
             timezone=s.timezone,
             settings=self.settings_cache,
+            embedders=self.tenant_embedders,
         )
 
     @cached_property
@@ -687,3 +715,7 @@ def retention_service() -> RetentionService:
 
 def api_services() -> ApiServices:
     return current().api_services
+
+
+def reembed_service() -> ReembedService:
+    return current().reembed_service

@@ -8,12 +8,15 @@ its last four characters and when it was set, never more.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.plans import Retention
 from agent_memory.domain.tenant_settings import (
     MAX_PROVIDER_KEY_CHARS,
+    ModelChoice,
     SecretInfo,
     SettingsView,
     TenantSettings,
@@ -59,6 +62,40 @@ class ProviderKeyOut(BaseModel):
         return None if info is None else cls(last4=info.last4, set_at=info.set_at)
 
 
+class EmbeddingProgress(BaseModel):
+    """Which embedding model the tenant's searches use, and the re-embedding under way."""
+
+    active: ModelChoice | None = Field(description="The model searches use (null: the deployment's).")
+    target: ModelChoice | None = Field(
+        description="The model the tenant's memories are being re-embedded with (null: none)."
+    )
+    phase: Literal["steady", "re-embedding", "switching"] = Field(
+        description="steady: nothing moving; re-embedding: memories being embedded with the target "
+        "model (searches use the active one); switching: every memory is embedded, searches move to "
+        "the target within the settings cache's lifetime."
+    )
+    embedded: int = Field(description="Memories embedded with the target model so far.")
+    remaining: int | None = Field(description="Memories left to embed when last counted (null: not yet).")
+    started_at: datetime | None
+    switched_at: datetime | None = Field(description="When searches last moved to another model.")
+
+    @classmethod
+    def of(cls, state: EmbeddingState | None) -> EmbeddingProgress:
+        state = state or EmbeddingState()
+        phase: Literal["steady", "re-embedding", "switching"] = (
+            "steady" if state.target is None else "switching" if state.remaining == 0 else "re-embedding"
+        )
+        return cls(
+            active=state.active,
+            target=state.target,
+            phase=phase,
+            embedded=state.embedded if state.target is not None else 0,
+            remaining=state.remaining if state.target is not None else 0,
+            started_at=state.started_at,
+            switched_at=state.switched_at,
+        )
+
+
 class SettingsResponse(BaseModel):
     tenant_id: str
     version: int = Field(description="Send it back with a change (optimistic concurrency).")
@@ -70,6 +107,9 @@ class SettingsResponse(BaseModel):
         description="Hours each grain is kept on the plan (null: forever): the most retention_hours may ask."
     )
     provider_key: ProviderKeyOut | None = Field(description="Set key's last four characters (null: none).")
+    embedding: EmbeddingProgress = Field(
+        description="The embedding model in force and the re-embedding a change of it started."
+    )
 
     @classmethod
     def of(cls, view: SettingsView) -> SettingsResponse:
@@ -82,4 +122,5 @@ class SettingsResponse(BaseModel):
             plan=view.plan,
             plan_retention_hours=view.plan_retention_hours,
             provider_key=ProviderKeyOut.of(view.provider_key),
+            embedding=EmbeddingProgress.of(view.embedding),
         )

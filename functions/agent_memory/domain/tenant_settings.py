@@ -16,7 +16,7 @@ import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
@@ -25,6 +25,9 @@ from agent_memory.domain.ids import digest
 from agent_memory.domain.plans import Retention
 from agent_memory.domain.records import MemoryKind
 from agent_memory.domain.types import Score, TenantId, UtcDatetime
+
+if TYPE_CHECKING:
+    from agent_memory.domain.embedding_spaces import EmbeddingState
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 #: The longest a tenant may keep a working memory by default, in days (as a write's ``ttl_days``).
@@ -198,6 +201,8 @@ class SettingsView:
     plan: str
     plan_retention_hours: Retention
     provider_key: SecretInfo | None
+    #: The tenant's embedding spaces (which model searches use, the re-embedding's progress).
+    embedding: EmbeddingState | None = None
 
 
 def check_within_plan(settings: TenantSettings, plan: Retention) -> list[str]:

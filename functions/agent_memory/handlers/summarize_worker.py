@@ -1,5 +1,6 @@
 """The cascade's worker: consumes summarize jobs (and the per-agent jobs: pattern recognition,
-``{"job": "patterns"}``, and profiles, ``{"job": "profiles"}``) from the SQS standard queue.
+``{"job": "patterns"}``, and profiles, ``{"job": "profiles"}``; and the per-tenant re-embedding,
+``{"job": "reembed"}``) from the SQS standard queue.
 
 Powertools' `BatchProcessor` reports each failed job as a batch item failure, so only that job
 comes back (after the queue's visibility timeout) while the rest of the batch is done; the
@@ -18,6 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
+from agent_memory.domain.embedding_spaces import ReembedJob
 from agent_memory.domain.patterns import PatternJob
 from agent_memory.domain.profiles import ProfileJob
 from agent_memory.domain.summary_jobs import SummarizeJob
@@ -41,6 +43,11 @@ def record_handler(record: SQSRecord) -> str:
 
 
 def _run(body: object) -> str:
+    if isinstance(body, dict) and body.get("job") == "reembed":
+        reembed = ReembedJob.model_validate(body)
+        logger.append_keys(job=reembed.key)
+        done = container.reembed_service().run(reembed)
+        return f"reembed: {done.embedded} embedded, {done.remaining} remaining, switched={done.switched}"
     if isinstance(body, dict) and body.get("job") == "patterns":
         patterns = PatternJob.model_validate(body)
         logger.append_keys(job=patterns.key)

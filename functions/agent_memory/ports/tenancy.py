@@ -65,3 +65,7 @@ class EmbeddingStateStore(Protocol):
         """Store ``state`` as version ``expected_version + 1`` if the stored one is still
         ``expected_version`` (0: none yet); else `ConflictError`, nothing written."""
         ...
+
+
+class TenantConfigurationStore(TenantSettingsStore, EmbeddingStateStore, Protocol):
+    """Both, as each adapter implements them over one table (one file locally)."""

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.plans import Retention, hours_of
 from agent_memory.domain.tenant_settings import (
+    ModelChoice,
     ModelProvider,
     SettingsView,
     StoredSettings,
@@ -109,6 +111,8 @@ class TenantSettingsService:
         plans: Mapping[str, Retention],
         max_working_per_agent: int,
         summary_models: Mapping[ModelProvider, frozenset[str] | None] | None = None,
+        embedding_models: Mapping[ModelProvider, frozenset[str] | None] | None = None,
+        reembedding: ReembedStarter | None = None,
     ) -> None:
         self._cache = cache
         self._secrets = secrets
@@ -118,6 +122,9 @@ class TenantSettingsService:
         self._max_working = max_working_per_agent
         #: What a tenant may choose as its summary model, per provider (None: any; absent: none).
         self._summary_models = summary_models or {}
+        #: Likewise for the embedding model; a change of it starts a re-embedding (None: refused).
+        self._embedding_models = embedding_models or {}
+        self._reembedding = reembedding
 
     def view(self, caller: Caller) -> SettingsView:
         stored = self._cache.store.get_settings(caller.tenant_id)  # the admin reads its latest
@@ -156,6 +163,9 @@ class TenantSettingsService:
             detail["provider_key"] = "set"
         elif clear_provider_key and self._secrets.delete_secret(tenant):
             detail["provider_key"] = "cleared"
+        if self._reembedding is not None:
+            # After the key: the job's first model call must find the key this change set.
+            self._reembedding.start(tenant, settings.embedding)
         self._audit.append_audit(
             [
                 AuditEvent(
@@ -204,24 +214,13 @@ class TenantSettingsService:
         )
 
     def _model_problems(self, settings: TenantSettings) -> list[str]:
-        problems = []
-        if settings.embedding is not None:
-            # Vectors of two models never meet in one search: a tenant's own embedding model
-            # needs a space of its own and a re-embedding job (docs/decisions.md, "Tenant
-            # settings"), which this version does not have. Refused rather than stored unused.
-            problems.append("embedding: a tenant's own embedding model is not available in this version")
-        choice = settings.summary
-        if choice is not None:
-            if choice.provider not in self._summary_models:
-                problems.append(f"summary: provider {choice.provider.value} is not enabled here")
-            else:
-                enabled = self._summary_models[choice.provider]
-                if enabled is not None and choice.model not in enabled:
-                    names = ", ".join(sorted(enabled)) or "none"
-                    problems.append(
-                        f"summary: {choice.provider.value} model {choice.model} is not enabled here "
-                        f"(enabled: {names})"
-                    )
+        problems = _choice_problems("summary", settings.summary, self._summary_models)
+        choice = settings.embedding
+        if choice is not None and self._reembedding is None:
+            problems.append("embedding: a tenant's own embedding model is not available in this deployment")
+        elif choice is not None:
+            problems += _choice_problems("embedding", choice, self._embedding_models)
+            problems += embedding_dimension_problems(choice)
         return problems
 
     def _plan(self, plan: str) -> Retention:
@@ -237,4 +236,44 @@ class TenantSettingsService:
             plan=caller.plan,
             plan_retention_hours=self._plan(caller.plan),
             provider_key=self._secrets.secret_info(caller.tenant_id),
+            embedding=self._reembedding.state(caller.tenant_id) if self._reembedding is not None else None,
         )
+
+
+class ReembedStarter(Protocol):
+    """What the settings service needs of the re-embedding (`services.reembedding.ReembedService`)."""
+
+    def start(self, tenant_id: str, wanted: ModelChoice | None) -> EmbeddingState: ...
+
+    def state(self, tenant_id: str) -> EmbeddingState: ...
+
+
+def _choice_problems(
+    name: str, choice: ModelChoice | None, enabled_models: Mapping[ModelProvider, frozenset[str] | None]
+) -> list[str]:
+    if choice is None:
+        return []
+    if choice.provider not in enabled_models:
+        return [f"{name}: provider {choice.provider.value} is not enabled here"]
+    enabled = enabled_models[choice.provider]
+    if enabled is not None and choice.model not in enabled:
+        names = ", ".join(sorted(enabled)) or "none"
+        model = f"{choice.provider.value} model {choice.model}"
+        return [f"{name}: {model} is not enabled here (enabled: {names})"]
+    return []
+
+
+#: The sizes Titan Text Embeddings v2 gives; MiniLM gives 384 only.
+_TITAN_DIMENSIONS = (256, 512, 1024)
+_MINILM_DIMENSION = 384
+
+
+def embedding_dimension_problems(choice: ModelChoice) -> list[str]:
+    """An embedding model's size must be known before its first vector: it sizes the space."""
+    if choice.provider is ModelProvider.OPENAI and choice.dimension is None:
+        return ["embedding: an openai model needs its dimension (the length of the vectors it returns)"]
+    if choice.provider is ModelProvider.BEDROCK and choice.dimension not in (None, *_TITAN_DIMENSIONS):
+        return [f"embedding: bedrock dimension must be one of {', '.join(map(str, _TITAN_DIMENSIONS))}"]
+    if choice.model == "minilm" and choice.dimension not in (None, _MINILM_DIMENSION):
+        return [f"embedding: minilm gives {_MINILM_DIMENSION} dimensions"]
+    return []

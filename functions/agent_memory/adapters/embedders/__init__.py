@@ -13,13 +13,21 @@ from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.embedders.minilm import DIMENSION as MINILM_DIMENSION
 from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
 from agent_memory.adapters.embedders.titan import BedrockTitanEmbedder
+from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
 from agent_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from agent_memory.ports import Embedder
     from agent_memory.settings import Settings
 
-__all__ = ["BedrockTitanEmbedder", "HashingEmbedder", "MiniLmEmbedder", "build_embedder"]
+__all__ = [
+    "BedrockTitanEmbedder",
+    "HashingEmbedder",
+    "MiniLmEmbedder",
+    "build_embedder",
+    "build_tenant_embedder",
+    "enabled_embedding_models",
+]
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -45,3 +53,45 @@ def build_embedder(settings: Settings) -> Embedder:
             region=settings.aws_region,
         )
     raise ConfigurationError(f"unknown embedder {settings.embedder!r}")
+
+
+#: How long one embedding request of a tenant's endpoint may take (a search waits for it).
+TENANT_EMBED_TIMEOUT_S = 30.0
+
+
+def build_tenant_embedder(choice: ModelChoice, key: str | None, settings: Settings) -> Embedder:
+    """The embedder of a tenant's choice (checked when it was set: `enabled_embedding_models`),
+    with the tenant's own key for an OpenAI-compatible endpoint (never the operator's)."""
+    if choice.provider is ModelProvider.LOCAL:
+        if choice.model == "minilm":
+            return MiniLmEmbedder(threads=settings.embedder_threads)
+        return HashingEmbedder(dimension=choice.dimension or settings.embedding_dimension)
+    if choice.provider is ModelProvider.BEDROCK:
+        return BedrockTitanEmbedder(
+            model_id=choice.model, dimension=choice.dimension or 1024, region=settings.aws_region
+        )
+    from agent_memory.adapters.embedders.openai_compatible_embedder import OpenAICompatibleEmbedder
+    from agent_memory.adapters.openai_http import OpenAICompatibleClient
+
+    assert choice.endpoint is not None and choice.dimension is not None  # the settings check them
+    client = OpenAICompatibleClient(choice.endpoint, key, timeout_s=TENANT_EMBED_TIMEOUT_S)
+    return OpenAICompatibleEmbedder(client, choice.model, choice.dimension)
+
+
+def enabled_embedding_models(settings: Settings) -> dict[ModelProvider, frozenset[str] | None]:
+    """What a tenant may choose as its embedding model here, per provider (None: any model).
+
+    Bedrock: the deployment's Titan model (the one model its functions may invoke), at any of its
+    sizes; none where the deployment embeds locally. Local: the bundled models, where they run
+    (not in a deployment that embeds with Bedrock: its functions do not ship them). An
+    OpenAI-compatible endpoint: any model it serves, with the tenant's key."""
+    if settings.embedder == "bedrock":
+        return {
+            ModelProvider.BEDROCK: frozenset({settings.bedrock_embedding_model_id}),
+            ModelProvider.OPENAI: None,
+        }
+    return {ModelProvider.LOCAL: frozenset(LOCAL_EMBEDDING_MODELS), ModelProvider.OPENAI: None}
+
+
+#: The local models a tenant may choose, and the dimension each gives (None: any it asks for).
+LOCAL_EMBEDDING_MODELS: dict[str, int | None] = {"minilm": MINILM_DIMENSION, "hashing": None}
