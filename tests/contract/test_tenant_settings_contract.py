@@ -17,6 +17,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind
 from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider, RankingDefaults, TenantSettings
@@ -218,3 +219,24 @@ def test_two_threads_racing_from_the_same_version_one_wins(
     read = store.get_settings("acme")
     assert read is not None and read.version == start_version + 1 and read.updated_by == won[0]
     assert read.settings.max_working_per_agent == (1 if won[0] == "alice" else 2)
+
+
+def test_the_embedding_state_is_compare_and_set_per_tenant_apart_from_the_settings(
+    store: TenantSettingsStore,
+) -> None:
+    # GIVEN a tenant's settings and a fill towards its own model
+    states: Any = store  # every adapter implements both ports over one table
+    store.put_settings("acme", FULL, 0, "k", T0)
+    filling = EmbeddingState().choose(FULL.embedding, T0)
+    first = states.put_embedding_state("acme", filling, 0)
+    # WHEN the job saves progress from the version it read, and a stale writer tries too
+    progressed = states.put_embedding_state("acme", first.model_copy(update={"embedded": 64}), first.version)
+    with pytest.raises(ConflictError):
+        states.put_embedding_state("acme", first.model_copy(update={"embedded": 1}), first.version)
+    # THEN the state read back is the job's, versioned, and the settings never moved
+    assert states.get_embedding_state("acme") == progressed and progressed.version == 2
+    assert progressed.target == FULL.embedding and progressed.started_at == T0
+    stored = store.get_settings("acme")
+    assert stored is not None and stored.version == 1
+    # AND no other tenant has a state
+    assert states.get_embedding_state("ACME") is None and states.get_embedding_state("other") is None

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.fakes import FixedClock
 from tests.unit.services.conftest import World, make_world
 from tests.unit.services.test_tenant_configuration import Ticker
@@ -102,7 +104,10 @@ class Lab:
             clock,
             load_plans(None),
             max_working_per_agent=10_000,
-            embedding_models={ModelProvider.LOCAL: frozenset({"hashing", "minilm"})},
+            embedding_models={
+                ModelProvider.LOCAL: frozenset({"hashing", "minilm"}),
+                ModelProvider.OPENAI: None,
+            },
             reembedding=self.reembed,
         )
         self.write = WriteService(w.queue, w.pending, clock, settings=self.cache)
@@ -275,3 +280,65 @@ def test_a_vector_of_a_record_changed_since_it_was_read_is_not_stored(lab: Lab) 
         lab.world.store.put_space_vectors("other", NEW.space, [(changed, np.ones(64, dtype=np.float32))]) == 0
     )
     assert lab.world.store.count_missing("acme", NEW.space) == 1
+
+
+class Built:
+    """An embedder made for one tenant's choice and key: says which, in every vector's place."""
+
+    def __init__(self, choice: ModelChoice, key: str | None) -> None:
+        self.choice, self.key = choice, key
+        self.inner = HashingEmbedder(choice.dimension or 8)
+
+    @property
+    def model_id(self) -> str:
+        return self.choice.model
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return self.inner.embed(texts)
+
+
+TENANTS = ["t1", "t2", "t3"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.tuples(st.sampled_from(TENANTS), st.booleans(), st.integers(0, 3)), max_size=25))
+def test_a_tenants_model_and_key_never_serve_another_tenant(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, bool, int]]
+) -> None:
+    # GIVEN tenants that change their model and key in any order, and embed in between
+    lab = Lab(tmp_path_factory.mktemp("iso"), FixedClock())
+    lab.embedders = TenantEmbedders(lab.world.embedder, lab.cache, lab.secrets, Built)
+    model: dict[str, tuple[str | None, str | None]] = {}
+    for tenant, change, n in ops:
+        admin = Caller(tenant, key_id="admin", plan="pro", scopes=frozenset({"admin"}))
+        if change:
+            # WHEN the tenant picks a model and a key of its own
+            choice = ModelChoice(
+                provider=ModelProvider.OPENAI,
+                model=f"{tenant}-m{n}",
+                endpoint="https://llm.example.com/v1",
+                dimension=8 + n,
+            )
+            stored = lab.settings_store.get_settings(tenant)
+            lab.service.update(
+                admin,
+                TenantSettings(embedding=choice),
+                stored.version if stored else 0,
+                provider_key=f"key-{tenant}-{n}",
+            )
+            model[tenant] = (choice.model, f"key-{tenant}-{n}")
+        # THEN the embedders its writes use are its own model with its own key, or the deployment's
+        spaces = lab.embedders.for_tenant(tenant)
+        for w in spaces.writes:
+            if isinstance(w.embedder, Built):
+                assert w.embedder.choice.model.startswith(f"{tenant}-")
+                assert w.embedder.key == model[tenant][1]
+            else:
+                assert w.embedder is lab.world.embedder
+        if tenant in model:
+            target = spaces.writes[-1].embedder
+            assert isinstance(target, Built) and target.choice.model == model[tenant][0]
