@@ -3,9 +3,14 @@
 
 Every function that serves a tenant reads its settings through a short cache (its models, its
 retention, its ranking, whether its writes merge), so every function but the authorizer may
-read the table; only the API function writes it (``PUT /v1/admin/settings``). Provider keys are
-Secrets Manager secrets under ``<prefix>/tenants/``: the API function sets, reads the last four
-characters of, and deletes them; no function may list them.
+read the table. The API function writes it (``PUT /v1/admin/settings``, which also starts a
+re-embedding), and so does the summarize worker, which runs the re-embedding job and records its
+progress in the tenant's embedding-state item. Provider keys are Secrets Manager secrets under
+``<prefix>/tenants/``: the API function sets, reads the last four characters of, and deletes
+them; the functions that call a tenant's own model read them; no function may list them.
+
+The functions run outside any VPC (OpenSearch is reached at its HTTPS endpoint under IAM), so a
+tenant's OpenAI-compatible endpoint is reached over the internet with no NAT gateway to pay for.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from agent_memory_stack.tables import on_demand_table
 
 #: Every function reading settings: one item, on a cache miss.
 READ_ACTIONS = ("dynamodb:GetItem",)
-#: The API function: a change is a conditional PutItem.
+#: The API function and the summarize worker: a change is a conditional PutItem.
 WRITE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem")
 #: The API function on the tenants' provider keys (no ListSecrets anywhere). No RestoreSecret:
 #: the service deletes keys without a recovery window, so none is ever scheduled for deletion.
@@ -38,8 +43,12 @@ SECRET_ACTIONS = (
 #: the writer (merging), retention (its own retention and per-agent bound) and the summarize
 #: worker (its own summary model).
 READERS = ("Api", "Search", "Writer", "Retention", "SummarizeWorker")
-#: The functions that call a tenant's own model with its key: read the key, nothing else.
-KEY_READERS = ("SummarizeWorker",)
+#: Besides the API function, the summarize worker writes the table: the re-embedding job's state.
+STATE_WRITERS = ("SummarizeWorker",)
+#: The functions that call a tenant's own model with its key: read the key, nothing else. The
+#: summarize worker (summaries, patterns, profiles, re-embedding), the search function (a
+#: query is embedded by the tenant's model) and the writer (so is every memory).
+KEY_READERS = ("SummarizeWorker", "Search", "Writer")
 
 
 class TenantSettingsTable(Construct):
@@ -69,7 +78,7 @@ class TenantSettingsTable(Construct):
             function = functions[name]
             for variable, value in self.environment().items():
                 function.add_environment(variable, value)
-            actions = WRITE_ACTIONS if name == writer else READ_ACTIONS
+            actions = WRITE_ACTIONS if name == writer or name in STATE_WRITERS else READ_ACTIONS
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=list(actions), resources=[self.table.table_arn])
             )

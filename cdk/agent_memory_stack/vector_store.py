@@ -39,7 +39,8 @@ from agent_memory_stack.function_factory import FunctionFactory, retention_days
 from agent_memory_stack.nag import acknowledge, as_finding, logical_id
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
-#: `_msearch`, `_mget`, `_update`, `_delete_by_query`); only the bootstrap creates indexes (PUT).
+#: `_msearch`, `_mget`, `_update`, `_delete_by_query`, and ``POST _mapping`` adding a tenant's
+#: embedding space); only the bootstrap creates indexes (PUT).
 #: The store reads (GET mappings) and searches and writes (POST): it never asks HEAD or PUT.
 READ_WRITE_METHODS = ("es:ESHttpGet", "es:ESHttpPost")
 #: The index bootstrap also checks (HEAD) and creates (PUT) indices and aliases.

@@ -11,6 +11,9 @@ like the SQS *standard* queue jobs go to in AWS:
   re-run a minute after the last must run (the worker makes it a no-op if nothing changed).
 
 ``delay_s`` is kept, as SQS keeps DelaySeconds: a delayed job is not received before its time.
+It waits in a group of its own (``<key>@delayed``), so the jobs of its key sent before it are
+not held back; it may then run beside a job of the same key sent later, as on SQS, where every
+job is built to (a re-run finds its work done).
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ class LocalJobQueue:
         self.queue = queue
 
     def send(self, jobs: Sequence[Job], delay_s: int = 0) -> None:
+        # A delayed job is a group of its own: waiting, it must not hold back the jobs of its key
+        # sent before it (on SQS standard queues nothing is held back at all).
+        group = (lambda key: f"{key}@delayed") if delay_s > 0 else (lambda key: key)
         self.queue.send(
-            [QueueMessage(group_id=job.key, dedup_id=uuid.uuid4().hex, body=job.body) for job in jobs],
+            [QueueMessage(group_id=group(job.key), dedup_id=uuid.uuid4().hex, body=job.body) for job in jobs],
             delay_s=delay_s,
         )

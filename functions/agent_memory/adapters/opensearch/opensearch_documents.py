@@ -117,14 +117,21 @@ def vector_json(array: npt.NDArray[np.float32]) -> list[float]:
     return [float(s) for s in map(str, array)]
 
 
-def to_document(record: MemoryRecord, vector: npt.NDArray[np.float32]) -> dict[str, Any]:
+def to_document(
+    record: MemoryRecord, vector: npt.NDArray[np.float32] | None, spaces: dict[str, list[float]] | None = None
+) -> dict[str, Any]:
+    """The record's document: its fields, its vector in the deployment's space (none: its tenant's
+    records are embedded by its own model only) and in its tenant's own spaces."""
     doc: dict[str, Any] = record.model_dump(mode="json")
     for name in _DATETIME_FIELDS:
         value = getattr(record, name)
         doc[name] = None if value is None else ts(value)
     span_start, span_end = span_bounds(record)
     doc["span_start"], doc["span_end"] = ts(span_start), ts(span_end)
-    doc[VECTOR_FIELD] = vector_json(vector)
+    if vector is not None:
+        doc[VECTOR_FIELD] = vector_json(vector)
+    if spaces:
+        doc["spaces"] = spaces
     return doc
 
 

@@ -43,7 +43,7 @@ NEAREST_K = 10
 #: speaker-labelled turns around it. All share one analyzer, so ``cross_fields`` scores them as
 #: one text: "alice launch" ranks Alice's turn about the launch above a turn holding one word.
 LEXICAL_FIELDS = ("content", "topic", "speaker.text", "context")
-NO_VECTOR = {"excludes": [VECTOR_FIELD]}
+NO_VECTOR = {"excludes": [VECTOR_FIELD, "spaces"]}
 NEWEST_FIRST = [{"occurred_at": {"order": "desc"}}, {"id": {"order": "desc"}}]
 OLDEST_FIRST = [{"occurred_at": {"order": "asc"}}, {"id": {"order": "asc"}}]
 
@@ -63,14 +63,17 @@ def records_page_body(
     return body
 
 
-def knn_body(vector: npt.NDArray[np.float32], k: int, filters: list[dict[str, Any]]) -> dict[str, Any]:
-    """Efficient filtering: the filter is *inside* the ``knn`` clause (see module doc)."""
+def knn_body(
+    vector: npt.NDArray[np.float32], k: int, filters: list[dict[str, Any]], field: str = VECTOR_FIELD
+) -> dict[str, Any]:
+    """Efficient filtering: the filter is *inside* the ``knn`` clause (see module doc). ``field``:
+    the space's vector field (`opensearch_spaces.space_field`)."""
     return {
         "size": k,
         "_source": NO_VECTOR,
         "query": {
             "knn": {
-                VECTOR_FIELD: {
+                field: {
                     "vector": vector_json(vector),
                     "k": k,
                     "filter": {"bool": {"filter": filters}},
@@ -87,13 +90,14 @@ def nearest_body(
     vector: npt.NDArray[np.float32],
     now: datetime,
     within: Neighbourhood | None = None,
+    field: str = VECTOR_FIELD,
 ) -> dict[str, Any]:
     """The one live ``grain`` record nearest ``vector`` (a unit vector), ``within`` the
     neighbourhood: part of the k-NN clause's filter, searched with a beam of `NEAREST_K`."""
     filters = [*live_filters(tenant_id, agent_id, now), term("grain", Grain(grain).value)]
     if within is not None:
         filters += neighbourhood_filters(within)
-    body = knn_body(vector, NEAREST_K, filters)
+    body = knn_body(vector, NEAREST_K, filters, field)
     body["size"] = 1
     return body
 

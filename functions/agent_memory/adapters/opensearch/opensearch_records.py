@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from opensearchpy import NotFoundError
 
-from agent_memory.adapters.opensearch.opensearch_base import OpenSearchBase
 from agent_memory.adapters.opensearch.opensearch_client import error_type, os_errors
 from agent_memory.adapters.opensearch.opensearch_cursors import list_after, next_page_cursor
 from agent_memory.adapters.opensearch.opensearch_documents import (
@@ -53,6 +53,7 @@ from agent_memory.adapters.opensearch.opensearch_scripts import (
     STALE_SCRIPT,
     record_script_body,
 )
+from agent_memory.adapters.opensearch.opensearch_spaces import OpenSearchSpaces, space_vector
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord
@@ -67,7 +68,7 @@ BULK_CHUNK = 200
 SPAN_PAGE = 1000
 
 
-class OpenSearchRecords(OpenSearchBase):
+class OpenSearchRecords(OpenSearchSpaces):
     """`agent_memory.ports.RecordStore` (see the module docstring)."""
 
     # -- writes -------------------------------------------------------------------------------
@@ -77,7 +78,10 @@ class OpenSearchRecords(OpenSearchBase):
         docs = []
         for item in items:
             record = item.record
-            vector = unit(item.vector, self.dimension, self.model_id)
+            vector = None if item.vector is None else unit(item.vector, self.dimension, self.model_id)
+            for extra in item.spaces:
+                self.ensure_space(extra.space, int(np.asarray(extra.vector).shape[-1]))
+            spaces = {extra.space: space_vector(extra.vector) for extra in item.spaces}
             action = self._action(
                 "index",
                 self.alias,
@@ -85,7 +89,7 @@ class OpenSearchRecords(OpenSearchBase):
                 record.tenant_id,
                 record.agent_id,
             )
-            docs.append((action, to_document(record, vector)))
+            docs.append((action, to_document(record, vector, spaces)))
         for start in range(0, len(docs), BULK_CHUNK):
             chunk = docs[start : start + BULK_CHUNK]
             self._bulk_checked(bulk_lines(chunk), "storing records")

@@ -36,9 +36,10 @@ from agent_memory.adapters.opensearch.opensearch_queries import (
     records_page_body,
 )
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of
+from agent_memory.adapters.opensearch.opensearch_spaces import space_field, space_vector
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import Candidate, NearestQuery, StoreQuery
+from agent_memory.ports import Candidate, NearestQuery, StoreQuery, Vector
 
 
 class OpenSearchRetrieval(OpenSearchBase):
@@ -46,9 +47,15 @@ class OpenSearchRetrieval(OpenSearchBase):
 
     def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
         """`Retrieval.nearest`: one k-NN search, the neighbourhood inside the k-NN clause's filter."""
-        query_vector = unit(query.vector, self.dimension, self.model_id)
+        query_vector = self._query_unit(query.vector, query.space)
         body = nearest_body(
-            query.tenant_id, query.agent_id, query.grain, query_vector, query.now, query.within
+            query.tenant_id,
+            query.agent_id,
+            query.grain,
+            query_vector,
+            query.now,
+            query.within,
+            space_field(query.space),
         )
         hits = hits_of(
             self._search(body, "finding the nearest record", **self._route(query.tenant_id, query.agent_id))
@@ -70,7 +77,7 @@ class OpenSearchRetrieval(OpenSearchBase):
         filters = query_filters(query)
         route = self._route(query.tenant_id, query.agent_id)
         words = query_words(query.text)
-        query_vector = None if query.vector is None else unit(query.vector, self.dimension, self.model_id)
+        query_vector = None if query.vector is None else self._query_unit(query.vector, query.space)
         if query_vector is None and words is None:
             body = records_page_body(filters, limit, NEWEST_FIRST)
             return [
@@ -81,7 +88,7 @@ class OpenSearchRetrieval(OpenSearchBase):
         header = {"index": self.alias, **route}
         searches: list[tuple[dict[str, Any], dict[str, Any]]] = []
         if query_vector is not None:
-            searches.append((header, knn_body(query_vector, limit, filters)))
+            searches.append((header, knn_body(query_vector, limit, filters, space_field(query.space))))
         if words is not None:
             searches.append((header, lexical_body(words, limit, filters)))
         responses = self._msearch(searches, "searching records")
@@ -103,15 +110,29 @@ class OpenSearchRetrieval(OpenSearchBase):
         order = fused_order(list(similarity), list(raw_lexical))
         if query_vector is not None:
             missing = lacking_cosine(order, similarity)
-            similarity.update(self._cosines(query.tenant_id, query.agent_id, missing, query_vector))
+            similarity.update(
+                self._cosines(query.tenant_id, query.agent_id, missing, query_vector, query.space)
+            )
             order = [rid for rid in order if rid in similarity]  # a record deleted in between
         return [
             Candidate(record=records[rid], similarity=similarity.get(rid), lexical=lexical.get(rid))
             for rid in order
         ]
 
+    def _query_unit(self, vector: Vector, space: str) -> npt.NDArray[np.float32]:
+        """A query vector at unit length: of the deployment's model's size in its space, of any
+        size in a tenant's own (its model's, which the index mapping checks)."""
+        if not space:
+            return unit(vector, self.dimension, self.model_id)
+        return np.asarray(space_vector(vector), dtype=np.float32)
+
     def _cosines(
-        self, tenant_id: str, agent_id: str, record_ids: list[str], query_vector: npt.NDArray[np.float32]
+        self,
+        tenant_id: str,
+        agent_id: str,
+        record_ids: list[str],
+        query_vector: npt.NDArray[np.float32],
+        space: str = "",
     ) -> dict[str, float]:
         """Exact cosines of records the k-NN query did not return (lexical-only hits)."""
         if not record_ids:
@@ -120,14 +141,18 @@ class OpenSearchRetrieval(OpenSearchBase):
             self._doc_ref(self.alias, doc_id(tenant_id, agent_id, rid), tenant_id, agent_id)
             for rid in record_ids
         ]
-        found = self._mget(docs, "reading vectors", _source_includes=f"{VECTOR_FIELD},tenant_id,agent_id")
+        field = space_field(space)
+        found = self._mget(docs, "reading vectors", _source_includes=f"{field},tenant_id,agent_id")
         out: dict[str, float] = {}
         q = query_vector.astype(np.float64)
         for rid, doc in zip(record_ids, found, strict=True):
             source = found_source(doc)
-            if not source or not owned(source, tenant_id, agent_id) or VECTOR_FIELD not in source:
+            if not source or not owned(source, tenant_id, agent_id):
                 continue
-            v = np.asarray(source[VECTOR_FIELD], dtype=np.float64)
+            stored = source.get(VECTOR_FIELD) if not space else (source.get("spaces") or {}).get(space)
+            if stored is None:
+                continue
+            v = np.asarray(stored, dtype=np.float64)
             norm = float(np.linalg.norm(v))
             out[rid] = min(1.0, max(-1.0, float(v @ q / norm))) if norm > 0 else 0.0
         return out

@@ -50,7 +50,7 @@ def test_a_knn_body_filters_inside_the_knn_clause_and_never_returns_vectors() ->
 
     # THEN
     assert body["size"] == 7
-    assert body["_source"] == {"excludes": ["vector"]}
+    assert body["_source"] == {"excludes": ["vector", "spaces"]}
     assert body["query"]["knn"]["vector"] == {
         "vector": [1.0, 0.0, 0.0, 0.0],
         "k": 7,

@@ -69,7 +69,7 @@ def test_one_routed_search_newest_first_returns_the_last_turns_oldest_first(
     (sent,) = cluster.sent
     assert (sent.method, sent.path, sent.params) == ("POST", f"/{ALIAS}/_search", {"routing": "t1:a1"})
     assert sent.body["size"] == 4
-    assert sent.body["_source"] == {"excludes": ["vector"]}
+    assert sent.body["_source"] == {"excludes": ["vector", "spaces"]}
     assert sent.body["sort"] == [{"occurred_at": {"order": "desc"}}, {"id": {"order": "desc"}}]
     assert "search_after" not in sent.body
     # AND filtered to this agent's live working turns of that conversation; the range takes the

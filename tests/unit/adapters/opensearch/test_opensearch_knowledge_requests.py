@@ -704,7 +704,7 @@ def test_passages_reads_the_documents_passages_by_ordinal_in_pages(
     assert page1.params == {"routing": "t1"}
     assert page1.body == {
         "size": PASSAGE_PAGE,
-        "_source": {"excludes": ["vector"]},
+        "_source": {"excludes": ["vector", "spaces"]},
         "query": {
             "bool": {
                 "filter": [TENANT_FILTER, {"term": {"kind": "passage"}}, {"term": {"doc_id": "runbook"}}]
@@ -758,7 +758,7 @@ def test_search_passages_filters_inside_the_knn_clause_and_runs_bm25_in_the_same
     header, knn_body, header2, bm25_body = sent.lines
     assert header == header2 == {"index": KALIAS, "routing": "t1"}
     assert list(knn_body["query"]) == ["knn"]  # no bool around it: no post-filtering
-    assert knn_body["size"] == 30 and knn_body["_source"] == {"excludes": ["vector"]}
+    assert knn_body["size"] == 30 and knn_body["_source"] == {"excludes": ["vector", "spaces"]}
     clause = knn_body["query"]["knn"]["vector"]
     assert clause["k"] == 30
     assert np.allclose(clause["vector"], unit_vector(1.0))  # normalised

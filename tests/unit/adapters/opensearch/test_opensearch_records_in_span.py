@@ -52,7 +52,7 @@ def test_one_routed_sorted_filtered_search_reads_a_small_period(client: OpenSear
     (sent,) = cluster.sent
     assert (sent.method, sent.path, sent.params) == ("POST", f"/{ALIAS}/_search", {"routing": "t1:a1"})
     assert sent.body["size"] == SPAN_PAGE
-    assert sent.body["_source"] == {"excludes": ["vector"]}
+    assert sent.body["_source"] == {"excludes": ["vector", "spaces"]}
     assert sent.body["sort"] == [{"occurred_at": {"order": "asc"}}, {"id": {"order": "asc"}}]
     assert "search_after" not in sent.body
     filters = sent.body["query"]["bool"]["filter"]

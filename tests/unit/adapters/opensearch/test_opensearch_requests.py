@@ -934,7 +934,7 @@ def test_search_puts_every_filter_inside_the_knn_clause_and_runs_bm25_in_the_sam
     assert header == header2 == {"index": "mem", "routing": "t1:a1"}
     assert set(knn_body) == {"size", "_source", "query"}
     assert knn_body["size"] == 40
-    assert knn_body["_source"] == {"excludes": ["vector"]}
+    assert knn_body["_source"] == {"excludes": ["vector", "spaces"]}
     assert list(knn_body["query"]) == ["knn"]  # no bool around it: no post-filtering
     clause = knn_body["query"]["knn"]["vector"]
     assert clause["k"] == 40

@@ -43,7 +43,7 @@ from agent_memory.ports import PeriodScan
 CUTOFF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 FORGOTTEN_BEFORE = NOW - timedelta(days=7)
 SLICED = {"slices": "auto", "conflicts": "proceed", "wait_for_completion": "true"}
-NO_VECTOR = {"excludes": ["vector"]}
+NO_VECTOR = {"excludes": ["vector", "spaces"]}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 FAR = datetime(9000, 1, 1, tzinfo=UTC)
 
