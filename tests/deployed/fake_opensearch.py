@@ -101,7 +101,7 @@ class FakeDomain:
                 for i in self._targets(parts[0])
             }
         if len(parts) == 2 and parts[1] == "_count":
-            return 200, {"count": len(self._docs(parts[0]))}
+            return 200, {"count": len(self._hits(parts[0], (payload or {}).get("query", {})))}
         if len(parts) == 2 and parts[1] == "_search":
             return 200, self._search(parts[0], payload or {})
         if parts and parts[-1] == "_mget":
@@ -153,6 +153,11 @@ class FakeDomain:
             if op in ("index", "create"):
                 docs[meta["_id"]] = source
             elif op == "update":
+                if meta["_id"] in docs and source.get("script") is not None:
+                    result = _record_script(docs[meta["_id"]], source["script"])
+                    items.append({op: {"_index": index, "_id": meta["_id"], "status": 200, "result": result}})
+                    i += 2
+                    continue
                 if meta["_id"] in docs:
                     docs[meta["_id"]].update(source.get("doc", {}))
                 elif source.get("upsert") is not None or source.get("doc_as_upsert"):
@@ -171,7 +176,7 @@ class FakeDomain:
             for doc_id, (_, source) in self._docs(expression).items()
             if all(_value_in(source.get(f), allowed) for f, allowed in filters)
             and all(_in_range(source.get(f), bounds) for f, bounds in ranges)
-            and all(source.get(f) is None for f in absent)
+            and all(_field(source, f) is None for f in absent)
         ]
 
     def _search(self, expression: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -218,8 +223,19 @@ def _record_script(source: dict[str, Any], script: dict[str, Any]) -> str:
         SOFT_DELETE_SCRIPT,
         STALE_SCRIPT,
     )
+    from agent_memory.adapters.opensearch.opensearch_spaces import SET_SPACE_SCRIPT
 
     text, params = script.get("source"), script.get("params", {})
+    if text == SET_SPACE_SCRIPT:  # a re-embedded vector, on a record still live and unchanged
+        if (source.get("tenant_id"), source.get("updated_at")) != (params["tenant"], params["updated"]):
+            return "noop"
+        if source.get("deleted_at") is not None:
+            return "noop"
+        if not params["space"]:
+            source["vector"] = params["v"]
+        else:
+            source.setdefault("spaces", {})[params["space"]] = params["v"]
+        return "updated"
     if text not in (SOFT_DELETE_SCRIPT, STALE_SCRIPT, EXPERIENCE_SCRIPT):
         return "updated"
     if (source.get("tenant_id"), source.get("agent_id")) != (params["tenant_id"], params["agent_id"]):
@@ -239,6 +255,16 @@ def _record_script(source: dict[str, Any], script: dict[str, Any]) -> str:
         if source.get("updated_at") is None or source["updated_at"] < at:
             source["updated_at"] = at
     return "updated"
+
+
+def _field(source: dict[str, Any], path: str) -> Any:
+    """A field of ``source`` by its dotted path (``spaces.<space>``), None when absent."""
+    value: Any = source
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
 
 
 def _value_in(value: Any, allowed: set[Any]) -> bool:

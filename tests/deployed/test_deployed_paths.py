@@ -621,6 +621,39 @@ def test_tenant_settings_are_changed_by_the_api_and_read_by_the_writer_and_the_s
     assert not [c for c in deployment.calls if not c.allowed]
 
 
+def test_a_change_of_embedding_model_is_started_by_the_api_and_filled_by_the_worker(
+    deployment: Deployment,
+) -> None:
+    # GIVEN two stored memories of the tenant
+    bootstrap(deployment)
+    write(deployment, "Mia booked the movers for the Lisbon office.", "The lease starts in May.")
+    work(deployment)
+    model = deployment.functions["Search"].environment["AGENT_MEMORY_BEDROCK_EMBEDDING_MODEL_ID"]
+    admin = "admin read write forget"
+
+    # WHEN its admin chooses the deployment's Titan model at 256 dimensions, and the jobs run
+    change = {
+        "version": 0,
+        "settings": {"embedding": {"provider": "bedrock", "model": model, "dimension": 256}},
+    }
+    put = deployment.run("Api", api_event("PUT", "/v1/admin/settings", change, scopes=admin))
+    assert put["statusCode"] == 200, put
+    work(deployment)
+
+    # THEN the worker embedded both memories into the new space and recorded it in the settings
+    # table; the switch waits a cache lifetime, so searches still read the model in force
+    view = json.loads(deployment.run("Api", api_event("GET", "/v1/admin/settings", scopes=admin))["body"])
+    progress = view["embedding"]
+    assert (progress["phase"], progress["embedded"], progress["remaining"]) == ("switching", 2, 0), progress
+    assert progress["active"] is None and progress["target"]["dimension"] == 256
+    assert any(c.function == "SummarizeWorker" and c.action == "dynamodb:PutItem" for c in deployment.calls)
+    found = deployment.run(
+        "Search", api_event("POST", f"/v1/agents/{AGENT}/memories/search", {"query": "movers Lisbon"})
+    )
+    assert found["statusCode"] == 200 and json.loads(found["body"])["results"], found
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
 def test_the_admin_patterns_route_queues_jobs_the_worker_runs(deployment: Deployment) -> None:
     # GIVEN three experiences with the same finding, from two runs
     bootstrap(deployment)

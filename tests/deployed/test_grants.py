@@ -36,9 +36,10 @@ PATHS: list[Callable[[Deployment], None]] = [
     paths.test_feedback_on_an_experience_is_queued_by_the_api_and_counted_by_the_writer,
     paths.test_the_pattern_schedule_dispatches_a_job_the_worker_recognises_a_pattern_and_the_writer_stores_it,
     paths.test_the_admin_patterns_route_queues_jobs_the_worker_runs,
+    paths.test_a_change_of_embedding_model_is_started_by_the_api_and_filled_by_the_worker,
 ]
 #: The experience paths, by name (appended above, so the indexes of the others hold).
-FEEDBACK, PATTERN_SCHEDULE, PATTERN_ADMIN = PATHS[-3:]
+FEEDBACK, PATTERN_SCHEDULE, PATTERN_ADMIN = PATHS[-4:-1]
 
 #: Grants a path here cannot reach, (function, action, resource suffix), each with why it stays.
 UNREACHED = {
@@ -49,6 +50,10 @@ UNREACHED = {
     ): "the schema upgrade (reindex into the new index, swap the alias)",
     ("SummarizeWorker", "secretsmanager:GetSecretValue", "/*"): "a tenant's own OpenAI-compatible "
     "summary model is called with its key: the harness has no network to reach one",
+    ("Search", "secretsmanager:GetSecretValue", "/*"): "a query embedded by a tenant's own "
+    "OpenAI-compatible model, with its key: the harness has no network to reach one",
+    ("Writer", "secretsmanager:GetSecretValue", "/*"): "a memory embedded by a tenant's own "
+    "OpenAI-compatible model, with its key: the harness has no network to reach one",
     ("Api", "dynamodb:DeleteItem", "IdempotencyTable"): "a request with an Idempotency-Key that failed "
     "releases its key (Powertools deletes the in-progress record)",
     ("Api", "dynamodb:GetItem", "IdempotencyTable"): "Powertools reads the stored answer when a conditional "
@@ -141,6 +146,10 @@ def without_setting(name: str, variable: str) -> Callable[[dict[str, Any], dict[
 
 
 EDITS = {
+    "worker without dynamodb:PutItem (the re-embedding state)": (
+        without_grant("SummarizeWorker", "dynamodb:PutItem"),
+        PATHS[-1],
+    ),
     "writer without bedrock:InvokeModel": (without_grant("Writer", "bedrock:InvokeModel"), PATHS[0]),
     "writer without es:ESHttpPost": (without_grant("Writer", "es:ESHttpPost"), PATHS[0]),
     "search without bedrock:InvokeModel": (without_grant("Search", "bedrock:InvokeModel"), PATHS[0]),

@@ -88,3 +88,41 @@ def test_a_key_without_the_admin_scope_is_told_so(page: Any, runtime: LocalRunti
     page.click("#settings-link")
     # THEN the page says the key is not allowed
     page.wait_for_selector("#notice:has-text('403')")
+
+
+def test_an_admin_chooses_an_embedding_model_and_sees_the_move_and_a_later_save_keeps_it(
+    page: Any,  # noqa: F811
+    runtime: LocalRuntime,
+    api: Api,
+) -> None:
+    # GIVEN a tenant with a memory, its admin on the settings page
+    tenant = unique("se")
+    _, admin = runtime.keys.create(NewKey(tenant, "pro", admin=True))
+    api("POST", "/v1/agents/a1/memories", {"items": [{"content": "The console picks a model."}]}, key=admin)
+    open_settings(page, runtime, admin)
+    assert "deployment's model" in page.text_content("#settings-embedding-status")
+    # WHEN it chooses a bundled model of 64 dimensions
+    page.select_option("#settings-embedding-provider", "local")
+    page.fill("#settings-embedding-model", "hashing")
+    page.fill("#settings-embedding-dimension", "64")
+    page.click("#settings-save")
+    page.wait_for_selector("#settings-version:has-text('version 1')")
+    # THEN the API holds it and the page says memories are being moved to it (or already are)
+    _, view = api("GET", "/v1/admin/settings", key=admin)
+    assert view["settings"]["embedding"] == {
+        "provider": "local",
+        "model": "hashing",
+        "endpoint": None,
+        "dimension": 64,
+    }
+    assert "hashing (64)" in page.text_content("#settings-embedding-status")
+    # WHEN the admin later changes something else only
+    page.uncheck("#settings-merge")
+    page.click("#settings-save")
+    page.wait_for_selector("#settings-version:has-text('version 2')")
+    # THEN the embedding model is kept, not reset to the deployment's
+    _, view = api("GET", "/v1/admin/settings", key=admin)
+    assert (
+        view["settings"]["embedding"]["dimension"] == 64
+        and view["settings"]["merge_near_duplicates"] is False
+    )

@@ -1121,6 +1121,11 @@ function renderSettings(view) {
   );
   $("#settings-merge").checked = s.merge_near_duplicates;
   $("#settings-max-working").value = s.max_working_per_agent ?? "";
+  $("#settings-embedding-provider").value = s.embedding ? s.embedding.provider : "";
+  $("#settings-embedding-model").value = s.embedding ? s.embedding.model : "";
+  $("#settings-embedding-endpoint").value = s.embedding ? s.embedding.endpoint ?? "" : "";
+  $("#settings-embedding-dimension").value = s.embedding ? s.embedding.dimension ?? "" : "";
+  $("#settings-embedding-status").textContent = embeddingStatus(view.embedding);
   $("#settings-summary-provider").value = s.summary ? s.summary.provider : "";
   $("#settings-summary-model").value = s.summary ? s.summary.model : "";
   $("#settings-summary-endpoint").value = s.summary ? s.summary.endpoint ?? "" : "";
@@ -1130,6 +1135,15 @@ function renderSettings(view) {
   $("#settings-key-status").textContent = key
     ? `A key is set: it ends in ${key.last4}, set ${localTime(key.set_at)}.`
     : "No key is set.";
+}
+
+/** Which embedding model searches use, and how far a change of it has got. */
+function embeddingStatus(progress) {
+  const name = (m) => (m ? `${m.provider} ${m.model}${m.dimension ? ` (${m.dimension})` : ""}` : "the deployment's model");
+  if (!progress || progress.phase === "steady") return `Searches use ${name(progress && progress.active)}.`;
+  const left = progress.remaining === null ? "counting" : `${progress.remaining} left`;
+  return `Searches use ${name(progress.active)} while memories are re-embedded with ${name(progress.target)}: ` +
+    `${progress.embedded} done, ${left}.`;
 }
 
 /** The settings document the form says: every field, as the API takes it. */
@@ -1153,7 +1167,19 @@ function settingsFromForm() {
   const summary = provider
     ? { provider, model: $("#settings-summary-model").value.trim(), ...(endpoint ? { endpoint } : {}) }
     : null;
+  const eProvider = $("#settings-embedding-provider").value;
+  const eEndpoint = $("#settings-embedding-endpoint").value.trim();
+  const eDimension = numberOrNull($("#settings-embedding-dimension"));
+  const embedding = eProvider
+    ? {
+        provider: eProvider,
+        model: $("#settings-embedding-model").value.trim(),
+        ...(eEndpoint ? { endpoint: eEndpoint } : {}),
+        ...(eDimension !== null ? { dimension: eDimension } : {}),
+      }
+    : null;
   return {
+    embedding,
     retention_hours: retention,
     ttl_days: ttl,
     ranking,
