@@ -67,7 +67,8 @@ class EmbeddingProgress(BaseModel):
 
     active: ModelChoice | None = Field(description="The model searches use (null: the deployment's).")
     target: ModelChoice | None = Field(
-        description="The model the tenant's memories are being re-embedded with (null: none)."
+        description="The model the tenant's memories are being re-embedded with (null: the "
+        "deployment's, when the phase is not steady)."
     )
     phase: Literal["steady", "re-embedding", "switching"] = Field(
         description="steady: nothing moving; re-embedding: memories being embedded with the target "
@@ -83,14 +84,14 @@ class EmbeddingProgress(BaseModel):
     def of(cls, state: EmbeddingState | None) -> EmbeddingProgress:
         state = state or EmbeddingState()
         phase: Literal["steady", "re-embedding", "switching"] = (
-            "steady" if state.target is None else "switching" if state.remaining == 0 else "re-embedding"
+            "steady" if not state.moving else "switching" if state.remaining == 0 else "re-embedding"
         )
         return cls(
             active=state.active,
             target=state.target,
             phase=phase,
-            embedded=state.embedded if state.target is not None else 0,
-            remaining=state.remaining if state.target is not None else 0,
+            embedded=state.embedded if state.moving else 0,
+            remaining=state.remaining if state.moving else 0,
             started_at=state.started_at,
             switched_at=state.switched_at,
         )

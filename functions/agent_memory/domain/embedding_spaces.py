@@ -9,7 +9,8 @@ space holds every record. `EmbeddingState` is that move, kept per tenant beside 
 
 The phases, each safe against functions that read the state through a cache up to ``ttl`` old:
 
-1. *Filling*: ``target`` is set. Writers embed into ``active`` and ``target`` both; the job
+1. *Filling*: ``moving``, towards ``target`` (None: back to the deployment's model). Writers
+   embed into ``active`` and ``target`` both; the job
    embeds every record that has no ``target`` vector. Searches read ``active``.
 2. *Switch*: when nothing is missing, and the fill started more than ``ttl`` ago (so no writer
    still reads the state from before it and writes ``active`` alone), ``target`` becomes
@@ -47,7 +48,8 @@ class EmbeddingState(BaseModel):
 
     #: The model searches use (None: the deployment's).
     active: ModelChoice | None = None
-    #: The model being filled by the re-embedding job (None: no move under way).
+    #: Whether a move is under way, and the model being filled by it (None: the deployment's).
+    moving: bool = False
     target: ModelChoice | None = None
     #: When the current fill started (the switch waits until a cache lifetime after it).
     started_at: UtcDatetime | None = None
@@ -66,11 +68,11 @@ class EmbeddingState(BaseModel):
 
     @property
     def target_space(self) -> str | None:
-        return None if self.target is None else self.target.space
+        return space_of(self.target) if self.moving else None
 
     def writes_to(self) -> list[ModelChoice | None]:
         """The models a write is embedded with: the active one, and the target during a fill."""
-        return [self.active] if self.target is None else [self.active, self.target]
+        return [self.active, self.target] if self.moving else [self.active]
 
     def choose(self, wanted: ModelChoice | None, now: datetime) -> EmbeddingState:
         """The state after an admin chose ``wanted``: a fill towards it (restarted if it was
@@ -79,11 +81,12 @@ class EmbeddingState(BaseModel):
         wanted_space = space_of(wanted)
         retiring = dict(self.retiring)
         retiring.pop(wanted_space, None)  # a space being refilled must not be dropped under it
-        if self.target is not None and self.target_space != wanted_space:
-            retiring[self.target_space or DEFAULT_SPACE] = now  # written until now: drop it later
+        if self.moving and self.target_space != wanted_space:
+            retiring[space_of(self.target)] = now  # written until now: drop it later
         if wanted_space == self.active_space:
             return self.model_copy(
                 update={
+                    "moving": False,
                     "target": None,
                     "started_at": None,
                     "embedded": 0,
@@ -91,10 +94,11 @@ class EmbeddingState(BaseModel):
                     "retiring": retiring,
                 }
             )
-        if self.target is not None and self.target_space == wanted_space:
+        if self.moving and self.target_space == wanted_space:
             return self.model_copy(update={"retiring": retiring})
         return self.model_copy(
             update={
+                "moving": True,
                 "target": wanted,
                 "started_at": now,
                 "embedded": 0,
@@ -105,16 +109,17 @@ class EmbeddingState(BaseModel):
 
     def may_switch(self, now: datetime, ttl: timedelta) -> bool:
         """Whether every function now writes the target too (the fill began a cache lifetime ago)."""
-        return self.target is not None and self.started_at is not None and now >= self.started_at + ttl
+        return self.moving and self.started_at is not None and now >= self.started_at + ttl
 
     def switched(self, now: datetime) -> EmbeddingState:
         """``target`` made active; the old active space retiring from now."""
-        assert self.target is not None
+        assert self.moving
         retiring = {**self.retiring, self.active_space: now}
-        retiring.pop(self.target.space, None)
+        retiring.pop(space_of(self.target), None)
         return self.model_copy(
             update={
                 "active": self.target,
+                "moving": False,
                 "target": None,
                 "started_at": None,
                 "remaining": 0,

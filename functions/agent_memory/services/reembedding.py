@@ -101,10 +101,10 @@ class ReembedService:
         tenant = job.tenant_id
         report = ReembedReport()
         state = self._drop_retired(tenant, report)
-        if state.target is None:
+        if not state.moving or state.target_space is None:
             self._again_for_drops(tenant, state, report)
             return report
-        space = state.target.space
+        space = state.target_space
         target = self._embedders.of_choice(tenant, state.target)
         for _ in range(self._max_pages):
             page = self._store.missing_in_space(tenant, space, self._page_size)

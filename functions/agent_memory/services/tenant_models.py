@@ -128,7 +128,7 @@ class TenantEmbedders:
 
     def for_tenant(self, tenant_id: str) -> TenantSpaces:
         state = self._cache.embedding(tenant_id)
-        if state.active is None and state.target is None:
+        if state.active is None and not state.moving:
             return TenantSpaces(self._default, (self._default,))
         writes = tuple(self.of_choice(tenant_id, choice) for choice in state.writes_to())
         return TenantSpaces(writes[0], writes)

@@ -241,11 +241,38 @@ def test_choosing_the_model_in_force_again_abandons_the_fill_and_retires_its_spa
     lab.choose(None)
     # THEN nothing moves, and the partial space is dropped once nobody writes it
     state = lab.reembed.state("acme")
-    assert state.target is None and state.active is None and NEW.space in state.retiring
+    assert not state.moving and state.active is None and NEW.space in state.retiring
     lab.world.clock.advance(seconds=62)
     assert lab.run().dropped == [NEW.space]  # type: ignore[attr-defined]
     assert lab.world.store.count_missing("acme", NEW.space) == 20
     assert len(lab.found("acme", "fact number garden")) == 20
+
+
+def test_a_tenant_that_left_the_deployments_model_can_come_back_to_it(lab: Lab) -> None:
+    # GIVEN acme moved to its own model, and the deployment-space vectors were dropped
+    lab.say("acme", FACTS[:10])
+    lab.choose(NEW)
+    for _ in range(3):
+        lab.run()
+        lab.world.clock.advance(seconds=62)
+    assert lab.reembed.state("acme").active == NEW
+    assert lab.world.store.count_missing("acme", DEFAULT_SPACE) == 10
+    # WHEN its admin chooses the deployment's model again
+    lab.choose(None)
+    state = lab.reembed.state("acme")
+    # THEN a move back is under way, its searches still in its own space
+    assert state.moving and state.target is None and state.active == NEW
+    assert len(lab.found("acme", "fact number garden")) == 10
+    # WHEN the job fills, switches and drops
+    for _ in range(3):
+        lab.run()
+        lab.world.clock.advance(seconds=62)
+    # THEN searches read the deployment's space again, complete, and its own space is gone
+    state = lab.reembed.state("acme")
+    assert state.active is None and not state.moving
+    assert lab.world.store.count_missing("acme", DEFAULT_SPACE) == 0
+    assert lab.world.store.count_missing("acme", NEW.space) == 10
+    assert len(lab.found("acme", "fact number garden")) == 10
 
 
 def test_a_model_not_enabled_or_without_a_size_is_refused(lab: Lab) -> None:
@@ -261,7 +288,7 @@ def test_a_model_not_enabled_or_without_a_size_is_refused(lab: Lab) -> None:
         with pytest.raises(ValidationFailedError, match="embedding"):
             lab.service.update(admin, TenantSettings(embedding=choice), expected_version=0)
     # THEN nothing was stored, nothing moves
-    assert lab.settings_store.get_settings("acme") is None and lab.reembed.state("acme").target is None
+    assert lab.settings_store.get_settings("acme") is None and not lab.reembed.state("acme").moving
 
 
 def test_a_vector_of_a_record_changed_since_it_was_read_is_not_stored(lab: Lab) -> None:
