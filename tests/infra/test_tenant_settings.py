@@ -17,7 +17,7 @@ TABLE_ACTIONS = {
     "Search": {"dynamodb:GetItem"},
     "Writer": {"dynamodb:GetItem"},
     "Retention": {"dynamodb:GetItem"},
-    "SummarizeWorker": {"dynamodb:GetItem"},
+    "SummarizeWorker": {"dynamodb:GetItem", "dynamodb:PutItem"},  # the re-embedding's state
 }
 SECRET_ACTIONS = {
     "Api": {
@@ -28,6 +28,9 @@ SECRET_ACTIONS = {
         "secretsmanager:DeleteSecret",
     },
     "SummarizeWorker": {"secretsmanager:GetSecretValue"},
+    # a query, and every memory, embedded by a tenant's own model with its key
+    "Search": {"secretsmanager:GetSecretValue"},
+    "Writer": {"secretsmanager:GetSecretValue"},
 }
 
 

@@ -40,9 +40,9 @@ Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
 
 # Re-exported: the knowledge and embedding-space ports are parts of `MemoryStore`.
-from agent_memory.ports.knowledge import KnowledgeStore as KnowledgeStore  # noqa: E402
-from agent_memory.ports.knowledge import PassageQuery as PassageQuery  # noqa: E402
-from agent_memory.ports.knowledge import StoredPassage as StoredPassage  # noqa: E402
+from agent_memory.ports.knowledge_store import KnowledgeStore as KnowledgeStore  # noqa: E402
+from agent_memory.ports.knowledge_store import PassageQuery as PassageQuery  # noqa: E402
+from agent_memory.ports.knowledge_store import StoredPassage as StoredPassage  # noqa: E402
 from agent_memory.ports.spaces import EmbeddingSpaces as EmbeddingSpaces  # noqa: E402
 from agent_memory.ports.spaces import SpaceVector as SpaceVector  # noqa: E402
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Protocol
 
 from agent_memory.domain.embedding_spaces import EmbeddingState
-from agent_memory.domain.tenant_settings import SecretInfo, StoredSettings, TenantSettings
+from agent_memory.domain.tenant_settings import ModelChoice, SecretInfo, StoredSettings, TenantSettings
 
 
 class TenantSettingsStore(Protocol):
@@ -69,3 +69,11 @@ class EmbeddingStateStore(Protocol):
 
 class TenantConfigurationStore(TenantSettingsStore, EmbeddingStateStore, Protocol):
     """Both, as each adapter implements them over one table (one file locally)."""
+
+
+class ReembedStarter(Protocol):
+    """What the settings service needs of the re-embedding (`services.reembedding.ReembedService`)."""
+
+    def start(self, tenant_id: str, wanted: ModelChoice | None) -> EmbeddingState: ...
+
+    def state(self, tenant_id: str) -> EmbeddingState: ...

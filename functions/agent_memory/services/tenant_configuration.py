@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Protocol
 
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.embedding_spaces import EmbeddingState
@@ -33,7 +32,7 @@ from agent_memory.domain.tenant_settings import (
 from agent_memory.errors import AgentMemoryError, ValidationFailedError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditPage, AuditQuery, Clock
-from agent_memory.ports.tenancy import EmbeddingStateStore, SecretStore, TenantSettingsStore
+from agent_memory.ports.tenancy import EmbeddingStateStore, ReembedStarter, SecretStore, TenantSettingsStore
 from agent_memory.services.tenant_cache import TenantCache
 
 #: The audit trail's "agent" for tenant-level events: no agent id can start with "_".
@@ -238,14 +237,6 @@ class TenantSettingsService:
             provider_key=self._secrets.secret_info(caller.tenant_id),
             embedding=self._reembedding.state(caller.tenant_id) if self._reembedding is not None else None,
         )
-
-
-class ReembedStarter(Protocol):
-    """What the settings service needs of the re-embedding (`services.reembedding.ReembedService`)."""
-
-    def start(self, tenant_id: str, wanted: ModelChoice | None) -> EmbeddingState: ...
-
-    def state(self, tenant_id: str) -> EmbeddingState: ...
 
 
 def _choice_problems(
