@@ -17,6 +17,7 @@ with a condition on the version read (`ConflictError` when another change came f
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -54,34 +55,19 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
             updated_at=at,
             updated_by=actor,
         )
-        condition = (
-            {"ConditionExpression": "attribute_not_exists(tenant_id)"}
-            if expected_version == 0
-            else {
-                "ConditionExpression": "version = :read",
-                "ExpressionAttributeValues": {":read": {"N": str(expected_version)}},
-            }
+        item = {
+            "tenant_id": {"S": tenant_id},
+            "settings": {"S": settings.model_dump_json()},
+            "version": {"N": str(stored.version)},
+            "updated_at": {"S": at.isoformat()},
+            "updated_by": {"S": actor},
+        }
+        self._put_if_version(
+            item,
+            expected_version,
+            "store tenant settings",
+            "the settings changed since they were read: read them again and retry",
         )
-        try:
-            self.client.put_item(
-                TableName=self.table_name,
-                Item={
-                    "tenant_id": {"S": tenant_id},
-                    "settings": {"S": settings.model_dump_json()},
-                    "version": {"N": str(stored.version)},
-                    "updated_at": {"S": at.isoformat()},
-                    "updated_by": {"S": actor},
-                },
-                **condition,
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise ConflictError(
-                    "the settings changed since they were read: read them again and retry"
-                ) from None
-            raise self._error("store tenant settings", exc) from exc
-        except BotoCoreError as exc:
-            raise self._error("store tenant settings", exc) from exc
         return stored
 
     def get_embedding_state(self, tenant_id: str) -> EmbeddingState | None:
@@ -102,6 +88,22 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
         self, tenant_id: str, state: EmbeddingState, expected_version: int
     ) -> EmbeddingState:
         stored = state.model_copy(update={"version": expected_version + 1})
+        item = {
+            "tenant_id": {"S": _state_key(tenant_id)},
+            "state": {"S": stored.model_dump_json()},
+            "version": {"N": str(stored.version)},
+        }
+        self._put_if_version(
+            item,
+            expected_version,
+            "store the embedding state",
+            "the tenant's embedding state changed since it was read",
+        )
+        return stored
+
+    def _put_if_version(self, item: dict[str, Any], expected_version: int, what: str, conflict: str) -> None:
+        """PutItem if the stored item's version is still ``expected_version`` (0: none stored);
+        else `ConflictError` with ``conflict``, nothing written."""
         condition = (
             {"ConditionExpression": "attribute_not_exists(tenant_id)"}
             if expected_version == 0
@@ -111,22 +113,13 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
             }
         )
         try:
-            self.client.put_item(
-                TableName=self.table_name,
-                Item={
-                    "tenant_id": {"S": _state_key(tenant_id)},
-                    "state": {"S": stored.model_dump_json()},
-                    "version": {"N": str(stored.version)},
-                },
-                **condition,
-            )
+            self.client.put_item(TableName=self.table_name, Item=item, **condition)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise ConflictError("the tenant's embedding state changed since it was read") from None
-            raise self._error("store the embedding state", exc) from exc
+                raise ConflictError(conflict) from None
+            raise self._error(what, exc) from exc
         except BotoCoreError as exc:
-            raise self._error("store the embedding state", exc) from exc
-        return stored
+            raise self._error(what, exc) from exc
 
     def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
         code = str(exc.response.get("Error", {}).get("Code", "")) if isinstance(exc, ClientError) else ""

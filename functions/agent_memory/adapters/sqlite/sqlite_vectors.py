@@ -156,10 +156,7 @@ class VectorCache:
         Must run inside a read transaction, so the generation and the rows read are one snapshot.
         """
         key = (tenant_id, agent_id)
-        row = conn.execute(
-            "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", (tenant_id, agent_id)
-        ).fetchone()
-        gen, shrink = (0, 0) if row is None else (int(row[0]), int(row[1]))
+        gen, shrink = generation(conn, tenant_id, agent_id)
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None and (cached.gen, cached.shrink) == (gen, shrink):
@@ -189,10 +186,7 @@ class VectorCache:
         row-by-row merge of the deployment's space is not worth its bookkeeping here). Their
         dimension is the model's: the length of the stored rows. Inside a read transaction."""
         key = (tenant_id, f"{agent_id}\x1f{space}")
-        row = conn.execute(
-            "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", (tenant_id, agent_id)
-        ).fetchone()
-        gen, shrink = (0, 0) if row is None else (int(row[0]), int(row[1]))
+        gen, shrink = generation(conn, tenant_id, agent_id)
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None and (cached.gen, cached.shrink) == (gen, shrink):
@@ -243,6 +237,14 @@ class VectorCache:
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
+
+
+def generation(conn: sqlite3.Connection, tenant_id: str, agent_id: str) -> tuple[int, int]:
+    """The agent's (gen, shrink): what a cached matrix of it is current against."""
+    row = conn.execute(
+        "SELECT gen, shrink FROM generations WHERE tenant_id = ? AND agent_id = ?", (tenant_id, agent_id)
+    ).fetchone()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 
 def _max_merge(cached_rows: int) -> int:
