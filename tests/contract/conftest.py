@@ -59,15 +59,36 @@ def _indexed_everywhere(path: Path, exact_max: int) -> MemoryStore:
     return store
 
 
+def _s3_store(tmp_path: Path) -> Iterator[MemoryStore]:
+    """The serverless store on a bucket of moto's S3: every tenant's file really uploaded and
+    downloaded, conditionally, through boto3."""
+    import boto3
+    from moto import mock_aws
+
+    from agent_memory.adapters.s3_sqlite_store import S3SqliteStore
+    from agent_memory.adapters.s3_tenant_files import S3TenantFiles
+
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="stores")
+        store = S3SqliteStore(S3TenantFiles("stores", client=client), tmp_path / "cache", DIM, MODEL)
+        yield store  # type: ignore[misc]
+        store.close()
+
+
 @pytest.fixture(
     params=[
         "sqlite",
         "sqlite-ann-sketch",
         "sqlite-ann-exact",
+        "s3-sqlite",
         pytest.param("opensearch", marks=pytest.mark.opensearch),
     ]
 )
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    if request.param == "s3-sqlite":
+        yield from _s3_store(tmp_path)
+        return
     if request.param.startswith("sqlite"):
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 

@@ -1,0 +1,410 @@
+"""The serverless `MemoryStore`: each tenant's memory one SQLite file in S3, nothing billed idle.
+
+Why this shape (docs/decisions.md, "The serverless store"): the embedded store already is the
+whole contract (records, hybrid retrieval, audit, knowledge, retention, embedding spaces) in one
+file, tested on every change; what a small team lacks in AWS is somewhere to keep that file
+that costs nothing while nobody writes. S3 is that place, and its conditional writes make it safe
+for several functions to share a file:
+
+* **Reads** bring the local copy (in the function's ``/tmp``) up to date when the tenant's file
+  moved (one HEAD, and a GET only then), and run on the local `SqliteMemoryStore`.
+* **Writes** run on a fresh copy, close it (so the database is one self-contained file), and
+  upload it with ``If-Match`` on the ETag it was read at. If another function stored the file
+  in between, the upload fails, the new file is read and the write is done again on it: a write
+  is never lost and never applied on top of a stale copy. FIFO groups (``tenant:agent:grain``)
+  keep writers of one slice in order; writers of different slices of one tenant meet only here.
+* **Counts** (access counts, searches, document hits) are best effort, as on every store: they
+  are applied to the local copy at once, kept, and stored with the tenant's next write, or on
+  their own once `ACTIVITY_S` old.
+
+It suits what it is for: small tenants (a few writes a second at most: every write batch
+uploads the tenant's file; benchmarks/cost_model.py). Large tenants belong on OpenSearch.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agent_memory.adapters.s3_tenant_files import FileChangedError, S3TenantFiles
+from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
+from agent_memory.domain.experience import Experience
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
+from agent_memory.domain.operator_views import SearchDay
+from agent_memory.domain.records import MemoryRecord
+from agent_memory.errors import DependencyError, ValidationFailedError
+from agent_memory.ports import (
+    AgentPage,
+    AgentRef,
+    AuditEvent,
+    AuditPage,
+    AuditQuery,
+    Candidate,
+    ListQuery,
+    NearestQuery,
+    Page,
+    PassageQuery,
+    PeriodScan,
+    StoredPassage,
+    StoredRecord,
+    StoreQuery,
+    StoreStats,
+    Vector,
+)
+
+T = TypeVar("T")
+#: Counts older than this are stored on their own, without waiting for a write.
+ACTIVITY_S = 30.0
+#: Attempts of a write whose upload keeps finding the file changed.
+MAX_TRIES = 8
+_Op = Callable[[SqliteMemoryStore], Any]
+
+
+@dataclass
+class _Slot:
+    """One tenant's local copy: the file, the store open on it, and what it is a copy of."""
+
+    path: Path
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    store: SqliteMemoryStore | None = None
+    etag: str | None = None
+    #: The local copy is not the file ``etag`` names (a write was done on it and not stored).
+    stale: bool = True
+    checked_at: float = float("-inf")
+    pending: list[_Op] = field(default_factory=list)
+    pending_since: float | None = None
+
+
+class S3SqliteStore:
+    """`agent_memory.ports.MemoryStore` over the tenants' files (see the module docstring).
+
+    ``fresh_s``: how long a read trusts its local copy without asking S3 (0: every read asks;
+    a search then sees every write stored before it began).
+    """
+
+    def __init__(
+        self,
+        files: S3TenantFiles,
+        cache_dir: Path,
+        dimension: int,
+        model_id: str,
+        *,
+        fresh_s: float = 0.0,
+        activity_s: float = ACTIVITY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.files = files
+        self.dimension = dimension
+        self.model_id = model_id
+        self._dir = Path(cache_dir)
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._fresh_s = fresh_s
+        self._activity_s = activity_s
+        self._clock = clock
+        self._slots: dict[str, _Slot] = {}
+        self._slots_lock = threading.Lock()
+
+    # -- the copy and the file ------------------------------------------------------------------
+
+    def _slot(self, tenant_id: str) -> _Slot:
+        with self._slots_lock:
+            slot = self._slots.get(tenant_id)
+            if slot is None:
+                slot = self._slots[tenant_id] = _Slot(self._dir / f"{tenant_id}.db")
+            return slot
+
+    def _open(self, slot: _Slot) -> SqliteMemoryStore:
+        if slot.store is None:
+            slot.store = SqliteMemoryStore(slot.path, self.dimension, self.model_id)
+        return slot.store
+
+    def _close(self, slot: _Slot) -> None:
+        if slot.store is not None:
+            slot.store.close()
+            slot.store = None
+
+    def _sync(self, tenant_id: str, slot: _Slot, *, ask: bool) -> SqliteMemoryStore:
+        """The local store, brought to the tenant's stored file when it moved (or when the copy
+        holds a write that was not stored), with the counts still pending applied again."""
+        if not ask and not slot.stale and self._clock() - slot.checked_at < self._fresh_s:
+            return self._open(slot)
+        etag = self.files.etag(tenant_id)
+        slot.checked_at = self._clock()
+        if not slot.stale and etag == slot.etag:
+            return self._open(slot)
+        self._close(slot)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{slot.path}{suffix}").unlink(missing_ok=True)
+        slot.etag = None if etag is None else self.files.download(tenant_id, slot.path)
+        slot.stale = False
+        store = self._open(slot)
+        for op in slot.pending:
+            op(store)
+        return store
+
+    def _read(self, tenant_id: str, op: Callable[[SqliteMemoryStore], T]) -> T:
+        slot = self._slot(tenant_id)
+        with slot.lock:
+            return op(self._sync(tenant_id, slot, ask=False))
+
+    def _write(self, tenant_id: str, op: Callable[[SqliteMemoryStore], T]) -> T:
+        """``op`` on the tenant's latest file, stored back only if nobody stored it meanwhile;
+        otherwise read again and done again (module docstring)."""
+        slot = self._slot(tenant_id)
+        with slot.lock:
+            for attempt in range(MAX_TRIES):
+                store = self._sync(tenant_id, slot, ask=True)
+                result = op(store)
+                slot.stale = True  # until stored: the copy is no longer the file it was read from
+                self._close(slot)  # one self-contained file, the counts written into it
+                try:
+                    slot.etag = self.files.upload(tenant_id, slot.path, slot.etag)
+                except FileChangedError:
+                    time.sleep(random.uniform(0, 0.05 * 2**attempt))
+                    continue
+                slot.stale = False
+                slot.checked_at = self._clock()
+                slot.pending.clear()
+                slot.pending_since = None
+                return result
+        raise DependencyError(f"the tenant's store kept changing under a write ({MAX_TRIES} tries)")
+
+    def _count(self, tenant_id: str, op: _Op) -> None:
+        """A best-effort count: applied to the local copy now, stored with the next write."""
+        slot = self._slot(tenant_id)
+        with slot.lock:
+            op(self._sync(tenant_id, slot, ask=False))
+            slot.pending.append(op)
+            now = self._clock()
+            slot.pending_since = slot.pending_since if slot.pending_since is not None else now
+            if now - slot.pending_since < self._activity_s:
+                return
+        try:
+            self._write(tenant_id, lambda store: None)
+        except Exception:  # best effort by contract: kept for the next write
+            slot.pending_since = self._clock()
+
+    def close(self) -> None:
+        """Store the counts still pending (best effort) and close every local copy."""
+        for tenant_id, slot in list(self._slots.items()):
+            if slot.pending:
+                try:
+                    self._write(tenant_id, lambda store: None)
+                except Exception:
+                    continue
+            with slot.lock:
+                self._close(slot)
+
+    # -- records -----------------------------------------------------------------------------
+
+    def put(self, items: Sequence[StoredRecord]) -> None:
+        for tenant_id, group in _by_tenant(items, lambda i: i.record.tenant_id).items():
+            self._write(tenant_id, lambda s, g=group: s.put(g))  # type: ignore[misc]
+
+    def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
+        return self._read(tenant_id, lambda s: s.get(tenant_id, agent_id, record_id))
+
+    def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
+        self._write(tenant_id, lambda s: s.add_alias(tenant_id, agent_id, alias_id, record_id))
+
+    def list(self, query: ListQuery) -> Page:
+        return self._read(query.tenant_id, lambda s: s.list(query))
+
+    def conversation_tail(
+        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
+    ) -> list[MemoryRecord]:
+        return self._read(
+            tenant_id, lambda s: s.conversation_tail(tenant_id, agent_id, conversation_id, before, limit)
+        )
+
+    def records_in_span(
+        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
+    ) -> list[MemoryRecord]:
+        return self._read(tenant_id, lambda s: s.records_in_span(tenant_id, agent_id, grain, start, end, now))
+
+    def summaries_of_user(
+        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
+    ) -> list[MemoryRecord]:
+        return self._read(tenant_id, lambda s: s.summaries_of_user(tenant_id, agent_id, user_id, now))
+
+    def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        return self._write(tenant_id, lambda s: s.soft_delete(tenant_id, agent_id, record_id, event))
+
+    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        return self._write(tenant_id, lambda s: s.mark_stale(tenant_id, agent_id, record_id, event))
+
+    def set_experience(
+        self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
+    ) -> bool:
+        return self._write(
+            tenant_id, lambda s: s.set_experience(tenant_id, agent_id, record_id, experience, event)
+        )
+
+    def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
+        ids = list(record_ids)
+        self._count(tenant_id, lambda s: s.record_access(tenant_id, agent_id, ids, at))
+
+    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
+        return self._read(tenant_id, lambda s: s.stats(tenant_id, agent_id, now))
+
+    # -- retrieval ------------------------------------------------------------------------------
+
+    def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
+        return self._read(query.tenant_id, lambda s: s.nearest(query))
+
+    def search(self, query: StoreQuery) -> list[Candidate]:
+        return self._read(query.tenant_id, lambda s: s.search(query))
+
+    # -- audit and the search log ---------------------------------------------------------------
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        for tenant_id, group in _by_tenant(events, lambda e: e.tenant_id).items():
+            self._write(tenant_id, lambda s, g=group: s.append_audit(g))  # type: ignore[misc]
+
+    def audit_events(self, query: AuditQuery) -> AuditPage:
+        return self._read(query.tenant_id, lambda s: s.audit_events(query))
+
+    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
+        self._count(tenant_id, lambda s: s.record_search(tenant_id, agent_id, at, hits))
+
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> list[SearchDay]:
+        return self._read(tenant_id, lambda s: s.search_days(tenant_id, agent_id, since))
+
+    # -- the agent directory: the one read across tenants ----------------------------------------
+
+    def agents_with_records(self, scan: PeriodScan) -> AgentPage:
+        """One tenant's agents from its file; across tenants, tenant by tenant in key order (the
+        cursor names the tenant and the cursor within it)."""
+        if scan.tenant_id is not None:
+            tenant = scan.tenant_id
+            return self._read(tenant, lambda s: s.agents_with_records(scan))
+        start_tenant, inner = _decode_scan_cursor(scan.cursor)
+        agents: list[AgentRef] = []
+        for tenant in sorted(self.files.tenants()):  # key order is not id order ('-' < '.')
+            if start_tenant is not None and tenant < start_tenant:
+                continue
+            cursor = inner if tenant == start_tenant else None
+            while len(agents) < scan.page_size:
+                part = PeriodScan(
+                    scan.grain, scan.start, scan.end, cursor, scan.page_size - len(agents), tenant_id=tenant
+                )
+                page = self._read(tenant, lambda s, p=part: s.agents_with_records(p))  # type: ignore[misc]
+                agents.extend(page.agents)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            if len(agents) >= scan.page_size:
+                return AgentPage(agents, _encode_scan_cursor(tenant, cursor) if cursor else _after(tenant))
+        return AgentPage(agents, None)
+
+    def list_agents(
+        self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
+    ) -> AgentPage:
+        return self._read(tenant_id, lambda s: s.list_agents(tenant_id, now, cursor, limit))
+
+    def histogram(
+        self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
+    ) -> list[int]:
+        return self._read(tenant_id, lambda s: s.histogram(tenant_id, agent_id, grain, edges, now))
+
+    # -- retention ----------------------------------------------------------------------------
+
+    def retention_candidates(
+        self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
+    ) -> Page:
+        return self._read(
+            tenant_id, lambda s: s.retention_candidates(tenant_id, grain, cutoff, cursor, limit)
+        )
+
+    def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
+        ids = list(record_ids)
+        return self._write(tenant_id, lambda s: s.delete_records(tenant_id, agent_id, ids))
+
+    def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
+        return self._write(tenant_id, lambda s: s.purge(tenant_id, now, forgotten_before))
+
+    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
+        return self._write(tenant_id, lambda s: s.delete_older_than(tenant_id, grain, cutoff))
+
+    # -- shared knowledge ---------------------------------------------------------------------
+
+    def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
+        self._write(document.tenant_id, lambda s: s.put_document(document, passages))
+
+    def get_document(self, tenant_id: str, doc_id: str) -> KnowledgeDocument | None:
+        return self._read(tenant_id, lambda s: s.get_document(tenant_id, doc_id))
+
+    def list_documents(self, tenant_id: str, cursor: str | None = None, limit: int = 50) -> DocumentPage:
+        return self._read(tenant_id, lambda s: s.list_documents(tenant_id, cursor, limit))
+
+    def passages(self, tenant_id: str, doc_id: str) -> list[Passage]:
+        return self._read(tenant_id, lambda s: s.passages(tenant_id, doc_id))
+
+    def delete_document(self, tenant_id: str, doc_id: str, at: datetime) -> int:
+        return self._write(tenant_id, lambda s: s.delete_document(tenant_id, doc_id, at))
+
+    def deleted_at(self, tenant_id: str, doc_id: str) -> datetime | None:
+        return self._read(tenant_id, lambda s: s.deleted_at(tenant_id, doc_id))
+
+    def search_passages(self, query: PassageQuery) -> list[PassageCandidate]:
+        return self._read(query.tenant_id, lambda s: s.search_passages(query))
+
+    def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
+        ids = list(doc_ids)
+        self._count(tenant_id, lambda s: s.record_document_hits(tenant_id, ids, at))
+
+    # -- embedding spaces ---------------------------------------------------------------------
+
+    def missing_in_space(self, tenant_id: str, space: str, limit: int) -> list[MemoryRecord]:
+        return self._read(tenant_id, lambda s: s.missing_in_space(tenant_id, space, limit))
+
+    def count_missing(self, tenant_id: str, space: str) -> int:
+        return self._read(tenant_id, lambda s: s.count_missing(tenant_id, space))
+
+    def put_space_vectors(
+        self, tenant_id: str, space: str, items: Sequence[tuple[MemoryRecord, Vector]]
+    ) -> int:
+        return self._write(tenant_id, lambda s: s.put_space_vectors(tenant_id, space, items))
+
+    def drop_space(self, tenant_id: str, space: str) -> int:
+        return self._write(tenant_id, lambda s: s.drop_space(tenant_id, space))
+
+
+def _by_tenant(items: Iterable[T], tenant_of: Callable[[T], str]) -> dict[str, list[T]]:
+    groups: dict[str, list[T]] = defaultdict(list)
+    for item in items:
+        groups[tenant_of(item)].append(item)
+    return groups
+
+
+def _encode_scan_cursor(tenant: str, inner: str | None) -> str:
+    raw = json.dumps({"t": tenant, "c": inner}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _after(tenant: str) -> str:
+    """A cursor that starts after ``tenant`` (its page ended exactly at its last agent)."""
+    return _encode_scan_cursor(tenant + "\x00", None)
+
+
+def _decode_scan_cursor(cursor: str | None) -> tuple[str | None, str | None]:
+    if not cursor:
+        return None, None
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        tenant, inner = raw["t"], raw["c"]
+        if not isinstance(tenant, str) or not (inner is None or isinstance(inner, str)):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        raise ValidationFailedError("invalid cursor") from None
+    return tenant, inner
