@@ -170,6 +170,10 @@ class StackConfig(_Strict):
     stage: str = Field(default="dev", pattern=r"^[a-z][a-z0-9-]{0,11}$")
     service_name: str = Field(default="agent-memory", pattern=r"^[a-z][a-z0-9-]{0,62}$")
     metrics_namespace: str = Field(default="AgentMemory", pattern=r"^[A-Za-z][A-Za-z0-9/_.-]{0,254}$")
+    #: The memory store: OpenSearch (``vector_store`` says which kind), or ``serverless``: each
+    #: tenant's memory a SQLite file in S3, nothing billed while idle (``-c store=serverless``;
+    #: docs/decisions.md, "The serverless store").
+    store: Literal["opensearch", "serverless"] = "opensearch"
     vector_store: Literal["domain", "serverless"] = "domain"
     opensearch: DomainConfig = DomainConfig()
     serverless: ServerlessConfig = ServerlessConfig()
@@ -358,4 +362,8 @@ def parse_config(context: Any, stage: str | None = None) -> StackConfig:
 def load_config(node: Any) -> StackConfig:
     """The validated configuration from a construct node's context (``app.node``)."""
     stage = node.try_get_context("stage")
-    return parse_config(node.try_get_context(CONTEXT_KEY), stage)
+    context = dict(_as_mapping(node.try_get_context(CONTEXT_KEY), f"context {CONTEXT_KEY!r}"))
+    store = node.try_get_context("store")
+    if store is not None:  # ``-c store=serverless``
+        context["store"] = store
+    return parse_config(context, stage)

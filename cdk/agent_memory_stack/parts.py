@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent_memory_stack.config import StackConfig
+from agent_memory_stack.file_store import FileStore
 from agent_memory_stack.function_factory import FunctionFactory
 from agent_memory_stack.scheduling import Scheduling
 from agent_memory_stack.vector_store import VectorStore
@@ -18,6 +19,6 @@ class StackParts:
 
     config: StackConfig
     factory: FunctionFactory
-    store: VectorStore
+    store: VectorStore | FileStore
     writes: WritePipeline
     scheduling: Scheduling

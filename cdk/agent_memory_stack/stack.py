@@ -15,6 +15,7 @@ from constructs import Construct
 from agent_memory_stack.api import Api
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.console import ConsoleSite
+from agent_memory_stack.file_store import FileStore
 from agent_memory_stack.function_factory import FunctionFactory
 from agent_memory_stack.observability import Observability
 from agent_memory_stack.parts import StackParts
@@ -36,7 +37,11 @@ class AgentMemoryStack(Stack):
         Tags.of(self).add("stage", config.stage)
 
         self.factory = FunctionFactory(self, "Functions", config=config)
-        self.store = VectorStore(self, "VectorStore", config=config, factory=self.factory)
+        self.store: VectorStore | FileStore = (
+            FileStore(self, "FileStore", config=config, factory=self.factory)
+            if config.store == "serverless"
+            else VectorStore(self, "VectorStore", config=config, factory=self.factory)
+        )
         self.writes = WritePipeline(self, "Writes", config=config, store=self.store)
         self.scheduling = Scheduling(self, "Schedules", config=config)
         parts = StackParts(config, self.factory, self.store, self.writes, self.scheduling)
@@ -80,7 +85,7 @@ class AgentMemoryStack(Stack):
                 "ScheduleDeadLetters": self.scheduling.dead_letters,
                 "ScheduledRunFailures": self.scheduling.run_failures,
             },
-            domain=None if self.store.serverless else self.store.domain,
+            domain=self.store.domain,
         )
 
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, description="Base URL: append v1/agents/...")

@@ -83,6 +83,8 @@ class VectorStore(Construct):
         self.config = config
         self.factory = factory
         self.serverless = config.vector_store == "serverless"
+        #: The managed domain (None on OpenSearch Serverless), for the alarms.
+        self.domain: opensearch.Domain | None = None
         self.service = "aoss" if self.serverless else "es"
         self.name = config.prefix
         self._readers_writers: list[iam.IRole] = []

@@ -90,6 +90,16 @@ class Container:
     @cached_property
     def store(self) -> MemoryStore:
         settings, emb = self.settings, self.embedder
+        if settings.store == "s3":
+            from agent_memory.adapters.s3_sqlite_store import S3SqliteStore
+            from agent_memory.adapters.s3_tenant_files import S3TenantFiles
+
+            files = S3TenantFiles(
+                settings.resource("store_bucket"), settings.store_prefix, region=settings.aws_region
+            )
+            return S3SqliteStore(
+                files, settings.store_cache_dir, emb.dimension, emb.model_id, fresh_s=settings.store_fresh_s
+            )
         if settings.store == "opensearch":
             from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 

@@ -22,6 +22,7 @@ from agent_memory.errors import ConfigurationError
 _NAMED_RESOURCES = (
     ("queue", "sqs", "write_queue_url"),
     ("store", "opensearch", "opensearch_endpoint"),
+    ("store", "s3", "store_bucket"),
     ("pending", "dynamodb", "pending_table"),
     ("idempotency", "dynamodb", "idempotency_table"),
     ("topics", "dynamodb", "topics_table"),
@@ -40,7 +41,14 @@ class Settings(BaseSettings):
 
     # --- where things live -------------------------------------------------------------------
     data_dir: Path = Path(".agent-memory")
-    store: Literal["sqlite", "opensearch"] = "sqlite"
+    store: Literal["sqlite", "opensearch", "s3"] = "sqlite"
+    #: The serverless store (``store=s3``): each tenant's SQLite file in this bucket under
+    #: ``store_prefix``, copied to ``store_cache_dir`` (a function's ``/tmp``) to be read and
+    #: written; a read trusts its copy for ``store_fresh_s`` seconds without asking S3.
+    store_bucket: str | None = None
+    store_prefix: str = "stores/"
+    store_cache_dir: Path = Path("/tmp/agent-memory-stores")
+    store_fresh_s: float = Field(default=0.0, ge=0, le=60)
     queue: Literal["local", "sqs"] = "local"
     pending: Literal["local", "dynamodb"] = "local"
     write_queue_url: str | None = None

@@ -73,3 +73,11 @@ def alt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
         account="123456789012",
         region="eu-west-1",
     )
+
+
+@pytest.fixture(scope="session")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    """The serverless store (``-c store=serverless``): tenants' files in S3, no OpenSearch."""
+    if CDK_MISSING:
+        pytest.skip(SKIP_REASON)
+    yield _synth(tmp_path_factory.mktemp("files"), {**committed_context(), "store": "serverless"})

@@ -1,0 +1,93 @@
+"""The serverless store (``-c store=serverless``): each tenant's memory a SQLite file in one S3
+bucket (`functions/agent_memory/adapters/s3_sqlite_store.py`), in place of the OpenSearch domain.
+
+Nothing here is billed by the hour: the bucket costs what it stores and the requests made to it
+(benchmarks/cost_model.py). The functions that keep memory may read and write objects under
+``stores/`` and list that prefix (S3 answers a missing tenant's file with 404, not 403, only to a
+role that may list); nothing else may. The bucket is private, encrypted, TLS-only and not
+versioned: a forgotten memory must not live on in an old version of its tenant's file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import CfnOutput, RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from agent_memory_stack.bedrock import embedding_environment
+from agent_memory_stack.config import StackConfig
+from agent_memory_stack.environment import settings_env
+from agent_memory_stack.function_factory import FunctionFactory
+from agent_memory_stack.nag import acknowledge, as_finding
+
+PREFIX = "stores/"
+OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject")
+
+
+class FileStore(Construct):
+    """The bucket of tenants' files, and the grants of the functions that use it."""
+
+    #: No OpenSearch domain to watch (`Observability`).
+    domain = None
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: StackConfig, factory: FunctionFactory
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.config = config
+        self.factory = factory
+        self.bucket = s3.Bucket(
+            self,
+            "Stores",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            versioned=False,
+            removal_policy=RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY,
+            auto_delete_objects=not config.retain_data,
+        )
+        acknowledge(
+            self.bucket,
+            "S1",
+            "the functions are the only clients of the tenants' files and each request is theirs; "
+            "server access logs would need a second bucket billed for every write",
+        )
+        self.endpoint = self.bucket.bucket_name
+        CfnOutput(self, "StoreBucket", value=self.bucket.bucket_name, description="The tenants' memory files")
+
+    def environment(self) -> dict[str, str]:
+        """Settings of a function that reads or writes memory."""
+        return {
+            **settings_env(store="s3", store_bucket=self.bucket.bucket_name, store_prefix=PREFIX),
+            **embedding_environment(self.config),
+        }
+
+    def build_function(
+        self, scope: Construct, name: str, description: str, environment: Mapping[str, str]
+    ) -> lambda_.Function:
+        """A function that reads or writes memory, with the store's settings, then ``environment``."""
+        return self.factory.build(scope, name, description, {**self.environment(), **environment})
+
+    def grant_data_access(self, function: lambda_.IFunction, *, admin: bool = False) -> None:
+        """Read and write the tenants' files and list them (``admin`` changes nothing here)."""
+        role = function.role
+        assert role is not None
+        objects = self.bucket.arn_for_objects(f"{PREFIX}*")
+        role.add_to_principal_policy(iam.PolicyStatement(actions=list(OBJECT_ACTIONS), resources=[objects]))
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[self.bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{PREFIX}*"]}},
+            )
+        )
+        acknowledge(
+            role,
+            f"IAM5[Resource::{as_finding(self, objects)}]",
+            "one file per tenant under the prefix, made when the tenant first writes",
+        )
