@@ -73,12 +73,17 @@ class FileStore(Construct):
         """A function that reads or writes memory, with the store's settings, then ``environment``."""
         return self.factory.build(scope, name, description, {**self.environment(), **environment})
 
-    def grant_data_access(self, function: lambda_.IFunction, *, admin: bool = False) -> None:
-        """Read and write the tenants' files and list them (``admin`` changes nothing here)."""
+    def grant_data_access(
+        self, function: lambda_.IFunction, *, admin: bool = False, read_only: bool = False
+    ) -> None:
+        """Read (and unless ``read_only``, write) the tenants' files, and list them: S3 answers a
+        missing file with 404 only to a role that may list, and a tenant's first write finds none.
+        ``admin`` changes nothing here (there is no index to make)."""
         role = function.role
         assert role is not None
         objects = self.bucket.arn_for_objects(f"{PREFIX}*")
-        role.add_to_principal_policy(iam.PolicyStatement(actions=list(OBJECT_ACTIONS), resources=[objects]))
+        actions = ["s3:GetObject"] if read_only else list(OBJECT_ACTIONS)
+        role.add_to_principal_policy(iam.PolicyStatement(actions=actions, resources=[objects]))
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=["s3:ListBucket"],

@@ -60,7 +60,7 @@ class Summarization(Construct):
             },
         )
         grant_send(self.queue, self.dispatcher)
-        store.grant_data_access(self.dispatcher)
+        store.grant_data_access(self.dispatcher, read_only=True)  # it only finds who has memory
         writes.grant_mark_pending(self.dispatcher)
 
         self.worker = store.build_function(

@@ -126,8 +126,11 @@ class VectorStore(Construct):
         then ``environment``. Its construct grants it the store (`grant_data_access`) with the rest."""
         return self.factory.build(scope, name, description, {**self.environment(), **environment})
 
-    def grant_data_access(self, function: lambda_.IFunction, *, admin: bool = False) -> None:
-        """Let one function's role use the store: IAM on its side, the store's policy on the other."""
+    def grant_data_access(
+        self, function: lambda_.IFunction, *, admin: bool = False, read_only: bool = False
+    ) -> None:
+        """Let one function's role use the store: IAM on its side, the store's policy on the other.
+        ``read_only`` changes nothing here: a search is a POST, as a write is."""
         role = _role(function)
         (self._admins if admin else self._readers_writers).append(role)
         if self.serverless:

@@ -24,11 +24,37 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], 
     return synth.raw, functions
 
 
+@pytest.fixture(scope="session")
+def files_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, str]]:
+    """The serverless store's stack (``-c store=serverless``), as `template`."""
+    if CDK_MISSING:
+        pytest.skip(SKIP_REASON)
+    from tests.infra.conftest import _synth
+
+    synth = _synth(tmp_path_factory.mktemp("deployed-files"), {**committed_context(), "store": "serverless"})
+    functions = {name: synth.logical_id(fn) for name, fn in synth.stack.factory.functions.items()}
+    return synth.raw, functions
+
+
 @pytest.fixture
 def deploy(
     template: tuple[dict[str, Any], dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[[Callable[[dict[str, Any]], None] | None], Deployment]]:
     """Deploy the template (optionally edited first) into moto; every call checked against IAM."""
+    yield from _deployments(template, monkeypatch)
+
+
+@pytest.fixture
+def deploy_files(
+    files_template: tuple[dict[str, Any], dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[Callable[[dict[str, Any]], None] | None], Deployment]]:
+    """`deploy`, of the serverless store's stack (its bucket in moto's S3)."""
+    yield from _deployments(files_template, monkeypatch)
+
+
+def _deployments(
+    template: tuple[dict[str, Any], dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[Callable[[dict[str, Any]], None] | None], Deployment]]:
     from moto import mock_aws
 
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):

@@ -51,6 +51,8 @@ IAM_ACTION = {
     "bedrock:Converse": "bedrock:InvokeModel",
     "bedrock:ConverseStream": "bedrock:InvokeModelWithResponseStream",
     "lambda:Invoke": "lambda:InvokeFunction",
+    "s3:HeadObject": "s3:GetObject",
+    "s3:ListObjectsV2": "s3:ListBucket",
 }
 #: Actions every function has for its runtime (logs, traces), not made by the code.
 RUNTIME_ACTIONS = ("xray:", "logs:")
@@ -62,7 +64,8 @@ DEPLOYMENT_SETTINGS = frozenset(
         "store", "queue", "pending", "idempotency", "topics", "embedder", "summarizer",
         "write_queue_url", "dead_letter_queue_url", "pending_table", "idempotency_table",
         "tenants_table", "topics_table", "summarize_queue_url", "retention_function", "usage_plans",
-        "opensearch_endpoint", "opensearch_service", "opensearch_index_alias",
+        "opensearch_endpoint", "opensearch_service", "opensearch_index_alias", "store_bucket",
+        "store_prefix",
         "embedding_dimension", "bedrock_embedding_model_id", "bedrock_summary_model_id",
         "timezone", "plans", "retention_max_unsummarized_days", "forget_grace_days",
         "max_working_per_agent", "default_ttls", "max_receive_count",
@@ -154,6 +157,8 @@ class Deployment:
             return f"{logical_id}.fifo"
         if kind == "AWS::OpenSearchService::Domain":
             return logical_id.lower()[:28]
+        if kind == "AWS::S3::Bucket":
+            return logical_id.lower()[:63]
         return logical_id
 
     def arn(self, logical_id: str) -> str:
@@ -167,6 +172,7 @@ class Deployment:
             "AWS::SNS::Topic": f"arn:{PARTITION}:sns:{REGION}:{ACCOUNT}:{name}",
             "AWS::Logs::LogGroup": f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{name}:*",
             "AWS::IAM::Role": f"arn:{PARTITION}:iam::{ACCOUNT}:role/{name}",
+            "AWS::S3::Bucket": f"arn:{PARTITION}:s3:::{name}",
             "AWS::Scheduler::ScheduleGroup": (
                 f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule-group/{name}"
             ),
@@ -267,6 +273,9 @@ class Deployment:
         sqs = boto3.client("sqs", region_name=REGION)
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         for lid, resource in self.resources.items():
+            if resource["Type"] == "AWS::S3::Bucket":
+                boto3.client("s3", region_name=REGION).create_bucket(Bucket=self.names[lid])
+                continue
             if resource["Type"] not in ("AWS::SQS::Queue", "AWS::DynamoDB::Table"):
                 continue
             props = self.resolve(resource.get("Properties", {}))
@@ -521,6 +530,9 @@ def _resources(service: str, operation: str, params: dict[str, Any]) -> list[str
         return [f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule/*"]
     if service == "sts":
         return []
+    if service == "s3":
+        bucket = f"arn:{PARTITION}:s3:::{params['Bucket']}"
+        return [bucket] if operation == "ListObjectsV2" else [f"{bucket}/{params['Key']}"]
     if service == "secretsmanager":
         name = params.get("SecretId") or params["Name"]
         # AWS appends six random characters to a secret's name in its ARN
@@ -577,6 +589,18 @@ def enforce(deployment: Deployment) -> Iterator[None]:
             # Lambda queues an asynchronous invoke: the test runs it (`Deployment.invoked`)
             deployment.invoked.append((params["FunctionName"], json.loads(params.get("Payload") or b"{}")))
             return {"StatusCode": 202}
+        if service == "s3" and operation in ("HeadObject", "GetObject"):
+            try:
+                return original_call(client, operation, params)
+            except ClientError as exc:
+                # S3 tells a missing key (404) only to a role that may list the bucket; to others
+                # it answers 403, as if the key existed and were forbidden.
+                bucket = f"arn:{PARTITION}:s3:::{params['Bucket']}"
+                missing = exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
+                if missing and not deployment.check("s3:ListBucket", bucket):
+                    forbidden = {"Error": {"Code": "403", "Message": "Forbidden"}}
+                    raise ClientError(forbidden, operation) from None  # type: ignore[arg-type]
+                raise
         return original_call(client, operation, params)
 
     def perform_request(
@@ -608,6 +632,13 @@ def enforce(deployment: Deployment) -> Iterator[None]:
         return status, {"content-type": "application/json"}, raw
 
     def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        function = deployment.current()
+        database = str(args[0] if args else kwargs.get("database"))
+        if function is not None and function.environment.get("AGENT_MEMORY_STORE") == "s3":
+            from agent_memory.settings import get_settings
+
+            if database.startswith(str(get_settings().store_cache_dir)):
+                return original_connect(*args, **kwargs)  # the serverless store's copy in /tmp
         if deployment.current() is not None:
             raise sqlite3.OperationalError(
                 f"{deployment.current().name}: a local SQLite database in a Lambda function "  # type: ignore[union-attr]

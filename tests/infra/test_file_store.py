@@ -67,7 +67,8 @@ def test_each_memory_function_reads_and_writes_the_tenants_files_and_lists_only_
         actions = {a for s in s3 for a in as_list(s["Action"])}
         env = files.function(name)["Environment"]["Variables"]
         # THEN
-        assert actions == {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}, name
+        writes = {"s3:PutObject"} if name != "SummarizeDispatch" else set()  # the dispatcher only reads
+        assert actions == {"s3:GetObject", "s3:ListBucket", *writes}, name
         listing = [s for s in s3 if as_list(s["Action"]) == ["s3:ListBucket"]]
         assert listing[0]["Condition"] == {"StringLike": {"s3:prefix": ["stores/*"]}}, name
         assert (env["AGENT_MEMORY_STORE"], env["AGENT_MEMORY_STORE_PREFIX"]) == ("s3", "stores/"), name

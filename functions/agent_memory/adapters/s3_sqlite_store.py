@@ -28,6 +28,7 @@ import json
 import random
 import threading
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -120,8 +121,14 @@ class S3SqliteStore:
         with self._slots_lock:
             slot = self._slots.get(tenant_id)
             if slot is None:
-                slot = self._slots[tenant_id] = _Slot(self._dir / f"{tenant_id}.db")
+                slot = self._slots[tenant_id] = _Slot(self._copy_path(tenant_id))
             return slot
+
+    def _copy_path(self, tenant_id: str) -> Path:
+        """A new name for each copy: SQLite removes a database's ``-wal`` file *by name* when its
+        last connection closes, so a copy must never take the name of one another store in this
+        process may still have open (a closed function's, in the local runtime and the tests)."""
+        return self._dir / f"{tenant_id}.{uuid.uuid4().hex[:12]}.db"
 
     def _open(self, slot: _Slot) -> SqliteMemoryStore:
         if slot.store is None:
@@ -145,6 +152,7 @@ class S3SqliteStore:
         self._close(slot)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{slot.path}{suffix}").unlink(missing_ok=True)
+        slot.path = self._copy_path(tenant_id)
         slot.etag = None if etag is None else self.files.download(tenant_id, slot.path)
         slot.stale = False
         store = self._open(slot)
