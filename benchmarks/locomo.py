@@ -85,7 +85,7 @@ import sys
 import time
 import urllib.parse
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -218,7 +218,12 @@ DEFAULT_CONFIGS = [name for name in CONFIGS if not name.startswith(("profiles", 
 #: and how many of the plain ranking's first places are kept before them (tuned on half A).
 CHILD_SUMMARIES = 3
 CHILDREN_PER_SUMMARY = 2
-DEFAULTS: dict[str, Any] = {"conversations": 0, "configs": "+".join(DEFAULT_CONFIGS), "embedder": "minilm"}
+DEFAULTS: dict[str, Any] = {
+    "conversations": 0,
+    "configs": "+".join(DEFAULT_CONFIGS),
+    "embedder": "minilm",
+    "store": "sqlite",
+}
 
 
 def parse_configs(text: str) -> list[Config]:
@@ -1033,6 +1038,31 @@ def report(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def _serverless_store(store: str, data_dir: Path) -> Iterator[None]:
+    """With ``store == "s3"``, every runtime of the run keeps memory in the serverless store: each
+    tenant's file uploaded to and downloaded from an S3 bucket emulated in this process (moto), so
+    the figures are those of the code that runs in AWS, minus S3's network time."""
+    if store != "s3":
+        yield
+        return
+    import boto3
+    from moto import mock_aws
+
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AGENT_MEMORY_STORE": "s3",
+        "AGENT_MEMORY_STORE_BUCKET": "locomo-stores",
+        "AGENT_MEMORY_STORE_CACHE_DIR": str(data_dir / "s3-copies"),
+    }.items():
+        os.environ[name] = value
+    with mock_aws():
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="locomo-stores")
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -1047,6 +1077,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--conversations", type=int, default=0, help="only the first N conversations (quick runs)"
     )
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default=DEFAULTS["embedder"])
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "s3"),
+        default=DEFAULTS["store"],
+        help="s3: the serverless store (each tenant's file in S3), on an in-process S3 (moto)",
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -1073,13 +1109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.data.is_file():
         parser.error(f"no data set at {args.data} (LoCoMo's locomo10.json; see --data)")
 
-    with _corpus.fresh_data_dir(parser, args.data_dir, "agent-memory-locomo-") as data_dir:
+    with (
+        _corpus.fresh_data_dir(parser, args.data_dir, "agent-memory-locomo-") as data_dir,
+        _serverless_store(args.store, data_dir),
+    ):
         result = run(args, data_dir)
     print(report(result))
     values = {
         "conversations": args.conversations,
         "configs": "+".join(c.name for c in args.configs),
         "embedder": args.embedder,
+        "store": args.store,
     }
     name = _corpus.result_name("locomo", values, DEFAULTS)
     print(f"\nwritten to {_corpus.write_result(name, result)}")

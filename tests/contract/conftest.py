@@ -1,6 +1,7 @@
 """One store contract, many adapters: the `store` fixture yields a fresh, empty store of each kind.
 
-SQLite always runs. OpenSearch runs when ``OPENSEARCH_URL`` names a cluster (``http://localhost:9200``
+SQLite always runs, and the serverless store (SQLite files in S3) on moto's S3; on a real bucket
+when ``AGENT_MEMORY_TEST_BUCKET`` names one. OpenSearch runs when ``OPENSEARCH_URL`` names a cluster (``http://localhost:9200``
 in CI, see .github/workflows/opensearch.yml); each test gets its own alias, bootstrapped and
 deleted again (with its knowledge index), so tests never see each other's records (the agent
 listing is cross-tenant).
@@ -76,18 +77,45 @@ def _s3_store(tmp_path: Path) -> Iterator[MemoryStore]:
         store.close()
 
 
+def _real_s3_store(tmp_path: Path) -> Iterator[MemoryStore]:
+    """The serverless store on a real bucket, named by ``AGENT_MEMORY_TEST_BUCKET`` (credentials
+    from the environment); each test under a prefix of its own, removed afterwards."""
+    bucket = os.environ.get("AGENT_MEMORY_TEST_BUCKET")
+    if not bucket:
+        pytest.skip("AGENT_MEMORY_TEST_BUCKET is not set: no S3 bucket to run the contract against")
+    import boto3
+
+    from agent_memory.adapters.s3_sqlite_store import S3SqliteStore
+    from agent_memory.adapters.s3_tenant_files import S3TenantFiles
+
+    client = boto3.client("s3")
+    prefix = f"contract-{uuid.uuid4().hex[:12]}/"
+    store = S3SqliteStore(S3TenantFiles(bucket, prefix, client=client), tmp_path / "cache", DIM, MODEL)
+    try:
+        yield store  # type: ignore[misc]
+    finally:
+        store.close()
+        listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+        for item in listed:
+            client.delete_object(Bucket=bucket, Key=item["Key"])
+
+
 @pytest.fixture(
     params=[
         "sqlite",
         "sqlite-ann-sketch",
         "sqlite-ann-exact",
         "s3-sqlite",
+        pytest.param("s3-sqlite-real", marks=pytest.mark.s3),
         pytest.param("opensearch", marks=pytest.mark.opensearch),
     ]
 )
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
     if request.param == "s3-sqlite":
         yield from _s3_store(tmp_path)
+        return
+    if request.param == "s3-sqlite-real":
+        yield from _real_s3_store(tmp_path)
         return
     if request.param.startswith("sqlite"):
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
