@@ -65,3 +65,34 @@ def test_store_failure_fails_the_rest_of_the_group_only(
     # the failing record and the later one of its group are retried; the other group landed
     assert failed == {event["Records"][0]["messageId"], event["Records"][1]["messageId"]}
     assert container.store().stats("acme", "ops-bot", container.clock().now()).records == {"working": 1}
+
+
+def test_a_write_whose_tenant_key_the_provider_refuses_is_dead_lettered_saying_so(
+    local_env: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a tenant whose own embedding provider refuses its key
+    from agent_memory.errors import ProviderKeyRejectedError
+    from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
+    from agent_memory.services.tenant_models import SpaceEmbedder, TenantSpaces
+
+    class Refusing:
+        model_id, dimension = "refusing", 384
+
+        def embed(self, texts: object) -> object:
+            raise ProviderKeyRejectedError("the embedding provider refused the tenant's key (HTTP 401)")
+
+    own = SpaceEmbedder("sp_refusing", Refusing())
+    service = container.writer_service()
+    monkeypatch.setattr(service._embedders, "for_tenant", lambda tenant: TenantSpaces(own, (own,)))
+    # WHEN its writes reach the writer
+    response = writer.handler(load_event("sqs_write_batch.json"), LocalContext())
+    # THEN none is retried in vain: each is dead-lettered with the reason, nothing stored, and the
+    # refusal is in the tenant's settings history
+    assert response == {"batchItemFailures": []}
+    letters = container.dead_letters().dead_letters()  # type: ignore[attr-defined]
+    assert len(letters) == 3 and all(letter.reason.startswith("provider_key_rejected") for letter in letters)
+    assert container.store().stats("acme", "support-bot", container.clock().now()).records == {}
+    from agent_memory.ports import AuditQuery
+
+    events = container.store().audit_events(AuditQuery("acme", TENANT_AUDIT_AGENT, SETTINGS_RECORD)).events
+    assert [str(e.action) for e in events][:1] == ["provider_key_rejected"]

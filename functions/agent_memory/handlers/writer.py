@@ -18,9 +18,16 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
+from agent_memory.errors import ProviderKeyRejectedError
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.ports import QueueMessage
 from agent_memory.services.store_writes import Prepared
+
+#: The dead letter's reason when the tenant's own embedding provider refused its key.
+KEY_REJECTED = (
+    "provider_key_rejected: the tenant's embedding provider refused its key; set a working key "
+    "(PUT /v1/admin/settings), then redrive"
+)
 
 
 def _message(record: SQSRecord) -> QueueMessage:
@@ -43,13 +50,21 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     def record_handler(record: SQSRecord) -> str:
         item = by_id[record.message_id]
-        if item.document is not None:
-            return container.knowledge_writer().apply(item.document).value
         if item.feedback is not None:
             return container.feedback_applier().apply(item.feedback).value
-        if item.command is None:
+        if item.command is None and item.document is None:
             return writer.dead_letter(_message(record), item.poison_reason or "invalid").value
-        return writer.apply(item.command, item.vector).value
+        try:
+            if item.document is not None:
+                return container.knowledge_writer().apply(item.document).value
+            assert item.command is not None
+            return writer.apply(item.command, item.vector).value
+        except ProviderKeyRejectedError:
+            # No retry helps until the tenant sets a working key: dead-lettered at once, saying so
+            # (redriven once it is fixed), and said in the settings history, where its admin looks.
+            tenant = item.command.record.tenant_id if item.command else item.document.document.tenant_id  # type: ignore[union-attr]
+            container.tenant_settings_service().record_key_rejected(tenant, "write")
+            return writer.dead_letter(_message(record), KEY_REJECTED).value
 
     processor = SqsFifoPartialProcessor(skip_group_on_error=True)
     return process_partial_response(
