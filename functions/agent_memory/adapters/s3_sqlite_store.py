@@ -24,6 +24,7 @@ uploads the tenant's file; benchmarks/cost_model.py). Large tenants belong on Op
 from __future__ import annotations
 
 import base64
+import builtins
 import json
 import random
 import threading
@@ -230,19 +231,19 @@ class S3SqliteStore:
 
     def conversation_tail(
         self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         return self._read(
             tenant_id, lambda s: s.conversation_tail(tenant_id, agent_id, conversation_id, before, limit)
         )
 
     def records_in_span(
         self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         return self._read(tenant_id, lambda s: s.records_in_span(tenant_id, agent_id, grain, start, end, now))
 
     def summaries_of_user(
         self, tenant_id: str, agent_id: str, user_id: str, now: datetime
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         return self._read(tenant_id, lambda s: s.summaries_of_user(tenant_id, agent_id, user_id, now))
 
     def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
@@ -270,7 +271,7 @@ class S3SqliteStore:
     def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
         return self._read(query.tenant_id, lambda s: s.nearest(query))
 
-    def search(self, query: StoreQuery) -> list[Candidate]:
+    def search(self, query: StoreQuery) -> builtins.list[Candidate]:
         return self._read(query.tenant_id, lambda s: s.search(query))
 
     # -- audit and the search log ---------------------------------------------------------------
@@ -285,7 +286,7 @@ class S3SqliteStore:
     def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
         self._count(tenant_id, lambda s: s.record_search(tenant_id, agent_id, at, hits))
 
-    def search_days(self, tenant_id: str, agent_id: str, since: date) -> list[SearchDay]:
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> builtins.list[SearchDay]:
         return self._read(tenant_id, lambda s: s.search_days(tenant_id, agent_id, since))
 
     # -- the agent directory: the one read across tenants ----------------------------------------
@@ -322,7 +323,7 @@ class S3SqliteStore:
 
     def histogram(
         self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
-    ) -> list[int]:
+    ) -> builtins.list[int]:
         return self._read(tenant_id, lambda s: s.histogram(tenant_id, agent_id, grain, edges, now))
 
     # -- retention ----------------------------------------------------------------------------
@@ -355,7 +356,7 @@ class S3SqliteStore:
     def list_documents(self, tenant_id: str, cursor: str | None = None, limit: int = 50) -> DocumentPage:
         return self._read(tenant_id, lambda s: s.list_documents(tenant_id, cursor, limit))
 
-    def passages(self, tenant_id: str, doc_id: str) -> list[Passage]:
+    def passages(self, tenant_id: str, doc_id: str) -> builtins.list[Passage]:
         return self._read(tenant_id, lambda s: s.passages(tenant_id, doc_id))
 
     def delete_document(self, tenant_id: str, doc_id: str, at: datetime) -> int:
@@ -364,7 +365,7 @@ class S3SqliteStore:
     def deleted_at(self, tenant_id: str, doc_id: str) -> datetime | None:
         return self._read(tenant_id, lambda s: s.deleted_at(tenant_id, doc_id))
 
-    def search_passages(self, query: PassageQuery) -> list[PassageCandidate]:
+    def search_passages(self, query: PassageQuery) -> builtins.list[PassageCandidate]:
         return self._read(query.tenant_id, lambda s: s.search_passages(query))
 
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
@@ -373,7 +374,7 @@ class S3SqliteStore:
 
     # -- embedding spaces ---------------------------------------------------------------------
 
-    def missing_in_space(self, tenant_id: str, space: str, limit: int) -> list[MemoryRecord]:
+    def missing_in_space(self, tenant_id: str, space: str, limit: int) -> builtins.list[MemoryRecord]:
         return self._read(tenant_id, lambda s: s.missing_in_space(tenant_id, space, limit))
 
     def count_missing(self, tenant_id: str, space: str) -> int:

@@ -269,9 +269,8 @@ class SearchService:
             )
         if "shared" in request.sources and self._knowledge is not None and query is not None:
             # Passages are in the deployment's space only: another space's vector never meets them.
-            passage_vector = vector if searched.space == DEFAULT_SPACE else None
-            shared = self._shared(tenant_id, request, as_of, passage_vector, text, weights, relevance_of)
-            results.extend(shared)
+            in_space = vector if searched.space == DEFAULT_SPACE else None
+            results.extend(self._shared(tenant_id, request, as_of, in_space, text, weights, relevance_of))
         if query is not None:
             results.sort(key=lambda x: (-x.score, x.id))
             if self._reranker is not None and results:

@@ -16,6 +16,7 @@ import numpy as np
 
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart, finite_vector
 from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, row_to_record, to_us
+from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports import SpaceVector, Vector
 
@@ -45,6 +46,8 @@ _UNCHANGED = "tenant_id = ? AND agent_id = ? AND id = ? AND updated_at = ? AND d
 
 class SqliteSpaces(SqliteStorePart):
     """`ports.EmbeddingSpaces` over ``memory.db`` (see the module docstring)."""
+
+    _vectors: VectorCache
 
     def _no_vector(self) -> bytes:
         return bytes(4 * self._db.dimension)
