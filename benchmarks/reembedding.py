@@ -191,6 +191,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=DEFAULTS["queries"])
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
     args = parser.parse_args()
+    # Before the app's modules are imported: Powertools reads its settings when they are.
+    _corpus.configure_environment(Path(tempfile.mkdtemp(prefix="reembed-env-")), "hashing")
     result = run(args)
     r = result["reembedding"]
     print(
