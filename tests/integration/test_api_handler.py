@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.integration.conftest import call_api, drain_writes
 from tests.payloads import load_event
 
@@ -173,3 +174,26 @@ def test_the_api_never_logs_its_event_even_when_told_to_and_so_never_a_provider_
     assert "STATUS 200" in run.stdout, run.stdout + run.stderr
     assert "WXYZ" in run.stdout
     assert key not in run.stdout + run.stderr
+
+
+def test_a_search_whose_tenant_key_the_provider_refuses_is_a_424_that_shows_no_key(
+    local_env: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a tenant whose own embedding provider refuses its key
+    from agent_memory.errors import ProviderKeyRejectedError
+    from agent_memory.services.tenant_models import SpaceEmbedder, TenantSpaces
+
+    class Refusing:
+        model_id, dimension = "refusing", 384
+
+        def embed(self, texts: object) -> object:
+            raise ProviderKeyRejectedError("the embedding provider refused the tenant's key (HTTP 401)")
+
+    own = SpaceEmbedder("sp_refusing", Refusing())
+    embedders = container.current().tenant_embedders
+    monkeypatch.setattr(embedders, "for_tenant", lambda tenant: TenantSpaces(own, (own,)))
+    # WHEN it searches
+    status, body = call_api(load_event("api_search.json"))
+    # THEN a clear 4xx in the documented error body, not the deployment's model instead
+    assert status == 424 and body["error"]["code"] == "provider_key_rejected", body
+    assert "sk-" not in json.dumps(body)
