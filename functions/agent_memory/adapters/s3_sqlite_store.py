@@ -30,7 +30,7 @@ import random
 import threading
 import time
 import uuid
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -67,6 +67,8 @@ from agent_memory.ports import (
 T = TypeVar("T")
 #: Counts older than this are stored on their own, without waiting for a write.
 ACTIVITY_S = 30.0
+#: Tenants' copies kept open in one process (least recently used dropped first).
+MAX_COPIES = 16
 #: Attempts of a write whose upload keeps finding the file changed.
 MAX_TRIES = 8
 _Op = Callable[[SqliteMemoryStore], Any]
@@ -91,7 +93,8 @@ class S3SqliteStore:
     """`agent_memory.ports.MemoryStore` over the tenants' files (see the module docstring).
 
     ``fresh_s``: how long a read trusts its local copy without asking S3 (0: every read asks;
-    a search then sees every write stored before it began).
+    a search then sees every write stored before it began). ``max_copies``: how many tenants'
+    copies one process keeps in its ``/tmp`` (the least recently used is dropped).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class S3SqliteStore:
         *,
         fresh_s: float = 0.0,
         activity_s: float = ACTIVITY_S,
+        max_copies: int = MAX_COPIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.files = files
@@ -113,8 +117,9 @@ class S3SqliteStore:
         self._fresh_s = fresh_s
         self._activity_s = activity_s
         self._clock = clock
-        self._slots: dict[str, _Slot] = {}
+        self._slots: OrderedDict[str, _Slot] = OrderedDict()
         self._slots_lock = threading.Lock()
+        self._max_copies = max_copies
 
     # -- the copy and the file ------------------------------------------------------------------
 
@@ -123,7 +128,24 @@ class S3SqliteStore:
             slot = self._slots.get(tenant_id)
             if slot is None:
                 slot = self._slots[tenant_id] = _Slot(self._copy_path(tenant_id))
-            return slot
+            self._slots.move_to_end(tenant_id)
+            evicted: list[_Slot] = []
+            while len(self._slots) > self._max_copies:
+                oldest = next(iter(self._slots))
+                if self._slots[oldest].pending:
+                    break  # its counts wait for its next write; keep it a little longer
+                evicted.append(self._slots.pop(oldest))
+        for old in evicted:
+            self._evict(old)
+        return slot
+
+    def _evict(self, slot: _Slot) -> None:
+        """Close a copy no longer kept and free its disk: a function serving many tenants (the
+        dispatcher, retention) must not fill its ``/tmp`` with every tenant's file."""
+        with slot.lock:
+            self._close(slot)
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{slot.path}{suffix}").unlink(missing_ok=True)
 
     def _copy_path(self, tenant_id: str) -> Path:
         """A new name for each copy: SQLite removes a database's ``-wal`` file *by name* when its

@@ -170,3 +170,18 @@ RacingFunctions.TestCase.settings = settings(
     max_examples=15, stateful_step_count=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 test_racing_functions_never_lose_a_write = RacingFunctions.TestCase
+
+
+def test_a_function_serving_many_tenants_keeps_a_bounded_number_of_copies(
+    bucket: object, tmp_path: Path
+) -> None:
+    # GIVEN a function that may keep two tenants' copies, and five tenants with memory
+    writer = _store(bucket, tmp_path, "w")
+    for n in range(5):
+        writer.put([StoredRecord(memory_record(f"mem_{'abcde'[n] * 16}", "x", tenant=f"t{n}"), _vector())])
+    reader = S3SqliteStore(S3TenantFiles("stores", client=bucket), tmp_path / "r", DIM, "m", max_copies=2)
+    # WHEN it reads every tenant
+    found = [reader.get(f"t{n}", "a1", f"mem_{'abcde'[n] * 16}") for n in range(5)]
+    # THEN it read each one, and its disk holds two copies, not five
+    assert all(found)
+    assert len(list((tmp_path / "r").glob("*.db"))) == 2
