@@ -36,3 +36,22 @@ class SteppingClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class RefusingEmbedder:
+    """A tenant's own embedding model whose provider refuses the tenant's key."""
+
+    model_id, dimension = "refusing", 384
+
+    def embed(self, texts: object) -> object:
+        from agent_memory.errors import ProviderKeyRejectedError
+
+        raise ProviderKeyRejectedError("the embedding provider refused the tenant's key (HTTP 401)")
+
+
+def refusing_spaces() -> object:
+    """`TenantSpaces` that search and write with `RefusingEmbedder` only."""
+    from agent_memory.services.tenant_models import SpaceEmbedder, TenantSpaces
+
+    own = SpaceEmbedder("sp_refusing", RefusingEmbedder())  # type: ignore[arg-type]
+    return TenantSpaces(own, (own,))

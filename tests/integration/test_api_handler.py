@@ -180,18 +180,10 @@ def test_a_search_whose_tenant_key_the_provider_refuses_is_a_424_that_shows_no_k
     local_env: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a tenant whose own embedding provider refuses its key
-    from agent_memory.errors import ProviderKeyRejectedError
-    from agent_memory.services.tenant_models import SpaceEmbedder, TenantSpaces
+    from tests.fakes import refusing_spaces
 
-    class Refusing:
-        model_id, dimension = "refusing", 384
-
-        def embed(self, texts: object) -> object:
-            raise ProviderKeyRejectedError("the embedding provider refused the tenant's key (HTTP 401)")
-
-    own = SpaceEmbedder("sp_refusing", Refusing())
     embedders = container.current().tenant_embedders
-    monkeypatch.setattr(embedders, "for_tenant", lambda tenant: TenantSpaces(own, (own,)))
+    monkeypatch.setattr(embedders, "for_tenant", lambda tenant: refusing_spaces())
     # WHEN it searches
     status, body = call_api(load_event("api_search.json"))
     # THEN a clear 4xx in the documented error body, not the deployment's model instead

@@ -71,19 +71,10 @@ def test_a_write_whose_tenant_key_the_provider_refuses_is_dead_lettered_saying_s
     local_env: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a tenant whose own embedding provider refuses its key
-    from agent_memory.errors import ProviderKeyRejectedError
-    from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
-    from agent_memory.services.tenant_models import SpaceEmbedder, TenantSpaces
+    from tests.fakes import refusing_spaces
 
-    class Refusing:
-        model_id, dimension = "refusing", 384
-
-        def embed(self, texts: object) -> object:
-            raise ProviderKeyRejectedError("the embedding provider refused the tenant's key (HTTP 401)")
-
-    own = SpaceEmbedder("sp_refusing", Refusing())
     service = container.writer_service()
-    monkeypatch.setattr(service._embedders, "for_tenant", lambda tenant: TenantSpaces(own, (own,)))
+    monkeypatch.setattr(service._embedders, "for_tenant", lambda tenant: refusing_spaces())
     # WHEN its writes reach the writer
     response = writer.handler(load_event("sqs_write_batch.json"), LocalContext())
     # THEN none is retried in vain: each is dead-lettered with the reason, nothing stored, and the
@@ -93,6 +84,7 @@ def test_a_write_whose_tenant_key_the_provider_refuses_is_dead_lettered_saying_s
     assert len(letters) == 3 and all(letter.reason.startswith("provider_key_rejected") for letter in letters)
     assert container.store().stats("acme", "support-bot", container.clock().now()).records == {}
     from agent_memory.ports import AuditQuery
+    from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
 
     events = container.store().audit_events(AuditQuery("acme", TENANT_AUDIT_AGENT, SETTINGS_RECORD)).events
     assert [str(e.action) for e in events][:1] == ["provider_key_rejected"]

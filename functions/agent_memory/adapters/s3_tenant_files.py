@@ -50,26 +50,14 @@ class S3TenantFiles:
 
     def etag(self, tenant_id: str) -> str | None:
         """The file's ETag, or None when the tenant has no file yet."""
-        try:
-            head = self._client.head_object(Bucket=self.bucket, Key=self.key(tenant_id))
-        except ClientError as exc:
-            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise _error("read a tenant's store", exc) from exc
-        except BotoCoreError as exc:
-            raise _error("read a tenant's store", exc) from exc
-        return str(head["ETag"])
+        head = self._read("head_object", tenant_id)
+        return None if head is None else str(head["ETag"])
 
     def download(self, tenant_id: str, path: Path) -> str | None:
         """Write the tenant's file to ``path``; its ETag (None: there is none, nothing written)."""
-        try:
-            got = self._client.get_object(Bucket=self.bucket, Key=self.key(tenant_id))
-        except ClientError as exc:
-            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise _error("read a tenant's store", exc) from exc
-        except BotoCoreError as exc:
-            raise _error("read a tenant's store", exc) from exc
+        got = self._read("get_object", tenant_id)
+        if got is None:
+            return None
         partial = path.with_suffix(".part")
         with partial.open("wb") as out:
             for chunk in iter(lambda: got["Body"].read(1 << 20), b""):
@@ -93,6 +81,19 @@ class S3TenantFiles:
         except BotoCoreError as exc:
             raise _error("store a tenant's store", exc) from exc
         return str(put["ETag"])
+
+    def _read(self, operation: str, tenant_id: str) -> dict[str, Any] | None:
+        """HeadObject or GetObject of the tenant's file; None when there is none."""
+        try:
+            call = getattr(self._client, operation)
+            answer: dict[str, Any] = call(Bucket=self.bucket, Key=self.key(tenant_id))
+        except ClientError as exc:
+            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise _error("read a tenant's store", exc) from exc
+        except BotoCoreError as exc:
+            raise _error("read a tenant's store", exc) from exc
+        return answer
 
     def tenants(self) -> Iterator[str]:
         """Every tenant with a file, in key order."""
