@@ -135,7 +135,10 @@ class OpenSearchSpaces(OpenSearchBase):
                     }
                 },
             ]
-        response = self._bulk(lines, "storing re-embedded vectors")
+        # Searchable before the job asks what is still missing: otherwise its next page would be
+        # the same memories again until the index refreshes.
+        with os_errors("storing re-embedded vectors", self.alias):
+            response = self._client.bulk(body=lines, params={**self._write_params(), "refresh": "wait_for"})
         failures = [f for f in item_failures(response) if f[0] != 404]
         if failures:
             raise ConfigurationError(f"storing re-embedded vectors failed: {failures[0]}")

@@ -99,6 +99,7 @@ def test_missing_vectors_are_read_per_tenant_oldest_first_and_filled_only_if_unc
     assert read.body["sort"][0] == {"created_at": {"order": "asc"}}
     # AND the write is one scripted update, conditional on the tenant and the time it was read;
     # the other tenant's record was never sent
+    assert update.params["refresh"] == "wait_for"  # the job's next read must not see them missing
     action, script = update.lines
     assert action["update"]["_id"] == "t1:a1:mem_aaaaaaaaaaaaaaaa" and action["update"]["routing"] == "t1:a1"
     assert script["script"]["source"] == SET_SPACE_SCRIPT
