@@ -44,11 +44,12 @@ class Settings(BaseSettings):
     store: Literal["sqlite", "opensearch", "s3"] = "sqlite"
     #: The serverless store (``store=s3``): each tenant's SQLite file in this bucket under
     #: ``store_prefix``, copied to ``store_cache_dir`` (a function's ``/tmp``) to be read and
-    #: written; a read trusts its copy for ``store_fresh_s`` seconds without asking S3.
+    #: written; a read trusts its copy for ``store_fresh_s`` seconds without asking S3 (so the
+    #: reads of one search share one HEAD; a write shows a quarter second later at most).
     store_bucket: str | None = None
     store_prefix: str = "stores/"
     store_cache_dir: Path = Path("/tmp/agent-memory-stores")
-    store_fresh_s: float = Field(default=0.0, ge=0, le=60)
+    store_fresh_s: float = Field(default=0.25, ge=0, le=60)
     queue: Literal["local", "sqs"] = "local"
     pending: Literal["local", "dynamodb"] = "local"
     write_queue_url: str | None = None

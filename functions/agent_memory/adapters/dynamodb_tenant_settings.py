@@ -48,13 +48,7 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
     def put_settings(
         self, tenant_id: str, settings: TenantSettings, expected_version: int, actor: str, at: datetime
     ) -> StoredSettings:
-        stored = StoredSettings(
-            tenant_id=tenant_id,
-            settings=settings,
-            version=expected_version + 1,
-            updated_at=at,
-            updated_by=actor,
-        )
+        stored = StoredSettings.after(tenant_id, settings, expected_version, actor, at)
         item = {
             "tenant_id": {"S": tenant_id},
             "settings": {"S": settings.model_dump_json()},

@@ -211,10 +211,13 @@ class S3SqliteStore:
         raise DependencyError(f"the tenant's store kept changing under a write ({MAX_TRIES} tries)")
 
     def _count(self, tenant_id: str, op: _Op) -> None:
-        """A best-effort count: applied to the local copy now, stored with the next write."""
+        """A best-effort count: applied to the local copy now, stored with the next write. It asks
+        S3 nothing when there is a copy (the read it counts just brought it up to date, and a
+        copy that moved on since gets the count again from ``pending``)."""
         slot = self._slot(tenant_id)
         with slot.lock:
-            op(self._sync(tenant_id, slot, ask=False))
+            local = slot.store if slot.store is not None and not slot.stale else None
+            op(local if local is not None else self._sync(tenant_id, slot, ask=False))
             slot.pending.append(op)
             now = self._clock()
             slot.pending_since = slot.pending_since if slot.pending_since is not None else now

@@ -178,6 +178,15 @@ class StoredSettings(BaseModel):
     updated_at: UtcDatetime
     updated_by: str = Field(max_length=128)
 
+    @classmethod
+    def after(
+        cls, tenant_id: str, settings: TenantSettings, read_version: int, actor: str, at: datetime
+    ) -> StoredSettings:
+        """The document a change stores: the version after the one it read."""
+        return cls(
+            tenant_id=tenant_id, settings=settings, version=read_version + 1, updated_at=at, updated_by=actor
+        )
+
 
 class SecretInfo(BaseModel):
     """What may be shown of a secret: its last four characters and when it was set."""

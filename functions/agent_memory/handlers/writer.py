@@ -52,19 +52,17 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         item = by_id[record.message_id]
         if item.feedback is not None:
             return container.feedback_applier().apply(item.feedback).value
-        if item.command is None and item.document is None:
-            return writer.dead_letter(_message(record), item.poison_reason or "invalid").value
         try:
             if item.document is not None:
                 return container.knowledge_writer().apply(item.document).value
-            assert item.command is not None
-            return writer.apply(item.command, item.vector).value
+            if item.command is not None:
+                return writer.apply(item.command, item.vector).value
         except ProviderKeyRejectedError:
             # No retry helps until the tenant sets a working key: dead-lettered at once, saying so
             # (redriven once it is fixed), and said in the settings history, where its admin looks.
-            tenant = item.command.record.tenant_id if item.command else item.document.document.tenant_id  # type: ignore[union-attr]
-            container.tenant_settings_service().record_key_rejected(tenant, "write")
+            container.tenant_settings_service().record_key_rejected(item.tenant_id or "", "write")
             return writer.dead_letter(_message(record), KEY_REJECTED).value
+        return writer.dead_letter(_message(record), item.poison_reason or "invalid").value
 
     processor = SqsFifoPartialProcessor(skip_group_on_error=True)
     return process_partial_response(

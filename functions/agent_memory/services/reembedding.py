@@ -17,6 +17,7 @@ twice (a query reads one space).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -166,10 +167,11 @@ class ReembedService:
         first = min(state.retiring.values()) + self._ttl
         self._queue(tenant, self._delay((first - self._clock.now()).total_seconds()), report)
 
-    def _save(self, tenant: str, read: EmbeddingState, change: object) -> EmbeddingState | None:
+    def _save(
+        self, tenant: str, read: EmbeddingState, change: Callable[[EmbeddingState], EmbeddingState | None]
+    ) -> EmbeddingState | None:
         """Apply ``change`` (state -> new state, or None: not any more) with compare-and-set,
         re-reading on a conflict; the state stored, or None when the change no longer applies."""
-        assert callable(change)
         state = read
         for _ in range(_CAS_TRIES):
             moved = change(state)

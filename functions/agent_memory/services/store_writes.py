@@ -77,6 +77,13 @@ class Prepared:
     document: DocumentCommand | None = None
     feedback: FeedbackCommand | None = None
 
+    @property
+    def tenant_id(self) -> str | None:
+        """Whose write or document this is (None: poison or feedback)."""
+        if self.command is not None:
+            return self.command.record.tenant_id
+        return self.document.document.tenant_id if self.document is not None else None
+
 
 class WriterService:
     def __init__(

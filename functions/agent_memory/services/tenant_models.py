@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent_memory.domain.contextual import self_text
-from agent_memory.domain.embedding_spaces import DEFAULT_SPACE, EmbeddingState
+from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
 from agent_memory.ports import Embedder, Summarizer, Vector
@@ -130,11 +130,6 @@ class TenantEmbedders:
         state = self._cache.embedding(tenant_id)
         if state.active is None and not state.moving:
             return TenantSpaces(self._default, (self._default,))
-        writes = tuple(self.of_choice(tenant_id, choice) for choice in state.writes_to())
-        return TenantSpaces(writes[0], writes)
-
-    def of_state(self, tenant_id: str, state: EmbeddingState) -> TenantSpaces:
-        """As `for_tenant`, for a state just read (the re-embedding job's, not the cache's)."""
         writes = tuple(self.of_choice(tenant_id, choice) for choice in state.writes_to())
         return TenantSpaces(writes[0], writes)
 

@@ -185,3 +185,43 @@ def test_a_function_serving_many_tenants_keeps_a_bounded_number_of_copies(
     # THEN it read each one, and its disk holds two copies, not five
     assert all(found)
     assert len(list((tmp_path / "r").glob("*.db"))) == 2
+
+
+def test_one_search_asks_s3_once_whatever_it_reads_and_counts(
+    bucket: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a stored memory and a search function whose reads trust a copy a quarter second old
+    a = memory_record("mem_aaaaaaaaaaaaaaaa", "the launch moved to March")
+    _store(bucket, tmp_path, "w").put([StoredRecord(a, _vector())])
+    search = S3SqliteStore(S3TenantFiles("stores", client=bucket), tmp_path / "s", DIM, "m", fresh_s=0.25)
+    asked: list[str] = []
+    etag = search.files.etag
+    monkeypatch.setattr(search.files, "etag", lambda tenant: asked.append(tenant) or etag(tenant))
+    # WHEN one search reads the memories and the knowledge, then counts the access and the search
+    from agent_memory.ports import PassageQuery, StoreQuery
+
+    search.search(StoreQuery("t1", "a1", NOW, vector=_vector(), text="launch"))
+    search.search_passages(PassageQuery("t1", text="launch"))
+    search.record_access("t1", "a1", [a.id], NOW)
+    search.record_search("t1", "a1", NOW, 1)
+    # THEN S3 was asked once, and the counts are on the copy
+    assert asked == ["t1"]
+    assert search.get("t1", "a1", a.id).access_count == 1  # type: ignore[union-attr]
+
+
+def test_a_count_asks_s3_nothing_when_the_copy_is_at_hand(
+    bucket: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a function whose reads always ask S3, which has just read a memory
+    a = memory_record("mem_aaaaaaaaaaaaaaaa", "counted without asking")
+    _store(bucket, tmp_path, "w").put([StoredRecord(a, _vector())])
+    reader = _store(bucket, tmp_path, "r")
+    asked: list[str] = []
+    etag = reader.files.etag
+    monkeypatch.setattr(reader.files, "etag", lambda tenant: asked.append(tenant) or etag(tenant))
+    assert reader.get("t1", "a1", a.id) is not None
+    # WHEN it counts an access and a search
+    reader.record_access("t1", "a1", [a.id], NOW)
+    reader.record_search("t1", "a1", NOW, 1)
+    # THEN only the read asked
+    assert asked == ["t1"]

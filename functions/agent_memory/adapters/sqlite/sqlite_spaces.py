@@ -16,7 +16,6 @@ import numpy as np
 
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart, finite_vector
 from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, row_to_record, to_us
-from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports import SpaceVector, Vector
 
@@ -40,14 +39,17 @@ def write_space_vectors(
         )
 
 
+#: The generation an update of a record's vector moves its agent to (its trigger bumps it).
+_NEXT_VGEN = (
+    "(SELECT coalesce(max(gen), 0) + 1 FROM generations g "
+    "WHERE g.tenant_id = records.tenant_id AND g.agent_id = records.agent_id)"
+)
 #: The record a vector was made for, still live and as it was read.
 _UNCHANGED = "tenant_id = ? AND agent_id = ? AND id = ? AND updated_at = ? AND deleted_at IS NULL"
 
 
 class SqliteSpaces(SqliteStorePart):
     """`ports.EmbeddingSpaces` over ``memory.db`` (see the module docstring)."""
-
-    _vectors: VectorCache
 
     def _no_vector(self) -> bytes:
         return bytes(4 * self._db.dimension)
@@ -90,10 +92,7 @@ class SqliteSpaces(SqliteStorePart):
                 if not space:
                     blob = self._db.check_vector(vector).tobytes()
                     stored += conn.execute(
-                        "UPDATE records SET vector = ?, vgen = (SELECT coalesce(max(gen), 0) + 1 "
-                        "FROM generations g "
-                        "WHERE g.tenant_id = records.tenant_id AND g.agent_id = records.agent_id) "
-                        f"WHERE {_UNCHANGED}",
+                        f"UPDATE records SET vector = ?, vgen = {_NEXT_VGEN} WHERE {_UNCHANGED}",
                         (blob, *key),
                     ).rowcount
                     continue
@@ -109,15 +108,16 @@ class SqliteSpaces(SqliteStorePart):
     def drop_space(self, tenant_id: str, space: str) -> int:
         with self._db.transaction(write=True) as conn:
             if not space:
+                # A new vgen, as a put gives: the agents' cached matrices take the change in by
+                # their generation, like any other write (no cache of another tenant is touched).
                 dropped = conn.execute(
-                    "UPDATE records SET vector = ? WHERE tenant_id = ? AND vector != ?",
+                    f"UPDATE records SET vector = ?, vgen = {_NEXT_VGEN} WHERE tenant_id = ? AND vector != ?",
                     (self._no_vector(), tenant_id, self._no_vector()),
                 ).rowcount
             else:
                 dropped = conn.execute(
                     "DELETE FROM space_vectors WHERE tenant_id = ? AND space = ?", (tenant_id, space)
                 ).rowcount
-        self._vectors.clear()
         return dropped
 
 

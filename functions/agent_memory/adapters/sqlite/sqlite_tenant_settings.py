@@ -61,13 +61,7 @@ class SqliteTenantSettingsStore:
     def put_settings(
         self, tenant_id: str, settings: TenantSettings, expected_version: int, actor: str, at: datetime
     ) -> StoredSettings:
-        stored = StoredSettings(
-            tenant_id=tenant_id,
-            settings=settings,
-            version=expected_version + 1,
-            updated_at=at,
-            updated_by=actor,
-        )
+        stored = StoredSettings.after(tenant_id, settings, expected_version, actor, at)
         values = (settings.model_dump_json(), stored.version, stored.updated_at.isoformat(), actor)
         with self._db.transaction() as conn:
             if expected_version == 0:
