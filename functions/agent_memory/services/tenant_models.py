@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -24,10 +25,37 @@ from agent_memory.ports import Embedder, Summarizer, Vector
 from agent_memory.ports.tenancy import SecretStore
 from agent_memory.services.tenant_configuration import SettingsCache
 
+M = TypeVar("M")
 #: Builds a summarizer for a choice and the tenant's key (None: it set none).
 SummarizerFactory = Callable[[ModelChoice, str | None], Summarizer]
 #: Builds an embedder likewise.
 EmbedderFactory = Callable[[ModelChoice, str | None], Embedder]
+
+
+class _ModelsMade(Generic[M]):
+    """A tenant's models, each made once per settings version (a new key is a new version) with
+    the tenant's own key, read from the secret store only for a model that takes one."""
+
+    def __init__(
+        self, cache: SettingsCache, secrets: SecretStore, build: Callable[[ModelChoice, str | None], M]
+    ) -> None:
+        self._cache = cache
+        self._secrets = secrets
+        self._build = build
+        self._made: dict[tuple[str, str], tuple[int, M]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, tenant_id: str, choice: ModelChoice, version: int) -> M:
+        slot = (tenant_id, choice.space)
+        with self._lock:
+            made = self._made.get(slot)
+        if made is not None and made[0] == version:
+            return made[1]
+        key = self._secrets.get_secret(tenant_id) if choice.provider is ModelProvider.OPENAI else None
+        model = self._build(choice, key)
+        with self._lock:
+            self._made[slot] = (version, model)
+        return model
 
 
 class TenantSummarizers:
@@ -38,10 +66,7 @@ class TenantSummarizers:
     ) -> None:
         self._default = default
         self._cache = cache
-        self._secrets = secrets
-        self._build = build
-        self._built: dict[str, tuple[int, Summarizer]] = {}
-        self._lock = threading.Lock()
+        self._made = _ModelsMade(cache, secrets, build)
 
     @property
     def default(self) -> Summarizer:
@@ -52,15 +77,7 @@ class TenantSummarizers:
         choice = stored.settings.summary if stored is not None else None
         if stored is None or choice is None:
             return self._default
-        with self._lock:
-            made = self._built.get(tenant_id)
-        if made is not None and made[0] == stored.version:
-            return made[1]
-        key = self._secrets.get_secret(tenant_id) if choice.provider is ModelProvider.OPENAI else None
-        summarizer = self._build(choice, key)
-        with self._lock:
-            self._built[tenant_id] = (stored.version, summarizer)
-        return summarizer
+        return self._made.get(tenant_id, choice, stored.version)
 
 
 def summarizer_of(summarizers: TenantSummarizers | None, default: Summarizer, tenant_id: str) -> Summarizer:
@@ -117,10 +134,7 @@ class TenantEmbedders:
     ) -> None:
         self._default = SpaceEmbedder(DEFAULT_SPACE, default)
         self._cache = cache
-        self._secrets = secrets
-        self._build = build
-        self._built: dict[tuple[str, str], tuple[int, SpaceEmbedder]] = {}
-        self._lock = threading.Lock()
+        self._made = _ModelsMade(cache, secrets, build)
 
     @property
     def default(self) -> Embedder:
@@ -140,15 +154,7 @@ class TenantEmbedders:
             return self._default
         stored = self._cache.stored(tenant_id)
         version = stored.version if stored is not None else 0
-        with self._lock:
-            made = self._built.get((tenant_id, choice.space))
-        if made is not None and made[0] == version:
-            return made[1]
-        key = self._secrets.get_secret(tenant_id) if choice.provider is ModelProvider.OPENAI else None
-        embedder = SpaceEmbedder(choice.space, self._build(choice, key))
-        with self._lock:
-            self._built[(tenant_id, choice.space)] = (version, embedder)
-        return embedder
+        return SpaceEmbedder(choice.space, self._made.get(tenant_id, choice, version))
 
 
 def spaces_of(embedders: TenantEmbedders | None, default: Embedder, tenant_id: str) -> TenantSpaces:
