@@ -43,7 +43,7 @@ from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
 from agent_memory.domain.operator_views import SearchDay
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.errors import DependencyError, ValidationFailedError
 from agent_memory.ports import (
     AgentPage,
@@ -283,6 +283,11 @@ class S3SqliteStore:
         return self._write(
             tenant_id, lambda s: s.set_experience(tenant_id, agent_id, record_id, experience, event)
         )
+
+    def set_validity(
+        self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
+    ) -> bool:
+        return self._write(tenant_id, lambda s: s.set_validity(tenant_id, agent_id, record_id, validity, event))
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
         ids = list(record_ids)

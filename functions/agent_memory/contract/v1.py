@@ -284,6 +284,24 @@ class MemoryOut(BaseModel):
     experience: ExperienceOut | None = Field(
         default=None, description="An experience's confidence and the evidence it rests on."
     )
+    valid_from: datetime | None = Field(
+        default=None, description="When what this memory states began to hold (set when it superseded another)."
+    )
+    valid_to: datetime | None = Field(
+        default=None,
+        description="When a newer memory's value replaced this one's (null: it still holds). A superseded "
+        "memory is kept: it is what was believed until then (search with as_of).",
+    )
+    supersedes: list[str] = Field(
+        default_factory=list, description="The older memories whose value this one replaced."
+    )
+    superseded_by: str | None = Field(
+        default=None, description="The newer memory that replaced this one's value (null: none)."
+    )
+    current: bool = Field(
+        default=True,
+        description="Whether what this memory states still holds: false once another memory superseded it.",
+    )
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryOut:
@@ -314,8 +332,13 @@ class MemoryOut(BaseModel):
                     "created_at",
                     "updated_at",
                     "expires_at",
+                    "valid_from",
+                    "valid_to",
+                    "supersedes",
+                    "superseded_by",
                 }
             ),
+            current=record.superseded_by is None,
             topic=record.topic_raw,
             text=display_text(record),
             experience=ExperienceOut.of(record.experience),

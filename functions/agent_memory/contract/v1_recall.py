@@ -352,6 +352,17 @@ class SearchResult(BaseModel):
     experience: ExperienceOut | None = Field(
         default=None, description="An experience's confidence and the evidence it rests on."
     )
+    current: bool = Field(
+        default=True,
+        description="Whether what the memory states still held at the search's as_of: false when a newer "
+        "memory had superseded it by then (it is ranked below that memory).",
+    )
+    valid_from: datetime | None = Field(default=None, description="When what it states began to hold.")
+    valid_to: datetime | None = Field(
+        default=None, description="When a newer memory replaced its value (null: it still holds)."
+    )
+    supersedes: list[str] = Field(default_factory=list, description="The older memories it replaced.")
+    superseded_by: str | None = Field(default=None, description="The newer memory that replaced it.")
 
     @classmethod
     def of(cls, hit: Found) -> SearchResult:
@@ -407,6 +418,11 @@ class SearchResult(BaseModel):
             tags=r.tags,
             also_in=[AlsoInOut(grain=a.grain, period=a.period, id=a.id) for a in hit.also_in],
             experience=ExperienceOut.of(r.experience),
+            current=hit.current,
+            valid_from=r.valid_from,
+            valid_to=r.valid_to,
+            supersedes=r.supersedes,
+            superseded_by=r.superseded_by,
         )
 
 

@@ -13,6 +13,9 @@ class AuditAction:
     EMPTIED = "emptied"  # a stale summary with nothing left to fold, deleted
     MERGED = "merged"  # a write merged into this near-identical record (detail: the absorbed id)
     RETENTION = "retention"  # removed by a retention rule (detail: which rule)
+    SUPERSEDED = "superseded"  # a newer memory replaced this one's value (detail: by, attribute)
+    SUPERSESSION_UNDONE = "supersession_undone"  # ... found not to (detail: by, who undid it)
+    RESTORED = "restored"  # an earlier version brought back by an admin (detail: version, what)
     FEEDBACK = "feedback"  # an experience's confidence moved (detail: outcome, note, before, after)
     PATTERN_MADE = "pattern_made"  # a pattern recognised or refreshed (detail: members, runs)
     PATTERN_DROPPED = "pattern_dropped"  # a pattern whose members no longer make one, deleted

@@ -14,6 +14,8 @@ MAX_SPEAKER_CHARS = 64
 MAX_CONTEXT_CHARS = 2_000
 MAX_TOPIC_CHARS = 256
 MAX_LINKS = 50
+#: How many older memories one memory may supersede (one per attribute it restates, bounded).
+MAX_SUPERSEDES = 20
 MAX_METADATA_BYTES = 8 * 1024
 MAX_METADATA_DEPTH = 5
 MAX_TTL_DAYS = 36_500

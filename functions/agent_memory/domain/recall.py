@@ -110,6 +110,9 @@ class Hit:
     similarity: float | None
     recency: float
     also_in: tuple[AlsoIn, ...] = ()
+    #: Whether what the memory states still held at the search's ``as_of`` (False: a newer
+    #: memory had superseded it by then; it is ranked below and marked).
+    current: bool = True
 
     @property
     def id(self) -> str:

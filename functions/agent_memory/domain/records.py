@@ -16,6 +16,7 @@ from agent_memory.domain.limits import (
     MAX_LINKS,
     MAX_METADATA_BYTES,
     MAX_METADATA_DEPTH,
+    MAX_SUPERSEDES,
     MAX_TAGS,
     MAX_TOPIC_CHARS,
 )
@@ -132,6 +133,17 @@ class MergedWrite(BaseModel):
     created_at: UtcDatetime
 
 
+class RecordValidity(BaseModel):
+    """A memory's supersession fields, changed together (`ports.RecordStore.set_validity`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    valid_from: UtcDatetime | None = None
+    valid_to: UtcDatetime | None = None
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str | None = None
+
+
 class MemoryRecord(BaseModel):
     """One memory: a working-memory item or a summary of a closed period.
 
@@ -175,6 +187,14 @@ class MemoryRecord(BaseModel):
     #: A summary's end users: everyone whose words it folds, however far down (empty for working
     #: memory, whose end user is ``user_id``). Erasing a user re-makes every summary naming them.
     user_ids: list[UserId] = Field(default_factory=list)
+    #: Supersession (`domain.supersession`, `services.superseding`): when what this memory states
+    #: began and stopped holding, the older memories whose value it replaced and the newer one that
+    #: replaced its value. None / empty: nothing replaced it and it replaced nothing. Neither memory
+    #: is deleted or merged: the old one is what was believed until ``valid_to``.
+    valid_from: UtcDatetime | None = None
+    valid_to: UtcDatetime | None = None
+    supersedes: list[str] = Field(default_factory=list, max_length=MAX_SUPERSEDES)
+    superseded_by: str | None = None
     content_hash: str
     access_count: int = Field(default=0, ge=0)
     last_accessed_at: UtcDatetime | None = None
@@ -195,6 +215,19 @@ class MemoryRecord(BaseModel):
         if self.period_start is not None and self.period_end is not None:
             return self.period_start, self.period_end
         return self.occurred_at, self.occurred_at
+
+    @property
+    def validity(self) -> RecordValidity:
+        return RecordValidity(
+            valid_from=self.valid_from,
+            valid_to=self.valid_to,
+            supersedes=tuple(self.supersedes),
+            superseded_by=self.superseded_by,
+        )
+
+    def superseded_at(self, at: datetime) -> bool:
+        """Whether another memory's value had replaced this one's by ``at``."""
+        return self.superseded_by is not None and self.valid_to is not None and self.valid_to <= at
 
     def is_live(self, now: datetime) -> bool:
         """Not forgotten and not expired: the only records search and get may return."""

@@ -32,7 +32,7 @@ from agent_memory.domain.knowledge import (  # noqa: F401 (re-exported: the know
 )
 from agent_memory.domain.operator_views import SearchDay
 from agent_memory.domain.recall import Found, SearchQuery
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.records import MemoryKind, MemoryRecord, RecordValidity
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 
@@ -528,6 +528,14 @@ class RecordStore(Protocol):
         ``updated_at`` to ``event.at`` and append the audit event, leaving every other field and
         the vector as they are. False (and no event) if the agent has no such live record: a
         record forgotten in the meantime stays forgotten."""
+        ...
+
+    def set_validity(
+        self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
+    ) -> bool:
+        """Replace a live record's supersession fields (`RecordValidity`) and append the audit
+        event, leaving its content, ``updated_at`` and vectors as they are. False (and no event)
+        if the agent has no such live record."""
         ...
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:

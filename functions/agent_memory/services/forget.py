@@ -34,6 +34,7 @@ from agent_memory.ports import AuditAction, AuditEvent, Clock, Job, JobQueue, St
 from agent_memory.services.pattern_recognition import recognised_patterns
 from agent_memory.services.person_profiles import made_profiles
 from agent_memory.services.staleness import is_stale, made_from
+from agent_memory.services.superseding import SupersessionService
 
 #: Records read per round of an erasure (each round forgets what it read).
 ERASE_PAGE = 500
@@ -85,6 +86,8 @@ class ForgetService:
         self._jobs = jobs
         self._clock = clock
         self._tz = timezone
+        #: What a forgotten memory superseded holds again (and what superseded it, from further back).
+        self._supersession = SupersessionService(store)
 
     def forget(self, tenant_id: str, agent_id: str, record_id: str, actor: str) -> ForgetResult:
         """Forget one record (by id or alias) and mark the summaries made from it stale."""
@@ -156,6 +159,8 @@ class ForgetService:
             if walk.profiles is None:
                 walk.profiles = made_profiles(self._store, tenant, agent, walk.now)
             self._mark_derived(record, walk, walk.profiles, walk.stale_profiles)
+        if action != AuditAction.ERASE:  # an erasure takes every memory of the user's timelines
+            self._supersession.on_forget(record, walk.now, walk.actor)
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True

@@ -22,6 +22,7 @@ from agent_memory.domain.records import MemoryKind
 from agent_memory.domain.scoring import RankingWeights, relevance, score
 from agent_memory.domain.timehints import TimeHint, time_hints
 from agent_memory.domain.types import shifted
+from agent_memory.domain.validity import SUPERSEDED_FACTOR, after_superseders
 from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -170,12 +171,15 @@ class SearchService:
         for c in candidates:
             s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints, named)
             relevance_of[c.record.id] = s.relevance
+            current = not c.record.superseded_at(as_of)
+            damped = s.score * weights.private_weight * (1.0 if current else SUPERSEDED_FACTOR)
             hits.append(
                 Hit(
                     record=c.record,
-                    score=round(s.score * weights.private_weight, 6),
+                    score=round(damped, 6),
                     similarity=round(c.similarity, 6) if c.similarity is not None else None,
                     recency=round(s.recency, 6),
+                    current=current,
                 )
             )
         return hits
@@ -277,6 +281,7 @@ class SearchService:
                 results = self._rerank(query, results, relevance_of, request.max_results)
         else:  # no query: newest first, as the store returned them
             results.sort(key=_newest_first, reverse=True)
+        results = after_superseders(results)
         if request.min_score is not None:
             results = [r for r in results if r.score >= request.min_score]
         if request.grain is None:  # several grains: a fact quoted up the cascade takes one place

@@ -24,6 +24,7 @@ from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.records import MemoryRecord, MergedWrite, check_metadata
+from agent_memory.domain.supersession import Relation, relate
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
@@ -40,6 +41,7 @@ from agent_memory.ports import (
     Vector,
     WritableMemory,
 )
+from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
 
@@ -114,6 +116,8 @@ class WriterService:
         self._tz = timezone
         #: A tenant may turn near-duplicate merging off (`TenantSettings.merge_near_duplicates`).
         self._settings = settings
+        #: A write stating a new value for something marks the memory that stated the old one.
+        self._supersession = SupersessionService(store)
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in one batch.
@@ -301,6 +305,8 @@ class WriterService:
             and near[1] > self._threshold
             and near[0].id != record.id
             and may_merge(near[0], record, self._scope, self._tz)
+            # a new value for what the near one stated supersedes it: both are kept
+            and relate(record.content, near[0].content).relation is not Relation.UPDATE
             and self._same_content(near[0], record)
         ):
             existing, cosine = near
@@ -328,6 +334,7 @@ class WriterService:
                 extra={"record_id": record.id, "into": existing.id, "cosine": round(cosine, 4)},
             )
             return WriteOutcome.MERGED
+        record = self._supersession.on_write(record, vector.search, vector.search_space, now)
         self._store.put([_stored(record, vector)])
         metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
         return WriteOutcome.INSERTED

@@ -13,6 +13,10 @@ alone reads as it always did.
 An experience (a success, failure, insight or pattern) also says its kind and how sure the agent
 is of it, on what evidence: ``[2026-11-20 · working · pattern · confidence 0.82 (5 confirmed, 1
 refuted)] ...``, so the model can weigh a lesson before acting on it.
+
+A memory a newer one superseded says so and since when: ``[2026-03-10 · working · no longer
+holds since 2026-06-12, see mem_...] I live in Berlin.``, so the model answers with what holds
+now and can still say what held before.
 """
 
 from __future__ import annotations
@@ -63,6 +67,14 @@ def _experience_detail(result: SearchResult, experience: ExperienceOut | None) -
     return experience_label(kind, experience.confidence, experience.confirmations, experience.refutations)
 
 
+def _validity_detail(result: SearchResult) -> str | None:
+    """``no longer holds since 2026-06-12, see mem_...`` for a superseded memory."""
+    if result.current or result.superseded_by is None:
+        return None
+    since = f" since {result.valid_to.date().isoformat()}" if result.valid_to is not None else ""
+    return f"no longer holds{since}, see {result.superseded_by}"
+
+
 def citation(document: PassageRef) -> str:
     """``ADR-12 > Consequences, version v3``: the document's title, the headings above the
     passage and the version, as the model would cite them."""
@@ -93,7 +105,7 @@ def result_lines(result: SearchResult, *, tagged: bool) -> list[str]:
             result.content,
             result.id,
             source="private" if tagged else None,
-            detail=_experience_detail(result, result.experience),
+            detail=_validity_detail(result) or _experience_detail(result, result.experience),
         )
     ]
     if result.also_in:  # summaries folded into this hit: where else the model may read it, in context

@@ -116,6 +116,11 @@ class SqliteDatabase(ConnectionPerThread):
             if record_columns and "experience" not in record_columns:  # a file made before experiences
                 conn.execute("ALTER TABLE records ADD COLUMN experience TEXT")
                 conn.execute("ALTER TABLE records ADD COLUMN confidence REAL")
+            if record_columns and "superseded_by" not in record_columns:  # a file made before supersession
+                conn.execute("ALTER TABLE records ADD COLUMN valid_from INTEGER")
+                conn.execute("ALTER TABLE records ADD COLUMN valid_to INTEGER")
+                conn.execute("ALTER TABLE records ADD COLUMN supersedes TEXT NOT NULL DEFAULT '[]'")
+                conn.execute("ALTER TABLE records ADD COLUMN superseded_by TEXT")
             if migrate_to_v2:
                 drop_v1_text_index(conn)
             for statement in split_sql(SCHEMA):

@@ -29,6 +29,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
     UPSERT,
     from_us,
     json_text,
+    opt_us,
     record_row,
     row_to_record,
     to_us,
@@ -36,7 +37,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
 from agent_memory.adapters.sqlite.sqlite_spaces import write_space_vectors, zero_vector
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
@@ -120,6 +121,32 @@ class SqliteRecords(SqliteStorePart):
                     json_text(experience.model_dump(mode="json")),
                     experience.confidence,
                     at,
+                    tenant_id,
+                    agent_id,
+                    record_id,
+                    at,
+                ),
+            )
+            if cursor.rowcount == 0:
+                return False
+            insert_audit(conn, [event])
+        return True
+
+    def set_validity(
+        self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
+    ) -> bool:
+        """One guarded UPDATE and the event in one transaction (no vector or text changes)."""
+        at = to_us(event.at)
+        with self._db.transaction(write=True) as conn:
+            cursor = conn.execute(
+                "UPDATE records SET valid_from = ?, valid_to = ?, supersedes = ?, superseded_by = ? "
+                "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
+                "AND (expires_at IS NULL OR expires_at > ?)",
+                (
+                    opt_us(validity.valid_from),
+                    opt_us(validity.valid_to),
+                    json_text(list(validity.supersedes)),
+                    validity.superseded_by,
                     tenant_id,
                     agent_id,
                     record_id,

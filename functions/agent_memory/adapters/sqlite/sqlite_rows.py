@@ -34,15 +34,15 @@ RECORD_COLUMNS = (
     "kind", "role", "conversation_id", "content", "topic", "topic_raw", "importance", "tags", "source",
     "links", "metadata", "source_ids", "content_hash", "access_count", "last_accessed_at", "created_at",
     "updated_at", "occurred_at", "expires_at", "deleted_at", "speaker", "context", "merged_from",
-    "last_seen_at", "user_ids", "experience",
+    "last_seen_at", "user_ids", "experience", "valid_from", "valid_to", "supersedes", "superseded_by",
 )
 _DATETIME_COLUMNS = frozenset({
     "period_start", "period_end", "last_accessed_at", "created_at", "updated_at", "occurred_at",
-    "expires_at", "deleted_at", "last_seen_at",
+    "expires_at", "deleted_at", "last_seen_at", "valid_from", "valid_to",
 })
 # fmt: on
 _JSON_COLUMNS = frozenset(
-    {"tags", "source", "links", "metadata", "source_ids", "merged_from", "user_ids", "experience"}
+    {"tags", "source", "links", "metadata", "source_ids", "merged_from", "user_ids", "experience", "supersedes"}
 )
 #: ``confidence`` is an experience's, copied out of its JSON so a filter on it is a column test.
 _WRITE_COLUMNS = (*RECORD_COLUMNS, "span_start", "span_end", "confidence", "vector", "vgen")
@@ -141,6 +141,10 @@ def record_row(record: MemoryRecord, vector: npt.NDArray[np.float32]) -> tuple[A
         opt_us(record.last_seen_at),
         json_text(record.user_ids),
         None if record.experience is None else json_text(record.experience.model_dump(mode="json")),
+        opt_us(record.valid_from),
+        opt_us(record.valid_to),
+        json_text(record.supersedes),
+        record.superseded_by,
         span_start,
         span_end,
         None if record.experience is None else record.experience.confidence,

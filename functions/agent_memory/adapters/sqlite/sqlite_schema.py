@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS records (
     -- An experience's learning part (JSON) and its confidence (for the filter); NULL otherwise.
     experience TEXT,
     confidence REAL,
+    -- Supersession (NULL / '[]': none): see MemoryRecord.valid_from.
+    valid_from INTEGER,
+    valid_to INTEGER,
+    supersedes TEXT NOT NULL DEFAULT '[]',
+    superseded_by TEXT,
     span_start INTEGER NOT NULL,
     span_end INTEGER NOT NULL,
     vector BLOB NOT NULL,

@@ -1,0 +1,48 @@
+"""What holds now comes first: how a ranking treats memories a newer one superseded.
+
+A superseded memory is not wrong, only past ("I live in Berlin" until the June move): search
+keeps it, so "where did she live in April" finds it, but a question about the present must meet
+the newer value first. So a memory superseded by the search's ``as_of`` (`MemoryRecord.superseded_at`)
+has its score damped (`SUPERSEDED_FACTOR`), and when the memory that superseded it is in the same
+ranking it comes right after that memory, whatever their scores: "Berlin" scored 0.43 against
+"moved to Lisbon" 0.16 on words alone, and words are not what decides which one holds.
+
+Pure (no I/O): search applies it after scoring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from agent_memory.domain.recall import Found, Hit
+
+#: How much of its score a superseded memory keeps: low enough that a current memory of similar
+#: relevance outranks it, high enough that it is still found when asked about.
+SUPERSEDED_FACTOR = 0.5
+
+
+def after_superseders(ranked: list[Found]) -> list[Found]:
+    """``ranked`` with every non-current memory moved right after the memory that superseded it,
+    when that one is in the list (a chain Berlin → Lisbon → Porto reads Porto, Lisbon, Berlin);
+    a moved memory's score is capped at its superseder's, so scores still read best first."""
+    present = {r.id for r in ranked}
+    waiting: dict[str, list[Found]] = {}
+    for r in ranked:
+        newer = r.record.superseded_by if isinstance(r, Hit) and not r.current else None
+        if newer is not None and newer in present and newer != r.id:
+            waiting.setdefault(newer, []).append(r)
+    moved = {id(r) for rs in waiting.values() for r in rs}
+    out: list[Found] = []
+
+    def emit(found: Found) -> None:
+        out.append(found)
+        for older in waiting.pop(found.id, []):
+            emit(replace(older, score=min(older.score, found.score)) if isinstance(older, Hit) else older)
+
+    for r in ranked:
+        if id(r) not in moved:
+            emit(r)
+    # A cycle (never made by the writer, but a store is data) leaves its members unplaced: keep them.
+    for rs in waiting.values():
+        out.extend(rs)
+    return out

@@ -1,0 +1,217 @@
+"""Marking what a write supersedes, and what a forget un-supersedes, at write time and without a model.
+
+A write that states something (`domain.supersession.claims`: where someone lives, works, a
+favourite, a plan's date...) is compared with the agent's earlier live memories of the same end
+user and speaker that are near it by meaning or words (one store search, only for a text that
+states something: most turns state nothing and cost nothing here). Those that state the same
+attribute, with the memories already linked to them, are ordered into timelines
+(`domain.fact_timeline`), and each memory's supersession fields follow from where it stands:
+the older value gets ``valid_to`` and ``superseded_by``, the newer ``valid_from`` and
+``supersedes``. Nothing is deleted or merged.
+
+The same holder only: two end users, or two speakers of one conversation, never supersede each
+other ("I live in Berlin" said by Ana does not end Ben's Lisbon). A forget takes the forgotten
+memory out of its timelines again, so the value it replaced holds once more.
+
+The older memories are marked before the new one is stored: a crash in between leaves marks a
+redelivery makes again (the same timelines give the same fields), never a stored write whose
+older values were not marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent_memory.domain.derived import is_derived
+from agent_memory.domain.fact_timeline import Statement, Timelines, timelines
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.records import MemoryRecord, RecordValidity
+from agent_memory.domain.supersession import SELF, Relation, claims, relate
+from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.ports import AuditAction, AuditEvent, StoreQuery, Vector, WritableMemory
+
+#: How many of the agent's nearest memories a stating write is compared with.
+CANDIDATES = 20
+
+
+def holder(record: MemoryRecord) -> tuple[str | None, str, str]:
+    """Whose first-person claims a memory makes: its end user, speaker and role (an assistant's
+    "I" is not the user's)."""
+    role = record.role if record.role in ("assistant", "system", "tool") else "user"
+    return record.user_id, (record.speaker or "").casefold(), role
+
+
+def states_something(record: MemoryRecord) -> bool:
+    """Whether supersession looks at this memory at all: working memory, not derived, and a
+    text that makes a claim."""
+    return record.grain is Grain.WORKING and not is_derived(record) and bool(claims(record.content))
+
+
+@dataclass(frozen=True, slots=True)
+class Marked:
+    """A memory whose supersession fields change, and why (for its audit event)."""
+
+    record_id: str
+    validity: RecordValidity
+    attribute: str | None
+
+
+class SupersessionService:
+    def __init__(self, store: WritableMemory, candidates: int = CANDIDATES) -> None:
+        self._store = store
+        self._candidates = candidates
+
+    def on_write(
+        self, record: MemoryRecord, vector: Vector | None, space: str, now: datetime
+    ) -> MemoryRecord:
+        """Mark the older memories ``record`` supersedes (or that supersede it, for a late
+        write of an older fact) and return ``record`` with its own fields set."""
+        if not states_something(record):
+            return record
+        related = self._related(record, vector, space, now)
+        if not related:
+            return record
+        group = self._with_linked([record, *related], now)
+        changes = _changes(group, timelines(_statements(group)), exclude=frozenset())
+        own = next((c.validity for c in changes if c.record_id == record.id), None)
+        for change in changes:
+            if change.record_id != record.id:
+                self._mark(record, change, now)
+        if own is None:
+            return record
+        metrics.add_metric(name="Supersessions", unit=MetricUnit.Count, value=len(own.supersedes))
+        return record.model_copy(update=_fields(own))
+
+    def on_forget(self, forgotten: MemoryRecord, now: datetime, actor: str) -> list[str]:
+        """Take a forgotten memory out of its timelines: what it superseded, and what superseded
+        it, are re-marked from the memories left. Returns the ids re-marked."""
+        linked = [*forgotten.supersedes, *([forgotten.superseded_by] if forgotten.superseded_by else [])]
+        if not linked:
+            return []
+        group = self._with_linked(self._live(forgotten, linked, now), now)
+        group = [r for r in group if r.id != forgotten.id]
+        changes = _changes(group, timelines(_statements(group)), exclude=frozenset({forgotten.id}))
+        for change in changes:
+            detail: dict[str, object] = {"forgotten": forgotten.id}
+            self._set(forgotten, change, now, actor, AuditAction.SUPERSESSION_UNDONE, detail)
+        return [c.record_id for c in changes]
+
+    def _related(
+        self, record: MemoryRecord, vector: Vector | None, space: str, now: datetime
+    ) -> list[MemoryRecord]:
+        """The agent's live memories of the same holder near ``record`` that state one of the
+        attributes it states (an update or a restatement, either way round)."""
+        found = self._store.search(
+            StoreQuery(
+                tenant_id=record.tenant_id,
+                agent_id=record.agent_id,
+                now=now,
+                grains=(Grain.WORKING,),
+                vector=vector,
+                text=record.content,
+                user_id=record.user_id,
+                limit=self._candidates,
+                space=space,
+            )
+        )
+        me = holder(record)
+        out: list[MemoryRecord] = []
+        for c in found:
+            other = c.record
+            if other.id == record.id or holder(other) != me or is_derived(other):
+                continue
+            relations = {relate(record.content, other.content).relation}
+            relations.add(relate(other.content, record.content).relation)
+            if relations & {Relation.UPDATE, Relation.RESTATEMENT}:
+                out.append(other)
+        return out
+
+    def _with_linked(self, records: Sequence[MemoryRecord], now: datetime) -> list[MemoryRecord]:
+        """``records`` and the live memories their fields already link to (one step), so a
+        timeline is not cut where the search did not reach."""
+        by_id = {r.id: r for r in records}
+        wanted = {i for r in records for i in (*r.supersedes, r.superseded_by) if i and i not in by_id}
+        for r in self._live(records[0], sorted(wanted), now):
+            if holder(r) == holder(records[0]):
+                by_id[r.id] = r
+        return list(by_id.values())
+
+    def _live(self, like: MemoryRecord, ids: Iterable[str], now: datetime) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
+        for i in ids:
+            r = self._store.get(like.tenant_id, like.agent_id, i)
+            if r is not None and r.is_live(now):
+                out.append(r)
+        return out
+
+    def _mark(self, new: MemoryRecord, change: Marked, now: datetime) -> None:
+        detail: dict[str, object] = {"by": new.id}
+        if change.attribute:
+            detail["attribute"] = change.attribute
+        self._set(new, change, now, "writer", AuditAction.SUPERSEDED, detail)
+
+    def _set(
+        self,
+        like: MemoryRecord,
+        change: Marked,
+        now: datetime,
+        actor: str,
+        action: str,
+        detail: dict[str, object],
+    ) -> None:
+        event = AuditEvent(
+            tenant_id=like.tenant_id,
+            agent_id=like.agent_id,
+            record_id=change.record_id,
+            action=action,
+            actor=actor,
+            at=now,
+            detail=detail,
+        )
+        tenant, agent = like.tenant_id, like.agent_id
+        if not self._store.set_validity(tenant, agent, change.record_id, change.validity, event):
+            logger.info("supersession target no longer live", extra={"record_id": change.record_id})
+
+
+def _statements(records: Iterable[MemoryRecord]) -> list[Statement]:
+    return [Statement(r.id, r.content, r.occurred_at, SELF) for r in records]
+
+
+def _changes(group: Sequence[MemoryRecord], lines: Timelines, exclude: frozenset[str]) -> list[Marked]:
+    """Each memory of ``group`` whose fields the timelines change, with its new fields.
+
+    Links to memories outside ``group`` are kept (the timelines did not see them), except those
+    to ``exclude`` (a forgotten memory is no one's successor or predecessor any more)."""
+    in_group = {r.id for r in group}
+    out: list[Marked] = []
+    for record in group:
+        held = lines.validity(record.id)
+        supersedes = {v.supersedes for v in held if v.supersedes}
+        supersedes |= {i for i in record.supersedes if i not in in_group and i not in exclude}
+        ended = sorted((v for v in held if v.superseded_by), key=lambda v: (v.valid_to, v.superseded_by))
+        superseded_by, valid_to = (ended[0].superseded_by, ended[0].valid_to) if ended else (None, None)
+        kept = record.superseded_by
+        if superseded_by is None and kept and kept not in in_group and kept not in exclude:
+            superseded_by, valid_to = kept, record.valid_to
+        linked = bool(supersedes) or superseded_by is not None
+        validity = RecordValidity(
+            valid_from=record.occurred_at if linked else None,
+            valid_to=valid_to,
+            supersedes=tuple(sorted(supersedes)),
+            superseded_by=superseded_by,
+        )
+        if validity != record.validity:
+            attribute = ended[0].attribute if ended else (held[0].attribute if held else None)
+            out.append(Marked(record.id, validity, attribute))
+    return out
+
+
+def _fields(validity: RecordValidity) -> dict[str, object]:
+    return {
+        "valid_from": validity.valid_from,
+        "valid_to": validity.valid_to,
+        "supersedes": list(validity.supersedes),
+        "superseded_by": validity.superseded_by,
+    }

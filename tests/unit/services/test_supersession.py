@@ -1,0 +1,131 @@
+"""Supersession through the writer, search and forget on the embedded store: the newer value
+first, the older one kept and marked, ``as_of`` answering with what held then, never across
+end users or speakers, and a forget giving the older value back."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from tests.unit.services.conftest import World
+
+from agent_memory.contract.v1 import SearchRequest, WriteRequest
+from agent_memory.domain.caller import Caller
+from agent_memory.domain.recall import Hit
+from agent_memory.ports import AuditAction, AuditQuery
+
+BERLIN = "I live in Berlin, in a flat near Tempelhof."
+LISBON = "I moved to Lisbon last week, my new flat is in Alfama."
+
+
+def _remember(world: World, content: str, when: datetime, **fields: object) -> str:
+    request = WriteRequest.model_validate({"items": [{"content": content, "occurred_at": when, **fields}]})
+    [accepted] = world.write.accept(Caller("acme"), "bot", request.to_new_memories())
+    world.drain()
+    return accepted
+
+
+def _hits(world: World, query: str, **body: object) -> list[Hit]:
+    found = world.search.search(
+        "acme", "bot", SearchRequest.model_validate({"query": query, **body}).to_query()
+    )
+    return [h for h in found if isinstance(h, Hit)]
+
+
+def _months_ago(world: World, months: float) -> datetime:
+    return world.clock.now() - timedelta(days=30 * months)
+
+
+def test_a_move_supersedes_the_old_home_and_both_are_kept(world: World) -> None:
+    # GIVEN Berlin in March and Lisbon in June
+    march, june = _months_ago(world, 8), _months_ago(world, 5)
+    berlin = _remember(world, BERLIN, march)
+    # WHEN the move is written
+    lisbon = _remember(world, LISBON, june)
+    # THEN Lisbon comes first and is current; Berlin is kept, below it and marked
+    hits = _hits(world, "where do I live?")
+    assert [h.id for h in hits[:2]] == [lisbon, berlin]
+    assert hits[0].current and not hits[1].current
+    old, new = world.store.get("acme", "bot", berlin), world.store.get("acme", "bot", lisbon)
+    assert old is not None and new is not None
+    assert (old.superseded_by, old.valid_to) == (lisbon, june)
+    assert (new.supersedes, new.valid_from, new.superseded_by) == ([berlin], june, None)
+    [event] = world.store.audit_events(AuditQuery("acme", "bot", record_id=berlin)).events
+    assert event.action == AuditAction.SUPERSEDED and event.detail["by"] == lisbon
+
+
+def test_as_of_answers_with_what_held_then(world: World) -> None:
+    # GIVEN Berlin in March and Lisbon in June
+    march, june = _months_ago(world, 8), _months_ago(world, 5)
+    berlin = _remember(world, BERLIN, march)
+    lisbon = _remember(world, LISBON, june)
+    # WHEN asking as of April and as of July
+    april = _hits(world, "where do I live?", as_of=(march + timedelta(days=30)).isoformat())
+    july = _hits(world, "where do I live?", as_of=(june + timedelta(days=30)).isoformat())
+    # THEN April finds Berlin, current then; July finds Lisbon first
+    assert [h.id for h in april] == [berlin] and april[0].current
+    assert july[0].id == lisbon and july[1].id == berlin and not july[1].current
+
+
+def test_a_changed_preference_ranks_first_even_when_the_old_one_matches_more_words(world: World) -> None:
+    # GIVEN green tea in March, "switched from green tea to black coffee" in July
+    tea = _remember(world, "My favourite drink is green tea.", _months_ago(world, 8))
+    coffee = _remember(world, "Actually I switched from green tea to black coffee.", _months_ago(world, 4))
+    # WHEN asking about the favourite drink
+    hits = _hits(world, "what is my favourite drink?")
+    # THEN coffee first, tea after it and marked
+    assert [h.id for h in hits[:2]] == [coffee, tea]
+    assert hits[1].record.superseded_by == coffee
+
+
+def test_a_late_write_of_an_older_fact_takes_its_place_in_the_past(world: World) -> None:
+    # GIVEN Lisbon (June) written first, then Berlin (March) written late
+    march, june = _months_ago(world, 8), _months_ago(world, 5)
+    lisbon = _remember(world, LISBON, june)
+    # WHEN the older fact arrives
+    berlin = _remember(world, BERLIN, march)
+    # THEN Berlin is superseded by Lisbon, not the other way round
+    old, new = world.store.get("acme", "bot", berlin), world.store.get("acme", "bot", lisbon)
+    assert old is not None and new is not None
+    assert old.superseded_by == lisbon and old.valid_to == june
+    assert new.superseded_by is None and new.supersedes == [berlin]
+
+
+def test_two_end_users_or_two_speakers_never_supersede_each_other(world: World) -> None:
+    # GIVEN Ana lives in Berlin, as end user and as a speaker
+    march, june = _months_ago(world, 8), _months_ago(world, 5)
+    ana = _remember(world, BERLIN, march, user_id="ana")
+    ana_says = _remember(world, BERLIN + " ", march, speaker="Ana", conversation_id="c1")
+    # WHEN Ben (another end user) and Ben (another speaker) move to Lisbon
+    _remember(world, LISBON, june, user_id="ben")
+    _remember(world, LISBON, june, speaker="Ben", conversation_id="c1")
+    # THEN neither of Ana's memories is superseded
+    for record_id in (ana, ana_says):
+        record = world.store.get("acme", "bot", record_id)
+        assert record is not None and record.superseded_by is None
+
+
+def test_a_new_value_is_not_merged_into_the_old_one_even_when_the_texts_are_close(world: World) -> None:
+    # GIVEN a fact, and a near-identical text with another value the same day
+    day = _months_ago(world, 1)
+    old = _remember(world, "My favourite colour is blue.", day)
+    # WHEN the new value is written
+    new = _remember(world, "My favourite colour is green.", day + timedelta(minutes=5))
+    # THEN both are kept: the old one superseded, not overwritten
+    kept = world.store.get("acme", "bot", old)
+    assert new != old and kept is not None and kept.content == "My favourite colour is blue."
+    assert kept.superseded_by == new
+
+
+def test_forgetting_the_newer_memory_gives_the_older_value_back(world: World) -> None:
+    # GIVEN Berlin superseded by Lisbon
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    lisbon = _remember(world, LISBON, _months_ago(world, 5))
+    before = world.store.get("acme", "bot", berlin)
+    # WHEN the user forgets the move
+    world.forget.forget("acme", "bot", lisbon, actor="key")
+    # THEN Berlin holds again, with no trace of the forgotten memory in its fields
+    after = world.store.get("acme", "bot", berlin)
+    assert before is not None and before.superseded_by == lisbon
+    assert after is not None and after.superseded_by is None and after.valid_to is None
+    hits = _hits(world, "where do I live?")
+    assert [h.id for h in hits] == [berlin] and hits[0].current
