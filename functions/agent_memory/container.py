@@ -42,6 +42,7 @@ from agent_memory.services.forget import ForgetService
 from agent_memory.services.idempotency import IdempotentWriteService
 from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter
 from agent_memory.services.memories import MemoryService
+from agent_memory.services.memory_history import MemoryHistoryService
 from agent_memory.services.pattern_recognition import PatternService, pattern_job
 from agent_memory.services.person_profiles import ProfileService, profile_job
 from agent_memory.services.read_grants import ReadGrantService
@@ -585,6 +586,11 @@ class ApiServices:
     @property
     def forget(self) -> ForgetService:
         return self.root.forget_service
+
+    @property
+    def history(self) -> MemoryHistoryService:
+        r = self.root
+        return MemoryHistoryService(r.store, r.write_queue, r.pending, r.clock)
 
     @property
     def context(self) -> ContextService:

@@ -287,7 +287,9 @@ class S3SqliteStore:
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
     ) -> bool:
-        return self._write(tenant_id, lambda s: s.set_validity(tenant_id, agent_id, record_id, validity, event))
+        return self._write(
+            tenant_id, lambda s: s.set_validity(tenant_id, agent_id, record_id, validity, event)
+        )
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
         ids = list(record_ids)

@@ -285,7 +285,8 @@ class MemoryOut(BaseModel):
         default=None, description="An experience's confidence and the evidence it rests on."
     )
     valid_from: datetime | None = Field(
-        default=None, description="When what this memory states began to hold (set when it superseded another)."
+        default=None,
+        description="When what this memory states began to hold (set when it superseded another).",
     )
     valid_to: datetime | None = Field(
         default=None,

@@ -143,6 +143,15 @@ class RecordValidity(BaseModel):
     supersedes: tuple[str, ...] = ()
     superseded_by: str | None = None
 
+    def as_fields(self) -> dict[str, Any]:
+        """The `MemoryRecord` fields these are, for ``model_copy(update=...)``."""
+        return {
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "supersedes": list(self.supersedes),
+            "superseded_by": self.superseded_by,
+        }
+
 
 class MemoryRecord(BaseModel):
     """One memory: a working-memory item or a summary of a closed period.

@@ -25,7 +25,8 @@ from agent_memory.contract.v1 import (
     WriteResponse,
 )
 from agent_memory.contract.v1_experience import FeedbackRequest, FeedbackResponse
-from agent_memory.domain.caller import FORGET_SCOPE, WRITE_SCOPE
+from agent_memory.contract.v1_history import MemoryHistoryResponse, MemoryVersionOut, RestoreResponse
+from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, WRITE_SCOPE
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.types import MemoryId, UserId
 from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
@@ -77,6 +78,36 @@ def memory_feedback(
         caller, agent_id, memory_id, body.outcome, body.note
     )
     return json_response(202, FeedbackResponse(id=memory_id, feedback_id=feedback_id, outcome=body.outcome))
+
+
+@router.get("/v1/agents/<agent_id>/memories/<memory_id>/history")
+def memory_history(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryHistoryResponse]:
+    """Every change to the memory as a version, oldest first, with who or what made it."""
+    caller = caller_of(router, agent_id)
+    record, versions = container.api_services().history.history(caller.tenant_id, agent_id, memory_id)
+    return json_response(200, MemoryHistoryResponse.of(record, versions))
+
+
+@router.post("/v1/agents/<agent_id>/memories/<memory_id>/history/<version>/restore")
+def restore_memory_version(
+    agent_id: AgentPath,
+    memory_id: MemoryPath,
+    version: Annotated[int, Path(ge=1, le=1_000_000, description="The version to bring back.")],
+) -> Response[RestoreResponse]:
+    """An admin brings a version back (what it said, whether it held); in the audit trail."""
+    caller = caller_of(router, agent_id, ADMIN_SCOPE)
+    history = container.api_services().history
+    before = history.history(caller.tenant_id, agent_id, memory_id)[1][-1]
+    made = history.restore(caller.tenant_id, agent_id, memory_id, version, actor=caller.key_id)
+    return json_response(
+        200,
+        RestoreResponse(
+            id=memory_id,
+            restored=version,
+            version=MemoryVersionOut.of(made),
+            text_pending=made.content != before.content,
+        ),
+    )
 
 
 @router.get("/v1/agents/<agent_id>/memories")

@@ -55,6 +55,8 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", f"{AGENT}/memories", "memories", query=("grain", "cursor", "limit")),
     Route("GET", f"{AGENT}/memories/{{memory_id}}", "memories"),
     Route("POST", f"{AGENT}/memories/{{memory_id}}/feedback", "memories", body=True),
+    Route("GET", f"{AGENT}/memories/{{memory_id}}/history", "memories"),
+    Route("POST", f"{AGENT}/memories/{{memory_id}}/history/{{version}}/restore", "memories"),
     Route("DELETE", f"{AGENT}/memories/{{memory_id}}", "memories"),
     Route("DELETE", f"{AGENT}/memories", "memories", query=("user_id",)),
     Route("GET", f"{AGENT}/audit", "memories", query=("record_id", "cursor", "limit")),

@@ -27,6 +27,7 @@ from datetime import datetime
 from agent_memory.domain.derived import is_derived
 from agent_memory.domain.fact_timeline import Statement, Timelines, timelines
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.memory_versions import validity_detail
 from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.domain.supersession import SELF, Relation, claims, relate
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -82,7 +83,7 @@ class SupersessionService:
         if own is None:
             return record
         metrics.add_metric(name="Supersessions", unit=MetricUnit.Count, value=len(own.supersedes))
-        return record.model_copy(update=_fields(own))
+        return record.model_copy(update=own.as_fields())
 
     def on_forget(self, forgotten: MemoryRecord, now: datetime, actor: str) -> list[str]:
         """Take a forgotten memory out of its timelines: what it superseded, and what superseded
@@ -94,7 +95,7 @@ class SupersessionService:
         group = [r for r in group if r.id != forgotten.id]
         changes = _changes(group, timelines(_statements(group)), exclude=frozenset({forgotten.id}))
         for change in changes:
-            detail: dict[str, object] = {"forgotten": forgotten.id}
+            detail: dict[str, object] = {"forgotten": forgotten.id, **validity_detail(change.validity)}
             self._set(forgotten, change, now, actor, AuditAction.SUPERSESSION_UNDONE, detail)
         return [c.record_id for c in changes]
 
@@ -147,7 +148,7 @@ class SupersessionService:
         return out
 
     def _mark(self, new: MemoryRecord, change: Marked, now: datetime) -> None:
-        detail: dict[str, object] = {"by": new.id}
+        detail: dict[str, object] = {"by": new.id, **validity_detail(change.validity)}
         if change.attribute:
             detail["attribute"] = change.attribute
         self._set(new, change, now, "writer", AuditAction.SUPERSEDED, detail)
@@ -206,12 +207,3 @@ def _changes(group: Sequence[MemoryRecord], lines: Timelines, exclude: frozenset
             attribute = ended[0].attribute if ended else (held[0].attribute if held else None)
             out.append(Marked(record.id, validity, attribute))
     return out
-
-
-def _fields(validity: RecordValidity) -> dict[str, object]:
-    return {
-        "valid_from": validity.valid_from,
-        "valid_to": validity.valid_to,
-        "supersedes": list(validity.supersedes),
-        "superseded_by": validity.superseded_by,
-    }

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.recall import Hit
+from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.ports import AuditAction, AuditQuery
+from agent_memory.services.memory_history import MemoryHistoryService
 
 BERLIN = "I live in Berlin, in a flat near Tempelhof."
 LISBON = "I moved to Lisbon last week, my new flat is in Alfama."
@@ -129,3 +132,80 @@ def test_forgetting_the_newer_memory_gives_the_older_value_back(world: World) ->
     assert after is not None and after.superseded_by is None and after.valid_to is None
     hits = _hits(world, "where do I live?")
     assert [h.id for h in hits] == [berlin] and hits[0].current
+
+
+def _history_service(world: World) -> MemoryHistoryService:
+    return MemoryHistoryService(world.store, world.queue, world.pending, world.clock)
+
+
+def test_the_history_lists_each_change_with_who_made_it(world: World) -> None:
+    # GIVEN Berlin superseded by Lisbon
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    lisbon = _remember(world, LISBON, _months_ago(world, 5))
+    # WHEN the older memory's history is read
+    record, versions = _history_service(world).history("acme", "bot", berlin)
+    # THEN version 1 is the write, version 2 the supersession by the writer, naming the successor
+    assert record.id == berlin
+    assert [(v.number, v.change, v.actor) for v in versions] == [
+        (1, "written", "writer"),
+        (2, "superseded", "writer"),
+    ]
+    assert versions[0].content == versions[1].content == BERLIN
+    assert versions[0].validity.superseded_by is None and versions[1].validity.superseded_by == lisbon
+
+
+def test_an_admin_restore_undoes_a_supersession_on_both_memories(world: World) -> None:
+    # GIVEN Berlin superseded by Lisbon
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    lisbon = _remember(world, LISBON, _months_ago(world, 5))
+    service = _history_service(world)
+    # WHEN an admin restores Berlin's version 1 (before the supersession)
+    made = service.restore("acme", "bot", berlin, 1, actor="admin-key")
+    # THEN Berlin holds again, Lisbon no longer names it, and the restore is version 3 in the trail
+    old, new = world.store.get("acme", "bot", berlin), world.store.get("acme", "bot", lisbon)
+    assert old is not None and old.superseded_by is None and old.valid_to is None
+    assert new is not None and new.supersedes == []
+    assert (made.number, made.change, made.actor, made.detail["version"]) == (3, "restored", "admin-key", 1)
+
+
+def test_restoring_an_earlier_wording_goes_through_the_writer(world: World) -> None:
+    # GIVEN a memory that absorbed a near-identical later write
+    first = _remember(world, "Alice moved the product launch to March 3.", _months_ago(world, 1))
+    _remember(
+        world, "Alice moved the product launch to March 3 .", _months_ago(world, 1) + timedelta(minutes=1)
+    )
+    merged = world.store.get("acme", "bot", first)
+    assert merged is not None and len(merged.merged_from) == 2
+    # WHEN an admin restores version 1 and the writer runs
+    _history_service(world).restore("acme", "bot", first, 1, actor="admin-key")
+    world.drain()
+    # THEN the first wording is the content again, and both writes are still held
+    restored = world.store.get("acme", "bot", first)
+    assert restored is not None and restored.content == "Alice moved the product launch to March 3."
+    assert [m.content for m in restored.merged_from] == [m.content for m in merged.merged_from]
+
+
+def test_a_forgotten_memory_keeps_no_text_in_any_version_and_cannot_be_restored(world: World) -> None:
+    # GIVEN Berlin superseded by Lisbon, then Berlin forgotten
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    _remember(world, LISBON, _months_ago(world, 5))
+    world.forget.forget("acme", "bot", berlin, actor="key")
+    service = _history_service(world)
+    # WHEN its history is read and a restore is tried
+    _, versions = service.history("acme", "bot", berlin)
+    with pytest.raises(ConflictError):
+        service.restore("acme", "bot", berlin, 1, actor="admin-key")
+    # THEN every version is there, none holds the text
+    assert [v.change for v in versions] == ["written", "superseded", "forget"]
+    assert all(v.content is None for v in versions)
+
+
+def test_another_tenant_sees_no_history_and_restores_nothing(world: World) -> None:
+    # GIVEN acme's memory
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    service = _history_service(world)
+    # WHEN / THEN another tenant asks for it by id
+    with pytest.raises(NotFoundError):
+        service.history("other", "bot", berlin)
+    with pytest.raises(NotFoundError):
+        service.restore("other", "bot", berlin, 1, actor="admin-key")

@@ -42,7 +42,8 @@ _DATETIME_COLUMNS = frozenset({
 })
 # fmt: on
 _JSON_COLUMNS = frozenset(
-    {"tags", "source", "links", "metadata", "source_ids", "merged_from", "user_ids", "experience", "supersedes"}
+    {"tags", "source", "links", "metadata", "source_ids", "merged_from", "user_ids", "experience"}
+    | {"supersedes"}
 )
 #: ``confidence`` is an experience's, copied out of its JSON so a filter on it is a column test.
 _WRITE_COLUMNS = (*RECORD_COLUMNS, "span_start", "span_end", "confidence", "vector", "vgen")
