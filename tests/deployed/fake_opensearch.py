@@ -4,11 +4,11 @@ It keeps indices (their mappings as created), aliases and documents, and answers
 the adapter makes with the documented response shapes. Queries are not evaluated beyond their
 ``term``/``terms``/``range`` filters and the fields they require absent (tenant, agent, grain,
 not forgotten, ...: every document that passes them is a hit, scored 1.0, in the order of the
-body's ``sort`` on source fields). Scripts are not run, except the three that change a record's
-state (forget, stale mark, an experience's feedback: `_record_script`), so a path that forgets
-or counts sees its effect. What the deployed-configuration tests check is that each function
-reaches the domain with the calls its role allows, not ranking (the contract suite runs the
-store against a real cluster when ``OPENSEARCH_URL`` is set).
+body's ``sort`` on source fields). Scripts are not run, except those that change a record's
+state (forget, stale mark, an experience's feedback, a supersession: `_record_script`), so a
+path that forgets or counts sees its effect. What the deployed-configuration tests check is
+that each function reaches the domain with the calls its role allows, not ranking (the contract
+suite runs the store against a real cluster when ``OPENSEARCH_URL`` is set).
 """
 
 from __future__ import annotations
@@ -216,12 +216,14 @@ def _sorted(hits: list[tuple[str, dict[str, Any]]], sort: Any) -> list[tuple[str
 
 def _record_script(source: dict[str, Any], script: dict[str, Any]) -> str:
     """What OpenSearch's run of a record script does to ``source`` (``updated`` or ``noop``): the
-    forget, the stale mark and the feedback scripts, as written in `opensearch_scripts`; any other
-    script changes nothing here (counters) and answers ``updated``."""
+    forget, the stale mark, the feedback and the supersession scripts, as written in
+    `opensearch_scripts`; any other script changes nothing here (counters) and answers
+    ``updated``."""
     from agent_memory.adapters.opensearch.opensearch_scripts import (
         EXPERIENCE_SCRIPT,
         SOFT_DELETE_SCRIPT,
         STALE_SCRIPT,
+        VALIDITY_SCRIPT,
     )
     from agent_memory.adapters.opensearch.opensearch_spaces import SET_SPACE_SCRIPT
 
@@ -236,7 +238,7 @@ def _record_script(source: dict[str, Any], script: dict[str, Any]) -> str:
         else:
             source.setdefault("spaces", {})[params["space"]] = params["v"]
         return "updated"
-    if text not in (SOFT_DELETE_SCRIPT, STALE_SCRIPT, EXPERIENCE_SCRIPT):
+    if text not in (SOFT_DELETE_SCRIPT, STALE_SCRIPT, EXPERIENCE_SCRIPT, VALIDITY_SCRIPT):
         return "updated"
     if (source.get("tenant_id"), source.get("agent_id")) != (params["tenant_id"], params["agent_id"]):
         return "noop"
@@ -250,6 +252,11 @@ def _record_script(source: dict[str, Any], script: dict[str, Any]) -> str:
         return "noop"
     if text == SOFT_DELETE_SCRIPT:
         source["deleted_at"] = source["updated_at"] = at
+    elif text == VALIDITY_SCRIPT:
+        for field in ("valid_from", "valid_to", "supersedes", "superseded_by"):
+            source[field] = params[field]
+        if source.get("updated_at") is None or source["updated_at"] < at:
+            source["updated_at"] = at
     else:
         source["experience"] = params["experience"]
         if source.get("updated_at") is None or source["updated_at"] < at:

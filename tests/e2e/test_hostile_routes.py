@@ -208,6 +208,14 @@ CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
         f"{BASE}/memories/{quote(d(PHRASES), safe='') or 'x'}/feedback",
         {"outcome": d(st.sampled_from(["applied", "confirmed", "refuted", "maybe", ""])), "note": d(PHRASES)},
     ),
+    ("GET", "/v1/agents/{agent_id}/memories/{memory_id}/history"): lambda d: (
+        "GET", f"{BASE}/memories/{quote(d(PHRASES), safe='') or 'x'}/history", None
+    ),
+    ("POST", "/v1/agents/{agent_id}/memories/{memory_id}/history/{version}/restore"): lambda d: (
+        "POST",
+        f"{BASE}/memories/{quote(d(PHRASES), safe='') or 'x'}/history/{quote(str(d(NUMBERS)), safe='')}/restore",
+        None,
+    ),
     ("POST", "/v1/admin/patterns"): lambda d: (
         "POST", "/v1/admin/patterns", d(st.one_of(st.just({}), st.builds(lambda a: {"agent_id": a}, PHRASES)))
     ),

@@ -533,9 +533,9 @@ class RecordStore(Protocol):
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
     ) -> bool:
-        """Replace a live record's supersession fields (`RecordValidity`) and append the audit
-        event, leaving its content, ``updated_at`` and vectors as they are. False (and no event)
-        if the agent has no such live record."""
+        """Replace a live record's supersession fields (`RecordValidity`), move its ``updated_at``
+        forward to ``event.at`` and append the audit event, leaving its content and vectors as
+        they are. False (and no event) if the agent has no such live record."""
         ...
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:

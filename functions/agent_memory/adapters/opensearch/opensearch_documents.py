@@ -39,6 +39,8 @@ _DATETIME_FIELDS = (
     "expires_at",
     "deleted_at",
     "last_seen_at",
+    "valid_from",
+    "valid_to",
 )
 _RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 

@@ -2,7 +2,7 @@
 index matches it.
 
 Two indexes, each a versioned index behind an alias so it can be re-indexed without touching
-configuration (``agent-memory`` → ``agent-memory-v3``):
+configuration (``agent-memory`` → ``agent-memory-v5``):
 
 - **records** (``{alias}``): one document per memory record, ``_id`` = record id, with its
   embedding in a ``knn_vector`` field and every filterable field mapped explicitly;
@@ -56,8 +56,9 @@ Engine = Literal["faiss", "lucene"]
 #: Bump when the mapping changes; the index name carries it (``{alias}-v{N}``). 2: ``speaker``
 #: and ``context`` fields, and the English analyzer on every text field. 3: ``last_seen_at`` and
 #: ``merged_from`` (what a merged record absorbed), ``user_ids`` (a summary's end users). 4:
-#: ``experience`` (an outcome's context, result, run and confidence).
-SCHEMA_VERSION = 4
+#: ``experience`` (an outcome's context, result, run and confidence). 5: supersession fields
+#: ``valid_from``, ``valid_to``, ``supersedes``, ``superseded_by``.
+SCHEMA_VERSION = 5
 EVENTS_SCHEMA_VERSION = 1
 #: The knowledge index's own version (``{alias}-knowledge-v{N}``): it changes apart from records.
 KNOWLEDGE_SCHEMA_VERSION = 1
@@ -245,6 +246,11 @@ def records_index_body(
                     "member_runs": {"type": "keyword", "index": False, "doc_values": False},
                 }
             },
+            # Supersession: when what a record says held, and which records replaced each other.
+            "valid_from": _DATE,
+            "valid_to": _DATE,
+            "supersedes": _KEYWORD,
+            "superseded_by": _KEYWORD,
             VECTOR_FIELD: vector_field(dimension, engine),
         },
     }

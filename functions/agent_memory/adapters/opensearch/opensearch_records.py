@@ -51,12 +51,14 @@ from agent_memory.adapters.opensearch.opensearch_scripts import (
     EXPERIENCE_SCRIPT,
     SOFT_DELETE_SCRIPT,
     STALE_SCRIPT,
+    VALIDITY_SCRIPT,
     record_script_body,
+    validity_params,
 )
 from agent_memory.adapters.opensearch.opensearch_spaces import OpenSearchSpaces, space_vector
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
@@ -159,6 +161,32 @@ class OpenSearchRecords(OpenSearchSpaces):
             body = record_script_body(EXPERIENCE_SCRIPT, tenant_id, agent_id, event.at)
             body["script"]["params"]["experience"] = data
             if not self._scripted_update(tenant_id, agent_id, record_id, body, "recording feedback"):
+                return False
+        self._write_audit([event])
+        return True
+
+    def set_validity(
+        self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
+    ) -> bool:
+        """A scripted ``_update`` that changes only the four supersession fields (a forget racing
+        it wins: the script does nothing to a forgotten record; ``updated_at`` moves as feedback's
+        does, the content and vectors stay); on Serverless a re-index of the document read back.
+        Then the audit event."""
+        fields = validity_params(validity)
+        if self.serverless:
+            _id = doc_id(tenant_id, agent_id, record_id)
+            source = self._own_document(tenant_id, agent_id, _id, "recording a supersession")
+            if source is None or not to_record(source).is_live(event.at):
+                return False
+            action = self._action("index", self.alias, _id, tenant_id, agent_id)
+            updated = max(str(source["updated_at"]), ts(event.at))
+            self._bulk_checked(
+                [action, {**source, **fields, "updated_at": updated}], "recording a supersession"
+            )
+        else:
+            body = record_script_body(VALIDITY_SCRIPT, tenant_id, agent_id, event.at)
+            body["script"]["params"].update(fields)
+            if not self._scripted_update(tenant_id, agent_id, record_id, body, "recording a supersession"):
                 return False
         self._write_audit([event])
         return True

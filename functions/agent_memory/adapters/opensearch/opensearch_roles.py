@@ -44,7 +44,7 @@ _ROLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 def data_index_patterns(alias: str) -> list[str]:
     """The indexes the data role covers: the records alias and every sibling named after it —
     the events and knowledge aliases (``{alias}-events``, ``{alias}-knowledge``) and every
-    versioned index behind the three (``{alias}-v3``, ``{alias}-events-v1``,
+    versioned index behind the three (``{alias}-v5``, ``{alias}-events-v1``,
     ``{alias}-knowledge-v1``). One wildcard rather than a list of names, so a new sibling index
     or schema version needs no change of the role (the index bootstrap handler passes the same
     two patterns)."""

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.adapters.opensearch.opensearch_documents import ts
+from agent_memory.domain.records import RecordValidity
 
 #: Forget a record only if it is the caller's and live at ``params.at`` (times are fixed-width
 #: strings, so ``compareTo`` orders them in time); otherwise change nothing (``noop``).
@@ -35,6 +36,17 @@ EXPERIENCE_SCRIPT = (
     "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id || s.deleted_at != null "
     "|| (s.expires_at != null && s.expires_at.compareTo(params.at) <= 0)) { ctx.op = 'noop'; } "
     "else { s.experience = params.experience; "
+    "if (s.updated_at == null || s.updated_at.compareTo(params.at) < 0) { s.updated_at = params.at; } }"
+)
+#: Replace a live record's supersession fields (null and an empty list clear them) and move
+#: ``updated_at`` (an upgrade's catch-up copies what moved); its content and vectors stay. A
+#: forgotten or expired record is left as it is.
+VALIDITY_SCRIPT = (
+    "def s = ctx._source; "
+    "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id || s.deleted_at != null "
+    "|| (s.expires_at != null && s.expires_at.compareTo(params.at) <= 0)) { ctx.op = 'noop'; } "
+    "else { s.valid_from = params.valid_from; s.valid_to = params.valid_to; "
+    "s.supersedes = params.supersedes; s.superseded_by = params.superseded_by; "
     "if (s.updated_at == null || s.updated_at.compareTo(params.at) < 0) { s.updated_at = params.at; } }"
 )
 #: Count one search on the agent's day document (made by the first search of the day): the
@@ -64,6 +76,17 @@ def record_script_body(script: str, tenant_id: str, agent_id: str, at: datetime)
     """An ``_update`` body running ``script`` on one of the caller's records as of ``at``
     (`SOFT_DELETE_SCRIPT`, `STALE_SCRIPT`, and per document of a bulk, `ACCESS_SCRIPT`)."""
     return {"script": painless(script, {"tenant_id": tenant_id, "agent_id": agent_id, "at": ts(at)})}
+
+
+def validity_params(validity: RecordValidity) -> dict[str, Any]:
+    """The four supersession fields as a document holds them (`VALIDITY_SCRIPT`'s params, and
+    the fields a Serverless re-index writes): fixed-width times, null and ``[]`` when cleared."""
+    return {
+        "valid_from": None if validity.valid_from is None else ts(validity.valid_from),
+        "valid_to": None if validity.valid_to is None else ts(validity.valid_to),
+        "supersedes": list(validity.supersedes),
+        "superseded_by": validity.superseded_by,
+    }
 
 
 def search_count_body(tenant_id: str, agent_id: str, day: datetime, hits: int) -> dict[str, Any]:

@@ -135,11 +135,13 @@ class SqliteRecords(SqliteStorePart):
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
     ) -> bool:
-        """One guarded UPDATE and the event in one transaction (no vector or text changes)."""
+        """One guarded UPDATE and the event in one transaction (no vector or text changes;
+        ``updated_at`` moves forward, as feedback's does)."""
         at = to_us(event.at)
         with self._db.transaction(write=True) as conn:
             cursor = conn.execute(
-                "UPDATE records SET valid_from = ?, valid_to = ?, supersedes = ?, superseded_by = ? "
+                "UPDATE records SET valid_from = ?, valid_to = ?, supersedes = ?, superseded_by = ?, "
+                "updated_at = max(updated_at, ?) "
                 "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
                 "AND (expires_at IS NULL OR expires_at > ?)",
                 (
@@ -147,6 +149,7 @@ class SqliteRecords(SqliteStorePart):
                     opt_us(validity.valid_to),
                     json_text(list(validity.supersedes)),
                     validity.superseded_by,
+                    at,
                     tenant_id,
                     agent_id,
                     record_id,

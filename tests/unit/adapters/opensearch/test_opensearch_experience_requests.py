@@ -9,6 +9,7 @@ from __future__ import annotations
 from opensearchpy import OpenSearch
 from tests.unit.adapters.opensearch.test_opensearch_requests import (
     DIM,
+    INDEX,
     MODEL,
     NOW,
     Cluster,
@@ -38,7 +39,7 @@ def test_feedback_is_a_routed_scripted_update_of_the_experience_then_the_audit_d
     client: OpenSearch, cluster: Cluster
 ) -> None:
     # GIVEN the cluster updates the document, then takes the audit event
-    cluster.reply({"_index": "mem-v4", "_id": f"t1:a1:{RECORD}", "result": "updated"})
+    cluster.reply({"_index": INDEX, "_id": f"t1:a1:{RECORD}", "result": "updated"})
     cluster.reply(bulk_ok(1))
     # WHEN feedback is recorded
     changed = store(client).set_experience("t1", "a1", RECORD, SURE, feedback())
@@ -60,7 +61,7 @@ def test_feedback_on_a_record_the_script_refuses_writes_no_audit(
     client: OpenSearch, cluster: Cluster
 ) -> None:
     # GIVEN the script found the record forgotten (or another tenant's): noop
-    cluster.reply({"_index": "mem-v4", "_id": f"t1:a1:{RECORD}", "result": "noop"})
+    cluster.reply({"_index": INDEX, "_id": f"t1:a1:{RECORD}", "result": "noop"})
     # WHEN / THEN nothing changed and no event was written
     assert store(client).set_experience("t1", "a1", RECORD, SURE, feedback()) is False
     assert len(cluster.sent) == 1
@@ -85,7 +86,7 @@ def test_serverless_feedback_reads_the_document_and_indexes_it_back_changed(
     # GIVEN a live experience read back whole
     r = record(RECORD, kind=MemoryKind.FAILURE, experience=Experience(prior=0.6))
     cluster.reply(
-        {"docs": [{"_index": "mem-v4", "_id": "x", "found": True, "_source": source_of(r, unit_vector(1))}]}
+        {"docs": [{"_index": INDEX, "_id": "x", "found": True, "_source": source_of(r, unit_vector(1))}]}
     )
     cluster.reply(bulk_ok(1))
     cluster.reply(bulk_ok(1))

@@ -247,9 +247,9 @@ def test_the_vector_field_is_hnsw_innerproduct_on_the_chosen_engine(engine: str)
 
 
 def test_the_records_index_name_carries_the_schema_version() -> None:
-    # experiences are schema 4: a new index behind the same alias
-    assert SCHEMA_VERSION == 4
-    assert records_index_name("agent-memory") == "agent-memory-v4"
+    # supersession fields are schema 5: a new index behind the same alias
+    assert SCHEMA_VERSION == 5
+    assert records_index_name("agent-memory") == "agent-memory-v5"
 
 
 def test_text_is_stemmed_and_folded_alike_and_queries_drop_the_domains_stopwords() -> None:

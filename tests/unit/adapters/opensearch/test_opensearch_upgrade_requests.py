@@ -41,7 +41,7 @@ def old_mappings(engine: str = "faiss", model: str = MODEL) -> dict[str, Any]:
     """What ``GET mem,mem-events/_mapping`` answers while the alias is on the older index."""
     records = records_index_body(DIM, model, engine)["mappings"]  # type: ignore[arg-type]
     records["_meta"]["schema_version"] = SCHEMA_VERSION - 1
-    for name in ("speaker", "context"):
+    for name in ("valid_from", "valid_to", "supersedes", "superseded_by"):  # what version 5 added
         del records["properties"][name]
     return {OLD: {"mappings": records}, f"{ALIAS}-events-v1": {"mappings": events_index_body()["mappings"]}}
 
