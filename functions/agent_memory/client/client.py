@@ -67,6 +67,7 @@ from agent_memory.contract.v1_experience import (
     PatternRunRequest,
     PatternRunResponse,
 )
+from agent_memory.contract.v1_history import MemoryHistoryResponse, RestoreResponse
 from agent_memory.contract.v1_knowledge import (
     DocumentBody,
     DocumentDeleteResponse,
@@ -324,6 +325,22 @@ class MemoryClient:
     ) -> Iterator[MemoryOut]:
         for page in self.pages(agent_id, grain=grain, limit=page_size):
             yield from page.items
+
+    def history(self, agent_id: str, memory_id: str) -> MemoryHistoryResponse:
+        """Every change to the memory as a version, oldest first: merges, supersessions and their
+        undoing, feedback, forget, restores, each with who or what made it. A forgotten memory's
+        versions hold no text."""
+        return self._send(
+            "GET", self._agent_path(agent_id, "memories", memory_id, "history"), MemoryHistoryResponse
+        )
+
+    def restore(self, agent_id: str, memory_id: str, version: int) -> RestoreResponse:
+        """Bring a version back (an admin key): whether it held at once, its text through the
+        writer (``text_pending``). A forgotten memory cannot be restored (`ConflictError`)."""
+        if version < 1:
+            raise ValueError("versions are numbered from 1")
+        path = self._agent_path(agent_id, "memories", memory_id, "history", str(version), "restore")
+        return self._send("POST", path, RestoreResponse)
 
     def forget(self, agent_id: str, memory_id: str) -> ForgetResponse:
         """Forget one memory: gone from search, get and list at once, an audit event written, and

@@ -65,6 +65,12 @@ SearchMemoryArgs: type[BaseModel] = create_model(
         SearchRequest, "max_days_ago", "Only memories at most this many days old (leave out: no limit)."
     ),
     max_results=field_of(SearchRequest, "max_results", "How many memories to return at most."),
+    as_of=field_of(
+        SearchRequest,
+        "as_of",
+        "Answer as of this time (ISO 8601, e.g. '2026-04-15T00:00:00Z'): what was believed then, the "
+        "days counted back from it. Leave out for now. A memory a newer one replaced says so.",
+    ),
     sources=field_of(
         SearchRequest,
         "sources",

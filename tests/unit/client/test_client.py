@@ -565,3 +565,42 @@ def test_sigv4_signs_every_attempt_instead_of_sending_a_bearer_key() -> None:
         assert "content-type" in authorization.split("SignedHeaders=")[1]
         assert sent.headers["X-Amz-Date"]
     assert "Bearer" not in json.dumps([s.headers for s in transport.sent])
+
+
+VERSION = {
+    "version": 2, "at": "2026-06-12T09:00:00Z", "change": "superseded", "actor": "writer",
+    "content": "I live in Berlin.", "current": False, "valid_from": "2026-03-10T09:00:00Z",
+    "valid_to": "2026-06-12T09:00:00Z", "supersedes": [], "superseded_by": "mem_bbbbbbbbbbbbbbbbbbbbbbbbbb",
+    "confidence": None, "detail": {"by": "mem_bbbbbbbbbbbbbbbbbbbbbbbbbb"},
+}  # fmt: skip
+
+
+def test_history_and_restore_send_their_routes_and_read_the_versions() -> None:
+    # GIVEN a service answering a history and a restore
+    restored = {**VERSION, "version": 3, "change": "restored", "current": True, "superseded_by": None}
+    client, transport, _ = make(
+        ok({"id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", "forgotten": False, "versions": [VERSION]}),
+        ok(
+            {
+                "id": "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "restored": 1,
+                "version": restored,
+                "text_pending": False,
+            }
+        ),
+    )
+    # WHEN reading the history and restoring version 1
+    history = client.history("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+    made = client.restore("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", 1)
+    # THEN both went to their paths and came back typed
+    assert (
+        history.versions[0].superseded_by == "mem_bbbbbbbbbbbbbbbbbbbbbbbbbb"
+        and not history.versions[0].current
+    )
+    assert (made.restored, made.version.change, made.version.current) == (1, "restored", True)
+    assert [(s.method, s.path) for s in transport.sent] == [
+        ("GET", "/prod/v1/agents/bot/memories/mem_aaaaaaaaaaaaaaaaaaaaaaaaaa/history"),
+        ("POST", "/prod/v1/agents/bot/memories/mem_aaaaaaaaaaaaaaaaaaaaaaaaaa/history/1/restore"),
+    ]
+    with pytest.raises(ValueError, match="numbered from 1"):
+        client.restore("bot", "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa", 0)

@@ -15,7 +15,8 @@ from agent_memory.domain.experience import FeedbackOutcome
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryKind
 from agent_memory.tools import MemoryTools
-from agent_memory.tools.text import experience_label
+from agent_memory.tools.models import SearchMemoryArgs
+from agent_memory.tools.text import experience_label, search_results_text
 
 ID = re.compile(r"\(id (mem_[a-z2-7]+)\)")
 LESSON = "Uploading in batches of 100 avoids the gateway timeout."
@@ -264,3 +265,29 @@ def test_the_evidence_is_named_only_when_there_is_some(
 ) -> None:
     # WHEN / THEN
     assert experience_label("pattern", 0.8234, confirmations, refutations) == label
+
+
+def test_a_superseded_memory_reads_as_no_longer_holding_and_as_of_reaches_the_search() -> None:
+    # GIVEN a search result a newer memory replaced, and a current one
+    base = {
+        "grain": "working", "time_key": None, "kind": "fact", "text": "", "score": 0.5, "similarity": 0.5,
+        "recency": 0.5, "importance": 0.5, "topic": None, "user_id": None, "conversation_id": None,
+        "source": None, "metadata": {}, "tags": [],
+    }  # fmt: skip
+    old = SearchResult.model_validate(
+        {**base, "id": "mem_old", "content": "I live in Berlin.", "occurred_at": "2026-03-10T09:00:00Z",
+         "current": False, "valid_to": "2026-06-12T09:00:00Z", "superseded_by": "mem_new"}
+    )  # fmt: skip
+    new = SearchResult.model_validate(
+        {**base, "id": "mem_new", "content": "I moved to Lisbon.", "occurred_at": "2026-06-12T09:00:00Z",
+         "supersedes": ["mem_old"]}
+    )  # fmt: skip
+    # WHEN they are written for the model
+    text = search_results_text([new, old], "grain all, any time")
+    # THEN the current one reads as before and the old one says since when it no longer holds
+    assert text.splitlines()[1:] == [
+        "[2026-06-12 · working] I moved to Lisbon. (id mem_new)",
+        "[2026-03-10 · working · no longer holds since 2026-06-12, see mem_new] I live in Berlin."
+        " (id mem_old)",
+    ]
+    assert "as_of" in SearchMemoryArgs.model_fields
