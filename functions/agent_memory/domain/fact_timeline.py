@@ -91,27 +91,31 @@ def timelines(statements: Iterable[Statement], undone: frozenset[tuple[str, str]
             stated.setdefault((statement.holder, attribute), []).append((statement, claim))
     out: dict[tuple[str, str], list[tuple[str, Validity]]] = {}
     for key, line in stated.items():
-        kept: list[tuple[Statement, Claim]] = []
+        # runs of one value: a restatement continues the value its run began with
+        runs: list[list[tuple[Statement, Claim]]] = []
         for statement, claim in line:
-            if kept and kept[-1][1].value == claim.value:
-                continue  # a restatement continues the value it restates
-            kept.append((statement, claim))
+            if runs and runs[-1][0][1].value == claim.value:
+                runs[-1].append((statement, claim))
+            else:
+                runs.append([(statement, claim)])
         validities: list[tuple[str, Validity]] = []
-        for i, (statement, claim) in enumerate(kept):
-            after = kept[i + 1][0] if i + 1 < len(kept) else None
-            before = kept[i - 1][0] if i > 0 else None
-            validities.append(
-                (
-                    statement.id,
-                    Validity(
-                        attribute=key[1],
-                        value=claim.value,
-                        valid_from=statement.occurred_at,
-                        valid_to=after.occurred_at if after else None,
-                        supersedes=before.id if before else None,
-                        superseded_by=after.id if after else None,
-                    ),
+        for i, run in enumerate(runs):
+            after = runs[i + 1][0][0] if i + 1 < len(runs) else None
+            before = runs[i - 1][0][0] if i > 0 else None
+            for n, (statement, claim) in enumerate(run):
+                validities.append(
+                    (
+                        statement.id,
+                        Validity(
+                            attribute=key[1],
+                            value=claim.value,
+                            valid_from=statement.occurred_at,
+                            valid_to=after.occurred_at if after else None,
+                            # the run's first replaced the value before; a restatement replaced nothing
+                            supersedes=before.id if before and n == 0 else None,
+                            superseded_by=after.id if after else None,
+                        ),
+                    )
                 )
-            )
         out[key] = validities
     return Timelines(out)

@@ -73,7 +73,9 @@ def test_one_current_value_and_as_of_the_value_then(
     for holder in ("alice", "bob"):
         for attribute in ATTRIBUTES:
             line = lines.by_attribute.get((holder, attribute), [])
-            assert [v.valid_to for _, v in line].count(None) == (1 if line else 0)
+            # one value holds now (a restatement of it holds with it; one of an older value does not)
+            assert len({v.value for _, v in line if v.valid_to is None}) == (1 if line else 0)
+            assert all(v.superseded_by is None for _, v in line if v.valid_to is None)
             assert _value(line, lines.current(holder, attribute)) == _reference(rows, holder, attribute, None)
             assert _value(line, lines.as_of(holder, attribute, at)) == _reference(rows, holder, attribute, at)
 

@@ -47,6 +47,7 @@ from agent_memory.domain.cascade import key_for_day
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.plans import DEFAULT_PLANS
 from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.supersession import claims
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditAction, AuditQuery, ListQuery, MemoryStore
 from agent_memory.services.retention_rules import RetentionService
@@ -59,6 +60,9 @@ TEMPLATES: tuple[Callable[[int], str], ...] = (
     lambda n: f"Paid invoice {n} of ${n - 500} to Acme Corp.",
     lambda n: f"My phone number is 555-{n} and I live at {n % 7 + 10} Baker Street in Berlin.",
     lambda n: f"The vault code is {n}.",
+    # facts whose value changes: a newer one supersedes an older one of the same end user
+    lambda n: f"I moved to {('Berlin', 'Lisbon', 'Porto')[n % 3]} last month.",
+    lambda n: f"My favourite drink is {('green tea', 'black coffee', 'chai')[n % 3]}.",
     lambda n: f"Team standup moved to {('Monday', 'Tuesday', 'Friday')[n % 3]} at 9.",
     lambda n: "We agreed to ship the release after the security review.",
     # long sentences with one particular: closer than any merge threshold by wording alone
@@ -338,6 +342,22 @@ class KeepingAndForgetting(RuleBasedStateMachine):
                 assert not any(text in h for h in held), (
                     f"{record.grain.value} {record.id} still holds {text!r}, which was forgotten or erased"
                 )
+
+    @invariant()
+    def one_value_holds_per_user_and_supersession_never_crosses_users(self) -> None:
+        live = {r.id: r for r in self.live_records().values() if r.grain is Grain.WORKING}
+        holding: dict[tuple[str | None, str], set[str]] = {}
+        for record in live.values():
+            for other_id in (*record.supersedes, *([record.superseded_by] if record.superseded_by else [])):
+                other = live.get(other_id)
+                assert other is None or other.user_id == record.user_id, (
+                    f"{record.id} of {record.user_id!r} is linked to {other_id} of another end user"
+                )
+            if record.superseded_by is None:
+                for claim in claims(record.content):
+                    holding.setdefault((record.user_id, claim.attribute), set()).add(claim.value)
+        for (user, attribute), values in holding.items():
+            assert len(values) <= 1, f"{user!r} has {sorted(values)} all current for {attribute}"
 
     # --- helpers --------------------------------------------------------------------------------
 
