@@ -161,6 +161,10 @@ class ForgetService:
             self._mark_derived(record, walk, walk.profiles, walk.stale_profiles)
         if action != AuditAction.ERASE:  # an erasure takes every memory of the user's timelines
             self._supersession.on_forget(record, walk.now, walk.actor)
+        if record.superseded_by:  # its successor's summaries quote what it replaced: re-made
+            successor = self._store.get(tenant, agent, record.superseded_by)
+            if successor is not None and successor.is_live(walk.now):
+                self._mark_chain(successor, walk)
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True

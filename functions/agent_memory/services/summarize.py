@@ -77,6 +77,9 @@ LABEL_ROOM = 32
 #: Seconds a refresh job waits before its first attempt, so the write it follows is usually
 #: stored by then (SQS ``DelaySeconds``; the ``after`` check makes it correct either way).
 REFRESH_DELAY_S = 60
+#: How many replaced memories a child's input quotes, and how much of each.
+MAX_REPLACED = 3
+REPLACED_CHARS = 200
 
 # Metadata keys every summary carries.
 MODEL_ID = "summarizer_model_id"
@@ -280,9 +283,25 @@ class SummarizeService:
         return out
 
     def _input(self, record: MemoryRecord) -> SummaryInput:
-        """A working memory is labelled with its local day; a summary with its time key."""
+        """A working memory is labelled with its local day; a summary with its time key. A
+        memory that superseded others says what it replaced, so the summary can say "moved from
+        Berlin to Lisbon" instead of stating the new value as if nothing had held before (a
+        forget of the replaced memory re-makes this summary: `ForgetService`)."""
         label = record.time_key or local_date(record.occurred_at, self._tz).isoformat()
-        return SummaryInput(label=label, text=record.content)
+        return SummaryInput(label=label, text=record.content + self._replaced(record))
+
+    def _replaced(self, record: MemoryRecord) -> str:
+        if record.grain is not Grain.WORKING or not record.supersedes:
+            return ""
+        olds = [
+            self._store.get(record.tenant_id, record.agent_id, i) for i in record.supersedes[:MAX_REPLACED]
+        ]
+        said = [
+            f"[{local_date(o.occurred_at, self._tz).isoformat()}] {_clip(o.content)}"
+            for o in olds
+            if o is not None and o.deleted_at is None
+        ]
+        return f" (this replaces what was said before: {'; '.join(said)})" if said else ""
 
     def _input_hash(self, grain: Grain, key: str, children: Sequence[MemoryRecord]) -> str:
         h = hashlib.sha256()
@@ -290,6 +309,8 @@ class SummarizeService:
             h.update(part.encode("utf-8") + b"\x00")
         for child in children:
             h.update(f"{child.id}\x00{child.content_hash}\x00".encode())
+            if child.supersedes:  # what it replaced is in its input (`_replaced`); none: as before
+                h.update(("\x01" + ",".join(child.supersedes) + "\x00").encode())
         return h.hexdigest()
 
     def _record(
@@ -519,6 +540,10 @@ def _call(
 # ---------------------------------------------------------------------------------------------
 # Pure helpers
 # ---------------------------------------------------------------------------------------------
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= REPLACED_CHARS else text[: REPLACED_CHARS - 1] + "…"
 
 
 def _only_removed(existing: MemoryRecord, children: Sequence[MemoryRecord]) -> bool:

@@ -325,3 +325,23 @@ def test_erasure_and_forget_stay_inside_the_tenant(cascade: Cascade, world: Worl
     assert result.forgotten == [] and result.stale_summaries == []
     assert cascade.store.get(TENANT, AGENT, mine).is_live(world.clock.now())  # type: ignore[union-attr]
     assert world.memories.audit("globex", AGENT, None, 10, None).events == []
+
+
+def test_a_summary_says_what_a_memory_replaced_and_forgets_it_with_the_replaced_memory(
+    cascade: Cascade,
+) -> None:
+    # GIVEN Berlin in March, the move to Lisbon in June, and June's day summarized
+    june = datetime(2026, 6, 12, 9, tzinfo=UTC)
+    [berlin] = cascade.remember(item("I live in Berlin, in a flat near Tempelhof.", DAY))
+    cascade.remember(item("I moved to Lisbon last week, my new flat is in Alfama.", june))
+    cascade.queue(Grain.DAILY, "2026-06-12")
+    cascade.run()
+    made = cascade.summary(Grain.DAILY, "2026-06-12")
+    assert made is not None and "Berlin" in made.content and "Lisbon" in made.content
+    # WHEN the Berlin memory is forgotten
+    result = cascade.world.forget.forget(TENANT, AGENT, berlin, actor="key")
+    cascade.run()
+    # THEN June's summary was made stale by it and re-made without Berlin
+    assert sid(Grain.DAILY, "2026-06-12") in result.stale_summaries
+    remade = cascade.summary(Grain.DAILY, "2026-06-12")
+    assert remade is not None and "Berlin" not in remade.content and "Lisbon" in remade.content
