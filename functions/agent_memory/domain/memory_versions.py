@@ -95,8 +95,8 @@ def versions(record: MemoryRecord, changes: Iterable[Change]) -> list[Version]:
             content = said.get(str(d.get("absorbed")), content)
         elif change.action in (AuditAction.SUPERSEDED, AuditAction.SUPERSESSION_UNDONE):
             validity = _validity_of(d, validity)
-        elif change.action == AuditAction.FEEDBACK and isinstance(d.get("after"), int | float):
-            confidence = float(d["after"])
+        elif change.action == AuditAction.FEEDBACK and isinstance(d.get("confidence"), int | float):
+            confidence = float(d["confidence"])
         elif change.action == AuditAction.RESTORED and isinstance(d.get("version"), int):
             back = next((v for v in out if v.number == d["version"]), None)
             if back is not None:
