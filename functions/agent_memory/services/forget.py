@@ -186,6 +186,10 @@ class ForgetService:
         tenant, agent = record.tenant_id, record.agent_id
         step = self._parent_of(record)
         child_id, marked = record.id, []
+        # A summary may list a write this record absorbed later under its own id (made while
+        # that write was a record of its own, forgotten and written again since): the record's
+        # every id counts as the child, not its own alone.
+        child_ids = {record.id, *(m.id for m in record.merged_from)}
         while step is not None:
             grain, key = step
             sid = summary_id(tenant, agent, grain.value, key)
@@ -198,11 +202,11 @@ class ForgetService:
             if summary is None:
                 # Deleted by retention, which only deletes a summary its live parent lists: the
                 # parent (and the chain above) still holds what this one held.
-                child_id = sid
+                child_id, child_ids = sid, {sid}
                 step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
                 continue
             if summary.is_live(walk.now):
-                if not made_from(summary, child_id):
+                if not any(made_from(summary, c) for c in child_ids):
                     break
             elif not is_stale(self._store, summary):
                 break  # forgotten: never re-made, and its parent was re-made without it
@@ -213,7 +217,7 @@ class ForgetService:
             walk.tops[sid] = (grain, key)
             marked.append(sid)
             walk.result.stale_summaries.append(sid)
-            child_id = sid
+            child_id, child_ids = sid, {sid}
             step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
         return marked
 

@@ -385,6 +385,40 @@ class KeepingAndForgetting(RuleBasedStateMachine):
         return self._occurred_at[a.id]
 
 
+def test_a_summary_of_a_write_absorbed_later_goes_stale_when_the_absorbing_record_is_forgotten() -> None:
+    """The machine's find, replayed: a write forgotten, purged by retention and written again is
+    summarized under its id, then absorbed by a record written meanwhile; forgetting that record
+    must reach the summary (it listed only the absorbed id, and the forget looked for its own)."""
+    machine = KeepingAndForgetting()
+    checks = (
+        machine.every_kept_write_is_readable_faithfully_and_unmixed,
+        machine.nothing_forgotten_or_erased_is_held,
+    )
+    steps: list[Callable[[], None]] = [
+        lambda: machine.some_history(history=[(0, 1001, None, None, 0, 0)] * 8),
+        *[lambda: machine.clock_moves(days=1)] * 6,
+        lambda: machine.forget(pick=0),
+        *[lambda: machine.clock_moves(days=1)] * 2,
+        lambda: machine.write_again(pick=0),
+        lambda: machine.retention(plan="free", quota=3),
+        lambda: machine.clock_moves(days=1),
+        lambda: machine.summarize(days_ago=1, grain=Grain.DAILY),
+        lambda: machine.retention(plan="free", quota=3),
+        *[lambda: machine.clock_moves(days=1)] * 5,
+        lambda: machine.write_again(pick=1),
+        lambda: machine.write_again(pick=0),
+        lambda: machine.forget(pick=0),
+    ]
+    try:
+        # WHEN each step runs, THEN every invariant holds after it
+        for step in steps:
+            step()
+            for check in checks:
+                check()
+    finally:
+        machine.teardown()
+
+
 class _OnePlan:
     def __init__(self, plan: str) -> None:
         self.plan = plan
