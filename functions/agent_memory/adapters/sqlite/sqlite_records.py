@@ -111,50 +111,37 @@ class SqliteRecords(SqliteStorePart):
     ) -> bool:
         """One guarded UPDATE and the event in one transaction; the vector and its generation
         are untouched (the text that was embedded did not change)."""
-        at = to_us(event.at)
-        with self._db.transaction(write=True) as conn:
-            cursor = conn.execute(
-                "UPDATE records SET experience = ?, confidence = ?, updated_at = max(updated_at, ?) "
-                "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
-                "AND (expires_at IS NULL OR expires_at > ?)",
-                (
-                    json_text(experience.model_dump(mode="json")),
-                    experience.confidence,
-                    at,
-                    tenant_id,
-                    agent_id,
-                    record_id,
-                    at,
-                ),
-            )
-            if cursor.rowcount == 0:
-                return False
-            insert_audit(conn, [event])
-        return True
+        data = json_text(experience.model_dump(mode="json"))
+        sets = "experience = ?, confidence = ?"
+        return self._update_live(sets, (data, experience.confidence), (tenant_id, agent_id, record_id), event)
 
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
     ) -> bool:
         """One guarded UPDATE and the event in one transaction (no vector or text changes;
         ``updated_at`` moves forward, as feedback's does)."""
+        fields = (
+            opt_us(validity.valid_from),
+            opt_us(validity.valid_to),
+            json_text(list(validity.supersedes)),
+            validity.superseded_by,
+        )
+        sets = "valid_from = ?, valid_to = ?, supersedes = ?, superseded_by = ?"
+        return self._update_live(sets, fields, (tenant_id, agent_id, record_id), event)
+
+    def _update_live(
+        self, sets: str, values: tuple[object, ...], key: tuple[str, str, str], event: AuditEvent
+    ) -> bool:
+        """``SET sets`` (and ``updated_at`` forward to the event's time) on the live record
+        ``key`` (tenant, agent, id), and the event, in one transaction. False (no event): no
+        such live record."""
         at = to_us(event.at)
         with self._db.transaction(write=True) as conn:
             cursor = conn.execute(
-                "UPDATE records SET valid_from = ?, valid_to = ?, supersedes = ?, superseded_by = ?, "
-                "updated_at = max(updated_at, ?) "
+                f"UPDATE records SET {sets}, updated_at = max(updated_at, ?) "  # the column names are ours
                 "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
                 "AND (expires_at IS NULL OR expires_at > ?)",
-                (
-                    opt_us(validity.valid_from),
-                    opt_us(validity.valid_to),
-                    json_text(list(validity.supersedes)),
-                    validity.superseded_by,
-                    at,
-                    tenant_id,
-                    agent_id,
-                    record_id,
-                    at,
-                ),
+                (*values, at, *key, at),
             )
             if cursor.rowcount == 0:
                 return False
