@@ -351,3 +351,31 @@ def test_a_wrong_key_is_refused_and_nothing_is_shown(page: Any, runtime: LocalRu
     # WHEN / THEN
     assert "401" in page.inner_text("#notice")
     assert page.locator("#agent-list button").count() == 0
+
+
+def test_search_marks_a_memory_a_newer_one_superseded(page: Any, runtime: LocalRuntime, api: Api) -> None:
+    # GIVEN Berlin, then the move to Lisbon, in a tenant of its own
+    _, key = runtime.keys.create(NewKey(unique("mover"), "pro", admin=True))
+    agent = "concierge"
+    march = (datetime.now(UTC) - timedelta(days=200)).replace(microsecond=0)
+    items = [
+        {"content": "I live in Berlin, in a flat near Tempelhof.", "occurred_at": march.isoformat()},
+        {"content": "I moved to Lisbon last week.", "occurred_at": (march + timedelta(days=90)).isoformat()},
+    ]
+    status, body = api("POST", f"/v1/agents/{agent}/memories", {"items": items}, key=key)
+    assert status == 202, body
+    berlin, lisbon = (a["id"] for a in body["accepted"])
+    settled_stats(api, key, agent)
+    connect(page, runtime, key)
+    pick(page, agent)
+    # WHEN searching where the user lives
+    page.click(".tabs [data-tab='search']")
+    page.fill("#query", "where do I live")
+    page.select_option("#search-grain", "working")
+    page.click("#search button[type='submit']")
+    page.wait_for_selector("table.results")
+    # THEN the Berlin row says it no longer holds and names what replaced it; the Lisbon row does not
+    marked = page.locator(f"table.results tbody tr[data-id='{berlin}'] [data-superseded]")
+    assert marked.get_attribute("data-superseded") == lisbon
+    assert marked.inner_text().startswith("no longer holds since")
+    assert page.locator(f"table.results tbody tr[data-id='{lisbon}'] [data-superseded]").count() == 0

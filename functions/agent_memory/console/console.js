@@ -411,6 +411,14 @@ function forgetButton(record) {
   }, "Forget");
 }
 
+/** "no longer holds since <day>" for a memory a newer one superseded (null while it holds). */
+function supersededNote(record) {
+  if (record.current !== false || !record.superseded_by) return null;
+  const since = record.valid_to ? ` since ${localDay(record.valid_to)}` : "";
+  return h("span", { class: "chip superseded", dataset: { superseded: record.superseded_by },
+    title: `replaced by ${record.superseded_by}` }, `no longer holds${since}`);
+}
+
 function recordRow(record, { open } = {}) {
   const when = record.time_key || localTime(record.occurred_at);
   return h("li", { class: "record", dataset: { id: record.id } },
@@ -421,6 +429,7 @@ function recordRow(record, { open } = {}) {
         h("span", { class: "mono" }, record.id),
         h("span", {}, `importance ${fixed(record.importance, 2)}`),
         h("span", {}, record.kind),
+        supersededNote(record),
         record.tags && record.tags.length ? h("span", {}, `#${record.tags.join(" #")}`) : null,
         record.access_count ? h("span", {}, `recalled ${record.access_count}×`) : null)),
     h("div", { class: "actions" },
@@ -531,7 +540,8 @@ function memoryCells(r) {
     h("td", {}, sourceTag("private"), " ", chip(r.grain, r.time_key ? `${r.grain} ${r.time_key}` : r.grain)),
     h("td", {},
       h("div", { class: "text" }, r.content),
-      h("div", { class: "muted small" }, h("span", { class: "mono" }, r.id), ` · ${localTime(r.occurred_at)}`),
+      h("div", { class: "muted small" }, h("span", { class: "mono" }, r.id), ` · ${localTime(r.occurred_at)} `,
+        supersededNote(r)),
       (r.also_in || []).length
         ? h("div", { class: "muted small", dataset: { alsoIn: "true" } },
             "also in ", ...r.also_in.map((a) => chip(a.grain, `${a.grain} ${a.period || a.id}`)))
