@@ -213,7 +213,8 @@ CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
     ),
     ("POST", "/v1/agents/{agent_id}/memories/{memory_id}/history/{version}/restore"): lambda d: (
         "POST",
-        f"{BASE}/memories/{quote(d(PHRASES), safe='') or 'x'}/history/{quote(str(d(NUMBERS)), safe='')}/restore",
+        f"{BASE}/memories/{quote(d(PHRASES), safe='') or 'x'}/history/"
+        f"{quote(str(d(NUMBERS)), safe='')}/restore",
         None,
     ),
     ("POST", "/v1/admin/patterns"): lambda d: (

@@ -56,8 +56,8 @@ def test_the_tools_are_the_ones_agents_expect() -> None:
         "give_feedback",
     ]  # fmt: skip
     assert set(schema("search_memory")["properties"]) == {
-        "query", "grain", "as_of", "min_days_ago", "max_days_ago", "max_results", "sources", "kinds", "min_confidence",
-        "patterns_first",
+        "query", "grain", "as_of", "min_days_ago", "max_days_ago", "max_results", "sources", "kinds",
+        "min_confidence", "patterns_first",
     }  # fmt: skip
     assert set(schema("search_knowledge")["properties"]) == {"query", "max_results", "tags"}
     assert schema("search_knowledge")["required"] == ["query"]
