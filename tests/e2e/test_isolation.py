@@ -43,6 +43,7 @@ class World:
     tenant_b: str
     key_b: str
     ids: dict[str, list[str]]  # agent -> A's memory ids
+    key_b_admin: str = ""
 
     @property
     def texts(self) -> list[str]:
@@ -62,6 +63,7 @@ def world(runtime: LocalRuntime, api: Api) -> Iterator[World]:
     _, key_a1_only = runtime.keys.create(NewKey(tenant_a, "pro", agents=frozenset({"a1"})))
     _, key_a_admin = runtime.keys.create(NewKey(tenant_a, "pro", admin=True))
     _, key_b = runtime.keys.create(NewKey(tenant_b, "pro"))
+    _, key_b_admin = runtime.keys.create(NewKey(tenant_b, "pro", admin=True))
     ids: dict[str, list[str]] = {}
     for agent, contents in A_SECRETS.items():
         status, body = api(
@@ -70,7 +72,7 @@ def world(runtime: LocalRuntime, api: Api) -> Iterator[World]:
         assert status == 202, body
         ids[agent] = [a["id"] for a in body["accepted"]]
         assert settled_stats(api, key_a, agent)["records"]["working"] == len(contents)
-    yield World(tenant_a, key_a, key_a1_only, key_a_admin, tenant_b, key_b, ids)
+    yield World(tenant_a, key_a, key_a1_only, key_a_admin, tenant_b, key_b, ids, key_b_admin)
 
 
 def call(api: Api, route: str, agent: str, memory_id: str, **kwargs: Any) -> HttpResponse:
@@ -445,6 +447,11 @@ def test_another_tenant_with_a_s_ids_and_cursors_gets_nothing_of_a(
         if "{agent_id}" not in path and response.status < 300:
             text = response.data.decode()
             assert '"a1"' not in text and '"a2"' not in text, text[:300]  # A's agent names
+        if "{memory_id}" in path and response.status == 403:
+            # a route of the admin scope (restoring a version): B's admin key finds nothing either
+            request = _request(world, method, path, operation, agent, page["next_cursor"])
+            response = _send(api, *request, key=world.key_b_admin)
+            assert_no_leak(response, world, sent_id=world.ids[agent][0])
         if "{memory_id}" in path:
             assert response.status == 404, response.data[:300]
         if response.status >= 400:

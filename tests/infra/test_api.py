@@ -94,7 +94,7 @@ def test_every_method_needs_the_token_authorizer_and_is_validated(synth: Synth) 
         assert method["RequestValidatorId"] == {"Ref": validator_id}, route
         if "{agent_id}" in route[1]:
             assert method["RequestParameters"]["method.request.path.agent_id"] is True
-        if route[0] == "POST" and route[1] != "/v1/admin/retention":
+        if route[0] == "POST" and not route[1].endswith(("/v1/admin/retention", "/restore")):
             assert "application/json" in method["RequestModels"], route
     validator = synth.resources[validator_id]["Properties"]
     assert (validator["ValidateRequestBody"], validator["ValidateRequestParameters"]) == (True, True)
