@@ -226,8 +226,9 @@ class ForgetService:
     ) -> None:
         """Hide every pattern or profile (of ``derived``) made from ``record`` until its job
         re-makes it; ``stale`` collects their ids for that job."""
+        ids = {record.id, *(m.id for m in record.merged_from)}  # what it absorbed counts too
         for item in derived:
-            if record.id not in item.source_ids or item.id in stale:
+            if ids.isdisjoint(item.source_ids) or item.id in stale:
                 continue
             event = walk.event(
                 item.tenant_id, item.agent_id, item.id, AuditAction.STALE, {"because": record.id}

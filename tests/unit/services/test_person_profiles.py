@@ -21,9 +21,9 @@ from agent_memory.domain.caller import Caller
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.profiles import PROFILED_BY, ProfileJob, ProfileRules
 from agent_memory.domain.recall import SearchQuery
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.records import MemoryKind, MemoryRecord, MergedWrite
 from agent_memory.observability import discard_unpublished_metrics
-from agent_memory.ports import AuditAction, AuditQuery
+from agent_memory.ports import AuditAction, AuditQuery, StoredRecord
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.person_profiles import ProfileService
 
@@ -264,3 +264,23 @@ def test_a_profile_is_never_folded_into_its_days_summary(lab: Lab, tmp_path: Pat
     summary = lab.world.store.get("acme", "bot", summary_id("acme", "bot", "daily", day.date().isoformat()))
     assert summary is not None and profile.id not in summary.source_ids
     assert len(summary.source_ids) == 3
+
+
+def test_forgetting_a_memory_that_absorbed_a_statement_hides_the_profile_listing_it(lab: Lab) -> None:
+    # GIVEN a profile listing a statement, and a memory holding that statement as a write it absorbed
+    ids = [lab.say(t, speaker="Caroline") for t in [*CAROLINE[:3], "My favourite food is pho."]]
+    lab.make()
+    [profile] = lab.profiles_now()
+    store = lab.world.store
+    first = store.get("acme", "bot", ids[0])
+    assert first is not None
+    absorbed = MergedWrite(
+        id=first.id, content=first.content, occurred_at=first.occurred_at, created_at=first.created_at
+    )
+    holder = first.model_copy(update={"id": "mem_holder", "merged_from": [absorbed]})
+    [vector] = lab.world.writer.vectors([holder])
+    store.put([StoredRecord(holder, vector)])
+    # WHEN that memory is forgotten
+    result = lab.forget.forget("acme", "bot", "mem_holder", actor="key_a")
+    # THEN the profile listing the absorbed statement is hidden until re-made
+    assert profile.id in result.stale_summaries and lab.profiles_now() == []
