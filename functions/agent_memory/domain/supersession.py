@@ -185,7 +185,11 @@ def claims(text: str, holder: str = SELF) -> list[Claim]:
 
 def relate(new_text: str, old_text: str, holder: str = SELF) -> Verdict:
     """How ``new_text`` relates to ``old_text``, both said by (or of) ``holder``."""
-    new, old = claims(new_text, holder), claims(old_text, holder)
+    return relate_claims(claims(new_text, holder), claims(old_text, holder))
+
+
+def relate_claims(new: list[Claim], old: list[Claim]) -> Verdict:
+    """`relate` on claims already read (a text compared with many reads its own once)."""
     for n in new:
         if n.old is not None and any(n.old == o.value or n.old in o.value.split(" or ") for o in old):
             matched = next(o for o in old if n.old == o.value or n.old in o.value.split(" or "))

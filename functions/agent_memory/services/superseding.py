@@ -29,7 +29,7 @@ from agent_memory.domain.fact_timeline import Statement, Timelines, timelines
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.memory_versions import validity_detail
 from agent_memory.domain.records import MemoryRecord, RecordValidity
-from agent_memory.domain.supersession import SELF, Relation, claims, relate
+from agent_memory.domain.supersession import SELF, Relation, claims, relate_claims
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, StoreQuery, Vector, WritableMemory
 
@@ -74,7 +74,7 @@ class SupersessionService:
         related = self._related(record, vector, space, now)
         if not related:
             return record
-        group = self._with_linked([record, *related], now)
+        group = self._with_linked(record, [record, *related], now)
         changes = _changes(group, timelines(_statements(group)), exclude=frozenset())
         own = next((c.validity for c in changes if c.record_id == record.id), None)
         for change in changes:
@@ -91,8 +91,13 @@ class SupersessionService:
         linked = [*forgotten.supersedes, *([forgotten.superseded_by] if forgotten.superseded_by else [])]
         if not linked:
             return []
-        group = self._with_linked(self._live(forgotten, linked, now), now)
-        group = [r for r in group if r.id != forgotten.id]
+        group = [
+            r
+            for r in self._with_linked(forgotten, self._live(forgotten, linked, now), now)
+            if r.id != forgotten.id
+        ]
+        if not group:  # what it was linked to is gone too (retention removed it): nothing to re-mark
+            return []
         changes = _changes(group, timelines(_statements(group)), exclude=frozenset({forgotten.id}))
         for change in changes:
             detail: dict[str, object] = {"forgotten": forgotten.id, **validity_detail(change.validity)}
@@ -117,25 +122,27 @@ class SupersessionService:
                 space=space,
             )
         )
-        me = holder(record)
+        me, mine = holder(record), claims(record.content)
         out: list[MemoryRecord] = []
         for c in found:
             other = c.record
             if other.id == record.id or holder(other) != me or is_derived(other):
                 continue
-            relations = {relate(record.content, other.content).relation}
-            relations.add(relate(other.content, record.content).relation)
+            theirs = claims(other.content)
+            relations = {relate_claims(mine, theirs).relation, relate_claims(theirs, mine).relation}
             if relations & {Relation.UPDATE, Relation.RESTATEMENT}:
                 out.append(other)
         return out
 
-    def _with_linked(self, records: Sequence[MemoryRecord], now: datetime) -> list[MemoryRecord]:
-        """``records`` and the live memories their fields already link to (one step), so a
-        timeline is not cut where the search did not reach."""
+    def _with_linked(
+        self, like: MemoryRecord, records: Sequence[MemoryRecord], now: datetime
+    ) -> list[MemoryRecord]:
+        """``records`` and the live memories of ``like``'s holder their fields already link to
+        (one step), so a timeline is not cut where the search did not reach."""
         by_id = {r.id: r for r in records}
         wanted = {i for r in records for i in (*r.supersedes, r.superseded_by) if i and i not in by_id}
-        for r in self._live(records[0], sorted(wanted), now):
-            if holder(r) == holder(records[0]):
+        for r in self._live(like, sorted(wanted), now):
+            if holder(r) == holder(like):
                 by_id[r.id] = r
         return list(by_id.values())
 

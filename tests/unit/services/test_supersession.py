@@ -209,3 +209,15 @@ def test_another_tenant_sees_no_history_and_restores_nothing(world: World) -> No
         service.history("other", "bot", berlin)
     with pytest.raises(NotFoundError):
         service.restore("other", "bot", berlin, 1, actor="admin-key")
+
+
+def test_forgetting_a_memory_whose_predecessor_retention_removed_forgets_it_cleanly(world: World) -> None:
+    # GIVEN Berlin superseded by Lisbon, then Berlin deleted by retention (no forget of it ran)
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    lisbon = _remember(world, LISBON, _months_ago(world, 5))
+    world.store.delete_records("acme", "bot", [berlin])
+    # WHEN the move is forgotten (it names a predecessor that is gone)
+    result = world.forget.forget("acme", "bot", lisbon, actor="key")
+    # THEN it is forgotten like any memory, and nothing else changed
+    assert result.forgotten == [lisbon]
+    assert world.store.get("acme", "bot", berlin) is None
