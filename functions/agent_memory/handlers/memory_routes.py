@@ -97,15 +97,14 @@ def restore_memory_version(
     """An admin brings a version back (what it said, whether it held); in the audit trail."""
     caller = caller_of(router, agent_id, ADMIN_SCOPE)
     history = container.api_services().history
-    before = history.history(caller.tenant_id, agent_id, memory_id)[1][-1]
     made = history.restore(caller.tenant_id, agent_id, memory_id, version, actor=caller.key_id)
     return json_response(
         200,
         RestoreResponse(
             id=memory_id,
             restored=version,
-            version=MemoryVersionOut.of(made),
-            text_pending=made.content != before.content,
+            version=MemoryVersionOut.of(made.version),
+            text_pending=made.text_pending,
         ),
     )
 

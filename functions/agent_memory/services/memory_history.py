@@ -12,6 +12,7 @@ A forgotten or erased memory cannot be restored: forgetting is exact, and its te
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent_memory.domain.audit_actions import AuditAction
@@ -36,6 +37,14 @@ from agent_memory.services.queued_writes import command_messages, send_pending
 AUDIT_PAGE = 200
 
 
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """What a restore made: the new version, and whether its text is still being stored."""
+
+    version: Version
+    text_pending: bool
+
+
 class MemoryHistoryService:
     def __init__(
         self, store: WritableMemory, queue: WriteQueue, pending: PendingWrites, clock: Clock
@@ -53,8 +62,10 @@ class MemoryHistoryService:
             raise NotFoundError("memory not found")
         return record, versions(record, changes(self._store, tenant_id, agent_id, record.id))
 
-    def restore(self, tenant_id: str, agent_id: str, record_id: str, number: int, actor: str) -> Version:
-        """Bring version ``number`` back; returns the version the restore made."""
+    def restore(self, tenant_id: str, agent_id: str, record_id: str, number: int, actor: str) -> Restored:
+        """Bring version ``number`` back; returns the version the restore made (what `versions`
+        reads the ``restored`` event as: that version's text and validity, the confidence as it
+        is) and whether its text is still on its way through the writer."""
         record, history = self.history(tenant_id, agent_id, record_id)
         target = restorable(history, number)
         if target is None:
@@ -67,7 +78,8 @@ class MemoryHistoryService:
         event = AuditEvent(tenant_id, agent_id, record.id, AuditAction.RESTORED, actor, now, detail)
         if not self._store.set_validity(tenant_id, agent_id, record.id, target.validity, event):
             raise NotFoundError("memory not found")
-        if target.content is not None and target.content != current.content:
+        text_pending = target.content is not None and target.content != current.content
+        if text_pending:
             restored = record.model_copy(
                 update={
                     "content": target.content,
@@ -80,8 +92,16 @@ class MemoryHistoryService:
             messages = command_messages([WriteCommand(op="upsert", record=restored)])
             send_pending(self._queue, self._pending, tenant_id, agent_id, [record.id], messages)
         logger.info("memory version restored", extra={"record_id": record.id, "version": number})
-        _, after = self.history(tenant_id, agent_id, record.id)
-        return after[-1]
+        made = replace(
+            target,
+            number=current.number + 1,
+            at=now,
+            change=AuditAction.RESTORED,
+            actor=actor,
+            detail=detail,
+            confidence=current.confidence,
+        )
+        return Restored(made, text_pending)
 
     def _other_side(self, record: MemoryRecord, target: RecordValidity, now: datetime, actor: str) -> None:
         """The memory on the other end of a supersession the restore adds or removes, kept in step:

@@ -160,12 +160,15 @@ def test_an_admin_restore_undoes_a_supersession_on_both_memories(world: World) -
     lisbon = _remember(world, LISBON, _months_ago(world, 5))
     service = _history_service(world)
     # WHEN an admin restores Berlin's version 1 (before the supersession)
-    made = service.restore("acme", "bot", berlin, 1, actor="admin-key")
+    restored = service.restore("acme", "bot", berlin, 1, actor="admin-key")
+    made = restored.version
     # THEN Berlin holds again, Lisbon no longer names it, and the restore is version 3 in the trail
     old, new = world.store.get("acme", "bot", berlin), world.store.get("acme", "bot", lisbon)
     assert old is not None and old.superseded_by is None and old.valid_to is None
     assert new is not None and new.supersedes == []
     assert (made.number, made.change, made.actor, made.detail["version"]) == (3, "restored", "admin-key", 1)
+    # AND the version it answered is the one the history reads back; no text was queued
+    assert service.history("acme", "bot", berlin)[1][-1] == made and not restored.text_pending
 
 
 def test_restoring_an_earlier_wording_goes_through_the_writer(world: World) -> None:
