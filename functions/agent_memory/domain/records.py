@@ -226,6 +226,13 @@ class MemoryRecord(BaseModel):
         return self.occurred_at, self.occurred_at
 
     @property
+    def write_ids(self) -> frozenset[str]:
+        """Every id this record was written under: its own and those of the writes merged into
+        it. A summary, pattern or profile made while an absorbed write was a record of its own
+        lists that id, so whatever looks for this record among sources looks for all of them."""
+        return frozenset({self.id, *(m.id for m in self.merged_from)})
+
+    @property
     def validity(self) -> RecordValidity:
         return RecordValidity(
             valid_from=self.valid_from,

@@ -186,10 +186,7 @@ class ForgetService:
         tenant, agent = record.tenant_id, record.agent_id
         step = self._parent_of(record)
         child_id, marked = record.id, []
-        # A summary may list a write this record absorbed later under its own id (made while
-        # that write was a record of its own, forgotten and written again since): the record's
-        # every id counts as the child, not its own alone.
-        child_ids = {record.id, *(m.id for m in record.merged_from)}
+        child_ids = set(record.write_ids)
         while step is not None:
             grain, key = step
             sid = summary_id(tenant, agent, grain.value, key)
@@ -226,7 +223,7 @@ class ForgetService:
     ) -> None:
         """Hide every pattern or profile (of ``derived``) made from ``record`` until its job
         re-makes it; ``stale`` collects their ids for that job."""
-        ids = {record.id, *(m.id for m in record.merged_from)}  # what it absorbed counts too
+        ids = record.write_ids
         for item in derived:
             if ids.isdisjoint(item.source_ids) or item.id in stale:
                 continue
