@@ -157,11 +157,9 @@ class VectorCache:
         """
         key = (tenant_id, agent_id)
         gen, shrink = generation(conn, tenant_id, agent_id)
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None and (cached.gen, cached.shrink) == (gen, shrink):
-                self._cache.move_to_end(key)
-                return cached
+        cached, current = self._lookup(key, gen, shrink)
+        if current and cached is not None:
+            return cached
         loaded: AgentVectors | None = None
         if cached is not None and cached.shrink == shrink and cached.gen < gen:
             rows = conn.execute(
@@ -187,11 +185,9 @@ class VectorCache:
         dimension is the model's: the length of the stored rows. Inside a read transaction."""
         key = (tenant_id, f"{agent_id}\x1f{space}")
         gen, shrink = generation(conn, tenant_id, agent_id)
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None and (cached.gen, cached.shrink) == (gen, shrink):
-                self._cache.move_to_end(key)
-                return cached
+        cached, current = self._lookup(key, gen, shrink)
+        if current and cached is not None:
+            return cached
         rows = conn.execute(
             "SELECT v.seq, v.vector FROM space_vectors v JOIN records r ON r.seq = v.seq "
             "WHERE v.tenant_id = ? AND v.space = ? AND v.agent_id = ? AND r.deleted_at IS NULL "
@@ -211,15 +207,23 @@ class VectorCache:
             "SELECT gen FROM knowledge_generations WHERE tenant_id = ?", (tenant_id,)
         ).fetchone()
         gen = 0 if row is None else int(row[0])
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None and cached.gen == gen:
-                self._cache.move_to_end(key)
-                return cached
+        cached, current = self._lookup(key, gen, 0)  # passages have no shrink count: 0
+        if current and cached is not None:
+            return cached
         rows = conn.execute(
             "SELECT seq, vector FROM knowledge_passages WHERE tenant_id = ? ORDER BY seq", (tenant_id,)
         ).fetchall()
         return self._keep(key, AgentVectors(gen, 0, *unit_rows(rows, self.dimension)))
+
+    def _lookup(self, key: tuple[str, str], gen: int, shrink: int) -> tuple[AgentVectors | None, bool]:
+        """The cached entry of ``key`` and whether it is current at (gen, shrink); a current one
+        becomes the most recently used."""
+        with self._lock:
+            cached = self._cache.get(key)
+            current = cached is not None and (cached.gen, cached.shrink) == (gen, shrink)
+            if current:
+                self._cache.move_to_end(key)
+        return cached, current
 
     def _keep(self, key: tuple[str, str], loaded: AgentVectors) -> AgentVectors:
         """Cache ``loaded`` (unless a newer snapshot is there) within the memory budget."""
