@@ -141,52 +141,40 @@ class OpenSearchRecords(OpenSearchSpaces):
     def set_experience(
         self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
     ) -> bool:
-        """A scripted ``_update`` that changes only ``experience`` and ``updated_at`` (a forget
-        racing it wins: the script does nothing to a forgotten record); on Serverless a re-index
-        of the document read back. Then the audit event."""
-        data = experience.model_dump(mode="json")
-        if self.serverless:
-            _id = doc_id(tenant_id, agent_id, record_id)
-            source = self._own_document(tenant_id, agent_id, _id, "recording feedback")
-            if source is None or not to_record(source).is_live(event.at):
-                return False
-            source = {
-                **source,
-                "experience": data,
-                "updated_at": max(str(source["updated_at"]), ts(event.at)),
-            }
-            action = self._action("index", self.alias, _id, tenant_id, agent_id)
-            self._bulk_checked([action, source], "recording feedback")
-        else:
-            body = record_script_body(EXPERIENCE_SCRIPT, tenant_id, agent_id, event.at)
-            body["script"]["params"]["experience"] = data
-            if not self._scripted_update(tenant_id, agent_id, record_id, body, "recording feedback"):
-                return False
-        self._write_audit([event])
-        return True
+        """Only ``experience`` and ``updated_at`` change (`_update_live`)."""
+        fields = {"experience": experience.model_dump(mode="json")}
+        key = (tenant_id, agent_id, record_id)
+        return self._update_live(key, EXPERIENCE_SCRIPT, fields, event, "recording feedback")
 
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
     ) -> bool:
-        """A scripted ``_update`` that changes only the four supersession fields (a forget racing
-        it wins: the script does nothing to a forgotten record; ``updated_at`` moves as feedback's
-        does, the content and vectors stay); on Serverless a re-index of the document read back.
-        Then the audit event."""
+        """Only the four supersession fields and ``updated_at`` change (`_update_live`); the
+        content and vectors stay."""
         fields = validity_params(validity)
+        key = (tenant_id, agent_id, record_id)
+        return self._update_live(key, VALIDITY_SCRIPT, fields, event, "recording a supersession")
+
+    def _update_live(
+        self, key: tuple[str, str, str], script: str, fields: dict[str, Any], event: AuditEvent, what: str
+    ) -> bool:
+        """Set ``fields`` on the live record ``key`` (tenant, agent, id) and move its ``updated_at`` forward:
+        a scripted ``_update`` whose ``script`` does nothing to a forgotten or expired record (a
+        forget racing it wins); on Serverless (no scripts) a re-index of the document read back.
+        Then the audit event. False (and no event): no such live record."""
+        tenant_id, agent_id, record_id = key
         if self.serverless:
             _id = doc_id(tenant_id, agent_id, record_id)
-            source = self._own_document(tenant_id, agent_id, _id, "recording a supersession")
+            source = self._own_document(tenant_id, agent_id, _id, what)
             if source is None or not to_record(source).is_live(event.at):
                 return False
-            action = self._action("index", self.alias, _id, tenant_id, agent_id)
             updated = max(str(source["updated_at"]), ts(event.at))
-            self._bulk_checked(
-                [action, {**source, **fields, "updated_at": updated}], "recording a supersession"
-            )
+            action = self._action("index", self.alias, _id, tenant_id, agent_id)
+            self._bulk_checked([action, {**source, **fields, "updated_at": updated}], what)
         else:
-            body = record_script_body(VALIDITY_SCRIPT, tenant_id, agent_id, event.at)
+            body = record_script_body(script, tenant_id, agent_id, event.at)
             body["script"]["params"].update(fields)
-            if not self._scripted_update(tenant_id, agent_id, record_id, body, "recording a supersession"):
+            if not self._scripted_update(tenant_id, agent_id, record_id, body, what):
                 return False
         self._write_audit([event])
         return True
