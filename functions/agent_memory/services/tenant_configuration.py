@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.embedding_spaces import EmbeddingState
@@ -165,19 +166,7 @@ class TenantSettingsService:
         if self._reembedding is not None:
             # After the key: the job's first model call must find the key this change set.
             self._reembedding.start(tenant, settings.embedding)
-        self._audit.append_audit(
-            [
-                AuditEvent(
-                    tenant_id=tenant,
-                    agent_id=TENANT_AUDIT_AGENT,
-                    record_id=SETTINGS_RECORD,
-                    action=AuditAction.SETTINGS_CHANGED,
-                    actor=caller.key_id,
-                    at=now,
-                    detail=detail,
-                )
-            ]
-        )
+        self._record(tenant, AuditAction.SETTINGS_CHANGED, caller.key_id, now, detail)
         metrics.add_metric(name="TenantSettingsChanged", unit=MetricUnit.Count, value=1)
         logger.info(
             "tenant settings changed",
@@ -188,21 +177,17 @@ class TenantSettingsService:
     def record_key_rejected(self, tenant_id: str, job: str) -> None:
         """The tenant's provider refused its key for ``job``: said in the settings history, where
         its admin looks, since the job itself only fails (and is dead-lettered after retries)."""
-        self._audit.append_audit(
-            [
-                AuditEvent(
-                    tenant_id=tenant_id,
-                    agent_id=TENANT_AUDIT_AGENT,
-                    record_id=SETTINGS_RECORD,
-                    action=AuditAction.KEY_REJECTED,
-                    actor="provider",
-                    at=self._clock.now(),
-                    detail={"job": job},
-                )
-            ]
-        )
+        self._record(tenant_id, AuditAction.KEY_REJECTED, "provider", self._clock.now(), {"job": job})
         metrics.add_metric(name="ProviderKeyRejected", unit=MetricUnit.Count, value=1)
         logger.warning("the tenant's provider refused its key", extra={"job": job})
+
+    def _record(
+        self, tenant_id: str, action: str, actor: str, at: datetime, detail: dict[str, object]
+    ) -> None:
+        """One event of the tenant's settings history (the trail `history` reads)."""
+        self._audit.append_audit(
+            [AuditEvent(tenant_id, TENANT_AUDIT_AGENT, SETTINGS_RECORD, action, actor, at, detail)]
+        )
 
     def history(self, caller: Caller, limit: int, cursor: str | None) -> AuditPage:
         """The tenant's settings changes, newest first: who changed which field, from what to what."""
