@@ -29,7 +29,7 @@ from agent_memory.domain.fact_timeline import Statement, Timelines, timelines
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.memory_versions import validity_detail
 from agent_memory.domain.records import MemoryRecord, RecordValidity
-from agent_memory.domain.supersession import SELF, Relation, claims, relate_claims
+from agent_memory.domain.supersession import SELF, Claim, Relation, claims, relate_claims
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, StoreQuery, Vector, WritableMemory
 
@@ -44,10 +44,12 @@ def holder(record: MemoryRecord) -> tuple[str | None, str, str]:
     return record.user_id, (record.speaker or "").casefold(), role
 
 
-def states_something(record: MemoryRecord) -> bool:
-    """Whether supersession looks at this memory at all: working memory, not derived, and a
-    text that makes a claim."""
-    return record.grain is Grain.WORKING and not is_derived(record) and bool(claims(record.content))
+def stated(record: MemoryRecord) -> list[Claim]:
+    """What supersession reads in this memory: the claims of a working memory's text (none for
+    a summary or a derived memory, which restate others)."""
+    if record.grain is not Grain.WORKING or is_derived(record):
+        return []
+    return claims(record.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +71,10 @@ class SupersessionService:
     ) -> MemoryRecord:
         """Mark the older memories ``record`` supersedes (or that supersede it, for a late
         write of an older fact) and return ``record`` with its own fields set."""
-        if not states_something(record):
+        mine = stated(record)
+        if not mine:
             return record
-        related = self._related(record, vector, space, now)
+        related = self._related(record, mine, vector, space, now)
         if not related:
             return record
         group = self._with_linked(record, [record, *related], now)
@@ -105,7 +108,7 @@ class SupersessionService:
         return [c.record_id for c in changes]
 
     def _related(
-        self, record: MemoryRecord, vector: Vector | None, space: str, now: datetime
+        self, record: MemoryRecord, mine: list[Claim], vector: Vector | None, space: str, now: datetime
     ) -> list[MemoryRecord]:
         """The agent's live memories of the same holder near ``record`` that state one of the
         attributes it states (an update or a restatement, either way round)."""
@@ -122,7 +125,7 @@ class SupersessionService:
                 space=space,
             )
         )
-        me, mine = holder(record), claims(record.content)
+        me = holder(record)
         out: list[MemoryRecord] = []
         for c in found:
             other = c.record
