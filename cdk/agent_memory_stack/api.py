@@ -16,6 +16,7 @@ from aws_cdk import Duration, RemovalPolicy, Size
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_wafv2 as wafv2
@@ -133,8 +134,12 @@ class Api(Construct):
                 **settings_env(tenants_table=self.tenants.table_name),
                 # what a tenant may choose as its summary model: the one the worker may invoke
                 **settings_env(summarizer="bedrock", bedrock_summary_model_id=config.summary_model_id),
+                # redaction on write: the tenants that choose it add Comprehend's findings
+                **settings_env(pii_comprehend=config.pii_comprehend),
             },
         )
+        if config.pii_comprehend:
+            self._grant_pii_detection(self.api_function)
         # /v1/admin/agents/{agent}/readers: read grants are items of the tenants table (the keys'
         # own items are never written by the API).
         self.api_function.add_to_role_policy(
@@ -382,3 +387,18 @@ class Api(Construct):
                 response_headers=headers or None,
                 templates={"application/json": error_template(code, message)},
             )
+
+    @staticmethod
+    def _grant_pii_detection(function: lambda_.IFunction) -> None:
+        """``comprehend:DetectPiiEntities`` (adapters/comprehend_pii.py), which names no resource."""
+        assert function.role is not None
+        function.role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["comprehend:DetectPiiEntities"], resources=["*"])
+        )
+        acknowledge(
+            function.role,
+            "IAM5[Resource::*]",
+            "X-Ray's PutTraceSegments and PutTelemetryRecords (active tracing) and Comprehend's "
+            "DetectPiiEntities (redaction on write) support no resource-level permissions; every "
+            "other statement names its resources",
+        )

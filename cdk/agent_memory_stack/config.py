@@ -179,6 +179,9 @@ class StackConfig(_Strict):
     serverless: ServerlessConfig = ServerlessConfig()
     index_alias: str = Field(default="agent-memory", pattern=r"^[a-z][a-z0-9-]{0,62}$")
     embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+    #: Whether tenants may add Amazon Comprehend's DetectPiiEntities to redaction on write (billed
+    #: per character read, only for tenants that choose it; the local engine is always there).
+    pii_comprehend: bool = True
     #: Titan Text Embeddings v2 sizes; the index is created with it and refuses another later.
     embedding_dimension: Literal[256, 512, 1024] = 1024
     summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"

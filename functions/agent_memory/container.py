@@ -45,6 +45,7 @@ from agent_memory.services.memories import MemoryService
 from agent_memory.services.memory_history import MemoryHistoryService
 from agent_memory.services.pattern_recognition import PatternService, pattern_job
 from agent_memory.services.person_profiles import ProfileService, profile_job
+from agent_memory.services.pii_redaction import PiiRedaction
 from agent_memory.services.read_grants import ReadGrantService
 from agent_memory.services.reembedding import ReembedService
 from agent_memory.services.search import SearchService
@@ -242,7 +243,15 @@ class Container:
             summary_models=enabled_summary_models(self.settings),
             embedding_models=enabled_embedding_models(self.settings),
             reembedding=self.reembed_service,
+            comprehend_available=self.settings.pii_comprehend,
         )
+
+    @cached_property
+    def pii_redaction(self) -> PiiRedaction:
+        from agent_memory.adapters.comprehend_pii import ComprehendPiiDetector
+
+        detector = ComprehendPiiDetector() if self.settings.pii_comprehend else None
+        return PiiRedaction(self.settings_cache, detector)
 
     @cached_property
     def tenant_embedders(self) -> TenantEmbedders:
@@ -554,6 +563,10 @@ class ApiServices:
     @property
     def search(self) -> SearchService:
         return self.root.search_service
+
+    @property
+    def redaction(self) -> PiiRedaction:
+        return self.root.pii_redaction
 
     @property
     def feedback(self) -> FeedbackService:

@@ -108,6 +108,9 @@ class Settings(BaseSettings):
     # --- summaries ---------------------------------------------------------------------------
     #: An optional cross-encoder over the head of each search's ranking (docs/decisions.md).
     reranker: Literal["none", "bedrock"] = "none"
+    #: Whether a tenant may choose Amazon Comprehend's DetectPiiEntities for redaction on write
+    #: (the function that accepts writes is granted the call when the stack enables it).
+    pii_comprehend: bool = False
     bedrock_rerank_model_arn: str = "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"
     summarizer: Literal["local", "bedrock"] = "local"
     bedrock_summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"

@@ -530,6 +530,8 @@ def _resources(service: str, operation: str, params: dict[str, Any]) -> list[str
         return [f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule/*"]
     if service == "sts":
         return []
+    if service == "comprehend":  # its detection calls name no resource: IAM checks them on "*"
+        return ["*"]
     if service == "s3":
         bucket = f"arn:{PARTITION}:s3:::{params['Bucket']}"
         return [bucket] if operation == "ListObjectsV2" else [f"{bucket}/{params['Key']}"]

@@ -678,3 +678,26 @@ def test_the_admin_patterns_route_queues_jobs_the_worker_runs(deployment: Deploy
     assert pattern["experience"]["members"] == 3, pattern
     assert pending_marks(deployment) == 0
     assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_redaction_on_write_calls_comprehend_from_the_api_function_and_stores_no_original(
+    deployment: Deployment,
+) -> None:
+    # GIVEN a tenant whose admin turned redaction on write on, with Comprehend's findings added
+    bootstrap(deployment)
+    admin = "admin read write forget"
+    change = {"version": 0, "settings": {"redaction": {"enabled": True, "engine": "comprehend"}}}
+    put = deployment.run("Api", api_event("PUT", "/v1/admin/settings", change, scopes=admin))
+    assert put["statusCode"] == 200, put
+
+    # WHEN a memory with an e-mail address, a phone number and a card number is written and stored
+    [record_id] = write(deployment, "Mia: mia.lopez@example.com, +49 30 1234 5678, card 4111 1111 1111 1111.")
+    work(deployment)
+
+    # THEN the API function asked Comprehend, and the stored memory holds placeholders only
+    assert any(c.function == "Api" and c.action == "comprehend:DetectPiiEntities" for c in deployment.calls)
+    got = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories/{record_id}"))
+    content = json.loads(got["body"])["content"]
+    assert "[EMAIL]" in content and "[PHONE]" in content and "[CARD]" in content, content
+    assert "mia.lopez" not in content and "5678" not in content and "4111" not in content
+    assert not [c for c in deployment.calls if not c.allowed]

@@ -37,9 +37,16 @@ PATHS: list[Callable[[Deployment], None]] = [
     paths.test_the_pattern_schedule_dispatches_a_job_the_worker_recognises_a_pattern_and_the_writer_stores_it,
     paths.test_the_admin_patterns_route_queues_jobs_the_worker_runs,
     paths.test_a_change_of_embedding_model_is_started_by_the_api_and_filled_by_the_worker,
+    paths.test_redaction_on_write_calls_comprehend_from_the_api_function_and_stores_no_original,
 ]
-#: The experience paths, by name (appended above, so the indexes of the others hold).
-FEEDBACK, PATTERN_SCHEDULE, PATTERN_ADMIN = PATHS[-4:-1]
+#: Paths appended after the first eight, by name (so appending more moves none of them).
+FEEDBACK = paths.test_feedback_on_an_experience_is_queued_by_the_api_and_counted_by_the_writer
+PATTERN_SCHEDULE = (
+    paths.test_the_pattern_schedule_dispatches_a_job_the_worker_recognises_a_pattern_and_the_writer_stores_it
+)
+PATTERN_ADMIN = paths.test_the_admin_patterns_route_queues_jobs_the_worker_runs
+REEMBED = paths.test_a_change_of_embedding_model_is_started_by_the_api_and_filled_by_the_worker
+REDACTION = paths.test_redaction_on_write_calls_comprehend_from_the_api_function_and_stores_no_original
 
 #: Grants a path here cannot reach, (function, action, resource suffix), each with why it stays.
 UNREACHED = {
@@ -148,8 +155,13 @@ def without_setting(name: str, variable: str) -> Callable[[dict[str, Any], dict[
 EDITS = {
     "worker without dynamodb:PutItem (the re-embedding state)": (
         without_grant("SummarizeWorker", "dynamodb:PutItem"),
-        PATHS[-1],
+        REEMBED,
     ),
+    "api without comprehend:DetectPiiEntities": (
+        without_grant("Api", "comprehend:DetectPiiEntities"),
+        REDACTION,
+    ),
+    "api without the comprehend setting": (without_setting("Api", "AGENT_MEMORY_PII_COMPREHEND"), REDACTION),
     "writer without bedrock:InvokeModel": (without_grant("Writer", "bedrock:InvokeModel"), PATHS[0]),
     "writer without es:ESHttpPost": (without_grant("Writer", "es:ESHttpPost"), PATHS[0]),
     "search without bedrock:InvokeModel": (without_grant("Search", "bedrock:InvokeModel"), PATHS[0]),

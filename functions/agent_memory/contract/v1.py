@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,6 +39,7 @@ from agent_memory.domain.records import (
     Source,
     check_metadata,
 )
+from agent_memory.domain.redaction import map_strings
 from agent_memory.domain.scoring import display_text
 
 # ``POST /v1/admin/summarize`` takes the dispatch request itself (re-exported here): the schedule,
@@ -198,6 +199,32 @@ class WriteRequest(BaseModel):
         if self.items is not None and (self.conversation_id is not None or self.user_id is not None):
             raise ValueError("'conversation_id' and 'user_id' belong inside each item in the items form")
         return self
+
+    def redacted(self, redact: Callable[[str], str]) -> WriteRequest:
+        """This request with its free text (contents, an experience's context and outcome, the
+        strings in metadata) passed through ``redact``: what a tenant with redaction on write
+        has accepted instead, fingerprint and record ids included."""
+
+        def text(value: str | None) -> str | None:
+            return None if value is None else redact(value)
+
+        items = None
+        if self.items is not None:
+            items = [
+                item.model_copy(
+                    update={
+                        "content": redact(item.content),
+                        "context": text(item.context),
+                        "outcome": text(item.outcome),
+                        "metadata": map_strings(item.metadata, redact),
+                    }
+                )
+                for item in self.items
+            ]
+        messages = None
+        if self.messages is not None:
+            messages = [m.model_copy(update={"content": redact(m.content)}) for m in self.messages]
+        return self.model_copy(update={"items": items, "messages": messages})
 
     def to_new_memories(self) -> list[NewMemory]:
         """What the write use case takes: one `NewMemory` per item (either form)."""

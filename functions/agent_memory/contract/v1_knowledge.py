@@ -6,6 +6,7 @@ queue whole; its passages are made by the service (`domain.knowledge.split_passa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Literal
 
@@ -66,11 +67,12 @@ class DocumentBody(BaseModel):
         check_validity(self.valid_from, self.valid_until)
         return self
 
-    def to_new(self) -> NewDocument:
+    def to_new(self, redact: Callable[[str], str] | None = None) -> NewDocument:
+        """The document to store; ``redact`` (redaction on write) applied to its title and text."""
         return NewDocument(
             version=self.version,
-            title=self.title,
-            text=self.text,
+            title=redact(self.title) if redact is not None else self.title,
+            text=redact(self.text) if redact is not None else self.text,
             format=self.format,
             source_uri=self.source_uri,
             tags=tuple(self.tags),

@@ -30,9 +30,10 @@ import bisect
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class PiiKind(StrEnum):
@@ -561,10 +562,15 @@ _DETECTORS: list[tuple[PiiKind, int, Callable[[str], Iterator[tuple[int, int]]]]
 ]
 
 
-def find(text: str) -> list[Span]:
+#: Spans found by another engine (Comprehend) lose ties to the local detectors' own.
+_EXTRA_RANK = len(_DETECTORS)
+
+
+def find(text: str, extra: Sequence[Span] = ()) -> list[Span]:
     """The personal data and secrets in ``text``, in order, none overlapping another.
 
     Of overlapping candidates the longest is kept, then the one of the more specific kind.
+    ``extra`` are spans another engine found: they join the candidates on the same terms.
     """
     candidates = [
         (start, end, rank, kind)
@@ -572,6 +578,7 @@ def find(text: str) -> list[Span]:
         for start, end in detect(text)
         if end > start
     ]
+    candidates += [(s.start, s.end, _EXTRA_RANK, s.kind) for s in extra if 0 <= s.start < s.end <= len(text)]
     candidates.sort(key=lambda c: (c[0] - c[1], c[2], c[0]))
     starts: list[int] = []
     kept: list[Span] = []
@@ -594,13 +601,29 @@ def _replace(text: str, spans: list[Span]) -> str:
     return "".join(pieces)
 
 
-def redact(text: str) -> Redaction:
-    """``text`` with every item `find` finds replaced by its kind's placeholder, until none is left."""
+def redact(text: str, detect_more: Callable[[str], Sequence[Span]] | None = None) -> Redaction:
+    """``text`` with every item `find` finds replaced by its kind's placeholder, until none is left.
+
+    ``detect_more`` (another engine, such as Comprehend) is asked once, on the original text:
+    its spans join the first pass; later passes only find what replacing made visible."""
     counts: Counter[PiiKind] = Counter()
-    for _ in range(MAX_PASSES):
-        spans = find(text)
+    for attempt in range(MAX_PASSES):
+        extra = detect_more(text) if detect_more is not None and attempt == 0 else ()
+        spans = find(text, extra)
         if not spans:
             break
         text = _replace(text, spans)
         counts.update(span.kind for span in spans)
     return Redaction(text, dict(counts))
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (JSON: metadata) with ``change`` applied to every string in it, keys left as
+    they are: a redacted write redacts the free text in its metadata too."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: map_strings(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [map_strings(v, change) for v in value]
+    return value

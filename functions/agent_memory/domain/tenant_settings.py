@@ -130,6 +130,26 @@ class RankingDefaults(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+class RedactionEngine(StrEnum):
+    """Who finds personal data in a write: the local engine of validators and patterns
+    (`domain.redaction`), or Amazon Comprehend's DetectPiiEntities as well (in AWS deployments
+    that enable it; its findings are added to the local engine's, never instead of them)."""
+
+    LOCAL = "local"
+    COMPREHEND = "comprehend"
+
+
+class RedactionSettings(BaseModel):
+    """Redaction on write (off by default): e-mail addresses, phone numbers, card numbers, IBANs,
+    IP addresses and secrets replaced by typed placeholders before a write is queued, so the
+    original is never embedded, summarized, stored or logged."""
+
+    model_config = _STRICT
+
+    enabled: bool = Field(default=False, strict=True)
+    engine: RedactionEngine = RedactionEngine.LOCAL
+
+
 class TenantSettings(BaseModel):
     """What a tenant chose; an absent field is the deployment's default."""
 
@@ -148,6 +168,8 @@ class TenantSettings(BaseModel):
     ranking: RankingDefaults = Field(default_factory=RankingDefaults)
     #: Whether a write nearly identical to a stored memory is merged into it (docs/decisions.md).
     merge_near_duplicates: bool = True
+    #: Personal data and secrets replaced by placeholders before a write is accepted.
+    redaction: RedactionSettings = Field(default_factory=RedactionSettings)
 
     @field_validator("retention_hours")
     @classmethod

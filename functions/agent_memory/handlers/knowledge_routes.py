@@ -56,7 +56,8 @@ def put_document(doc_id: DocumentPath, body: DocumentBody) -> Response[DocumentP
     version with this content is stored already, 409 when this version is stored with other
     content. A new version replaces every passage of the old one."""
     caller = caller_of(router, scope=KNOWLEDGE_SCOPE)
-    outcome = container.api_services().knowledge.put(caller, doc_id, body.to_new())
+    redact = container.api_services().redaction.for_tenant(caller.tenant_id)
+    outcome = container.api_services().knowledge.put(caller, doc_id, body.to_new(redact))
     status = 200 if outcome.status is PutStatus.UNCHANGED else 202
     return json_response(status, DocumentPutResponse.of(outcome))
 

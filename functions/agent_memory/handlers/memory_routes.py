@@ -50,6 +50,9 @@ def write_memories(
     agent_id: AgentPath, body: WriteRequest, idempotency_key: IdempotencyKeyHeader = None
 ) -> Response[WriteResponse]:
     caller = caller_of(router, agent_id, WRITE_SCOPE)
+    redact = container.api_services().redaction.for_tenant(caller.tenant_id)
+    if redact is not None:  # before anything is queued, fingerprinted or logged
+        body = body.redacted(redact)
     done = container.api_services().idempotent_write.accept(
         caller, agent_id, body.to_new_memories(), idempotency_key, body.fingerprint(agent_id)
     )
@@ -74,9 +77,9 @@ def memory_feedback(
     """Report what happened when the agent used an experience: its confidence moves by the rule
     in docs/api.md (counted by the writer in order with the agent's writes; in the audit trail)."""
     caller = caller_of(router, agent_id, WRITE_SCOPE)
-    feedback_id = container.api_services().feedback.accept(
-        caller, agent_id, memory_id, body.outcome, body.note
-    )
+    redact = container.api_services().redaction.for_tenant(caller.tenant_id)
+    note = redact(body.note) if redact is not None and body.note else body.note
+    feedback_id = container.api_services().feedback.accept(caller, agent_id, memory_id, body.outcome, note)
     return json_response(202, FeedbackResponse(id=memory_id, feedback_id=feedback_id, outcome=body.outcome))
 
 

@@ -24,6 +24,7 @@ from agent_memory.domain.plans import Retention, hours_of
 from agent_memory.domain.tenant_settings import (
     ModelChoice,
     ModelProvider,
+    RedactionEngine,
     SettingsView,
     StoredSettings,
     TenantSettings,
@@ -113,8 +114,11 @@ class TenantSettingsService:
         summary_models: Mapping[ModelProvider, frozenset[str] | None] | None = None,
         embedding_models: Mapping[ModelProvider, frozenset[str] | None] | None = None,
         reembedding: ReembedStarter | None = None,
+        comprehend_available: bool = False,
     ) -> None:
         self._cache = cache
+        #: Whether this deployment may call Amazon Comprehend (`TenantSettings.redaction.engine`).
+        self._comprehend = comprehend_available
         self._secrets = secrets
         self._audit = audit
         self._clock = clock
@@ -205,6 +209,8 @@ class TenantSettingsService:
         elif choice is not None:
             problems += _choice_problems("embedding", choice, self._embedding_models)
             problems += embedding_dimension_problems(choice)
+        if settings.redaction.engine is RedactionEngine.COMPREHEND and not self._comprehend:
+            problems.append("redaction.engine: comprehend is not enabled in this deployment (use local)")
         return problems
 
     def _plan(self, plan: str) -> Retention:

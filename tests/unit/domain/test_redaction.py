@@ -14,7 +14,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.strategies import FUZZ, hostile
 
-from agent_memory.domain.redaction import PiiKind, Redaction, find, iban_valid, luhn_valid, redact
+from agent_memory.domain.redaction import (
+    PiiKind,
+    Redaction,
+    Span,
+    find,
+    iban_valid,
+    luhn_valid,
+    map_strings,
+    redact,
+)
 
 # --- reference checks, written out plainly ---------------------------------------------------
 
@@ -322,3 +331,23 @@ def test_any_text_redacts_without_error_to_a_fixed_point(text: str) -> None:
     assert all(0 <= s.start < s.end <= len(text) for s in spans)
     assert all(a.end <= b.start for a, b in itertools.pairwise(spans))
     assert redact(once).text == once
+
+
+def test_another_engines_spans_join_the_first_pass_and_lose_ties() -> None:
+    # GIVEN another engine that calls a phone number a secret, and names a word it alone knows
+    text = "word kestrel, desk +49 30 1234567"
+    desk = text.index("+49")
+    extra = [Span(PiiKind.SECRET, 5, 12), Span(PiiKind.SECRET, desk, len(text)), Span(PiiKind.EMAIL, 90, 99)]
+    # WHEN
+    done = redact(text, lambda _: extra)
+    # THEN its own find is kept, the tie goes to the local kind, and spans outside the text are ignored
+    assert done.text == "word [SECRET], desk [PHONE]"
+    assert done.counts == {PiiKind.SECRET: 1, PiiKind.PHONE: 1}
+
+
+def test_map_strings_reaches_every_string_of_json_and_no_key() -> None:
+    value = {"a@example.com": ["x@example.com", {"n": 3, "s": "y@example.com"}], "k": None}
+    assert map_strings(value, lambda s: redact(s).text) == {
+        "a@example.com": ["[EMAIL]", {"n": 3, "s": "[EMAIL]"}],
+        "k": None,
+    }
