@@ -40,6 +40,7 @@ def test_an_admin_changes_the_settings_and_sets_a_key_it_never_sees_again(
     page.fill("#settings-retention input[data-grain='working']", "24")
     page.uncheck("#settings-merge")
     page.fill("#settings-ttl input[data-kind='note']", "3")
+    page.check("#settings-redaction")
     page.fill("#settings-key", KEY)
     page.click("#settings-save")
     page.wait_for_selector("#settings-version:has-text('version 1')")
@@ -49,6 +50,7 @@ def test_an_admin_changes_the_settings_and_sets_a_key_it_never_sees_again(
     assert view["settings"]["retention_hours"] == {"working": 24}
     assert view["settings"]["merge_near_duplicates"] is False
     assert view["settings"]["ttl_days"] == {"note": 3}
+    assert view["settings"]["redaction"] == {"enabled": True, "engine": "local"}
     assert view["provider_key"]["last4"] == "JKLM"
     assert "ends in JKLM" in page.text_content("#settings-key-status")
     assert page.input_value("#settings-key") == ""

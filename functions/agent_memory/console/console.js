@@ -1130,6 +1130,8 @@ function renderSettings(view) {
     }))),
   );
   $("#settings-merge").checked = s.merge_near_duplicates;
+  $("#settings-redaction").checked = s.redaction.enabled;
+  $("#settings-redaction-engine").value = s.redaction.engine;
   $("#settings-max-working").value = s.max_working_per_agent ?? "";
   $("#settings-embedding-provider").value = s.embedding ? s.embedding.provider : "";
   $("#settings-embedding-model").value = s.embedding ? s.embedding.model : "";
@@ -1194,6 +1196,7 @@ function settingsFromForm() {
     ttl_days: ttl,
     ranking,
     merge_near_duplicates: $("#settings-merge").checked,
+    redaction: { enabled: $("#settings-redaction").checked, engine: $("#settings-redaction-engine").value },
     max_working_per_agent: numberOrNull($("#settings-max-working")),
     summary,
   };
