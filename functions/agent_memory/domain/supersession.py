@@ -86,7 +86,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "role",
         _words(
-            rf"\b(?:{_I}(?:'m|\u2019m| am| work as)|my (?:job|role|title) is)\s+(?:now\s+)?(?:an?\s+)?"
+            # "I'm a teacher" needs its article: "I'm after ...", "I'm super keen" state no role.
+            rf"\b(?:{_I}(?:'m|\u2019m| am)\s+(?:now\s+)?an?\s+"
+            rf"|(?:{_I} work as|my (?:job|role|title) is)\s+(?:now\s+)?(?:an?\s+)?)"
+            r"(?!(?:better|bigger|smaller|faster|slower|older|younger|member|beginner|fan|other)\b)"
             r"(?P<v>(?:(?:senior|junior|lead|head|chief|staff) )?"
             r"[a-z]*(?:er|or|ist|ant|ent|ian|ect|nurse|chef|pilot))\b"
         ),

@@ -43,6 +43,23 @@ def test_a_name_ends_where_its_capitals_end() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "roles"),
+    [
+        ("I'm after Marley flooring, which is what dance studios usually use.", []),
+        ("I'm super keen to spread that energy.", []),
+        ("I'm a better cook than I was.", []),
+        ("I'm a member of the climbing club.", []),
+        ("I'm a nurse at the county hospital.", ["nurse"]),
+        ("I am now a senior engineer.", ["senior engineer"]),
+        ("I work as an architect.", ["architect"]),
+    ],
+)
+def test_a_role_is_stated_with_its_article_or_its_verb(text: str, roles: list[str]) -> None:
+    # WHEN / THEN "I'm <word ending in -er>" is no job without "a"/"an" or "work as"
+    assert [c.value for c in claims(text) if c.attribute == "role"] == roles
+
+
 CITIES = st.sampled_from(["Berlin", "Lisbon", "Oslo", "Porto", "Kyoto", "New York", "Rio de Janeiro"])
 
 
