@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 
 def utc(*args: int) -> datetime:
@@ -55,3 +57,27 @@ def refusing_spaces() -> object:
 
     own = SpaceEmbedder("sp_refusing", RefusingEmbedder())  # type: ignore[arg-type]
     return TenantSpaces(own, (own,))
+
+
+class RecordingFeed:
+    """A `ChangeFeed` that keeps what it is handed (``events``), in order."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def publish(self, events: Sequence[Any]) -> None:
+        self.events.extend(events)
+
+    def of_type(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+
+class FailingFeed:
+    """A `ChangeFeed` that raises on every publish, as a broken adapter might."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def publish(self, events: Sequence[Any]) -> None:
+        self.calls += 1
+        raise RuntimeError("the feed is down")

@@ -133,6 +133,8 @@ FUNCTIONS = {
     # Each _delete_by_query waits for completion (up to 300 s); several grains and plans.
     "Retention": FunctionSpec("retention.handler", 512, Duration.minutes(15)),
     "IndexBootstrap": FunctionSpec("bootstrap.handler", 256, Duration.minutes(5)),
+    # Ten deliveries at once, each waiting at most its timeout (5 s) for an answer.
+    "WebhookDelivery": FunctionSpec("webhook_delivery.handler", 256, Duration.seconds(30)),
 }
 
 

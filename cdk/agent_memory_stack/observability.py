@@ -42,6 +42,10 @@ BUSINESS_METRICS = (
     "SearchLatency",
     "SummariesMade",
     "RecordsDeleted",
+    "ChangeEventsPublished",
+    "ChangeEventsDropped",
+    "WebhookDeliveries",
+    "WebhookDeliveriesFailed",
 )
 
 
@@ -282,6 +286,21 @@ class Observability(Construct):
                         f.metric_throttles(period=PERIOD, label=f"{n} throttles")
                         for n, f in functions.items()
                     ],
+                ),
+            ],
+            [
+                graph(
+                    "Change feed: events published and dropped, webhook deliveries and failures",
+                    [
+                        self.metric(n)
+                        for n in (
+                            "ChangeEventsPublished",
+                            "ChangeEventsDropped",
+                            "WebhookDeliveries",
+                            "WebhookDeliveriesFailed",
+                        )
+                    ],
+                    width=24,
                 ),
             ],
         ]

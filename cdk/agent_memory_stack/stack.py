@@ -13,8 +13,10 @@ from aws_cdk import CfnOutput, Duration, Stack, Tags
 from constructs import Construct
 
 from agent_memory_stack.api import Api
+from agent_memory_stack.change_feed import ChangeFeed
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.console import ConsoleSite
+from agent_memory_stack.exports import ExportBucket
 from agent_memory_stack.file_store import FileStore
 from agent_memory_stack.function_factory import FunctionFactory
 from agent_memory_stack.observability import Observability
@@ -65,10 +67,15 @@ class AgentMemoryStack(Stack):
             summarize_queue=self.summaries.queue,
         )
         self.retention.grant_start(self.api.api_function)
+        self.exports = ExportBucket(self, "Exports", config=config)
+        self.exports.attach(self.api.api_function, self.summaries.worker)
         self.tenant_settings = TenantSettingsTable(
             self, "TenantSettings", prefix=config.prefix, retain=config.retain_data
         )
         self.tenant_settings.attach(self.factory.functions)
+        self.change_feed = ChangeFeed(
+            self, "ChangeFeed", config=config, factory=self.factory, functions=self.factory.functions
+        )
         self.observability = Observability(
             self,
             "Observability",
@@ -102,3 +109,9 @@ class AgentMemoryStack(Stack):
         CfnOutput(self, "WriteQueueUrl", value=self.writes.queue.queue_url)
         CfnOutput(self, "WriteDeadLetterQueueUrl", value=self.writes.dead_letters.queue_url)
         CfnOutput(self, "Dashboard", value=config.prefix, description="CloudWatch dashboard name")
+        CfnOutput(
+            self,
+            "ChangeEventBus",
+            value=self.change_feed.bus.event_bus_name,
+            description="EventBridge bus of the change events (source agent-memory): add rules to route them",
+        )

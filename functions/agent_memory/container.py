@@ -17,6 +17,7 @@ from agent_memory.domain.patterns import PatternRules
 from agent_memory.domain.profiles import ProfileRules
 from agent_memory.domain.scoring import RankingWeights
 from agent_memory.domain.tenant_settings import ModelChoice
+from agent_memory.feed_wiring import FeedParts
 from agent_memory.ports import (
     Clock,
     DeadLetterQueue,
@@ -52,6 +53,7 @@ from agent_memory.services.search import SearchService
 from agent_memory.services.search_stats import SearchStatsService
 from agent_memory.services.store_writes import WriterService
 from agent_memory.services.summarize import SummarizeService
+from agent_memory.services.supersession_review import SupersessionReview
 from agent_memory.services.tenant_configuration import SettingsCache, TenantSettingsService
 from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers
 from agent_memory.services.timeline import TimelineService
@@ -61,6 +63,7 @@ from agent_memory.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from agent_memory.adapters.local_queue import LocalFifoQueue
+    from agent_memory.services.exports import ExportService
     from agent_memory.services.retention_rules import RetentionService
 
 
@@ -325,6 +328,10 @@ class Container:
         return LocalKeyStore(self.settings.auth_path)
 
     @cached_property
+    def feed(self) -> FeedParts:  # the change feed and the tenants' webhooks
+        return FeedParts(self.settings, lambda: self.store, self.clock)
+
+    @cached_property
     def reranker(self) -> Reranker | None:
         if self.settings.reranker == "bedrock":
             from agent_memory.adapters.bedrock_rerank import BedrockReranker
@@ -462,7 +469,7 @@ class Container:
 
     @cached_property
     def feedback_applier(self) -> FeedbackApplier:
-        return FeedbackApplier(self.store, self.pending, self.clock)
+        return FeedbackApplier(self.store, self.pending, self.clock, feed=self.feed.feed)
 
     @cached_property
     def feedback_service(self) -> FeedbackService:
@@ -474,7 +481,9 @@ class Container:
 
     @cached_property
     def forget_service(self) -> ForgetService:
-        return ForgetService(self.store, self.job_queue, self.clock, self.settings.timezone)
+        return ForgetService(
+            self.store, self.job_queue, self.clock, self.settings.timezone, feed=self.feed.feed
+        )
 
     @cached_property
     def writer_service(self) -> WriterService:
@@ -491,6 +500,7 @@ class Container:
             timezone=s.timezone,
             settings=self.settings_cache,
             embedders=self.tenant_embedders,
+            feed=self.feed.feed,
         )
 
     @cached_property
@@ -507,6 +517,7 @@ class Container:
             self.clock,
             self.settings.timezone,
             summarizers=self.tenant_summarizers,
+            review=SupersessionReview(self.store),
         )
 
     def retention_service(self) -> RetentionService:
@@ -529,6 +540,12 @@ class Container:
             max_working=s.max_working_per_agent,
             settings=self.settings_cache,
         )
+
+    @cached_property
+    def export_service(self) -> ExportService:
+        from agent_memory.export_wiring import export_service
+
+        return export_service(self)
 
     @cached_property
     def api_services(self) -> ApiServices:
@@ -603,7 +620,7 @@ class ApiServices:
     @property
     def history(self) -> MemoryHistoryService:
         r = self.root
-        return MemoryHistoryService(r.store, r.write_queue, r.pending, r.clock)
+        return MemoryHistoryService(r.store, r.write_queue, r.pending, r.clock, feed=r.feed.feed)
 
     @property
     def context(self) -> ContextService:
@@ -748,3 +765,7 @@ def api_services() -> ApiServices:
 
 def reembed_service() -> ReembedService:
     return current().reembed_service
+
+
+def export_service() -> ExportService:
+    return current().export_service

@@ -27,6 +27,8 @@ _NAMED_RESOURCES = (
     ("idempotency", "dynamodb", "idempotency_table"),
     ("topics", "dynamodb", "topics_table"),
     ("tenant_settings", "dynamodb", "tenant_settings_table"),
+    ("change_feed", "eventbridge", "event_bus_name"),
+    ("webhooks", "dynamodb", "webhooks_table"),
 )
 
 
@@ -86,6 +88,22 @@ class Settings(BaseSettings):
     secrets: Literal["local", "secretsmanager"] = "local"
     secrets_prefix: str = "agent-memory"
     secrets_kms_key_id: str | None = None
+    #: The change feed (`domain.change_events`): ``local``, an outbox in ``data_dir`` the local
+    #: runtime delivers to tenants' webhooks; ``eventbridge``, the bus ``event_bus_name``; ``none``.
+    change_feed: Literal["local", "eventbridge", "none"] = "local"
+    event_bus_name: str | None = None
+    #: Tenants' webhooks (``/v1/admin/webhooks``): SQLite (``webhooks.db``) or a DynamoDB table.
+    webhooks: Literal["local", "dynamodb"] = "local"
+    webhooks_table: str | None = None
+    #: The deployed webhook delivery queue: a failed delivery is put off there for its back-off.
+    webhook_queue_url: str | None = None
+    #: A delivery waits ``webhook_timeout_s`` for an answer; a failed one is tried again after
+    #: ``webhook_retry_base_s`` x 2^(attempt - 1) seconds (at most ``webhook_retry_max_s``), at
+    #: most ``webhook_attempts`` times in all (the local outbox; SQS uses its redrive policy).
+    webhook_timeout_s: float = Field(default=5.0, gt=0, le=30)
+    webhook_retry_base_s: float = Field(default=2.0, gt=0, le=3600)
+    webhook_retry_max_s: float = Field(default=900.0, gt=0, le=43_200)
+    webhook_attempts: int = Field(default=8, ge=1, le=100)
     #: SQS queue of summarize jobs (one per agent-period), fed by the dispatcher.
     summarize_queue_url: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
@@ -95,6 +113,13 @@ class Settings(BaseSettings):
     opensearch_service: Literal["es", "aoss"] = "es"
     opensearch_index_alias: str = "agent-memory"
     opensearch_timeout_s: float = Field(default=10.0, gt=0)
+    #: Exports (``/v1/admin/exports``): files and job states under ``<data_dir>/exports``, or in
+    #: the bucket ``export_bucket`` under ``export_prefix``, fetched by a pre-signed URL valid
+    #: ``export_url_ttl_s``; deleted after ``export_expiry_days`` (deployed: the bucket's rule).
+    export_bucket: str | None = None
+    export_prefix: str = "exports/"
+    export_url_ttl_s: int = Field(default=900, ge=60, le=43_200)
+    export_expiry_days: int = Field(default=7, ge=1, le=365)
 
     # --- embeddings ----------------------------------------------------------------------------
     embedder: Literal["hashing", "minilm", "bedrock"] = "minilm"
@@ -245,6 +270,14 @@ class Settings(BaseSettings):
     @property
     def idempotency_path(self) -> Path:
         return self.data_dir / "idempotency.db"
+
+    @property
+    def changes_path(self) -> Path:
+        return self.data_dir / "changes.db"
+
+    @property
+    def webhooks_path(self) -> Path:
+        return self.data_dir / "webhooks.db"
 
 
 @lru_cache(maxsize=1)

@@ -7,10 +7,13 @@ deleted again (with its knowledge index), so tests never see each other's record
 listing is cross-tenant).
 The OpenSearch store writes with ``refresh=True`` so a test can search what it just wrote, on the
 k-NN engine named by ``OPENSEARCH_ENGINE`` (``faiss``, the default, or ``lucene``).
+When lancedb is installed (the ``lancedb`` extra, not part of ``make test``), the SQLite store with
+its search candidates from LanceDB runs too (`adapters/sqlite/lancedb_retrieval.py`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import uuid
 from collections.abc import Iterator
@@ -106,6 +109,12 @@ def _real_s3_store(tmp_path: Path) -> Iterator[MemoryStore]:
         "sqlite-ann-sketch",
         "sqlite-ann-exact",
         "s3-sqlite",
+        # The SQLite store with LanceDB's candidates: measured, not shipped (the `lancedb` extra).
+        *(
+            ["sqlite-lancedb", "sqlite-lancedb-propose"]
+            if importlib.util.find_spec("lancedb") is not None
+            else []
+        ),
         pytest.param("s3-sqlite-real", marks=pytest.mark.s3),
         pytest.param("opensearch", marks=pytest.mark.opensearch),
     ]
@@ -116,6 +125,15 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         return
     if request.param == "s3-sqlite-real":
         yield from _real_s3_store(tmp_path)
+        return
+    if request.param.startswith("sqlite-lancedb"):
+        from agent_memory.adapters.sqlite.lancedb_retrieval import LanceDbMemoryStore
+
+        lance = LanceDbMemoryStore(tmp_path / "memory.db", DIM, MODEL, optimize_every=3)
+        if request.param.endswith("propose"):  # LanceDB proposes, SQL keeps: never a list of rowids
+            lance.lance.pushdown_max = 0
+        yield lance
+        lance.close()
         return
     if request.param.startswith("sqlite"):
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore

@@ -53,6 +53,9 @@ IAM_ACTION = {
     "lambda:Invoke": "lambda:InvokeFunction",
     "s3:HeadObject": "s3:GetObject",
     "s3:ListObjectsV2": "s3:ListBucket",
+    "s3:CreateMultipartUpload": "s3:PutObject",
+    "s3:UploadPart": "s3:PutObject",
+    "s3:CompleteMultipartUpload": "s3:PutObject",
 }
 #: Actions every function has for its runtime (logs, traces), not made by the code.
 RUNTIME_ACTIONS = ("xray:", "logs:")
@@ -65,7 +68,8 @@ DEPLOYMENT_SETTINGS = frozenset(
         "write_queue_url", "dead_letter_queue_url", "pending_table", "idempotency_table",
         "tenants_table", "topics_table", "summarize_queue_url", "retention_function", "usage_plans",
         "opensearch_endpoint", "opensearch_service", "opensearch_index_alias", "store_bucket",
-        "store_prefix",
+        "store_prefix", "export_bucket",
+        "change_feed", "event_bus_name", "webhooks", "webhooks_table", "webhook_queue_url",
         "embedding_dimension", "bedrock_embedding_model_id", "bedrock_summary_model_id",
         "timezone", "plans", "retention_max_unsummarized_days", "forget_grace_days",
         "max_working_per_agent", "default_ttls", "max_receive_count",
@@ -149,6 +153,7 @@ class Deployment:
             "AWS::Scheduler::ScheduleGroup": "Name",
             "AWS::SNS::Topic": "TopicName",
             "AWS::Logs::LogGroup": "LogGroupName",
+            "AWS::Events::EventBus": "Name",
             "AWS::IAM::Role": "RoleName",
         }.get(kind)
         if explicit and isinstance(props.get(explicit), str):
@@ -173,6 +178,7 @@ class Deployment:
             "AWS::Logs::LogGroup": f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{name}:*",
             "AWS::IAM::Role": f"arn:{PARTITION}:iam::{ACCOUNT}:role/{name}",
             "AWS::S3::Bucket": f"arn:{PARTITION}:s3:::{name}",
+            "AWS::Events::EventBus": f"arn:{PARTITION}:events:{REGION}:{ACCOUNT}:event-bus/{name}",
             "AWS::Scheduler::ScheduleGroup": (
                 f"arn:{PARTITION}:scheduler:{REGION}:{ACCOUNT}:schedule-group/{name}"
             ),
@@ -379,6 +385,44 @@ class Deployment:
             boto3.client("sqs", region_name=REGION).send_message(QueueUrl=url, MessageBody=json.dumps(body))
             return None
 
+    def route_events(self, entries: list[dict[str, Any]]) -> dict[str, Any]:
+        """EventBridge: each entry, as the EventBridge event a rule's SQS target receives, to the
+        queues of the template's rules on its bus whose pattern it matches (``source`` and
+        ``detail-type`` lists). Sent by EventBridge, not by the function that put the events."""
+        import uuid
+
+        import boto3
+
+        sqs = boto3.client("sqs", region_name=REGION)
+        rules = [r["Properties"] for r in self.resources.values() if r["Type"] == "AWS::Events::Rule"]
+        token = self._current.set(None)
+        try:
+            for entry in entries:
+                event = {
+                    "version": "0",
+                    "id": str(uuid.uuid4()),
+                    "detail-type": entry["DetailType"],
+                    "source": entry["Source"],
+                    "account": ACCOUNT,
+                    "time": str(entry.get("Time", "")),
+                    "region": REGION,
+                    "resources": [],
+                    "detail": json.loads(entry["Detail"]),
+                }
+                for rule in rules:
+                    pattern = rule.get("EventPattern", {})
+                    if self.resolve(rule.get("EventBusName")) != entry.get("EventBusName") or not all(
+                        event.get(key) in values for key, values in pattern.items()
+                    ):
+                        continue
+                    for target in rule.get("Targets", []):
+                        queue = str(self.resolve(target["Arn"])).rsplit(":", 1)[1]
+                        url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{queue}"
+                        sqs.send_message(QueueUrl=url, MessageBody=json.dumps(event))
+        finally:
+            self._current.reset(token)
+        return {"FailedEntryCount": 0, "Entries": [{"EventId": str(uuid.uuid4())} for _ in entries]}
+
     def on_failure(self, name: str) -> str | None:
         """The ARN of ``name``'s on-failure destination (its ``EventInvokeConfig``), if any."""
         logical_id = self.functions[name].logical_id
@@ -535,6 +579,12 @@ def _resources(service: str, operation: str, params: dict[str, Any]) -> list[str
     if service == "s3":
         bucket = f"arn:{PARTITION}:s3:::{params['Bucket']}"
         return [bucket] if operation == "ListObjectsV2" else [f"{bucket}/{params['Key']}"]
+    if service == "events":
+        buses = {e.get("EventBusName", "default") for e in params.get("Entries", [])}
+        return [
+            bus if bus.startswith("arn:") else f"arn:{PARTITION}:events:{REGION}:{ACCOUNT}:event-bus/{bus}"
+            for bus in sorted(buses)
+        ]
     if service == "secretsmanager":
         name = params.get("SecretId") or params["Name"]
         # AWS appends six random characters to a secret's name in its ARN
@@ -587,6 +637,8 @@ def enforce(deployment: Deployment) -> Iterator[None]:
                     )
         if service == "bedrock-runtime":
             return deployment.bedrock.answer(operation, params)
+        if service == "events" and operation == "PutEvents":
+            return deployment.route_events(params["Entries"])
         if service == "lambda" and operation == "Invoke" and params.get("InvocationType") == "Event":
             # Lambda queues an asynchronous invoke: the test runs it (`Deployment.invoked`)
             deployment.invoked.append((params["FunctionName"], json.loads(params.get("Payload") or b"{}")))

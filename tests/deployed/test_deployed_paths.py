@@ -701,3 +701,82 @@ def test_redaction_on_write_calls_comprehend_from_the_api_function_and_stores_no
     assert "[EMAIL]" in content and "[PHONE]" in content and "[CARD]" in content, content
     assert "mia.lopez" not in content and "5678" not in content and "4111" not in content
     assert not [c for c in deployment.calls if not c.allowed]
+
+
+def test_changes_reach_the_tenants_webhook_through_the_bus_the_queue_and_the_delivery_function(
+    deployment: Deployment,
+) -> None:
+    # GIVEN a tenant's webhook, set by its admin through the API function
+    from agent_memory.adapters.http_webhooks import UrllibWebhookSender
+    from agent_memory.domain.change_events import SIGNATURE_HEADER, verify_signature
+
+    bootstrap(deployment)
+    admin = "admin read write forget"
+    put = deployment.run(
+        "Api", api_event("PUT", "/v1/admin/webhooks", {"url": "https://hooks.example.com/in"}, scopes=admin)
+    )
+    assert put["statusCode"] == 200, put
+    secret = json.loads(put["body"])["secret"]
+    posts: list[tuple[str, bytes, dict[str, str]]] = []
+    answers: list[int | Exception] = [TimeoutError("the endpoint hangs")]
+
+    def post(self: Any, url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> int:
+        posts.append((url, body, dict(headers)))
+        answer = answers.pop(0) if answers else 204
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    original = UrllibWebhookSender.post
+    UrllibWebhookSender.post = post  # type: ignore[method-assign]  # no network here: the endpoint
+    try:
+        # WHEN a memory is written (the writer puts its event on the bus) and forgotten (the API does)
+        [record_id] = write(deployment, "Tenant secret: the vault code is 4417.")
+        drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+        forgot = deployment.run("Api", api_event("DELETE", f"/v1/agents/{AGENT}/memories/{record_id}"))
+        assert forgot["statusCode"] == 200, forgot
+        # AND the delivery queue is drained, the first delivery failing (put off, then retried)
+        deliveries = queue_env(deployment, "WebhookDelivery", "AGENT_MEMORY_WEBHOOK_QUEUE_URL")
+        sqs = boto3.client("sqs", region_name=REGION)
+        deployment.poll("WebhookDelivery", deliveries)
+        for _ in range(4):
+            got = sqs.receive_message(
+                QueueUrl=deliveries, MaxNumberOfMessages=10, AttributeNames=["All"]
+            ).get("Messages", [])
+            if not got:
+                break
+            records = [
+                {"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+                 "attributes": m.get("Attributes", {})}
+                for m in got
+            ]  # fmt: skip
+            answer = deployment.run("WebhookDelivery", {"Records": records})
+            failed = {f["itemIdentifier"] for f in answer["batchItemFailures"]}
+            done = [m for m in got if m["MessageId"] not in failed]
+            for m in done:
+                sqs.delete_message(QueueUrl=deliveries, ReceiptHandle=m["ReceiptHandle"])
+            for m in got:  # SQS hands a put-off message back once its delay is over: now, here
+                if m["MessageId"] in failed:
+                    sqs.change_message_visibility(
+                        QueueUrl=deliveries, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=0
+                    )
+    finally:
+        UrllibWebhookSender.post = original  # type: ignore[method-assign]
+    # THEN the endpoint got both changes, signed with the tenant's secret, ids only (its default)
+    delivered = {json.loads(body)["id"]: json.loads(body) for _, body, _ in posts}
+    assert sorted(e["type"] for e in delivered.values()) == ["memory.created", "memory.forgotten"]
+    for url, body, headers in posts:
+        assert url == "https://hooks.example.com/in"
+        verify_signature(secret, body, headers[SIGNATURE_HEADER])
+        assert b"4417" not in body
+    assert len(posts) == 3  # one delivery failed and came again
+    assert any(
+        c.function == "WebhookDelivery" and c.action == "sqs:ChangeMessageVisibility"
+        for c in deployment.calls
+    )
+    # AND the admin reads and removes the webhook
+    got_hook = deployment.run("Api", api_event("GET", "/v1/admin/webhooks", scopes=admin))
+    assert json.loads(got_hook["body"])["secret"] is None and secret not in got_hook["body"]
+    removed = deployment.run("Api", api_event("DELETE", "/v1/admin/webhooks", scopes=admin))
+    assert removed["statusCode"] == 200, removed
+    assert not [c for c in deployment.calls if not c.allowed]

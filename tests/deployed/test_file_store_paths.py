@@ -18,6 +18,8 @@ FILE_PATHS = [path for path in PATHS if getattr(path, "__name__", "") != "<lambd
 UNREACHED = {
     ("Search", "s3:PutObject"): "a search's access counts are stored on their own once 30 s old, at the "
     "instance's next search (best effort): the paths never search twice half a minute apart",
+    ("SummarizeWorker", "s3:AbortMultipartUpload"): "an export whose runs failed three times is given "
+    "up and its upload aborted: no path here makes a run fail",
     ("SummarizeWorker", "s3:ListBucket"): "a job for a tenant whose file is gone is told so (404) only "
     "if the role may list the bucket; the paths run jobs for tenants that have files",
 }

@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 from tests.deployed import test_deployed_paths as paths
+from tests.deployed import test_export_paths as export_paths
 from tests.deployed.harness import Call, Deployment, unset_deployment_settings, unused_grants
 
+EXPORT = export_paths.test_an_export_is_started_by_the_api_written_by_the_worker_and_fetched_by_a_signed_url
 FAILED_RUN = paths.test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue
+WEBHOOKS = paths.test_changes_reach_the_tenants_webhook_through_the_bus_the_queue_and_the_delivery_function
 #: Every path test, each run on a fresh deployment of the same template.
 PATHS: list[Callable[[Deployment], None]] = [
     paths.test_a_write_goes_through_the_fifo_queue_and_the_writer_and_is_found_by_the_search_function,
@@ -38,6 +41,8 @@ PATHS: list[Callable[[Deployment], None]] = [
     paths.test_the_admin_patterns_route_queues_jobs_the_worker_runs,
     paths.test_a_change_of_embedding_model_is_started_by_the_api_and_filled_by_the_worker,
     paths.test_redaction_on_write_calls_comprehend_from_the_api_function_and_stores_no_original,
+    EXPORT,
+    WEBHOOKS,
 ]
 #: Paths appended after the first eight, by name (so appending more moves none of them).
 FEEDBACK = paths.test_feedback_on_an_experience_is_queued_by_the_api_and_counted_by_the_writer
@@ -61,6 +66,8 @@ UNREACHED = {
     "OpenAI-compatible model, with its key: the harness has no network to reach one",
     ("Writer", "secretsmanager:GetSecretValue", "/*"): "a memory embedded by a tenant's own "
     "OpenAI-compatible model, with its key: the harness has no network to reach one",
+    ("SummarizeWorker", "s3:AbortMultipartUpload", "exports/*"): "an export whose runs failed three "
+    "times is given up and its upload aborted: no path here makes a run fail",
     ("Api", "dynamodb:DeleteItem", "IdempotencyTable"): "a request with an Idempotency-Key that failed "
     "releases its key (Powertools deletes the in-progress record)",
     ("Api", "dynamodb:GetItem", "IdempotencyTable"): "Powertools reads the stored answer when a conditional "
@@ -160,6 +167,23 @@ EDITS = {
     "api without comprehend:DetectPiiEntities": (
         without_grant("Api", "comprehend:DetectPiiEntities"),
         REDACTION,
+    ),
+    "api without the export bucket": (without_setting("Api", "AGENT_MEMORY_EXPORT_BUCKET"), EXPORT),
+    "worker without the export bucket's s3:PutObject": (
+        without_grant("SummarizeWorker", "s3:PutObject"),
+        EXPORT,
+    ),
+    "api without the export bucket's s3:ListBucket": (without_grant("Api", "s3:ListBucket"), EXPORT),
+    "writer without events:PutEvents": (without_grant("Writer", "events:PutEvents"), WEBHOOKS),
+    "api without events:PutEvents": (without_grant("Api", "events:PutEvents"), WEBHOOKS),
+    "api without the webhooks table": (without_setting("Api", "AGENT_MEMORY_WEBHOOKS_TABLE"), WEBHOOKS),
+    "delivery function without the webhooks table's GetItem": (
+        without_grant("WebhookDelivery", "dynamodb:GetItem"),
+        WEBHOOKS,
+    ),
+    "delivery function without sqs:ChangeMessageVisibility": (
+        without_grant("WebhookDelivery", "sqs:ChangeMessageVisibility"),
+        WEBHOOKS,
     ),
     "api without the comprehend setting": (without_setting("Api", "AGENT_MEMORY_PII_COMPREHEND"), REDACTION),
     "writer without bedrock:InvokeModel": (without_grant("Writer", "bedrock:InvokeModel"), PATHS[0]),

@@ -126,6 +126,61 @@ def _settings(draw: st.DrawFn) -> Request:
     return "PUT", "/v1/admin/settings", body
 
 
+EXPORTS = "/v1/admin/exports"
+#: Export ids: well-formed ones that exist nowhere, and hostile text.
+EXPORT_IDS = st.one_of(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz234567", min_size=26, max_size=26).map(lambda s: "exp_" + s),
+    PHRASES.map(lambda p: quote(p, safe="") or "x"),
+)
+
+
+def _export(draw: st.DrawFn) -> Request:
+    """An export with hostile subjects and windows at the edges of the calendar."""
+    body: dict[str, Any] = {}
+    for name in draw(st.sampled_from([["user_id"], ["agent_id"], ["user_id", "agent_id"], []])):
+        body[name] = draw(st.one_of(PHRASES, st.just("u-7")))
+    if draw(st.booleans()):
+        body["since"] = draw(EDGE_INSTANTS)
+    if draw(st.booleans()):
+        body["until"] = draw(st.one_of(EDGE_INSTANTS, PHRASES))
+    return "POST", EXPORTS, body
+
+
+WEBHOOKS = "/v1/admin/webhooks"
+
+
+def _webhook(draw: st.DrawFn) -> Request:
+    """A webhook with hostile URLs (private and loopback hosts, credentials, text), types and
+    secrets. The one URL that is valid here is a closed port on loopback."""
+    url = draw(
+        st.one_of(
+            PHRASES,
+            PHRASES.map(lambda p: "https://" + p),
+            st.sampled_from(
+                [
+                    "http://127.0.0.1:9/in",
+                    "https://10.0.0.1/in",
+                    "https://169.254.169.254/latest",
+                    "https://user:pw@[::1]/in",
+                    "http://example.com/in",
+                    "javascript:alert(1)",
+                    "https://" + "x" * 3000,
+                ]
+            ),
+        )
+    )
+    body: dict[str, Any] = {"url": url}
+    if draw(st.booleans()):
+        body["event_types"] = draw(st.lists(st.sampled_from(["memory.created", "user.erased", "nope", ""])))
+    if draw(st.booleans()):
+        body["include_content"] = draw(st.one_of(st.booleans(), st.just("true"), st.just(1)))
+    if draw(st.booleans()):
+        body["secret"] = draw(st.one_of(PHRASES, st.text(min_size=24, max_size=300)))
+    if draw(st.booleans()):
+        body["new_secret"] = draw(st.booleans())
+    return "PUT", WEBHOOKS, body
+
+
 def _search(route: str) -> Callable[[st.DrawFn], Request]:
     def make(draw: st.DrawFn) -> Request:
         body: dict[str, Any] = {"query": draw(PHRASES), "as_of": draw(EDGE_INSTANTS)}
@@ -225,6 +280,15 @@ CASES: dict[tuple[str, str], Callable[[st.DrawFn], Request]] = {
         "GET", "/v1/admin/settings/history?" + _q(cursor=d(PHRASES), limit=d(st.integers(-5, 500))), None
     ),
     ("PUT", "/v1/admin/settings"): _settings,
+    ("GET", WEBHOOKS): lambda d: ("GET", WEBHOOKS, None),
+    ("PUT", WEBHOOKS): _webhook,
+    ("DELETE", WEBHOOKS): lambda d: ("DELETE", WEBHOOKS, None),
+    ("POST", "/v1/admin/exports"): _export,
+    ("GET", "/v1/admin/exports"): lambda d: ("GET", "/v1/admin/exports" + _q(limit=d(NUMBERS)), None),
+    ("GET", EXPORTS + "/{export_id}"): lambda d: ("GET", f"{EXPORTS}/{d(EXPORT_IDS)}", None),
+    ("GET", EXPORTS + "/{export_id}/download"): lambda d: (
+        "GET", f"{EXPORTS}/{d(EXPORT_IDS)}/download", None
+    ),
 }  # fmt: skip
 
 

@@ -24,6 +24,8 @@ from agent_memory.handlers.api import app, openapi_json
 from agent_memory.local.server import LocalRuntime
 
 ROUTES = ("write", "search", "get", "list", "forget", "stats")
+#: Tenant A's webhook: a closed port on loopback (nothing listens; deliveries fail quietly).
+A_WEBHOOK = "http://127.0.0.1:9/tenant-a-hook"
 
 A_SECRETS = {
     "a1": [
@@ -44,12 +46,22 @@ class World:
     key_b: str
     ids: dict[str, list[str]]  # agent -> A's memory ids
     key_b_admin: str = ""
+    export_id: str = ""  # an export of A's agent a1, made by A's admin
+    webhook_secret: str = ""  # A's webhook's signing secret (its URL is `A_WEBHOOK`)
 
     @property
     def texts(self) -> list[str]:
         """Everything that would betray A: its contents, a distinctive word of each, its tenant id."""
         contents = [c for agent in A_SECRETS.values() for c in agent]
-        return [*contents, "4417", "HERONFALL", "Globex", self.tenant_a]
+        return [
+            *contents,
+            "4417",
+            "HERONFALL",
+            "Globex",
+            self.tenant_a,
+            A_WEBHOOK,
+            *([self.webhook_secret] * bool(self.webhook_secret)),
+        ]
 
     def all_ids(self) -> list[str]:
         return [i for ids in self.ids.values() for i in ids]
@@ -72,7 +84,22 @@ def world(runtime: LocalRuntime, api: Api) -> Iterator[World]:
         assert status == 202, body
         ids[agent] = [a["id"] for a in body["accepted"]]
         assert settled_stats(api, key_a, agent)["records"]["working"] == len(contents)
-    yield World(tenant_a, key_a, key_a1_only, key_a_admin, tenant_b, key_b, ids, key_b_admin)
+    status, export = api("POST", "/v1/admin/exports", {"agent_id": "a1"}, key=key_a_admin)
+    assert status == 202, export
+    status, hook = api("PUT", "/v1/admin/webhooks", {"url": A_WEBHOOK}, key=key_a_admin)
+    assert status == 200, hook
+    yield World(
+        tenant_a,
+        key_a,
+        key_a1_only,
+        key_a_admin,
+        tenant_b,
+        key_b,
+        ids,
+        key_b_admin,
+        export["id"],
+        hook["secret"],
+    )
 
 
 def call(api: Api, route: str, agent: str, memory_id: str, **kwargs: Any) -> HttpResponse:
@@ -388,7 +415,13 @@ def _request(
 ) -> tuple[str, str, Any]:
     """(method, url, body) of one call of ``operation`` aimed at A's ``agent`` and its data."""
     target_id = world.ids[agent][0]
-    values = {"agent_id": agent, "memory_id": target_id, "record_id": target_id, "cursor": cursor}
+    values = {
+        "agent_id": agent,
+        "memory_id": target_id,
+        "record_id": target_id,
+        "cursor": cursor,
+        "export_id": world.export_id,
+    }
     url = path
     query = {}
     for param in operation.get("parameters", []):
@@ -454,9 +487,31 @@ def test_another_tenant_with_a_s_ids_and_cursors_gets_nothing_of_a(
             assert_no_leak(response, world, sent_id=world.ids[agent][0])
         if "{memory_id}" in path:
             assert response.status == 404, response.data[:300]
+        if path.startswith("/v1/admin/exports"):
+            # B's admin, naming A's export: a 404 as for an id that exists nowhere, and A's export
+            # is in no list or export of B's
+            request = _request(world, method, path, operation, agent, page["next_cursor"])
+            response = _send(api, *request, key=world.key_b_admin)
+            assert response.status < 500 and world.export_id not in response.data.decode()
+            assert_no_leak(response, world)
+            if "{export_id}" in path:
+                assert response.status == 404, response.data[:300]
+        if path == "/v1/admin/webhooks":
+            # B's admin on "the" webhook: B's own (none, or a body B may set), never A's
+            response = _send(
+                api,
+                method,
+                path,
+                {"url": "http://127.0.0.1:9/b"} if method == "PUT" else None,
+                key=world.key_b_admin,
+            )
+            assert response.status in {200, 404}, response.data[:300]
+            assert_no_leak(response, world)
         if response.status >= 400:
             assert_error(response.json())
     assert_a_untouched(api, world)
+    status, hook = api("GET", "/v1/admin/webhooks", key=world.key_a_admin)
+    assert (status, hook["url"], hook["secret_last4"]) == (200, A_WEBHOOK, world.webhook_secret[-4:])
 
 
 @pytest.mark.parametrize(("method", "path", "operation"), AGENT_ROUTES, ids=_names(AGENT_ROUTES))

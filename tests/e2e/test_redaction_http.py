@@ -1,10 +1,12 @@
 """Redaction on write through the local HTTP API: with the tenant setting on, a phone number, a
 card number, an e-mail address and an IBAN written in a memory are in no stored record, summary,
-file of the data directory or log line; with it off (the default) a write is stored as written."""
+export, file of the data directory or log line; with it off (the default) a write is stored as
+written."""
 
 from __future__ import annotations
 
 import io
+import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -13,6 +15,7 @@ from typing import Any
 
 import pytest
 from tests.e2e.conftest import Api, unique, wait_until
+from tests.e2e.test_exports_http import download, finished
 
 from agent_memory.observability import logger
 
@@ -112,6 +115,9 @@ def test_with_redaction_on_no_written_value_is_stored_summarized_or_logged(
     assert status == 202, body
     (summary,) = wait_until(lambda: _daily(api, key, agent), timeout_s=10)
     status, found = api("POST", f"/v1/agents/{agent}/memories/search", {"query": "Ines phone card"}, key=key)
+    started, job = api("POST", "/v1/admin/exports", {"user_id": "ines"}, key=admin)
+    assert started == 202, job
+    exported = download(api, admin, finished(api, admin, job["id"])["id"])
 
     # THEN every stored memory holds the placeholders, and nothing of the values
     memories = [_memory(api, key, agent, i) for i in ids]
@@ -122,7 +128,14 @@ def test_with_redaction_on_no_written_value_is_stored_summarized_or_logged(
     assert memories[3] is not None and "[PHONE]" in memories[3]["experience"]["context"]
     # and neither does the summary, a search's answer, any file of the data directory, or a log line
     assert status == 200 and found["results"], found
-    leaks = {"summary": str(summary), "search": str(found), "memories": text, "log": logged.getvalue()}
+    assert sum(line["type"] == "memory" for line in exported) == 3, exported
+    leaks = {
+        "summary": str(summary),
+        "search": str(found),
+        "memories": text,
+        "export": json.dumps(exported, ensure_ascii=False),
+        "log": logged.getvalue(),
+    }
     assert not {where: v for where, blob in leaks.items() for v in VALUES if v in blob}
     assert not _files_holding(module_env, VALUES)
     assert "personal data redacted" in logged.getvalue()

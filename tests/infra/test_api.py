@@ -227,10 +227,11 @@ def test_api_function_reaches_queue_pending_store_and_summarize_jobs_but_not_bed
     topics = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.topics.table), "Arn"]}
     tenants = {"Fn::GetAtt": [synth.logical_id(synth.stack.api.tenants), "Arn"]}
     settings = {"Fn::GetAtt": [synth.logical_id(synth.stack.tenant_settings.table), "Arn"]}
-    # the idempotency, topics and settings tables' item calls are checked in test_idempotency.py,
-    # test_topics.py and test_tenant_settings.py, the tenants table's in
-    # test_the_api_function_changes_read_grants_only
-    kept = (idempotency, topics, tenants, settings)
+    webhooks = {"Fn::GetAtt": [synth.logical_id(synth.stack.change_feed.table), "Arn"]}
+    # the idempotency, topics, settings and webhooks tables' item calls are checked in
+    # test_idempotency.py, test_topics.py, test_tenant_settings.py and test_change_feed.py, the
+    # tenants table's in test_the_api_function_changes_read_grants_only
+    kept = (idempotency, topics, tenants, settings, webhooks)
     statements = [s for s in synth.function_statements("Api") if s["Resource"] not in kept]
     # WHEN
     actions = {a for s in statements for a in as_list(s["Action"])}

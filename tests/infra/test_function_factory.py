@@ -21,6 +21,7 @@ FUNCTIONS = {
     "SummarizeWorker": ("agent_memory.handlers.summarize_worker.handler", 1024, 300),
     "Retention": ("agent_memory.handlers.retention.handler", 512, 900),
     "IndexBootstrap": ("agent_memory.handlers.bootstrap.handler", 256, 300),
+    "WebhookDelivery": ("agent_memory.handlers.webhook_delivery.handler", 256, 30),
 }
 
 XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
@@ -29,7 +30,7 @@ XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 def test_every_function_is_built_by_the_factory_with_its_handler_memory_and_timeout(synth: Synth) -> None:
     # GIVEN the functions the factory built
     built = synth.stack.factory.functions
-    # WHEN / THEN they are exactly the eight of the service, each with its handler, memory and timeout
+    # WHEN / THEN they are exactly the nine of the service, each with its handler, memory and timeout
     assert set(built) == set(FUNCTIONS)
     for name, (handler, memory, timeout) in FUNCTIONS.items():
         props = synth.function(name)

@@ -43,3 +43,11 @@ def test_a_named_resource_is_returned_as_given(tmp_path: Path) -> None:
     settings = _sqs(tmp_path, dead_letter_queue_url="https://sqs.us-east-1.amazonaws.com/1/d.fifo")
     # WHEN / THEN
     assert settings.resource("dead_letter_queue_url") == "https://sqs.us-east-1.amazonaws.com/1/d.fifo"
+
+
+def test_the_event_bus_and_the_webhooks_table_are_required_where_chosen(tmp_path: Path) -> None:
+    # WHEN / THEN the change feed on EventBridge without its bus, webhooks in DynamoDB without the table
+    with pytest.raises(ValueError, match="AGENT_MEMORY_EVENT_BUS_NAME"):
+        Settings(data_dir=tmp_path, change_feed="eventbridge")
+    with pytest.raises(ValueError, match="AGENT_MEMORY_WEBHOOKS_TABLE"):
+        Settings(data_dir=tmp_path, webhooks="dynamodb")

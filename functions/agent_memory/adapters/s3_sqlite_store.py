@@ -63,6 +63,7 @@ from agent_memory.ports import (
     StoreStats,
     Vector,
 )
+from agent_memory.ports.export_store import ExportQuery
 
 T = TypeVar("T")
 #: Counts older than this are stored on their own, without waiting for a write.
@@ -403,6 +404,20 @@ class S3SqliteStore:
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
         ids = list(doc_ids)
         self._count(tenant_id, lambda s: s.record_document_hits(tenant_id, ids, at))
+
+    # -- exports ------------------------------------------------------------------------------
+
+    def export_records(self, query: ExportQuery) -> Page:
+        return self._read(query.tenant_id, lambda s: s.export_records(query))
+
+    def count_records(self, query: ExportQuery) -> int:
+        return self._read(query.tenant_id, lambda s: s.count_records(query))
+
+    def audit_of_records(
+        self, tenant_id: str, agent_id: str, record_ids: Sequence[str]
+    ) -> builtins.list[AuditEvent]:
+        ids = list(record_ids)
+        return self._read(tenant_id, lambda s: s.audit_of_records(tenant_id, agent_id, ids))
 
     # -- embedding spaces ---------------------------------------------------------------------
 

@@ -51,6 +51,7 @@ const state = {
   experiences: [],
   experience: null,
   settings: null,
+  exports: [],
 };
 
 // --- small helpers ----------------------------------------------------------------------------
@@ -184,6 +185,7 @@ async function connect(key) {
     $("#disconnect").hidden = false;
     $("#knowledge-link").hidden = false;
     $("#settings-link").hidden = false;
+    $("#exports-link").hidden = false;
     renderAgents();
     $("#notice").hidden = true;
     const hash = new URLSearchParams(location.hash.slice(1));
@@ -191,6 +193,7 @@ async function connect(key) {
     if (wanted && agents.includes(wanted)) selectAgent(wanted, { experience: hash.get("experience") });
     else if (hash.has("knowledge")) selectKnowledge(hash.get("knowledge") || null);
     else if (hash.has("settings")) selectSettings();
+    else if (hash.has("exports")) selectExports();
   } catch (error) {
     state.key = null;
     sessionStorage.removeItem(KEY_STORAGE);
@@ -215,6 +218,7 @@ function disconnect() {
   $("#settings-link").setAttribute("aria-current", "false");
   $("#settings-view").hidden = true;
   state.settings = null;
+  leaveExports(true);
   state.documents = [];
   state.document = null;
   state.experiences = [];
@@ -251,6 +255,7 @@ async function selectAgent(agent, { experience = null } = {}) {
   $("#knowledge-link").setAttribute("aria-current", "false");
   $("#settings-view").hidden = true;
   $("#settings-link").setAttribute("aria-current", "false");
+  leaveExports();
   $("#agent-view").hidden = false;
   $("#agent-title").textContent = agent;
   $("#period").hidden = true;
@@ -1082,6 +1087,7 @@ function selectSettings() {
   $("#welcome").hidden = true;
   $("#agent-view").hidden = true;
   $("#knowledge-view").hidden = true;
+  leaveExports();
   $("#settings-view").hidden = false;
   loadSettings();
 }
@@ -1226,6 +1232,133 @@ async function saveSettings(event) {
   }
 }
 
+// --- exports -------------------------------------------------------------------------------------------
+
+function selectExports() {
+  state.agent = null;
+  state.period = null;
+  history.replaceState(null, "", "#exports");
+  renderAgents();
+  $("#exports-link").setAttribute("aria-current", "true");
+  $("#knowledge-link").setAttribute("aria-current", "false");
+  $("#settings-link").setAttribute("aria-current", "false");
+  $("#welcome").hidden = true;
+  $("#agent-view").hidden = true;
+  $("#knowledge-view").hidden = true;
+  $("#settings-view").hidden = true;
+  $("#exports-view").hidden = false;
+  loadExports();
+}
+
+/** Hide the exports page (another page was picked) and stop following its exports. */
+function leaveExports(forget = false) {
+  $("#exports-view").hidden = true;
+  $("#exports-link").setAttribute("aria-current", "false");
+  if (forget) {
+    $("#exports-link").hidden = true;
+    state.exports = [];
+  }
+  clearTimeout(loadExports.timer);
+}
+
+async function loadExports() {
+  clearTimeout(loadExports.timer);
+  try {
+    state.exports = (await api("/v1/admin/exports?limit=50")).items;
+    renderExports();
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  // Follow the exports still running while the page is shown.
+  if (!$("#exports-view").hidden && state.exports.some((e) => e.status === "queued" || e.status === "running")) {
+    loadExports.timer = setTimeout(loadExports, POLL_MS);
+  }
+}
+
+async function startExport(event) {
+  event.preventDefault();
+  const button = $("#export-start");
+  const body = { [$("#export-subject").value]: $("#export-id").value.trim() };
+  if ($("#export-since").value) body.since = `${$("#export-since").value}T00:00:00Z`;
+  if ($("#export-until").value) body.until = `${$("#export-until").value}T23:59:59.999999Z`;
+  button.disabled = true;
+  try {
+    const started = await api("/v1/admin/exports", { method: "POST", body });
+    notify(`Export ${started.id} started.`);
+    await loadExports();
+  } catch (error) {
+    fail(error);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function exportProgress(e) {
+  const p = e.progress;
+  const total = p.estimated_total ?? 0;
+  const word = (e.status === "done" ? p.memories : total) === 1 ? "memory" : "memories";
+  const counts = `${p.memories.toLocaleString()}${e.status === "done" ? "" : ` of ~${total.toLocaleString()}`} ${word}`;
+  const extra = p.summaries || p.withheld_summaries
+    ? ` · ${plural(p.summaries, "summary", "summaries")}${p.withheld_summaries ? `, ${p.withheld_summaries} withheld` : ""}`
+    : "";
+  return h("span", {}, meter((p.percent ?? 0) / 100, "wide"), `${fixed(p.percent ?? 0, 0)}% · ${counts}${extra}`);
+}
+
+const size = (bytes) => (bytes < 1e6 ? `${Math.max(1, Math.round(bytes / 1e3))} kB` : `${(bytes / 1e6).toFixed(1)} MB`);
+
+/** Fetch a finished export: its pre-signed URL as a link, or (the local runtime) the download
+ * route with the key, handed to the browser as a file. */
+async function downloadExport(e, button) {
+  if (/^https?:/.test(e.download_url)) {
+    window.location.assign(e.download_url);
+    return;
+  }
+  button.disabled = true;
+  try {
+    const response = await fetch(state.apiBase + e.download_url, {
+      headers: { Authorization: `Bearer ${state.key}` }, credentials: "omit", cache: "no-store",
+    });
+    if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
+    const url = URL.createObjectURL(await response.blob());
+    const link = h("a", { href: url, download: `${e.id}.jsonl` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  } catch (error) {
+    fail(error);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function renderExports() {
+  if (!state.exports.length) {
+    $("#exports").replaceChildren(h("div", { class: "empty-state", dataset: { noExports: "true" } },
+      "No exports yet: name an end user or an agent above."));
+    return;
+  }
+  const rows = state.exports.map((e) => {
+    const download = e.status === "done" && e.download_url
+      ? h("button", { type: "button", class: "small-btn", onclick: (event) => downloadExport(e, event.currentTarget) }, "Download")
+      : null;
+    return h("tr", { dataset: { export: e.id, status: e.status } },
+      h("td", { class: "mono small" }, e.id),
+      h("td", {}, e.user_id ? `end user ${e.user_id}` : `agent ${e.agent_id}`),
+      h("td", { class: "small" }, e.since || e.until ? `${e.since ? localDay(e.since) : "…"} → ${e.until ? localDay(e.until) : "…"}` : "all time"),
+      h("td", { class: `status ${e.status}` }, e.status, e.error ? ` (${e.error})` : ""),
+      h("td", { class: "small" }, exportProgress(e)),
+      h("td", { class: "num small" }, e.status === "done" ? size(e.progress.bytes) : ""),
+      h("td", { class: "small" }, localTime(e.created_at)),
+      h("td", { class: "num" }, download));
+  });
+  $("#exports").replaceChildren(
+    h("table", { class: "results exports" },
+      h("thead", {}, h("tr", {}, ["id", "of", "window", "status", "progress", "size", "started", ""].map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows)));
+}
+
 // --- shared knowledge --------------------------------------------------------------------------------
 
 function selectKnowledge(docId = null) {
@@ -1236,6 +1369,7 @@ function selectKnowledge(docId = null) {
   $("#knowledge-link").setAttribute("aria-current", "true");
   $("#settings-link").setAttribute("aria-current", "false");
   $("#settings-view").hidden = true;
+  leaveExports();
   $("#welcome").hidden = true;
   $("#agent-view").hidden = true;
   $("#knowledge-view").hidden = false;
@@ -1424,6 +1558,9 @@ async function main() {
   $("#documents-refresh").addEventListener("click", loadDocuments);
   $("#settings-link").addEventListener("click", () => selectSettings());
   $("#settings-form").addEventListener("submit", saveSettings);
+  $("#exports-link").addEventListener("click", () => selectExports());
+  $("#exports-refresh").addEventListener("click", loadExports);
+  $("#export-form").addEventListener("submit", startExport);
   for (const button of document.querySelectorAll(".tabs [role='tab']")) {
     button.addEventListener("click", () => selectTab(button.dataset.tab));
   }

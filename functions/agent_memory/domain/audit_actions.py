@@ -25,3 +25,5 @@ class AuditAction:
     KEY_REJECTED = "provider_key_rejected"  # the tenant's provider refused its key (detail: job)
     READ_GRANTED = "read_granted"  # another agent may read this agent's memory (detail: reader)
     READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)
+    WEBHOOK_SET = "webhook_set"  # the tenant's webhook set or replaced (detail: where, types, content)
+    WEBHOOK_DELETED = "webhook_deleted"  # ... removed

@@ -45,11 +45,13 @@ from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.handlers import (
     admin_routes,
+    export_routes,
     insight_routes,
     knowledge_routes,
     memory_routes,
     recall_routes,
     topic_routes,
+    webhook_routes,
 )
 from agent_memory.handlers.cors import with_console_cors
 from agent_memory.handlers.route_support import caller_of, json_response
@@ -273,6 +275,8 @@ ROUTERS: dict[Capability, Router] = {
     "topics": topic_routes.router,
     "knowledge": knowledge_routes.router,
     "admin": admin_routes.router,
+    "exports": export_routes.router,
+    "webhooks": webhook_routes.router,
     "openapi": openapi_router,
 }
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 Function = Literal["Api", "Search"]
-Capability = Literal["memories", "recall", "insight", "topics", "knowledge", "admin", "openapi"]
+Capability = Literal[
+    "memories", "recall", "insight", "topics", "knowledge", "admin", "exports", "webhooks", "openapi"
+]
 
 #: Which function serves each capability's routes.
 FUNCTION_OF: dict[Capability, Function] = {
@@ -27,6 +29,8 @@ FUNCTION_OF: dict[Capability, Function] = {
     "topics": "Api",
     "knowledge": "Api",
     "admin": "Api",
+    "exports": "Api",
+    "webhooks": "Api",
     "openapi": "Api",
 }
 
@@ -84,6 +88,13 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/admin/settings", "admin"),
     Route("GET", "/v1/admin/settings/history", "admin", query=("cursor", "limit")),
     Route("PUT", "/v1/admin/settings", "admin", body=True),
+    Route("POST", "/v1/admin/exports", "exports", body=True),
+    Route("GET", "/v1/admin/exports", "exports", query=("limit",)),
+    Route("GET", "/v1/admin/exports/{export_id}", "exports"),
+    Route("GET", "/v1/admin/exports/{export_id}/download", "exports"),
+    Route("GET", "/v1/admin/webhooks", "webhooks"),
+    Route("PUT", "/v1/admin/webhooks", "webhooks", body=True),
+    Route("DELETE", "/v1/admin/webhooks", "webhooks"),
     Route("GET", "/v1/openapi.json", "openapi"),
 )
 

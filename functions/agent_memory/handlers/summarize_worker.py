@@ -1,6 +1,6 @@
 """The cascade's worker: consumes summarize jobs (and the per-agent jobs: pattern recognition,
-``{"job": "patterns"}``, and profiles, ``{"job": "profiles"}``; and the per-tenant re-embedding,
-``{"job": "reembed"}``) from the SQS standard queue.
+``{"job": "patterns"}``, and profiles, ``{"job": "profiles"}``; the per-tenant re-embedding,
+``{"job": "reembed"}``; and exports, ``{"job": "export"}``) from the SQS standard queue.
 
 Powertools' `BatchProcessor` reports each failed job as a batch item failure, so only that job
 comes back (after the queue's visibility timeout) while the rest of the batch is done; the
@@ -20,6 +20,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
 from agent_memory.domain.embedding_spaces import ReembedJob
+from agent_memory.domain.export_jobs import ExportJob
 from agent_memory.domain.patterns import PatternJob
 from agent_memory.domain.profiles import ProfileJob
 from agent_memory.domain.summary_jobs import SummarizeJob
@@ -43,6 +44,11 @@ def record_handler(record: SQSRecord) -> str:
 
 
 def _run(body: object) -> str:
+    if isinstance(body, dict) and body.get("job") == "export":
+        export = ExportJob.model_validate(body)
+        logger.append_keys(job=export.key)
+        state = container.export_service().run(export)
+        return f"export: {'nothing to do' if state is None else state.status}"
     if isinstance(body, dict) and body.get("job") == "reembed":
         reembed = ReembedJob.model_validate(body)
         logger.append_keys(job=reembed.key)

@@ -4,7 +4,7 @@ agent-memory serve [--host 127.0.0.1] [--port 8000] [--data-dir .agent-memory]
 agent-memory keys create --tenant T --plan P [--admin] [--agent A ...] [--scope S ...] [--table NAME]
 agent-memory keys list | keys revoke KEY_ID   (--table NAME: the deployed tenants table)
 agent-memory keys enroll [--tenant T] --usage-plans PREFIX   (per-tenant API Gateway limits)
-agent-memory invoke api|writer|authorizer|bootstrap events/<file>.json
+agent-memory invoke api|writer|authorizer|bootstrap|webhook-delivery|... events/<file>.json
 agent-memory dlq list | dlq redrive [ID ...]   (AGENT_MEMORY_QUEUE=sqs: the deployed FIFO DLQ)
 agent-memory summarize --grain daily (--period 2026-11-21 | --from 2026-01-01 --to 2026-03-31) [--no-wait]
 agent-memory retention run   (what the daily 05:15 schedule runs; prints the report)
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.domain.keys import NewKey
+from agent_memory.local.export_command import add_export_parser
 
 if TYPE_CHECKING:
     from agent_memory.ports import KeyStore
@@ -340,6 +341,7 @@ HANDLERS: dict[str, str] = {
     "bootstrap": "agent_memory.handlers.bootstrap",
     "summarize-dispatch": "agent_memory.handlers.summarize_dispatch",
     "summarize-worker": "agent_memory.handlers.summarize_worker",
+    "webhook-delivery": "agent_memory.handlers.webhook_delivery",
 }
 
 
@@ -566,6 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_mcp_parser(sub)
     _add_knowledge_parser(sub)
+    add_export_parser(sub)
 
     _add_keys_parser(sub, common)
 
@@ -605,7 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command not in ("mcp", "knowledge"):  # clients of the API load none of the local runtime
+    if args.command not in ("mcp", "knowledge", "export"):  # API clients load none of the local runtime
         _local_defaults(getattr(args, "data_dir", None))
     func: Callable[[argparse.Namespace], int] = args.func
     return func(args)

@@ -3,14 +3,15 @@
 It plays API Gateway's part: it checks the bearer key (hashed, against ``auth.db``), fills the
 authorizer context, refuses oversized bodies with 413, and returns the handler's response as is.
 A `QueueWorker` drains the local FIFO queue into the writer in the background, a second one
-drains summarize jobs into the summarize worker, and the `LocalScheduler` fires the cascade on
-its schedules (unless turned off).
+drains summarize jobs into the summarize worker, a third the change events' outbox into the
+webhook delivery, and the `LocalScheduler` fires the cascade on its schedules (unless turned off).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import threading
 import time
@@ -18,10 +19,12 @@ import uuid
 from collections import deque
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
 
 from agent_memory import container
+from agent_memory.adapters.local_change_feed import CHANGES_QUEUE_ARN
 from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
@@ -35,7 +38,9 @@ from agent_memory.handlers import (
     # Powertools modules imported from two threads at once can be seen half-initialised.
     summarize_dispatch,  # noqa: F401
     summarize_worker,
+    webhook_delivery,
 )
+from agent_memory.handlers.export_routes import FILE_HEADER
 from agent_memory.local.api_workers import ApiWorkers, process_count
 from agent_memory.local.console import console_response, is_console_path
 from agent_memory.local.lambda_context import LocalContext
@@ -293,6 +298,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _send_file(self, path: Path, headers: dict[str, str]) -> None:
+        """Stream an export file the download route named (`export_routes.FILE_HEADER`), a
+        megabyte at a time: only a file under the data directory's ``exports/``."""
+        exports = (get_settings().data_dir / "exports").resolve()
+        try:
+            resolved = path.resolve(strict=True)
+            if not resolved.is_relative_to(exports):
+                raise FileNotFoundError(path)
+            stream = resolved.open("rb")
+        except OSError:
+            self._send(404, _error_body("not_found", "export not found"))
+            return
+        with stream:
+            self._read_done()
+            self.send_response(200)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(os.fstat(stream.fileno()).st_size))
+            self.end_headers()
+            shutil.copyfileobj(stream, self.wfile, 1 << 20)
+
     def _read_body(self) -> bytes | None:
         """The request body, whole, or None once an error has been answered.
 
@@ -369,6 +395,10 @@ class _Handler(BaseHTTPRequestHandler):
         out_headers = dict(result.get("headers") or {})
         for name, values in (result.get("multiValueHeaders") or {}).items():
             out_headers.setdefault(name, ", ".join(values))
+        file = out_headers.pop(FILE_HEADER, None)
+        if file is not None and int(result.get("statusCode", 500)) == 200:
+            self._send_file(Path(file), out_headers)
+            return
         self._send(
             int(result.get("statusCode", 500)), (result.get("body") or "").encode("utf-8"), out_headers
         )
@@ -455,6 +485,19 @@ class LocalRuntime:
             queue_arn=JOBS_QUEUE_ARN,
             retry_base_delay_s=JOB_RETRY_BASE_DELAY_S,
         )
+        feed = container.current().feed
+        #: Change events from the outbox to the tenants' webhooks, never on a request's thread.
+        self.delivery_worker = (
+            QueueWorker(
+                feed.outbox,
+                handler=webhook_delivery.handler,
+                name="webhook-delivery",
+                queue_arn=CHANGES_QUEUE_ARN,
+                retry_delay_s=feed.delivery.retry_delay_s,
+            )
+            if settings.change_feed == "local"
+            else None
+        )
         enabled = settings.scheduler_enabled if scheduler is None else scheduler
         self.scheduler = (
             LocalScheduler(timezone=settings.timezone, state_path=settings.data_dir / "scheduler.json")
@@ -474,6 +517,8 @@ class LocalRuntime:
             self.api_workers.start()
         self.worker.start()
         self.job_worker.start()
+        if self.delivery_worker is not None:
+            self.delivery_worker.start()
         if self.scheduler is not None:
             self.scheduler.start()
 
@@ -496,6 +541,8 @@ class LocalRuntime:
         self.httpd.server_close()
         if self.scheduler is not None:
             self.scheduler.stop()
+        if self.delivery_worker is not None:
+            self.delivery_worker.stop()
         self.job_worker.stop()
         self.worker.stop()
 

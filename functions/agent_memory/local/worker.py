@@ -33,6 +33,7 @@ class QueueWorker(BackgroundLoop):
         name: str = "writer",
         queue_arn: str = DEFAULT_QUEUE_ARN,
         retry_base_delay_s: float = RETRY_BASE_DELAY_S,
+        retry_delay_s: Callable[[int], float] | None = None,
     ) -> None:
         super().__init__(f"{name}-worker", failure="queue worker iteration failed", backoff_s=1.0)
         self._queue = queue
@@ -41,13 +42,15 @@ class QueueWorker(BackgroundLoop):
         self._name = name
         self._queue_arn = queue_arn
         self._retry_base_delay_s = retry_base_delay_s
+        #: The wait after a failed delivery by its receive count (default: the base times it).
+        self._retry_delay_s = retry_delay_s or (lambda count: retry_base_delay_s * count)
 
     def drain_once(self) -> int:
         """Process one batch if there is one; returns how many messages were received."""
         messages = self._queue.receive(10, wait_s=self._poll_s)
         if not messages:
             return 0
-        delay = self._retry_base_delay_s * max(m.receive_count for m in messages)
+        delay = self._retry_delay_s(max(m.receive_count for m in messages))
         handler = self._handler or writer.handler
         response: dict[str, Any]
         try:

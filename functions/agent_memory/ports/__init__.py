@@ -40,6 +40,7 @@ Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
 
 # Re-exported: the knowledge and embedding-space ports are parts of `MemoryStore`.
+from agent_memory.ports.export_store import RecordExport as RecordExport  # noqa: E402
 from agent_memory.ports.knowledge_store import KnowledgeStore as KnowledgeStore  # noqa: E402
 from agent_memory.ports.knowledge_store import PassageQuery as PassageQuery  # noqa: E402
 from agent_memory.ports.knowledge_store import StoredPassage as StoredPassage  # noqa: E402
@@ -146,13 +147,16 @@ class SummaryRequest:
     ``purpose="pattern"``: the children are experiences that say the same thing across runs,
     the most typical first; the answer is one statement of what they have in common (a
     summarizer without a model states the first). ``purpose="profile"``: the children are what
-    ``subject`` said about themselves, oldest first; the answer is what is known about them."""
+    ``subject`` said about themselves, oldest first; the answer is what is known about them.
+    ``purpose="supersession"``: the children are numbered pairs of an older and a newer memory;
+    the answer is one line per pair, ``"<n>: yes"`` when the newer replaces the older, else
+    ``"<n>: no"`` (a summarizer without a model answers nothing)."""
 
     grain: Grain
     period: str
     children: Sequence[SummaryInput]
     part: tuple[int, int] | None = None
-    purpose: Literal["period", "pattern", "profile"] = "period"
+    purpose: Literal["period", "pattern", "profile", "supersession"] = "period"
     subject: str | None = None
 
 
@@ -668,6 +672,7 @@ class MemoryStore(
     RetentionStore,
     KnowledgeStore,
     EmbeddingSpaces,
+    RecordExport,
     Protocol,
 ):
     """Records and their vectors: every narrow port above, which each store adapter implements
@@ -698,6 +703,10 @@ class SummaryMemory(RecordStore, AuditLog, RetentionStore, Protocol):
 
 class CleanupMemory(RecordStore, AuditLog, AgentDirectory, RetentionStore, Protocol):
     """What retention needs: every agent with records, what a plan no longer keeps, deletes."""
+
+
+class ExportableMemory(RecordExport, RecordStore, AgentDirectory, Protocol):
+    """What an export reads: its pages and counts, an end user's summaries, the tenant's agents."""
 
 
 class Searcher(Protocol):

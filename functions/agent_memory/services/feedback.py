@@ -29,6 +29,8 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
+from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.queued_writes import send_pending
 
 #: How far back in a record's audit trail a redelivered feedback is looked for: a redelivery
@@ -83,10 +85,14 @@ class FeedbackResult(StrEnum):
 
 
 class FeedbackApplier:
-    def __init__(self, store: WritableMemory, pending: PendingWrites, clock: Clock) -> None:
+    def __init__(
+        self, store: WritableMemory, pending: PendingWrites, clock: Clock, *, feed: ChangeFeed | None = None
+    ) -> None:
         self._store = store
         self._pending = pending
         self._clock = clock
+        #: Each feedback counted is a ``memory.updated`` event (its confidence moved).
+        self._feed = feed
 
     def apply(self, command: FeedbackCommand) -> FeedbackResult:
         result = self._count(command)
@@ -101,11 +107,14 @@ class FeedbackApplier:
             logger.info("feedback on a memory that is gone", extra={"record_id": command.record_id})
             return FeedbackResult.GONE
         page = self._store.audit_events(AuditQuery(tenant, agent, record_id=record.id, limit=REPLAY_WINDOW))
-        if any(
-            e.action == AuditAction.FEEDBACK and e.detail.get("feedback_id") == command.feedback_id
+        counted = [
+            e
             for e in page.events
-        ):
+            if e.action == AuditAction.FEEDBACK and e.detail.get("feedback_id") == command.feedback_id
+        ]
+        if counted:
             metrics.add_metric(name="FeedbackReplayed", unit=MetricUnit.Count, value=1)
+            publish(self._feed, [updated(counted[0])])  # again, under the same id
             return FeedbackResult.REPLAYED
         # The trail keeps one event per record, action and instant: each feedback its own instant.
         latest = max((e.at for e in page.events), default=None)
@@ -134,6 +143,7 @@ class FeedbackApplier:
         )
         if not self._store.set_experience(tenant, agent, record.id, after, event):
             return FeedbackResult.GONE
+        publish(self._feed, [updated(event)])
         metrics.add_metric(name="FeedbackCounted", unit=MetricUnit.Count, value=1)
         logger.info(
             "feedback counted",

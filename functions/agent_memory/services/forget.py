@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
+from agent_memory.domain.change_events import memory_forgotten, user_erased
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.domain.patterns import PatternJob
@@ -31,6 +32,8 @@ from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Clock, Job, JobQueue, StoreQuery, WritableMemory
+from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.services.change_publishing import publish
 from agent_memory.services.pattern_recognition import recognised_patterns
 from agent_memory.services.person_profiles import made_profiles
 from agent_memory.services.staleness import is_stale, made_from
@@ -81,13 +84,23 @@ class _Walk:
 
 
 class ForgetService:
-    def __init__(self, store: WritableMemory, jobs: JobQueue, clock: Clock, timezone: str = "UTC") -> None:
+    def __init__(
+        self,
+        store: WritableMemory,
+        jobs: JobQueue,
+        clock: Clock,
+        timezone: str = "UTC",
+        *,
+        feed: ChangeFeed | None = None,
+    ) -> None:
         self._store = store
         self._jobs = jobs
         self._clock = clock
         self._tz = timezone
+        #: A forget is a ``memory.forgotten`` event, an erasure one ``user.erased``.
+        self._feed = feed
         #: What a forgotten memory superseded holds again (and what superseded it, from further back).
-        self._supersession = SupersessionService(store)
+        self._supersession = SupersessionService(store, feed=feed)
 
     def forget(self, tenant_id: str, agent_id: str, record_id: str, actor: str) -> ForgetResult:
         """Forget one record (by id or alias) and mark the summaries made from it stale."""
@@ -98,6 +111,7 @@ class ForgetService:
         if not self._forget_one(record, AuditAction.FORGET, {}, walk):
             raise NotFoundError("memory not found")
         self._finish(tenant_id, agent_id, walk)
+        publish(self._feed, [memory_forgotten(record, walk.now, actor, walk.result.stale_summaries)])
         logger.info(
             "memory forgotten",
             extra={
@@ -130,6 +144,12 @@ class ForgetService:
         for summary in self._store.summaries_of_user(tenant_id, agent_id, user_id, walk.now):
             self._mark_summary(summary, {"because_user": user_id}, walk)
         self._finish(tenant_id, agent_id, walk)
+        done = walk.result
+        if done.forgotten or done.stale_summaries:  # an erasure that found nothing changed nothing
+            event = user_erased(
+                tenant_id, agent_id, user_id, walk.now, actor, done.forgotten, done.stale_summaries
+            )
+            publish(self._feed, [event])
         logger.info(
             "end user erased",
             extra={

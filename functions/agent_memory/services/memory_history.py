@@ -31,6 +31,8 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
+from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.queued_writes import command_messages, send_pending
 
 #: Audit events read per page when assembling a history.
@@ -47,12 +49,20 @@ class Restored:
 
 class MemoryHistoryService:
     def __init__(
-        self, store: WritableMemory, queue: WriteQueue, pending: PendingWrites, clock: Clock
+        self,
+        store: WritableMemory,
+        queue: WriteQueue,
+        pending: PendingWrites,
+        clock: Clock,
+        *,
+        feed: ChangeFeed | None = None,
     ) -> None:
         self._store = store
         self._queue = queue
         self._pending = pending
         self._clock = clock
+        #: A restore (and the supersession it changes on the other side) is a ``memory.updated``.
+        self._feed = feed
 
     def history(self, tenant_id: str, agent_id: str, record_id: str) -> tuple[MemoryRecord, list[Version]]:
         """The record (by id or alias) and its versions, oldest first. A record the agent never
@@ -91,6 +101,7 @@ class MemoryHistoryService:
             )
             messages = command_messages([WriteCommand(op="upsert", record=restored)])
             send_pending(self._queue, self._pending, tenant_id, agent_id, [record.id], messages)
+        publish(self._feed, [updated(event, {"content": target.content} if text_pending else None)])
         logger.info("memory version restored", extra={"record_id": record.id, "version": number})
         made = replace(
             target,
@@ -119,7 +130,8 @@ class MemoryHistoryService:
             action = AuditAction.SUPERSESSION_UNDONE if other_id in dropped else AuditAction.SUPERSEDED
             detail: dict[str, object] = {"restored": record.id, **validity_detail(validity)}
             event = AuditEvent(record.tenant_id, record.agent_id, other_id, action, actor, now, detail)
-            self._store.set_validity(record.tenant_id, record.agent_id, other_id, validity, event)
+            if self._store.set_validity(record.tenant_id, record.agent_id, other_id, validity, event):
+                publish(self._feed, [updated(event)])
 
 
 def changes(store: ReadableMemory, tenant_id: str, agent_id: str, record_id: str) -> list[Change]:

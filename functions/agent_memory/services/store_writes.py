@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from agent_memory.domain.cascade import local_date, local_midnight
+from agent_memory.domain.change_events import memory_created, record_words, summary_made
 from agent_memory.domain.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
 from agent_memory.domain.contextual import context_text, dedup_text
 from agent_memory.domain.dedup import DedupScope, may_merge
@@ -29,6 +30,7 @@ from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
     AuditEvent,
+    AuditQuery,
     Clock,
     DeadLetters,
     Embedder,
@@ -41,9 +43,14 @@ from agent_memory.ports import (
     Vector,
     WritableMemory,
 )
+from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
+
+#: How far back in a record's audit trail a redelivered write's merge is looked for.
+REPLAY_WINDOW = 50
 
 
 class WriteOutcome(StrEnum):
@@ -102,6 +109,7 @@ class WriterService:
         timezone: str = "UTC",
         settings: SettingsCache | None = None,
         embedders: TenantEmbedders | None = None,
+        feed: ChangeFeed | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -116,8 +124,10 @@ class WriterService:
         self._tz = timezone
         #: A tenant may turn near-duplicate merging off (`TenantSettings.merge_near_duplicates`).
         self._settings = settings
+        #: Every memory stored, merged or superseded and every summary stored is a change event.
+        self._feed = feed
         #: A write stating a new value for something marks the memory that stated the old one.
-        self._supersession = SupersessionService(store)
+        self._supersession = SupersessionService(store, feed=feed)
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in one batch.
@@ -268,6 +278,8 @@ class WriterService:
             experience = Experience.model_validate({**record.experience.model_dump(), **counts})
             record = record.model_copy(update={"experience": experience})
         self._store.put([_stored(record, vector)])
+        if record.grain is not Grain.WORKING:
+            publish(self._feed, [summary_made(record, str(record.metadata.get("input_hash", "")))])
         return WriteOutcome.UPSERTED
 
     def _remember(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome:
@@ -276,6 +288,7 @@ class WriterService:
         already = self._store.get(tenant, agent, record.id)
         if already is not None and already.deleted_at is None:
             metrics.add_metric(name="WritesReplayed", unit=MetricUnit.Count, value=1)
+            self._announce_again(already, record.id)
             return WriteOutcome.REPLAYED
         if already is not None and already.deleted_at is not None and already.deleted_at >= record.created_at:
             # A redelivery (or a redrive) of a write that was forgotten after it was accepted:
@@ -315,19 +328,17 @@ class WriterService:
             # (a replay) instead of merging it a second time.
             self._store.add_alias(tenant, agent, record.id, existing.id)
             self._store.put([_stored(merged, vector)])
-            self._store.append_audit(
-                [
-                    AuditEvent(
-                        tenant_id=tenant,
-                        agent_id=agent,
-                        record_id=existing.id,
-                        action=AuditAction.MERGED,
-                        actor="writer",
-                        at=now,
-                        detail={"absorbed": record.id, "cosine": round(cosine, 4)},
-                    )
-                ]
+            event = AuditEvent(
+                tenant_id=tenant,
+                agent_id=agent,
+                record_id=existing.id,
+                action=AuditAction.MERGED,
+                actor="writer",
+                at=now,
+                detail={"absorbed": record.id, "cosine": round(cosine, 4)},
             )
+            self._store.append_audit([event])
+            publish(self._feed, [updated(event, record_words(merged))])
             metrics.add_metric(name="WritesDeduplicated", unit=MetricUnit.Count, value=1)
             logger.info(
                 "write merged into a near duplicate",
@@ -336,8 +347,26 @@ class WriterService:
             return WriteOutcome.MERGED
         record = self._supersession.on_write(record, vector.search, vector.search_space, now)
         self._store.put([_stored(record, vector)])
+        publish(self._feed, [memory_created(record)])
         metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
         return WriteOutcome.INSERTED
+
+    def _announce_again(self, stored: MemoryRecord, written_as: str) -> None:
+        """A redelivered write finds its record stored: its event is published again under the
+        same id (the first publish may be what a crash interrupted); receivers drop the repeat."""
+        if self._feed is None:
+            return
+        if stored.id == written_as:
+            publish(self._feed, [memory_created(stored)])
+            return
+        # merged into ``stored`` under an alias: the merge's event, as its audit event made it
+        page = self._store.audit_events(
+            AuditQuery(stored.tenant_id, stored.agent_id, record_id=stored.id, limit=REPLAY_WINDOW)
+        )
+        for event in page.events:
+            if event.action == AuditAction.MERGED and event.detail.get("absorbed") == written_as:
+                publish(self._feed, [updated(event, record_words(stored))])
+                return
 
     def _neighbourhood(self, record: MemoryRecord) -> Neighbourhood:
         """Where a write's near duplicate may be: its owner (by the dedup scope) and its local day."""

@@ -70,6 +70,7 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.services.staleness import CHILDREN_COUNT, is_stale
+from agent_memory.services.supersession_review import SupersessionReview
 from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
 #: Characters a partial summary's label may take in a reduce round (``first..last`` time keys).
@@ -150,8 +151,11 @@ class SummarizeService:
         *,
         refresh_delay_s: int = REFRESH_DELAY_S,
         summarizers: TenantSummarizers | None = None,
+        review: SupersessionReview | None = None,
     ) -> None:
         check_budget(summarizer)
+        #: Confirms, undoes or adds the day's supersession links with the summary model.
+        self._review = review
         self._store = store
         self._default_summarizer = summarizer
         #: The tenant's own summary model, when it chose one (`services.tenant_models`).
@@ -228,6 +232,12 @@ class SummarizeService:
                     extra={"summary_id": existing.id, "children": len(children)},
                 )
                 return _Made(existing, SummaryOutcome.KEPT)
+        # The model's second look at the day's supersession links, before it folds the day.
+        if grain is Grain.DAILY and self._review is not None and any(
+            self._review.review(children, self._summarizer, now)
+        ):
+            children = self._children(tenant, agent, grain, key, now, stats)
+            digest = self._input_hash(grain, key, children)
         inputs = [self._input(c) for c in children]
         carried: MemoryRecord | None = None
         if existing is not None and not stale and _lost_children(existing, children):

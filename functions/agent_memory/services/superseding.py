@@ -32,6 +32,8 @@ from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.domain.supersession import SELF, Claim, Relation, claims, relate_claims
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, StoreQuery, Vector, WritableMemory
+from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.services.change_publishing import publish, updated
 
 #: How many of the agent's nearest memories a stating write is compared with.
 CANDIDATES = 20
@@ -62,9 +64,13 @@ class Marked:
 
 
 class SupersessionService:
-    def __init__(self, store: WritableMemory, candidates: int = CANDIDATES) -> None:
+    def __init__(
+        self, store: WritableMemory, candidates: int = CANDIDATES, *, feed: ChangeFeed | None = None
+    ) -> None:
         self._store = store
         self._candidates = candidates
+        #: Each memory whose supersession fields change is a ``memory.updated`` event.
+        self._feed = feed
 
     def on_write(
         self, record: MemoryRecord, vector: Vector | None, space: str, now: datetime
@@ -184,6 +190,8 @@ class SupersessionService:
         tenant, agent = like.tenant_id, like.agent_id
         if not self._store.set_validity(tenant, agent, change.record_id, change.validity, event):
             logger.info("supersession target no longer live", extra={"record_id": change.record_id})
+            return
+        publish(self._feed, [updated(event)])
 
 
 def _statements(records: Iterable[MemoryRecord]) -> list[Statement]:

@@ -46,6 +46,7 @@ from opensearchpy import OpenSearch
 from agent_memory.adapters.opensearch.opensearch_audit import OpenSearchAuditLog
 from agent_memory.adapters.opensearch.opensearch_client import build_client
 from agent_memory.adapters.opensearch.opensearch_directory import OpenSearchDirectory
+from agent_memory.adapters.opensearch.opensearch_export import OpenSearchExport
 from agent_memory.adapters.opensearch.opensearch_knowledge import OpenSearchKnowledge
 from agent_memory.adapters.opensearch.opensearch_records import OpenSearchRecords
 from agent_memory.adapters.opensearch.opensearch_retention import OpenSearchRetention
@@ -62,6 +63,7 @@ class OpenSearchStore(
     OpenSearchDirectory,
     OpenSearchRetention,
     OpenSearchKnowledge,
+    OpenSearchExport,
 ):
     """`agent_memory.ports.MemoryStore` on OpenSearch k-NN (see the module docstring): every
     port's class, over one `OpenSearchBase`, whose constructor says what ``refresh``, ``check``

@@ -14,6 +14,7 @@ port                   class                  module
 `RetentionStore`       `SqliteRetention`      `sqlite_retention`
 `KnowledgeStore`       `SqliteKnowledge`      `sqlite_knowledge`
 `EmbeddingSpaces`      `SqliteSpaces`         `sqlite_spaces`
+`RecordExport`         `SqliteExport`         `sqlite_export`
 =====================  =====================  ==================================================
 
 What they share is built here once: the file (`sqlite_database`: a connection per thread, WAL,
@@ -35,6 +36,7 @@ from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes, usearch_availabl
 from agent_memory.adapters.sqlite.sqlite_audit import SqliteAuditLog
 from agent_memory.adapters.sqlite.sqlite_database import BUSY_TIMEOUT_MS, SqliteDatabase
 from agent_memory.adapters.sqlite.sqlite_directory import SqliteDirectory
+from agent_memory.adapters.sqlite.sqlite_export import SqliteExport
 from agent_memory.adapters.sqlite.sqlite_knowledge import SqliteKnowledge
 from agent_memory.adapters.sqlite.sqlite_records import SqliteRecords
 from agent_memory.adapters.sqlite.sqlite_retention import SqliteRetention
@@ -56,6 +58,7 @@ class SqliteMemoryStore(
     SqliteRetention,
     SqliteKnowledge,
     SqliteSpaces,
+    SqliteExport,
 ):
     """`agent_memory.ports.MemoryStore` on one SQLite file (see the module docstring)."""
 

@@ -203,6 +203,8 @@ class LocalExtractiveSummarizer:
         return max(b.chars for b in self._budgets.values())
 
     def summarize(self, request: SummaryRequest) -> SummaryText:
+        if request.purpose == "supersession":  # no model to judge: every write-time decision stands
+            return SummaryText(text="", model_id=self.model_id, prompt_version=self.prompt_version)
         if request.purpose == "pattern":  # no model to generalise: the most typical member says it
             first = request.children[0].text.strip() if request.children else ""
             return SummaryText(text=first, model_id=self.model_id, prompt_version=self.prompt_version)

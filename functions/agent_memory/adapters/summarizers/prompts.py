@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.supersession_pairs import PAIRS
 from agent_memory.ports import SummaryInput, SummaryRequest
 
 PROMPT_VERSION = "cascade-2026-11.1"
@@ -104,7 +105,22 @@ the line says when it changed. Keep names, numbers and places exactly as given. 
 statements support. No preamble, no bullet characters."""
 
 
+SUPERSESSION_SYSTEM = """You keep the long-term memory of an AI agent. You receive numbered pairs of \
+memories of the same person, each an OLDER and a NEWER one with their dates.
+
+For each pair, decide whether the NEWER memory replaces what the OLDER one says: the same thing \
+about the same person (where they live or work, a preference, a plan's date or place, a \
+relation) now has another value, so the OLDER one no longer holds. Answer "no" when both can be \
+true at once: different things, different people, the same value in other words, or an event \
+that does not change the fact (a trip is not a move).
+
+Answer with one line per pair and nothing else: the pair's number, a colon, and yes or no, \
+e.g. "1: yes"."""
+
+
 def system_prompt(grain: Grain, purpose: str = "period") -> str:
+    if purpose == "supersession":
+        return SUPERSESSION_SYSTEM
     if purpose == "pattern":
         return PATTERN_SYSTEM
     if purpose == "profile":
@@ -125,6 +141,8 @@ def user_prompt(
     head = (
         f"Person: {subject}" if subject else f"Period: {grain.value} {period}" if period else "Experiences:"
     )
+    if period == PAIRS:
+        head = "Pairs:"
     if part is not None:
         head += "\n" + PART.format(index=part[0], count=part[1])
     blocks = []

@@ -1,0 +1,54 @@
+"""The change feed's ports: where change events go as they are made, where tenants' webhooks are
+kept, how a delivery is POSTed, and how a failed delivery is put off.
+
+`ChangeFeed` sits on the write path (the writer, forget, feedback, restore), so its contract is
+narrow on purpose: hand the events on quickly (one SQLite insert into the local outbox, one
+``PutEvents`` call to the bus) and never raise into the caller; a write never waits for a
+webhook. Delivery to a tenant's endpoint happens later, elsewhere (`services.webhooks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from agent_memory.domain.change_events import ChangeEvent
+from agent_memory.domain.webhook_config import WebhookConfig
+
+
+class ChangeFeed(Protocol):
+    def publish(self, events: Sequence[ChangeEvent]) -> None:
+        """Hand ``events`` on to the feed (a bus, an outbox), in order. Best effort and quick:
+        a feed that cannot take them logs and counts them (``ChangeEventsDropped``) and returns;
+        it never raises into the change that made them."""
+        ...
+
+
+class WebhookStore(Protocol):
+    """One webhook per tenant (`WebhookConfig`), its secret included."""
+
+    def get_webhook(self, tenant_id: str) -> WebhookConfig | None: ...
+
+    def put_webhook(self, config: WebhookConfig) -> None:
+        """Store ``config``, replacing the tenant's webhook if it had one."""
+        ...
+
+    def delete_webhook(self, tenant_id: str) -> bool:
+        """Remove the tenant's webhook; whether it had one."""
+        ...
+
+
+class WebhookSender(Protocol):
+    def post(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> int:
+        """POST ``body`` to ``url``; the HTTP status answered (any). Raises when no answer came
+        within ``timeout_s`` (or the connection failed)."""
+        ...
+
+
+class Redelivery(Protocol):
+    """A queue that can put a failed delivery off: SQS's ``ChangeMessageVisibility``."""
+
+    def postpone(self, receipt_handle: str, delay_s: int) -> None: ...
+
+
+__all__ = ["ChangeFeed", "Redelivery", "WebhookSender", "WebhookStore"]
