@@ -105,7 +105,7 @@ class LanceCalls:
 
         self.counts: collections.Counter[str] = collections.Counter()
         cls = lancedb_retrieval.LanceCandidates
-        for name, label in (("_upsert", "merge_insert"), ("_delete", "delete")):
+        for name, label in (("_upsert", "append or merge"), ("_delete", "delete")):
             original = getattr(cls, name)
 
             def counted(self_: Any, table: Any, *rest: Any, _o: Any = original, _l: str = label) -> Any:

@@ -36,8 +36,9 @@ from agent_memory_stack.queues import consume, parking_queue
 from agent_memory_stack.tables import on_demand_table
 from agent_memory_stack.write_pipeline import VISIBILITY_FACTOR
 
-#: The functions that put change events on the bus.
-PUBLISHERS = ("Writer", "Api")
+#: The functions that put change events on the bus (the summarize worker: the links its
+#: summary model's supersession review changes).
+PUBLISHERS = ("Writer", "Api", "SummarizeWorker")
 #: The function that sets tenants' webhooks.
 ADMIN = "Api"
 #: Deliveries of one event before it is parked, the waits doubling from `RETRY_BASE_S` to

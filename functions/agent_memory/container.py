@@ -517,7 +517,7 @@ class Container:
             self.clock,
             self.settings.timezone,
             summarizers=self.tenant_summarizers,
-            review=SupersessionReview(self.store),
+            review=SupersessionReview(self.store, feed=self.feed.feed),
         )
 
     def retention_service(self) -> RetentionService:

@@ -40,6 +40,8 @@ from agent_memory.ports import (
     SummaryRequest,
     WritableMemory,
 )
+from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.superseding import holder
 
 #: The model id prefix of summarizers that run no model (the bundled extractive one): they
@@ -50,8 +52,10 @@ CANDIDATES_PER_MEMORY = 2
 
 
 class SupersessionReview:
-    def __init__(self, store: WritableMemory, search: bool = True) -> None:
+    def __init__(self, store: WritableMemory, search: bool = True, *, feed: ChangeFeed | None = None) -> None:
         self._store = store
+        #: Each memory whose links the model changes is a ``memory.updated`` event.
+        self._feed = feed
         #: Whether candidates are looked for (a store without lexical search finds none).
         self._search = search
 
@@ -154,4 +158,5 @@ class SupersessionReview:
             event = AuditEvent(newer.tenant_id, newer.agent_id, record.id, action, actor, now, detail)
             if not self._store.set_validity(newer.tenant_id, newer.agent_id, record.id, validity, event):
                 return 0
+            publish(self._feed, [updated(event)])
         return 1

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from tests.fakes import RecordingFeed
 from tests.unit.services.conftest import World
 from tests.unit.services.test_supersession import BERLIN, LISBON, _months_ago, _remember
 
@@ -85,6 +86,19 @@ def test_a_link_the_model_refutes_is_undone_and_both_hold_again(world: World) ->
         assert latest.action == AuditAction.SUPERSESSION_UNDONE and latest.actor == "summarizer:judge-1"
     [request] = judge.requests
     assert request.purpose == "supersession" and "OLDER" in request.children[0].text
+
+
+def test_each_memory_the_model_changes_is_a_change_event(world: World) -> None:
+    # GIVEN Berlin superseded by Lisbon, and a feed
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    lisbon = _remember(world, LISBON, _months_ago(world, 5))
+    feed = RecordingFeed()
+    review = SupersessionReview(world.store, feed=feed)
+    # WHEN the model undoes the link
+    review.review(_day(world, lisbon), Judge(lambda old, new: "no"), world.clock.now())
+    # THEN both memories are a memory.updated event
+    assert sorted(e.data["memory_id"] for e in feed.events) == sorted([berlin, lisbon])
+    assert {e.type for e in feed.events} == {"memory.updated"}
 
 
 def test_an_update_write_time_missed_is_linked_by_the_model(world: World) -> None:
