@@ -45,23 +45,12 @@ class SqliteAuditLog(SqliteStorePart):
             params.append(seq)
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
-                "SELECT seq, tenant_id, agent_id, record_id, action, actor, at, detail FROM audit "
+                f"SELECT {AUDIT_COLUMNS} FROM audit "
                 f"WHERE {where} ORDER BY seq DESC LIMIT ?",
                 [*params, query.limit + 1],
             ).fetchall()
         page = rows[: query.limit]
-        events = [
-            AuditEvent(
-                tenant_id=row[1],
-                agent_id=row[2],
-                record_id=row[3],
-                action=row[4],
-                actor=row[5],
-                at=from_us(row[6]),
-                detail=json.loads(row[7]),
-            )
-            for row in page
-        ]
+        events = [audit_event_of(row) for row in page]
         next_cursor = encode_cursor({**bound, "q": page[-1][0]}) if len(rows) > query.limit else None
         return AuditPage(events=events, next_cursor=next_cursor)
 
@@ -81,4 +70,21 @@ def insert_audit(conn: sqlite3.Connection, events: Sequence[AuditEvent]) -> None
             )
             for e in events
         ],
+    )
+
+
+#: The columns `audit_event_of` reads, in its order.
+AUDIT_COLUMNS = "seq, tenant_id, agent_id, record_id, action, actor, at, detail"
+
+
+def audit_event_of(row: Sequence[Any]) -> AuditEvent:
+    """One row of ``SELECT {AUDIT_COLUMNS} FROM audit`` as its event."""
+    return AuditEvent(
+        tenant_id=row[1],
+        agent_id=row[2],
+        record_id=row[3],
+        action=row[4],
+        actor=row[5],
+        at=from_us(row[6]),
+        detail=json.loads(row[7]),
     )

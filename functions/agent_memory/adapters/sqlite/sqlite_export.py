@@ -10,13 +10,13 @@ the rows of that walk whose ``user_id`` is theirs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from agent_memory.adapters.sqlite.sqlite_audit import AUDIT_COLUMNS, audit_event_of
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, decode_cursor, encode_cursor, keyset
-from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, from_us, row_to_record, to_us
+from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, row_to_record, to_us
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditEvent, Page
@@ -98,20 +98,9 @@ class SqliteExport(SqliteStorePart):
             for i in range(0, len(ids), CHUNK):
                 chunk = ids[i : i + CHUNK]
                 rows += conn.execute(
-                    "SELECT seq, tenant_id, agent_id, record_id, action, actor, at, detail FROM audit "
+                    f"SELECT {AUDIT_COLUMNS} FROM audit "
                     f"WHERE tenant_id = ? AND agent_id = ? AND record_id IN ({', '.join('?' * len(chunk))})",
                     (tenant_id, agent_id, *chunk),
                 ).fetchall()
         rows.sort(key=lambda row: (row[6], row[0]))  # oldest first, then as written
-        return [
-            AuditEvent(
-                tenant_id=row[1],
-                agent_id=row[2],
-                record_id=row[3],
-                action=row[4],
-                actor=row[5],
-                at=from_us(row[6]),
-                detail=json.loads(row[7]),
-            )
-            for row in rows
-        ]
+        return [audit_event_of(row) for row in rows]
