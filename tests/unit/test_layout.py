@@ -17,7 +17,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "functions" / "agent_memory"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 #: What the inner layers must never import: the contract, the outside, and what builds it.
-SDKS = ("boto3", "botocore", "opensearchpy", "requests_aws4auth", "sentence_transformers", "onnxruntime")
+SDKS = (
+    "boto3",
+    "botocore",
+    "opensearchpy",
+    "requests_aws4auth",
+    "sentence_transformers",
+    "onnxruntime",
+    "lancedb",
+    "pyarrow",
+)
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "domain": (
         "agent_memory.contract",
