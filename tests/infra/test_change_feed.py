@@ -12,7 +12,7 @@ from agent_memory_stack.change_feed import DELIVERY_ATTEMPTS, RETRY_BASE_S, RETR
 
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
-PUBLISHERS = {"Writer", "Api"}
+PUBLISHERS = {"Writer", "Api", "SummarizeWorker"}  # the worker: the summary model's supersession review
 TABLE_ACTIONS = {
     "Api": {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"},
     "WebhookDelivery": {"dynamodb:GetItem"},
