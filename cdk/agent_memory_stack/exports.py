@@ -12,15 +12,14 @@ export's state with 404, not 403, only to a role that may list.
 
 from __future__ import annotations
 
-from aws_cdk import CfnOutput, Duration, RemovalPolicy
-from aws_cdk import aws_iam as iam
+from aws_cdk import CfnOutput, Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from agent_memory_stack.buckets import grant_prefix, private_bucket
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
-from agent_memory_stack.nag import acknowledge, as_finding
 
 PREFIX = "exports/"
 #: Days an export (its file and its state) is kept.
@@ -36,14 +35,12 @@ class ExportBucket(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
         super().__init__(scope, construct_id)
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             "Exports",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            versioned=False,
+            config,
+            "the functions write every export and sign every download: the API logs who started and "
+            "fetched which; server access logs would need a second bucket",
             lifecycle_rules=[
                 s3.LifecycleRule(
                     id="ExpireExports",
@@ -52,14 +49,6 @@ class ExportBucket(Construct):
                     abort_incomplete_multipart_upload_after=Duration.days(1),
                 )
             ],
-            removal_policy=RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY,
-            auto_delete_objects=not config.retain_data,
-        )
-        acknowledge(
-            self.bucket,
-            "S1",
-            "the functions write every export and sign every download: the API logs who started and "
-            "fetched which; server access logs would need a second bucket",
         )
         CfnOutput(self, "ExportBucket", value=self.bucket.bucket_name, description="Exports (kept 7 days)")
 
@@ -70,18 +59,11 @@ class ExportBucket(Construct):
                 function.add_environment(name, value)
             role = function.role
             assert role is not None
-            objects = self.bucket.arn_for_objects(f"{PREFIX}*")
-            role.add_to_principal_policy(iam.PolicyStatement(actions=list(actions), resources=[objects]))
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=["s3:ListBucket"],
-                    resources=[self.bucket.bucket_arn],
-                    conditions={"StringLike": {"s3:prefix": [f"{PREFIX}*"]}},
-                )
-            )
-            acknowledge(
+            grant_prefix(
                 role,
-                f"IAM5[Resource::{as_finding(self, objects)}]",
+                self.bucket,
+                PREFIX,
+                actions,
                 "one state and one file per export under the prefix, named by random ids made when "
                 "an admin starts an export",
             )

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import CfnOutput, RemovalPolicy
-from aws_cdk import aws_iam as iam
+from aws_cdk import CfnOutput
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from agent_memory_stack.bedrock import embedding_environment
+from agent_memory_stack.buckets import grant_prefix, private_bucket
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
 from agent_memory_stack.function_factory import FunctionFactory
-from agent_memory_stack.nag import acknowledge, as_finding
 
 PREFIX = "stores/"
 OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject")
@@ -40,20 +38,10 @@ class FileStore(Construct):
         super().__init__(scope, construct_id)
         self.config = config
         self.factory = factory
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             "Stores",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            versioned=False,
-            removal_policy=RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY,
-            auto_delete_objects=not config.retain_data,
-        )
-        acknowledge(
-            self.bucket,
-            "S1",
+            config,
             "the functions are the only clients of the tenants' files and each request is theirs; "
             "server access logs would need a second bucket billed for every write",
         )
@@ -81,18 +69,11 @@ class FileStore(Construct):
         ``admin`` changes nothing here (there is no index to make)."""
         role = function.role
         assert role is not None
-        objects = self.bucket.arn_for_objects(f"{PREFIX}*")
         actions = ["s3:GetObject"] if read_only else list(OBJECT_ACTIONS)
-        role.add_to_principal_policy(iam.PolicyStatement(actions=actions, resources=[objects]))
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[self.bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{PREFIX}*"]}},
-            )
-        )
-        acknowledge(
+        grant_prefix(
             role,
-            f"IAM5[Resource::{as_finding(self, objects)}]",
+            self.bucket,
+            PREFIX,
+            actions,
             "one file per tenant under the prefix, made when the tenant first writes",
         )

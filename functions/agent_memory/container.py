@@ -251,10 +251,11 @@ class Container:
 
     @cached_property
     def pii_redaction(self) -> PiiRedaction:
+        if not self.settings.pii_comprehend:  # no botocore client to build for the local engine
+            return PiiRedaction(self.settings_cache)
         from agent_memory.adapters.comprehend_pii import ComprehendPiiDetector
 
-        detector = ComprehendPiiDetector() if self.settings.pii_comprehend else None
-        return PiiRedaction(self.settings_cache, detector)
+        return PiiRedaction(self.settings_cache, ComprehendPiiDetector())
 
     @cached_property
     def tenant_embedders(self) -> TenantEmbedders:

@@ -10,7 +10,9 @@ serve a process, built from the settings on first use (`container.Container.feed
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -59,6 +61,17 @@ class FeedParts:
 
             return LocalChangeFeed(self.outbox)
         return None
+
+    def batched(self) -> AbstractContextManager[None]:
+        """Events published inside are sent together on leaving where a send is a network call
+        (the bus: one ``PutEvents`` for a writer's batch); locally each is an insert anyway."""
+        feed = self.feed
+        if self.settings.change_feed == "eventbridge" and feed is not None:
+            from agent_memory.adapters.eventbridge_feed import EventBridgeChangeFeed
+
+            assert isinstance(feed, EventBridgeChangeFeed)
+            return feed.batched()
+        return contextlib.nullcontext()
 
     @cached_property
     def webhook_store(self) -> WebhookStore:

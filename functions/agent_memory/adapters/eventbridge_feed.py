@@ -14,7 +14,8 @@ only applies where its events leave it, at its webhook), ``Time`` when the chang
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.domain.change_events import EVENT_SOURCE, ChangeEvent
@@ -44,6 +45,24 @@ class EventBridgeChangeFeed:
     def __init__(self, bus_name: str, client: EventBridgeClient | None = None) -> None:
         self.bus_name = bus_name
         self._client = client
+        #: Events held back while `batched` is open (None: each publish is sent at once).
+        self._held: list[ChangeEvent] | None = None
+
+    @contextlib.contextmanager
+    def batched(self) -> Iterator[None]:
+        """Hold every event published inside, and send them all on leaving (also on an error):
+        the writer's batch of ten writes is one ``PutEvents`` call, not ten. Safe because the
+        writer reports its batch only after this ends: a crash before the send redelivers the
+        batch, and each redelivered write publishes its event again (the same id)."""
+        if self._held is not None:  # nested: the outer one sends
+            yield
+            return
+        self._held = []
+        try:
+            yield
+        finally:
+            held, self._held = self._held, None
+            self._send(held)
 
     @property
     def client(self) -> EventBridgeClient:
@@ -52,6 +71,12 @@ class EventBridgeChangeFeed:
         return self._client
 
     def publish(self, events: Sequence[ChangeEvent]) -> None:
+        if self._held is not None:
+            self._held.extend(events)
+            return
+        self._send(events)
+
+    def _send(self, events: Sequence[ChangeEvent]) -> None:
         dropped = 0
         for batch in self._batches([self._entry(e) for e in events]):
             dropped += self._put(batch)

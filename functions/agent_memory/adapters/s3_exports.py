@@ -24,8 +24,9 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.s3_errors import CHANGED, MISSING, error_code, s3_error
 from agent_memory.domain.export_jobs import ExportState
-from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
+from agent_memory.errors import ConfigurationError, ConflictError
 from agent_memory.ports.export_store import ExportLocation
 
 #: Bytes buffered before a part is uploaded (S3's minimum for all but the last part is 5 MiB).
@@ -33,8 +34,6 @@ PART_BYTES = 8 << 20
 MIN_PART_BYTES = 5 << 20
 #: States read to find a tenant's newest exports (by when each was last written).
 MAX_LISTED = 100
-_MISSING = ("404", "NoSuchKey", "NotFound")
-_CHANGED = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
 
 
 class S3ExportArchive:
@@ -71,11 +70,11 @@ class S3ExportArchive:
             got = self._client.get_object(Bucket=self.bucket, Key=self._key(tenant_id, export_id, ".json"))
             raw = got["Body"].read()
         except ClientError as exc:
-            if _code(exc) in _MISSING:
+            if error_code(exc) in MISSING:
                 return None
-            raise _error("read an export", exc) from exc
+            raise s3_error("read an export", exc) from exc
         except BotoCoreError as exc:
-            raise _error("read an export", exc) from exc
+            raise s3_error("read an export", exc) from exc
         state = ExportState.model_validate_json(raw)
         if state.tenant_id != tenant_id or state.id != export_id:
             return None
@@ -94,11 +93,11 @@ class S3ExportArchive:
                 **condition,
             )
         except ClientError as exc:
-            if _code(exc) in _CHANGED:
+            if error_code(exc) in CHANGED:
                 raise ConflictError("the export changed since it was read") from None
-            raise _error("store an export", exc) from exc
+            raise s3_error("store an export", exc) from exc
         except BotoCoreError as exc:
-            raise _error("store an export", exc) from exc
+            raise s3_error("store an export", exc) from exc
         return str(put["ETag"])
 
     def recent(self, tenant_id: str, limit: int) -> list[ExportState]:
@@ -111,9 +110,9 @@ class S3ExportArchive:
                     if key.endswith(".json"):
                         listed.append((item["LastModified"], key))
         except ClientError as exc:
-            raise _error("list exports", exc) from exc
+            raise s3_error("list exports", exc) from exc
         except BotoCoreError as exc:
-            raise _error("list exports", exc) from exc
+            raise s3_error("list exports", exc) from exc
         listed.sort(reverse=True)
         states = []
         for _, key in listed[:MAX_LISTED]:
@@ -143,11 +142,11 @@ class S3ExportArchive:
                 ExpiresIn=ttl_s,
             )
         except ClientError as exc:
-            if _code(exc) in _MISSING:
+            if error_code(exc) in MISSING:
                 return None
-            raise _error("find an export's file", exc) from exc
+            raise s3_error("find an export's file", exc) from exc
         except BotoCoreError as exc:
-            raise _error("find an export's file", exc) from exc
+            raise s3_error("find an export's file", exc) from exc
         return ExportLocation(url=str(url), expires_at=datetime.now(UTC) + timedelta(seconds=ttl_s))
 
 
@@ -230,18 +229,7 @@ class S3ExportWriter:
         try:
             answer: dict[str, Any] = getattr(self._client, operation)(**params)
         except ClientError as exc:
-            raise _error(what, exc) from exc
+            raise s3_error(what, exc) from exc
         except BotoCoreError as exc:
-            raise _error(what, exc) from exc
+            raise s3_error(what, exc) from exc
         return answer
-
-
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _error(what: str, exc: ClientError | BotoCoreError) -> Exception:
-    code = _code(exc) if isinstance(exc, ClientError) else ""
-    if code in ("AccessDenied", "403", "NoSuchBucket"):
-        return ConfigurationError(f"cannot {what}: {code} (check the bucket and IAM)")
-    return DependencyError(f"cannot {what}: {code or type(exc).__name__}")

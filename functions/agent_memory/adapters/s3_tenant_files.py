@@ -21,7 +21,8 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.adapters.s3_errors import CHANGED, MISSING, error_code, s3_error
+from agent_memory.errors import ConfigurationError
 
 #: Suffix of a tenant's file.
 SUFFIX = ".db"
@@ -75,11 +76,11 @@ class S3TenantFiles:
                     Bucket=self.bucket, Key=self.key(tenant_id), Body=body, **condition
                 )
         except ClientError as exc:
-            if _code(exc) in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+            if error_code(exc) in CHANGED:
                 raise FileChangedError(tenant_id) from None
-            raise _error("store a tenant's store", exc) from exc
+            raise s3_error("store a tenant's store", exc) from exc
         except BotoCoreError as exc:
-            raise _error("store a tenant's store", exc) from exc
+            raise s3_error("store a tenant's store", exc) from exc
         return str(put["ETag"])
 
     def _read(self, operation: str, tenant_id: str) -> dict[str, Any] | None:
@@ -88,11 +89,11 @@ class S3TenantFiles:
             call = getattr(self._client, operation)
             answer: dict[str, Any] = call(Bucket=self.bucket, Key=self.key(tenant_id))
         except ClientError as exc:
-            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
+            if error_code(exc) in MISSING:
                 return None
-            raise _error("read a tenant's store", exc) from exc
+            raise s3_error("read a tenant's store", exc) from exc
         except BotoCoreError as exc:
-            raise _error("read a tenant's store", exc) from exc
+            raise s3_error("read a tenant's store", exc) from exc
         return answer
 
     def tenants(self) -> Iterator[str]:
@@ -105,17 +106,6 @@ class S3TenantFiles:
                     if name.endswith(SUFFIX) and "/" not in name:
                         yield name[: -len(SUFFIX)]
         except ClientError as exc:
-            raise _error("list the tenants' stores", exc) from exc
+            raise s3_error("list the tenants' stores", exc) from exc
         except BotoCoreError as exc:
-            raise _error("list the tenants' stores", exc) from exc
-
-
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _error(what: str, exc: ClientError | BotoCoreError) -> Exception:
-    code = _code(exc) if isinstance(exc, ClientError) else ""
-    if code in ("AccessDenied", "403", "NoSuchBucket"):
-        return ConfigurationError(f"cannot {what}: {code} (check the bucket and IAM)")
-    return DependencyError(f"cannot {what}: {code or type(exc).__name__}")
+            raise s3_error("list the tenants' stores", exc) from exc

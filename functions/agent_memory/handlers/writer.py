@@ -65,6 +65,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return writer.dead_letter(_message(record), item.poison_reason or "invalid").value
 
     processor = SqsFifoPartialProcessor(skip_group_on_error=True)
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    with container.current().feed.batched():  # the batch's change events in one send
+        return process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )

@@ -233,8 +233,10 @@ class SummarizeService:
                 )
                 return _Made(existing, SummaryOutcome.KEPT)
         # The model's second look at the day's supersession links, before it folds the day.
-        if grain is Grain.DAILY and self._review is not None and any(
-            self._review.review(children, self._summarizer, now)
+        if (
+            grain is Grain.DAILY
+            and self._review is not None
+            and any(self._review.review(children, self._summarizer, now))
         ):
             children = self._children(tenant, agent, grain, key, now, stats)
             digest = self._input_hash(grain, key, children)

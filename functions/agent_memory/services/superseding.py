@@ -118,25 +118,8 @@ class SupersessionService:
     ) -> list[MemoryRecord]:
         """The agent's live memories of the same holder near ``record`` that state one of the
         attributes it states (an update or a restatement, either way round)."""
-        found = self._store.search(
-            StoreQuery(
-                tenant_id=record.tenant_id,
-                agent_id=record.agent_id,
-                now=now,
-                grains=(Grain.WORKING,),
-                vector=vector,
-                text=record.content,
-                user_id=record.user_id,
-                limit=self._candidates,
-                space=space,
-            )
-        )
-        me = holder(record)
         out: list[MemoryRecord] = []
-        for c in found:
-            other = c.record
-            if other.id == record.id or holder(other) != me or is_derived(other):
-                continue
+        for other in neighbours(self._store, record, now, self._candidates, vector=vector, space=space):
             theirs = claims(other.content)
             relations = {relate_claims(mine, theirs).relation, relate_claims(theirs, mine).relation}
             if relations & {Relation.UPDATE, Relation.RESTATEMENT}:
@@ -156,12 +139,7 @@ class SupersessionService:
         return list(by_id.values())
 
     def _live(self, like: MemoryRecord, ids: Iterable[str], now: datetime) -> list[MemoryRecord]:
-        out: list[MemoryRecord] = []
-        for i in ids:
-            r = self._store.get(like.tenant_id, like.agent_id, i)
-            if r is not None and r.is_live(now):
-                out.append(r)
-        return out
+        return live_records(self._store, like, ids, now)
 
     def _mark(self, new: MemoryRecord, change: Marked, now: datetime) -> None:
         detail: dict[str, object] = {"by": new.id, **validity_detail(change.validity)}
@@ -178,20 +156,65 @@ class SupersessionService:
         action: str,
         detail: dict[str, object],
     ) -> None:
-        event = AuditEvent(
-            tenant_id=like.tenant_id,
-            agent_id=like.agent_id,
-            record_id=change.record_id,
-            action=action,
-            actor=actor,
-            at=now,
-            detail=detail,
+        event = AuditEvent(like.tenant_id, like.agent_id, change.record_id, action, actor, now, detail)
+        mark(self._store, self._feed, change.validity, event)
+
+
+def neighbours(
+    store: WritableMemory,
+    record: MemoryRecord,
+    now: datetime,
+    limit: int,
+    *,
+    vector: Vector | None = None,
+    space: str = "",
+    end: datetime | None = None,
+) -> list[MemoryRecord]:
+    """The agent's live working memories of ``record``'s holder nearest it (by its vector when
+    given, and its words), best first, neither itself nor a derived memory: the memories it may
+    supersede or be superseded by (write time, and the daily review's candidates)."""
+    found = store.search(
+        StoreQuery(
+            tenant_id=record.tenant_id,
+            agent_id=record.agent_id,
+            now=now,
+            grains=(Grain.WORKING,),
+            vector=vector,
+            text=record.content,
+            user_id=record.user_id,
+            end=end,
+            limit=limit,
+            space=space,
         )
-        tenant, agent = like.tenant_id, like.agent_id
-        if not self._store.set_validity(tenant, agent, change.record_id, change.validity, event):
-            logger.info("supersession target no longer live", extra={"record_id": change.record_id})
-            return
-        publish(self._feed, [updated(event)])
+    )
+    me = holder(record)
+    return [
+        c.record
+        for c in found
+        if c.record.id != record.id and holder(c.record) == me and not is_derived(c.record)
+    ]
+
+
+def live_records(
+    store: WritableMemory, like: MemoryRecord, ids: Iterable[str], now: datetime
+) -> list[MemoryRecord]:
+    """The live memories of ``like``'s agent among ``ids``, in their order."""
+    out: list[MemoryRecord] = []
+    for i in ids:
+        r = store.get(like.tenant_id, like.agent_id, i)
+        if r is not None and r.is_live(now):
+            out.append(r)
+    return out
+
+
+def mark(store: WritableMemory, feed: ChangeFeed | None, validity: RecordValidity, event: AuditEvent) -> bool:
+    """Set a memory's supersession fields with ``event`` in its trail, and publish the change;
+    False (nothing published) when the memory is no longer live."""
+    if not store.set_validity(event.tenant_id, event.agent_id, event.record_id, validity, event):
+        logger.info("supersession target no longer live", extra={"record_id": event.record_id})
+        return False
+    publish(feed, [updated(event)])
+    return True
 
 
 def _statements(records: Iterable[MemoryRecord]) -> list[Statement]:

@@ -34,15 +34,13 @@ from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
     AuditEvent,
-    StoreQuery,
     Summarizer,
     SummaryInput,
     SummaryRequest,
     WritableMemory,
 )
 from agent_memory.ports.change_feed import ChangeFeed
-from agent_memory.services.change_publishing import publish, updated
-from agent_memory.services.superseding import holder
+from agent_memory.services.superseding import live_records, mark, neighbours
 
 #: The model id prefix of summarizers that run no model (the bundled extractive one): they
 #: cannot judge a pair, so a review with them would search for candidates for nothing.
@@ -104,12 +102,8 @@ class SupersessionReview:
         return undone, added
 
     def _links(self, record: MemoryRecord, now: datetime) -> list[ReviewPair]:
-        out = []
-        for older_id in record.supersedes:
-            older = self._store.get(record.tenant_id, record.agent_id, older_id)
-            if older is not None and older.is_live(now):
-                out.append(ReviewPair(older, record, PairKind.CONFIRM))
-        return out
+        olders = live_records(self._store, record, record.supersedes, now)
+        return [ReviewPair(older, record, PairKind.CONFIRM) for older in olders]
 
     def _candidates(self, working: Sequence[MemoryRecord], now: datetime) -> list[ReviewPair]:
         if not self._search:
@@ -118,27 +112,8 @@ class SupersessionReview:
         for record in working:
             if record.supersedes or len(out) >= MAX_PAIRS:
                 continue
-            found = self._store.search(
-                StoreQuery(
-                    tenant_id=record.tenant_id,
-                    agent_id=record.agent_id,
-                    now=now,
-                    grains=(Grain.WORKING,),
-                    text=record.content,
-                    user_id=record.user_id,
-                    end=record.occurred_at,
-                    limit=CANDIDATES_PER_MEMORY + 4,
-                )
-            )
-            kept = [
-                c.record
-                for c in found
-                if c.record.id != record.id
-                and c.record.occurred_at < record.occurred_at
-                and c.record.superseded_by is None
-                and holder(c.record) == holder(record)
-                and not is_derived(c.record)
-            ]
+            near = neighbours(self._store, record, now, CANDIDATES_PER_MEMORY + 4, end=record.occurred_at)
+            kept = [o for o in near if o.occurred_at < record.occurred_at and o.superseded_by is None]
             out += [ReviewPair(o, record, PairKind.CANDIDATE) for o in kept[:CANDIDATES_PER_MEMORY]]
         return out
 
@@ -156,7 +131,6 @@ class SupersessionReview:
         for record, validity in zip((pair.older, newer), fields, strict=True):
             detail: dict[str, object] = {"by": newer.id, "review": "model", **validity_detail(validity)}
             event = AuditEvent(newer.tenant_id, newer.agent_id, record.id, action, actor, now, detail)
-            if not self._store.set_validity(newer.tenant_id, newer.agent_id, record.id, validity, event):
+            if not mark(self._store, self._feed, validity, event):
                 return 0
-            publish(self._feed, [updated(event)])
         return 1

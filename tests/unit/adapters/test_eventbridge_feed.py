@@ -66,6 +66,26 @@ def test_events_go_in_calls_of_at_most_ten_entries(stubbed: tuple[EventBridgeCha
     feed.publish(_events(23))
 
 
+def test_events_published_one_at_a_time_while_batched_go_in_one_call_on_leaving(
+    stubbed: tuple[EventBridgeChangeFeed, Stubber],
+) -> None:
+    # GIVEN a writer's batch: twelve stored writes, each publishing its own event
+    feed, stub = stubbed
+    events = _events(12)
+    # WHEN the batch runs, nothing is sent; on leaving, two calls carry all twelve
+    with feed.batched():
+        for event in events:
+            feed.publish([event])
+        with feed.batched():  # nested: still held
+            pass
+        stub.assert_no_pending_responses()
+        for n in (10, 2):
+            stub.add_response("put_events", _ok(n), {"Entries": [ANY] * n})
+    # THEN (the stub checks the calls) and, after the batch, a publish is sent at once again
+    stub.add_response("put_events", _ok(1), {"Entries": [ANY]})
+    feed.publish(_events(1))
+
+
 def test_large_events_go_in_calls_of_at_most_256_kib() -> None:
     # GIVEN ten events of 60 KB each
     batches = EventBridgeChangeFeed._batches(

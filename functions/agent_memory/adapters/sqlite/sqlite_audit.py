@@ -45,8 +45,7 @@ class SqliteAuditLog(SqliteStorePart):
             params.append(seq)
         with self._db.transaction(write=False) as conn:
             rows = conn.execute(
-                f"SELECT {AUDIT_COLUMNS} FROM audit "
-                f"WHERE {where} ORDER BY seq DESC LIMIT ?",
+                f"SELECT {AUDIT_COLUMNS} FROM audit WHERE {where} ORDER BY seq DESC LIMIT ?",
                 [*params, query.limit + 1],
             ).fetchall()
         page = rows[: query.limit]
