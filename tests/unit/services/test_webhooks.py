@@ -5,6 +5,7 @@ with or without content, filtered by type, one tenant's events in order, failure
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,14 +44,20 @@ class Post:
 
 @dataclass
 class FakeSender:
-    """Answers each POST with the next of ``answers`` (a status, or an exception to raise)."""
+    """Answers each POST with the next of ``answers`` (a status, or an exception to raise), or,
+    for a URL with its own list in ``answers_by_url``, the next of that list: groups are delivered
+    on threads, so only a per-endpoint list gives each endpoint a known sequence of answers."""
 
     answers: list[int | Exception] = field(default_factory=list)
+    answers_by_url: dict[str, list[int | Exception]] = field(default_factory=dict)
     posts: list[Post] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def post(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> int:
-        self.posts.append(Post(url, body, headers))
-        answer = self.answers.pop(0) if self.answers else 204
+        with self.lock:
+            self.posts.append(Post(url, body, headers))
+            queue = self.answers_by_url.get(url, self.answers)
+            answer = queue.pop(0) if queue else 204
         if isinstance(answer, Exception):
             raise answer
         return answer
@@ -240,7 +247,7 @@ def test_one_tenants_events_go_in_order_and_the_first_failure_holds_back_the_res
     acme = [_event("acme", f"note {i}", rid=f"mem_{'abc'[i]}aaaaaaaaaaaaaaa") for i in range(3)]
     batch = [_delivery(e, f"a{i}", group="acme") for i, e in enumerate(acme)]
     batch.append(_delivery(_event("globex"), "g0", group="globex"))
-    hooks.sender.answers = [204, 503, 204, 204]
+    hooks.sender.answers_by_url = {"https://acme.example.com/in": [204, 503, 204]}
     # WHEN
     failed = hooks.delivery.deliver_batch(batch)
     # THEN acme's second and third wait for the retry (the third is not sent before the second)
