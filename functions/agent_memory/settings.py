@@ -165,7 +165,7 @@ class Settings(BaseSettings):
     #: How much a memory of a time the query names ("last May") is lifted: score x (1 + boost).
     time_boost: float = Field(default=0.3, ge=0.0, le=2.0)
     #: How much a memory said by someone the query names is lifted: score x (1 + boost).
-    speaker_boost: float = Field(default=0.2, ge=0.0, le=1.0)
+    speaker_boost: float = Field(default=0.4, ge=0.0, le=1.0)
     #: Pattern recognition (`domain.patterns`): a cluster of at least ``pattern_min_members``
     #: experiences from at least ``pattern_min_runs`` runs (or days), each joining at a mean cosine
     #: of ``pattern_similarity`` or more, becomes a pattern; the job looks back

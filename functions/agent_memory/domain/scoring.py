@@ -39,7 +39,7 @@ class RankingWeights:
     time_boost: float = 0.3
     time_hints: bool = True
     #: The lift of a memory said by someone the query names ("what does Caroline ...").
-    speaker_boost: float = 0.2
+    speaker_boost: float = 0.4
     #: Blended search (`SearchQuery.sources`): a memory's score is multiplied by
     #: ``private_weight``, a passage's relevance by ``shared_weight``. A passage is not damped by
     #: age or importance (a published document does not fade; its validity dates retire it), so

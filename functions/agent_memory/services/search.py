@@ -67,6 +67,19 @@ def named_speakers(query: str | None, speakers: Iterable[str | None]) -> frozens
     return frozenset(s for s in named if (parts := re.findall(r"\w+", s)) and words.issuperset(parts))
 
 
+def without_names(text: str, names: Iterable[str]) -> str | None:
+    """``text`` without the words of ``names`` (whole words, any case, a possessive ``'s`` with
+    them); None when nothing is left. The lexical query of a search that names a speaker: that
+    person's name in it matches every turn that merely addresses them ("Hey Tim!") or quotes them
+    in its context, while what they said themselves is lifted by the speaker boost instead."""
+    words = sorted({w for name in names for w in re.findall(r"\w+", name)}, key=len, reverse=True)
+    if not words:
+        return text
+    pattern = r"\b(?:" + "|".join(map(re.escape, words)) + r")(?:['\u2019]s)?\b"
+    left = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+    return left if re.search(r"\w", left) else None
+
+
 def rerank_depth(wanted: int) -> int:
     """How many of the first ranking a reranker re-scores: enough head-room to promote from."""
     return min(max(2 * wanted, 20), 100)
@@ -167,6 +180,12 @@ class SearchService:
             if weights.speaker_boost
             else frozenset()
         )
+        if named and text:
+            # The speakers named are known only from what the store found: ask again, with their
+            # names out of the words matched (`without_names`); the boost stands in for them.
+            lexical = without_names(text, named)
+            if lexical != text:
+                candidates = self._store.search(replace(store_query, text=lexical))
         hits: list[Found] = []
         for c in candidates:
             s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints, named)

@@ -10,7 +10,8 @@ from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
-from agent_memory.services.search import named_speakers, query_topic
+from agent_memory.domain.recall import Found
+from agent_memory.services.search import named_speakers, query_topic, without_names
 
 NOW = datetime(2023, 11, 15, tzinfo=UTC)
 
@@ -82,15 +83,58 @@ def test_what_the_person_the_query_names_said_is_lifted(world: World) -> None:
         request = SearchRequest.model_validate({"as_of": NOW, "query": query, "ranking": ranking})
         return {r.id: r.score for r in world.search.search("acme", "bot", request.to_query())}
 
-    # WHEN the query names Caroline (any case), THEN hers is lifted by the default 0.2, and hers alone
-    named, unboosted = (
-        scores("what classes did caroline start?"),
-        scores("what classes did caroline start?", speaker_boost=0.0),
-    )
-    assert named[caroline] == pytest.approx(unboosted[caroline] * 1.2, rel=1e-4)
-    assert named[melanie] == pytest.approx(unboosted[melanie], rel=1e-4)
+    # WHEN the query names Caroline (any case), at two strengths and at the default
+    query = "what classes did caroline start?"
+    default, strong, weak = scores(query), scores(query, speaker_boost=0.4), scores(query, speaker_boost=0.1)
+    # THEN hers is lifted by the strength (the default is 0.4), and hers alone
+    assert default == strong
+    assert strong[caroline] == pytest.approx(weak[caroline] * 1.4 / 1.1, rel=1e-4)
+    assert strong[melanie] == pytest.approx(weak[melanie], rel=1e-4)
     # AND a name inside another word is not a name: "Carolines" names nobody
     assert scores("carolines pottery") == scores("carolines pottery", speaker_boost=0.0)
+
+
+def test_the_name_a_query_holds_is_not_a_word_to_match(world: World) -> None:
+    # GIVEN Caroline's own turn, and Melanie's turn that only addresses her by name
+    body = {
+        "items": [
+            {"content": text, "speaker": name, "occurred_at": datetime(2023, 5, d, tzinfo=UTC)}
+            for d, name, text in (
+                (1, "Caroline", "I started pottery classes."),
+                (2, "Melanie", "Caroline, how are your pottery classes going?"),
+            )
+        ]
+    }
+    caroline, melanie = world.write.accept(
+        Caller("acme"), "bot", WriteRequest.model_validate(body).to_new_memories()
+    )
+    world.drain()
+
+    def hits(**ranking: object) -> dict[str, Found]:
+        request = SearchRequest.model_validate(
+            {"as_of": NOW, "query": "And Caroline?", "ranking": ranking}
+        )
+        return {r.id: r for r in world.search.search("acme", "bot", request.to_query())}
+
+    # WHEN the query names Caroline, with the speaker boost on and off
+    boosted, plain = hits(), hits(speaker_boost=0.0)
+    # THEN with the boost on, her name matches no word (and the rest is a function word): Melanie's
+    # turn keeps its similarity and loses its lexical match; with it off, the name is a word
+    assert boosted[melanie].similarity == plain[melanie].similarity
+    assert boosted[melanie].score < plain[melanie].score
+    assert boosted[caroline].score > boosted[melanie].score
+
+
+def test_a_query_without_the_names_it_holds() -> None:
+    # WHEN / THEN whole words in any case, a possessive with them, every word of a long name
+    assert (
+        without_names("What did Caroline's mom and CAROLINE say?", {"caroline"})
+        == "What did   mom and   say?"
+    )
+    assert without_names("carolines plan", {"caroline"}) == "carolines plan"
+    assert without_names("Mary Ann and Ann\u2019s dog", {"mary ann"}) == "    and   dog"
+    assert without_names("Caroline?", {"caroline"}) is None
+    assert without_names("Caroline's plan", set()) == "Caroline's plan"
 
 
 def test_the_names_a_query_holds_are_whole_words_of_known_speakers() -> None:
