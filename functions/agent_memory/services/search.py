@@ -69,15 +69,17 @@ def named_speakers(query: str | None, speakers: Iterable[str | None]) -> frozens
 
 def without_names(text: str, names: Iterable[str]) -> str | None:
     """``text`` without the words of ``names`` (whole words, any case, a possessive ``'s`` with
-    them); None when nothing is left. The lexical query of a search that names a speaker: that
-    person's name in it matches every turn that merely addresses them ("Hey Tim!") or quotes them
-    in its context, while what they said themselves is lifted by the speaker boost instead."""
+    them); None when only function words are left. The lexical query of a search that names a
+    speaker: that person's name in it matches every turn that merely addresses them ("Hey Tim!")
+    or quotes them in its context, while what they said themselves is lifted by the speaker
+    boost instead."""
     words = sorted({w for name in names for w in re.findall(r"\w+", name)}, key=len, reverse=True)
     if not words:
         return text
     pattern = r"\b(?:" + "|".join(map(re.escape, words)) + r")(?:['\u2019]s)?\b"
     left = re.sub(pattern, " ", text, flags=re.IGNORECASE)
-    return left if re.search(r"\w", left) else None
+    # Function words alone would be matched as words (a store keeps them when nothing else is left)
+    return left if any(w not in STOPWORDS for w in re.findall(r"\w+", left.lower())) else None
 
 
 def rerank_depth(wanted: int) -> int:
