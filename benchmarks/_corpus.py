@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import http.client
+import itertools
 import json
 import math
 import os
@@ -257,6 +259,8 @@ class Memory:
     importance: float
     occurred_at: datetime
     role: str | None
+    #: Who said it (a conversation turn); None in the generated corpus, see `with_speakers`.
+    speaker: str | None = None
 
     def write_item(self, *, with_time: bool = True) -> dict[str, Any]:
         """The JSON item of ``POST /v1/agents/{agent}/memories``."""
@@ -269,9 +273,23 @@ class Memory:
         }
         if self.role:
             item["role"] = self.role
+        if self.speaker:
+            item["speaker"] = self.speaker
         if with_time:
             item["occurred_at"] = self.occurred_at.isoformat().replace("+00:00", "Z")
         return item
+
+
+def with_speakers(memories: Sequence[Memory], speakers: Sequence[str]) -> list[Memory]:
+    """``memories`` with each conversation turn said by one of ``speakers`` in turn: a corpus in
+    which a query can name the person who said something (the search then asks its store twice)."""
+    turns = itertools.count()
+    return [
+        dataclasses.replace(m, speaker=speakers[next(turns) % len(speakers)])
+        if m.kind == "conversation"
+        else m
+        for m in memories
+    ]
 
 
 def _slug(text: str) -> str:
@@ -594,6 +612,7 @@ def records_of(memories: Sequence[Memory], tenant_id: str, agent_id: str, create
             agent_id=agent_id,
             kind=MemoryKind(m.kind),
             role=m.role,  # type: ignore[arg-type]
+            speaker=m.speaker,
             content=m.content,
             topic=normalise_topic(m.topic),
             topic_raw=m.topic,

@@ -13,10 +13,11 @@ What it does, and why that way:
 2. **Service level**: `SearchService.search`, the code every search runs, with a query alone and
    with a query, a 30-day window and a kind filter (the rows are then chosen in SQL first), and a
    query over both sources (``sources: ["private", "shared"]``: memories and passages ranked in
-   one list, a second store search on the knowledge tables). The
-   embedder and the store are wrapped in timers, so the run also tells where a search spends its
-   time: embedding the query, the store's search, the access bookkeeping, and the rest (scoring,
-   building the response).
+   one list, a second store search on the knowledge tables), and a query that names the person
+   who said a conversation turn (the corpus's turns have four speakers; the store is asked again
+   with the name out of the words matched). The embedder and the store are wrapped in timers, so
+   the run also tells where a search spends its time: embedding the query, the store's search,
+   the access bookkeeping, and the rest (scoring, building the response).
 3. **End to end**: the same searches as ``POST /v1/agents/{agent}/memories/search`` to a
    `LocalRuntime` started in this process on 127.0.0.1 (a free port), with a real API key, from
    two clients: ``urllib`` (a new connection per request, as most scripts call an API) and
@@ -49,6 +50,8 @@ TENANT = "bench"
 AGENT = "bench-agent"
 WINDOW_DAYS = 30
 WINDOW_KIND = "decision"
+#: Who said the corpus's conversation turns, one after another (`_corpus.with_speakers`).
+SPEAKERS = ("Alice", "Bob", "Chen", "Dana")
 DEFAULTS: dict[str, Any] = {
     "n": 10_000,
     "passages": 2_000,
@@ -107,6 +110,8 @@ def _requests(queries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
             {"query": q, "as_of": as_of, "max_days_ago": WINDOW_DAYS, "kinds": [WINDOW_KIND]} for q in queries
         ],
         "query+shared": [{"query": q, "sources": ["private", "shared"]} for q in queries],
+        # naming who said it: the store is asked again without the name (`services.search`)
+        "query+speaker": [{"query": f"{SPEAKERS[i % len(SPEAKERS)]} {q}"} for i, q in enumerate(queries)],
     }
 
 
@@ -253,7 +258,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     settings = get_settings()
     embedder, store = container.embedder(), container.store()
 
-    memories = _corpus.generate_memories(args.n, seed=args.seed)
+    memories = _corpus.with_speakers(_corpus.generate_memories(args.n, seed=args.seed), SPEAKERS)
     queries = _corpus.generate_queries(args.queries + args.warmup, seed=args.seed + 1)
     print(
         f"loading {args.n:,} memories with {embedder.model_id} into {settings.sqlite_path}", file=sys.stderr
