@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.recall import Found
+from agent_memory.domain.words import STOPWORDS
 from agent_memory.services.search import named_speakers, query_topic, without_names
 
 NOW = datetime(2023, 11, 15, tzinfo=UTC)
@@ -142,6 +146,53 @@ def test_the_names_a_query_holds_are_whole_words_of_known_speakers() -> None:
     assert named_speakers(None, ["Caroline"]) == frozenset()
     assert named_speakers("caroline's plan", ["Caroline"]) == {"caroline"}
     assert named_speakers("what did Mary Ann say?", ["Mary Ann", "Ann Lee"]) == {"mary ann"}
+
+
+_NAMES = ("Tim", "Mary Ann", "Jo")
+_WORDS = (
+    "tim",
+    "TIM",
+    "Tim's",
+    "timber",
+    "mary",
+    "Ann",
+    "ann\u2019s",
+    "jo",
+    "joy",
+    "books",
+    "what",
+    "did",
+    "read",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12),
+    seps=st.lists(st.sampled_from((" ", ", ", "? ", " - ")), min_size=12, max_size=12),
+    named=st.sets(st.sampled_from(_NAMES)),
+)
+def test_no_word_of_a_named_speaker_is_left_and_every_other_word_is(
+    words: list[str], seps: list[str], named: set[str]
+) -> None:
+    # GIVEN a query of names, near-names and other words, and the speakers it is taken to name
+    text = "".join(w + sep for w, sep in zip(words, seps, strict=False))
+    gone = {part.casefold() for name in named for part in name.split()}
+    # WHEN
+    left = without_names(text, {n.casefold() for n in named})
+
+    # THEN (a reference model: split into words, drop the named ones with their possessive)
+    def base(word: str) -> str:
+        return re.sub(r"['\u2019]s$", "", word).casefold()
+
+    kept = [w for w in words if base(w) not in gone]
+    if not named:
+        assert left == text  # nobody named: the query is left as it is
+    elif not any(re.findall(r"\w+", w.casefold())[0] not in STOPWORDS for w in kept):
+        assert left is None
+    else:
+        assert left is not None
+        assert re.findall(r"[\w'\u2019]+", left) == kept
 
 
 def test_per_request_weights_replace_the_defaults(world: World) -> None:
