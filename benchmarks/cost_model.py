@@ -79,7 +79,7 @@ DAYS_PER_MONTH = 30
 
 #: The stack's fixed observability (docs/infrastructure.md): the alarms of the synthesized
 #: template (the serverless stacks have no domain to watch), one dashboard, the custom metrics.
-ALARMS, SERVERLESS_ALARMS, DASHBOARDS, CUSTOM_METRICS = 34, 24, 1, 9
+ALARMS, SERVERLESS_ALARMS, DASHBOARDS, CUSTOM_METRICS = 35, 25, 1, 9
 #: The three SQS event sources' long polls when idle (the write queue, the job queue, the
 #: webhook deliveries): ~0.65 M requests a month each.
 IDLE_POLLS_PER_MONTH = 1_950_000

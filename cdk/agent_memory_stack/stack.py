@@ -91,6 +91,8 @@ class AgentMemoryStack(Stack):
                 "SummarizeDeadLetters": self.summaries.dead_letters,
                 "ScheduleDeadLetters": self.scheduling.dead_letters,
                 "ScheduledRunFailures": self.scheduling.run_failures,
+                # change events a tenant's webhook refused for every attempt: its integration lost them
+                "WebhookDeadLetters": self.change_feed.dead_letters,
             },
             domain=self.store.domain,
         )

@@ -39,7 +39,7 @@ def test_dashboard_shows_latency_business_metrics_queue_age_and_dlq_depth(synth:
     ):
         assert f'"AgentMemory","{metric}","service","agent-memory"' in body, metric
     assert body.count("ApproximateAgeOfOldestMessage") == 2
-    assert body.count("ApproximateNumberOfMessagesVisible") == 4  # three dead-letter queues, failed runs
+    assert body.count("ApproximateNumberOfMessagesVisible") == 5  # four dead-letter queues, failed runs
 
 
 def test_every_function_alarms_on_errors_and_throttles(synth: Synth) -> None:
@@ -63,6 +63,7 @@ def test_dead_letter_queues_alarm_on_the_first_message(synth: Synth) -> None:
         "SummarizeDeadLetters": synth.stack.summaries.dead_letters,
         "ScheduleDeadLetters": synth.stack.scheduling.dead_letters,
         "ScheduledRunFailures": synth.stack.scheduling.run_failures,
+        "WebhookDeadLetters": synth.stack.change_feed.dead_letters,
     }
     # WHEN / THEN
     for name, queue in queues.items():
