@@ -280,7 +280,11 @@ class Memory:
         return item
 
 
-def with_speakers(memories: Sequence[Memory], speakers: Sequence[str]) -> list[Memory]:
+#: Who says the conversation turns of a corpus `with_speakers` gives speakers to, in turn.
+SPEAKERS = ("Alice", "Bob", "Chen", "Dana")
+
+
+def with_speakers(memories: Sequence[Memory], speakers: Sequence[str] = SPEAKERS) -> list[Memory]:
     """``memories`` with each conversation turn said by one of ``speakers`` in turn: a corpus in
     which a query can name the person who said something (the search then asks its store twice)."""
     turns = itertools.count()

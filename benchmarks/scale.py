@@ -130,8 +130,6 @@ POLL_S = 0.005
 WRITE_TIMEOUT_S = 30.0
 RESTARTS = 3
 PROBE_MARK = "SCALE-PROBE "
-#: Who said the corpus's conversation turns, one after another (`_corpus.with_speakers`).
-SPEAKERS = ("Alice", "Bob", "Chen", "Dana")
 DEFAULTS: dict[str, Any] = {
     "scenarios": "10000,100000,1000000,fleet",
     "queries": 200,
@@ -229,7 +227,7 @@ def shapes(query: str) -> dict[str, dict[str, Any]]:
     """The search shapes of `search_latency.py`, as JSON bodies of the HTTP contract: the query
     alone, with a window and a kind, and naming one of the corpus's speakers (searched twice)."""
     as_of = _corpus.ANCHOR.isoformat().replace("+00:00", "Z")
-    speaker = SPEAKERS[sum(map(ord, query)) % len(SPEAKERS)]
+    speaker = _corpus.SPEAKERS[sum(map(ord, query)) % len(_corpus.SPEAKERS)]
     return {
         "query": {"query": query},
         f"query+{WINDOW_DAYS}d+kind": {
@@ -282,7 +280,7 @@ class Rows:
 def load(store: Any, embedder: Any, scenario_: Scenario, seed: int) -> dict[str, Any]:
     """Generate the corpus and load it, agent by agent; seconds per step."""
     started = time.perf_counter()
-    memories = _corpus.with_speakers(_corpus.generate_memories(scenario_.total, seed=seed), SPEAKERS)
+    memories = _corpus.with_speakers(_corpus.generate_memories(scenario_.total, seed=seed))
     corpus_s = time.perf_counter() - started
     print(f"  corpus: {len(memories):,} distinct memories in {corpus_s:.1f} s", file=sys.stderr)
     n_agents = len(scenario_.agents)

@@ -50,8 +50,6 @@ TENANT = "bench"
 AGENT = "bench-agent"
 WINDOW_DAYS = 30
 WINDOW_KIND = "decision"
-#: Who said the corpus's conversation turns, one after another (`_corpus.with_speakers`).
-SPEAKERS = ("Alice", "Bob", "Chen", "Dana")
 DEFAULTS: dict[str, Any] = {
     "n": 10_000,
     "passages": 2_000,
@@ -111,7 +109,9 @@ def _requests(queries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         ],
         "query+shared": [{"query": q, "sources": ["private", "shared"]} for q in queries],
         # naming who said it: the store is asked again without the name (`services.search`)
-        "query+speaker": [{"query": f"{SPEAKERS[i % len(SPEAKERS)]} {q}"} for i, q in enumerate(queries)],
+        "query+speaker": [
+            {"query": f"{_corpus.SPEAKERS[i % len(_corpus.SPEAKERS)]} {q}"} for i, q in enumerate(queries)
+        ],
     }
 
 
@@ -258,7 +258,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     settings = get_settings()
     embedder, store = container.embedder(), container.store()
 
-    memories = _corpus.with_speakers(_corpus.generate_memories(args.n, seed=args.seed), SPEAKERS)
+    memories = _corpus.with_speakers(_corpus.generate_memories(args.n, seed=args.seed))
     queries = _corpus.generate_queries(args.queries + args.warmup, seed=args.seed + 1)
     print(
         f"loading {args.n:,} memories with {embedder.model_id} into {settings.sqlite_path}", file=sys.stderr
