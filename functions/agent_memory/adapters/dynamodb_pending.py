@@ -184,7 +184,7 @@ class DynamoDbPendingWrites(DynamoDbTable):
 
     def _write_chunk(self, chunk: list[dict[str, Any]]) -> None:
         """One BatchWriteItem call, then again for its ``UnprocessedItems`` (throttling) with backoff."""
-        unprocessed: dict[str, list[dict[str, Any]]] = {self.table_name: chunk}
+        unprocessed: dict[str, Any] = {self.table_name: chunk}
         for attempt in range(self._max_retries + 1):
             if attempt:
                 self._sleep(self._backoff_s * 2 ** (attempt - 1))
@@ -192,7 +192,7 @@ class DynamoDbPendingWrites(DynamoDbTable):
                 response = self.client.batch_write_item(RequestItems=unprocessed)
             except (ClientError, BotoCoreError) as exc:
                 raise DependencyError(f"cannot update pending writes: {exc}") from exc
-            unprocessed = response.get("UnprocessedItems") or {}
+            unprocessed = dict(response.get("UnprocessedItems") or {})
             if not unprocessed:
                 return
         left = sum(len(v) for v in unprocessed.values())

@@ -18,7 +18,7 @@ from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.knowledge import Passage
 from agent_memory.domain.limits import DEFAULT_RESULTS
-from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
+from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Role, Source
 from agent_memory.domain.scoring import display_text
 
 #: Where a result comes from: the agent's own memory, or the tenant's shared knowledge.
@@ -33,7 +33,7 @@ class NewMemory:
     case decides the rest (id, kind, importance, topic, expiry) at accept time."""
 
     content: str
-    role: str | None = None
+    role: Role | None = None
     speaker: str | None = None
     occurred_at: datetime | None = None
     conversation_id: str | None = None

@@ -25,6 +25,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any, cast
 
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.timehints import TimeHint
@@ -50,7 +51,7 @@ class RankingWeights:
     def with_overrides(self, overrides: Mapping[str, float | bool]) -> RankingWeights:
         """These weights with a search's own (`SearchQuery.ranking`, by field name) in place of
         the defaults."""
-        return replace(self, **overrides) if overrides else self
+        return replace(self, **cast("dict[str, Any]", overrides)) if overrides else self
 
 
 @dataclass(frozen=True, slots=True)

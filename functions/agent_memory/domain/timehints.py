@@ -135,8 +135,8 @@ def _window(kind: str, m: re.Match[str], as_of: datetime) -> tuple[datetime, dat
     if kind == "last":
         return _relative_window(g["which"], g["unit"], as_of)
     if kind == "yesterday":
-        day = datetime(as_of.year, as_of.month, as_of.day, tzinfo=UTC)
-        return day - 2 * DAY, day
+        midnight = datetime(as_of.year, as_of.month, as_of.day, tzinfo=UTC)
+        return midnight - 2 * DAY, midnight
     return None
 
 

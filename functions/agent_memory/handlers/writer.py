@@ -11,7 +11,7 @@ travels its agent's working-memory group and is counted by the feedback applier.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -66,6 +66,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     processor = SqsFifoPartialProcessor(skip_group_on_error=True)
     with container.current().feed.batched():  # the batch's change events in one send
-        return process_partial_response(
+        response = process_partial_response(
             event=event, record_handler=record_handler, processor=processor, context=context
         )
+    return cast("dict[str, Any]", response)

@@ -51,7 +51,7 @@ def _local_defaults(data_dir: str | None) -> None:
     container.reset()  # settings are read again with the values above
 
 
-def _settings():  # type: ignore[no-untyped-def]
+def _settings():
     from agent_memory.settings import get_settings
 
     return get_settings()
@@ -360,7 +360,7 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dead_letters():  # type: ignore[no-untyped-def]
+def _dead_letters():
     """The local queue's dead letters, or the SQS FIFO dead-letter queue with AGENT_MEMORY_QUEUE=sqs
     (and the WRITE_QUEUE_URL and DEAD_LETTER_QUEUE_URL the stack outputs)."""
     from agent_memory import container
@@ -380,7 +380,7 @@ def cmd_dlq_redrive(args: argparse.Namespace) -> int:
     return 0
 
 
-def _opensearch(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _opensearch(args: argparse.Namespace):
     if args.endpoint:
         os.environ["AGENT_MEMORY_OPENSEARCH_ENDPOINT"] = args.endpoint
     os.environ["AGENT_MEMORY_STORE"] = "opensearch"

@@ -20,7 +20,7 @@ from collections import deque
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 from urllib.parse import parse_qs, urlsplit
 
 from agent_memory import container
@@ -327,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
         too_large = _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes")
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             try:
-                raw = _read_chunked(self.rfile, MAX_BODY_BYTES)
+                raw = _read_chunked(cast("BinaryIO", self.rfile), MAX_BODY_BYTES)
             except ValueError:
                 self.close_connection = True
                 self._send(400, _error_body("bad_request", "malformed chunked body"))
@@ -385,7 +385,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         try:
             with _API_LOCK:
-                result = api.handler(event, LocalContext(function_name="api"))
+                result = api.handler(event, cast("Any", LocalContext(function_name="api")))
         except Exception:  # API Gateway answers 502 when the function fails; so do we
             logger.exception("api handler failed")
             self._send(502, _error_body("bad_gateway", "the API function failed"))
@@ -509,7 +509,7 @@ class LocalRuntime:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
     def _start_background(self) -> None:
         container.store()  # open the store (and check its model) before taking traffic

@@ -90,6 +90,7 @@ class MemoryHistoryService:
             raise NotFoundError("memory not found")
         text_pending = target.content is not None and target.content != current.content
         if text_pending:
+            assert target.content is not None  # text_pending says so
             restored = record.model_copy(
                 update={
                     "content": target.content,

@@ -341,7 +341,7 @@ class SummarizeService:
         start, end = covered_span(grain, key, self._tz)
         content = _bounded(text)
         users = {c.user_id for c in children}
-        everyone = sorted({u for c in children for u in (c.user_ids or [c.user_id]) if u is not None})
+        everyone = sorted({u for c in children for u in (c.user_ids or (c.user_id,)) if u is not None})
         return MemoryRecord(
             id=summary_id(tenant, agent, grain.value, key),
             tenant_id=tenant,

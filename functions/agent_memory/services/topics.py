@@ -93,7 +93,7 @@ class TopicService:
 
     def put(self, tenant_id: str, terms: Mapping[str, Sequence[str]]) -> StoredTopicDictionary | None:
         """Replace the dictionary with ``terms`` (canonical term -> synonyms); none removes it."""
-        dictionary = TopicDictionary.build(terms)
+        dictionary = TopicDictionary.build({term: tuple(synonyms) for term, synonyms in terms.items()})
         now = self._clock.now()
         self._store.put_dictionary(tenant_id, dictionary, now)
         self._cache.invalidate(tenant_id)
