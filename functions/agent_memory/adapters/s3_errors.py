@@ -4,6 +4,9 @@ configuration, anything else a dependency that may recover."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.errors import ConfigurationError, DependencyError
@@ -12,6 +15,8 @@ from agent_memory.errors import ConfigurationError, DependencyError
 MISSING = ("404", "NoSuchKey", "NotFound")
 #: The codes of a conditional write that lost to another (If-Match, If-None-Match).
 CHANGED = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
+
+T = TypeVar("T")
 
 
 def error_code(exc: ClientError) -> str:
@@ -24,3 +29,16 @@ def s3_error(what: str, exc: ClientError | BotoCoreError) -> Exception:
     if code in ("AccessDenied", "403", "NoSuchBucket"):
         return ConfigurationError(f"cannot {what}: {code} (check the bucket and IAM)")
     return DependencyError(f"cannot {what}: {code or type(exc).__name__}")
+
+
+def unless_missing(what: str, call: Callable[[], T]) -> T | None:
+    """``call()``'s answer, or None when the object it reads is not there; any other failure is
+    the service's error for trying to ``what`` (`s3_error`)."""
+    try:
+        return call()
+    except ClientError as exc:
+        if error_code(exc) in MISSING:
+            return None
+        raise s3_error(what, exc) from exc
+    except BotoCoreError as exc:
+        raise s3_error(what, exc) from exc

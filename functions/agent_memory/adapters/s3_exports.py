@@ -24,7 +24,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.adapters.s3_errors import CHANGED, MISSING, error_code, s3_error
+from agent_memory.adapters.s3_errors import CHANGED, error_code, s3_error, unless_missing
 from agent_memory.domain.export_jobs import ExportState
 from agent_memory.errors import ConfigurationError, ConflictError
 from agent_memory.ports.export_store import ExportLocation
@@ -66,19 +66,18 @@ class S3ExportArchive:
         self._put(state, {"IfNoneMatch": "*"})
 
     def read(self, tenant_id: str, export_id: str) -> tuple[ExportState, str] | None:
-        try:
+        def body_and_tag() -> tuple[bytes, str]:
             got = self._client.get_object(Bucket=self.bucket, Key=self._key(tenant_id, export_id, ".json"))
-            raw = got["Body"].read()
-        except ClientError as exc:
-            if error_code(exc) in MISSING:
-                return None
-            raise s3_error("read an export", exc) from exc
-        except BotoCoreError as exc:
-            raise s3_error("read an export", exc) from exc
+            return got["Body"].read(), str(got["ETag"])
+
+        found = unless_missing("read an export", body_and_tag)
+        if found is None:
+            return None
+        raw, tag = found
         state = ExportState.model_validate_json(raw)
         if state.tenant_id != tenant_id or state.id != export_id:
             return None
-        return state, str(got["ETag"])
+        return state, tag
 
     def replace(self, state: ExportState, tag: str) -> str:
         return self._put(state, {"IfMatch": tag})
@@ -130,24 +129,25 @@ class S3ExportArchive:
 
     def location(self, tenant_id: str, export_id: str, ttl_s: int) -> ExportLocation | None:
         key = self._key(tenant_id, export_id, ".jsonl")
-        try:
-            self._client.head_object(Bucket=self.bucket, Key=key)
-            url = self._client.generate_presigned_url(
-                "get_object",
-                Params={
-                    "Bucket": self.bucket,
-                    "Key": key,
-                    "ResponseContentDisposition": f'attachment; filename="{export_id}.jsonl"',
-                },
-                ExpiresIn=ttl_s,
+
+        def signed_url() -> str:
+            self._client.head_object(Bucket=self.bucket, Key=key)  # no URL for a file that is gone
+            return str(
+                self._client.generate_presigned_url(
+                    "get_object",
+                    Params={
+                        "Bucket": self.bucket,
+                        "Key": key,
+                        "ResponseContentDisposition": f'attachment; filename="{export_id}.jsonl"',
+                    },
+                    ExpiresIn=ttl_s,
+                )
             )
-        except ClientError as exc:
-            if error_code(exc) in MISSING:
-                return None
-            raise s3_error("find an export's file", exc) from exc
-        except BotoCoreError as exc:
-            raise s3_error("find an export's file", exc) from exc
-        return ExportLocation(url=str(url), expires_at=datetime.now(UTC) + timedelta(seconds=ttl_s))
+
+        url = unless_missing("find an export's file", signed_url)
+        if url is None:
+            return None
+        return ExportLocation(url=url, expires_at=datetime.now(UTC) + timedelta(seconds=ttl_s))
 
 
 class S3ExportWriter:

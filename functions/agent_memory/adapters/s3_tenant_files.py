@@ -21,7 +21,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.adapters.s3_errors import CHANGED, MISSING, error_code, s3_error
+from agent_memory.adapters.s3_errors import CHANGED, error_code, s3_error, unless_missing
 from agent_memory.errors import ConfigurationError
 
 #: Suffix of a tenant's file.
@@ -85,15 +85,10 @@ class S3TenantFiles:
 
     def _read(self, operation: str, tenant_id: str) -> dict[str, Any] | None:
         """HeadObject or GetObject of the tenant's file; None when there is none."""
-        try:
-            call = getattr(self._client, operation)
-            answer: dict[str, Any] = call(Bucket=self.bucket, Key=self.key(tenant_id))
-        except ClientError as exc:
-            if error_code(exc) in MISSING:
-                return None
-            raise s3_error("read a tenant's store", exc) from exc
-        except BotoCoreError as exc:
-            raise s3_error("read a tenant's store", exc) from exc
+        call = getattr(self._client, operation)
+        answer: dict[str, Any] | None = unless_missing(
+            "read a tenant's store", lambda: call(Bucket=self.bucket, Key=self.key(tenant_id))
+        )
         return answer
 
     def tenants(self) -> Iterator[str]:
