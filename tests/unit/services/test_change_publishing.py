@@ -81,6 +81,13 @@ def lab(tmp_path: Path, clock: FixedClock) -> Feed:
     return _with_feed(make_world(tmp_path, clock), RecordingFeed())
 
 
+def _stored_at(lab: Feed, content: str, days_ago: int, clock: FixedClock) -> str:
+    """``content`` written as of ``days_ago`` days before now, and stored."""
+    record_id = lab.write(content, occurred_at=(clock.now() - timedelta(days=days_ago)).isoformat())
+    lab.drain()
+    return record_id
+
+
 def test_a_stored_write_is_one_created_event_with_its_words(lab: Feed) -> None:
     # GIVEN
     rid = lab.write("Alice moved the launch to March 3.", user_id="u-7", tags=["launch"])
@@ -149,11 +156,9 @@ def test_a_supersession_is_the_new_memory_created_and_the_old_one_updated(
     lab: Feed, clock: FixedClock
 ) -> None:
     # GIVEN Berlin
-    berlin = lab.write(BERLIN, occurred_at=(clock.now() - timedelta(days=200)).isoformat())
-    lab.drain()
+    berlin = _stored_at(lab, BERLIN, 200, clock)
     # WHEN Lisbon supersedes it
-    lisbon = lab.write(LISBON, occurred_at=(clock.now() - timedelta(days=100)).isoformat())
-    lab.drain()
+    lisbon = _stored_at(lab, LISBON, 100, clock)
     # THEN
     assert lab.types() == ["memory.created", "memory.updated", "memory.created"]
     updated, created = lab.feed.events[1:]
@@ -169,10 +174,8 @@ def test_forgetting_is_one_forgotten_event_and_the_supersession_it_undoes_an_upd
     lab: Feed, clock: FixedClock
 ) -> None:
     # GIVEN Berlin superseded by Lisbon
-    berlin = lab.write(BERLIN, occurred_at=(clock.now() - timedelta(days=200)).isoformat())
-    lab.drain()
-    lisbon = lab.write(LISBON, occurred_at=(clock.now() - timedelta(days=100)).isoformat())
-    lab.drain()
+    berlin = _stored_at(lab, BERLIN, 200, clock)
+    lisbon = _stored_at(lab, LISBON, 100, clock)
     lab.feed.events.clear()
     # WHEN Lisbon is forgotten
     lab.forget.forget("acme", "bot", lisbon, actor="key_a")
@@ -230,10 +233,8 @@ def test_a_restore_is_one_update_of_the_memory_and_one_of_the_memory_on_the_othe
     lab: Feed, clock: FixedClock
 ) -> None:
     # GIVEN Berlin superseded by Lisbon
-    berlin = lab.write(BERLIN, occurred_at=(clock.now() - timedelta(days=200)).isoformat())
-    lab.drain()
-    lisbon = lab.write(LISBON, occurred_at=(clock.now() - timedelta(days=100)).isoformat())
-    lab.drain()
+    berlin = _stored_at(lab, BERLIN, 200, clock)
+    lisbon = _stored_at(lab, LISBON, 100, clock)
     lab.feed.events.clear()
     # WHEN an admin restores Berlin's first version
     lab.history.restore("acme", "bot", berlin, 1, actor="admin-key")
