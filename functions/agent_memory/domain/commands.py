@@ -34,16 +34,24 @@ MAX_GROUP_ID = 128
 def group_id(tenant_id: str, agent_id: str, grain: str) -> str:
     """The FIFO message group of one slice, ``tenant:agent:grain``: one writer at a time per slice.
 
-    Tenant and agent ids may each be 128 characters, SQS allows 128 in all. A group id that would
-    be longer keeps a readable prefix of each id and ends in a hash of the whole: still one
-    stable group per slice (the same slice always maps to the same id, two slices to two ids
-    but with a 2^-80 chance), and what fits stays as it was, so short ids' groups never move.
+    Tenant and agent ids may each be 128 characters, and a knowledge document's id (the third
+    part of its group, `knowledge_group_id`) 128 more; SQS allows 128 in all. A group id that
+    would be longer keeps a readable prefix of each part and ends in a hash of the whole: still
+    one stable group per slice (the same slice always maps to the same id, two slices to two ids
+    but with a 2^-80 chance), so what one slice sends stays in order; and what fits stays as it
+    was, so short ids' groups never move (nor do memory grains', which are short words).
     """
     plain = f"{tenant_id}:{agent_id}:{grain}"
     if len(plain) <= MAX_GROUP_ID:
         return plain
-    digest = hashlib.sha256(plain.encode()).hexdigest()[:20]
-    return f"{tenant_id[:40]}:{agent_id[:40]}:{grain}:{digest}"
+    digest = hashlib.sha256(plain.encode()).hexdigest()[:_DIGEST_CHARS]
+    return f"{tenant_id[:40]}:{agent_id[:40]}:{grain[:_GRAIN_CHARS]}:{digest}"
+
+
+#: The hash that keeps a long slice's group unique, and how much of its third part stays readable:
+#: 40 + 1 + 40 + 1 + 24 + 1 + 20 = 127 characters at most.
+_DIGEST_CHARS = 20
+_GRAIN_CHARS = MAX_GROUP_ID - 40 - 1 - 40 - 1 - 1 - _DIGEST_CHARS - 1
 
 
 class WriteCommand(BaseModel):
