@@ -28,11 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from agent_memory.domain.keys import NewKey
 from agent_memory.local.export_command import add_export_parser
+from agent_memory.local.import_command import add_import_parser
 
 if TYPE_CHECKING:
     from agent_memory.ports import KeyStore
 
 DEFAULT_DATA_DIR = ".agent-memory"
+#: Commands that only talk to a server's API: they load none of the local runtime.
+API_CLIENT_COMMANDS = ("mcp", "knowledge", "export", "import")
 DEV_TENANT = "dev"
 DEV_PLAN = "pro"
 
@@ -569,6 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mcp_parser(sub)
     _add_knowledge_parser(sub)
     add_export_parser(sub)
+    add_import_parser(sub)
 
     _add_keys_parser(sub, common)
 
@@ -608,7 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command not in ("mcp", "knowledge", "export"):  # API clients load none of the local runtime
+    if args.command not in API_CLIENT_COMMANDS:
         _local_defaults(getattr(args, "data_dir", None))
     func: Callable[[argparse.Namespace], int] = args.func
     return func(args)

@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
-if TYPE_CHECKING:
-    from agent_memory.contract.v1_exports import ExportOut
-
-DEFAULT_API_URL = "http://127.0.0.1:8000"
-BAR = 20
+from agent_memory.local.api_connection import add_connection_arguments, api_key, api_url
+from agent_memory.local.progress_bar import ProgressBar
 
 
 def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,12 +35,7 @@ def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     export.add_argument("--since", help="only what speaks about this instant or later (ISO 8601)")
     export.add_argument("--until", help="only what speaks about this instant or earlier (ISO 8601)")
     export.add_argument("-o", "--output", required=True, help="the file to write ('-': standard output)")
-    export.add_argument(
-        "--url", help="the API endpoint (default: AGENT_MEMORY_URL, else http://127.0.0.1:8000)"
-    )
-    export.add_argument("--api-key", help="an admin API key (default: AGENT_MEMORY_API_KEY)")
-    export.add_argument("--timeout", type=float, default=None, help="seconds per HTTP attempt (default 30)")
-    export.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_connection_arguments(export, "an admin API key")
     export.set_defaults(func=cmd_export)
 
 
@@ -52,12 +43,12 @@ def cmd_export(args: argparse.Namespace, **overrides: Any) -> int:
     """Start the export, follow it, stream its file (the module docstring); the exit code."""
     from agent_memory.client import ApiError, MemoryClient, TransportError  # not for every command
 
-    key = args.api_key or os.environ.get("AGENT_MEMORY_API_KEY")
+    key = api_key(args)
     if not key:
         print("error: no API key: pass --api-key or set AGENT_MEMORY_API_KEY (an admin key)", file=sys.stderr)
         return 2
-    url = args.url or os.environ.get("AGENT_MEMORY_URL") or DEFAULT_API_URL
-    progress = _Progress(None if args.quiet else sys.stderr)
+    url = api_url(args)
+    progress = ProgressBar(None if args.quiet else sys.stderr)
     try:
         with MemoryClient(url, key, timeout_s=args.timeout or 30.0, **overrides) as client:
             started = client.start_export(
@@ -91,45 +82,3 @@ def cmd_export(args: argparse.Namespace, **overrides: Any) -> int:
     }
     print(json.dumps(summary), file=sys.stderr if args.output == "-" else sys.stdout)
     return 0
-
-
-class _Progress:
-    """The bar on stderr: one line redrawn in place on a terminal, a line per tenth elsewhere."""
-
-    def __init__(self, stream: IO[str] | None) -> None:
-        self._stream = stream
-        self._tty = bool(stream is not None and stream.isatty())
-        self._shown = -1
-        self._open = False
-
-    def export(self, status: ExportOut) -> None:
-        p = status.progress
-        if p.estimated_total is None and status.status == "queued":
-            self._draw("queued ...", -2)
-            return
-        total = p.estimated_total if p.estimated_total is not None else 0
-        percent = p.percent if p.percent is not None else 0.0
-        filled = int(BAR * percent / 100)
-        text = f"[{'#' * filled}{'-' * (BAR - filled)}] {percent:5.1f}%  {p.memories:,}/{total:,} memories"
-        self._draw(text, int(percent // 10))
-
-    def download(self, done: int, total: int | None) -> None:
-        of = f" of {total / 1e6:.1f}" if total else ""
-        self._draw(f"downloading ... {done / 1e6:.1f}{of} MB", 100 + (done * 10 // total if total else 0))
-
-    def _draw(self, text: str, step: int) -> None:
-        if self._stream is None:
-            return
-        if self._tty:
-            self._stream.write("\r" + text.ljust(60))
-            self._open = True
-        elif step != self._shown:
-            self._stream.write(text + "\n")
-        self._shown = step
-        self._stream.flush()
-
-    def end(self) -> None:
-        if self._stream is not None and self._open:
-            self._stream.write("\n")
-            self._stream.flush()
-            self._open = False

@@ -41,9 +41,8 @@ from agent_memory.client import (
 )
 from agent_memory.contract.v1_knowledge import DocumentPutResponse
 from agent_memory.domain.knowledge import MAX_HEADING_CHARS, DocumentFormat, DocumentVersion
+from agent_memory.local.api_connection import DEFAULT_API_URL
 
-#: Where the commands find the API when neither --url nor AGENT_MEMORY_URL says (as `mcp` does).
-DEFAULT_API_URL = "http://127.0.0.1:8000"
 #: File suffixes imported as documents, and the format each is put with.
 FORMATS: dict[str, DocumentFormat] = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
 MAX_DOC_ID_CHARS = 128
