@@ -7,8 +7,9 @@ path, so no client can name another tenant.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from agent_memory.errors import ForbiddenError, UnauthorizedError
@@ -21,6 +22,26 @@ FORGET_SCOPE = "forget"
 KNOWLEDGE_SCOPE = "knowledge"
 #: What a new key gets unless told otherwise; admin is never a default.
 DEFAULT_SCOPES = frozenset({READ_SCOPE, WRITE_SCOPE, FORGET_SCOPE})
+
+
+class Reach(StrEnum):
+    """Which of the tenant's agents a route touches: what an agent-bound key is checked against.
+
+    Every route declares one (`handlers.routes.Route.reach`), and `Caller.authorize` is the one
+    rule that decides on it, so a key bound to agents cannot reach past them through a route that
+    forgot to check.
+    """
+
+    #: The agents named in the path (``agent_id``, and ``reader_id`` of a read grant).
+    PATH = "path"
+    #: The agent named by the body's ``agent_id``; a body naming none means every agent.
+    BODY = "body"
+    #: Every agent of the tenant (settings, webhooks, topic dictionary, runs of jobs for all).
+    TENANT = "tenant"
+    #: The tenant's shared data, read by every agent (shared knowledge, topics, the API document).
+    SHARED = "shared"
+    #: Answers only with what belongs to the caller's own agents (the agent list, its exports).
+    OWN = "own"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +93,21 @@ class Caller:
         if scope not in self.scopes and ADMIN_SCOPE not in self.scopes:
             raise ForbiddenError(f"this key lacks the {scope!r} scope")
 
-    def require(self, scope: str, agent_id: str | None = None) -> Caller:
-        """This caller, if it holds ``scope`` and (when named) may use ``agent_id``."""
-        self.require_scope(scope)
-        if agent_id is not None:
-            self.require_agent(agent_id, scope)
+    def authorize(self, scope: str | None, reach: Reach, named: Sequence[str] = ()) -> Caller:
+        """This caller, if it may use a route that needs ``scope`` (None: any key of the tenant)
+        and touches ``reach``, naming the agents ``named`` (the path's or the body's).
+
+        A key bound to agents may touch only those (and read those it was granted), never the
+        whole tenant: a route of ``TENANT`` reach, or of ``BODY`` reach whose body names no
+        agent, is refused to it, the admin scope notwithstanding.
+        """
+        if scope is not None:
+            self.require_scope(scope)
+        if reach is Reach.BODY and not named:
+            reach = Reach.TENANT
+        if reach is Reach.TENANT and self.agents:
+            raise ForbiddenError("this key is bound to agents: it may not act on every agent of the tenant")
+        if reach in (Reach.PATH, Reach.BODY):
+            for agent_id in named:
+                self.require_agent(agent_id, scope)
         return self

@@ -1,7 +1,10 @@
-"""Operator actions of a tenant's admin (admin scope, checked by the API's guard before any route
-runs): summarize periods now, run retention now, both for the caller's tenant only: an admin key
-never starts work on, nor learns counts of, another tenant's memory. The schedules run them for
-every tenant; recognise patterns now. And read grants: which other agents may read an agent's memory."""
+"""Operator actions of a tenant's admin: summarize periods now, run retention now, both for the
+caller's tenant only (an admin key never starts work on, nor learns counts of, another tenant's
+memory; the schedules run them for every tenant); recognise patterns now; and read grants, which
+other agents may read an agent's memory.
+
+The scope and the agents each route may touch are in the route table, decided before any route
+runs: a key bound to agents may not act on every agent, nor on another agent's read grants."""
 
 from __future__ import annotations
 
@@ -23,7 +26,6 @@ from agent_memory.contract.v1 import (
 from agent_memory.contract.v1_experience import PatternRunRequest, PatternRunResponse
 from agent_memory.contract.v1_grants import ReadersResponse, ReadGrantResponse
 from agent_memory.contract.v1_settings import SettingsResponse, SettingsUpdate
-from agent_memory.domain.caller import ADMIN_SCOPE
 from agent_memory.domain.patterns import PatternReport
 from agent_memory.domain.types import AgentId
 from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
@@ -36,19 +38,19 @@ router = Router()
 @router.post("/v1/admin/summarize", status_code=202)
 def admin_summarize(body: SummarizeRequest) -> Response[SummarizeResponse]:
     """Summarize (or re-summarize) periods for every agent of the caller's tenant with activity
-    in them (admin scope, checked by `_guard`): one job per agent-period is queued; 202 with how
+    in them (admin scope, decided from the route table): one job per agent-period is queued; 202 with how
     many."""
-    tenant = caller_of(router, scope=ADMIN_SCOPE).tenant_id
+    tenant = caller_of(router).tenant_id
     report = container.dispatch_service().dispatch(body, tenant_id=tenant)
     return json_response(202, SummarizeResponse.model_validate(report, from_attributes=True))
 
 
 @router.post("/v1/admin/retention", status_code=202)
 def admin_retention() -> Response[RetentionRunResponse]:
-    """Run retention now for the caller's tenant (admin scope, checked by `_guard`), as the daily
+    """Run retention now for the caller's tenant (admin scope, decided from the route table), as the daily
     schedule does; idempotent, so a run beside the scheduled one only finds less to do.
     Deployed, the run is handed to the retention function (its 15 minutes, not this one's 20 s)."""
-    tenant = caller_of(router, scope=ADMIN_SCOPE).tenant_id
+    tenant = caller_of(router).tenant_id
     starter = container.retention_starter()
     if starter is not None:
         starter.start("admin", [tenant])
@@ -63,7 +65,7 @@ def admin_patterns(body: PatternRunRequest) -> Response[PatternRunResponse]:
     caller's tenant with memory in the pattern window, one job each on the job queue, as the
     daily schedule does; 202 with how many. Jobs are idempotent: a run beside the scheduled one
     changes nothing it would not."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     dispatch = container.api_services().pattern_dispatch
     if body.agent_id is not None:
         queued = dispatch.queue_agent(caller.tenant_id, body.agent_id, "admin")
@@ -76,7 +78,7 @@ def admin_patterns(body: PatternRunRequest) -> Response[PatternRunResponse]:
 def grant_read(agent_id: AgentPath, reader_id: ReaderPath) -> Response[ReadGrantResponse]:
     """Let keys bound to ``reader_id`` read (search, get, list) ``agent_id``'s memory, never write
     or forget it; recorded in ``agent_id``'s audit trail. Effective when the key caches expire."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     changed = container.api_services().read_grants.grant(caller, agent_id, reader_id)
     return json_response(
         200, ReadGrantResponse(agent_id=agent_id, reader_id=reader_id, granted=True, changed=changed)
@@ -86,7 +88,7 @@ def grant_read(agent_id: AgentPath, reader_id: ReaderPath) -> Response[ReadGrant
 @router.delete("/v1/admin/agents/<agent_id>/readers/<reader_id>")
 def revoke_read(agent_id: AgentPath, reader_id: ReaderPath) -> Response[ReadGrantResponse]:
     """Take back ``reader_id``'s read access to ``agent_id``'s memory (in the audit trail too)."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     changed = container.api_services().read_grants.revoke(caller, agent_id, reader_id)
     return json_response(
         200, ReadGrantResponse(agent_id=agent_id, reader_id=reader_id, granted=False, changed=changed)
@@ -96,7 +98,7 @@ def revoke_read(agent_id: AgentPath, reader_id: ReaderPath) -> Response[ReadGran
 @router.get("/v1/admin/agents/<agent_id>/readers")
 def list_readers(agent_id: AgentPath) -> Response[ReadersResponse]:
     """The agents granted read access to ``agent_id``'s memory."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     readers = container.api_services().read_grants.readers(caller.tenant_id, agent_id)
     return json_response(200, ReadersResponse(agent_id=agent_id, readers=readers))
 
@@ -106,7 +108,7 @@ def admin_settings() -> Response[SettingsResponse]:
     """The caller's tenant's settings (admin scope): models, retention within the plan, TTLs by
     kind, the per-agent bound, ranking defaults, merging; of the provider key only its last four
     characters and when it was set."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     return json_response(200, SettingsResponse.of(container.api_services().tenant_settings.view(caller)))
 
 
@@ -114,7 +116,7 @@ def admin_settings() -> Response[SettingsResponse]:
 def admin_settings_history(cursor: CursorQuery = None, limit: LimitQuery = 50) -> Response[AuditResponse]:
     """The caller's tenant's settings changes, newest first (admin scope): each one's key id, time,
     the fields it changed before and after, and whether it set or cleared the provider key."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     page = container.api_services().tenant_settings.history(caller, limit, cursor)
     return json_response(200, AuditResponse.of(page))
 
@@ -135,7 +137,7 @@ def admin_settings_history(cursor: CursorQuery = None, limit: LimitQuery = 50) -
 def admin_put_settings(body: SettingsUpdate) -> Response[SettingsResponse]:
     """Replace the caller's tenant's settings (admin scope), naming the version read (409 when
     another change came first); set or clear its provider key. Audited, the key never."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     key = body.provider_key.get_secret_value() if body.provider_key is not None else None
     view = container.api_services().tenant_settings.update(
         caller, body.settings, body.version, provider_key=key, clear_provider_key=body.clear_provider_key

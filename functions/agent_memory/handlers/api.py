@@ -15,7 +15,6 @@ import json
 from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
-from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -33,14 +32,7 @@ from agent_memory.contract.v1 import (
     ErrorDetail,
     ErrorResponse,
 )
-from agent_memory.domain.caller import (
-    ADMIN_SCOPE,
-    FORGET_SCOPE,
-    KNOWLEDGE_SCOPE,
-    READ_SCOPE,
-    WRITE_SCOPE,
-    Caller,
-)
+from agent_memory.domain.caller import ADMIN_SCOPE, Caller, Reach
 from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.handlers import (
@@ -54,8 +46,8 @@ from agent_memory.handlers import (
     webhook_routes,
 )
 from agent_memory.handlers.cors import with_console_cors
-from agent_memory.handlers.route_support import caller_of, json_response
-from agent_memory.handlers.routes import Capability, capabilities_of
+from agent_memory.handlers.route_support import json_response
+from agent_memory.handlers.routes import Capability, capabilities_of, route_for
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.settings import get_settings
 
@@ -73,7 +65,7 @@ def _json_body(text: str) -> Any:
 
 
 def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    """Refuse oversized bodies before anything parses them, and admin routes without the scope."""
+    """Refuse oversized bodies, and bodies that are not a JSON object, before anything parses them."""
     body = app.current_event.body or ""
     if len(body.encode("utf-8")) > MAX_BODY_BYTES:
         raise PayloadTooLargeError(f"request body is larger than {MAX_BODY_BYTES} bytes")
@@ -83,8 +75,6 @@ def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Resp
             "the request body must be a JSON object",
             [{"loc": ["body"], "msg": "expected a JSON object", "type": "object_type"}],
         )
-    if app.current_event.path.startswith("/v1/admin"):
-        caller_of(app, scope=ADMIN_SCOPE)
     return next_middleware(app)
 
 
@@ -182,35 +172,41 @@ def _raw_error(status: int, code: str, message: str) -> dict[str, Any]:
     }
 
 
-def required_access(method: str, path: str) -> tuple[str, str | None] | None:
-    """The scope (and agent) a request needs, from its method and path alone.
+def authorize(caller: Caller, method: str, path: str, body: str | None) -> Caller:
+    """The one rule of who may call what: the request's route in the table (`routes.route_for`)
+    says the scope it needs and which agents it touches, and `Caller.authorize` decides.
 
-    Decided before anything reads the body or the query, so a caller that may not use a route
-    gets a 403 (or 401) whatever it sent, never a 400 describing a contract it may not use. None:
-    routes outside ``/v1/agents/{agent}`` and ``/v1/admin``, which check for themselves.
+    Decided before anything validates the body or the query, so a caller that may not use a
+    route gets a 403 whatever it sent, never a 400 describing a contract it may not use. A
+    request of no route is left to the resolver's 404, except under ``/v1/admin``, which needs the
+    admin scope first (a key without it learns nothing of which admin routes exist).
     """
-    parts = path.strip("/").split("/")
-    if parts[:2] == ["v1", "admin"]:
-        return ADMIN_SCOPE, None
-    if parts[:2] == ["v1", "knowledge"]:
-        return (READ_SCOPE if method == "GET" else KNOWLEDGE_SCOPE), None
-    if parts[:2] != ["v1", "agents"] or len(parts) < 3:
-        return None
-    agent = unquote(parts[2])
-    if method == "DELETE":
-        return FORGET_SCOPE, agent
-    if method == "POST" and parts[3:] == ["memories"]:
-        return WRITE_SCOPE, agent
-    return READ_SCOPE, agent
+    found = route_for(method, path)
+    if found is None:
+        admin = path.strip("/").split("/")[:2] == ["v1", "admin"]
+        return caller.authorize(ADMIN_SCOPE, Reach.SHARED) if admin else caller
+    route, parameters = found
+    named = route.named_agents(parameters)
+    if route.reach is Reach.BODY:
+        named = _body_agent(body)
+    return caller.authorize(route.scope, route.reach, named)
+
+
+def _body_agent(body: str | None) -> tuple[str, ...]:
+    """The agent a body names (``agent_id``); none for a body that is not a JSON object naming
+    one as a string, which `Caller.authorize` reads as every agent of the tenant."""
+    try:
+        parsed = _json_body(body or "")
+    except ValueError:  # not JSON (or an integer too long to read): no agent is named
+        return ()
+    agent = parsed.get("agent_id") if isinstance(parsed, dict) else None
+    return (agent,) if isinstance(agent, str) else ()
 
 
 def _unauthorized(event: dict[str, Any]) -> dict[str, Any] | None:
-    access = required_access(str(event.get("httpMethod") or ""), str(event.get("path") or ""))
-    if access is None:
-        return None
-    scope, agent = access
     try:
-        Caller.from_authorizer((event.get("requestContext") or {}).get("authorizer")).require(scope, agent)
+        caller = Caller.from_authorizer((event.get("requestContext") or {}).get("authorizer"))
+        authorize(caller, str(event.get("httpMethod") or ""), str(event.get("path") or ""), event.get("body"))
     except AgentMemoryError as exc:
         return _raw_error(exc.status, exc.code, exc.message)
     return None
@@ -250,10 +246,7 @@ def _as_json(event: dict[str, Any]) -> dict[str, Any]:
 @openapi_router.get("/v1/openapi.json")
 def openapi_document() -> Response[dict[str, Any]]:
     """This API's OpenAPI document (also committed as docs/openapi.json). Any valid key may read
-    it: every route, this one included, sits behind the key check."""
-    Caller.from_authorizer(
-        (openapi_router.current_event.raw_event.get("requestContext") or {}).get("authorizer")
-    )
+    it: every route, this one included, sits behind the key check (`authorize`)."""
     return Response(
         status_code=200, content_type=content_types.APPLICATION_JSON, body=json.loads(openapi_json())
     )

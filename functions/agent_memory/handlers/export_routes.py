@@ -1,5 +1,6 @@
-"""Exports (admin scope, checked by the API's guard before any route runs): start an export of one
-end user's or one agent's memory, follow its progress, fetch the file.
+"""Exports (admin scope, decided from the route table before any route runs; a key bound to
+agents exports only one of them): start an export of one end user's or one agent's memory,
+follow its progress, fetch the file.
 
 Every route takes the tenant from the caller's key alone: an export id of another tenant is not
 found, exactly as an id that exists nowhere. The file is fetched where the deployment keeps it:
@@ -18,7 +19,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from agent_memory import container
 from agent_memory.contract.v1 import ErrorResponse
 from agent_memory.contract.v1_exports import ExportOut, ExportRequest, ExportsResponse
-from agent_memory.domain.caller import ADMIN_SCOPE
 from agent_memory.domain.export_jobs import EXPORT_ID_PATTERN, ExportState
 from agent_memory.handlers.route_support import caller_of, json_response
 
@@ -37,7 +37,7 @@ def start_export(body: ExportRequest) -> Response[ExportOut]:
     """Start exporting one end user's memory (every agent of the tenant) or one agent's, as JSON
     Lines: every live memory with its metadata and versions, the summaries that hold it, the
     audit events about it. 202 with the export's id; follow it with `GET .../exports/{id}`."""
-    caller = caller_of(router, body.agent_id, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     state = container.export_service().start(caller, body.to_scope())
     return json_response(202, ExportOut.of(state))
 
@@ -45,7 +45,7 @@ def start_export(body: ExportRequest) -> Response[ExportOut]:
 @router.get("/v1/admin/exports")
 def list_exports(limit: Annotated[int, Query(ge=1, le=100)] = 20) -> Response[ExportsResponse]:
     """The tenant's exports, newest first, with their progress."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     states = container.export_service().recent(caller, limit)
     return json_response(200, ExportsResponse(items=[_out(s) for s in states]))
 
@@ -53,7 +53,7 @@ def list_exports(limit: Annotated[int, Query(ge=1, le=100)] = 20) -> Response[Ex
 @router.get("/v1/admin/exports/<export_id>")
 def get_export(export_id: ExportPath) -> Response[ExportOut]:
     """An export's progress and, when done, where to fetch it."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     return json_response(200, _out(container.export_service().get(caller, export_id), with_link=True))
 
 
@@ -74,7 +74,7 @@ def get_export(export_id: ExportPath) -> Response[ExportOut]:
 def download_export(export_id: ExportPath) -> Response[Any]:
     """The finished export's file: streamed by the local runtime, or a redirect to its pre-signed
     S3 URL; 409 while it is not done."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     location = container.export_service().location(caller, export_id)
     if location.url is not None:
         return Response(status_code=303, headers={"Location": location.url}, body="")

@@ -37,7 +37,7 @@ def agent_timeline(
     until: Annotated[date | None, Query(description="Last local day, included (default: today).")] = None,
 ) -> Response[TimelineResponse]:
     """One lane per grain: working memories per local day, and each summary with what it folded."""
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     timeline = container.api_services().timeline.timeline(caller.tenant_id, agent_id, since, until)
     return json_response(200, TimelineResponse.model_validate(timeline, from_attributes=True))
 
@@ -49,7 +49,7 @@ def agent_period(
     time_key: Annotated[str, Path(max_length=16, description="The period, e.g. 2026-11-20, 2026-W47.")],
 ) -> Response[PeriodResponse]:
     """One period: its summary, the children it folds, and the sources that are gone since."""
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     period = container.api_services().timeline.period(caller.tenant_id, agent_id, grain, time_key)
     return json_response(200, PeriodResponse.of(period))
 
@@ -60,6 +60,6 @@ def search_stats(
     days: Annotated[int, Query(ge=1, le=MAX_SEARCH_STATS_DAYS)] = 30,
 ) -> Response[SearchStatsResponse]:
     """Searches per UTC day over the last ``days`` days, and how many found nothing."""
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     activity = container.api_services().search_stats.stats(caller.tenant_id, agent_id, days)
     return json_response(200, SearchStatsResponse.of(activity))

@@ -24,7 +24,6 @@ from agent_memory.contract.v1_knowledge import (
     PassageOut,
     PassagesResponse,
 )
-from agent_memory.domain.caller import KNOWLEDGE_SCOPE
 from agent_memory.domain.knowledge import DocumentId, PutStatus
 from agent_memory.handlers.route_support import CursorQuery, LimitQuery, caller_of, json_response
 
@@ -55,7 +54,7 @@ def put_document(doc_id: DocumentPath, body: DocumentBody) -> Response[DocumentP
     """Put one version of a document: 202 when queued (searchable within seconds), 200 when this
     version with this content is stored already, 409 when this version is stored with other
     content. A new version replaces every passage of the old one."""
-    caller = caller_of(router, scope=KNOWLEDGE_SCOPE)
+    caller = caller_of(router)
     redact = container.api_services().redaction.for_tenant(caller.tenant_id)
     outcome = container.api_services().knowledge.put(caller, doc_id, body.to_new(redact))
     status = 200 if outcome.status is PutStatus.UNCHANGED else 202
@@ -96,6 +95,6 @@ def document_passages(doc_id: DocumentPath) -> Response[PassagesResponse]:
 @router.delete("/v1/knowledge/documents/<doc_id>")
 def delete_document(doc_id: DocumentPath) -> Response[DocumentDeleteResponse]:
     """Delete the document and every passage of it, at once; a put of it still queued is dropped."""
-    caller = caller_of(router, scope=KNOWLEDGE_SCOPE)
+    caller = caller_of(router)
     removed = container.api_services().knowledge.delete(caller, doc_id)
     return json_response(200, DocumentDeleteResponse(doc_id=doc_id, passages_removed=removed))

@@ -26,7 +26,6 @@ from agent_memory.contract.v1 import (
 )
 from agent_memory.contract.v1_experience import FeedbackRequest, FeedbackResponse
 from agent_memory.contract.v1_history import MemoryHistoryResponse, MemoryVersionOut, RestoreResponse
-from agent_memory.domain.caller import ADMIN_SCOPE, FORGET_SCOPE, WRITE_SCOPE
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.types import MemoryId, UserId
 from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
@@ -49,7 +48,7 @@ IdempotencyKeyHeader = Annotated[
 def write_memories(
     agent_id: AgentPath, body: WriteRequest, idempotency_key: IdempotencyKeyHeader = None
 ) -> Response[WriteResponse]:
-    caller = caller_of(router, agent_id, WRITE_SCOPE)
+    caller = caller_of(router)
     redact = container.api_services().redaction.for_tenant(caller.tenant_id)
     if redact is not None:  # before anything is queued, fingerprinted or logged
         body = body.redacted(redact)
@@ -64,7 +63,7 @@ def write_memories(
 
 @router.get("/v1/agents/<agent_id>/memories/<memory_id>")
 def get_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryOut]:
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     return json_response(
         200, MemoryOut.of(container.api_services().memories.get(caller.tenant_id, agent_id, memory_id))
     )
@@ -76,7 +75,7 @@ def memory_feedback(
 ) -> Response[FeedbackResponse]:
     """Report what happened when the agent used an experience: its confidence moves by the rule
     in docs/api.md (counted by the writer in order with the agent's writes; in the audit trail)."""
-    caller = caller_of(router, agent_id, WRITE_SCOPE)
+    caller = caller_of(router)
     redact = container.api_services().redaction.for_tenant(caller.tenant_id)
     note = redact(body.note) if redact is not None and body.note else body.note
     feedback_id = container.api_services().feedback.accept(caller, agent_id, memory_id, body.outcome, note)
@@ -86,7 +85,7 @@ def memory_feedback(
 @router.get("/v1/agents/<agent_id>/memories/<memory_id>/history")
 def memory_history(agent_id: AgentPath, memory_id: MemoryPath) -> Response[MemoryHistoryResponse]:
     """Every change to the memory as a version, oldest first, with who or what made it."""
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     record, versions = container.api_services().history.history(caller.tenant_id, agent_id, memory_id)
     return json_response(200, MemoryHistoryResponse.of(record, versions))
 
@@ -98,7 +97,7 @@ def restore_memory_version(
     version: Annotated[int, Path(ge=1, le=1_000_000, description="The version to bring back.")],
 ) -> Response[RestoreResponse]:
     """An admin brings a version back (what it said, whether it held); in the audit trail."""
-    caller = caller_of(router, agent_id, ADMIN_SCOPE)
+    caller = caller_of(router)
     history = container.api_services().history
     made = history.restore(caller.tenant_id, agent_id, memory_id, version, actor=caller.key_id)
     return json_response(
@@ -119,7 +118,7 @@ def list_memories(
     cursor: CursorQuery = None,
     limit: LimitQuery = 50,
 ) -> Response[ListResponse]:
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     page = container.api_services().memories.list(caller.tenant_id, agent_id, grain, limit, cursor)
     return json_response(200, ListResponse.of(page))
 
@@ -127,7 +126,7 @@ def list_memories(
 @router.delete("/v1/agents/<agent_id>/memories/<memory_id>")
 def forget_memory(agent_id: AgentPath, memory_id: MemoryPath) -> Response[ForgetResponse]:
     """Forget one memory at once; the summaries made from it are hidden and re-made without it."""
-    caller = caller_of(router, agent_id, FORGET_SCOPE)
+    caller = caller_of(router)
     result = container.api_services().forget.forget(
         caller.tenant_id, agent_id, memory_id, actor=caller.key_id
     )
@@ -140,7 +139,7 @@ def erase_user(
     user_id: Annotated[UserId, Query(description="The end user whose memories are all forgotten.")],
 ) -> Response[EraseResponse]:
     """Right to erasure: forget every memory of one end user of the agent, summaries included."""
-    caller = caller_of(router, agent_id, FORGET_SCOPE)
+    caller = caller_of(router)
     result = container.api_services().forget.erase_user(
         caller.tenant_id, agent_id, user_id, actor=caller.key_id
     )
@@ -160,13 +159,13 @@ def audit_trail(
     limit: LimitQuery = 50,
 ) -> Response[AuditResponse]:
     """The agent's audit trail, newest first: forgets, erasures, and the summaries they re-made."""
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     page = container.api_services().memories.audit(caller.tenant_id, agent_id, record_id, limit, cursor)
     return json_response(200, AuditResponse.of(page))
 
 
 @router.get("/v1/agents/<agent_id>/stats")
 def agent_stats(agent_id: AgentPath) -> Response[StatsResponse]:
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     stats = container.api_services().memories.stats(caller.tenant_id, agent_id)
     return json_response(200, StatsResponse.model_validate(stats, from_attributes=True))

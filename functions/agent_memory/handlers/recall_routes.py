@@ -16,7 +16,7 @@ router = Router()
 
 @router.post("/v1/agents/<agent_id>/memories/search")
 def search_memories(agent_id: AgentPath, body: SearchRequest) -> Response[SearchResponse]:
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     hits = container.api_services().search.search(caller.tenant_id, agent_id, body.to_query())
     return json_response(200, SearchResponse.of(hits))
 
@@ -25,6 +25,6 @@ def search_memories(agent_id: AgentPath, body: SearchRequest) -> Response[Search
 def recall_context(agent_id: AgentPath, body: ContextRequest) -> Response[ContextResponse]:
     """One block of prompt context: the most relevant memories and summaries, dated and tagged with
     their grain, packed to ``token_budget`` (least relevant dropped first)."""
-    caller = caller_of(router, agent_id)
+    caller = caller_of(router)
     context = container.api_services().context.context(caller.tenant_id, agent_id, body.to_query())
     return json_response(200, ContextResponse.of(context))

@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
-from agent_memory.domain.caller import READ_SCOPE, Caller
+from agent_memory.domain.caller import Caller
 from agent_memory.domain.limits import MAX_LIST_LIMIT
 from agent_memory.domain.types import AgentId
 from agent_memory.observability import logger
@@ -26,11 +26,12 @@ CursorQuery = Annotated[str | None, Query(max_length=1024)]
 LimitQuery = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 
 
-def caller_of(router: BaseRouter, agent_id: str | None = None, scope: str = READ_SCOPE) -> Caller:
-    """The caller of the request ``router`` is answering, checked for ``scope`` (and for
-    ``agent_id`` when a key is bound to agents)."""
+def caller_of(router: BaseRouter) -> Caller:
+    """The caller of the request ``router`` is answering. Whether it may use the route (its
+    scope, its agents) was decided before the route ran, once for every route, from the route
+    table (`handlers.api.authorize`): no route decides for itself."""
     context = (router.current_event.raw_event.get("requestContext") or {}).get("authorizer")
-    caller = Caller.from_authorizer(context).require(scope, agent_id)
+    caller = Caller.from_authorizer(context)
     logger.append_keys(tenant_id=caller.tenant_id, key_id=caller.key_id)
     return caller
 

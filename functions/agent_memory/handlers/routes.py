@@ -15,6 +15,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import unquote
+
+from agent_memory.domain.caller import (
+    ADMIN_SCOPE,
+    FORGET_SCOPE,
+    KNOWLEDGE_SCOPE,
+    READ_SCOPE,
+    WRITE_SCOPE,
+    Reach,
+)
 
 Function = Literal["Api", "Search"]
 Capability = Literal[
@@ -35,11 +45,18 @@ FUNCTION_OF: dict[Capability, Function] = {
 }
 
 
+#: Path parameters that name an agent: a route of `Reach.PATH` touches each one its path has.
+AGENT_PARAMETERS = ("agent_id", "reader_id")
+
+
 @dataclass(frozen=True)
 class Route:
     method: Literal["GET", "POST", "PUT", "DELETE"]
     path: str
     capability: Capability
+    #: The scope a key needs (None: any key of the tenant), and which agents the route touches.
+    scope: str | None
+    reach: Reach
     query: tuple[str, ...] = ()
     body: bool = False
 
@@ -51,54 +68,87 @@ class Route:
     def path_parameters(self) -> tuple[str, ...]:
         return tuple(re.findall(r"\{(\w+)\}", self.path))
 
+    def match(self, method: str, path: str) -> dict[str, str] | None:
+        """The path parameters (URL-decoded) when ``method`` and ``path`` are this route's."""
+        if method != self.method:
+            return None
+        template, parts = self.path.strip("/").split("/"), path.strip("/").split("/")
+        if len(template) != len(parts):
+            return None
+        found: dict[str, str] = {}
+        for want, got in zip(template, parts, strict=True):
+            if want.startswith("{"):
+                if not got:
+                    return None
+                found[want[1:-1]] = unquote(got)
+            elif want != got:
+                return None
+        return found
+
+    def named_agents(self, parameters: dict[str, str]) -> tuple[str, ...]:
+        """The agents a request of this route names in its path."""
+        return tuple(parameters[name] for name in AGENT_PARAMETERS if name in parameters)
+
 
 AGENT = "/v1/agents/{agent_id}"
 
+R, W, F, K, ADMIN = READ_SCOPE, WRITE_SCOPE, FORGET_SCOPE, KNOWLEDGE_SCOPE, ADMIN_SCOPE
+PATH, BODY, TENANT, SHARED, OWN = Reach.PATH, Reach.BODY, Reach.TENANT, Reach.SHARED, Reach.OWN
+
 ROUTES: tuple[Route, ...] = (
-    Route("POST", f"{AGENT}/memories", "memories", body=True),
-    Route("GET", f"{AGENT}/memories", "memories", query=("grain", "cursor", "limit")),
-    Route("GET", f"{AGENT}/memories/{{memory_id}}", "memories"),
-    Route("POST", f"{AGENT}/memories/{{memory_id}}/feedback", "memories", body=True),
-    Route("GET", f"{AGENT}/memories/{{memory_id}}/history", "memories"),
-    Route("POST", f"{AGENT}/memories/{{memory_id}}/history/{{version}}/restore", "memories"),
-    Route("DELETE", f"{AGENT}/memories/{{memory_id}}", "memories"),
-    Route("DELETE", f"{AGENT}/memories", "memories", query=("user_id",)),
-    Route("GET", f"{AGENT}/audit", "memories", query=("record_id", "cursor", "limit")),
-    Route("GET", f"{AGENT}/stats", "memories"),
-    Route("POST", f"{AGENT}/memories/search", "recall", body=True),
-    Route("POST", f"{AGENT}/context", "recall", body=True),
-    Route("GET", "/v1/agents", "insight", query=("cursor", "limit")),
-    Route("GET", f"{AGENT}/timeline", "insight", query=("since", "until")),
-    Route("GET", f"{AGENT}/periods/{{grain}}/{{time_key}}", "insight"),
-    Route("GET", f"{AGENT}/stats/searches", "insight", query=("days",)),
-    Route("GET", "/v1/topics", "topics"),
-    Route("GET", "/v1/topics/proposals", "topics", query=("limit",)),
-    Route("PUT", "/v1/admin/topics", "topics", body=True),
-    Route("PUT", "/v1/knowledge/documents/{doc_id}", "knowledge", body=True),
-    Route("GET", "/v1/knowledge/documents", "knowledge", query=("cursor", "limit")),
-    Route("GET", "/v1/knowledge/documents/{doc_id}", "knowledge"),
-    Route("GET", "/v1/knowledge/documents/{doc_id}/passages", "knowledge"),
-    Route("DELETE", "/v1/knowledge/documents/{doc_id}", "knowledge"),
-    Route("POST", "/v1/admin/summarize", "admin", body=True),
-    Route("POST", "/v1/admin/retention", "admin"),
-    Route("POST", "/v1/admin/patterns", "admin", body=True),
-    Route("PUT", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin"),
-    Route("DELETE", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin"),
-    Route("GET", "/v1/admin/agents/{agent_id}/readers", "admin"),
-    Route("GET", "/v1/admin/settings", "admin"),
-    Route("GET", "/v1/admin/settings/history", "admin", query=("cursor", "limit")),
-    Route("PUT", "/v1/admin/settings", "admin", body=True),
-    Route("POST", "/v1/admin/exports", "exports", body=True),
-    Route("GET", "/v1/admin/exports", "exports", query=("limit",)),
-    Route("GET", "/v1/admin/exports/{export_id}", "exports"),
-    Route("GET", "/v1/admin/exports/{export_id}/download", "exports"),
-    Route("GET", "/v1/admin/webhooks", "webhooks"),
-    Route("PUT", "/v1/admin/webhooks", "webhooks", body=True),
-    Route("DELETE", "/v1/admin/webhooks", "webhooks"),
-    Route("GET", "/v1/openapi.json", "openapi"),
+    Route("POST", f"{AGENT}/memories", "memories", W, PATH, body=True),
+    Route("GET", f"{AGENT}/memories", "memories", R, PATH, query=("grain", "cursor", "limit")),
+    Route("GET", f"{AGENT}/memories/{{memory_id}}", "memories", R, PATH),
+    Route("POST", f"{AGENT}/memories/{{memory_id}}/feedback", "memories", W, PATH, body=True),
+    Route("GET", f"{AGENT}/memories/{{memory_id}}/history", "memories", R, PATH),
+    Route("POST", f"{AGENT}/memories/{{memory_id}}/history/{{version}}/restore", "memories", ADMIN, PATH),
+    Route("DELETE", f"{AGENT}/memories/{{memory_id}}", "memories", F, PATH),
+    Route("DELETE", f"{AGENT}/memories", "memories", F, PATH, query=("user_id",)),
+    Route("GET", f"{AGENT}/audit", "memories", R, PATH, query=("record_id", "cursor", "limit")),
+    Route("GET", f"{AGENT}/stats", "memories", R, PATH),
+    Route("POST", f"{AGENT}/memories/search", "recall", R, PATH, body=True),
+    Route("POST", f"{AGENT}/context", "recall", R, PATH, body=True),
+    Route("GET", "/v1/agents", "insight", R, OWN, query=("cursor", "limit")),
+    Route("GET", f"{AGENT}/timeline", "insight", R, PATH, query=("since", "until")),
+    Route("GET", f"{AGENT}/periods/{{grain}}/{{time_key}}", "insight", R, PATH),
+    Route("GET", f"{AGENT}/stats/searches", "insight", R, PATH, query=("days",)),
+    Route("GET", "/v1/topics", "topics", R, SHARED),
+    Route("GET", "/v1/topics/proposals", "topics", R, SHARED, query=("limit",)),
+    Route("PUT", "/v1/admin/topics", "topics", ADMIN, TENANT, body=True),
+    Route("PUT", "/v1/knowledge/documents/{doc_id}", "knowledge", K, TENANT, body=True),
+    Route("GET", "/v1/knowledge/documents", "knowledge", R, SHARED, query=("cursor", "limit")),
+    Route("GET", "/v1/knowledge/documents/{doc_id}", "knowledge", R, SHARED),
+    Route("GET", "/v1/knowledge/documents/{doc_id}/passages", "knowledge", R, SHARED),
+    Route("DELETE", "/v1/knowledge/documents/{doc_id}", "knowledge", K, TENANT),
+    Route("POST", "/v1/admin/summarize", "admin", ADMIN, TENANT, body=True),
+    Route("POST", "/v1/admin/retention", "admin", ADMIN, TENANT),
+    Route("POST", "/v1/admin/patterns", "admin", ADMIN, BODY, body=True),
+    Route("PUT", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin", ADMIN, PATH),
+    Route("DELETE", "/v1/admin/agents/{agent_id}/readers/{reader_id}", "admin", ADMIN, PATH),
+    Route("GET", "/v1/admin/agents/{agent_id}/readers", "admin", ADMIN, PATH),
+    Route("GET", "/v1/admin/settings", "admin", ADMIN, TENANT),
+    Route("GET", "/v1/admin/settings/history", "admin", ADMIN, TENANT, query=("cursor", "limit")),
+    Route("PUT", "/v1/admin/settings", "admin", ADMIN, TENANT, body=True),
+    Route("POST", "/v1/admin/exports", "exports", ADMIN, BODY, body=True),
+    Route("GET", "/v1/admin/exports", "exports", ADMIN, OWN, query=("limit",)),
+    Route("GET", "/v1/admin/exports/{export_id}", "exports", ADMIN, OWN),
+    Route("GET", "/v1/admin/exports/{export_id}/download", "exports", ADMIN, OWN),
+    Route("GET", "/v1/admin/webhooks", "webhooks", ADMIN, TENANT),
+    Route("PUT", "/v1/admin/webhooks", "webhooks", ADMIN, TENANT, body=True),
+    Route("DELETE", "/v1/admin/webhooks", "webhooks", ADMIN, TENANT),
+    Route("GET", "/v1/openapi.json", "openapi", None, SHARED),
 )
 
 
 def capabilities_of(function: Function) -> tuple[Capability, ...]:
     """The capabilities (routers) one function serves, in table order."""
     return tuple(dict.fromkeys(r.capability for r in ROUTES if r.function == function))
+
+
+def route_for(method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+    """The route a request is for, and its path parameters; None for no route of the table."""
+    for route in ROUTES:
+        parameters = route.match(method, path)
+        if parameters is not None:
+            return route, parameters
+    return None

