@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench bench-concurrency bench-scale bench-cold-start bench-learning bench-retention bench-locomo openapi load clean install test-opensearch synth deploy layer-lock
+.PHONY: dev test lint format bench bench-concurrency bench-scale bench-cold-start bench-learning bench-retention bench-locomo bench-ingest openapi load clean install test-opensearch synth deploy layer-lock
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ bench-retention: $(STAMP)
 ## bench-locomo: retrieval quality on LoCoMo through the local HTTP API (LOCOMO=path/to/locomo10.json)
 bench-locomo: $(STAMP)
 	$(PY) benchmarks/locomo.py $(if $(LOCOMO),--data $(LOCOMO))
+
+## bench-ingest: LoCoMo's turns imported through the HTTP API against the raw embedder's rate, and search p95 meanwhile
+bench-ingest: $(STAMP)
+	$(PY) benchmarks/ingest.py $(if $(LOCOMO),--data $(LOCOMO))
 
 ## load: 60 s of writes and searches by 50 clients across 50 agents (locust), then the ledger
 load: $(STAMP)

@@ -1,0 +1,232 @@
+"""Bulk ingest through the HTTP API against the raw embedder, and search while it runs.
+
+    python benchmarks/ingest.py [--data /work/shared/data/locomo10.json] [--turns 0]
+                                [--background 10000] [--searches 300] [--workers 0]
+
+What a team does first with a memory service is load its history; what it then notices is how
+long the last turn takes to be stored, and whether searches slow down meanwhile. So, on a fresh
+data directory:
+
+1. the raw rate: the conversation turns (LoCoMo's 5,882, or the first ``--turns``) embedded by the
+   project's `MiniLmEmbedder` in this process, in batches of 64: turns a second;
+2. ``--background`` memories of one other agent loaded straight into the store (no HTTP), and
+   ``agent-memory serve`` started as a user starts it (``--workers``, 0: its default of one API
+   process per core);
+3. idle search: ``--searches`` questions to the background agent, one at a time (p50/p95);
+4. the bulk load: `agent-memory import` of the turns (the `Importer`, 100 turns a request, ten
+   agents, speakers and one conversation per session), while the same searches run again; the
+   clock stops when every agent reports no pending write. Turns a second = turns / that time.
+
+Figures go to ``benchmarks/results/ingest[-...].json``; the table goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import _corpus
+
+DEFAULT_DATA = Path("/work/shared/data/locomo10.json")
+TENANT = "bench"
+SEARCH_AGENT = "bench-search"
+EMBED_BATCH = 64
+DEFAULTS: dict[str, Any] = {"turns": 0, "background": 10_000, "searches": 300, "workers": 0}
+
+
+def raw_rate(texts: list[str]) -> dict[str, float]:
+    """The embedder alone, in this process: what the write path is measured against."""
+    from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+
+    embedder = MiniLmEmbedder()
+    embedder.embed(["load the model"])
+    started = time.perf_counter()
+    for start in range(0, len(texts), EMBED_BATCH):
+        embedder.embed(texts[start : start + EMBED_BATCH])
+    seconds = time.perf_counter() - started
+    return {"seconds": round(seconds, 2), "turns_per_s": round(len(texts) / seconds, 1)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes], str, str]:
+    cli = str(Path(sys.executable).with_name("agent-memory"))
+    created = subprocess.run(
+        [cli, "keys", "create", "--tenant", TENANT, "--plan", "pro", "--data-dir", str(data_dir)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    key = next(line for line in created.stdout.splitlines() if line.startswith("{"))
+    api_key = json.loads(key)["api_key"]
+    port = free_port()
+    args = [cli, "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir)]
+    if workers:
+        args += ["--workers", str(workers)]
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return server, url, api_key
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise RuntimeError("the server did not start within 120 s")
+
+
+def searches(url: str, key: str, queries: list[str], stop: threading.Event | None = None) -> list[float]:
+    """Questions to the background agent, one at a time, until they run out (or ``stop``)."""
+    client = _corpus.KeepAliveClient(url, key)
+    timings = []
+    try:
+        for query in queries:
+            if stop is not None and stop.is_set():
+                break
+            ms, _ = _corpus.timed_http_search(client, SEARCH_AGENT, {"query": query, "max_results": 10})
+            timings.append(ms)
+    finally:
+        client.close()
+    return timings
+
+
+def bulk_load(url: str, key: str, items: list[Any], source: str, queries: list[str]) -> dict[str, Any]:
+    """Import ``items`` while searches run; when it was accepted and when every agent had it stored."""
+    from agent_memory.client import MemoryClient
+    from agent_memory.client.importing import Importer
+
+    agents = sorted({i.agent_id for i in items})
+    stop = threading.Event()
+    during: list[float] = []
+
+    def search_loop() -> None:
+        while not stop.is_set():
+            during.extend(searches(url, key, queries, stop))
+
+    searcher = threading.Thread(target=search_loop, daemon=True)
+    print(f"importing {len(items):,} turns of {len(agents)} agents ...", file=sys.stderr)
+    started = time.perf_counter()
+    searcher.start()
+    try:
+        with MemoryClient(url, key, timeout_s=120) as client:
+            summary = Importer(client).run(items, source=source)
+            accepted_s = time.perf_counter() - started
+            for agent in agents:
+                client.wait_until_stored(agent, timeout_s=3600, interval_s=0.2)
+        stored_s = time.perf_counter() - started
+    finally:
+        stop.set()
+        searcher.join()
+    return {"summary": summary, "accepted_s": accepted_s, "stored_s": stored_s, "during": during}
+
+
+def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
+    load_at_start, run_started = _corpus.load_average(), time.perf_counter()
+    _corpus.configure_environment(data_dir, "minilm")
+    os.environ["AGENT_MEMORY_SCHEDULER_ENABLED"] = "false"
+    from agent_memory import container
+    from agent_memory.client.importing import read_source, source_fingerprint
+
+    items = read_source(args.data, "locomo")
+    if args.turns:
+        items = items[: args.turns]
+    texts = [str(i.item["content"]) for i in items]
+    print(f"raw embedder over {len(texts):,} turns ...", file=sys.stderr)
+    raw = raw_rate(texts)
+
+    container.reset()
+    if args.background:
+        print(f"loading {args.background:,} background memories ...", file=sys.stderr)
+        memories = _corpus.generate_memories(args.background, seed=_corpus.DEFAULT_SEED)
+        _corpus.load_memories(container.store(), container.embedder(), memories, TENANT, SEARCH_AGENT)
+        container.store().close()  # type: ignore[attr-defined]
+        container.reset()
+
+    server, url, key = start_server(data_dir, args.workers)
+    try:
+        queries = _corpus.generate_queries(args.searches)
+        searches(url, key, queries[:20])  # warm every API process's model and caches
+        idle = searches(url, key, queries)
+        agents = sorted({i.agent_id for i in items})
+        load = bulk_load(url, key, items, source_fingerprint(args.data), queries)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    summary, accepted_s, stored_s = load["summary"], load["accepted_s"], load["stored_s"]
+    rate = len(items) / stored_s
+    result = {
+        **_corpus.result_header("ingest", run_started, load_at_start),
+        "turns": len(items),
+        "agents": len(agents),
+        "raw_embedder": raw,
+        "import": {
+            **summary.as_dict(),
+            "accepted_s": round(accepted_s, 2),
+            "stored_s": round(stored_s, 2),
+            "turns_per_s": round(rate, 1),
+            "share_of_raw": round(rate / raw["turns_per_s"], 3),
+        },
+        "search_idle_ms": _corpus.summarize(idle),
+        "search_during_load_ms": _corpus.summarize(load["during"]),
+    }
+    print(f"turns: {len(items):,} of {len(agents)} agents; background agent: {args.background:,} memories")
+    print(f"raw embedder (this process, batches of {EMBED_BATCH}): {raw['turns_per_s']:.1f} turns/s")
+    print(
+        f"through the HTTP API: accepted in {accepted_s:.1f} s, stored in {stored_s:.1f} s: "
+        f"{rate:.1f} turns/s ({100 * rate / raw['turns_per_s']:.0f} % of the raw rate)"
+    )
+    print(
+        _corpus.table(
+            [
+                ("search idle", result["search_idle_ms"]),
+                ("search during load", result["search_during_load_ms"]),
+            ]
+        )
+    )
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help=f"locomo10.json (default {DEFAULT_DATA})"
+    )
+    parser.add_argument(
+        "--turns", type=int, default=DEFAULTS["turns"], help="only the first N turns (0: all)"
+    )
+    parser.add_argument(
+        "--background", type=int, default=DEFAULTS["background"], help="memories of the searched agent"
+    )
+    parser.add_argument(
+        "--searches", type=int, default=DEFAULTS["searches"], help="questions in each search run"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=DEFAULTS["workers"], help="API processes (0: the default)"
+    )
+    args = parser.parse_args()
+    if not args.data.exists():
+        parser.error(f"no data set at {args.data} (LoCoMo's locomo10.json; see --data)")
+    with tempfile.TemporaryDirectory(prefix="agent-memory-ingest-") as tmp:
+        result = run(args, Path(tmp))
+    values = {k: getattr(args, k) for k in DEFAULTS}
+    path = _corpus.write_result(_corpus.result_name("ingest", values, DEFAULTS), result)
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
