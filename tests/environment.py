@@ -22,11 +22,13 @@ def set_env(mp: pytest.MonkeyPatch, env: dict[str, str]) -> None:
 
 
 def configure_local_env(mp: pytest.MonkeyPatch, data_dir: Path) -> None:
-    """The embedded runtime with the zero-dependency hashing embedder, in ``data_dir``."""
+    """The embedded runtime with the zero-dependency hashing embedder, in ``data_dir``; calls out
+    may go to loopback, where the tests' webhook receivers and model servers listen."""
     set_env(
         mp,
         {
             "AGENT_MEMORY_DATA_DIR": str(data_dir),
+            "AGENT_MEMORY_OUTBOUND_ALLOW_LOOPBACK": "true",
             "AGENT_MEMORY_EMBEDDER": "hashing",
             "AGENT_MEMORY_STORE": "sqlite",
             "AGENT_MEMORY_QUEUE": "local",

@@ -81,3 +81,18 @@ class FailingFeed:
     def publish(self, events: Sequence[Any]) -> None:
         self.calls += 1
         raise RuntimeError("the feed is down")
+
+
+def refused_connections(monkeypatch: Any) -> list[tuple[str, int]]:
+    """Make every TCP connection the code opens fail as refused, recording where it was to go:
+    a call out that must never leave shows as an empty list, and no packet is sent either way."""
+    import socket
+
+    opened: list[tuple[str, int]] = []
+
+    def refuse(address: tuple[str, int], *args: Any) -> Any:
+        opened.append(address)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    return opened

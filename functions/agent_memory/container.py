@@ -247,6 +247,7 @@ class Container:
             embedding_models=enabled_embedding_models(self.settings),
             reembedding=self.reembed_service,
             comprehend_available=self.settings.pii_comprehend,
+            outbound=self.feed.outbound,
         )
 
     @cached_property

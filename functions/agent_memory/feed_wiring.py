@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from agent_memory.domain.outbound import OutboundGuard
 from agent_memory.ports import AuditLog, Clock
 from agent_memory.ports.change_feed import ChangeFeed, Redelivery, WebhookStore
 from agent_memory.services.webhooks import WebhookDelivery, WebhookService
@@ -86,10 +87,16 @@ class FeedParts:
         return SqliteWebhookStore(s.webhooks_path)
 
     @cached_property
+    def outbound(self) -> OutboundGuard:
+        """Where webhooks may point and deliveries may go (`domain.outbound`)."""
+        from agent_memory.adapters.outbound_http import outbound_guard
+
+        return outbound_guard(self.settings)
+
+    @cached_property
     def webhooks(self) -> WebhookService:
-        """The admin routes' service: plain HTTP to localhost where events stay on this machine."""
-        local = self.settings.change_feed == "local"
-        return WebhookService(self.webhook_store, self._audit(), self._clock, allow_loopback_http=local)
+        """The admin routes' service: a URL is checked against the outbound policy."""
+        return WebhookService(self.webhook_store, self._audit(), self._clock, outbound=self.outbound)
 
     @cached_property
     def redelivery(self) -> Redelivery | None:
@@ -101,12 +108,12 @@ class FeedParts:
 
     @cached_property
     def delivery(self) -> WebhookDelivery:
-        from agent_memory.adapters.http_webhooks import UrllibWebhookSender
+        from agent_memory.adapters.http_webhooks import GuardedWebhookSender
 
         s = self.settings
         return WebhookDelivery(
             self.webhook_store,
-            UrllibWebhookSender(),
+            GuardedWebhookSender(self.outbound),
             timeout_s=s.webhook_timeout_s,
             redelivery=self.redelivery,
             retry_base_s=s.webhook_retry_base_s,

@@ -104,6 +104,10 @@ class Settings(BaseSettings):
     webhook_retry_base_s: float = Field(default=2.0, gt=0, le=3600)
     webhook_retry_max_s: float = Field(default=900.0, gt=0, le=43_200)
     webhook_attempts: int = Field(default=8, ge=1, le=100)
+    #: Whether requests this service makes to tenant-named URLs (webhooks, OpenAI-compatible
+    #: endpoints) may go to this machine (loopback, and plain http to it): for receivers and model
+    #: servers beside the local runtime. Off: only public addresses (`domain.outbound`).
+    outbound_allow_loopback: bool = False
     #: SQS queue of summarize jobs (one per agent-period), fed by the dispatcher.
     summarize_queue_url: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")

@@ -704,11 +704,15 @@ def test_redaction_on_write_calls_comprehend_from_the_api_function_and_stores_no
 
 
 def test_changes_reach_the_tenants_webhook_through_the_bus_the_queue_and_the_delivery_function(
-    deployment: Deployment,
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # GIVEN a tenant's webhook, set by its admin through the API function
-    from agent_memory.adapters.http_webhooks import UrllibWebhookSender
+    # GIVEN a tenant's webhook, set by its admin through the API function (its name resolved by a
+    # stub: no DNS query leaves the machine)
+    from agent_memory.adapters import outbound_http
+    from agent_memory.adapters.http_webhooks import GuardedWebhookSender
     from agent_memory.domain.change_events import SIGNATURE_HEADER, verify_signature
+
+    monkeypatch.setattr(outbound_http, "system_resolver", lambda host, port: ["93.184.215.14"])
 
     bootstrap(deployment)
     admin = "admin read write forget"
@@ -727,8 +731,8 @@ def test_changes_reach_the_tenants_webhook_through_the_bus_the_queue_and_the_del
             raise answer
         return answer
 
-    original = UrllibWebhookSender.post
-    UrllibWebhookSender.post = post  # type: ignore[method-assign]  # no network here: the endpoint
+    original = GuardedWebhookSender.post
+    GuardedWebhookSender.post = post  # type: ignore[method-assign]  # no network here: the endpoint
     try:
         # WHEN a memory is written (the writer puts its event on the bus) and forgotten (the API does)
         [record_id] = write(deployment, "Tenant secret: the vault code is 4417.")
@@ -761,7 +765,7 @@ def test_changes_reach_the_tenants_webhook_through_the_bus_the_queue_and_the_del
                         QueueUrl=deliveries, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=0
                     )
     finally:
-        UrllibWebhookSender.post = original  # type: ignore[method-assign]
+        GuardedWebhookSender.post = original  # type: ignore[method-assign]
     # THEN the endpoint got both changes, signed with the tenant's secret, ids only (its default)
     delivered = {json.loads(body)["id"]: json.loads(body) for _, body, _ in posts}
     assert sorted(e["type"] for e in delivered.values()) == ["memory.created", "memory.forgotten"]

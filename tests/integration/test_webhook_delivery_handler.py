@@ -14,7 +14,7 @@ import pytest
 from tests.payloads import load_event
 
 from agent_memory import container
-from agent_memory.adapters.http_webhooks import UrllibWebhookSender
+from agent_memory.adapters.http_webhooks import GuardedWebhookSender
 from agent_memory.domain.change_events import SIGNATURE_HEADER, verify_signature
 from agent_memory.domain.webhook_config import WebhookConfig
 from agent_memory.handlers import webhook_delivery
@@ -33,7 +33,7 @@ def posts(local_env: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, b
         seen.append((url, body, headers))
         return 500 if b"user.erased" in body else 204
 
-    monkeypatch.setattr(UrllibWebhookSender, "post", post)
+    monkeypatch.setattr(GuardedWebhookSender, "post", post)
     container.current().feed.webhook_store.put_webhook(
         WebhookConfig(
             tenant_id="acme",

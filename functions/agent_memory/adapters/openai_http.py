@@ -3,7 +3,9 @@
 Hosted providers and self-hosted servers (vLLM, Ollama, LM Studio, llama.cpp) speak the same
 ``POST {base}/embeddings`` and ``POST {base}/chat/completions``, so the embedder and the summarizer
 share this client and differ only in the payload they send and the answer they read. It uses the
-standard library's ``urllib`` on purpose: no HTTP dependency enters the deployment for two calls.
+standard library's ``http.client`` on purpose (no HTTP dependency enters the deployment for two
+calls), through the outbound policy: an endpoint that resolves to a private, loopback or
+link-local address is never called, and never sent the key (`domain.outbound`).
 
 The transport is a plain callable (`Transport`), so tests answer from a script instead of the
 network, and the retry and error mapping below are exercised without a socket.
@@ -31,14 +33,15 @@ import http.client
 import json
 import logging
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from agent_memory.adapters.outbound_http import outbound_guard, send
+from agent_memory.domain.outbound import OutboundGuard, OutboundRefusedError
 from agent_memory.errors import ConfigurationError, DependencyError, ProviderKeyRejectedError
+from agent_memory.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -75,25 +78,25 @@ class HttpResponse:
 Transport = Callable[[HttpRequest], HttpResponse]
 
 
-def urllib_transport(request: HttpRequest) -> HttpResponse:
-    """The default `Transport`: ``urllib.request``, with an error status returned as an answer."""
-    host = urlsplit(request.url).netloc
-    # `OpenAICompatibleClient` only builds http and https URLs.
-    req = urllib.request.Request(
-        request.url, data=request.body, headers=request.headers, method=request.method
-    )
-    try:
-        with urllib.request.urlopen(req, timeout=request.timeout_s) as response:
-            return HttpResponse(status=response.status, body=response.read())
-    except urllib.error.HTTPError as exc:
+def guarded_transport(guard: OutboundGuard) -> Transport:
+    """The default `Transport`: one request through the outbound policy (`adapters.outbound_http`):
+    the endpoint's host resolved and checked, the connection pinned to that address. A refused
+    address is a `ConfigurationError` raised before anything is sent, so the provider key never
+    leaves for it; an error status is returned as an answer."""
+
+    def transport(request: HttpRequest) -> HttpResponse:
+        host = urlsplit(request.url).netloc
+        method, url, body = request.method, request.url, request.body
         try:
-            body = exc.read()
-        except OSError:
-            body = b""
-        return HttpResponse(status=exc.code, body=body)
-    except (urllib.error.URLError, TimeoutError, OSError, http.client.HTTPException) as exc:
-        # A socket or protocol error (no header, no body in it); the message names the host only.
-        raise DependencyError(f"{host} is unreachable ({type(exc).__name__})") from exc
+            answer = send(guard, method, url, body, request.headers, request.timeout_s)
+        except OutboundRefusedError as exc:
+            raise ConfigurationError(f"the OpenAI-compatible endpoint may not be called: {exc}") from None
+        except (TimeoutError, OSError, http.client.HTTPException) as exc:
+            # A socket or protocol error (no header, no body in it); the message names the host only.
+            raise DependencyError(f"{host} is unreachable ({type(exc).__name__})") from exc
+        return HttpResponse(status=answer.status, body=answer.body)
+
+    return transport
 
 
 class OpenAICompatibleClient:
@@ -102,14 +105,15 @@ class OpenAICompatibleClient:
 
     ``timeout_s`` bounds each attempt (a summary takes longer than an embedding: give the
     summarizer's client more). ``transport`` and ``sleep`` are injectable so tests run without a
-    network and without waiting.
+    network and without waiting; the default transport goes through the process's outbound
+    policy (`guarded_transport`).
     """
 
     def __init__(
         self,
         endpoint: str,
         api_key: str | None,
-        transport: Transport = urllib_transport,
+        transport: Transport | None = None,
         timeout_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -120,7 +124,7 @@ class OpenAICompatibleClient:
         self._endpoint = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), parts.query, ""))
         self._display = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
         self._api_key = api_key or None
-        self._transport = transport
+        self._transport = transport or guarded_transport(outbound_guard(get_settings()))
         self._timeout_s = timeout_s
         self._sleep = sleep
 

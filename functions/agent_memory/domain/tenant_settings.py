@@ -11,7 +11,6 @@ Pure (no I/O): `services.tenant_configuration` reads, checks, stores and caches 
 
 from __future__ import annotations
 
-import ipaddress
 import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import digest
+from agent_memory.domain.outbound import OutboundPolicy, literal_address
 from agent_memory.domain.plans import Retention
 from agent_memory.domain.records import MemoryKind
 from agent_memory.domain.types import Score, TenantId, UtcDatetime
@@ -34,8 +34,6 @@ _STRICT = ConfigDict(extra="forbid", frozen=True)
 MAX_TTL_DAYS = 36_500
 #: The longest provider key accepted, in characters (hosted providers' keys are far shorter).
 MAX_PROVIDER_KEY_CHARS = 4_096
-#: Hosts an OpenAI-compatible endpoint may be reached over plain HTTP: this machine only.
-_LOOPBACK_NAMES = frozenset({"localhost"})
 
 
 class ModelProvider(StrEnum):
@@ -45,15 +43,6 @@ class ModelProvider(StrEnum):
     BEDROCK = "bedrock"
     OPENAI = "openai"
     LOCAL = "local"
-
-
-def _loopback(host: str) -> bool:
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_endpoint(url: str) -> str:
@@ -72,8 +61,13 @@ def check_endpoint(url: str) -> str:
     host = (parts.hostname or "").lower()
     if parts.scheme.lower() not in ("https", "http") or not host:
         raise ValueError("endpoint must be an https:// URL")
-    if parts.scheme.lower() == "http" and not _loopback(host):
+    # An address literal in any form a socket reads is checked here; loopback, and what a name
+    # resolves to, by the outbound policy when the settings are stored and on every call.
+    address = literal_address(host)
+    if parts.scheme.lower() == "http" and not (address is not None and address.is_loopback):
         raise ValueError("endpoint must be https:// (plain http is allowed to localhost only)")
+    if address is not None and OutboundPolicy(allow_loopback=True).refusal(address):
+        raise ValueError("endpoint must name a public host, not a private or link-local address")
     try:
         port = parts.port
     except ValueError:

@@ -2,8 +2,10 @@
 and the secret they are signed with.
 
 One webhook per tenant, replaced whole (``PUT /v1/admin/webhooks``). Its URL is HTTPS to a name
-or a public address; plain HTTP to this machine (``localhost``, ``127.0.0.1``, ``::1``) only where
-the deployment allows it (the local runtime, so a receiver on the same machine can listen). The
+or a public address; HTTPS or plain HTTP to this machine only where the operator allows loopback
+(``AGENT_MEMORY_OUTBOUND_ALLOW_LOOPBACK``, so a receiver beside the local runtime can listen).
+Address literals are checked here as a socket reads them; what a name resolves to is checked by
+the outbound policy when the webhook is set and again on every delivery (`domain.outbound`). The
 secret signs every delivery (`domain.change_events.signature`); it is shown once, when it is made,
 and never again (no answer, log line or audit event holds it).
 
@@ -12,7 +14,6 @@ Pure (no I/O): `services.webhooks` reads, checks and stores them.
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import urllib.parse
 from datetime import datetime
@@ -20,6 +21,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.change_events import ChangeType
+from agent_memory.domain.outbound import OutboundPolicy, literal_address
 
 #: The longest URL a webhook may have.
 MAX_URL_CHARS = 2048
@@ -28,7 +30,6 @@ MIN_SECRET_CHARS = 24
 MAX_SECRET_CHARS = 256
 #: How a made secret begins, so a leaked one is recognisable in a scan.
 SECRET_PREFIX = "whsec_"
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class WebhookConfig(BaseModel):
@@ -70,18 +71,6 @@ def check_secret(secret: str) -> str:
     return secret
 
 
-def _private(host: str) -> bool:
-    """Whether ``host`` is an address literal no public endpoint has (loopback, private,
-    link-local, reserved...) or a name for this machine."""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return not address.is_global
-
-
 def check_url(url: str, *, allow_loopback_http: bool) -> str:
     """A webhook URL, normalised (scheme and host in lower case): ``https://`` to a name or a
     public address, no credentials, no fragment; plain ``http://`` to this machine only when
@@ -101,10 +90,13 @@ def check_url(url: str, *, allow_loopback_http: bool) -> str:
         port = parts.port
     except ValueError:
         raise ValueError("url has an invalid port") from None
+    # An address literal in any form a socket reads (`10.1`, `2130706433`, `localhost.`) is
+    # checked here; a name is resolved and checked by the outbound policy (`domain.outbound`).
+    address = literal_address(host)
     if scheme == "http":
-        if not (allow_loopback_http and host in _LOOPBACK_NAMES):
-            raise ValueError("url must be https:// (plain http only to localhost, on the local runtime)")
-    elif _private(host) and not (allow_loopback_http and host in _LOOPBACK_NAMES):
+        if not (allow_loopback_http and address is not None and address.is_loopback):
+            raise ValueError("url must be https:// (plain http only to this machine, where allowed)")
+    elif address is not None and OutboundPolicy(allow_loopback=allow_loopback_http).refusal(address):
         raise ValueError("url must name a public host, not a private or loopback address")
     netloc = f"[{host}]" if ":" in host else host
     if port is not None:

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.embedding_spaces import EmbeddingState
+from agent_memory.domain.outbound import OutboundGuard, OutboundRefusedError
 from agent_memory.domain.plans import Retention, hours_of
 from agent_memory.domain.tenant_settings import (
     ModelChoice,
@@ -115,8 +116,12 @@ class TenantSettingsService:
         embedding_models: Mapping[ModelProvider, frozenset[str] | None] | None = None,
         reembedding: ReembedStarter | None = None,
         comprehend_available: bool = False,
+        outbound: OutboundGuard | None = None,
     ) -> None:
         self._cache = cache
+        #: Where an OpenAI-compatible endpoint may point (`domain.outbound`): checked, resolved,
+        #: when the settings are stored (its client checks again on every call).
+        self._outbound = outbound
         #: Whether this deployment may call Amazon Comprehend (`TenantSettings.redaction.engine`).
         self._comprehend = comprehend_available
         self._secrets = secrets
@@ -211,6 +216,12 @@ class TenantSettingsService:
             problems += embedding_dimension_problems(choice)
         if settings.redaction.engine is RedactionEngine.COMPREHEND and not self._comprehend:
             problems.append("redaction.engine: comprehend is not enabled in this deployment (use local)")
+        for name, model in (("summary", settings.summary), ("embedding", settings.embedding)):
+            if self._outbound is not None and model is not None and model.endpoint is not None:
+                try:
+                    self._outbound.target(model.endpoint)
+                except OutboundRefusedError as exc:
+                    problems.append(f"{name}.endpoint: {exc}")
         return problems
 
     def _plan(self, plan: str) -> Retention:

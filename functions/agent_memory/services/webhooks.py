@@ -37,6 +37,7 @@ from agent_memory.domain.change_events import (
     parse_event,
     signature,
 )
+from agent_memory.domain.outbound import OutboundGuard
 from agent_memory.domain.webhook_config import (
     WebhookConfig,
     backoff_s,
@@ -66,13 +67,14 @@ class WebhookSet:
 
 class WebhookService:
     def __init__(
-        self, store: WebhookStore, audit: AuditLog, clock: Clock, *, allow_loopback_http: bool = False
+        self, store: WebhookStore, audit: AuditLog, clock: Clock, *, outbound: OutboundGuard | None = None
     ) -> None:
         self._store = store
         self._audit = audit
         self._clock = clock
-        #: Plain HTTP to this machine (the local runtime, whose receivers listen on localhost).
-        self._loopback = allow_loopback_http
+        #: The outbound policy a URL's host must pass, resolved (`domain.outbound`); without one,
+        #: only address literals are checked (and loopback refused).
+        self._outbound = outbound
 
     def get(self, caller: Caller) -> WebhookConfig:
         found = self._store.get_webhook(caller.tenant_id)
@@ -93,7 +95,10 @@ class WebhookService:
         """Set the caller's tenant's webhook (replacing the one there is)."""
         problems = []
         try:
-            url = check_url(url, allow_loopback_http=self._loopback)
+            loopback = self._outbound is not None and self._outbound.policy.allow_loopback
+            url = check_url(url, allow_loopback_http=loopback)
+            if self._outbound is not None:  # what the name resolves to now (checked again on each send)
+                self._outbound.target(url)
         except ValueError as exc:
             problems.append({"loc": ["body", "url"], "msg": str(exc), "type": "value_error"})
         if secret is not None:

@@ -4,15 +4,11 @@ line or a repr."""
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-import urllib.error
-import urllib.request
-from email.message import Message
-from typing import Any
 
 import pytest
+from tests.fakes import refused_connections
 from tests.unit.adapters.recording_transport import (
     ENDPOINT,
     HOST,
@@ -29,8 +25,10 @@ from agent_memory.adapters.openai_http import (
     HttpRequest,
     HttpResponse,
     OpenAICompatibleClient,
-    urllib_transport,
+    Transport,
+    guarded_transport,
 )
+from agent_memory.domain.outbound import OutboundGuard, OutboundPolicy
 from agent_memory.errors import (
     AgentMemoryError,
     ConfigurationError,
@@ -208,74 +206,63 @@ def request() -> HttpRequest:
     )
 
 
-def test_urllib_transport_maps_a_connection_failure_to_a_dependency_error_naming_the_host(
-    monkeypatch: pytest.MonkeyPatch,
+def guarded(*answers: str, allow_loopback: bool = False) -> Transport:
+    """The default transport, its DNS a stub that answers ``answers`` for every name."""
+    return guarded_transport(OutboundGuard(OutboundPolicy(allow_loopback), lambda host, port: list(answers)))
+
+
+@pytest.fixture
+def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every address a connection is opened to; each is refused (no packet leaves)."""
+    return refused_connections(monkeypatch)
+
+
+def test_the_transport_connects_to_the_address_the_name_resolved_to(
+    connections: list[tuple[str, int]],
 ) -> None:
-    # GIVEN
-    def refuse(req: urllib.request.Request, timeout: float) -> Any:
-        raise urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))
-
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
-
-    # WHEN
+    # WHEN the endpoint's name resolves to a public address, which then refuses the connection
     with pytest.raises(DependencyError) as caught:
-        urllib_transport(request())
+        guarded("93.184.215.14")(request())
 
-    # THEN
+    # THEN the connection went to that address (pinned), and the error names the host, not the key
+    assert connections == [("93.184.215.14", 443)]
     assert HOST in caught.value.message
     assert KEY not in str(caught.value)
 
 
-def test_urllib_transport_maps_a_timeout_to_a_dependency_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN
-    def slow(req: urllib.request.Request, timeout: float) -> Any:
-        raise TimeoutError("timed out")
+@pytest.mark.parametrize(
+    ("endpoint", "answers"),
+    [
+        ("https://api.example.com/v1", ("169.254.169.254",)),
+        ("https://api.example.com/v1", ("10.0.0.8",)),
+        ("https://169.254.169.254/latest", ()),
+        ("https://0xa9fea9fe/latest", ()),
+        ("http://127.0.0.1:9001/2018-06-01/runtime", ()),
+        ("https://127.1/v1", ()),
+    ],
+)
+def test_an_endpoint_at_a_refused_address_is_never_sent_the_key(
+    connections: list[tuple[str, int]], endpoint: str, answers: tuple[str, ...]
+) -> None:
+    # GIVEN a client of that endpoint, with the tenant's key
+    api = OpenAICompatibleClient(endpoint, KEY, transport=guarded(*answers), sleep=lambda s: None)
 
-    monkeypatch.setattr(urllib.request, "urlopen", slow)
+    # WHEN it posts
+    with pytest.raises(ConfigurationError) as caught:
+        api.post_json("/embeddings", PAYLOAD)
 
-    # WHEN / THEN
-    with pytest.raises(DependencyError, match=HOST):
-        urllib_transport(request())
-
-
-def test_urllib_transport_returns_an_error_status_as_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN
-    seen: list[urllib.request.Request] = []
-
-    def refuse(req: urllib.request.Request, timeout: float) -> Any:
-        seen.append(req)
-        raise urllib.error.HTTPError(req.full_url, 401, "Unauthorized", Message(), io.BytesIO(b"no"))
-
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
-
-    # WHEN
-    answer = urllib_transport(request())
-
-    # THEN
-    assert answer == HttpResponse(401, b"no")
-    [sent] = seen
-    assert (sent.get_method(), sent.full_url, sent.data) == ("POST", f"{ENDPOINT}/embeddings", b"{}")
-    assert sent.get_header("Authorization") == f"Bearer {KEY}"
+    # THEN nothing was connected to: the key never left
+    assert connections == []
+    assert KEY not in str(caught.value)
 
 
-def test_urllib_transport_reads_a_successful_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN
-    class Answer:
-        status = 200
+def test_loopback_is_called_only_where_the_policy_allows_it(connections: list[tuple[str, int]]) -> None:
+    # GIVEN a server on this machine
+    local = OpenAICompatibleClient(
+        "http://localhost:11434/v1", None, transport=guarded("127.0.0.1", allow_loopback=True)
+    )
 
-        def read(self) -> bytes:
-            return b'{"ok": true}'
-
-        def __enter__(self) -> Answer:
-            return self
-
-        def __exit__(self, *_: object) -> None:
-            return None
-
-    monkeypatch.setattr(urllib.request, "urlopen", lambda req, timeout: Answer())
-
-    # WHEN
-    answer = urllib_transport(request())
-
-    # THEN
-    assert answer == HttpResponse(200, b'{"ok": true}')
+    # WHEN it is called where loopback is allowed THEN the connection is opened to it
+    with pytest.raises(DependencyError):
+        local.post_json("/embeddings", PAYLOAD)
+    assert connections == [("127.0.0.1", 11434)]

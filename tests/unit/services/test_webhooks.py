@@ -89,7 +89,7 @@ def hooks(tmp_path: Path, clock: FixedClock) -> Hooks:
     return Hooks(
         store=store,
         audit=audit,
-        service=WebhookService(store, audit, clock, allow_loopback_http=False),
+        service=WebhookService(store, audit, clock),
         sender=sender,
         redelivery=redelivery,
         delivery=WebhookDelivery(store, sender, redelivery=redelivery, retry_base_s=30, clock=lambda: NOW),
