@@ -7,12 +7,12 @@ STAMP  := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: dev test lint format bench bench-concurrency bench-scale bench-cold-start bench-learning bench-retention bench-locomo bench-ingest openapi load clean install test-opensearch synth deploy layer-lock
+.PHONY: dev test test-lambda-python smoke lint format bench bench-concurrency bench-scale bench-cold-start bench-learning bench-retention bench-locomo bench-ingest openapi load clean install test-opensearch synth deploy layer-lock
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,local,cdk,mcp]'
+	$(PY) -m pip install --quiet -e '.[dev,local,cdk,mcp,langgraph]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -25,6 +25,22 @@ dev: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest -q
+	@$(MAKE) --no-print-directory test-lambda-python
+
+# The deployed-configuration tests again on Lambda's Python 3.12 with exactly the layer's locked
+# packages (plus pytest and moto) and the function code: made once, again when the lock changes.
+# No Python 3.12: skipped with a warning, or an error when CI=true.
+LAMBDA_VENV := .build/lambda-python
+
+$(LAMBDA_VENV)/.installed: layers/requirements.txt layers/build.py
+	$(PY) layers/build.py test-venv --target $(LAMBDA_VENV)
+
+## test-lambda-python: tests/deployed on Python 3.12 with the layer's packages only
+test-lambda-python: $(STAMP) $(LAMBDA_VENV)/.installed
+	@if [ -f $(LAMBDA_VENV)/.installed ]; then \
+	  $(PY) -m tests.deployed.templates && \
+	  AGENT_MEMORY_DEPLOYED_TEMPLATES=.build/deployed-templates PYTHONPATH=functions \
+	  $(LAMBDA_VENV)/bin/python -m pytest -q -p no:cacheprovider --confcutdir=tests/deployed tests/deployed; fi
 
 ## lint: ruff (lint + format check) and mypy
 lint: $(STAMP)

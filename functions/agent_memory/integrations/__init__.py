@@ -1,0 +1,10 @@
+"""Native integrations with agent frameworks, one module each, each behind its own extra.
+
+Nothing here is imported by the service or by the client: a module imports its framework when
+the module itself is imported, so an application that uses none of them never needs one.
+
+- `agent_memory.integrations.langgraph_store`: a LangGraph ``BaseStore`` and a context node
+  (``pip install 'agent-memory[langgraph]'``);
+- `agent_memory.integrations.openai_agents`: an OpenAI Agents SDK ``Session`` and function tools
+  (``pip install 'agent-memory[openai-agents]'``).
+"""
