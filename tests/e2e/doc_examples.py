@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from agent_memory.local.server import LocalRuntime
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 
@@ -33,3 +36,29 @@ def run_example(name: str, url: str, key: str, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setitem(sys.modules, module.__name__, module)
     exec(compile(example_code(name), f"{DOC}:{name}", "exec"), module.__dict__)
     return module.__dict__
+
+
+#: Runs one example by name in a fresh tenant: ``(the names it defined, the lines it printed)``.
+Documented = Callable[[str], tuple[dict[str, Any], list[str]]]
+
+
+@pytest.fixture(name="documented")
+def documented_example(
+    runtime: LocalRuntime,
+    new_key: Callable[..., tuple[str, str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Iterator[Documented]:
+    """`run_example` against the module's runtime, with a fresh tenant's key; the clients the
+    examples made are closed afterwards."""
+    ran: list[dict[str, Any]] = []
+
+    def run(name: str) -> tuple[dict[str, Any], list[str]]:
+        _, _, key = new_key()
+        capsys.readouterr()
+        ran.append(run_example(name, runtime.url, key, monkeypatch))
+        return ran[-1], capsys.readouterr().out.splitlines()
+
+    yield run
+    for names in ran:
+        names["client"].close()

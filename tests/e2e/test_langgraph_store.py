@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from tests.e2e.conftest import unique
-from tests.e2e.doc_examples import run_example
+from tests.e2e.doc_examples import Documented, documented_example  # noqa: F401 (the fixture)
 
 from agent_memory.client import MemoryClient, NotFoundError
 from agent_memory.local.server import LocalRuntime
@@ -280,21 +280,11 @@ def test_a_compiled_graph_writes_through_the_store_and_recalls_into_its_state(
     assert out["messages"][-1].content == "Your launch is on March 3."
 
 
-def test_the_documented_example_runs_against_the_local_runtime(
-    runtime: LocalRuntime,
-    new_key: NewKey,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    # GIVEN a fresh tenant's key in the environment the page names
-    _, _, key = new_key()
-
-    # WHEN the LangGraph example of docs/integrations.md runs as written
-    names = run_example("langgraph", runtime.url, key, monkeypatch)
+def test_the_documented_example_runs_against_the_local_runtime(documented: Documented) -> None:
+    # WHEN the LangGraph example of docs/integrations.md runs as written, with a fresh tenant's key
+    names, printed = documented("langgraph")
 
     # THEN its graph recalled the stored fact as a dated, grain-tagged line, and the delete forgot it
-    printed = capsys.readouterr().out.splitlines()
     assert re.match(r"^\[\d{4}-\d{2}-\d{2} · working\] Alice moved the launch to March 3\.$", printed[0])
     assert names["out"]["messages"][-1].content == "The launch is on March 3."
     assert names["client"].search("support-bot", "launch").results == []
-    names["client"].close()
