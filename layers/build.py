@@ -9,6 +9,8 @@ it. Two commands, both used by the Makefile and the CDK app:
   Run it after changing ``[project.dependencies]``; a test fails while the lock disagrees.
 - ``python layers/build.py install --target DIR`` installs exactly the lock into ``DIR`` (the CDK
   asset's ``python/`` folder), ``--no-deps --require-hashes``: nothing unlocked gets in.
+- ``python layers/build.py test-venv --target DIR`` makes the virtual environment `make test` runs
+  the deployed-configuration tests in as Lambda would run the code (`test_venv`).
 
 Left out of the layer, on purpose (`EXCLUDED`): boto3, botocore and s3transfer come with the Lambda
 runtime; opensearch-py 3.x declares opensearch-protobufs (with grpcio and protobuf, ~20 MB) for
@@ -175,6 +177,58 @@ def install(target: Path, lock_file: Path = LOCK) -> int:
     return sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
 
 
+#: What the deployed-configuration tests need on top of the layer and the function code, and no
+#: more: pytest runs them and moto answers SQS and DynamoDB in process (S3 and the rest of moto's
+#: services come with it). Both pull in their own dependencies (boto3 and botocore, which the
+#: Lambda runtime provides as well). Installed at the development environment's versions.
+TEST_HARNESS = ("pytest", "moto[dynamodb,sqs]")
+
+
+def locked(lock_file: Path = LOCK) -> dict[str, str]:
+    """The lock's packages and their versions."""
+    pins = {}
+    for line in lock_file.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.split(" ", 1)[0].partition("==")
+            pins[normalize(name)] = version
+    return pins
+
+
+def test_venv(target: Path, lock_file: Path = LOCK) -> bool:
+    """A Python ``PYTHON_VERSION`` virtual environment in ``target`` holding the lock's packages at
+    their locked versions, the test harness (`TEST_HARNESS`) and nothing else; the function code
+    is not installed (the tests put ``functions/`` on the path, as Lambda puts the code asset).
+
+    The lock's hashes are those of Lambda's arm64 wheels, so the same versions are installed for
+    this machine, and with the lock as constraints the harness cannot move one of them. Returns
+    False, and makes nothing, when no Python ``PYTHON_VERSION`` is found: a failure under CI
+    (``CI=true``), where the tests would otherwise be skipped unseen, a warning elsewhere.
+    """
+    python = build_python()
+    if python is None:
+        message = (
+            f"no Python {PYTHON_VERSION} for the deployed tests on Lambda's runtime "
+            "(install it, or name it in AGENT_MEMORY_BUILD_PYTHON)"
+        )
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            raise RuntimeError(message)
+        print(f"warning: {message}: skipped", file=sys.stderr)
+        return False
+    from importlib.metadata import version
+
+    shutil.rmtree(target, ignore_errors=True)
+    _run([python, "-m", "venv", str(target)])
+    pip = [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pins = [f"{name}=={v}" for name, v in locked(lock_file).items()]
+    with tempfile.TemporaryDirectory() as tmp:
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text("\n".join(pins) + "\n")
+        _run([*pip, "--no-deps", *pins])
+        harness = [f"{spec}=={version(_name(spec))}" for spec in TEST_HARNESS]
+        _run([*pip, "-c", str(constraints), *harness])
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -183,7 +237,19 @@ def main(argv: list[str] | None = None) -> int:
     inst.add_argument("--target", type=Path, required=True)
     comp = sub.add_parser("compile", help="compile a folder's modules for the runtime's Python")
     comp.add_argument("--target", type=Path, required=True)
+    venv = sub.add_parser("test-venv", help="a Python 3.12 venv of the lock and the deployed tests' harness")
+    venv.add_argument("--target", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.command == "test-venv":
+        try:
+            made = test_venv(args.target)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if made:
+            (args.target / ".installed").touch()
+            print(f"made {args.target}: Python {PYTHON_VERSION}, the lock and {', '.join(TEST_HARNESS)}")
+        return 0
     if args.command == "compile":
         done = compile_bytecode(args.target)
         print(f"bytecode for Python {PYTHON_VERSION}: {'compiled' if done else 'skipped'}")

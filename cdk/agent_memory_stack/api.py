@@ -327,8 +327,11 @@ class Api(Construct):
             description="Any JSON object: the function validates the fields",
             schema=apigw.JsonSchema(schema=apigw.JsonSchemaVersion.DRAFT4, type=apigw.JsonSchemaType.OBJECT),
         )
-        api = apigw.LambdaIntegration(self.api_function, allow_test_invoke=False)
-        search = apigw.LambdaIntegration(self.search_function, allow_test_invoke=False)
+        # One invoke permission per function for the whole API, not one per route (and one more
+        # per route for the console's test invoke): a function's resource policy is limited to
+        # 20 KB, which the API function's sixty-odd per-route statements had nearly filled.
+        api = apigw.LambdaIntegration(self.api_function, scope_permission_to_method=False)
+        search = apigw.LambdaIntegration(self.search_function, scope_permission_to_method=False)
 
         def method(
             resource: apigw.IResource,

@@ -51,6 +51,26 @@ LOG_RETENTION_DAYS = (
     3653,
 )
 
+#: The default summary model: Anthropic's Claude Haiku 4.5 through the global cross-region
+#: inference profile (an Active model on Bedrock, which a new account can enable).
+DEFAULT_SUMMARY_MODEL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+#: Models Bedrock lists as Legacy or past their end of life: an account that has not used one
+#: before cannot enable it, so every summary job of a new deployment would end in its DLQ.
+RETIRED_MODELS = frozenset(
+    {
+        "anthropic.claude-instant-v1",
+        "anthropic.claude-v2",
+        "anthropic.claude-v2:1",
+        "anthropic.claude-3-haiku-20240307-v1:0",
+        "anthropic.claude-3-sonnet-20240229-v1:0",
+        "anthropic.claude-3-opus-20240229-v1:0",
+        "anthropic.claude-3-5-haiku-20241022-v1:0",
+        "anthropic.claude-3-5-sonnet-20240620-v1:0",
+        "anthropic.claude-3-5-sonnet-20241022-v2:0",
+    }
+)
+
 #: Geographic prefixes of Bedrock cross-region inference profile ids (``us.anthropic...``).
 INFERENCE_PROFILE_PREFIXES = ("us", "eu", "apac", "us-gov", "ca", "jp", "au", "global")
 
@@ -66,7 +86,7 @@ class _Strict(BaseModel):
 
 
 class DomainConfig(_Strict):
-    """The managed OpenSearch domain (``vector_store: "domain"``).
+    """The managed OpenSearch domain (``store: "opensearch"``, the default).
 
     The defaults are the smallest layout that still survives the loss of one Availability Zone:
     two burstable data nodes in two AZs, no dedicated masters. Production sizes go in cdk.json.
@@ -92,13 +112,6 @@ class DomainConfig(_Strict):
         if not self.zone_awareness:
             return None
         return 3 if self.data_nodes % 3 == 0 else 2
-
-
-class ServerlessConfig(_Strict):
-    """The OpenSearch Serverless VECTORSEARCH collection (``vector_store: "serverless"``)."""
-
-    #: Standby replicas double the minimum OCUs (cost); off for the default, on for production.
-    standby_replicas: bool = False
 
 
 class PlanLimits(_Strict):
@@ -170,13 +183,12 @@ class StackConfig(_Strict):
     stage: str = Field(default="dev", pattern=r"^[a-z][a-z0-9-]{0,11}$")
     service_name: str = Field(default="agent-memory", pattern=r"^[a-z][a-z0-9-]{0,62}$")
     metrics_namespace: str = Field(default="AgentMemory", pattern=r"^[A-Za-z][A-Za-z0-9/_.-]{0,254}$")
-    #: The memory store: OpenSearch (``vector_store`` says which kind), or ``serverless``: each
-    #: tenant's memory a SQLite file in S3, nothing billed while idle (``-c store=serverless``;
-    #: docs/decisions.md, "The serverless store").
+    #: The memory store: a managed OpenSearch domain, or ``serverless``: each tenant's memory a
+    #: SQLite file in S3, nothing billed while idle (``-c store=serverless``; docs/decisions.md,
+    #: "The serverless store"). OpenSearch Serverless is not offered: its vector collections do
+    #: not accept the ids the store chooses for its documents.
     store: Literal["opensearch", "serverless"] = "opensearch"
-    vector_store: Literal["domain", "serverless"] = "domain"
     opensearch: DomainConfig = DomainConfig()
-    serverless: ServerlessConfig = ServerlessConfig()
     index_alias: str = Field(default="agent-memory", pattern=r"^[a-z][a-z0-9-]{0,62}$")
     embedding_model_id: str = "amazon.titan-embed-text-v2:0"
     #: Whether tenants may add Amazon Comprehend's DetectPiiEntities to redaction on write (billed
@@ -184,7 +196,11 @@ class StackConfig(_Strict):
     pii_comprehend: bool = True
     #: Titan Text Embeddings v2 sizes; the index is created with it and refuses another later.
     embedding_dimension: Literal[256, 512, 1024] = 1024
-    summary_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
+    #: The summary, pattern and profile model: an Anthropic model the account has access to
+    #: (README, "Deploy": the model access step). Claude Haiku 4.5 is reached through an inference
+    #: profile only; ``global.`` routes to any commercial region, ``us.``/``eu.``/``jp.``/``au.``/
+    #: ``apac.`` keep the calls in one geography.
+    summary_model_id: str = DEFAULT_SUMMARY_MODEL
     #: IANA zone of the cascade's period boundaries and of the schedules' clocks.
     timezone: str = "UTC"
     plans: Plans = Field(default_factory=dict)
@@ -199,7 +215,9 @@ class StackConfig(_Strict):
     writer_max_concurrency: int = Field(default=10, ge=2, le=1000)
     #: Most concurrent summarize workers (protects the Bedrock model quota).
     summarizer_max_concurrency: int = Field(default=2, ge=2, le=1000)
-    #: Keep tables, the domain and the collection when the stack is deleted.
+    #: Keep the tables, the domain and the buckets when the stack is deleted or a resource replaced
+    #: (CloudFormation's ``RetainExceptOnCreate``: a first deploy that rolls back deletes them,
+    #: so a retry starts clean). ``false``: the stack deletes them with itself.
     retain_data: bool = True
     #: An existing SNS topic that every alarm notifies; none: the stack creates one.
     alarm_topic_arn: str | None = Field(
@@ -226,6 +244,11 @@ class StackConfig(_Strict):
         profile = match.group("profile")
         if profile is not None and profile not in INFERENCE_PROFILE_PREFIXES:
             raise ValueError(f"{value!r}: unknown inference profile prefix {profile!r}")
+        if base_model_id(value) in RETIRED_MODELS:
+            raise ValueError(
+                f"{value!r} is a Legacy or retired model on Bedrock: an account that has not used it "
+                f"cannot enable it (choose a current one, e.g. {DEFAULT_SUMMARY_MODEL})"
+            )
         return value
 
     @field_validator("log_retention_days")
@@ -309,8 +332,8 @@ def _as_mapping(raw: Any, where: str) -> dict[str, Any]:
 
 #: What ``-c stage=<name>`` changes on top of cdk.json, before the stage's own overrides
 #: (``agent_memory.stages.<name>`` in cdk.json). cdk.json's values are the dev sizing; prod gets
-#: memory-optimised data nodes in three AZs with three dedicated masters, standby replicas on
-#: Serverless, and a higher stage throttle (each tenant is held to its plan's usage plan).
+#: memory-optimised data nodes in three AZs with three dedicated masters and a higher stage
+#: throttle (each tenant is held to its plan's usage plan).
 STAGE_PRESETS: dict[str, dict[str, Any]] = {
     "prod": {
         "opensearch": {
@@ -320,7 +343,6 @@ STAGE_PRESETS: dict[str, dict[str, Any]] = {
             "master_node_type": "m7g.large.search",
             "volume_gib": 100,
         },
-        "serverless": {"standby_replicas": True},
         "api": {"rate_limit": 500, "burst_limit": 1000},
         "log_retention_days": 90,
         "retain_data": True,

@@ -3,9 +3,10 @@ bucket (`functions/agent_memory/adapters/s3_sqlite_store.py`), in place of the O
 
 Nothing here is billed by the hour: the bucket costs what it stores and the requests made to it
 (benchmarks/cost_model.py). The functions that keep memory may read and write objects under
-``stores/`` and list that prefix (S3 answers a missing tenant's file with 404, not 403, only to a
-role that may list); nothing else may. The bucket is private, encrypted, TLS-only and not
-versioned: a forgotten memory must not live on in an old version of its tenant's file.
+``stores/`` and list the bucket (S3 answers a missing tenant's file with 404, not 403, only to a
+role that may list it, with no prefix: `buckets.grant_prefix`); nothing else may. The bucket is
+private, encrypted, TLS-only and not versioned: a forgotten memory must not live on in an old
+version of its tenant's file.
 """
 
 from __future__ import annotations

@@ -7,18 +7,20 @@ minutes and summarize jobs longer than an hour, on API 5xx bursts, on a burst of
 (someone guessing, or a client with a revoked key) and, for the managed domain, on a red or
 yellow cluster, blocked writes, low free storage, JVM memory pressure, a tripped k-NN circuit
 breaker, a failed automated snapshot and, on burstable (t3) nodes, an exhausted CPU credit
-balance. Every alarm notifies an SNS topic: ``alarm_topic_arn`` when configured, else one the
-stack creates (``alarm_email`` subscribes an address to it).
+balance. Every alarm notifies an SNS topic: ``alarm_topic_arn`` when configured (its policy must
+let CloudWatch publish), else one the stack creates, whose policy lets this account's alarms
+publish (``alarm_email`` subscribes an address to it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_opensearchservice as opensearch
 from aws_cdk import aws_sns as sns
@@ -74,6 +76,8 @@ class Observability(Construct):
                 self, "AlarmTopic", display_name=f"agent-memory {config.stage} alarms", enforce_ssl=True
             )
         )
+        if isinstance(self.topic, sns.Topic):
+            self._let_cloudwatch_publish(self.topic)
         if config.alarm_email and isinstance(self.topic, sns.Topic):
             self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
 
@@ -137,6 +141,30 @@ class Observability(Construct):
             dashboard_name=config.prefix,
             default_interval=Duration.hours(24),
             widgets=self._widgets(functions, rest_api, queues, dead_letter_queues),
+        )
+
+    @staticmethod
+    def _let_cloudwatch_publish(topic: sns.Topic) -> None:
+        """Allow this account's CloudWatch alarms to publish to the topic.
+
+        A topic with a resource policy has only what that policy says: ``enforce_ssl`` gives it a
+        Deny of plain-HTTP publishing, which replaces SNS's default policy, and an alarm's
+        notification is then refused and no e-mail arrives. This statement lets CloudWatch in,
+        for alarms of this account only.
+        """
+        stack = Stack.of(topic)
+        alarms = f"arn:{stack.partition}:cloudwatch:{stack.region}:{stack.account}:alarm:*"
+        topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="CloudWatchAlarmsPublish",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[topic.topic_arn],
+                conditions={
+                    "ArnLike": {"aws:SourceArn": alarms},
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                },
+            )
         )
 
     def _domain_health(self, domain: opensearch.Domain, config: StackConfig) -> None:

@@ -42,9 +42,11 @@ class Scheduling(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
         super().__init__(scope, construct_id)
         self.config = config
-        self.group = scheduler.ScheduleGroup(self, "Group", schedule_group_name=config.prefix)
-        # A retained group would collide with the next deploy of the same stage after a destroy.
-        self.group.apply_removal_policy(RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY)
+        # Named by CDK from the stack, not the stage, and never kept: it holds only the schedules
+        # the stack makes again, and a group left behind (by a failed first deploy, or a
+        # destroy) under the stage's name made the next deploy fail with "already exists".
+        self.group = scheduler.ScheduleGroup(self, "Group")
+        self.group.apply_removal_policy(RemovalPolicy.DESTROY)
         # Scheduler DLQs must be standard queues.
         self.dead_letters = parking_queue(
             self,

@@ -113,6 +113,12 @@ class AgentMemoryStack(Stack):
         CfnOutput(self, "Dashboard", value=config.prefix, description="CloudWatch dashboard name")
         CfnOutput(
             self,
+            "SummaryModelId",
+            value=config.summary_model_id,
+            description="The Bedrock summary model: enable it under Model access (make smoke checks it)",
+        )
+        CfnOutput(
+            self,
             "ChangeEventBus",
             value=self.change_feed.bus.event_bus_name,
             description="EventBridge bus of the change events (source agent-memory): add rules to route them",

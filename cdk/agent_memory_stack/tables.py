@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
+
+from agent_memory_stack.removal import retained
 
 
 def string_key(name: str) -> dynamodb.Attribute:
@@ -23,8 +24,10 @@ def on_demand_table(
     """A pay-per-request table with point-in-time recovery, keyed by strings.
 
     ``retain`` is given for tables of tenants' data (the stack's ``retain_data``): when true, the
-    table is kept on delete and protected from deletion. Without it, the table holds nothing worth
-    keeping after the stack and goes with it. ``ttl`` names the attribute DynamoDB expires items by.
+    table is kept on delete (`removal.retained`). Without it, the table holds nothing worth keeping
+    after the stack and goes with it. No deletion protection: it would stop the rollback of a
+    failed first deploy from deleting the table, and the stack would be stuck in
+    ``ROLLBACK_FAILED`` instead of ready for a retry. ``ttl`` names the attribute DynamoDB expires items by.
     """
     return dynamodb.Table(
         scope,
@@ -36,6 +39,5 @@ def on_demand_table(
         point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
             point_in_time_recovery_enabled=True
         ),
-        deletion_protection=retain,
-        removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+        removal_policy=retained(bool(retain)),
     )

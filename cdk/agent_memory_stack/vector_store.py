@@ -1,42 +1,42 @@
-"""The vector store: a managed OpenSearch domain (default) or a Serverless VECTORSEARCH collection.
+"""The vector store: a managed OpenSearch domain.
 
-Either way the functions sign their requests with their own roles (SigV4) and the store lets in
-exactly those roles: the domain's resource policy names each role with the HTTP methods it needs
-(fine-grained access control on top, with the index bootstrap's role as master user); the
-collection's data access policy names the roles with document or index permissions. The index
-bootstrap custom resource (Provider framework) creates the indexes and aliases on every deploy.
+The functions sign their requests with their own roles (SigV4) and the domain lets in exactly
+those roles: its resource policy names each role with the HTTP methods it needs (fine-grained
+access control on top, with the index bootstrap's role as master user). The index bootstrap
+custom resource (Provider framework) creates the indexes and aliases on every deploy.
+
+OpenSearch Serverless is not offered: its vector collections do not accept caller-chosen
+document ids, and the store names every document itself.
+
+Each function's OpenSearch client waits `opensearch_timeout_s` per attempt and tries
+`MAX_RETRIES` more times: the stack sets the wait so that every attempt together still ends
+before the function's own timeout (`attempt_timeout_s`), and the function can answer with an
+error instead of being killed mid-request.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import jsii
-from aws_cdk import (
-    CustomResource,
-    IStableListProducer,
-    IStableStringProducer,
-    Lazy,
-    RemovalPolicy,
-    Stack,
-)
+from aws_cdk import CustomResource, IStableListProducer, Lazy, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_opensearchserverless as aoss
 from aws_cdk import aws_opensearchservice as opensearch
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from agent_memory.adapters.opensearch.opensearch_client import MAX_RETRIES
 from agent_memory.adapters.opensearch.opensearch_index import SCHEMA_VERSION as INDEX_SCHEMA_VERSION
 from agent_memory_stack.bedrock import embedding_environment
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
-from agent_memory_stack.function_factory import FunctionFactory, retention_days
+from agent_memory_stack.function_factory import FUNCTIONS, FunctionFactory, retention_days
 from agent_memory_stack.nag import acknowledge, as_finding, logical_id
+from agent_memory_stack.removal import retained
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
 #: `_msearch`, `_mget`, `_update`, `_delete_by_query`, and ``POST _mapping`` adding a tenant's
@@ -46,20 +46,14 @@ READ_WRITE_METHODS = ("es:ESHttpGet", "es:ESHttpPost")
 #: The index bootstrap also checks (HEAD) and creates (PUT) indices and aliases.
 ADMIN_METHODS = ("es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut")
 
-#: Collection permissions: documents for the functions, index management for the bootstrap.
-AOSS_READ_WRITE = ("aoss:ReadDocument", "aoss:WriteDocument", "aoss:DescribeIndex")
-AOSS_ADMIN = (*AOSS_READ_WRITE, "aoss:CreateIndex", "aoss:UpdateIndex")
+#: Seconds of a function's timeout kept back from its OpenSearch calls (the work around them).
+CALL_MARGIN_S = 2.0
 
 
-@jsii.implements(IStableStringProducer)
-class _Produce:
-    """A value computed at synth time, after every function has been granted access."""
-
-    def __init__(self, produce: Any) -> None:
-        self._produce = produce
-
-    def produce(self) -> str:
-        return str(self._produce())
+def attempt_timeout_s(function_timeout_s: float) -> float:
+    """The OpenSearch client's wait per attempt in a function of this timeout: the first try and
+    `MAX_RETRIES` more, each waiting this long, end `CALL_MARGIN_S` before the function must."""
+    return round((function_timeout_s - CALL_MARGIN_S) / (MAX_RETRIES + 1), 1)
 
 
 @jsii.implements(IStableListProducer)
@@ -82,13 +76,10 @@ class VectorStore(Construct):
         super().__init__(scope, construct_id)
         self.config = config
         self.factory = factory
-        self.serverless = config.vector_store == "serverless"
-        #: The managed domain (None on OpenSearch Serverless), for the alarms.
+        #: The managed domain, for the alarms (the file store has none).
         self.domain: opensearch.Domain | None = None
-        self.service = "aoss" if self.serverless else "es"
         self.name = config.prefix
         self._readers_writers: list[iam.IRole] = []
-        self._admins: list[iam.IRole] = []
 
         # The bootstrap's role is the domain's master user, so it exists before the domain.
         self.bootstrap_function = factory.build(
@@ -96,25 +87,24 @@ class VectorStore(Construct):
         )
         bootstrap_role = _role(self.bootstrap_function)
 
-        if self.serverless:
-            self.endpoint = self._collection()
-        else:
-            self.endpoint = self._domain(bootstrap_role)
-        for name, value in self.environment().items():
+        self.endpoint = self._domain(bootstrap_role)
+        for name, value in self.environment("IndexBootstrap").items():
             self.bootstrap_function.add_environment(name, value)
         self.grant_data_access(self.bootstrap_function, admin=True)
         self._bootstrap_resource()
 
     # --- what other constructs use -------------------------------------------------------------
 
-    def environment(self) -> dict[str, str]:
-        """Settings of a function that reads or writes memory (the store checks the embedder)."""
+    def environment(self, function: str) -> dict[str, str]:
+        """Settings of the function ``function`` (of `FUNCTIONS`) that reads or writes memory (the
+        store checks the embedder); its client's wait per attempt fits the function's timeout."""
         return {
             **settings_env(
                 store="opensearch",
                 opensearch_endpoint=self.endpoint,
-                opensearch_service=self.service,
+                opensearch_service="es",
                 opensearch_index_alias=self.config.index_alias,
+                opensearch_timeout_s=str(attempt_timeout_s(FUNCTIONS[function].timeout.to_seconds())),
             ),
             **embedding_environment(self.config),
         }
@@ -124,7 +114,7 @@ class VectorStore(Construct):
     ) -> lambda_.Function:
         """A function that reads or writes memory (`FunctionFactory.build`): the store's settings,
         then ``environment``. Its construct grants it the store (`grant_data_access`) with the rest."""
-        return self.factory.build(scope, name, description, {**self.environment(), **environment})
+        return self.factory.build(scope, name, description, {**self.environment(name), **environment})
 
     def grant_data_access(
         self, function: lambda_.IFunction, *, admin: bool = False, read_only: bool = False
@@ -132,12 +122,8 @@ class VectorStore(Construct):
         """Let one function's role use the store: IAM on its side, the store's policy on the other.
         ``read_only`` changes nothing here: a search is a POST, as a write is."""
         role = _role(function)
-        (self._admins if admin else self._readers_writers).append(role)
-        if self.serverless:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(actions=["aoss:APIAccessAll"], resources=[self.collection_arn])
-            )
-            return
+        if not admin:
+            self._readers_writers.append(role)
         methods = list(ADMIN_METHODS if admin else READ_WRITE_METHODS)
         role.add_to_principal_policy(iam.PolicyStatement(actions=methods, resources=[f"{self.domain_arn}/*"]))
         acknowledge(
@@ -220,7 +206,7 @@ class VectorStore(Construct):
             ),
             suppress_logs_resource_policy=True,
             enable_version_upgrade=True,
-            removal_policy=RemovalPolicy.RETAIN if self.config.retain_data else RemovalPolicy.DESTROY,
+            removal_policy=retained(self.config.retain_data),
         )
         # The domain checks at creation that it may write its logs: created before the policy is,
         # a first deploy rolls back ("The Resource Access Policy specified for the CloudWatch Logs
@@ -258,62 +244,6 @@ class VectorStore(Construct):
                 "a single data node was configured (opensearch.data_nodes = 1), so there is no second zone",
             )
         return f"https://{self.domain.domain_endpoint}"
-
-    # --- serverless collection -----------------------------------------------------------------
-
-    def _collection(self) -> str:
-        stack = Stack.of(self)
-        rules = [{"ResourceType": "collection", "Resource": [f"collection/{self.name}"]}]
-        encryption = self._security_policy("encryption", "enc", {"Rules": rules, "AWSOwnedKey": True})
-        # Public endpoint, IAM-authenticated (SigV4) and authorised by the data access policy.
-        network = self._security_policy("network", "net", [{"Rules": rules, "AllowFromPublic": True}])
-        self.collection = aoss.CfnCollection(
-            self,
-            "Collection",
-            name=self.name,
-            type="VECTORSEARCH",
-            description="agent-memory vectors",
-            standby_replicas="ENABLED" if self.config.serverless.standby_replicas else "DISABLED",
-        )
-        self.collection.add_dependency(encryption)
-        self.collection.add_dependency(network)
-        self.collection.apply_removal_policy(
-            RemovalPolicy.RETAIN if self.config.retain_data else RemovalPolicy.DESTROY
-        )
-        self.collection_arn = self.collection.attr_arn
-        self.data_access_policy = aoss.CfnAccessPolicy(
-            self,
-            "DataAccessPolicy",
-            name=f"{self.name}-data",
-            type="data",
-            policy=Lazy.string(_Produce(lambda: stack.to_json_string(self._data_access_rules()))),
-        )
-        return self.collection.attr_collection_endpoint
-
-    def _security_policy(self, kind: str, suffix: str, policy: object) -> aoss.CfnSecurityPolicy:
-        """The collection's ``encryption`` or ``network`` policy, named ``<name>-<suffix>``."""
-        return aoss.CfnSecurityPolicy(
-            self,
-            f"{kind.capitalize()}Policy",
-            name=f"{self.name}-{suffix}",
-            type=kind,
-            policy=json.dumps(policy),
-        )
-
-    def _data_access_rules(self) -> list[dict[str, Any]]:
-        indexes = f"index/{self.name}/{self.config.index_alias}*"
-        rules = []
-        for roles, permissions in ((self._readers_writers, AOSS_READ_WRITE), (self._admins, AOSS_ADMIN)):
-            if roles:
-                rules.append(
-                    {
-                        "Rules": [
-                            {"ResourceType": "index", "Resource": [indexes], "Permission": list(permissions)}
-                        ],
-                        "Principal": [role.role_arn for role in roles],
-                    }
-                )
-        return rules
 
     # --- index bootstrap -----------------------------------------------------------------------
 
@@ -358,17 +288,15 @@ class VectorStore(Construct):
             "Dimension": str(self.config.embedding_dimension),
             "ModelId": self.config.embedding_model_id,
             "Engine": self.config.opensearch.knn_engine,
-            "Serverless": "true" if self.serverless else "false",
             # CloudFormation re-runs the bootstrap only when a property changes: a new index
             # schema must, so that a deploy upgrades the index before the new functions use it.
             "SchemaVersion": str(INDEX_SCHEMA_VERSION),
         }
-        if not self.serverless:
-            # Fine-grained access control maps IAM roles to OpenSearch roles inside the cluster;
-            # the bootstrap (the master user) maps these, the functions' roles.
-            properties["BackendRoles"] = Lazy.list(
-                _ProduceList(lambda: [role.role_arn for role in self._readers_writers])
-            )
+        # Fine-grained access control maps IAM roles to OpenSearch roles inside the cluster; the
+        # bootstrap (the master user) maps these, the functions' roles.
+        properties["BackendRoles"] = Lazy.list(
+            _ProduceList(lambda: [role.role_arn for role in self._readers_writers])
+        )
         self.bootstrap = CustomResource(
             self,
             "IndexBootstrap",
@@ -376,10 +304,7 @@ class VectorStore(Construct):
             resource_type="Custom::IndexBootstrap",
             properties=properties,
         )
-        if self.serverless:
-            self.bootstrap.node.add_dependency(self.data_access_policy)
-        else:
-            self.bootstrap.node.add_dependency(self.domain)
+        self.bootstrap.node.add_dependency(self.domain)
 
 
 def _role(function: lambda_.IFunction) -> iam.IRole:

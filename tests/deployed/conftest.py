@@ -3,42 +3,46 @@
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.deployed import templates
 from tests.deployed.harness import REGION, Deployment, enforce
-from tests.infra.support import CDK_MISSING, SKIP_REASON, committed_context
+from tests.deployed.templates import Template
+from tests.infra.support import CDK_MISSING, SKIP_REASON
+
+
+def _template(variant: str, tmp_path_factory: pytest.TempPathFactory) -> Template:
+    """``variant`` (`templates.VARIANTS`): read from the saved files on Lambda's Python (which has
+    no CDK), else synthesized here and saved for that run."""
+    saved = os.environ.get(templates.ENV)
+    if saved:
+        return templates.load(Path(saved), variant)
+    if CDK_MISSING:
+        pytest.skip(SKIP_REASON)
+    template = templates.synthesize(variant, tmp_path_factory.mktemp(f"deployed-{variant}"))
+    templates.save(templates.FOLDER, variant, template)
+    return template
 
 
 @pytest.fixture(scope="session")
-def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, str]]:
+def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
     """The default stack's template, and each function's logical id by the factory's name."""
-    if CDK_MISSING:
-        pytest.skip(SKIP_REASON)
-    from tests.infra.conftest import _synth
-
-    synth = _synth(tmp_path_factory.mktemp("deployed"), committed_context())
-    functions = {name: synth.logical_id(fn) for name, fn in synth.stack.factory.functions.items()}
-    return synth.raw, functions
+    return _template("default", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
-def files_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, str]]:
+def files_template(tmp_path_factory: pytest.TempPathFactory) -> Template:
     """The serverless store's stack (``-c store=serverless``), as `template`."""
-    if CDK_MISSING:
-        pytest.skip(SKIP_REASON)
-    from tests.infra.conftest import _synth
-
-    synth = _synth(tmp_path_factory.mktemp("deployed-files"), {**committed_context(), "store": "serverless"})
-    functions = {name: synth.logical_id(fn) for name, fn in synth.stack.factory.functions.items()}
-    return synth.raw, functions
+    return _template("files", tmp_path_factory)
 
 
 @pytest.fixture
 def deploy(
-    template: tuple[dict[str, Any], dict[str, str]], monkeypatch: pytest.MonkeyPatch
+    template: Template, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[[Callable[[dict[str, Any]], None] | None], Deployment]]:
     """Deploy the template (optionally edited first) into moto; every call checked against IAM."""
     yield from _deployments(template, monkeypatch)
@@ -46,14 +50,14 @@ def deploy(
 
 @pytest.fixture
 def deploy_files(
-    files_template: tuple[dict[str, Any], dict[str, str]], monkeypatch: pytest.MonkeyPatch
+    files_template: Template, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[[Callable[[dict[str, Any]], None] | None], Deployment]]:
     """`deploy`, of the serverless store's stack (its bucket in moto's S3)."""
     yield from _deployments(files_template, monkeypatch)
 
 
 def _deployments(
-    template: tuple[dict[str, Any], dict[str, str]], monkeypatch: pytest.MonkeyPatch
+    template: Template, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[[Callable[[dict[str, Any]], None] | None], Deployment]]:
     from moto import mock_aws
 

@@ -27,7 +27,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -41,6 +41,8 @@ from opensearchpy import Urllib3HttpConnection
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
+#: Where a geographic inference profile of `REGION` may route a model call.
+OTHER_REGION = "us-west-2"
 PARTITION = "aws"
 
 #: Operations IAM authorizes by another action's name.
@@ -94,14 +96,62 @@ class Function:
     statements: list[dict[str, Any]]
     timeout_s: int
 
-    def allows(self, action: str, resource: str) -> bool:
+    def allows(self, action: str, resource: str, context: Mapping[str, str] | None = None) -> bool:
+        """IAM's answer for one call: a Deny that applies wins, else an Allow that applies. A
+        statement applies when its action, resource and every condition match the call, whose
+        condition keys are ``context`` (``{"s3:prefix": "stores/"}``)."""
         allowed = False
         for statement in self.statements:
-            if _matches(statement, action, resource):
+            if _matches(statement, action, resource) and conditions_hold(
+                statement.get("Condition", {}), context or {}
+            ):
                 if statement.get("Effect", "Allow") == "Deny":
                     return False
                 allowed = True
         return allowed
+
+
+#: Condition operators the harness evaluates, by how a value of the call compares to one of the
+#: statement's; an operator missing here fails the test rather than being ignored.
+_OPERATORS: dict[str, Callable[[str, str], bool]] = {
+    "StringEquals": lambda value, wanted: value == wanted,
+    "StringEqualsIgnoreCase": lambda value, wanted: value.lower() == wanted.lower(),
+    "StringLike": lambda value, wanted: _wildcard(wanted, value, case=True),
+    "ArnEquals": lambda value, wanted: value == wanted,
+    "ArnLike": lambda value, wanted: _wildcard(wanted, value, case=True),
+    "Bool": lambda value, wanted: value.lower() == wanted.lower(),
+}
+
+
+def conditions_hold(conditions: Mapping[str, Mapping[str, Any]], context: Mapping[str, str]) -> bool:
+    """Whether every condition of a statement holds for a call with these condition keys.
+
+    As IAM evaluates them: a key the call does not carry fails a positive operator (unless the
+    operator ends in ``IfExists``) and passes a negated one (``StringNotEquals``, ``StringNotLike``,
+    ...); one value of the statement's list matching is enough; ``Null`` asks whether the key is
+    absent.
+    """
+    for operator, keys in conditions.items():
+        for key, wanted in keys.items():
+            values = [str(v) for v in _as_list(wanted)]
+            present = key in context
+            if operator == "Null":
+                if (values[0].lower() == "true") == present:
+                    return False
+                continue
+            base = operator.removesuffix("IfExists")
+            negated = "Not" in base
+            compare = _OPERATORS.get(base.replace("Not", "", 1) if negated else base)
+            if compare is None:
+                raise AssertionError(f"condition operator {operator}: the harness cannot evaluate it")
+            if not present:
+                if operator.endswith("IfExists") or negated:
+                    continue
+                return False
+            matched = any(compare(context[key], v) for v in values)
+            if matched == negated:
+                return False
+    return True
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -452,11 +502,11 @@ class Deployment:
         finally:
             self._current.reset(token)
 
-    def check(self, action: str, resource: str) -> bool:
+    def check(self, action: str, resource: str, context: Mapping[str, str] | None = None) -> bool:
         function = self.current()
         if function is None:
             return True  # the test itself arranging state, not a function
-        allowed = function.allows(action, resource)
+        allowed = function.allows(action, resource, context)
         self.calls.append(Call(function.name, action, resource, allowed))
         return allowed
 
@@ -562,8 +612,15 @@ def _resources(service: str, operation: str, params: dict[str, Any]) -> list[str
         model = params["modelId"]
         if model.startswith("arn:"):
             return [model]
-        if re.match(r"^(us|eu|apac|global)\.", model):
-            return [f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:inference-profile/{model}"]
+        profile = re.match(r"^(us|eu|apac|global|us-gov|ca|jp|au)\.(.+)$", model)
+        if profile:
+            # A cross-region profile in this region, and its model where the profile routes the
+            # call: another region of its geography, or (global) no region at all.
+            where = "" if profile.group(1) == "global" else OTHER_REGION
+            return [
+                f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:inference-profile/{model}",
+                f"arn:{PARTITION}:bedrock:{where}::foundation-model/{profile.group(2)}",
+            ]
         return [f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{model}"]
     if service == "lambda":
         name = params["FunctionName"]
@@ -596,6 +653,13 @@ def _resources(service: str, operation: str, params: dict[str, Any]) -> list[str
     raise AssertionError(f"{service}.{operation}: the harness does not know its resource")
 
 
+def _condition_keys(service: str, operation: str, params: dict[str, Any]) -> dict[str, str]:
+    """The service-specific condition keys a call carries that the stack's policies test."""
+    if service == "s3" and operation == "ListObjectsV2":
+        return {"s3:prefix": params.get("Prefix", "")}
+    return {}
+
+
 @contextmanager
 def enforce(deployment: Deployment) -> Iterator[None]:
     """Check every botocore and OpenSearch call against the running function's policy."""
@@ -617,7 +681,7 @@ def enforce(deployment: Deployment) -> Iterator[None]:
         prefix = model.signing_name if service != "bedrock-runtime" else "bedrock"
         action = IAM_ACTION.get(f"{prefix}:{operation}", f"{prefix}:{operation}")
         for resource in _resources(service, operation, params):
-            if not deployment.check(action, resource):
+            if not deployment.check(action, resource, _condition_keys(service, operation, params)):
                 raise ClientError(
                     {
                         "Error": {
@@ -647,8 +711,9 @@ def enforce(deployment: Deployment) -> Iterator[None]:
             try:
                 return original_call(client, operation, params)
             except ClientError as exc:
-                # S3 tells a missing key (404) only to a role that may list the bucket; to others
-                # it answers 403, as if the key existed and were forbidden.
+                # S3 tells a missing key (404) only to a role that may list the bucket (a listing
+                # of no particular prefix: a grant conditioned on s3:prefix does not count); to
+                # others it answers 403, as if the key existed and were forbidden.
                 bucket = f"arn:{PARTITION}:s3:::{params['Bucket']}"
                 missing = exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
                 if missing and not deployment.check("s3:ListBucket", bucket):

@@ -1,7 +1,8 @@
 """Synthesize the stack once per test session, offline and without Docker, for every infra test.
 
-Two variants: the default (cdk.json as committed: managed domain) and the alternative (Serverless
-collection, another timezone, an inference-profile summary model, an alarm topic). Each is built
+Three variants: the default (cdk.json as committed: managed domain, the global inference profile
+as summary model), the alternative (another stage, timezone and geographic inference profile, an
+alarm topic, nothing retained) and the serverless store (tenants' files in S3). Each is built
 exactly as ``cdk synth`` builds it (`app.build`, cdk-nag attached), with asset bundling skipped
 (``aws:cdk:bundling-stacks = []``), so the layer's pip install never runs here; `make synth`
 builds it for real. A finding cdk-nag does not see acknowledged fails the synth, and so the tests.
@@ -21,9 +22,8 @@ from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, committed_conte
 #: The alternative variant, on top of cdk.json.
 ALTERNATIVE = {
     "stage": "alt",
-    "vector_store": "serverless",
     "timezone": "Europe/Berlin",
-    "summary_model_id": "eu.anthropic.claude-3-5-haiku-20241022-v1:0",
+    "summary_model_id": "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
     "alarm_topic_arn": "arn:aws:sns:us-east-1:123456789012:oncall",
     "retain_data": False,
     "plans": {"pro": {"working": 720}, "team": {"daily": 2400, "yearly": None}},
@@ -63,7 +63,7 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
 
 @pytest.fixture(scope="session")
 def alt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    """The alternative: Serverless collection, Europe/Berlin, inference profile, alarm topic,
+    """The alternative: Europe/Berlin, an EU inference profile, an alarm topic, nothing retained,
     and a concrete account and region (as `cdk` with credentials synthesizes)."""
     if CDK_MISSING:
         pytest.skip(SKIP_REASON)

@@ -41,9 +41,9 @@ def test_no_context_means_defaults_and_stage_can_be_overridden() -> None:
 
 def test_context_may_be_a_json_string_from_the_command_line() -> None:
     # WHEN
-    config = parse_config(json.dumps({"vector_store": "serverless", "embedding_dimension": 512}))
+    config = parse_config(json.dumps({"store": "serverless", "embedding_dimension": 512}))
     # THEN
-    assert (config.vector_store, config.embedding_dimension) == ("serverless", 512)
+    assert (config.store, config.embedding_dimension) == ("serverless", 512)
 
 
 def test_every_problem_is_reported_with_its_path() -> None:
@@ -53,7 +53,7 @@ def test_every_problem_is_reported_with_its_path() -> None:
             "opensearch": {"data_nodes": 0, "data_node_type": "big"},
             "timezone": "Mars/Olympus",
             "embedding_dimension": 768,
-            "vector_store": "aurora",
+            "store": "aurora",
         }
     )
     # THEN
@@ -63,7 +63,7 @@ def test_every_problem_is_reported_with_its_path() -> None:
         "agent_memory.opensearch.data_node_type",
         "agent_memory.timezone: unknown IANA timezone 'Mars/Olympus'",
         "agent_memory.embedding_dimension",
-        "agent_memory.vector_store",
+        "agent_memory.store",
     ):
         assert path in message, path
 
@@ -151,7 +151,7 @@ def test_the_prod_stage_gets_the_production_sizing_and_a_stage_may_override_it()
         3,
     )
     assert prod.opensearch.availability_zones == 3
-    assert prod.serverless.standby_replicas and prod.retain_data
+    assert prod.retain_data
     tuned = parse_config(
         {**committed_context(), "stages": {"prod": {"opensearch": {"data_nodes": 6}}}}, stage="prod"
     )

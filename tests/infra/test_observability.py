@@ -85,10 +85,10 @@ def test_queues_alarm_on_the_age_of_their_oldest_message(synth: Synth) -> None:
     assert alarms["agent-memory-dev-WriteQueueOldestMessage"]["MetricName"] == "ApproximateAgeOfOldestMessage"
 
 
-def test_domain_alarms_exist_only_for_the_managed_domain(synth: Synth, alt: Synth) -> None:
+def test_domain_alarms_exist_only_for_the_managed_domain(synth: Synth, files: Synth) -> None:
     # WHEN / THEN
     assert {"agent-memory-dev-ClusterRed", "agent-memory-dev-FreeStorageLow"} <= set(_alarms(synth))
-    assert not [name for name in _alarms(alt) if "Cluster" in name or "FreeStorage" in name]
+    assert not [name for name in _alarms(files) if "Cluster" in name or "FreeStorage" in name]
 
 
 def test_alarms_notify_the_stacks_topic_or_the_configured_one(synth: Synth, alt: Synth) -> None:

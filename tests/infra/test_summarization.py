@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, render
 
+from agent_memory_stack.config import DEFAULT_SUMMARY_MODEL
 from agent_memory_stack.scheduling import construct_name
 
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
@@ -40,7 +41,7 @@ def test_one_staggered_schedule_per_grain_plus_retention_with_retries_and_a_dlq(
         props = synth.props(scheduling.schedules[name])
         assert props["ScheduleExpression"] == expression, name
         assert props["ScheduleExpressionTimezone"] == "UTC"
-        assert props["GroupName"] == "agent-memory-dev"
+        assert props["GroupName"] == synth.props(scheduling.group)["Name"]
         assert props["FlexibleTimeWindow"] == {"Mode": "OFF"}
         target = props["Target"]
         assert target["Arn"] == _arn(synth, synth.stack.factory.functions[function])
@@ -154,7 +155,7 @@ def test_worker_may_invoke_exactly_the_summary_and_the_embedding_model(synth: Sy
     env = synth.function("SummarizeWorker")["Environment"]["Variables"]
     # WHEN / THEN
     assert env["AGENT_MEMORY_SUMMARIZER"] == "bedrock"
-    assert env["AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID"] == "anthropic.claude-3-haiku-20240307-v1:0"
+    assert env["AGENT_MEMORY_BEDROCK_SUMMARY_MODEL_ID"] == DEFAULT_SUMMARY_MODEL
     assert env["AGENT_MEMORY_WRITE_QUEUE_URL"] == {"Ref": synth.logical_id(synth.stack.writes.queue)}
     # A job may queue the backfill of a missing child period.
     assert env["AGENT_MEMORY_SUMMARIZE_QUEUE_URL"] == {"Ref": synth.logical_id(synth.stack.summaries.queue)}
@@ -172,12 +173,17 @@ def test_worker_may_invoke_exactly_the_summary_and_the_embedding_model(synth: Sy
         if "bedrock:InvokeModel" in as_list(s["Action"])
     ]
     # the summary model states summaries and patterns (the writer embeds what it stores); the
-    # embedding model is for a pattern job, which clusters the agent's experiences by their vectors
-    prefix = "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/"
-    assert sorted(render(r) for s in bedrock for r in as_list(s["Resource"])) == [
-        prefix + "amazon.titan-embed-text-v2:0",
-        prefix + "anthropic.claude-3-haiku-20240307-v1:0",
-    ]
+    # embedding model is for a pattern job, which clusters the agent's experiences by their vectors.
+    # The summary model is a global inference profile: the profile here, and its model wherever
+    # it routes the call (a global profile's model ARN has no region, which "*" matches).
+    assert sorted(render(r) for s in bedrock for r in as_list(s["Resource"])) == sorted(
+        [
+            "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
+            "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/"
+            + DEFAULT_SUMMARY_MODEL,
+            "arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/amazon.titan-embed-text-v2:0",
+        ]
+    )
     assert env["AGENT_MEMORY_EMBEDDER"] == "bedrock"
     assert env["AGENT_MEMORY_BEDROCK_EMBEDDING_MODEL_ID"] == "amazon.titan-embed-text-v2:0"
 
@@ -193,9 +199,9 @@ def test_an_inference_profile_grants_the_profile_and_its_model(alt: Synth) -> No
     (statement,) = summary
     assert sorted(render(r) for r in statement["Resource"]) == sorted(
         [
-            "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
+            "arn:<AWS::Partition>:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
             "arn:<AWS::Partition>:bedrock:eu-west-1:123456789012:inference-profile/"
-            "eu.anthropic.claude-3-5-haiku-20241022-v1:0",
+            "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
         ]
     )
 
@@ -287,14 +293,10 @@ def test_a_scheduled_run_that_fails_in_the_function_lands_in_an_alarmed_queue(sy
     assert alarmed, "no alarm on the failed-runs queue"
 
 
-@pytest.mark.parametrize(("retain", "policy"), [(True, "Retain"), (False, "Delete")])
-def test_the_schedule_group_follows_retain_data(tmp_path: Any, retain: bool, policy: str) -> None:
-    # GIVEN
-    from tests.infra.conftest import _synth
-    from tests.infra.support import committed_context
-
-    synth = _synth(tmp_path, {**committed_context(), "retain_data": retain})
+def test_the_schedule_group_is_named_by_the_stack_and_goes_with_it(synth: Synth) -> None:
     # WHEN
     group = synth.resources[synth.logical_id(synth.stack.scheduling.group)]
-    # THEN
-    assert group["DeletionPolicy"] == policy
+    # THEN no group is left behind by a failed first deploy or a destroy to block the next deploy,
+    # and its name is made by CDK from the stack (not the stage's fixed prefix)
+    assert group["DeletionPolicy"] == "Delete"
+    assert group["Properties"]["Name"] != "agent-memory-dev"

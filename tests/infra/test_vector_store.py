@@ -1,4 +1,4 @@
-"""The vector store: the managed domain (default) and the Serverless collection (alternative)."""
+"""The vector store: the managed domain, its policies, its clients' timeouts; no Serverless collection."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def test_domain_is_opensearch_2_encrypted_https_only_with_fgac_and_sizes_from_co
     assert security["Enabled"] is True
     assert security["InternalUserDatabaseEnabled"] is False
     assert security["MasterUserOptions"] == {"MasterUserARN": _role_arn(synth, "IndexBootstrap")}
-    assert domain["DeletionPolicy"] == "Retain"
+    # kept on delete, deleted when the first deploy rolls back (a retry starts clean)
+    assert domain["DeletionPolicy"] == "RetainExceptOnCreate"
 
 
 def test_domain_publishes_slow_and_application_logs_through_a_native_resource_policy(synth: Synth) -> None:
@@ -97,12 +98,11 @@ def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(sy
     props = resource["Properties"]
     # WHEN / THEN
     assert resource["Type"] == "Custom::IndexBootstrap"
-    assert (props["Alias"], props["Dimension"], props["ModelId"], props["Engine"], props["Serverless"]) == (
+    assert (props["Alias"], props["Dimension"], props["ModelId"], props["Engine"]) == (
         "agent-memory",
         "1024",
         "amazon.titan-embed-text-v2:0",
         "faiss",
-        "false",
     )
     # a new index schema changes a property, so a deploy re-runs the bootstrap (which upgrades)
     assert props["SchemaVersion"] == str(SCHEMA_VERSION)
@@ -115,54 +115,46 @@ def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(sy
     assert user_function == {"Fn::GetAtt": [synth.logical_id(store.bootstrap_function), "Arn"]}
 
 
-def test_serverless_collection_with_encryption_network_and_data_access_policies(alt: Synth) -> None:
-    # WHEN / THEN
-    assert not alt.of_type("AWS::OpenSearchService::Domain")
-    (collection,) = alt.of_type("AWS::OpenSearchServerless::Collection").values()
-    assert collection["Properties"]["Type"] == "VECTORSEARCH"
-    assert collection["Properties"]["StandbyReplicas"] == "DISABLED"
-    policies = {
-        p["Properties"]["Type"]: json.loads(p["Properties"]["Policy"])
-        for p in alt.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
-    }
-    assert policies["encryption"]["AWSOwnedKey"] is True
-    assert policies["encryption"]["Rules"] == [
-        {"ResourceType": "collection", "Resource": ["collection/agent-memory-alt"]}
-    ]
-    assert policies["network"][0]["Rules"] == [
-        {"ResourceType": "collection", "Resource": ["collection/agent-memory-alt"]}
-    ]
-    depends = collection["DependsOn"]
-    assert len([d for d in depends if d in alt.of_type("AWS::OpenSearchServerless::SecurityPolicy")]) == 2
-
-
-def test_serverless_data_access_policy_names_each_function_role(alt: Synth) -> None:
+def test_opensearch_serverless_is_not_offered(synth: Synth, alt: Synth, files: Synth) -> None:
     # GIVEN
-    (policy,) = alt.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
-    rules = json.loads(render(policy["Properties"]["Policy"]))
-    readers, admins = rules
-    # WHEN / THEN
-    assert readers["Rules"][0]["Resource"] == ["index/agent-memory-alt/agent-memory*"]
-    assert set(readers["Rules"][0]["Permission"]) == {
-        "aoss:ReadDocument",
-        "aoss:WriteDocument",
-        "aoss:DescribeIndex",
-    }
-    assert len(readers["Principal"]) == len(STORE_USERS)
-    assert "aoss:CreateIndex" in admins["Rules"][0]["Permission"]
-    assert admins["Principal"] == [
-        f"<{alt.logical_id(alt.stack.factory.functions['IndexBootstrap'].role)}.Arn>"
-    ]
-    for name in STORE_USERS:
-        env = alt.function(name)["Environment"]["Variables"]
-        assert env["AGENT_MEMORY_OPENSEARCH_SERVICE"] == "aoss"
-        aoss = [s for s in alt.function_statements(name) if s["Action"] == "aoss:APIAccessAll"]
-        assert [s["Resource"] for s in aoss] == [
-            {"Fn::GetAtt": [alt.logical_id(alt.stack.store.collection), "Arn"]}
+    from agent_memory_stack.config import ConfigError, parse_config
+
+    # WHEN / THEN no variant has a collection, and cdk.json cannot ask for one
+    for variant in (synth, alt, files):
+        assert not [r["Type"] for r in variant.resources.values() if "OpenSearchServerless" in r["Type"]]
+        assert not [
+            s
+            for f in variant.stack.factory.functions
+            for s in variant.function_statements(f)
+            if any(a.startswith("aoss:") for a in as_list(s["Action"]))
         ]
-    bootstrap = alt.resources[alt.logical_id(alt.stack.store.bootstrap)]
-    assert bootstrap["Properties"]["Serverless"] == "true"
-    assert "BackendRoles" not in bootstrap["Properties"]
+    with pytest.raises(ConfigError, match="vector_store"):
+        parse_config({**committed_context(), "vector_store": "serverless"})
+
+
+def test_every_opensearch_call_with_its_retries_ends_before_its_function_must(synth: Synth) -> None:
+    """The client waits ``opensearch_timeout_s`` per attempt and tries `MAX_RETRIES` more times:
+    all of them must end before the function's timeout, or a slow domain gets the function killed
+    mid-request instead of answered with an error."""
+    from agent_memory.adapters.opensearch.opensearch_client import MAX_RETRIES
+    from agent_memory.settings import Settings
+
+    default = Settings.model_fields["opensearch_timeout_s"].default
+    users = [
+        n
+        for n in synth.stack.factory.functions
+        if "AGENT_MEMORY_OPENSEARCH_ENDPOINT" in synth.function(n)["Environment"]["Variables"]
+    ]
+    assert set(STORE_USERS) <= set(users)
+    for name in users:
+        # WHEN
+        function = synth.function(name)
+        per_attempt = float(
+            function["Environment"]["Variables"].get("AGENT_MEMORY_OPENSEARCH_TIMEOUT_S", default)
+        )
+        # THEN
+        assert per_attempt * (MAX_RETRIES + 1) < function["Timeout"], name
+        assert per_attempt >= 2.5, name  # still long enough for a k-NN search of a large agent
 
 
 def test_the_domain_is_created_after_the_policy_that_lets_it_write_its_logs(synth: Synth) -> None:
