@@ -124,6 +124,10 @@ synth: $(STAMP) $(NODE_DIR)/.installed
 deploy: $(STAMP) $(NODE_DIR)/.installed
 	$(CDK) deploy $(CDK_APP) --require-approval broadening --no-notices $(CDK_ARGS)
 
+## smoke: check a deployment end to end (STACK=agent-memory-dev, or URL=...; KEY=an admin API key)
+smoke: $(STAMP)
+	$(PY) -m agent_memory.local.smoke $(if $(STACK),--stack $(STACK)) $(if $(URL),--url $(URL)) $(if $(KEY),--key $(KEY))
+
 ## layer-lock: re-lock layers/requirements.txt after changing [project.dependencies]
 layer-lock: $(STAMP)
 	$(PY) layers/build.py lock
