@@ -5,7 +5,8 @@ is a 2xx or a documented 4xx with the error body, never a 5xx."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.e2e.conftest import Api, assert_error
 
+from agent_memory.adapters import outbound_http
 from agent_memory.domain.keys import NewKey
+from agent_memory.handlers.routes import ROUTES
 
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 AGENT = "hostile-routes"
@@ -302,6 +305,19 @@ def test_every_operation_of_the_document_is_fed_hostile_input() -> None:
     assert sorted(_operations()) == sorted(CASES)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_dns() -> Iterator[None]:
+    """Generated webhook URLs and model endpoints name hosts: none is looked up (no packet leaves
+    the machine); every name fails to resolve, so the policy refuses it."""
+
+    def unresolvable(host: str, port: int) -> Sequence[str]:
+        raise OSError(f"{host}: no DNS in tests")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(outbound_http, "system_resolver", unresolvable)
+        yield
+
+
 @pytest.fixture(scope="module")
 def admin_key(runtime: Any) -> str:
     return str(runtime.keys.create(NewKey("t-hostile-routes", "pro", admin=True))[1])
@@ -329,3 +345,34 @@ def test_no_generated_request_gets_a_5xx(api: Api, admin_key: str, operation: tu
 
     # WHEN / THEN
     check()
+
+
+#: An integer past Python's limit on converting digits (4,300), and one past what any store holds.
+HUGE_INTEGERS = ["9" * 4301, str(2**63)]
+BODY_ROUTES = [r for r in ROUTES if r.body]
+VALUES = {"agent_id": AGENT, "memory_id": "mem_x", "doc_id": "adr-1"}
+
+
+@pytest.mark.parametrize("number", HUGE_INTEGERS, ids=["4301-digits", "2^63"])
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_an_integer_too_long_or_too_large_is_a_400_on_every_body_route(
+    api: Api, admin_key: str, route: Any, number: str
+) -> None:
+    # GIVEN a body with that integer where the route reads a number (and where it does not)
+    path = re.sub(r"\{(\w+)\}", lambda m: VALUES[m.group(1)], route.path)
+    raw = f'{{"version": {number}, "items": [{{"content": "x", "importance": {number}}}], "n": {number}}}'
+    # WHEN
+    status, answer = api(
+        route.method, path, raw=raw, key=admin_key, headers={"Content-Type": "application/json"}
+    )
+    # THEN
+    assert status == 400, answer
+    assert_error(answer, "invalid_json")
+
+
+def test_a_settings_version_past_the_stores_integers_is_a_400(api: Api, admin_key: str) -> None:
+    # WHEN
+    status, answer = api("PUT", "/v1/admin/settings", {"version": 2**63, "settings": {}}, key=admin_key)
+    # THEN
+    assert status == 400, answer
+    assert_error(answer, "invalid_json")

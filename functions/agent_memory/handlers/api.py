@@ -55,11 +55,26 @@ from agent_memory.settings import get_settings
 openapi_router = Router()
 
 
+#: The largest magnitude of an integer in a request body: what every store holds (SQLite's and
+#: DynamoDB's integers, OpenSearch's ``long``) and what a JSON peer reads without loss of type.
+MAX_BODY_INT = 2**63 - 1
+
+
+def _bounded_int(digits: str) -> int:
+    """An integer of a body, refused as invalid JSON when it is past ``MAX_BODY_INT``: checked on
+    its digits before Python converts them, which for more than 4,300 digits raises ValueError
+    (a 500), and which no store could hold past 19."""
+    if len(digits.lstrip("-")) > len(str(MAX_BODY_INT)) or abs(int(digits)) > MAX_BODY_INT:
+        raise json.JSONDecodeError(f"integer out of range (at most {MAX_BODY_INT} in magnitude)", "", 0)
+    return int(digits)
+
+
 def _json_body(text: str) -> Any:
-    """``json.loads``, with JSON nested past the parser's recursion limit refused as invalid JSON
-    (Python raises RecursionError there, which would otherwise be a 500)."""
+    """``json.loads``, every body's one parser: JSON nested past the parser's recursion limit and
+    integers past ``MAX_BODY_INT`` are refused as invalid JSON (a 400; Python would raise
+    RecursionError, or ValueError for more than 4,300 digits, and either would be a 500)."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_bounded_int)
     except RecursionError:
         raise json.JSONDecodeError("JSON nested too deeply", text[:64], 0) from None
 
