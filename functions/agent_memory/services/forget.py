@@ -218,7 +218,14 @@ class ForgetService:
             summary = self._store.get(tenant, agent, sid)
             if summary is None:
                 # Deleted by retention, which only deletes a summary its live parent lists: the
-                # parent (and the chain above) still holds what this one held.
+                # parent (and the chain above) still holds what this one held. Or not stored yet:
+                # a version made from ``record`` may wait in the write queue, so its period is
+                # made again (it re-makes a summary holding a forgotten memory) unless a summary
+                # above it is re-made, which makes it first. Only right above what holds the
+                # forgotten words: nothing above a missing summary was made through it.
+                if child_id == record.id or child_id in walk.marked:
+                    walk.tops.pop(child_id, None)
+                    walk.tops[sid] = (grain, key)
                 child_id, child_ids = sid, {sid}
                 step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
                 continue

@@ -3,26 +3,83 @@
 A summary made from a record that is later forgotten still says what that record said. The
 forget service hides such a summary at once (`MemoryStore.mark_stale`: its ``deleted_at`` is
 set, so search, get and the cascade's child reads skip it) and queues its re-make. Both a stale
-summary and a forgotten one carry a ``deleted_at``; the audit trail tells them apart: the newest
-event of a stale summary is ``stale``. A forgotten summary is never re-made; a stale one is.
+summary and a forgotten one carry a ``deleted_at``; the audit trail tells them apart: of the
+events that hide a record (``stale``, ``forget``, ``erase``), the newest *by event time* is
+``stale``. A forgotten summary is never re-made; a stale one is.
+
+Event time, not the order the events were appended in: a re-make that started before a later
+forget appends its ``remade`` after that forget's ``stale`` (and its version is then dropped by
+the writer, `REMAKES`), so "the last event appended" would take a summary hidden by the forget
+for one forgotten on purpose, and nothing would ever re-make its day. ``remade`` and the other
+events that do not hide a record say nothing about why it is hidden now and are not read.
+
+A re-make names the stale mark it re-makes (`REMAKES`, the ``deleted_at`` it read): the writer
+stores the version only while that mark is still the newest, so a forget that lands between the
+re-make's read and its write leaves the summary stale for that forget's own re-make.
 """
 
 from __future__ import annotations
 
-from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import AuditAction, AuditLog, AuditQuery
+from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditQuery
 
 #: Metadata key of a summary's child count (also written by the summarize service).
 CHILDREN_COUNT = "children_count"
+#: Metadata key of the model a summary was made with (the summarize service writes it).
+MODEL_ID = "summarizer_model_id"
+#: Metadata key of a summary version: the ``deleted_at`` (ISO 8601) of the stale summary it
+#: re-makes, or None when it was made over a live summary or none.
+REMAKES = "remakes_stale_since"
+
+#: The events that hide a record, the only ones that say why it is hidden.
+_HIDING = frozenset({AuditAction.STALE, AuditAction.FORGET, AuditAction.ERASE})
+#: Events read per page of a record's trail.
+_PAGE = 100
 
 
 def is_stale(store: AuditLog, record: MemoryRecord) -> bool:
     """Whether ``record`` is a summary (or recognised pattern) hidden until it is re-made, not
-    one that was forgotten."""
+    one that was forgotten: the newest hiding event by event time (the later appended of two
+    at the same instant) is ``stale``."""
     if record.deleted_at is None:
         return False
-    page = store.audit_events(AuditQuery(record.tenant_id, record.agent_id, record_id=record.id, limit=1))
-    return bool(page.events) and page.events[0].action == AuditAction.STALE
+    newest: AuditEvent | None = None
+    cursor: str | None = None
+    while True:
+        page = store.audit_events(
+            AuditQuery(record.tenant_id, record.agent_id, record_id=record.id, limit=_PAGE, cursor=cursor)
+        )
+        for event in page.events:  # newest appended first: a tie keeps the one appended later
+            if event.action in _HIDING and (newest is None or event.at > newest.at):
+                newest = event
+        cursor = page.next_cursor
+        if cursor is None:
+            return newest is not None and newest.action == AuditAction.STALE
+
+
+def remakes(record: MemoryRecord) -> str | None:
+    """The stale mark (``deleted_at``) a summary version re-makes, as `stamp` writes it."""
+    value = record.metadata.get(REMAKES)
+    return value if isinstance(value, str) else None
+
+
+def stamp(existing: MemoryRecord | None) -> str | None:
+    """What a version made over ``existing`` records in `REMAKES`."""
+    if existing is None or existing.deleted_at is None:
+        return None
+    return existing.deleted_at.isoformat()
+
+
+def version_outdated(stored: MemoryRecord | None, version: MemoryRecord) -> bool:
+    """Whether a summary version must not be stored over ``stored``: it was hidden (marked stale
+    again, or forgotten) after the version read it. A version that names no mark (`REMAKES`
+    absent: a pattern, a profile, or a summary queued before the mark existed) is judged by
+    time: hidden after the version was made."""
+    if stored is None or stored.deleted_at is None:
+        return False
+    if REMAKES not in version.metadata:
+        return stored.deleted_at > version.updated_at
+    return remakes(version) != stored.deleted_at.isoformat()
 
 
 def made_from(summary: MemoryRecord, child_id: str) -> bool:
@@ -31,3 +88,24 @@ def made_from(summary: MemoryRecord, child_id: str) -> bool:
     count = summary.metadata.get(CHILDREN_COUNT)
     complete = isinstance(count, int) and count == len(summary.source_ids)
     return child_id in summary.source_ids or not complete
+
+
+def remade_event(stale: MemoryRecord, version: MemoryRecord) -> AuditEvent | None:
+    """The ``remade`` event of storing ``version`` over the stale summary ``stale`` (None when it
+    is not one). The writer appends it when the version is stored, so the trail says "remade"
+    exactly when a re-made summary is visible. Dated no earlier than the mark it re-makes, and
+    the same for a redelivered write (the trail is idempotent per record, action and instant)."""
+    if version.kind is not MemoryKind.SUMMARY or stale.deleted_at is None:
+        return None
+    return AuditEvent(
+        tenant_id=stale.tenant_id,
+        agent_id=stale.agent_id,
+        record_id=stale.id,
+        action=AuditAction.REMADE,
+        actor=f"summarizer:{version.metadata.get(MODEL_ID)}",
+        at=max(version.updated_at, stale.deleted_at),
+        detail={
+            "dropped": sorted(set(stale.source_ids) - set(version.source_ids)),
+            "stale_since": stale.deleted_at.isoformat(),
+        },
+    )

@@ -45,6 +45,7 @@ from agent_memory.ports import (
 )
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
+from agent_memory.services.staleness import remade_event, version_outdated
 from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
@@ -263,13 +264,15 @@ class WriterService:
         it was made.
 
         A re-make reads its children, then its write waits in the queue; a forget in between
-        marks the stored summary stale (or forgets it) at a later instant than the version was
-        made. Storing that version would bring the forgotten fact back, so it is dropped: the
-        forget queued a re-make of its own. A pattern re-made keeps the feedback counted on
+        marks the stored summary stale again (or forgets it), so the stale mark the version names
+        (`staleness.REMAKES`) is no longer the stored one. Storing that version would bring the
+        forgotten fact back, so it is dropped: the forget queued a re-make of its own, and the
+        summary stays stale for it. A version stored over a stale summary is audited ``remade``
+        here, where it becomes visible. A pattern re-made keeps the feedback counted on
         the stored version (counted here too, in this group's order, so none is lost).
         """
         stored = self._store.get(record.tenant_id, record.agent_id, record.id)
-        if stored is not None and stored.deleted_at is not None and stored.deleted_at > record.updated_at:
+        if version_outdated(stored, record):
             metrics.add_metric(name="UpsertsSuperseded", unit=MetricUnit.Count, value=1)
             logger.info("summary version superseded by a later forget", extra={"record_id": record.id})
             return WriteOutcome.SUPERSEDED
@@ -277,6 +280,10 @@ class WriterService:
             counts = stored.experience.model_dump(include={"confirmations", "refutations", "applications"})
             experience = Experience.model_validate({**record.experience.model_dump(), **counts})
             record = record.model_copy(update={"experience": experience})
+        remade = remade_event(stored, record) if stored is not None else None
+        if remade is not None:  # first: a redelivery after a crash appends the same event again
+            self._store.append_audit([remade])
+            metrics.add_metric(name="StaleSummariesRemade", unit=MetricUnit.Count, value=1)
         self._store.put([_stored(record, vector)])
         if record.grain is not Grain.WORKING:
             publish(self._feed, [summary_made(record, str(record.metadata.get("input_hash", "")))])

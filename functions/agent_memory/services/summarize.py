@@ -69,7 +69,7 @@ from agent_memory.ports import (
     SummaryRequest,
     WriteQueue,
 )
-from agent_memory.services.staleness import CHILDREN_COUNT, is_stale
+from agent_memory.services.staleness import CHILDREN_COUNT, MODEL_ID, REMAKES, is_stale, stamp
 from agent_memory.services.supersession_review import SupersessionReview
 from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
@@ -82,8 +82,7 @@ REFRESH_DELAY_S = 60
 MAX_REPLACED = 3
 REPLACED_CHARS = 200
 
-# Metadata keys every summary carries.
-MODEL_ID = "summarizer_model_id"
+# Metadata keys every summary carries (and `MODEL_ID`, `CHILDREN_COUNT`, `REMAKES`).
 PROMPT_VERSION = "prompt_version"
 INPUT_HASH = "input_hash"
 CHILD_GRAIN_KEY = "child_grain"
@@ -218,12 +217,15 @@ class SummarizeService:
             return _Made(None, SummaryOutcome.FORGOTTEN)
         children = self._children(tenant, agent, grain, key, now, stats)
         if not children:
-            if existing is not None and stale:
+            if existing is not None and (stale or self._holds_forgotten(existing, children)):
                 self._drop_stale(existing, now)
                 return _Made(None, SummaryOutcome.EMPTY)
             return _Made(existing, SummaryOutcome.EMPTY)
         digest = self._input_hash(grain, key, children)
-        if existing is not None and not stale:
+        # A live summary made from a memory forgotten since (its version was still in the write
+        # queue when the forget looked for it) is re-made: neither kept nor carried forward.
+        holds_forgotten = existing is not None and not stale and self._holds_forgotten(existing, children)
+        if existing is not None and not stale and not holds_forgotten:
             if existing.metadata.get(INPUT_HASH) == digest:
                 return _Made(existing, SummaryOutcome.UNCHANGED)
             if _only_removed(existing, children):
@@ -242,7 +244,7 @@ class SummarizeService:
             digest = self._input_hash(grain, key, children)
         inputs = [self._input(c) for c in children]
         carried: MemoryRecord | None = None
-        if existing is not None and not stale and _lost_children(existing, children):
+        if existing is not None and not stale and not holds_forgotten and _lost_children(existing, children):
             # Retention deleted children this summary holds (their words live only here now) and
             # new ones came since (a late write): fold the new ones into what it says, never
             # re-make it from what is left.
@@ -261,8 +263,6 @@ class SummarizeService:
         if carried is not None:
             record = _carrying(record, carried)
         self._send(record, digest)
-        if existing is not None and stale:
-            self._audit_remade(existing, record, now)
         stats.made.append(record.id)
         metrics.add_metric(name="SummariesMade", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name=f"SummariesMade{grain.value.capitalize()}", unit=MetricUnit.Count, value=1)
@@ -293,6 +293,16 @@ class SummarizeService:
             if record is not None:
                 out.append(record)
         return out
+
+    def _holds_forgotten(self, summary: MemoryRecord, children: Sequence[MemoryRecord]) -> bool:
+        """Whether a source of ``summary`` that is no longer among its children was forgotten
+        (its tombstone is there), not deleted by retention (gone)."""
+        gone = set(summary.source_ids) - {c.id for c in children}
+        for child_id in sorted(gone):
+            record = self._store.get(summary.tenant_id, summary.agent_id, child_id)
+            if record is not None and record.deleted_at is not None and not is_stale(self._store, record):
+                return True
+        return False
 
     def _input(self, record: MemoryRecord) -> SummaryInput:
         """A working memory is labelled with its local day; a summary with its time key. A
@@ -367,6 +377,9 @@ class SummarizeService:
                 CHILDREN_COUNT: len(children),
                 CALLS: calls,
                 TIMEZONE: self._tz,
+                # The stale mark this version re-makes: the writer drops it once a later
+                # forget has marked the summary again (`staleness.version_outdated`).
+                REMAKES: stamp(existing),
             },
             # Every child, never a prefix: retention deletes a record only when its parent names
             # it here. About 33 bytes an id: 10,000 children fit a 1 MiB queue message many
@@ -394,11 +407,6 @@ class SummarizeService:
         self._store.delete_records(summary.tenant_id, summary.agent_id, [summary.id])
         self._store.append_audit([self._event(summary, AuditAction.EMPTIED, now, summary.source_ids)])
         metrics.add_metric(name="StaleSummariesDeleted", unit=MetricUnit.Count, value=1)
-
-    def _audit_remade(self, old: MemoryRecord, new: MemoryRecord, now: datetime) -> None:
-        dropped = sorted(set(old.source_ids) - set(new.source_ids))
-        self._store.append_audit([self._event(old, AuditAction.REMADE, now, dropped)])
-        metrics.add_metric(name="StaleSummariesRemade", unit=MetricUnit.Count, value=1)
 
     def _event(self, summary: MemoryRecord, action: str, now: datetime, dropped: Sequence[str]) -> AuditEvent:
         return AuditEvent(

@@ -20,6 +20,7 @@ from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
 from agent_memory.domain.ids import summary_id
 from agent_memory.errors import NotFoundError
 from agent_memory.ports import AuditAction, AuditEvent
+from agent_memory.services.staleness import REMAKES, stamp
 from agent_memory.services.store_writes import WriteOutcome
 
 VAULT = "The vault code for the Lisbon office is 7391-kestrel."
@@ -228,8 +229,14 @@ def test_a_remake_made_before_a_later_forget_is_not_stored(cascade: Cascade) -> 
     outcome = cascade.world.writer.apply(WriteCommand(op="upsert", record=waiting))
     assert outcome is WriteOutcome.SUPERSEDED
     assert cascade.summary(Grain.DAILY, KEYS[Grain.DAILY]).deleted_at is not None  # type: ignore[union-attr]
-    # a version made after the mark is stored
-    fresh = day.model_copy(update={"updated_at": cascade.world.clock.now() + timedelta(seconds=1)})
+    # a version made after the mark (it read the stale summary, and names its mark) is stored
+    marked = cascade.summary(Grain.DAILY, KEYS[Grain.DAILY])
+    fresh = day.model_copy(
+        update={
+            "updated_at": cascade.world.clock.now() + timedelta(seconds=1),
+            "metadata": {**day.metadata, REMAKES: stamp(marked)},
+        }
+    )
     assert cascade.world.writer.apply(WriteCommand(op="upsert", record=fresh)) is WriteOutcome.UPSERTED
 
 
