@@ -80,10 +80,12 @@ def test_done_is_idempotent_and_touches_only_its_agent(pending: PendingWrites) -
 
 
 def test_a_mark_never_cleared_expires_after_its_ttl(pending: PendingWrites, tick: SteppingClock) -> None:
-    # GIVEN a mark whose write was lost (never stored, never dead-lettered), and a newer one
+    # GIVEN a queued mark whose write was lost (never stored, never dead-lettered), and a newer one
     pending.add("t", "a", ["mem_lost"])
+    pending.queued("t", "a", ["mem_lost"])
     tick.now += 10 * 86_400
     pending.add("t", "a", ["mem_new"])
+    pending.queued("t", "a", ["mem_new"])
 
     # WHEN the first one's TTL (14 days) has passed, THEN only the newer one counts
     tick.now += 5 * 86_400
@@ -138,3 +140,32 @@ def test_discard_removes_a_mark_so_a_retry_counts_again(pending: PendingWrites) 
     # WHEN the client retries at once, THEN it counts again (no tombstone hides it)
     pending.add("t", "a", ["mem_1"])
     assert pending.count("t", "a") == 2
+
+
+def test_a_mark_never_queued_expires_within_its_lease(pending: PendingWrites, tick: SteppingClock) -> None:
+    # GIVEN ten marks made before a crash that kept their messages off the queue, and one queued
+    ids = [f"mem_{i}" for i in range(10)]
+    pending.add("t", "a", ids)
+    pending.add("t", "a", ["mem_sent"])
+    pending.queued("t", "a", ["mem_sent"])
+    assert pending.count("t", "a") == 11
+
+    # WHEN the lease (two minutes) has passed
+    tick.now += 121
+
+    # THEN only the queued one counts, and it counts until its writer is done
+    assert pending.count("t", "a") == 1
+    tick.now += 86_400
+    assert pending.count("t", "a") == 1
+    pending.done("t", "a", ["mem_sent"])
+    assert pending.count("t", "a") == 0
+
+
+def test_queued_never_turns_a_done_tombstone_back_to_pending(pending: PendingWrites) -> None:
+    # GIVEN a write whose writer was done before the API held its mark (a fast writer)
+    pending.add("t", "a", ["mem_1"])
+    pending.done("t", "a", ["mem_1"])
+
+    # WHEN the API holds the mark, THEN nothing counts
+    pending.queued("t", "a", ["mem_1", "mem_unknown"])
+    assert pending.count("t", "a") == 0

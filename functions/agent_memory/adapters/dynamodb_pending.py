@@ -23,9 +23,12 @@ Table schema (created by the CDK stack):
 - partition key ``pk`` (S): ``"{tenant_id}#{agent_id}"`` (ids cannot contain ``#``);
 - sort key ``sk`` (S): the record id;
 - ``state`` (S): ``"pending"`` (accepted, not yet stored) or ``"done"`` (a tombstone);
-- ``expires_at`` (N): epoch seconds, the table's TTL attribute: ``ttl_days`` after `add` for
-  a pending mark, so marks that are never cleared (a crash between marking and enqueueing, a write
-  sent to the dead letters) disappear; ``dedup_window_s`` after `done` for a tombstone;
+- ``expires_at`` (N): epoch seconds, the table's TTL attribute: ``lease_s`` after `add` for a
+  pending mark, so a crash between marking and enqueueing leaves no mark that counts for long;
+  ``ttl_days`` after `queued` (its message is on the queue; an UpdateItem per id, conditional on
+  the item still being pending, so a writer's tombstone is never turned back), so marks that are
+  never cleared (a write sent to the dead letters) disappear; ``dedup_window_s`` after `done`
+  for a tombstone;
 - billing mode on-demand (PAY_PER_REQUEST). No indexes.
 
 TTL deletion runs late (typically within days), so reads also check ``expires_at`` themselves.
@@ -53,6 +56,8 @@ MAX_BATCH_GET = 100
 
 PENDING = "pending"
 DONE = "done"
+#: Seconds a mark counts before its message is known to be on the queue (`queued`).
+LEASE_S = 120.0
 
 
 class DynamoDbPendingWrites(DynamoDbTable):
@@ -74,13 +79,15 @@ class DynamoDbPendingWrites(DynamoDbTable):
         backoff_s: float = 0.05,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        lease_s: float = LEASE_S,
     ) -> None:
-        if ttl_days <= 0:
-            raise ValueError("ttl_days must be positive")
+        if ttl_days <= 0 or lease_s <= 0:
+            raise ValueError("ttl_days and lease_s must be positive")
         if dedup_window_s <= 0:
             raise ValueError("dedup_window_s must be positive")
         super().__init__(table_name, client)
         self._ttl_s = ttl_days * 86_400
+        self._lease_s = lease_s
         self._dedup_window_s = dedup_window_s
         self._max_retries = max_retries
         self._backoff_s = backoff_s
@@ -94,12 +101,31 @@ class DynamoDbPendingWrites(DynamoDbTable):
             return
         now = self._clock()
         in_flight = self._pending_ids(pk, ids, now)
-        expires_at = str(int(now + self._ttl_s))
+        expires_at = str(int(now + self._lease_s))
         self._batch_write(
             {"PutRequest": {"Item": _item(pk, rid, PENDING, expires_at)}}
             for rid in ids
             if rid not in in_flight
         )
+
+    def queued(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        pk = _pk(tenant_id, agent_id)
+        until = str(int(self._clock() + self._ttl_s))
+        for rid in _unique(record_ids):
+            try:
+                self.client.update_item(
+                    TableName=self.table_name,
+                    Key={"pk": {"S": pk}, "sk": {"S": rid}},
+                    UpdateExpression="SET expires_at = :until",
+                    ConditionExpression="#state = :pending AND expires_at < :until",
+                    ExpressionAttributeNames={"#state": "state"},
+                    ExpressionAttributeValues={":pending": {"S": PENDING}, ":until": {"N": until}},
+                )
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise DependencyError(f"cannot hold pending writes: {exc}") from exc
+            except BotoCoreError as exc:
+                raise DependencyError(f"cannot hold pending writes: {exc}") from exc
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
         pk = _pk(tenant_id, agent_id)

@@ -12,9 +12,12 @@ was forgotten, is delivered and its writer clears the mark: `add` marks it pendi
 is there, so a client that waits for ``pending_writes`` to reach 0 never reads before that write
 is stored.
 
-A mark that is never cleared (a crash between marking and enqueueing, a write that went to the
-dead letters) expires after ``ttl_days``, as the DynamoDB adapter's TTL does, so a stuck count
-heals by itself instead of making clients wait forever. Expired rows are purged on every write.
+A mark is made for a short lease (``lease_s``) and lasts ``ttl_days`` only once its message is
+on the queue (`queued`): a crash between marking and enqueueing leaves a mark that expires within
+the lease, not one that counts for days with nothing queued. A queued mark that is never cleared
+(a write that went to the dead letters) expires after ``ttl_days``, as the DynamoDB adapter's TTL
+does, so a stuck count heals by itself instead of making clients wait forever. Expired rows are
+purged on every write.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ CREATE TABLE IF NOT EXISTS pending_writes (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS pending_writes_expiry ON pending_writes (expires_at);
 """
+
+#: Seconds a mark counts before its message is known to be on the queue (a send takes
+#: milliseconds; SQS's own retries of one send stay well within it).
+LEASE_S = 120.0
 
 # Setting a mark overwrites whatever is there: a pending mark, or a tombstone of any age.
 _MARK = """
@@ -61,19 +68,32 @@ class LocalPendingWrites:
         ttl_days: float = 14,
         dedup_window_s: float = 300.0,
         clock: Callable[[], float] = time.time,
+        lease_s: float = LEASE_S,
     ) -> None:
-        if ttl_days <= 0:
-            raise ValueError("ttl_days must be positive")
+        if ttl_days <= 0 or lease_s <= 0:
+            raise ValueError("ttl_days and lease_s must be positive")
         if dedup_window_s <= 0:
             raise ValueError("dedup_window_s must be positive")
         self.path = Path(path)
         self._ttl_s = ttl_days * 86_400
+        self._lease_s = lease_s
         self._dedup_window_s = dedup_window_s
         self._clock = clock
         self._db = ConnectionPerThread(self.path, _SCHEMA)
 
     def add(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
-        self._mark("pending", self._ttl_s, tenant_id, agent_id, record_ids)
+        self._mark("pending", self._lease_s, tenant_id, agent_id, record_ids)
+
+    def queued(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        if not record_ids:
+            return
+        until = self._clock() + self._ttl_s
+        with self._db.transaction() as conn:
+            conn.executemany(
+                "UPDATE pending_writes SET expires_at = max(expires_at, ?) "
+                "WHERE tenant_id = ? AND agent_id = ? AND record_id = ? AND state = 'pending'",
+                [(until, tenant_id, agent_id, record_id) for record_id in record_ids],
+            )
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
         self._mark("done", self._dedup_window_s, tenant_id, agent_id, record_ids)

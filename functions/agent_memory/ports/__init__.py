@@ -275,7 +275,14 @@ class PendingWrites(Protocol):
     Keyed by record id, so at-least-once delivery cannot make the count drift.
     """
 
-    def add(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None: ...
+    def add(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        """Mark them pending for a short lease: a crash before `queued` leaves no lasting mark."""
+        ...
+
+    def queued(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
+        """Their messages are on the queue: pending marks (never a ``done`` tombstone) now last
+        until the writer clears them, or the adapter's TTL for a write that is lost."""
+        ...
 
     def done(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> None:
         """The writer stored them. Leaves a tombstone for the queue's deduplication window, so a

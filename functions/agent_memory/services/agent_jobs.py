@@ -32,7 +32,7 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.queued_writes import command_messages, send_pending
+from agent_memory.services.queued_writes import command_messages, hold, send_pending
 
 #: Jobs handed to the queue per send.
 SEND_BATCH = 100
@@ -101,6 +101,8 @@ class AgentJobDispatch:
             for job in jobs:
                 self._pending.discard(job.tenant_id, job.agent_id, [job.pending_id or ""])
             raise
+        for job in jobs:  # queued: the marks hold past their lease until the job clears them
+            hold(self._pending, job.tenant_id, job.agent_id, [job.pending_id or ""])
 
 
 def agents_with_memory(

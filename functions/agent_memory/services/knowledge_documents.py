@@ -47,6 +47,7 @@ from agent_memory.ports import (
     Vector,
     WriteQueue,
 )
+from agent_memory.services.queued_writes import hold
 from agent_memory.services.tenant_models import TenantEmbedders, spaces_of
 
 #: Passages embedded per model call: a long document is many calls, none of them huge.
@@ -108,6 +109,7 @@ class KnowledgeService:
         except DependencyError:
             self._pending.discard(caller.tenant_id, PENDING_SLOT, [slot])
             raise
+        hold(self._pending, caller.tenant_id, PENDING_SLOT, [slot])  # queued: held past its lease
         metrics.add_metric(name="DocumentsAccepted", unit=MetricUnit.Count, value=1)
         logger.info("document accepted", extra={"doc_id": doc_id, "passages": document.passages})
         return PutOutcome(PutStatus.ACCEPTED, document)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.errors import DependencyError
+from agent_memory.observability import logger
 from agent_memory.ports import PendingWrites, QueueMessage, WriteQueue
 
 
@@ -44,9 +45,14 @@ def send_pending(
     ids: Sequence[str],
     messages: Sequence[QueueMessage],
 ) -> None:
-    """Mark ``ids`` pending for the agent, then send; a send that fails takes the marks back.
+    """Mark ``ids`` pending for the agent, send, then hold the marks; a send that fails takes
+    the marks back.
 
-    Pending first, so a fast writer can never mark done before the mark was made.
+    Pending first, so a fast writer can never mark done before the mark was made. The first mark
+    is a short lease: a crash before the send (or before `PendingWrites.queued`) leaves marks that
+    expire within it, where a mark made to last would count for days with nothing queued. Once
+    sent, the marks hold until the writer clears them. Failing to hold them does not fail the
+    accepted write: its marks count for the lease, and the writer clears them either way.
     """
     pending.add(tenant_id, agent_id, ids)
     try:
@@ -54,3 +60,13 @@ def send_pending(
     except DependencyError:
         pending.discard(tenant_id, agent_id, ids)
         raise
+    hold(pending, tenant_id, agent_id, ids)
+
+
+def hold(pending: PendingWrites, tenant_id: str, agent_id: str, ids: Sequence[str]) -> None:
+    """The messages of ``ids`` are queued: their marks hold past the lease. A failure here does
+    not fail what was queued; its marks count for the lease only (logged)."""
+    try:
+        pending.queued(tenant_id, agent_id, ids)
+    except DependencyError:
+        logger.warning("pending marks not held past their lease", extra={"agent_id": agent_id})

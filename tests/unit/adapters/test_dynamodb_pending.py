@@ -42,11 +42,14 @@ def pending(ddb: Any, tick: SteppingClock) -> DynamoDbPendingWrites:
 
 
 def test_each_mark_is_one_item_with_a_ttl(pending: DynamoDbPendingWrites, ddb: Any) -> None:
-    # GIVEN
+    # GIVEN a mark, leased until its message is queued
     pending.add("t", "a", ["mem_1"])
-    # WHEN
+    leased = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
+    # WHEN its message is on the queue
+    pending.queued("t", "a", ["mem_1"])
     item = ddb.get_item(TableName=TABLE, Key={"pk": {"S": "t#a"}, "sk": {"S": "mem_1"}})["Item"]
-    # THEN
+    # THEN the lease (two minutes) becomes the TTL (14 days)
+    assert leased["expires_at"] == {"N": str(int(T0 + 120))}
     assert item["state"] == {"S": "pending"}
     assert item["expires_at"] == {"N": str(int(T0 + 14 * 86_400))}
 
@@ -99,7 +102,7 @@ def test_the_dedup_window_and_ttl_must_be_positive() -> None:
     # WHEN / THEN
     with pytest.raises(ValueError, match="dedup_window_s must be positive"):
         DynamoDbPendingWrites(TABLE, dedup_window_s=0)
-    with pytest.raises(ValueError, match="ttl_days must be positive"):
+    with pytest.raises(ValueError, match="ttl_days and lease_s must be positive"):
         DynamoDbPendingWrites(TABLE, ttl_days=-1)
 
 
@@ -201,7 +204,7 @@ def test_unprocessed_keys_are_read_again_before_marking(tick: SteppingClock) -> 
         "batch_get_item", {"Responses": {TABLE: []}}, {"RequestItems": {TABLE: get_request("mem_2")}}
     )
     mark = {"pk": {"S": "t#a"}, "sk": {"S": "mem_2"}, "state": {"S": "pending"}}
-    mark["expires_at"] = {"N": str(int(T0 + 14 * 86_400))}
+    mark["expires_at"] = {"N": str(int(T0 + 120))}  # leased until its message is queued
     stub.add_response(
         "batch_write_item",
         {"UnprocessedItems": {}},

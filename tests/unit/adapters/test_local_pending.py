@@ -24,10 +24,12 @@ def pending(tmp_path: Path, tick: SteppingClock) -> LocalPendingWrites:
 
 
 def test_a_mark_never_cleared_expires_after_its_ttl(pending: LocalPendingWrites, tick: SteppingClock) -> None:
-    # GIVEN a mark whose write was lost, and one re-added later (a client retry)
+    # GIVEN a queued mark whose write was lost, and one re-added (and queued) later (a client retry)
     pending.add("t", "a", ["mem_lost", "mem_retried"])
+    pending.queued("t", "a", ["mem_lost", "mem_retried"])
     tick.now += 10 * 86_400
     pending.add("t", "a", ["mem_retried"])
+    pending.queued("t", "a", ["mem_retried"])
 
     # WHEN the TTL of the first add has passed, THEN only the refreshed mark still counts
     tick.now += 5 * 86_400
@@ -59,8 +61,9 @@ def test_the_dedup_window_is_configurable_and_must_be_positive(tmp_path: Path, t
 
 
 def test_tombstones_are_purged_once_expired(pending: LocalPendingWrites, tick: SteppingClock) -> None:
-    # GIVEN records stored long ago (tombstones) and a pending one
+    # GIVEN records stored long ago (tombstones) and a queued pending one
     pending.add("t", "a", ["mem_old_1", "mem_old_2", "mem_new"])
+    pending.queued("t", "a", ["mem_new"])
     pending.done("t", "a", ["mem_old_1", "mem_old_2"])
 
     # WHEN a later write comes after the window
