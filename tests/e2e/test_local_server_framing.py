@@ -48,6 +48,15 @@ def _assert_error(body: dict[str, Any], code: str) -> None:
 
 
 GOOD = b"GET /health HTTP/1.1\r\nHost: x\r\n"
+POST = b"POST /health HTTP/1.1\r\nHost: x\r\n"
+CHUNKED = b"Transfer-Encoding: chunked\r\n\r\n"
+BAD = "bad_request"
+#: Framing a lenient reader takes and a proxy in front may read otherwise (request smuggling):
+#: a transfer coding that is not exactly chunked, a length or chunk size that ``int`` reads but
+#: that is not plain digits.
+CODINGS = (b"xchunked", b"chunked, gzip", b"gzip, chunked", b"identity", b"chunkedx")
+LENGTHS = (b"+2", b"-1", b"0x2", b"1_0", b"2, 2", b"\x0b2", b"2\r\n 0", b"\xd9\xa2", b"9" * 30)
+CHUNK_SIZES = (b"+2", b"-2", b"0x2", b"2_", b"")
 TOO_LARGE = "request_header_fields_too_large"
 
 
@@ -72,6 +81,9 @@ TOO_LARGE = "request_header_fields_too_large"
             400,
             "bad_request",
         ),
+        *[(POST + b"Transfer-Encoding: " + coding + b"\r\n\r\n0\r\n\r\n", 400, BAD) for coding in CODINGS],
+        *[(POST + b"Content-Length: " + length + b"\r\n\r\n{}", 400, BAD) for length in LENGTHS],
+        *[(POST + CHUNKED + size + b"\r\n{}\r\n0\r\n\r\n", 400, BAD) for size in CHUNK_SIZES],
     ],
 )
 def test_refusals_the_server_makes_itself_carry_the_error_body(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -98,6 +99,10 @@ IDLE_TIMEOUT_S = 15.0
 #: could read the other one (request smuggling, a key switched behind a cache).
 SINGLE_HEADERS = ("content-length", "transfer-encoding", "authorization", "content-type", "host")
 
+#: What a ``Content-Length`` may be: ASCII decimal digits, nothing else; a chunk's size: hex digits.
+_DIGITS = re.compile(r"[0-9]{1,20}")
+_HEX_DIGITS = re.compile(rb"[0-9A-Fa-f]{1,16}")
+
 #: The error body's code for each refusal the server makes before the handler runs. Messages are
 #: fixed: the standard library's quote the request line back.
 _REFUSALS = {
@@ -120,7 +125,10 @@ def _read_chunked(stream: BinaryIO, limit: int) -> bytes | None:
     body = bytearray()
     while True:
         size_line = stream.readline(1026)
-        size = int(size_line.split(b";", 1)[0].strip() or b"x", 16)
+        digits = size_line.split(b";", 1)[0].strip(b" \t\r\n")
+        if not _HEX_DIGITS.fullmatch(digits):  # not `int(..., 16)` alone: it reads +5, -5 and 0x5
+            raise ValueError("malformed chunk size")
+        size = int(digits, 16)
         if size == 0:
             break
         if len(body) + size > limit:
@@ -227,15 +235,26 @@ class _Handler(BaseHTTPRequestHandler):
         return head.encode("ascii") + body
 
     def parse_request(self) -> bool:
-        """The standard parse, then framing headers sent twice refused (400)."""
+        """The standard parse, then the framing read strictly (400 otherwise), as a proxy in front
+        would have to read it for the two never to disagree on where a request ends: framing
+        headers sent once; ``Transfer-Encoding`` exactly ``chunked``, if sent; ``Content-Length``
+        plain decimal digits, if sent (not ``+2``, ``-1``, ``0x2``, ``1_0`` or a folded line,
+        which ``int`` would read); never both."""
         if not super().parse_request():
             return False
         for name in SINGLE_HEADERS:
             if len(self.headers.get_all(name) or []) > 1:
                 self.send_error(400, f"duplicate {name} header")
                 return False
-        if self.headers.get("Content-Length") is not None and self.headers.get("Transfer-Encoding"):
+        length, coding = self.headers.get("Content-Length"), self.headers.get("Transfer-Encoding")
+        if length is not None and coding is not None:
             self.send_error(400, "both Content-Length and Transfer-Encoding")
+            return False
+        if coding is not None and coding.strip(" \t").lower() != "chunked":
+            self.send_error(400, "Transfer-Encoding other than chunked")
+            return False
+        if length is not None and not _DIGITS.fullmatch(length.strip(" \t")):
+            self.send_error(400, "Content-Length is not a decimal number")
             return False
         return True
 
@@ -325,7 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         A chunked body is read (clients that stream JSON send one) up to the same limit as a
         sized one; answering before the client has finished sending would break its pipe."""
         too_large = _error_body("payload_too_large", f"request body is larger than {MAX_BODY_BYTES} bytes")
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+        if self.headers.get("Transfer-Encoding") is not None:  # chunked: `parse_request` allows no other
             try:
                 raw = _read_chunked(cast("BinaryIO", self.rfile), MAX_BODY_BYTES)
             except ValueError:

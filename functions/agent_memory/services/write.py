@@ -12,6 +12,7 @@ a per-tenant cache (`services.topics.TopicCache`), and only when an item names a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
@@ -89,7 +90,8 @@ class WriteService:
         ttls: Mapping[MemoryKind, int | None],
     ) -> MemoryRecord:
         occurred = item.occurred_at or now
-        kind = item.kind or (MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE)
+        default_kind = MemoryKind.CONVERSATION if item.role else MemoryKind.NOTE
+        kind = item.kind or default_kind
         parts = [
             tenant_id,
             agent_id,
@@ -104,6 +106,12 @@ class WriteService:
             # evidence, not a retry of one write: they must not share an id.
             e = item.experience
             parts += [kind.value, e.run_id or "", e.outcome or "", e.context or ""]
+        said = _said(item, kind if kind is not default_kind else None)
+        if said:
+            # A resend of the same words that says something else about them (kind, tags,
+            # metadata, importance...) is another write, not a retry of the first: under the
+            # first one's id the writer would take it for a replay and store nothing of it.
+            parts.append(said)
         record_id = memory_id(*parts)
         ttl_days = item.ttl_days
         if ttl_days is None and kind in ttls:
@@ -135,3 +143,22 @@ class WriteService:
             occurred_at=occurred,
             expires_at=now + timedelta(days=ttl_days) if ttl_days else None,
         )
+
+
+def _said(item: NewMemory, kind: MemoryKind | None) -> str:
+    """What a write says about its words beyond who said them and when, in one canonical form
+    (empty when it says nothing more, so a plain write keeps the id it always had). ``kind``:
+    the kind it named, None for the default of its role."""
+    given = {
+        "kind": kind.value if kind is not None else None,
+        "tags": list(dict.fromkeys(item.tags)) or None,
+        "metadata": dict(item.metadata) or None,
+        "importance": item.importance,
+        "topic": item.topic,
+        "speaker": item.speaker,
+        "ttl_days": item.ttl_days,
+        "source": item.source.model_dump(mode="json") if item.source is not None else None,
+        "links": [link.model_dump(mode="json") for link in item.links] or None,
+    }
+    present = {name: value for name, value in given.items() if value is not None}
+    return json.dumps(present, sort_keys=True, ensure_ascii=False, default=str) if present else ""
