@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.opensearch_cluster import store_behind_api
 
 from agent_memory import container
 from agent_memory.domain.keys import hash_api_key
@@ -38,6 +39,7 @@ def configure_local_env(mp: pytest.MonkeyPatch, data_dir: Path) -> None:
         },
     )
     container.reset()
+    store_behind_api(mp)  # the OpenSearch store instead, with AGENT_MEMORY_TEST_STORE=opensearch
 
 
 def sqs_write_path_env(data_dir: Path, queue_url: str, dlq_url: str) -> dict[str, str]:

@@ -1,12 +1,13 @@
 """One store contract, many adapters: the `store` fixture yields a fresh, empty store of each kind.
 
 SQLite always runs, and the serverless store (SQLite files in S3) on moto's S3; on a real bucket
-when ``AGENT_MEMORY_TEST_BUCKET`` names one. OpenSearch runs when ``OPENSEARCH_URL`` names a cluster (``http://localhost:9200``
-in CI, see .github/workflows/opensearch.yml); each test gets its own alias, bootstrapped and
-deleted again (with its knowledge index), so tests never see each other's records (the agent
-listing is cross-tenant).
-The OpenSearch store writes with ``refresh=True`` so a test can search what it just wrote, on the
-k-NN engine named by ``OPENSEARCH_ENGINE`` (``faiss``, the default, or ``lucene``).
+when ``AGENT_MEMORY_TEST_BUCKET`` names one. OpenSearch runs on the node ``OPENSEARCH_URL`` names
+(`make test` starts one with scripts/opensearch.sh); without one its tests fail, unless a
+developer opts out (tests/opensearch_cluster.py). The OpenSearch tests share one bootstrapped
+alias per session, emptied after each test, so tests never see each other's records (the agent
+listing is cross-tenant); the store writes with ``refresh=True`` so a test can search what it
+just wrote, on the k-NN engine named by ``OPENSEARCH_ENGINE`` (``lucene``, the default, or
+``faiss`` on a node that has its native library).
 When lancedb is installed (the ``lancedb`` extra, not part of ``make test``), the SQLite store with
 its search candidates from LanceDB runs too (`adapters/sqlite/lancedb_retrieval.py`).
 """
@@ -30,16 +31,18 @@ MODEL = "contract-model"
 
 @pytest.fixture(scope="session")
 def opensearch_client() -> Any:
-    url = os.environ.get("OPENSEARCH_URL")
-    if not url:
-        pytest.skip("OPENSEARCH_URL is not set: no OpenSearch cluster to run the contract against")
-    from agent_memory.adapters.opensearch.opensearch_client import new_client
-    from agent_memory.settings import Settings
+    from tests.opensearch_cluster import cluster_client, cluster_url
 
-    client = new_client(Settings(store="opensearch", opensearch_endpoint=url, opensearch_timeout_s=30))
-    # "timeout" as a keyword would become the socket timeout in opensearch-py: pass it as a param
-    client.cluster.health(params={"wait_for_status": "yellow", "timeout": "60s"}, request_timeout=70)
-    return client
+    return cluster_client(cluster_url())
+
+
+@pytest.fixture(scope="session")
+def opensearch_indexes(opensearch_client: Any) -> Iterator[Any]:
+    from tests.opensearch_cluster import Indexes
+
+    indexes = Indexes(opensearch_client, DIM, MODEL, prefix="contract")
+    yield indexes
+    indexes.delete()
 
 
 def _indexed_everywhere(path: Path, exact_max: int) -> MemoryStore:
@@ -146,20 +149,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         yield sqlite
         sqlite.close()  # type: ignore[attr-defined]
         return
-    from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
-    from agent_memory.adapters.opensearch.opensearch_index import (
-        events_index_name,
-        knowledge_index_name,
-        records_index_name,
-    )
     from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 
-    client = request.getfixturevalue("opensearch_client")
-    alias = f"contract-{uuid.uuid4().hex[:12]}"
-    engine = os.environ.get("OPENSEARCH_ENGINE", "faiss")
-    bootstrap(client, alias, DIM, MODEL, engine=engine)  # type: ignore[arg-type]
+    indexes = request.getfixturevalue("opensearch_indexes")
     try:
-        yield OpenSearchStore(client, alias, DIM, MODEL, refresh=True)
+        yield OpenSearchStore(indexes.client, indexes.alias, DIM, MODEL, refresh=True)
     finally:
-        indices = (records_index_name(alias), events_index_name(alias), knowledge_index_name(alias))
-        client.indices.delete(index=",".join(indices))
+        indexes.clear()

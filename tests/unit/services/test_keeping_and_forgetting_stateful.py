@@ -19,22 +19,19 @@ Writes come from two end users and nobody, in two conversations and none, as nea
 sentences that differ in a number, an amount, a code or a weekday, on today, recent, late (into
 periods already summarized) and old (history import) dates.
 
-The same machine runs on OpenSearch when ``OPENSEARCH_URL`` names a cluster.
+The same machine runs on the OpenSearch node ``OPENSEARCH_URL`` names (tests/opensearch_cluster.py).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -103,34 +100,32 @@ class Accepted:
 
 
 class OpenSearchWorld:
-    """Swaps the world's store for a fresh OpenSearch alias (refresh on write), when asked to."""
+    """Swaps the world's store for an empty OpenSearch alias (refresh on write), when asked to:
+    one alias for every example of the run, emptied after each (creating three k-NN indexes per
+    example would cost more than the example)."""
+
+    _shared: dict[tuple[int, str], Any] = {}
 
     def __init__(self) -> None:
-        from agent_memory.adapters.opensearch.opensearch_client import new_client
-        from agent_memory.settings import Settings
+        from tests.opensearch_cluster import cluster_client, cluster_url
 
-        url = os.environ["OPENSEARCH_URL"]
-        self.client = new_client(
-            Settings(store="opensearch", opensearch_endpoint=url, opensearch_timeout_s=30)
-        )
-        self.alias = f"stateful-{uuid.uuid4().hex[:12]}"
+        self.client = cluster_client(cluster_url())
+        self.indexes: Any = None
 
     def store(self, dimension: int, model_id: str) -> MemoryStore:
-        from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+        from tests.opensearch_cluster import Indexes
+
         from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 
-        bootstrap(self.client, self.alias, dimension, model_id, engine="faiss")
-        return OpenSearchStore(self.client, self.alias, dimension, model_id, refresh=True)
+        key = (dimension, model_id)
+        if key not in self._shared:
+            self._shared[key] = Indexes(self.client, dimension, model_id, prefix="stateful")
+        self.indexes = self._shared[key]
+        return OpenSearchStore(self.client, self.indexes.alias, dimension, model_id, refresh=True)
 
     def close(self) -> None:
-        from agent_memory.adapters.opensearch.opensearch_index import (
-            events_index_name,
-            knowledge_index_name,
-            records_index_name,
-        )
-
-        indexes = (records_index_name, events_index_name, knowledge_index_name)
-        self.client.indices.delete(index=",".join(name(self.alias) for name in indexes))
+        if self.indexes is not None:
+            self.indexes.clear()
 
 
 class KeepingAndForgetting(RuleBasedStateMachine):
@@ -434,20 +429,3 @@ KeepingAndForgetting.TestCase.settings = settings(
     suppress_health_check=list(HealthCheck),
 )
 test_keeping_and_forgetting_on_sqlite = KeepingAndForgetting.TestCase
-
-
-class KeepingAndForgettingOnOpenSearch(KeepingAndForgetting):
-    STORE = "opensearch"
-
-
-KeepingAndForgettingOnOpenSearch.TestCase.settings = settings(
-    max_examples=10,
-    stateful_step_count=20,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
-test_keeping_and_forgetting_on_opensearch = pytest.mark.opensearch(
-    pytest.mark.skipif(not os.environ.get("OPENSEARCH_URL"), reason="OPENSEARCH_URL is not set")(
-        KeepingAndForgettingOnOpenSearch.TestCase
-    )
-)

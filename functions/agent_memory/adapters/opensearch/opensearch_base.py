@@ -32,10 +32,13 @@ from agent_memory.ports import AuditEvent
 class OpenSearchBase:
     """The state and the request plumbing of `opensearch_store.OpenSearchStore`.
 
-    ``refresh``: False (production: writes become searchable within the index refresh interval,
-    ~1 s; reads by id are real-time regardless), True or ``"wait_for"`` (tests, and callers that
-    must search what they just wrote). ``check``: verify the index ``_meta`` (model, dimension,
-    schema) once, now. ``serverless``: OpenSearch Serverless request shapes (module docstring).
+    ``refresh``: ``"wait_for"`` (the default: a write returns once a search can see it, so the
+    writer clears a pending mark only when the memory is searchable, as on SQLite, and a forget
+    returns only when the memory is gone from search; it costs the write up to one refresh
+    interval, ~1 s, and no extra refresh), True (tests: force a refresh on every write) or False
+    (writes become searchable within the refresh interval; reads by id are real-time regardless).
+    ``check``: verify the index ``_meta`` (model, dimension, schema) once, now. ``serverless``:
+    OpenSearch Serverless request shapes (module docstring).
     """
 
     def __init__(
@@ -45,7 +48,7 @@ class OpenSearchBase:
         dimension: int,
         model_id: str,
         *,
-        refresh: bool | str = False,
+        refresh: bool | str = "wait_for",
         check: bool = True,
         serverless: bool = False,
     ) -> None:
@@ -75,6 +78,13 @@ class OpenSearchBase:
         if self._refresh:
             params["refresh"] = self._refresh
         return params
+
+    def _bookkeeping_refresh(self) -> dict[str, str]:
+        """The parameters of a counter's write (access counts, document hits, search days): it never
+        waits for a refresh (a search must not wait for its own bookkeeping), so it becomes
+        visible to searches within the refresh interval; only a store told to force a refresh on
+        every write (``refresh=True``, the tests') forces one here too."""
+        return {"refresh": "true"} if self._refresh == "true" else {}
 
     def _bulk(self, lines: list[dict[str, Any]], what: str) -> dict[str, Any]:
         with os_errors(what, self.alias):

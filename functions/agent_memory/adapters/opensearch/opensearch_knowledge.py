@@ -10,12 +10,14 @@ by `domain.fusion`'s rule, every filter inside the k-NN clause. The bodies are b
 * **Routing by tenant** (not on Serverless): a tenant's knowledge lives on one shard. Routing
   is placement, not security: every query also filters the ``tenant_id`` term, and documents
   read by id are checked to be the tenant's and of the kind asked for.
-* **A put** is one ``_bulk`` (chunked) of the new passages and then the document, followed by a
-  ``_delete_by_query`` of the document's other passages. A passage id carries the version, so
+* **A put** is a ``_bulk`` (chunked) of the new passages, then one of the document, followed by
+  a ``_delete_by_query`` of the document's other passages. A passage id carries the version, so
   the old and new passages never overwrite each other. OpenSearch has no transaction: between
-  the two requests a search may see both versions' passages (for about one request), never
-  neither (one shard, whose refresh exposes the writes in the order they were made) — the
-  closest it allows to SQLite's one transaction. Removing by passage id, not by version, also
+  the requests a search may find both versions' passages, never neither (one shard, whose
+  refresh exposes the writes in the order they were made); it then keeps those of the version
+  the document names (`_current_versions`), and the document names the new version only once
+  its passages are searchable (the writes wait for a refresh) — the closest OpenSearch allows to
+  SQLite's one transaction. Removing by passage id, not by version, also
   removes the tail of a re-put of the same version with fewer passages. The document is a partial
   ``_update`` with ``doc_as_upsert``, so the hit counters survive a put, as on SQLite.
 * **A delete** removes the passages first (``_delete_by_query``, whose ``deleted`` count is
@@ -208,16 +210,20 @@ class OpenSearchKnowledge(OpenSearchBase):
             pairs.append((action, passage_source(passage, vector)))
         _id = document_doc_id(tenant_id, doc_id)
         if self.serverless:
-            pairs.append(
-                (self._knowledge_action("index", _id, tenant_id), document_source(document, counters=False))
+            document_pair = (
+                self._knowledge_action("index", _id, tenant_id),
+                document_source(document, counters=False),
             )
         else:
             upsert = {"doc": document_source(document, counters=False), "doc_as_upsert": True}
-            pairs.append((self._knowledge_action("update", _id, tenant_id), upsert))
+            document_pair = (self._knowledge_action("update", _id, tenant_id), upsert)
         for start in range(0, len(pairs), KNOWLEDGE_BULK_CHUNK):
             self._knowledge_bulk(
                 bulk_lines(pairs[start : start + KNOWLEDGE_BULK_CHUNK]), "storing a document"
             )
+        # The document last, in a request of its own: once it names the new version, every new
+        # passage is searchable (the store's refresh), which `_current_versions` relies on.
+        self._knowledge_bulk(bulk_lines([document_pair]), "storing a document")
         keep = list(dict.fromkeys(item.passage.id for item in passages))
         self._delete_passages(
             tenant_id, stale_passages_query(tenant_id, doc_id, keep), "removing a document's earlier passages"
@@ -259,8 +265,9 @@ class OpenSearchKnowledge(OpenSearchBase):
             lines += [self._knowledge_action("update", document_doc_id(tenant_id, doc_id), tenant_id), body]
         try:
             with os_errors("counting document hits", self.knowledge_alias):
-                # never a refresh: a search must not wait for the index to refresh for a counter
-                response = self._client.bulk(body=lines, params={"require_alias": "true"})
+                response = self._client.bulk(
+                    body=lines, params={"require_alias": "true", **self._bookkeeping_refresh()}
+                )
             failures = [f for f in item_failures(response) if f[0] != 404]
             if failures:
                 logger.warning(
@@ -358,6 +365,9 @@ class OpenSearchKnowledge(OpenSearchBase):
             if is_kind(hit["_source"], PASSAGE, tenant_id):
                 passage = found.setdefault(hit["_source"]["id"], to_passage(hit["_source"]))
                 raw_lexical[passage.id] = float(hit["_score"])
+        kept = self._current_versions(tenant_id, found)
+        similarity = {pid: s for pid, s in similarity.items() if pid in kept}
+        raw_lexical = {pid: s for pid, s in raw_lexical.items() if pid in kept}
         lexical = scaled_to_best(raw_lexical)
         order = fused_order(list(similarity), list(raw_lexical))
         if query_vector is not None:
@@ -368,6 +378,38 @@ class OpenSearchKnowledge(OpenSearchBase):
             PassageCandidate(passage=found[pid], similarity=similarity.get(pid), lexical=lexical.get(pid))
             for pid in order
         ]
+
+    def _current_versions(self, tenant_id: str, found: dict[str, Passage]) -> set[str]:
+        """The ids of ``found`` to answer with: a document's passages of one version only.
+
+        A put exposes the new version's passages before it deletes the old ones (module
+        docstring), so a search in between can find both; the real engine does (the contract's
+        `test_a_search_during_puts_sees_one_whole_version`). Where the hits hold two versions of
+        a document, one routed real-time ``_mget`` of those documents says which version is
+        current, and only its passages are kept. A document not found (deleted meanwhile) keeps
+        what was found; hits of one version per document cost no request."""
+        versions: dict[str, set[str]] = {}
+        for passage in found.values():
+            versions.setdefault(passage.doc_id, set()).add(passage.version)
+        mixed = sorted(doc_id for doc_id, seen in versions.items() if len(seen) > 1)
+        if not mixed:
+            return set(found)
+        docs = self._knowledge_mget(
+            [document_doc_id(tenant_id, doc_id) for doc_id in mixed],
+            tenant_id,
+            "reading the current versions of documents",
+            _source_includes="kind,tenant_id,doc_id,version",
+        )
+        current: dict[str, str] = {}
+        for doc_id, doc in zip(mixed, docs, strict=True):
+            source = found_source(doc)
+            if source is not None and is_kind(source, DOCUMENT, tenant_id):
+                current[doc_id] = str(source.get("version"))
+        return {
+            pid
+            for pid, passage in found.items()
+            if passage.doc_id not in current or passage.version == current[passage.doc_id]
+        }
 
     def _passage_cosines(
         self, tenant_id: str, passage_ids: list[str], query_vector: npt.NDArray[np.float32]

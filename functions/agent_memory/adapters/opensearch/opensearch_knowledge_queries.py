@@ -60,10 +60,12 @@ TOMBSTONE_SCRIPT = (
     "else { ctx.op = 'noop'; }"
 )
 #: Count that a search returned a passage of the document; only on the tenant's own documents.
+#: The last hit only moves later: hits recorded out of order keep the latest (as on SQLite).
 DOCUMENT_HITS_SCRIPT = (
     "def s = ctx._source; "
     "if (s.kind != 'document' || s.tenant_id != params.tenant_id) { ctx.op = 'noop'; } "
-    "else { s.hits = (s.hits == null ? 0 : s.hits) + 1; s.last_hit_at = params.at; }"
+    "else { s.hits = (s.hits == null ? 0 : s.hits) + 1; "
+    "if (s.last_hit_at == null || s.last_hit_at.compareTo(params.at) < 0) { s.last_hit_at = params.at; } }"
 )
 
 

@@ -266,7 +266,9 @@ class OpenSearchRecords(OpenSearchSpaces):
             lines += [action, script]
         try:
             with os_errors("counting record accesses", self.alias):
-                response = self._client.bulk(body=lines, params={"require_alias": "true"})
+                response = self._client.bulk(
+                    body=lines, params={"require_alias": "true", **self._bookkeeping_refresh()}
+                )
             failures = [f for f in item_failures(response) if f[0] != 404]
             if failures:
                 logger.warning("record_access: %d updates failed, first: %s", len(failures), failures[0])

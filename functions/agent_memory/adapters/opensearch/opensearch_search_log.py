@@ -39,7 +39,11 @@ class OpenSearchSearchLog(OpenSearchBase):
                     index=self.events_alias,
                     id=_id,
                     body=body,
-                    params={**self._route(tenant_id, agent_id), "retry_on_conflict": 3},
+                    params={
+                        **self._route(tenant_id, agent_id),
+                        **self._bookkeeping_refresh(),
+                        "retry_on_conflict": 3,
+                    },
                 )
         except Exception as exc:  # best effort by contract: a search must not fail on its bookkeeping
             logger.warning("record_search skipped for %s/%s: %s", tenant_id, agent_id, exc)

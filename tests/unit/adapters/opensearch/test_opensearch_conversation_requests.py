@@ -31,7 +31,7 @@ _MS = timedelta(milliseconds=1)
 
 
 def store(client: OpenSearch, serverless: bool = False) -> OpenSearchStore:
-    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, serverless=serverless)
+    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, serverless=serverless, refresh=False)
 
 
 def turn(record_id: str, occurred: datetime, **fields: Any) -> MemoryRecord:

@@ -29,6 +29,7 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
     Cluster,
     mapping_response,
     search_response,
+    store,
     unit_vector,
 )
 
@@ -56,7 +57,6 @@ from agent_memory.adapters.opensearch.opensearch_knowledge_queries import (
     passage_source,
 )
 from agent_memory.adapters.opensearch.opensearch_roles import data_index_patterns
-from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 from agent_memory.domain.knowledge import KnowledgeDocument, Passage, document_hash, passages_of
 from agent_memory.errors import ConfigurationError, ValidationFailedError
 from agent_memory.ports import PassageQuery, StoredPassage
@@ -66,10 +66,6 @@ KINDEX = f"{ALIAS}-knowledge-v{KNOWLEDGE_SCHEMA_VERSION}"
 T0 = datetime(2026, 11, 20, 9, 30, 0, 250000, tzinfo=UTC)
 TEXT = "# Runbook\n\nFailover starts with DNS.\n\n## Rollback\n\nPoint the record back."
 TENANT_FILTER = {"term": {"tenant_id": "t1"}}
-
-
-def store(client: OpenSearch, **kwargs: Any) -> OpenSearchStore:
-    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, **kwargs)
 
 
 def document(doc_id: str = "runbook", version: str = "v2", **kw: Any) -> KnowledgeDocument:
@@ -321,21 +317,23 @@ def test_put_document_bulks_the_passages_then_the_document_then_deletes_the_othe
     doc = document()
     items = stored(doc)
     assert len(items) == 2
-    cluster.reply(
-        bulk_items(("index", "created", 201), ("index", "created", 201), ("update", "created", 201))
-    )
+    cluster.reply(bulk_items(("index", "created", 201), ("index", "created", 201)))
+    cluster.reply(bulk_items(("update", "created", 201)))
     cluster.reply(by_query(3))
 
     # WHEN
     store(client, refresh=True).put_document(doc, items)
 
-    # THEN one _bulk: each passage indexed under its tenant-scoped id, routed by the tenant, then
-    # the document as a partial update (its hit counters are kept), with the store's refresh
+    # THEN a _bulk of the passages, each indexed under its tenant-scoped id, routed by the
+    # tenant; then one of the document as a partial update (its hit counters are kept), so the
+    # document names the new version only once its passages are searchable; each with the
+    # store's refresh
     cluster.done()
-    put, clean = cluster.sent
-    assert (put.method, put.path) == ("POST", "/_bulk")
-    assert put.params == {"require_alias": "true", "refresh": "true"}
-    first, first_doc, second, _, doc_action, doc_body = put.lines
+    put, put_doc, clean = cluster.sent
+    assert (put.method, put.path) == (put_doc.method, put_doc.path) == ("POST", "/_bulk")
+    assert put.params == put_doc.params == {"require_alias": "true", "refresh": "true"}
+    first, first_doc, second, _ = put.lines
+    doc_action, doc_body = put_doc.lines
     assert first == {"index": {"_index": KALIAS, "_id": f"t1:psg:{items[0].passage.id}", "routing": "t1"}}
     assert second["index"]["_id"] == f"t1:psg:{items[1].passage.id}"
     assert first_doc["kind"] == "passage"
@@ -412,7 +410,8 @@ def test_serverless_put_document_indexes_the_document_and_deletes_old_passages_i
     # GIVEN
     doc = document()
     items = stored(doc)
-    cluster.reply(bulk_items(("index", "created", 201), ("index", "created", 201), ("index", "created", 201)))
+    cluster.reply(bulk_items(("index", "created", 201), ("index", "created", 201)))
+    cluster.reply(bulk_items(("index", "created", 201)))
     cluster.reply(search_response({"_id": "t1:psg:psg_old", "sort": ["psg_old"]}))
     cluster.reply(bulk_items(("delete", "deleted", 200)))
 
@@ -423,14 +422,15 @@ def test_serverless_put_document_indexes_the_document_and_deletes_old_passages_i
     cluster.done()
     assert [(s.method, s.path) for s in cluster.sent] == [
         ("POST", "/_bulk"),
+        ("POST", "/_bulk"),
         ("POST", f"/{KALIAS}/_search"),
         ("POST", "/_bulk"),
     ]
-    put, page, delete = cluster.sent
-    assert put.params == {}
+    put, put_doc, page, delete = cluster.sent
+    assert put.params == put_doc.params == {}
     assert put.lines[0] == {"index": {"_index": KALIAS, "_id": f"t1:psg:{items[0].passage.id}"}}
-    assert put.lines[4] == {"index": {"_index": KALIAS, "_id": "t1:doc:runbook"}}
-    assert put.lines[5]["kind"] == "document" and "hits" not in put.lines[5]
+    assert put_doc.lines[0] == {"index": {"_index": KALIAS, "_id": "t1:doc:runbook"}}
+    assert put_doc.lines[1]["kind"] == "document" and "hits" not in put_doc.lines[1]
     assert page.params == {}
     assert page.body["_source"] is False and page.body["size"] == PASSAGE_PAGE
     assert page.body["sort"] == [{"id": {"order": "asc"}}]
@@ -940,12 +940,18 @@ def test_search_and_listing_stay_within_what_one_search_can_return(
     assert cluster.sent[1].body["size"] == MAX_SEARCH_HITS
 
 
-def test_record_document_hits_never_asks_for_a_refresh(client: OpenSearch, cluster: Cluster) -> None:
-    # GIVEN a store that refreshes after its writes
+@pytest.mark.parametrize(("refresh", "sent"), [("wait_for", None), (False, None), (True, "true")])
+def test_record_document_hits_never_waits_for_a_refresh(
+    client: OpenSearch, cluster: Cluster, refresh: bool | str, sent: str | None
+) -> None:
+    # GIVEN a store that waits for a refresh after its writes (the default), or none, or one
+    # that forces a refresh on every write (the tests' cluster store)
     cluster.reply(bulk_items(("update", "updated", 200)))
 
     # WHEN a search's hits are counted
-    store(client, refresh=True).record_document_hits("t1", ["runbook"], NOW)
+    store(client, refresh=refresh).record_document_hits("t1", ["runbook"], NOW)
 
-    # THEN the counter does not make the search wait for a refresh (as record_access)
-    assert cluster.sent[0].params == {"require_alias": "true"}
+    # THEN the counter never makes the search wait for a refresh (as record_access); a store
+    # that forces one on every write forces it here too, so a listing then sees the count
+    assert cluster.sent[0].params.get("refresh") == sent
+    assert cluster.sent[0].params["require_alias"] == "true"

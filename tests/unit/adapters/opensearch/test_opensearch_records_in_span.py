@@ -31,7 +31,7 @@ DAY = datetime(2026, 11, 20, tzinfo=UTC)
 
 
 def store(client: OpenSearch, serverless: bool = False) -> OpenSearchStore:
-    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, serverless=serverless)
+    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, serverless=serverless, refresh=False)
 
 
 def at(seconds: int) -> datetime:

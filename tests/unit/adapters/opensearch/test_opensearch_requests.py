@@ -133,7 +133,8 @@ class RecordingConnection(Connection):
 
 
 def store(client: OpenSearch, **kwargs: Any) -> OpenSearchStore:
-    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, **kwargs)
+    """A store whose writes ask for no refresh unless the test says so (the default waits for one)."""
+    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, **{"refresh": False, **kwargs})
 
 
 def unit_vector(*values: float) -> np.ndarray:

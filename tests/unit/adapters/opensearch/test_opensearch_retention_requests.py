@@ -20,9 +20,6 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 from tests.unit.adapters.opensearch.test_opensearch_requests import (
-    ALIAS,
-    DIM,
-    MODEL,
     NOW,
     Cluster,
     bulk_ok,
@@ -30,11 +27,11 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
     record,
     search_response,
     source_of,
+    store,
 )
 
 from agent_memory.adapters.opensearch.opensearch_documents import doc_id, ts
 from agent_memory.adapters.opensearch.opensearch_retention_queries import DELETE_PAGE, MAINTENANCE_TIMEOUT_S
-from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 from agent_memory.domain.grains import Grain, period_bounds
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
@@ -46,10 +43,6 @@ SLICED = {"slices": "auto", "conflicts": "proceed", "wait_for_completion": "true
 NO_VECTOR = {"excludes": ["vector", "spaces"]}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 FAR = datetime(9000, 1, 1, tzinfo=UTC)
-
-
-def store(client: OpenSearch, **kwargs: Any) -> OpenSearchStore:
-    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, **kwargs)
 
 
 # ------------------------------------------------------------------------------------------------
