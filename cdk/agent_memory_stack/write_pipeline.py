@@ -104,11 +104,21 @@ class WritePipeline(Construct):
         grant_send(self.queue, function)
 
     def grant_pending(self, function: lambda_.IFunction) -> None:
-        """The API: mark pending (BatchGet + BatchWrite), undo (BatchWrite), count (Query)."""
-        self.pending.grant(function, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:Query")
+        """The API: mark pending (BatchGet + BatchWrite), hold a mark once its message is queued
+        (a conditional UpdateItem), undo (BatchWrite), count (Query)."""
+        self.pending.grant(
+            function,
+            "dynamodb:BatchGetItem",
+            "dynamodb:BatchWriteItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:Query",
+        )
 
     def grant_mark_pending(self, function: lambda_.IFunction) -> None:
         """A function that marks work pending but never counts it: the pattern dispatcher (a mark
-        per job it queues; undone if the send fails) and the summarize worker (its job's mark
-        done, a mark per pattern it queues): BatchGet + BatchWrite, no Query."""
-        self.pending.grant(function, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem")
+        per job it queues, held once queued; undone if the send fails) and the summarize worker
+        (its job's mark done, a mark per pattern it queues, held once queued): BatchGet +
+        BatchWrite + UpdateItem, no Query."""
+        self.pending.grant(
+            function, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateItem"
+        )

@@ -693,12 +693,13 @@ def enforce(deployment: Deployment) -> Iterator[None]:
                 )
         if service == "sqs" and operation in ("SendMessage", "SendMessageBatch"):
             for entry in params.get("Entries", [params]):
-                group = entry.get("MessageGroupId")
-                if group is not None and not 1 <= len(group) <= 128:  # SQS refuses; moto does not
-                    raise ClientError(
-                        {"Error": {"Code": "InvalidParameterValue", "Message": "MessageGroupId over 128"}},
-                        operation,
-                    )
+                for name in ("MessageGroupId", "MessageDeduplicationId"):
+                    value = entry.get(name)
+                    if value is not None and not 1 <= len(value) <= 128:  # SQS refuses; moto does not
+                        raise ClientError(
+                            {"Error": {"Code": "InvalidParameterValue", "Message": f"{name} over 128"}},
+                            operation,
+                        )
         if service == "bedrock-runtime":
             return deployment.bedrock.answer(operation, params)
         if service == "events" and operation == "PutEvents":

@@ -383,6 +383,21 @@ def test_the_longest_tenant_and_agent_ids_write_through_the_fifo_queue(deploymen
     assert answers == [{"batchItemFailures": []}]
 
 
+def test_a_document_with_the_longest_ids_is_queued_and_stored(deployment: Deployment) -> None:
+    # GIVEN a tenant and a document id of 128 characters each (their group id was about 200)
+    bootstrap(deployment)
+    doc_id = "d" * 128
+    body = {"version": "v1", "title": "Runbook", "text": RUNBOOK}
+    event = api_event("PUT", f"/v1/knowledge/documents/{doc_id}", body, scopes="admin read write forget")
+    event["requestContext"]["authorizer"]["tenant_id"] = "t" * 128
+    # WHEN
+    response = deployment.run("Api", event)
+    # THEN SQS takes the message (it refuses a group id over 128) and the writer stores it
+    assert response["statusCode"] == 202, response
+    answers = drain(deployment, queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL"), "Writer")
+    assert answers == [{"batchItemFailures": []}]
+
+
 @pytest.mark.parametrize("function", ["SummarizeDispatch", "Retention"])
 def test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue(
     deployment: Deployment, function: str

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from tests.deployed import test_deployed_paths as paths
 from tests.deployed.harness import Deployment
-from tests.deployed.test_grants import PATHS, unused_grants
+from tests.deployed.test_grants import PATHS, run_path, unused_grants
 
 #: The named paths (the two parametrised ones test the schedules' failure handling, not the store).
 FILE_PATHS = [path for path in PATHS if getattr(path, "__name__", "") != "<lambda>"]
@@ -27,17 +27,17 @@ UNREACHED = {
 
 @pytest.mark.parametrize("path", FILE_PATHS, ids=lambda p: p.__name__.removeprefix("test_")[:60])
 def test_each_path_runs_on_the_serverless_store(
-    deploy_files: Callable[..., Deployment], path: Callable[[Deployment], None]
+    deploy_files: Callable[..., Deployment], path: Callable[..., None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN the serverless stack, deployed
     deployment = deploy_files()
     # WHEN / THEN the path holds as on OpenSearch, every call allowed by the function's role
-    path(deployment)
+    run_path(path, deployment, monkeypatch)
     assert not [c for c in deployment.calls if not c.allowed]
 
 
 def test_every_s3_grant_is_used_and_the_tenants_file_is_in_the_bucket(
-    deploy_files: Callable[..., Deployment],
+    deploy_files: Callable[..., Deployment], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN
     calls = []
@@ -51,7 +51,7 @@ def test_every_s3_grant_is_used_and_the_tenants_file_is_in_the_bucket(
     calls += deployment.calls
     for path in FILE_PATHS:
         deployment = deploy_files()
-        path(deployment)
+        run_path(path, deployment, monkeypatch)
         calls += deployment.calls
     # THEN each memory function's S3 grants were used, and none was refused
     assert deployment is not None

@@ -4,6 +4,7 @@ template by hand makes a path fail."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from typing import Any
@@ -16,8 +17,8 @@ from tests.deployed.harness import Call, Deployment, unset_deployment_settings, 
 EXPORT = export_paths.test_an_export_is_started_by_the_api_written_by_the_worker_and_fetched_by_a_signed_url
 FAILED_RUN = paths.test_a_scheduled_run_that_fails_in_the_function_lands_in_the_failed_runs_queue
 WEBHOOKS = paths.test_changes_reach_the_tenants_webhook_through_the_bus_the_queue_and_the_delivery_function
-#: Every path test, each run on a fresh deployment of the same template.
-PATHS: list[Callable[[Deployment], None]] = [
+#: Every path test, each run on a fresh deployment of the same template (`run_path`).
+PATHS: list[Callable[..., None]] = [
     paths.test_a_write_goes_through_the_fifo_queue_and_the_writer_and_is_found_by_the_search_function,
     paths.test_the_schedule_dispatches_jobs_the_worker_summarizes_and_the_summary_is_written,
     paths.test_a_week_whose_days_were_never_summarized_is_healed_by_the_worker,
@@ -85,14 +86,22 @@ def _reached(name: str, grant: str) -> bool:
     )
 
 
-def test_every_grant_is_used_by_a_path(deploy: Callable[..., Deployment]) -> None:
+def run_path(path: Callable[..., None], deployment: Deployment, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``path`` on ``deployment``, with ``monkeypatch`` when the path arranges the process as well
+    (the webhook path's name resolver)."""
+    path(deployment, *([monkeypatch] if "monkeypatch" in inspect.signature(path).parameters else []))
+
+
+def test_every_grant_is_used_by_a_path(
+    deploy: Callable[..., Deployment], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # GIVEN
     calls: list[Call] = []
     deployment = None
     # WHEN
     for path in PATHS:
         deployment = deploy()
-        path(deployment)
+        run_path(path, deployment, monkeypatch)
         calls += deployment.calls
     # THEN
     assert deployment is not None
@@ -255,18 +264,23 @@ EDITS = {
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_a_grant_or_setting_removed_from_the_template_fails_a_path(
-    deploy: Callable[..., Deployment], template: tuple[dict[str, Any], dict[str, str]], edit: str
+    deploy: Callable[..., Deployment],
+    template: tuple[dict[str, Any], dict[str, str]],
+    edit: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN
     change, path = EDITS[edit]
     deployment = deploy(lambda raw: change(raw, template[1]))
-    # WHEN / THEN
-    with pytest.raises(Exception):  # noqa: B017 - whatever the path trips over first
-        path(deployment)
+    # WHEN
+    with pytest.raises(Exception) as failed:  # whatever the path trips over first
+        run_path(path, deployment, monkeypatch)
+    # THEN it tripped over the change, not over how the path was called
+    assert not isinstance(failed.value, TypeError), failed.value
 
 
 def test_every_deployment_setting_a_function_reads_is_in_its_environment(
-    deploy: Callable[..., Deployment],
+    deploy: Callable[..., Deployment], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A setting read but not set runs on a default nobody chose for that function."""
     # GIVEN
@@ -274,7 +288,7 @@ def test_every_deployment_setting_a_function_reads_is_in_its_environment(
     # WHEN
     for path in PATHS:
         deployment = deploy()
-        path(deployment)
+        run_path(path, deployment, monkeypatch)
         for name, fields in unset_deployment_settings(deployment).items():
             missing.setdefault(name, set()).update(fields)
     # THEN
@@ -301,7 +315,10 @@ SETTING_EDITS = {
 
 @pytest.mark.parametrize("edit", sorted(SETTING_EDITS))
 def test_a_setting_removed_whose_default_would_still_run_is_found(
-    deploy: Callable[..., Deployment], template: tuple[dict[str, Any], dict[str, str]], edit: str
+    deploy: Callable[..., Deployment],
+    template: tuple[dict[str, Any], dict[str, str]],
+    edit: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Removing a setting whose default happens to work (UTC, the default alias, no plans) breaks
     no path here, but leaves the function on a default nobody chose for it: that is refused too."""
@@ -310,7 +327,7 @@ def test_a_setting_removed_whose_default_would_still_run_is_found(
     deployment = deploy(lambda raw: change(raw, template[1]))
     # WHEN
     try:
-        path(deployment)
+        run_path(path, deployment, monkeypatch)
     except Exception:
         return
     # THEN

@@ -137,10 +137,11 @@ def test_the_dispatcher_and_the_worker_mark_pattern_jobs_pending_but_never_count
         env = synth.function(function)["Environment"]["Variables"]
         assert env["AGENT_MEMORY_PENDING"] == "dynamodb", function
         assert env["AGENT_MEMORY_PENDING_TABLE"] == {"Ref": synth.logical_id(pending)}, function
-        # add: BatchGetItem + BatchWriteItem; done and discard: BatchWriteItem; no Query (count)
+        # add: BatchGetItem + BatchWriteItem; held once queued: UpdateItem; done and discard:
+        # BatchWriteItem; no Query (count)
         assert _pending_statements(synth, function) == [
             {
-                "Action": ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"],
+                "Action": ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateItem"],
                 "Effect": "Allow",
                 "Resource": [_arn(synth, pending)],
             }
