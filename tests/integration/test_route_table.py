@@ -206,3 +206,16 @@ def test_each_kind_of_key_is_allowed_or_refused_on_every_route_as_the_reference_
 
     # THEN each answer is a 403 exactly where the reference table refuses, and never a 5xx
     assert wrong == []
+
+
+def test_a_request_served_without_the_tables_rule_is_refused(local_env: object) -> None:
+    # GIVEN an admin's request handed to the routes without the entry point's decision
+    event = _event("GET", "/v1/admin/settings")
+    event["requestContext"]["authorizer"] = {"tenant_id": "acme", "key_id": "k1", "scopes": "admin"}
+
+    # WHEN the resolver serves it
+    result = api.app.resolve(event, LocalContext())
+
+    # THEN no route answers it unchecked
+    assert result["statusCode"] == 403, result
+    assert json.loads(result["body"])["error"]["code"] == "forbidden"

@@ -46,8 +46,8 @@ from agent_memory.handlers import (
     webhook_routes,
 )
 from agent_memory.handlers.cors import with_console_cors
-from agent_memory.handlers.route_support import json_response
-from agent_memory.handlers.routes import Capability, capabilities_of, route_for
+from agent_memory.handlers.route_support import AUTHORIZED_ROUTE, json_response
+from agent_memory.handlers.routes import Capability, Route, capabilities_of, route_for
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.settings import get_settings
 
@@ -170,7 +170,12 @@ def _entry_point(
     @metrics.log_metrics
     @tracer.capture_lambda_handler
     def handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        response = _unauthorized(event) or _not_json(event) or resolver.resolve(_as_json(event), context)
+        try:
+            event = _authorized(event)
+        except AgentMemoryError as exc:
+            response = _raw_error(exc.status, exc.code, exc.message)
+        else:
+            response = _not_json(event) or resolver.resolve(_as_json(event), context)
         return with_console_cors(response, event, get_settings().console_origin)
 
     return handle
@@ -187,7 +192,7 @@ def _raw_error(status: int, code: str, message: str) -> dict[str, Any]:
     }
 
 
-def authorize(caller: Caller, method: str, path: str, body: str | None) -> Caller:
+def authorize(caller: Caller, method: str, path: str, body: str | None) -> Route | None:
     """The one rule of who may call what: the request's route in the table (`routes.route_for`)
     says the scope it needs and which agents it touches, and `Caller.authorize` decides.
 
@@ -198,13 +203,15 @@ def authorize(caller: Caller, method: str, path: str, body: str | None) -> Calle
     """
     found = route_for(method, path)
     if found is None:
-        admin = path.strip("/").split("/")[:2] == ["v1", "admin"]
-        return caller.authorize(ADMIN_SCOPE, Reach.SHARED) if admin else caller
+        if path.strip("/").split("/")[:2] == ["v1", "admin"]:
+            caller.authorize(ADMIN_SCOPE, Reach.SHARED)
+        return None
     route, parameters = found
     named = route.named_agents(parameters)
     if route.reach is Reach.BODY:
         named = _body_agent(body)
-    return caller.authorize(route.scope, route.reach, named)
+    caller.authorize(route.scope, route.reach, named)
+    return route
 
 
 def _body_agent(body: str | None) -> tuple[str, ...]:
@@ -218,13 +225,19 @@ def _body_agent(body: str | None) -> tuple[str, ...]:
     return (agent,) if isinstance(agent, str) else ()
 
 
-def _unauthorized(event: dict[str, Any]) -> dict[str, Any] | None:
-    try:
-        caller = Caller.from_authorizer((event.get("requestContext") or {}).get("authorizer"))
-        authorize(caller, str(event.get("httpMethod") or ""), str(event.get("path") or ""), event.get("body"))
-    except AgentMemoryError as exc:
-        return _raw_error(exc.status, exc.code, exc.message)
-    return None
+def _authorized(event: dict[str, Any]) -> dict[str, Any]:
+    """``event``, its caller authorized (`authorize`; an `AgentMemoryError` when refused), with
+    the table route it was authorized for in the authorizer context, which `caller_of` requires:
+    a request the resolver would route but the table does not know is never served unchecked."""
+    request = event.get("requestContext") or {}
+    context = request.get("authorizer")
+    caller = Caller.from_authorizer(context)
+    method, path = str(event.get("httpMethod") or ""), str(event.get("path") or "")
+    route = authorize(caller, method, path, event.get("body"))
+    if route is None:
+        return event
+    marked = {**(context or {}), AUTHORIZED_ROUTE: f"{route.method} {route.path}"}
+    return {**event, "requestContext": {**request, "authorizer": marked}}
 
 
 def _media_type(event: dict[str, Any]) -> str:

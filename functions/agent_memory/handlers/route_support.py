@@ -17,8 +17,11 @@ from pydantic import BaseModel
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.limits import MAX_LIST_LIMIT
 from agent_memory.domain.types import AgentId
+from agent_memory.errors import ForbiddenError
 from agent_memory.observability import logger
 
+#: The authorizer-context key naming the route table's route a request was authorized for.
+AUTHORIZED_ROUTE = "authorized_route"
 #: The agent path parameter of every per-agent route.
 AgentPath = Annotated[AgentId, Path(description="The agent whose memory this is.")]
 #: The paging parameters of every listing route: one definition, so the pages' bounds agree.
@@ -32,6 +35,8 @@ def caller_of(router: BaseRouter) -> Caller:
     table (`handlers.api.authorize`): no route decides for itself."""
     context = (router.current_event.raw_event.get("requestContext") or {}).get("authorizer")
     caller = Caller.from_authorizer(context)
+    if not (context or {}).get(AUTHORIZED_ROUTE):  # served without the table's rule: never
+        raise ForbiddenError("no authorization rule covers this request")
     logger.append_keys(tenant_id=caller.tenant_id, key_id=caller.key_id)
     return caller
 
