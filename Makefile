@@ -77,6 +77,10 @@ bench-learning: $(STAMP)
 bench-retention: $(STAMP)
 	$(PY) benchmarks/retention.py
 
+## bench-knowledge-update: the current fact first on hand-written knowledge updates (halves A tuned, B held out)
+bench-knowledge-update: $(STAMP)
+	$(PY) benchmarks/knowledge_update.py
+
 ## bench-locomo: retrieval quality on LoCoMo through the local HTTP API (LOCOMO=path/to/locomo10.json)
 bench-locomo: $(STAMP)
 	$(PY) benchmarks/locomo.py $(if $(LOCOMO),--data $(LOCOMO))

@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from agent_memory.domain.words import STOPWORDS
+
 #: Who a first-person claim is about.
 SELF = "self"
 
@@ -208,3 +210,210 @@ def relate_claims(new: list[Claim], old: list[Claim]) -> Verdict:
     if restated is not None:
         return Verdict(Relation.RESTATEMENT, restated)
     return Verdict(Relation.UNRELATED)
+
+
+# --------------------------------------------------------------------------------------------
+# By meaning: a statement's light shape, and whether a newer one replaces an older one
+# --------------------------------------------------------------------------------------------
+
+#: People a statement may be about instead of the speaker ("my sister lives in Oslo"): whose a
+#: fact is, not what it says. A statement about one of them never supersedes the speaker's own.
+_PEOPLE = frozenset(
+    [
+        "mum",
+        "mom",
+        "mother",
+        "dad",
+        "father",
+        "parents",
+        "sister",
+        "brother",
+        "son",
+        "daughter",
+        "kids",
+        "children",
+        "wife",
+        "husband",
+        "partner",
+        "boyfriend",
+        "girlfriend",
+        "fiance",
+        "fiancee",
+        "spouse",
+        "cousin",
+        "aunt",
+        "uncle",
+        "grandmother",
+        "grandma",
+        "grandfather",
+        "grandpa",
+        "oma",
+        "opa",
+        "nan",
+        "niece",
+        "nephew",
+        "friend",
+        "mate",
+        "flatmate",
+        "roommate",
+        "neighbour",
+        "neighbor",
+        "boss",
+        "colleague",
+        "coworker",
+        "sister-in-law",
+        "brother-in-law",
+        "mother-in-law",
+        "father-in-law",
+    ]
+)
+#: Words that say a value ended or was replaced ("left", "switched", "no longer"): strong enough
+#: to tell an update that names the old value again ("I left Initech and joined Globex") from a
+#: restatement of it.
+_ENDED = re.compile(
+    r"\b(?:moved|moving|relocated|switched|switching|changed|swapped|left|quit|quitting|stopped|"
+    r"no longer|not\s+\w+\s+anymore|anymore|any more|instead|replaced|sold|retired|became|"
+    r"promoted|dropped|gave up|given up|cancell?ed|broke up|from now on|turns out|transferred|"
+    r"upgraded|downgraded|rebooked|rescheduled|postponed|pushed|pulled|slipped|raised|cut|reset|"
+    r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day)\b",
+    re.IGNORECASE,
+)
+#: Words that say something began, weaker: enough beside a new value, not beside the old one.
+_BEGAN = re.compile(
+    r"\b(?:new|newly|now|finally|since|started|starting|joined|joining|got|passed|graduated|"
+    r"settled|down to|up to|bumped|first week|first day|actually|these days|no more)\b",
+    re.IGNORECASE,
+)
+#: Words that say a second value is added beside the first ("we also got a dog").
+_ADDS = re.compile(
+    r"\b(?:also|too|as well|another|second|added|in addition|on top of|besides|extra|both)\b", re.IGNORECASE
+)
+#: Words that say the value still holds ("still vegan").
+_STILL = re.compile(r"\b(?:still|same as (?:always|ever|before)|as always|as usual|as ever)\b", re.IGNORECASE)
+#: Filler a turn may open with before its subject.
+_FILLER = re.compile(
+    r"^(?:(?:so|ok|okay|well|oh|yeah|yes|and|but|honestly|btw|anyway|hey|hi|lol|update|big news|"
+    r"heads up|fyi|guess what|ugh|finally|also)\b[\s,:!.-]*)+",
+    re.IGNORECASE,
+)
+#: Words that ride along in a subject without changing what it is ("my new manager", "my
+#: favourite band these days").
+_NOT_SUBJECT = frozenset(
+    ["new", "current", "old", "usual", "actual", "these", "those", "days", "now", "currently", "still"]
+)
+_SELF_START = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|we|we're|we've|we'd|me|us)\b", re.IGNORECASE)
+_OWNED = re.compile(
+    r"^(?:my|our|the)\s+((?:[a-z-]+(?:'s)?\s+){0,3}?[a-z-]+(?:'s)?)\s+(?:is|are|was|were|has|have|had|will|got|lives|live|works|work|moved|'s)\b",
+    re.IGNORECASE,
+)
+#: Numbers, and capitalised words inside a sentence (names): the values a statement names.
+_PARTICULAR = re.compile(r"(?<![\w])(?:\d[\d.,:/-]*\d|\d)|(?<=[\w,;:] )(?!I\b|I')[A-Z][\w'+.-]*[\w+]")
+#: A capitalised word opening a sentence: a name or just a capital, so it only counts as shared.
+_INITIAL = re.compile(r"(?:^|(?<=[.!?] ))[A-Z][\w'+-]*[\w+]")
+_REQUEST = re.compile(
+    r"^(?:give|tell|help|recommend|remind|explain|summari[sz]e|write|make|find|show|suggest|list|"
+    r"plan|please|can you|could you|would you|any tips|what's a|what is a|how do|how can|is it)\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(
+    r"^(?:who|what|when|where|why|how|which|is|are|do|does|did|can|could|would|should|will|shall|any)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A statement read lightly, for comparing it with another by the same speaker: whose fact
+    it is (``holder``: "self", a person of `_PEOPLE`, or None when it does not say), what it is
+    about when it names that (``subject``: "manager" in "My manager is Priya"), the particulars
+    it names (numbers, names), and whether it says a value changed, was added or still holds."""
+
+    statement: bool
+    holder: str | None
+    subject: str | None
+    particulars: frozenset[str]
+    #: Capitalised words opening a sentence (maybe names, maybe not): compared, never new.
+    initials: frozenset[str]
+    ended: bool
+    began: bool
+    adds: bool
+    still: bool
+
+
+def _value(word: str) -> str:
+    """A particular as compared: lower case, no possessive, no thousands separator."""
+    word = word.lower().replace(",", "").rstrip(".")
+    return word[:-2] if word.endswith("'s") else word
+
+
+def _opening(text: str) -> str:
+    return _FILLER.sub("", " ".join(text.replace("\u2019", "'").split())).strip()
+
+
+def shape(text: str) -> Shape:
+    """The light shape of ``text`` (`Shape`)."""
+    flat = " ".join(text.replace("\u2019", "'").split())
+    opening = _opening(flat)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", flat) if s.strip()]
+    asks = bool(sentences) and all(
+        s.rstrip().endswith("?") or _QUESTION.match(_opening(s)) or _REQUEST.match(_opening(s))
+        for s in sentences
+    )
+    holder: str | None = None
+    subject: str | None = None
+    first = opening.split(" ", 1)[0].lower().strip(",.!:") if opening else ""
+    owned = _OWNED.match(opening)
+    if owned is not None:
+        phrase = owned.group(1).lower()
+        words = phrase.split()
+        if words[0].endswith("'s") and words[0][:-2] in _PEOPLE:  # "my wife's car": hers
+            holder, subject = words[0][:-2], " ".join(words[1:]) or None
+        elif phrase in _PEOPLE or words[-1] in _PEOPLE:
+            holder = words[-1] if words[-1] in _PEOPLE else phrase
+        else:
+            holder = "self" if opening.lower().startswith(("my ", "our ")) else None
+            subject = " ".join(w for w in words if w not in _NOT_SUBJECT)
+    elif _SELF_START.match(opening):
+        holder = "self"
+    elif first in _PEOPLE:
+        holder = first
+    particulars = frozenset(_value(m.group(0)) for m in _PARTICULAR.finditer(flat))
+    initials = frozenset(_value(m.group(0)) for m in _INITIAL.finditer(opening)) - STOPWORDS
+    return Shape(
+        statement=not asks and bool(opening),
+        holder=holder,
+        subject=subject or None,
+        particulars=particulars,
+        initials=initials - particulars,
+        ended=bool(_ENDED.search(flat)),
+        began=bool(_BEGAN.search(flat)),
+        adds=bool(_ADDS.search(flat)),
+        still=bool(_STILL.search(flat)),
+    )
+
+
+#: How near (cosine of their stored vectors) two statements must be to be about the same thing;
+#: chosen on half A of benchmarks/data/knowledge_update, with `services.superseding.STANDS_OUT`.
+SAME_THING = 0.65
+
+
+def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_THING) -> bool:
+    """Whether a newer statement replaces an older one of the same speaker."""
+    if not (new.statement and old.statement):
+        return False
+    if new.holder and old.holder and new.holder != old.holder:
+        return False
+    if new.subject and old.subject and new.subject != old.subject:
+        return False
+    if new.adds:
+        return False
+    named_old = old.particulars | old.initials
+    novel = new.particulars - named_old
+    shared = (new.particulars | new.initials) & named_old
+    if shared and not new.ended:  # names the old value again without saying it ended: restates it
+        return False
+    if not (novel or new.ended or new.began):  # says nothing new
+        return False
+    if new.still and not novel:
+        return False
+    return similarity >= threshold

@@ -23,25 +23,42 @@ SUPERSEDED_FACTOR = 0.5
 
 def after_superseders(ranked: list[Found]) -> list[Found]:
     """``ranked`` with every non-current memory moved right after the memory that superseded it,
-    when that one is in the list (a chain Berlin → Lisbon → Porto reads Porto, Lisbon, Berlin);
-    a moved memory's score is capped at its superseder's, so scores still read best first."""
-    present = {r.id for r in ranked}
+    when that one is in the list (a chain Berlin → Lisbon → Porto reads Porto, Lisbon, Berlin).
+
+    The memory that superseded another takes the better of their two places: the older one was
+    found for what the question asks ("I live in Berlin" matches "where do I live?" word for
+    word), and the newer one is what that answer is now ("finally unpacked the last boxes in our
+    new flat in Lisbon" matches it by no word). A moved memory's score is capped at its
+    superseder's, so scores still read best first."""
+    present = {r.id: r for r in ranked}
     waiting: dict[str, list[Found]] = {}
     for r in ranked:
         newer = r.record.superseded_by if isinstance(r, Hit) and not r.current else None
         if newer is not None and newer in present and newer != r.id:
             waiting.setdefault(newer, []).append(r)
+    if not waiting:
+        return ranked
     moved = {id(r) for rs in waiting.values() for r in rs}
+
+    def best(found: Found, seen: frozenset[str] = frozenset()) -> float:
+        """The best score of ``found`` and of everything it superseded, however far down."""
+        older = [best(o, seen | {found.id}) for o in waiting.get(found.id, []) if o.id not in seen]
+        return max([found.score, *older])
+
+    lifted = [r if id(r) in moved else replace(r, score=best(r)) for r in ranked]
+    order = sorted((r for r in lifted if id(r) not in moved), key=lambda x: -x.score)
+    by_old = {id(r): r for r in ranked}
     out: list[Found] = []
 
     def emit(found: Found) -> None:
         out.append(found)
         for older in waiting.pop(found.id, []):
-            emit(replace(older, score=min(older.score, found.score)) if isinstance(older, Hit) else older)
+            original = by_old[id(older)]
+            capped = min(best(original), found.score)  # a chain's middle keeps what it replaced's place
+            emit(replace(original, score=capped) if isinstance(original, Hit) else original)
 
-    for r in ranked:
-        if id(r) not in moved:
-            emit(r)
+    for r in order:
+        emit(r)
     # A cycle (never made by the writer, but a store is data) leaves its members unplaced: keep them.
     for rs in waiting.values():
         out.extend(rs)

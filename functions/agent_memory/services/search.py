@@ -188,11 +188,14 @@ class SearchService:
             lexical = without_names(text, named)
             if lexical != text:
                 candidates = self._store.search(replace(store_query, text=lexical))
+        # A question that names a time asks what held then, not at ``as_of`` ("where did I live
+        # in March?"): a memory superseded since still answers it.
+        asked_about = min([as_of, *(h.end for h in hints)]) if hints else as_of
         hits: list[Found] = []
         for c in candidates:
             s = score(c.record, as_of, weights, c.similarity, c.lexical, query is not None, hints, named)
             relevance_of[c.record.id] = s.relevance
-            current = not c.record.superseded_at(as_of)
+            current = not c.record.superseded_at(asked_about)
             damped = s.score * weights.private_weight * (1.0 if current else SUPERSEDED_FACTOR)
             hits.append(
                 Hit(

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.supersession import Relation, claims, relate
+from agent_memory.domain.supersession import SAME_THING, Relation, claims, relate, replaces, shape
 
 
 @pytest.mark.parametrize(
@@ -70,3 +70,63 @@ def test_living_somewhere_else_is_an_update_and_the_same_place_a_restatement(fir
     # THEN
     expected = Relation.RESTATEMENT if first == second else Relation.UPDATE
     assert (verdict.relation, verdict.attribute) == (expected, "residence")
+
+
+# --- by meaning: the light shape of a statement and whether a newer one replaces an older one ---
+
+NEAR = 0.9  # two statements as near as their vectors get when they are about the same thing
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My manager is Priya.", "My manager is Tomasz now."),
+        ("I work at Initech as a software tester.", "I left Initech and joined Globex as a product manager."),
+        ("I live in Berlin, Kreuzberg.", "finally unpacked the last boxes in our new flat in Lisbon"),
+        ("Our weekly sync is on Mondays at 9.", "We moved the weekly sync to Thursdays at 14."),
+        ("My sister lives in Bergen.", "My sister moved to Oslo for her new job."),
+        ("i'm vegetarian btw", "ok so I went fully vegan last month, no more cheese for me :("),
+    ],
+)  # fmt: skip
+def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: str) -> None:
+    # GIVEN an older statement and a newer one of another value, near each other by meaning
+    # WHEN compared, THEN the newer replaces the older
+    assert replaces(shape(new), shape(old), NEAR)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I live in Lisbon.", "Lisbon's been home for a while now and I'm not going anywhere."),  # restated
+        ("I'm vegan.", "Yeah still vegan, going on three years now."),  # still holds
+        ("My girlfriend is Camille.", "Camille and I just had our two year anniversary."),  # the same name
+        ("We have a cat called Luna.", "We also got a dog! A little terrier called Rocket."),  # added
+        ("I speak English and French.", "I've picked up enough Italian to chat with the neighbours too."),
+        ("My manager is Olga.", "My mentor is Raj, we meet every other week."),  # another subject
+        ("My favourite food is ramen.", "My favourite drink is a negroni."),
+        ("I work at Siemens.", "My husband works at Bosch."),  # another person's
+        ("My car is a Toyota Yaris.", "My wife's car is a Kia EV6."),
+        ("I live in Berlin.", "Can you recommend a good flat in Lisbon?"),  # a request states nothing
+    ],
+)  # fmt: skip
+def test_what_restates_adds_or_is_about_something_else_replaces_nothing(old: str, new: str) -> None:
+    # GIVEN two statements however near by meaning
+    # WHEN compared, THEN the newer does not replace the older
+    assert not replaces(shape(new), shape(old), NEAR)
+
+
+def test_statements_far_apart_by_meaning_replace_nothing() -> None:
+    # GIVEN a new value that would replace the old one if the two were about the same thing
+    old, new = shape("My manager is Priya."), shape("My manager is Tomasz now.")
+    # WHEN they are not near by meaning, THEN nothing is replaced
+    assert not replaces(new, old, SAME_THING - 0.01)
+    assert replaces(new, old, SAME_THING)
+
+
+@given(st.sampled_from(["also", "too", "as well", "another"]), st.sampled_from(["Rex", "Milo", "a hamster"]))
+def test_a_word_that_adds_never_replaces(word: str, pet: str) -> None:
+    # GIVEN a pet, then a statement that adds one with any word that adds
+    old = shape("We have a cat called Luna.")
+    new = shape(f"We got {pet} {word}, the kids are thrilled.")
+    # THEN nothing is replaced, however near
+    assert not replaces(new, old, 1.0)

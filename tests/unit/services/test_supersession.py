@@ -224,3 +224,34 @@ def test_forgetting_a_memory_whose_predecessor_retention_removed_forgets_it_clea
     # THEN it is forgotten like any memory, and nothing else changed
     assert result.forgotten == [lisbon]
     assert world.store.get("acme", "bot", berlin) is None
+
+
+def test_a_new_value_no_pattern_reads_supersedes_by_meaning(world: World) -> None:
+    # GIVEN a manager named in January, in one conversation
+    priya = _remember(world, "My manager is Priya.", _months_ago(world, 8), conversation_id="c1")
+    # WHEN another is named in June, in another conversation, in words no pattern reads
+    tomasz = _remember(world, "My manager is Tomasz now.", _months_ago(world, 3), conversation_id="c2")
+    # THEN Priya is marked as superseded by Tomasz from June, and Tomasz comes first
+    old = world.store.get("acme", "bot", priya)
+    assert old is not None and old.superseded_by == tomasz and old.valid_to == _months_ago(world, 3)
+    hits = _hits(world, "who is my manager?")
+    assert [h.id for h in hits[:2]] == [tomasz, priya] and not hits[1].current
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("We have a cat called Luna.", "We also have a cat called Mochi now."),  # added
+        ("My manager is Priya.", "My mentor is Tomasz now."),  # another subject
+        ("My manager is Priya.", "Priya is still my manager, thankfully."),  # restated
+    ],
+)
+def test_a_statement_that_adds_restates_or_speaks_of_something_else_supersedes_nothing(
+    world: World, first: str, second: str
+) -> None:
+    # GIVEN a statement, then a near one months later in another conversation
+    older = _remember(world, first, _months_ago(world, 8), conversation_id="c1")
+    _remember(world, second, _months_ago(world, 3), conversation_id="c2")
+    # THEN the first still holds
+    record = world.store.get("acme", "bot", older)
+    assert record is not None and record.superseded_by is None and record.valid_to is None
