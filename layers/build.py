@@ -6,7 +6,8 @@ it. Two commands, both used by the Makefile and the CDK app:
 
 - ``python layers/build.py lock`` resolves the runtime dependencies of pyproject.toml for that
   platform and writes ``layers/requirements.txt``: every package pinned with its wheel's sha256.
-  Run it after changing ``[project.dependencies]``; a test fails while the lock disagrees.
+  Run it after changing ``[project.dependencies]`` or the ``server`` extra; a test fails while
+  the lock disagrees.
 - ``python layers/build.py install --target DIR`` installs exactly the lock into ``DIR`` (the CDK
   asset's ``python/`` folder), ``--no-deps --require-hashes``: nothing unlocked gets in.
 - ``python layers/build.py test-venv --target DIR`` makes the virtual environment `make test` runs
@@ -49,8 +50,10 @@ def normalize(name: str) -> str:
 
 
 def runtime_requirements(pyproject: Path = PYPROJECT) -> list[str]:
-    """``[project.dependencies]`` without what the runtime provides."""
-    deps: list[str] = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    """``[project.dependencies]`` and the ``server`` extra (what the functions import), without
+    what the runtime provides."""
+    project = tomllib.loads(pyproject.read_text())["project"]
+    deps: list[str] = project["dependencies"] + project.get("optional-dependencies", {}).get("server", [])
     return [d for d in deps if normalize(_name(d)) not in EXCLUDED]
 
 
@@ -94,7 +97,8 @@ def lock(pyproject: Path = PYPROJECT, out: Path = LOCK) -> str:
         resolved = json.loads(report.read_text())["install"]
     lines = [
         "# The Lambda dependency layer, locked by `python layers/build.py lock` (make layer-lock)",
-        f"# from pyproject.toml [project.dependencies], CPython {PYTHON_VERSION}, {', '.join(PLATFORMS)}.",
+        "# from pyproject.toml [project.dependencies] and the server extra, "
+        f"CPython {PYTHON_VERSION}, {', '.join(PLATFORMS)}.",
         f"# Left out: {', '.join(sorted(EXCLUDED))} (see layers/build.py).",
     ]
     for item in sorted(resolved, key=lambda i: normalize(i["metadata"]["name"])):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import tomllib
 from pathlib import Path
 from types import ModuleType
 
@@ -40,7 +39,7 @@ def _lock() -> dict[str, tuple[str, str]]:
 
 def test_every_runtime_dependency_is_locked_at_a_version_pyproject_allows() -> None:
     # GIVEN pyproject's runtime dependencies and the committed lock
-    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    dependencies = build.runtime_requirements()
     pins = _lock()
     # WHEN / THEN each one the layer carries is pinned, inside its specifier (else: make layer-lock)
     for dependency in dependencies:
@@ -93,6 +92,17 @@ def test_runtime_requirements_drop_boto3(tmp_path: Path) -> None:
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text('[project]\ndependencies = ["boto3>=1.34", "pydantic>=2.7,<3", "numpy>=1.26"]\n')
     # WHEN / THEN
+    assert build.runtime_requirements(pyproject) == ["pydantic>=2.7,<3", "numpy>=1.26"]
+
+
+def test_runtime_requirements_take_the_server_extra_too(tmp_path: Path) -> None:
+    # GIVEN the client's dependencies and the server's as an extra
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\ndependencies = ["pydantic>=2.7,<3"]\n'
+        '[project.optional-dependencies]\nserver = ["boto3>=1.34", "numpy>=1.26"]\ndev = ["pytest>=8"]\n'
+    )
+    # WHEN / THEN the layer carries both, and no other extra
     assert build.runtime_requirements(pyproject) == ["pydantic>=2.7,<3", "numpy>=1.26"]
 
 

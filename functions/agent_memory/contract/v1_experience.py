@@ -3,13 +3,15 @@ and a run of pattern recognition."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from agent_memory.contract.strict import STRICT as _STRICT
 from agent_memory.domain.experience import MAX_NOTE_CHARS, Experience, FeedbackOutcome
-from agent_memory.domain.patterns import PatternReport
+
+if TYPE_CHECKING:  # read by attribute; importing it at run time would make the client need numpy
+    from agent_memory.domain.patterns import PatternReport
 
 
 class ExperienceOut(BaseModel):

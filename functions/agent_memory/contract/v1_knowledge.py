@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -29,7 +29,9 @@ from agent_memory.domain.knowledge import (
 )
 from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.types import Day, Tag
-from agent_memory.ports import DocumentPage
+
+if TYPE_CHECKING:  # read by attribute; importing the ports at run time would make the client need numpy
+    from agent_memory.ports import DocumentPage
 
 
 class DocumentBody(BaseModel):
