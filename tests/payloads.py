@@ -99,3 +99,23 @@ def memory_record(
         "occurred_at": at,
     }
     return MemoryRecord(**{**base, **fields})
+
+
+def api_event(
+    method: str, path: str, body: Any = None, authorizer: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """An API Gateway proxy event for the API handler: ``body`` sent as JSON, the caller as the
+    authorizer's context (tenant ``acme``, read, write and forget by default)."""
+    return {
+        "httpMethod": method,
+        "path": path,
+        "resource": path,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(body) if body is not None else None,
+        "requestContext": {
+            "authorizer": authorizer or {"tenant_id": "acme", "key_id": "k1", "scopes": "read write forget"},
+            "requestId": "r-1",
+        },
+        "queryStringParameters": None,
+        "pathParameters": None,
+    }

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from tests.integration.conftest import call_api, drain_writes
-from tests.integration.test_route_table import _event
+from tests.payloads import api_event
 
 AGENT = "bot"
 FIRST = {
@@ -24,7 +24,7 @@ FIRST = {
 
 
 def _call(method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
-    return call_api(_event(method, f"/v1/agents/{AGENT}{path}", body))
+    return call_api(api_event(method, f"/v1/agents/{AGENT}{path}", body))
 
 
 def _write(item: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tests.fakes import refused_connections
 from tests.integration.conftest import call_api
-from tests.integration.test_route_table import _event
+from tests.payloads import api_event
 
 from agent_memory import container
 from agent_memory.adapters import outbound_http
@@ -57,9 +57,7 @@ def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
 
 
 def _admin(method: str, path: str, body: Any) -> tuple[int, dict[str, Any]]:
-    event = _event(method, path, body)
-    event["requestContext"]["authorizer"] = ADMIN
-    return call_api(event)
+    return call_api(api_event(method, path, body, ADMIN))
 
 
 REFUSED = [

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from tests.integration.conftest import call_api
+from tests.payloads import api_event
 
 from agent_memory.handlers import api
 from agent_memory.handlers.routes import FUNCTION_OF, ROUTES, capabilities_of
@@ -41,22 +42,6 @@ def test_every_capability_is_served_by_exactly_one_function() -> None:
     assert sorted(served) == sorted(FUNCTION_OF) and capabilities_of("Search") == ("recall",)
 
 
-def _event(method: str, path: str, body: Any = None) -> dict[str, Any]:
-    return {
-        "httpMethod": method,
-        "path": path,
-        "resource": path,
-        "headers": {"Content-Type": "application/json"},
-        "body": json.dumps(body) if body is not None else None,
-        "requestContext": {
-            "authorizer": {"tenant_id": "acme", "key_id": "k1", "scopes": "read write forget"},
-            "requestId": "r-1",
-        },
-        "queryStringParameters": None,
-        "pathParameters": None,
-    }
-
-
 @pytest.mark.parametrize(
     ("entry_point", "method", "path", "body"),
     [
@@ -70,7 +55,7 @@ def test_a_function_answers_404_to_a_route_of_the_other_function(
     local_env: object, entry_point: str, method: str, path: str, body: Any
 ) -> None:
     # WHEN a route reaches a function the table does not give it to
-    result = getattr(api, entry_point)(_event(method, path, body), LocalContext())
+    result = getattr(api, entry_point)(api_event(method, path, body), LocalContext())
 
     # THEN it is no route there: nothing ran
     assert result["statusCode"] == 404
@@ -197,9 +182,7 @@ def test_each_kind_of_key_is_allowed_or_refused_on_every_route_as_the_reference_
     for route in ROUTES:
         for target in (OWN_AGENT, OTHER_AGENT):
             path, body, named = _request(route.method, route.path, target)
-            event = _event(route.method, path, body)
-            event["requestContext"]["authorizer"] = authorizer
-            status, answer = call_api(event)
+            status, answer = call_api(api_event(route.method, path, body, authorizer))
             refused = status == 403 and answer["error"]["code"] == "forbidden"
             if status >= 500 or refused == _allowed(*key, (route.method, route.path), named):
                 wrong.append((route.method, path, status, answer.get("error", {}).get("message")))
@@ -210,8 +193,7 @@ def test_each_kind_of_key_is_allowed_or_refused_on_every_route_as_the_reference_
 
 def test_a_request_served_without_the_tables_rule_is_refused(local_env: object) -> None:
     # GIVEN an admin's request handed to the routes without the entry point's decision
-    event = _event("GET", "/v1/admin/settings")
-    event["requestContext"]["authorizer"] = {"tenant_id": "acme", "key_id": "k1", "scopes": "admin"}
+    event = api_event("GET", "/v1/admin/settings", authorizer={"tenant_id": "acme", "scopes": "admin"})
 
     # WHEN the resolver serves it
     result = api.app.resolve(event, LocalContext())
