@@ -9,6 +9,10 @@ behave like SQS FIFO where the writer relies on it:
   is in flight (received, not yet acked, visibility not expired), no later message of that group
   is handed out; other groups keep flowing. One batch may hold several messages of one group, in
   order. This is what makes one writer at a time per ``tenant:agent:grain``.
+- **Fair between tenants.** A batch takes the tenants' messages round-robin (each tenant's
+  oldest, then each one's next, ...), not the oldest of all: one tenant's bulk write never holds
+  another tenant's write back more than one batch (SQS FIFO interleaves groups too, without a
+  promise; here it is the rule, `_FAIR_BATCH`).
 - **Content-based deduplication.** A dedup id seen within ``dedup_window_s`` of its first send is
   accepted and dropped, like SQS's five-minute deduplication interval.
 - **Redelivery.** A nacked message, or one whose visibility timeout expires (the consumer died
@@ -95,6 +99,30 @@ class ReceivedMessage:
     sent_at: float
     first_received_at: float
 
+
+#: The visible messages of unblocked groups, taken round-robin across tenants (a group id is
+#: ``tenant:...``): each tenant's oldest first, then each one's second, and so on, oldest first
+#: within a round. One tenant's bulk write of thousands of messages then delays another
+#: tenant's single write by at most one batch, where taking the oldest first kept it behind all
+#: of them. Within a group the order is the send order (a group belongs to one tenant, so its
+#: messages' ranks rise with their sequence numbers) and a batch never skips a message of a
+#: group it takes a later one of.
+_FAIR_BATCH = """
+SELECT * FROM (
+    SELECT m.*, ROW_NUMBER() OVER (
+        PARTITION BY CASE WHEN instr(m.group_id, ':') > 0
+                          THEN substr(m.group_id, 1, instr(m.group_id, ':') - 1)
+                          ELSE m.group_id END
+        ORDER BY m.seq) AS turn
+    FROM queue_messages AS m
+    WHERE m.invisible_until <= :now
+      AND NOT EXISTS (
+          SELECT 1 FROM queue_messages AS b
+          WHERE b.group_id = m.group_id AND b.invisible_until > :now)
+)
+ORDER BY turn, seq
+LIMIT :limit
+"""
 
 _signals: dict[Path, threading.Condition] = {}
 _signals_lock = threading.Lock()
@@ -306,18 +334,7 @@ class LocalFifoQueue:
             ).fetchall()
             for row in spent:
                 self._bury_row(conn, row, MAX_RECEIVES_REASON, now)
-            rows = conn.execute(
-                """
-                SELECT * FROM queue_messages AS m
-                WHERE m.invisible_until <= :now
-                  AND NOT EXISTS (
-                      SELECT 1 FROM queue_messages AS b
-                      WHERE b.group_id = m.group_id AND b.invisible_until > :now)
-                ORDER BY m.seq
-                LIMIT :limit
-                """,
-                {"now": now, "limit": max_messages},
-            ).fetchall()
+            rows = conn.execute(_FAIR_BATCH, {"now": now, "limit": max_messages}).fetchall()
             batch = []
             for row in rows:
                 handle = uuid.uuid4().hex
