@@ -255,3 +255,14 @@ def test_a_statement_that_adds_restates_or_speaks_of_something_else_supersedes_n
     # THEN the first still holds
     record = world.store.get("acme", "bot", older)
     assert record is not None and record.superseded_by is None and record.valid_to is None
+
+
+def test_a_question_that_names_a_time_is_answered_with_what_held_then(world: World) -> None:
+    # GIVEN Berlin eight months ago and the move to Lisbon five months ago
+    march, june = _months_ago(world, 8), _months_ago(world, 5)
+    berlin = _remember(world, BERLIN, march)
+    _remember(world, LISBON, june)
+    # WHEN asked, today, where I lived in the month of Berlin
+    hits = _hits(world, f"where did I live in {march:%B}?")
+    # THEN Berlin comes first, current for that time
+    assert hits[0].id == berlin and hits[0].current
