@@ -23,6 +23,12 @@ memories are kept and ranked as before. The daily summary, which calls the model
 a missed or a wrong decision is caught (a later step). Precision and recall on a labelled set,
 tuned on one half and reported on the other: benchmarks/supersession.py and docs/decisions.md.
 
+Conversation says the same things in a thousand other ways, so for what no pattern reads there is
+a second test (`shape`, `replaces`): two statements near by meaning (their vectors' cosine, which
+the caller has) replace one another when their light structure says one value took another's
+place: the same holder (the speaker, or "my sister") and subject ("my manager", not "my mentor"),
+a new value (a name, a number) or a word of change, and neither "also" nor a restatement.
+
 Pure (no I/O).
 """
 

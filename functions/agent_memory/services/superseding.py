@@ -3,11 +3,16 @@
 A write that states something (`domain.supersession.claims`: where someone lives, works, a
 favourite, a plan's date...) is compared with the agent's earlier live memories of the same end
 user and speaker that are near it by meaning or words (one store search, only for a text that
-states something: most turns state nothing and cost nothing here). Those that state the same
+states something). Those that state the same
 attribute, with the memories already linked to them, are ordered into timelines
 (`domain.fact_timeline`), and each memory's supersession fields follow from where it stands:
 the older value gets ``valid_to`` and ``superseded_by``, the newer ``valid_from`` and
 ``supersedes``. Nothing is deleted or merged.
+
+A statement no pattern reads is compared by meaning instead (`SupersessionService._by_meaning`):
+the nearest earlier statement of its holder, when it stands out from the rest and the two read as
+one value replacing another (`domain.supersession.replaces`). That costs the same one store search
+for every statement (a question or a request costs nothing), still no model call.
 
 The same holder only: two end users, or two speakers of one conversation, never supersede each
 other ("I live in Berlin" said by Ana does not end Ben's Lisbon). A forget takes the forgotten
