@@ -7,10 +7,14 @@ nothing of it in any process; a worker that dies is replaced; stopping the runti
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from tests.e2e.conftest import Api, settled_stats, unique, wait_until
@@ -136,3 +140,67 @@ def test_process_count(monkeypatch: pytest.MonkeyPatch) -> None:
     # THEN 0 is one per CPU, and without a shareable port one process serves
     assert counts == [3, 1, 5]
     assert without == [1, 1, 1]
+
+
+class Pinned:
+    """One keep-alive connection, so every request on it is served by the same process."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        assert parts.hostname == "127.0.0.1", "e2e tests talk to loopback only"
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        self.pid = self("GET", "/health")[1]["process"]
+
+    def __call__(self, method: str, path: str, body: Any = None, key: str | None = None) -> tuple[int, Any]:
+        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+        self.conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+        response = self.conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+
+
+def _one_connection_per_process(url: str, want: int) -> list[Pinned]:
+    by_pid: dict[int, Pinned] = {}
+
+    def enough() -> bool:
+        pinned = Pinned(url)
+        if pinned.pid in by_pid:
+            pinned.conn.close()
+        else:
+            by_pid[pinned.pid] = pinned
+        return len(by_pid) >= want
+
+    wait_until(enough, timeout_s=30, interval_s=0.0)
+    return list(by_pid.values())
+
+
+def test_redaction_turned_on_holds_on_every_process_from_its_answer(two_processes: LocalRuntime) -> None:
+    # GIVEN a tenant whose settings both processes have read (and cached) with redaction off
+    api = Api(two_processes.url)
+    first, second = _one_connection_per_process(two_processes.url, 2)
+    tenant = unique("t")
+    _, key = two_processes.keys.create(NewKey(tenant, "pro"))
+    _, admin = two_processes.keys.create(NewKey(tenant, "pro", admin=True))
+    for process in (first, second):
+        status, body = process("POST", "/v1/agents/a1/memories", {"items": [{"content": "warm up"}]}, key)
+        assert status == 202, body
+
+    # WHEN one process turns redaction on, and six writes follow its answer on both processes
+    status, body = first(
+        "PUT", "/v1/admin/settings", {"version": 0, "settings": {"redaction": {"enabled": True}}}, key=admin
+    )
+    assert status == 200, body
+    accepted = []
+    for n in range(6):
+        content = f"mail jane.doe{n}@example.com phone +49 170 5550142"
+        status, body = (first, second)[n % 2](
+            "POST", "/v1/agents/a1/memories", {"items": [{"content": content}]}, key
+        )
+        assert status == 202, body
+        accepted += [a["id"] for a in body["accepted"]]
+
+    # THEN none of them is stored with the address or the number, whichever process took it
+    settled_stats(api, key, "a1", timeout_s=30)
+    for memory_id in accepted:
+        status, memory = api("GET", f"/v1/agents/a1/memories/{memory_id}", key=key)
+        assert status == 200, memory
+        assert "@example.com" not in memory["content"] and "5550142" not in memory["content"], memory

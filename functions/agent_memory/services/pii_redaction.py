@@ -3,8 +3,10 @@
 Why at accept time, in the API: what is queued is already redacted, so the original reaches no
 queue message, pending mark, idempotency fingerprint, embedding, summary, record, export or log
 line. The decision is per tenant (`TenantSettings.redaction`, off by default) and read through
-the settings cache; a tenant whose settings cannot be read gets an error, never an unredacted
-write. Only counts by kind are logged and measured, never a value.
+the settings as stored at that moment (`SettingsCache.current`, not a process's cached copy), so
+every API process honours a change from the moment its PUT answers; a tenant whose settings
+cannot be read gets an error, never an unredacted write. Only counts by kind are logged and
+measured, never a value.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class PiiRedaction:
     def for_tenant(self, tenant_id: str) -> TextRedactor | None:
         if self._settings is None:
             return None
-        chosen = self._settings.settings(tenant_id).redaction
+        chosen = self._settings.current(tenant_id).redaction  # never a copy older than the last PUT
         if not chosen.enabled:
             return None
         managed = chosen.engine is RedactionEngine.COMPREHEND and self._detector is not None

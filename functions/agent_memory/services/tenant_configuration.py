@@ -81,6 +81,22 @@ class SettingsCache:
         stored = self.stored(tenant_id)
         return stored.settings if stored is not None else TenantSettings()
 
+    def current(self, tenant_id: str) -> TenantSettings:
+        """The tenant's settings as stored now, whatever this process cached: for the decisions
+        that must hold from the moment a change is acknowledged on any process (redaction).
+
+        A change is answered by one process; the others hold their copy for ``ttl_s``, so a
+        privacy control read through the cache stayed off on them for up to a minute after its
+        PUT answered 200. One read of one small item per call (SQLite: a primary-key lookup;
+        DynamoDB: a consistent GetItem), which also refreshes this process's copy."""
+        try:
+            stored = self.store.get_settings(tenant_id)
+        except AgentMemoryError:
+            metrics.add_metric(name="TenantSettingsErrors", unit=MetricUnit.Count, value=1)
+            raise
+        self.remember(tenant_id, stored)
+        return stored.settings if stored is not None else TenantSettings()
+
     def remember(self, tenant_id: str, stored: StoredSettings | None) -> None:
         self._cache.remember(tenant_id, stored)
 
