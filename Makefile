@@ -12,7 +12,7 @@ PORT ?= 8000
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[server,dev,local,cdk,mcp,langgraph,openai-agents]'
+	$(PY) -m pip install --quiet -e '.[server,dev,local,cdk,mcp,langgraph,openai-agents,llamaindex]'
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -6,5 +6,7 @@ the module itself is imported, so an application that uses none of them never ne
 - `agent_memory.integrations.langgraph_store`: a LangGraph ``BaseStore`` and a context node
   (``pip install 'agent-memory[langgraph]'``);
 - `agent_memory.integrations.openai_agents`: an OpenAI Agents SDK ``Session`` and function tools
-  (``pip install 'agent-memory[openai-agents]'``).
+  (``pip install 'agent-memory[openai-agents]'``);
+- `agent_memory.integrations.llamaindex_memory`: a LlamaIndex memory block
+  (``pip install 'agent-memory[llamaindex]'``).
 """
