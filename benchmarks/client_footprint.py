@@ -1,9 +1,9 @@
 """What an agent developer installs for the client: time, size and import time, per install target.
 
-This checkout is built into a wheel once (as an index would serve it); then for each target
-(``agent-memory`` is the wheel with its base dependencies, ``agent-memory[server]`` with the
-server's, and so on) a fresh virtual environment is made, the target installed into it with pip,
-and measured:
+This checkout is built into a wheel once (as an index would serve it; from a copy, so that the
+build leaves nothing in the checkout); then for each target (``agent-memory`` is the wheel with
+its base dependencies, ``agent-memory[server]`` with the server's, and so on) a fresh virtual
+environment is made, the target installed into it with pip, and measured:
 
 - ``install_s``: the wall-clock seconds of that ``pip install``, with this machine's pip cache
   (downloads mostly cached: pip's index queries dominate) or, with ``--cold``, without any cache
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -63,9 +64,16 @@ def _import_seconds(python: Path, runs: int) -> float | str:
 
 
 def build_wheel(folder: Path) -> Path:
-    """This checkout as a wheel, in ``folder``."""
+    """This checkout as a wheel, in ``folder``: built from a copy of what the wheel is made of,
+    so that the build leaves nothing in the checkout."""
+    source = folder / "source"
+    shutil.copytree(
+        ROOT / "functions", source / "functions", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(folder), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(folder), str(source)],
         check=True,
     )
     return next(folder.glob("agent_memory-*.whl"))
