@@ -679,6 +679,9 @@ class Runtime:
         container.reset()
         self.settings = get_settings()
         self.embedder_id: str = container.embedder().model_id
+        if self.settings.store == "opensearch":
+            _bootstrap_fresh_alias()
+            self.settings = get_settings()
         _corpus.import_handlers()
         self._runtime = LocalRuntime(self.settings, host="127.0.0.1", port=0, scheduler=False)
         _, key = self._runtime.keys.create(NewKey(TENANT, PLAN))
@@ -690,7 +693,9 @@ class Runtime:
 
         self.client.close()
         self._runtime.stop()
-        container.store().close()  # type: ignore[attr-defined]
+        store = container.store()
+        if hasattr(store, "close"):  # the SQLite stores; an OpenSearch alias is left to its node
+            store.close()
 
 
 def run_ingest(
@@ -1038,6 +1043,41 @@ def report(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _bootstrap_fresh_alias() -> None:
+    """The OpenSearch store: a new alias for this runtime (one per ingest), bootstrapped on the
+    k-NN engine ``OPENSEARCH_ENGINE`` (lucene by default: the engine the test node runs)."""
+    import uuid
+
+    from agent_memory import container
+    from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+
+    alias = f"locomo-{uuid.uuid4().hex[:10]}"
+    os.environ["AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS"] = alias
+    container.reset()
+    embedder = container.embedder()
+    engine = os.environ.get("OPENSEARCH_ENGINE", "lucene")
+    bootstrap(
+        container.current().opensearch_client, alias, embedder.dimension, embedder.model_id, engine=engine
+    )  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def _opensearch_store(store: str) -> Iterator[None]:
+    """With ``store == "opensearch"``, every runtime of the run keeps memory in OpenSearch, on the
+    node ``OPENSEARCH_URL`` names (`make opensearch-up` starts one), each ingest in an alias of
+    its own; everything else (keys, queue, pending marks) stays local."""
+    if store != "opensearch":
+        yield
+        return
+    url = os.environ.get("OPENSEARCH_URL")
+    if not url:
+        raise SystemExit("--store opensearch needs OPENSEARCH_URL (`make opensearch-up` prints it)")
+    os.environ["AGENT_MEMORY_STORE"] = "opensearch"
+    os.environ["AGENT_MEMORY_OPENSEARCH_ENDPOINT"] = url
+    os.environ["AGENT_MEMORY_OPENSEARCH_TIMEOUT_S"] = "60"
+    yield
+
+
 @contextlib.contextmanager
 def _serverless_store(store: str, data_dir: Path) -> Iterator[None]:
     """With ``store == "s3"``, every runtime of the run keeps memory in the serverless store: each
@@ -1079,9 +1119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default=DEFAULTS["embedder"])
     parser.add_argument(
         "--store",
-        choices=("sqlite", "s3"),
+        choices=("sqlite", "s3", "opensearch"),
         default=DEFAULTS["store"],
-        help="s3: the serverless store (each tenant's file in S3), on an in-process S3 (moto)",
+        help="s3: the serverless store (each tenant's file in S3), on an in-process S3 (moto); "
+        "opensearch: the OpenSearch store on OPENSEARCH_URL (`make opensearch-up`)",
     )
     parser.add_argument(
         "--data-dir",
@@ -1112,6 +1153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with (
         _corpus.fresh_data_dir(parser, args.data_dir, "agent-memory-locomo-") as data_dir,
         _serverless_store(args.store, data_dir),
+        _opensearch_store(args.store),
     ):
         result = run(args, data_dir)
     print(report(result))

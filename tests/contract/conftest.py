@@ -5,8 +5,9 @@ when ``AGENT_MEMORY_TEST_BUCKET`` names one. OpenSearch runs on the node ``OPENS
 (`make test` starts one with scripts/opensearch.sh); without one its tests fail, unless a
 developer opts out (tests/opensearch_cluster.py). The OpenSearch tests share one bootstrapped
 alias per session, emptied after each test, so tests never see each other's records (the agent
-listing is cross-tenant); the store writes with ``refresh=True`` so a test can search what it
-just wrote, on the k-NN engine named by ``OPENSEARCH_ENGINE`` (``lucene``, the default, or
+listing is cross-tenant); the store refreshes after its writes (its default) and after the
+counters a search writes (``refresh_counters``), so a test can search what it just wrote, on the
+k-NN engine named by ``OPENSEARCH_ENGINE`` (``lucene``, the default, or
 ``faiss`` on a node that has its native library).
 When lancedb is installed (the ``lancedb`` extra, not part of ``make test``), the SQLite store with
 its search candidates from LanceDB runs too (`adapters/sqlite/lancedb_retrieval.py`).
@@ -153,6 +154,6 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
 
     indexes = request.getfixturevalue("opensearch_indexes")
     try:
-        yield OpenSearchStore(indexes.client, indexes.alias, DIM, MODEL, refresh=True)
+        yield OpenSearchStore(indexes.client, indexes.alias, DIM, MODEL, refresh_counters=True)
     finally:
         indexes.clear()

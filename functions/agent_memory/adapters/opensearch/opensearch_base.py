@@ -32,11 +32,16 @@ from agent_memory.ports import AuditEvent
 class OpenSearchBase:
     """The state and the request plumbing of `opensearch_store.OpenSearchStore`.
 
-    ``refresh``: ``"wait_for"`` (the default: a write returns once a search can see it, so the
-    writer clears a pending mark only when the memory is searchable, as on SQLite, and a forget
-    returns only when the memory is gone from search; it costs the write up to one refresh
-    interval, ~1 s, and no extra refresh), True (tests: force a refresh on every write) or False
-    (writes become searchable within the refresh interval; reads by id are real-time regardless).
+    ``refresh``: True (the default: every write request refreshes the shard it wrote, so it
+    returns once a search can see it: the writer clears a pending mark only when the memory is
+    searchable, as on SQLite, its near-duplicate check sees the write before, and a forget returns
+    only once the memory is gone from search; a refresh of one shard costs milliseconds), or
+    ``"wait_for"`` (the write waits for the next scheduled refresh: up to 1 s per request, which
+    made a writer storing one memory at a time store one a second: docs/opensearch.md), or False
+    (searchable within the refresh interval; reads by id are real-time regardless).
+    ``refresh_counters``: the counters a search writes (access counts, document hits, search
+    days) are never waited for, and searchable within the refresh interval; True refreshes after
+    them too (the contract tests, which read a count right after the search that made it).
     ``check``: verify the index ``_meta`` (model, dimension, schema) once, now. ``serverless``:
     OpenSearch Serverless request shapes (module docstring).
     """
@@ -48,7 +53,8 @@ class OpenSearchBase:
         dimension: int,
         model_id: str,
         *,
-        refresh: bool | str = "wait_for",
+        refresh: bool | str = True,
+        refresh_counters: bool = False,
         check: bool = True,
         serverless: bool = False,
     ) -> None:
@@ -60,6 +66,7 @@ class OpenSearchBase:
         self.dimension = dimension
         self.model_id = model_id
         self.serverless = serverless
+        self._refresh_counters = refresh_counters and not serverless
         self._refresh: str | None = None
         if not serverless and refresh not in (False, "false"):
             self._refresh = "wait_for" if refresh == "wait_for" else "true"
@@ -80,11 +87,9 @@ class OpenSearchBase:
         return params
 
     def _bookkeeping_refresh(self) -> dict[str, str]:
-        """The parameters of a counter's write (access counts, document hits, search days): it never
-        waits for a refresh (a search must not wait for its own bookkeeping), so it becomes
-        visible to searches within the refresh interval; only a store told to force a refresh on
-        every write (``refresh=True``, the tests') forces one here too."""
-        return {"refresh": "true"} if self._refresh == "true" else {}
+        """The refresh of a counter's write: none (a search must not wait for its own bookkeeping),
+        unless the store was built with ``refresh_counters``."""
+        return {"refresh": "true"} if self._refresh_counters else {}
 
     def _bulk(self, lines: list[dict[str, Any]], what: str) -> dict[str, Any]:
         with os_errors(what, self.alias):

@@ -625,6 +625,20 @@ def test_put_passes_the_configured_refresh(client: OpenSearch, cluster: Cluster)
     assert cluster.sent[0].params == {"require_alias": "true", "refresh": "wait_for"}
 
 
+def test_a_write_refreshes_by_default_so_a_stored_memory_is_searchable(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN a store built with the defaults (as the container builds it)
+    cluster.reply(bulk_ok(1))
+
+    # WHEN a record is stored
+    OpenSearchStore(client, ALIAS, DIM, MODEL, check=False).put([StoredRecord(record(), unit_vector(1))])
+
+    # THEN the write refreshes its shard: the writer clears the pending mark only once a search
+    # finds the memory, as on SQLite (the real engine otherwise answered nothing for ~1 s)
+    assert cluster.sent[0].params == {"require_alias": "true", "refresh": "true"}
+
+
 def test_put_refuses_a_vector_of_another_dimension_without_a_request(
     client: OpenSearch, cluster: Cluster
 ) -> None:
