@@ -1,0 +1,111 @@
+"""The schema upgrade on the real OpenSearch node: an index of the previous schema version, with
+memories in it, upgraded by `bootstrap` into this version's index with nothing lost
+(docs/opensearch.md, "Schema versions and upgrades"). The request shapes of the same path are
+pinned in tests/unit/adapters/opensearch/test_opensearch_upgrade_requests.py; this is the engine
+running them: the ``_reindex``, the write block, the catch-up and the alias move."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.opensearch_cluster import cluster_client, cluster_url, engine
+
+from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+from agent_memory.adapters.opensearch.opensearch_documents import to_document, unit
+from agent_memory.adapters.opensearch.opensearch_index import (
+    SCHEMA_VERSION,
+    events_alias_name,
+    events_index_body,
+    events_index_name,
+    knowledge_index_name,
+    records_index_body,
+    records_index_name,
+)
+from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
+from agent_memory.domain.records import MemoryRecord
+from agent_memory.ports import StoredRecord
+
+pytestmark = pytest.mark.opensearch
+
+DIM, MODEL = 8, "upgrade-model"
+#: What schema version 5 added to the records mapping: absent from an index of version 4.
+ADDED_IN_5 = ("valid_from", "valid_to", "supersedes", "superseded_by")
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def old_alias() -> Iterator[tuple[Any, str]]:
+    """An alias over a records index of schema version 4 (and the events index), made as the
+    bootstrap of version 4 made them; deleted afterwards with whatever the upgrade made."""
+    client = cluster_client(cluster_url())
+    alias = f"upgrade-{uuid.uuid4().hex[:10]}"
+    old = f"{alias}-v{SCHEMA_VERSION - 1}"
+    body = records_index_body(DIM, MODEL, engine())
+    body["mappings"]["_meta"]["schema_version"] = SCHEMA_VERSION - 1
+    for name in ADDED_IN_5:
+        del body["mappings"]["properties"][name]
+    client.indices.create(index=old, body={**body, "aliases": {alias: {"is_write_index": True}}})
+    client.indices.create(
+        index=events_index_name(alias),
+        body={**events_index_body(), "aliases": {events_alias_name(alias): {}}},
+    )
+    try:
+        yield client, alias
+    finally:
+        names = [old, records_index_name(alias), events_index_name(alias), knowledge_index_name(alias)]
+        client.indices.delete(index=",".join(names), params={"ignore_unavailable": "true"})
+
+
+def _record(n: int) -> StoredRecord:
+    vector = np.zeros(DIM, dtype=np.float32)
+    vector[n % DIM] = 1.0
+    vector[(n + 1) % DIM] = 0.5
+    at = T0 + timedelta(minutes=n)
+    record = MemoryRecord(
+        id=f"mem_{n:016d}",
+        tenant_id="t1",
+        agent_id="a1",
+        content=f"Memory number {n} about the launch.",
+        content_hash=f"h{n}",
+        created_at=at,
+        updated_at=at,
+        occurred_at=at,
+    )
+    return StoredRecord(record, vector)
+
+
+def test_bootstrap_upgrades_an_index_of_the_previous_schema_with_no_memory_lost(
+    old_alias: tuple[Any, str],
+) -> None:
+    # GIVEN 250 memories in an index of schema version 4, written as version 4 wrote them (its
+    # documents have none of the fields version 5 added)
+    client, alias = old_alias
+    lines: list[dict[str, Any]] = []
+    for n in range(250):
+        stored = _record(n)
+        source = to_document(stored.record, unit(stored.vector, DIM, MODEL), {})
+        for name in ADDED_IN_5:
+            source.pop(name, None)
+        lines += [
+            {"index": {"_index": alias, "_id": f"t1:a1:{stored.record.id}", "routing": "t1:a1"}},
+            source,
+        ]
+    response = client.bulk(body=lines, params={"refresh": "true"})
+    assert not response["errors"]
+
+    # WHEN the bootstrap of this version runs
+    result = bootstrap(client, alias, DIM, MODEL, engine=engine())
+
+    # THEN the alias points at this version's index, which holds every memory, whole
+    assert result.upgraded_from == f"{alias}-v{SCHEMA_VERSION - 1}"
+    assert list(client.indices.get_alias(name=alias)) == [records_index_name(alias)]
+    store = OpenSearchStore(client, alias, DIM, MODEL)  # checks the index: version, model, dimension
+    assert client.count(index=records_index_name(alias))["count"] == 250
+    for n in (0, 117, 249):
+        got = store.get("t1", "a1", f"mem_{n:016d}")
+        assert got is not None and got.content == f"Memory number {n} about the launch."
