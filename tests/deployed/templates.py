@@ -12,6 +12,7 @@ fingerprint of the sources it was made from, and a stale one is refused rather t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -29,8 +30,12 @@ VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "files": {"store": "server
 Template = tuple[dict[str, Any], dict[str, str]]
 
 
+@functools.cache
 def fingerprint() -> str:
-    """A hash of everything a template is made from: the CDK app, the functions, the lock."""
+    """A hash of everything a template is made from: the CDK app, the functions, the lock.
+
+    Taken once per process: what a run tests is the sources as they were when it started (the
+    Makefile makes the templates just before), whatever is edited while it runs."""
     digest = hashlib.sha256()
     sources = [*sorted((ROOT / "cdk").rglob("*.py")), ROOT / "cdk" / "cdk.json"]
     sources += [*sorted((ROOT / "functions").rglob("*.py")), ROOT / "layers" / "requirements.txt"]
