@@ -92,6 +92,7 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
+from _opensearch import use_opensearch_store
 from agent_memory.domain.keys import NewKey
 
 DEFAULT_DATA = Path("/work/shared/data/locomo10.json")
@@ -679,8 +680,8 @@ class Runtime:
         container.reset()
         self.settings = get_settings()
         self.embedder_id: str = container.embedder().model_id
-        if self.settings.store == "opensearch":
-            _bootstrap_fresh_alias()
+        if self.settings.store == "opensearch":  # an alias of its own for each ingest
+            use_opensearch_store("locomo")
             self.settings = get_settings()
         _corpus.import_handlers()
         self._runtime = LocalRuntime(self.settings, host="127.0.0.1", port=0, scheduler=False)
@@ -1041,24 +1042,6 @@ def report(result: Mapping[str, Any]) -> str:
                 f"{'PASS' if g['pass'] else 'FAIL'}"
             )
     return "\n".join(lines)
-
-
-def _bootstrap_fresh_alias() -> None:
-    """The OpenSearch store: a new alias for this runtime (one per ingest), bootstrapped on the
-    k-NN engine ``OPENSEARCH_ENGINE`` (lucene by default: the engine the test node runs)."""
-    import uuid
-
-    from agent_memory import container
-    from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
-
-    alias = f"locomo-{uuid.uuid4().hex[:10]}"
-    os.environ["AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS"] = alias
-    container.reset()
-    embedder = container.embedder()
-    engine = os.environ.get("OPENSEARCH_ENGINE", "lucene")
-    bootstrap(
-        container.current().opensearch_client, alias, embedder.dimension, embedder.model_id, engine=engine
-    )  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager

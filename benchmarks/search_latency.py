@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
+from _opensearch import use_opensearch_store
 from agent_memory.domain.keys import NewKey
 
 TENANT = "bench"
@@ -255,6 +256,8 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     # Powertools warns when a request added no metric (not a problem here; they are disabled).
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     container.reset()
+    if args.store == "opensearch":
+        use_opensearch_store("latency")
     settings = get_settings()
     embedder, store = container.embedder(), container.store()
 
@@ -347,6 +350,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5, help="untimed searches first, per shape")
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default=DEFAULTS["embedder"])
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="corpus seed")
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "opensearch"),
+        default="sqlite",
+        help="opensearch: the OpenSearch store on OPENSEARCH_URL (`make opensearch-up`)",
+    )
     parser.add_argument("--data-dir", type=Path, help="an empty or new directory (default: a temporary one)")
     args = parser.parse_args(argv)
     if args.n < 1 or args.queries < 1 or args.warmup < 0 or args.passages < 0:
