@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.adapters.queue_limits import refuse_oversized
-from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
+from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread, scrub_wal
 from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
 #: SQS hands out at most 10 messages per receive; FIFO event source mappings use the same cap.
@@ -221,10 +221,14 @@ class LocalFifoQueue:
         if not handles:
             return 0
         with self._db.transaction() as conn:
-            return sum(
+            acked = sum(
                 conn.execute("DELETE FROM queue_messages WHERE receipt_handle = ?", (handle,)).rowcount
                 for handle in handles
             )
+        # A message body is a memory's text: once handled it is zeroed in the file (secure
+        # delete) and its frames leave the log, so a later erasure finds no copy here.
+        scrub_wal(self._db.get())
+        return acked
 
     def nack(self, receipt_handles: Iterable[str], delay_s: float = 0.0) -> None:
         """Give these deliveries back: visible again after ``delay_s``, or dead-lettered when spent.

@@ -35,6 +35,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
     to_us,
 )
 from agent_memory.adapters.sqlite.sqlite_spaces import write_space_vectors, zero_vector
+from agent_memory.adapters.sqlite.sqlite_util import scrub_wal
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord, RecordValidity
@@ -42,6 +43,28 @@ from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
 logger = logging.getLogger(__name__)
+
+#: What a stale mark clears of a summary, pattern or profile at once (it says what a forgotten
+#: memory said, and is re-made from what is left, never from its own text): its texts and its
+#: vector. Its sources and a pattern's feedback counts stay for the re-make.
+_HIDDEN = "content = '', context = NULL, merged_from = '[]', vector = zeroblob(length(vector))"
+#: What a forget clears of a row at once: every text it holds and its vector. The row stays as
+#: a tombstone (its id, its times, its sources) so a redelivered write or a late re-make is
+#: recognised as forgotten.
+_ERASED = f"{_HIDDEN}, topic = NULL, topic_raw = NULL, metadata = '{{}}', experience = NULL"
+
+
+def _erase_traces(conn: sqlite3.Connection, tenant_id: str, agent_id: str, record_id: str) -> None:
+    """The rest of an erasure, in its transaction: the record's vectors in the tenant's own
+    spaces, and its words in the text index's segments (the FTS ``delete`` the trigger issued
+    only marks them deleted; merging the segments drops them, and ``secure_delete`` zeroes the
+    pages they were on)."""
+    conn.execute(
+        "DELETE FROM space_vectors WHERE seq = "
+        "(SELECT seq FROM records WHERE tenant_id = ? AND agent_id = ? AND id = ?)",
+        (tenant_id, agent_id, record_id),
+    )
+    conn.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
 
 
 class SqliteRecords(SqliteStorePart):
@@ -83,27 +106,31 @@ class SqliteRecords(SqliteStorePart):
         with self._db.transaction(write=True) as conn:
             resolved = self._resolve(conn, tenant_id, agent_id, record_id)
             cursor = conn.execute(
-                "UPDATE records SET deleted_at = ?, updated_at = ? "
+                f"UPDATE records SET deleted_at = ?, updated_at = ?, {_ERASED} "
                 "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
                 "AND (expires_at IS NULL OR expires_at > ?)",
                 (at, at, tenant_id, agent_id, resolved, at),
             )
             if cursor.rowcount == 0:
                 return False
+            _erase_traces(conn, tenant_id, agent_id, resolved)
             insert_audit(conn, [event])
+        scrub_wal(self._db.get())
         return True
 
     def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         at = to_us(event.at)
         with self._db.transaction(write=True) as conn:
             cursor = conn.execute(
-                "UPDATE records SET deleted_at = max(coalesce(deleted_at, 0), ?) "
+                f"UPDATE records SET deleted_at = max(coalesce(deleted_at, 0), ?), {_HIDDEN} "
                 "WHERE tenant_id = ? AND agent_id = ? AND id = ?",
                 (at, tenant_id, agent_id, record_id),
             )
             if cursor.rowcount == 0:
                 return False
+            _erase_traces(conn, tenant_id, agent_id, record_id)
             insert_audit(conn, [event])
+        scrub_wal(self._db.get())
         return True
 
     def set_experience(

@@ -16,8 +16,10 @@ The memory store's file is handled the same way (`sqlite_database.SqliteDatabase
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,7 +62,27 @@ def open_private(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
         private_dir(Path(path).parent)
     conn = sqlite3.connect(str(path), **kwargs)
     private_file(path)
+    # Deleted and overwritten content is zeroed in the file, not left in free pages and cells:
+    # a forgotten memory's text must not outlive its erasure on disk (`scrub_wal` does the log).
+    conn.execute("PRAGMA secure_delete = ON")
     return conn
+
+
+#: Tries of a truncating checkpoint before `scrub_wal` gives up (the next one truncates).
+SCRUB_ATTEMPTS = 20
+
+
+def scrub_wal(conn: sqlite3.Connection) -> None:
+    """Copy the write-ahead log into the database and truncate it to zero bytes, so frames that
+    held rows since deleted (with `open_private`'s ``secure_delete``, zeroed in the database)
+    are gone from the log too. Outside a transaction; a reader still on an old snapshot keeps
+    its frames: the checkpoint is tried again (a few times, briefly) until none does."""
+    for attempt in range(SCRUB_ATTEMPTS):
+        (busy, _, _) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return
+        time.sleep(0.005 * (attempt + 1))
+    logging.getLogger(__name__).warning("write-ahead log not truncated: a reader held it")
 
 
 def connect(path: Path | str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> sqlite3.Connection:
