@@ -297,9 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             started = time.perf_counter()
             ids = write(runtime.client, cases, pool)
-            wait_until_stored(runtime.client, [c.agent for c in cases], timeout_s=900)
-            wait_readable(runtime.client, ids, timeout_s=900)
-            wait_until_stored(runtime.client, [c.agent for c in cases], timeout_s=900)
+            wait_until_stored(runtime.client, [c.agent for c in cases], timeout_s=3600)
+            wait_readable(runtime.client, ids, timeout_s=3600)
+            wait_until_stored(runtime.client, [c.agent for c in cases], timeout_s=3600)
             ingest_s = time.perf_counter() - started
             outcomes = ask(runtime.client, cases, ids)
         finally:

@@ -249,8 +249,9 @@ def test_a_new_value_no_pattern_reads_supersedes_by_meaning(world: World) -> Non
 def test_a_statement_that_adds_restates_or_speaks_of_something_else_supersedes_nothing(
     world: World, first: str, second: str
 ) -> None:
-    # GIVEN a statement, then a near one months later in another conversation
+    # GIVEN a statement
     older = _remember(world, first, _months_ago(world, 8), conversation_id="c1")
+    # WHEN a near one is written months later in another conversation
     _remember(world, second, _months_ago(world, 3), conversation_id="c2")
     # THEN the first still holds
     record = world.store.get("acme", "bot", older)
