@@ -225,14 +225,35 @@ def test_a_summary_is_kept_when_children_were_only_removed_since(cascade: Cascad
     cascade.queue(Grain.DAILY, "2026-11-20")
     cascade.run()
 
-    # WHEN one child is gone (retention, or forgotten) and the day is re-run
-    forget(cascade, ids[1])
+    # WHEN one child is gone (retention deleted it) and the day is re-run
+    assert cascade.store.delete_records(TENANT, AGENT, [ids[1]]) == 1
     cascade.queue(Grain.DAILY, "2026-11-20")
 
     # THEN the summary still remembers it
     assert cascade.run() == {"kept": 1}
     s = cascade.summary(Grain.DAILY, "2026-11-20")
     assert s is not None and "Lisbon" in s.content
+
+
+def test_a_summary_holding_a_forgotten_child_is_remade_not_kept(cascade: Cascade) -> None:
+    """A forget that found no summary to mark (its version was still queued) leaves the stored
+    summary live with the forgotten words: the next run re-makes it, never keeps it."""
+    # GIVEN a day summarized from two memories
+    ids = cascade.remember(
+        item("Alice moved the launch to March 3.", utc(2026, 11, 20, 9)),
+        item("Bob booked flights to Lisbon.", utc(2026, 11, 20, 10)),
+    )
+    cascade.queue(Grain.DAILY, "2026-11-20")
+    cascade.run()
+
+    # WHEN one child is forgotten behind the summary's back and the day is re-run
+    forget(cascade, ids[1])
+    cascade.queue(Grain.DAILY, "2026-11-20")
+
+    # THEN the summary is made again without it
+    assert cascade.run() == {"made": 1}
+    s = cascade.summary(Grain.DAILY, "2026-11-20")
+    assert s is not None and "Lisbon" not in s.content and "launch" in s.content
 
 
 def test_a_late_child_is_folded_into_what_the_summary_says_when_retention_took_the_others(
