@@ -17,18 +17,22 @@ from agent_memory.domain.records import RecordValidity
 
 #: Forget a record only if it is the caller's and live at ``params.at`` (times are fixed-width
 #: strings, so ``compareTo`` orders them in time); otherwise change nothing (``noop``).
+#: What a forget or a stale mark removes at once, as the SQLite store does: the words and the
+#: vectors (the tombstone keeps the id, the times and the sources).
+_HIDE = "s.content = ''; s.context = null; s.merged_from = []; s.remove('vector'); s.remove('spaces'); "
 SOFT_DELETE_SCRIPT = (
     "def s = ctx._source; "
     "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id || s.deleted_at != null "
     "|| (s.expires_at != null && s.expires_at.compareTo(params.at) <= 0)) { ctx.op = 'noop'; } "
-    "else { s.deleted_at = params.at; s.updated_at = params.at; }"
+    "else { s.deleted_at = params.at; s.updated_at = params.at; " + _HIDE + "}"
 )
 #: Mark a summary stale: ``deleted_at`` moves to ``params.at`` unless it is already that late.
 STALE_SCRIPT = (
     "def s = ctx._source; "
     "if (s.tenant_id != params.tenant_id || s.agent_id != params.agent_id) { ctx.op = 'noop'; } "
-    "else if (s.deleted_at == null || s.deleted_at.compareTo(params.at) < 0) { s.deleted_at = params.at; } "
-    "else { ctx.op = 'noop'; }"
+    "else if (s.deleted_at == null || s.deleted_at.compareTo(params.at) < 0) { s.deleted_at = params.at; "
+    + _HIDE
+    + "} else { ctx.op = 'noop'; }"
 )
 #: Replace a live record's experience (feedback); a forgotten or expired record is left as it is.
 EXPERIENCE_SCRIPT = (
