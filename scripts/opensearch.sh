@@ -217,11 +217,16 @@ down() {
   log "stopped"
 }
 
-run() { # a command with OPENSEARCH_URL set: the given cluster's, or a node started and stopped for it
+run() { # a command with OPENSEARCH_URL set: the given cluster's, the node `up` left running, or a
+  # node started for it and stopped after it
+  if [ -z "${OPENSEARCH_URL:-}" ] && OPENSEARCH_URL="$(running_url)"; then
+    export OPENSEARCH_URL
+  fi
   if [ -n "${OPENSEARCH_URL:-}" ]; then
     "$@"
     return
   fi
+  unset OPENSEARCH_URL
   local line
   line="$(up)"
   export "${line?}"
