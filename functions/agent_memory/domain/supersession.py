@@ -409,6 +409,10 @@ def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_
         return False
     if new.holder and old.holder and new.holder != old.holder:
         return False
+    if not (new.holder or old.holder) and new.initials and old.initials and not new.initials & old.initials:
+        # Neither says whose fact it is, and each opens with a different capitalised word (a
+        # name, most often): "Rosa left at 23:59" and "Sven arrived at 01:00" are two people's news.
+        return False
     if new.subject and old.subject and new.subject != old.subject:
         return False
     if new.adds:

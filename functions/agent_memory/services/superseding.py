@@ -140,7 +140,10 @@ class SupersessionService:
         Lisbon"): it replaces the earlier statement of its holder it is nearest to, when that one
         stands out from the rest (`STANDS_OUT`), is from another conversation, and the two read as
         one value replacing another (`domain.supersession.replaces`: same holder and subject, a new
-        value or a word of change, no "also", no restatement). One store search, no model call."""
+        value or a word of change, no "also", no restatement). One store search, no model call.
+        Conversation turns only: a turn is one person's news about their own life, while plain
+        items ("The vault code for the Lisbon office is ...", "The alarm code of the Porto office
+        is ...") are as often two facts side by side as one replacing the other."""
         mine = shape(record.content)
         if vector is None or not mine.statement or record.grain is not Grain.WORKING or is_derived(record):
             return record
@@ -150,7 +153,8 @@ class SupersessionService:
         (older, similarity), runner_up = found[0], (found[1][1] if len(found) > 1 else 0.0)
         if (
             older.occurred_at >= record.occurred_at
-            or (record.conversation_id is not None and older.conversation_id == record.conversation_id)
+            or record.conversation_id is None
+            or older.conversation_id in (None, record.conversation_id)
             or similarity - runner_up < STANDS_OUT
             or not replaces(mine, shape(older.content), similarity, SAME_THING)
         ):
