@@ -115,8 +115,10 @@ def test_keys_list_never_prints_a_key_and_revoke_locks_it_out(
 
     # AND the flags took effect on the server: admin scope, and the agent restriction
     t1_key, t2_key = (k["api_key"] for k in keys)
-    assert api("POST", "/v1/admin/retention", {}, key=t1_key)[0] == 403
-    assert api("POST", "/v1/admin/retention", {}, key=t2_key)[0] not in {401, 403}
+    assert api("POST", "/v1/admin/patterns", {"agent_id": "a1"}, key=t1_key)[0] == 403
+    assert api("POST", "/v1/admin/patterns", {"agent_id": "a1"}, key=t2_key)[0] not in {401, 403}
+    # (an admin key bound to a1 runs admin work for a1 only: a tenant-wide run is refused)
+    assert api("POST", "/v1/admin/retention", {}, key=t2_key)[0] == 403
     assert api("GET", "/v1/agents/a2/stats", key=t2_key)[0] == 403
     assert api("GET", "/v1/agents/a1/stats", key=t2_key)[0] == 200
 
