@@ -66,8 +66,10 @@ class SettingsCache:
         """The tenant's stored settings, or None (never set). A store that cannot be read raises:
         a tenant that chose its own models must never be served by the operator's instead."""
         hit, cached = self._cache.lookup(tenant_id)
-        if hit:
-            return cached
+        return cached if hit else self._read(tenant_id)
+
+    def _read(self, tenant_id: str) -> StoredSettings | None:
+        """The stored settings read now (counted when the store fails), kept as this process's copy."""
         try:
             stored = self.store.get_settings(tenant_id)
         except AgentMemoryError:
@@ -89,12 +91,7 @@ class SettingsCache:
         privacy control read through the cache stayed off on them for up to a minute after its
         PUT answered 200. One read of one small item per call (SQLite: a primary-key lookup;
         DynamoDB: a consistent GetItem), which also refreshes this process's copy."""
-        try:
-            stored = self.store.get_settings(tenant_id)
-        except AgentMemoryError:
-            metrics.add_metric(name="TenantSettingsErrors", unit=MetricUnit.Count, value=1)
-            raise
-        self.remember(tenant_id, stored)
+        stored = self._read(tenant_id)
         return stored.settings if stored is not None else TenantSettings()
 
     def remember(self, tenant_id: str, stored: StoredSettings | None) -> None:
