@@ -113,7 +113,6 @@ class Container:
                 settings.opensearch_index_alias,
                 emb.dimension,
                 emb.model_id,
-                serverless=settings.opensearch_service == "aoss",
             )
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 

@@ -111,10 +111,11 @@ class Settings(BaseSettings):
     #: SQS queue of summarize jobs (one per agent-period), fed by the dispatcher.
     summarize_queue_url: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
-    #: OpenSearch: the domain or collection endpoint (https://...), SigV4 service "es" for a
-    #: managed domain or "aoss" for Serverless, and the alias every operation goes through.
+    #: OpenSearch: the domain endpoint (https://...), the SigV4 service of a managed domain
+    #: ("es", the only one: OpenSearch Serverless is refused, see `_no_serverless`), and the
+    #: alias every operation goes through.
     opensearch_endpoint: str | None = None
-    opensearch_service: Literal["es", "aoss"] = "es"
+    opensearch_service: Literal["es"] = "es"
     opensearch_index_alias: str = "agent-memory"
     opensearch_timeout_s: float = Field(default=10.0, gt=0)
     #: Exports (``/v1/admin/exports``): files and job states under ``<data_dir>/exports``, or in
@@ -217,6 +218,22 @@ class Settings(BaseSettings):
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"unknown timezone {value!r}") from exc
+        return value
+
+    @field_validator("opensearch_service", mode="before")
+    @classmethod
+    def _no_serverless(cls, value: object) -> object:
+        """OpenSearch Serverless (``aoss``) is no store of this service: its vector collections
+        refuse a caller-chosen document id, and every write here names its document's
+        (docs/decisions.md, "No OpenSearch Serverless"). Refused when the settings load, so a
+        function configured for it stops at its cold start, saying why, instead of failing on
+        its first write."""
+        if isinstance(value, str) and value.strip().lower() == "aoss":
+            raise ValueError(
+                "AGENT_MEMORY_OPENSEARCH_SERVICE=aoss: OpenSearch Serverless is not supported (its "
+                "vector collections refuse the document ids every write sets); use a managed "
+                "OpenSearch domain (service 'es') or the serverless store (AGENT_MEMORY_STORE=s3)"
+            )
         return value
 
     @classmethod

@@ -75,17 +75,15 @@ def cfn_event(request_type: str = "Create", **properties: Any) -> dict[str, Any]
     return event
 
 
-def mappings(alias: str, dim: int, model: str, serverless: bool = False) -> dict[str, Any]:
+def mappings(alias: str, dim: int, model: str) -> dict[str, Any]:
     return {
-        records_index_name(alias): {
-            "mappings": records_index_body(dim, model, serverless=serverless)["mappings"]
-        },
-        f"{alias}-events-v1": {"mappings": events_index_body(serverless)["mappings"]},
+        records_index_name(alias): {"mappings": records_index_body(dim, model)["mappings"]},
+        f"{alias}-events-v1": {"mappings": events_index_body()["mappings"]},
     }
 
 
-def knowledge(alias: str, dim: int, model: str, serverless: bool = False) -> dict[str, Any]:
-    return knowledge_mapping_response(dim, model, alias, serverless=serverless)
+def knowledge(alias: str, dim: int, model: str) -> dict[str, Any]:
+    return knowledge_mapping_response(dim, model, alias)
 
 
 def run(event: dict[str, Any]) -> dict[str, Any]:
@@ -202,49 +200,12 @@ def test_missing_properties_fall_back_to_the_settings(env: Env, monkeypatch: pyt
     assert result["PhysicalResourceId"] == "mem2"
 
 
-def test_serverless_with_lucene_creates_indexes_without_routing(
-    env: Env, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # GIVEN
-    monkeypatch.setenv("AGENT_MEMORY_OPENSEARCH_SERVICE", "aoss")
-    container.reset()
-    env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
-    env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
-    env.cluster.reply(mappings("agent-memory", 1024, TITAN, serverless=True))
-    env.cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
-    env.cluster.reply(knowledge("agent-memory", 1024, TITAN, serverless=True))
-
-    # WHEN
-    result = run(cfn_event(Engine="lucene", Serverless="true"))
-
-    # THEN
-    env.cluster.done()
-    created = env.cluster.sent[2].body
-    assert created["mappings"] == records_index_body(1024, TITAN, "lucene", serverless=True)["mappings"]
-    assert created["aliases"] == {"agent-memory": {}}
-    knowledge_created = env.cluster.sent[9].body
-    assert (
-        knowledge_created["mappings"]
-        == knowledge_index_body(1024, TITAN, "lucene", serverless=True)["mappings"]
-    )
-    assert knowledge_created["aliases"] == {"agent-memory-knowledge": {}}
-    assert result["Data"]["Engine"] == "lucene"
-
-
-def test_a_serverless_flag_that_contradicts_the_signing_service_is_refused(env: Env) -> None:
-    # WHEN / THEN
-    with pytest.raises(ConfigurationError, match="AGENT_MEMORY_OPENSEARCH_SERVICE"):
-        run(cfn_event(Serverless="true"))
-    assert env.cluster.sent == []
-
-
 @pytest.mark.parametrize(
     ("properties", "needle"),
     [
         ({"Dimension": "many"}, "Dimension"),
         ({"Dimension": "3"}, "Dimension"),
         ({"Engine": "nmslib"}, "Engine"),
-        ({"Serverless": "maybe"}, "Serverless"),
         ({"Alias": ""}, "Alias"),
     ],
 )
@@ -304,22 +265,6 @@ def test_without_backend_roles_no_security_request_is_sent(env: Env) -> None:
     # THEN
     env.cluster.done()
     assert not any("_security" in s.path for s in env.cluster.sent)
-
-
-def test_serverless_ignores_backend_roles(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN a Serverless collection with existing indexes (only the five index requests answered)
-    monkeypatch.setenv("AGENT_MEMORY_OPENSEARCH_SERVICE", "aoss")
-    container.reset()
-    env.cluster.reply().reply().reply(mappings("agent-memory", 1024, TITAN, serverless=True))
-    env.cluster.reply().reply(knowledge("agent-memory", 1024, TITAN, serverless=True))
-
-    # WHEN BackendRoles is passed anyway
-    result = run(cfn_event("Update", Serverless="true", BackendRoles=[API_ROLE]))
-
-    # THEN no security API request is sent: data access policies grant access there
-    env.cluster.done()
-    assert [s.method for s in env.cluster.sent] == ["HEAD", "HEAD", "GET", "HEAD", "GET"]
-    assert result["Data"]["Created"] == "false"
 
 
 @pytest.mark.parametrize(

@@ -51,3 +51,15 @@ def test_the_event_bus_and_the_webhooks_table_are_required_where_chosen(tmp_path
         Settings(data_dir=tmp_path, change_feed="eventbridge")
     with pytest.raises(ValueError, match="AGENT_MEMORY_WEBHOOKS_TABLE"):
         Settings(data_dir=tmp_path, webhooks="dynamodb")
+
+
+def test_opensearch_serverless_is_refused_when_the_settings_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a function whose environment still names OpenSearch Serverless as the signing service
+    monkeypatch.setenv("AGENT_MEMORY_OPENSEARCH_SERVICE", "aoss")
+    # WHEN / THEN its settings load (the cold start) fails, saying why and what to use instead
+    with pytest.raises(ValueError, match="OpenSearch Serverless is not supported") as refused:
+        Settings(data_dir=tmp_path, store="opensearch", opensearch_endpoint="https://x.aoss.amazonaws.com")
+    assert "managed OpenSearch domain" in str(refused.value)
+    assert "document ids" in str(refused.value)

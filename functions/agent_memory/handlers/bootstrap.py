@@ -11,21 +11,19 @@ failure (the exception's message becomes the stack event's reason).
   before any function runs against vectors it cannot compare.
 - **Delete**: nothing. The indexes hold every tenant's memory; a stack deletion, a rename of this
   resource, or a changed alias (CloudFormation deletes the old physical resource after the
-  update) must never drop them. The data goes with the domain or collection, whose own removal
-  policy decides, or is deleted by hand.
+  update) must never drop them. The data goes with the domain, whose own removal policy decides,
+  or is deleted by hand.
 - **Role mapping** (managed domain only, when ``BackendRoles`` is given): with fine-grained access
   control every principal but the master user (this function's role) is refused until mapped, so
   Create and Update also put the OpenSearch role ``{alias}-data`` (the store's actions on
   ``{alias}`` and ``{alias}-*``) and map exactly the listed IAM role ARNs to it
-  (`opensearch_roles.map_backend_roles`). Serverless ignores it: data access policies grant
-  access there.
+  (`opensearch_roles.map_backend_roles`).
 
 Properties (all optional; CloudFormation passes them as strings): ``Alias``, ``Dimension``,
-``ModelId``, ``Engine`` (``faiss`` | ``lucene``), ``Serverless`` (``true`` | ``false``),
-``BackendRoles`` (IAM role ARNs: a JSON list, not a joined string). Missing
-ones fall back to the settings (``AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS``, the configured
-embedder's dimension and model id, faiss, ``AGENT_MEMORY_OPENSEARCH_SERVICE == "aoss"``). The
-endpoint always comes from ``AGENT_MEMORY_OPENSEARCH_ENDPOINT``. Extra properties are ignored,
+``ModelId``, ``Engine`` (``faiss`` | ``lucene``), ``BackendRoles`` (IAM role ARNs: a JSON
+list, not a joined string). Missing ones fall back to the settings
+(``AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS``, the configured embedder's dimension and model id,
+faiss). The endpoint always comes from ``AGENT_MEMORY_OPENSEARCH_ENDPOINT``. Extra properties are ignored,
 so the stack may add one (a schema version) just to make CloudFormation run an update.
 """
 
@@ -56,7 +54,6 @@ class BootstrapProperties(BaseModel):
     dimension: int | None = Field(default=None, alias="Dimension", ge=8, le=4096)
     model_id: str | None = Field(default=None, alias="ModelId", min_length=1)
     engine: Literal["faiss", "lucene"] = Field(default="faiss", alias="Engine")
-    serverless: bool | None = Field(default=None, alias="Serverless")
     backend_roles: list[Annotated[str, StringConstraints(pattern=_ROLE_ARN)]] | None = Field(
         default=None, alias="BackendRoles"
     )
@@ -85,12 +82,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     props = _properties(event)
     settings = get_settings()
-    serverless = settings.opensearch_service == "aoss"
-    if props.serverless is not None and props.serverless != serverless:
-        raise ConfigurationError(
-            f"Serverless={props.serverless} but AGENT_MEMORY_OPENSEARCH_SERVICE="
-            f"{settings.opensearch_service!r}: requests would be signed for the wrong service"
-        )
     alias = props.alias or settings.opensearch_index_alias
     if props.dimension is None or props.model_id is None:
         embedder = container.embedder()  # no model call: only its configured id and size
@@ -99,17 +90,12 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         dimension, model_id = props.dimension, props.model_id
 
     client = container.current().opensearch_client
-    result = bootstrap(client, alias, dimension, model_id, engine=props.engine, serverless=serverless)
+    result = bootstrap(client, alias, dimension, model_id, engine=props.engine)
     if props.backend_roles is not None:
         role = data_role_name(alias)
-        mapped = map_backend_roles(
-            client, role, props.backend_roles, [alias, f"{alias}-*"], serverless=serverless
-        )
+        map_backend_roles(client, role, props.backend_roles, [alias, f"{alias}-*"])
         logger.info(
-            "backend roles mapped"
-            if mapped
-            else "backend roles ignored: serverless uses data access policies",
-            extra={"security_role": role, "backend_roles": len(props.backend_roles)},
+            "backend roles mapped", extra={"security_role": role, "backend_roles": len(props.backend_roles)}
         )
     logger.info(
         "index bootstrapped",

@@ -407,7 +407,6 @@ def cmd_index_bootstrap(args: argparse.Namespace) -> int:
         embedder.dimension,
         embedder.model_id,
         engine=args.engine,
-        serverless=settings.opensearch_service == "aoss",
     )
     print(json.dumps(_slots(result), default=str))
     return 0

@@ -84,10 +84,7 @@ def enabled_embedding_models(settings: Settings) -> dict[ModelProvider, frozense
     Bedrock: the deployment's Titan model (the one model its functions may invoke), at any of its
     sizes; none where the deployment embeds locally. Local: the bundled models, where they run
     (not in a deployment that embeds with Bedrock: its functions do not ship them). An
-    OpenAI-compatible endpoint: any model it serves, with the tenant's key. None on OpenSearch
-    Serverless (`opensearch_spaces`)."""
-    if settings.store == "opensearch" and settings.opensearch_service == "aoss":
-        return {}  # adding a space to a stored record takes a script; Serverless runs none
+    OpenAI-compatible endpoint: any model it serves, with the tenant's key."""
     if settings.embedder == "bedrock":
         return {
             ModelProvider.BEDROCK: frozenset({settings.bedrock_embedding_model_id}),

@@ -9,8 +9,6 @@ made (and checked against the index) once.
   requires it), so an agent's memory lives on one shard and its queries touch one shard.
 * **Writes** name the alias (``require_alias``: a write never auto-creates an unmapped index)
   and carry the configured ``refresh``.
-* OpenSearch Serverless (``serverless=True``): no routing (placement is the service's), no
-  ``refresh`` or ``require_alias`` parameters.
 """
 
 from __future__ import annotations
@@ -42,8 +40,7 @@ class OpenSearchBase:
     ``refresh_counters``: the counters a search writes (access counts, document hits, search
     days) are never waited for, and searchable within the refresh interval; True refreshes after
     them too (the contract tests, which read a count right after the search that made it).
-    ``check``: verify the index ``_meta`` (model, dimension, schema) once, now. ``serverless``:
-    OpenSearch Serverless request shapes (module docstring).
+    ``check``: verify the index ``_meta`` (model, dimension, schema) once, now.
     """
 
     def __init__(
@@ -56,7 +53,6 @@ class OpenSearchBase:
         refresh: bool | str = True,
         refresh_counters: bool = False,
         check: bool = True,
-        serverless: bool = False,
     ) -> None:
         if refresh not in (False, True, "wait_for", "true", "false"):
             raise ConfigurationError(f"refresh must be False, True or 'wait_for', not {refresh!r}")
@@ -65,10 +61,9 @@ class OpenSearchBase:
         self.events_alias = events_alias_name(alias)
         self.dimension = dimension
         self.model_id = model_id
-        self.serverless = serverless
-        self._refresh_counters = refresh_counters and not serverless
+        self._refresh_counters = refresh_counters
         self._refresh: str | None = None
-        if not serverless and refresh not in (False, "false"):
+        if refresh not in (False, "false"):
             self._refresh = "wait_for" if refresh == "wait_for" else "true"
         if check:
             check_index(client, alias, dimension, model_id)
@@ -76,12 +71,10 @@ class OpenSearchBase:
     # -- request plumbing ---------------------------------------------------------------------
 
     def _route(self, tenant_id: str, agent_id: str) -> dict[str, str]:
-        return {} if self.serverless else {"routing": routing_key(tenant_id, agent_id)}
+        return {"routing": routing_key(tenant_id, agent_id)}
 
     def _write_params(self) -> dict[str, str]:
-        params: dict[str, str] = {}
-        if not self.serverless:
-            params["require_alias"] = "true"  # never let a write auto-create an unmapped index
+        params = {"require_alias": "true"}  # never let a write auto-create an unmapped index
         if self._refresh:
             params["refresh"] = self._refresh
         return params

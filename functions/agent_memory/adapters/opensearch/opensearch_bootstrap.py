@@ -76,14 +76,14 @@ def _check_alias_name(alias: str) -> None:
         )
 
 
-def _ensure(client: OpenSearch, alias: str, index: str, body: dict[str, Any], serverless: bool) -> bool:
+def _ensure(client: OpenSearch, alias: str, index: str, body: dict[str, Any]) -> bool:
     """Create ``index`` with ``alias`` over it unless the alias exists. True if created here.
 
     The index and its alias are created in one request, so there is no window in which the
     index exists without its alias. A concurrent bootstrap that loses the race sees
     ``resource_already_exists_exception`` and carries on.
     """
-    alias_body: dict[str, Any] = {} if serverless else {"is_write_index": True}
+    alias_body: dict[str, Any] = {"is_write_index": True}
     with os_errors(f"bootstrapping {alias}"):
         if client.indices.exists_alias(name=alias):
             return False
@@ -108,7 +108,6 @@ def bootstrap(
     model_id: str,
     *,
     engine: Engine = "faiss",
-    serverless: bool = False,
     wait_s: float = UPGRADE_WAIT_S,
     sleep: Callable[[float], None] = time.sleep,
 ) -> BootstrapResult:
@@ -124,11 +123,9 @@ def bootstrap(
     """
     _check_alias_name(alias)
     index = records_index_name(alias)
-    created = _ensure(
-        client, alias, index, records_index_body(dimension, model_id, engine, serverless), serverless
-    )
+    created = _ensure(client, alias, index, records_index_body(dimension, model_id, engine))
     events_alias, events_index = events_alias_name(alias), events_index_name(alias)
-    events_created = _ensure(client, events_alias, events_index, events_index_body(serverless), serverless)
+    events_created = _ensure(client, events_alias, events_index, events_index_body())
     upgraded_from: str | None = None
     used: Engine = engine
     try:
@@ -142,13 +139,12 @@ def bootstrap(
             dimension,
             model_id,
             engine=used,
-            serverless=serverless,
             wait_s=wait_s,
             sleep=sleep,
         )
         check_index(client, alias, dimension, model_id)
         created, upgraded_from = True, older.index
-    made = bootstrap_knowledge(client, alias, dimension, model_id, engine=used, serverless=serverless)
+    made = bootstrap_knowledge(client, alias, dimension, model_id, engine=used)
     return BootstrapResult(
         alias,
         index,
@@ -171,7 +167,6 @@ def bootstrap_knowledge(
     model_id: str,
     *,
     engine: Engine = "faiss",
-    serverless: bool = False,
 ) -> KnowledgeBootstrap:
     """Create the knowledge index (``{alias}-knowledge-v1``) with its alias unless the alias
     exists, then check its ``_meta`` (one mapping read). Idempotent, like `bootstrap`.
@@ -181,9 +176,7 @@ def bootstrap_knowledge(
     """
     _check_alias_name(alias)
     name, index = knowledge_alias_name(alias), knowledge_index_name(alias)
-    created = _ensure(
-        client, name, index, knowledge_index_body(dimension, model_id, engine, serverless), serverless
-    )
+    created = _ensure(client, name, index, knowledge_index_body(dimension, model_id, engine))
     with os_errors(f"checking the index behind {name}", name):
         mappings: dict[str, Any] = client.indices.get_mapping(index=name)
     if not mappings:

@@ -7,8 +7,8 @@ handshake each time.
 Two ways to reach a cluster, chosen from the endpoint alone:
 
 - ``https://search-x.eu-west-1.es.amazonaws.com`` (or a bare host): an AWS endpoint. Requests
-  are signed with SigV4 (`Urllib3AWSV4SignerAuth`), service ``es`` for a managed domain or
-  ``aoss`` for OpenSearch Serverless, with the credentials of the boto3 default chain (the
+  are signed with SigV4 (`Urllib3AWSV4SignerAuth`), service ``es`` (a managed domain; OpenSearch
+  Serverless is refused by the settings), with the credentials of the boto3 default chain (the
   Lambda role). The signer freezes refreshable credentials per request, so rotation is safe.
 - ``http://localhost:9200`` or ``https://user:pass@host:9200``: a cluster you run yourself (the
   contract suite and CI use this, ``OPENSEARCH_URL``). No SigV4; basic auth when the URL has it.
@@ -206,7 +206,7 @@ def os_errors(what: str, alias: str | None = None) -> Iterator[None]:
         if status in (401, 403):
             raise ConfigurationError(
                 f"OpenSearch refused access while {what} ({status}): check the IAM role and the "
-                "domain access policy (or the Serverless data access policy)"
+                "domain access policy"
             ) from exc
         raise ConfigurationError(
             f"OpenSearch rejected a request while {what}: {status} {kind} {error_reason(exc)}"

@@ -17,13 +17,13 @@ deletes, an agent's listing) can ever see a passage, and none of them had to lea
 
 Vector design (see docs/opensearch.md for the sources):
 
-- HNSW on **faiss** (default) or **lucene**; nmslib is deprecated, refused by OpenSearch 3.x and by
-  Serverless. Both support *efficient filtering*: the filter runs inside the graph search, so a
+- HNSW on **faiss** (default) or **lucene**; nmslib is deprecated, refused by OpenSearch 3.x.
+  Both support *efficient filtering*: the filter runs inside the graph search, so a
   filtered query still returns ``k`` hits.
 - Space type **innerproduct**. Embeddings are L2-normalised (the store re-normalises defensively),
   so the inner product *is* the cosine. faiss supports ``cosinesimil`` only from 2.19, while
-  ``innerproduct`` works on faiss from 2.9 (efficient filtering) and on lucene from 2.13, and on
-  Serverless, so one formula holds everywhere. OpenSearch turns the inner product ``d`` into a
+  ``innerproduct`` works on faiss from 2.9 (efficient filtering) and on lucene from 2.13, so one
+  formula holds everywhere. OpenSearch turns the inner product ``d`` into a
   positive score (faiss and lucene alike): ``score = 1 + d`` if ``d >= 0`` else ``1 / (1 - d)``.
   `cosine_from_score` inverts it exactly: ``d = score - 1`` if ``score >= 1`` else
   ``1 - 1 / score`` (float32 rounding, < 1e-6).
@@ -160,9 +160,7 @@ def records_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any
     return _vector_meta("records", SCHEMA_VERSION, dimension, model_id, engine)
 
 
-def records_index_body(
-    dimension: int, model_id: str, engine: Engine = "faiss", serverless: bool = False
-) -> dict[str, Any]:
+def records_index_body(dimension: int, model_id: str, engine: Engine = "faiss") -> dict[str, Any]:
     """The create-index body of the records index (settings + mappings).
 
     Every field a query filters on is a ``keyword``, ``date``, ``float`` or ``integer``;
@@ -253,11 +251,10 @@ def records_index_body(
             "superseded_by": _KEYWORD,
             VECTOR_FIELD: vector_field(dimension, engine),
         },
-    }
-    if not serverless:
         # Every document is routed by ``tenant:agent``: one agent's memory lives on one shard,
         # so its queries touch one shard, and a write without routing is refused.
-        mappings["_routing"] = {"required": True}
+        "_routing": {"required": True},
+    }
     # A copy: the field definitions are shared module constants, and callers may edit the body.
     return copy.deepcopy({"settings": {"index": {"knn": True, "analysis": ANALYSIS}}, "mappings": mappings})
 
@@ -284,9 +281,7 @@ def knowledge_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, A
     return _vector_meta("knowledge", KNOWLEDGE_SCHEMA_VERSION, dimension, model_id, engine)
 
 
-def knowledge_index_body(
-    dimension: int, model_id: str, engine: Engine = "faiss", serverless: bool = False
-) -> dict[str, Any]:
+def knowledge_index_body(dimension: int, model_id: str, engine: Engine = "faiss") -> dict[str, Any]:
     """The create-index body of the knowledge index: three kinds of document in one mapping.
 
     ``kind`` says which: ``document`` (a `KnowledgeDocument` whole, its text in
@@ -294,8 +289,8 @@ def knowledge_index_body(
     `Passage` and its ``vector``, the same ``knn_vector`` as the records'), ``tombstone`` (when a
     document was deleted). The searched text fields (``text``, ``title``, ``heading_path``) are
     analysed as the records' are (`ANALYSIS`), so a word finds the same passages on both stores;
-    ``dynamic: strict`` refuses any field not listed. Routed by tenant (not on Serverless): a
-    tenant's knowledge lives on one shard and its searches touch one shard.
+    ``dynamic: strict`` refuses any field not listed. Routed by tenant: a tenant's knowledge
+    lives on one shard and its searches touch one shard.
     """
     mappings: dict[str, Any] = {
         "dynamic": "strict",
@@ -328,13 +323,12 @@ def knowledge_index_body(
             "deleted_at": _DATE,
             VECTOR_FIELD: vector_field(dimension, engine),
         },
+        "_routing": {"required": True},
     }
-    if not serverless:
-        mappings["_routing"] = {"required": True}
     return copy.deepcopy({"settings": {"index": {"knn": True, "analysis": ANALYSIS}}, "mappings": mappings})
 
 
-def events_index_body(serverless: bool = False) -> dict[str, Any]:
+def events_index_body() -> dict[str, Any]:
     """The events index: record aliases (``doc_type: alias``) and audit events (``audit``)."""
     mappings: dict[str, Any] = {
         "dynamic": "strict",
@@ -350,9 +344,8 @@ def events_index_body(serverless: bool = False) -> dict[str, Any]:
             "at": _DATE,
             "detail": {"type": "object", "enabled": False},
         },
+        "_routing": {"required": True},
     }
-    if not serverless:
-        mappings["_routing"] = {"required": True}
     return {"mappings": mappings}
 
 

@@ -7,7 +7,7 @@ the records' does (`opensearch_retrieval`): a k-NN and a BM25 query in one ``_ms
 by `domain.fusion`'s rule, every filter inside the k-NN clause. The bodies are built in
 `opensearch_knowledge_queries`.
 
-* **Routing by tenant** (not on Serverless): a tenant's knowledge lives on one shard. Routing
+* **Routing by tenant**: a tenant's knowledge lives on one shard. Routing
   is placement, not security: every query also filters the ``tenant_id`` term, and documents
   read by id are checked to be the tenant's and of the kind asked for.
 * **A put** is a ``_bulk`` (chunked) of the new passages, then one of the document, followed by
@@ -23,9 +23,6 @@ by `domain.fusion`'s rule, every filter inside the k-NN clause. The bodies are b
 * **A delete** removes the passages first (``_delete_by_query``, whose ``deleted`` count is
   returned), then the document and, in the same ``_bulk``, upserts the tombstone with a script
   that only moves it later.
-* OpenSearch Serverless: no ``_delete_by_query`` (ids paged with ``search_after``, deleted with
-  ``_bulk``), no ``_update`` (the document is indexed whole, the tombstone read and indexed back
-  when later, and `record_document_hits` is a no-op), no routing, no ``refresh``.
 """
 
 from __future__ import annotations
@@ -55,7 +52,6 @@ from agent_memory.adapters.opensearch.opensearch_knowledge_queries import (
     PASSAGE_PAGE,
     TOMBSTONE,
     delete_by_query_params,
-    delete_page_body,
     doc_passages_query,
     document_doc_id,
     document_source,
@@ -74,12 +70,10 @@ from agent_memory.adapters.opensearch.opensearch_knowledge_queries import (
     to_document,
     to_passage,
     tombstone_doc_id,
-    tombstone_source,
     tombstone_update_body,
 )
 from agent_memory.adapters.opensearch.opensearch_queries import knn_body
 from agent_memory.adapters.opensearch.opensearch_responses import (
-    deleted_count,
     hits_of,
     item_failures,
     raise_for_items,
@@ -107,8 +101,8 @@ class OpenSearchKnowledge(OpenSearchBase):
     # -- request plumbing ---------------------------------------------------------------------
 
     def _tenant_route(self, tenant_id: str) -> dict[str, str]:
-        """Routing by the tenant alone (knowledge has no agent); none on Serverless."""
-        return {} if self.serverless else {"routing": tenant_id}
+        """Routing by the tenant alone (knowledge has no agent)."""
+        return {"routing": tenant_id}
 
     def _knowledge_action(self, op: str, _id: str, tenant_id: str) -> dict[str, Any]:
         """A routed ``_bulk`` action line; an ``update`` retries a concurrent change (a counter)."""
@@ -159,10 +153,8 @@ class OpenSearchKnowledge(OpenSearchBase):
         return results
 
     def _delete_passages(self, tenant_id: str, query: dict[str, Any], what: str) -> int:
-        """The passages ``query`` matches, gone: one routed ``_delete_by_query`` (pages of ids
-        and ``_bulk`` deletes on Serverless). The number deleted."""
-        if self.serverless:
-            return self._delete_passages_by_pages(tenant_id, query, what)
+        """The passages ``query`` matches, gone: one routed ``_delete_by_query``. The number
+        deleted."""
         with os_errors(what, self.knowledge_alias):
             response: dict[str, Any] = self._client.delete_by_query(
                 index=self.knowledge_alias,
@@ -176,20 +168,6 @@ class OpenSearchKnowledge(OpenSearchBase):
                 "it is safe to try again"
             )
         return int(response.get("deleted", 0))
-
-    def _delete_passages_by_pages(self, tenant_id: str, query: dict[str, Any], what: str) -> int:
-        """Serverless has no ``_delete_by_query``: read ids page by page, delete them in bulk."""
-        deleted = 0
-        after: list[Any] | None = None
-        while True:
-            hits = hits_of(self._knowledge_search(delete_page_body(query, after), what, tenant_id))
-            if not hits:
-                return deleted
-            lines = [{"delete": {"_index": self.knowledge_alias, "_id": hit["_id"]}} for hit in hits]
-            deleted += deleted_count(self._knowledge_bulk(lines, what))
-            if len(hits) < PASSAGE_PAGE:
-                return deleted
-            after = hits[-1]["sort"]
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -209,14 +187,8 @@ class OpenSearchKnowledge(OpenSearchBase):
             action = self._knowledge_action("index", passage_doc_id(tenant_id, passage.id), tenant_id)
             pairs.append((action, passage_source(passage, vector)))
         _id = document_doc_id(tenant_id, doc_id)
-        if self.serverless:
-            document_pair = (
-                self._knowledge_action("index", _id, tenant_id),
-                document_source(document, counters=False),
-            )
-        else:
-            upsert = {"doc": document_source(document, counters=False), "doc_as_upsert": True}
-            document_pair = (self._knowledge_action("update", _id, tenant_id), upsert)
+        upsert = {"doc": document_source(document, counters=False), "doc_as_upsert": True}
+        document_pair = (self._knowledge_action("update", _id, tenant_id), upsert)
         for start in range(0, len(pairs), KNOWLEDGE_BULK_CHUNK):
             self._knowledge_bulk(
                 bulk_lines(pairs[start : start + KNOWLEDGE_BULK_CHUNK]), "storing a document"
@@ -236,28 +208,18 @@ class OpenSearchKnowledge(OpenSearchBase):
             tenant_id, doc_passages_query(tenant_id, doc_id), "deleting a document"
         )
         lines = [self._knowledge_action("delete", document_doc_id(tenant_id, doc_id), tenant_id)]
-        _tomb = tombstone_doc_id(tenant_id, doc_id)
-        if not self.serverless:
-            lines += [
-                self._knowledge_action("update", _tomb, tenant_id),
-                tombstone_update_body(tenant_id, doc_id, at),
-            ]
-        else:
-            stored = self.deleted_at(tenant_id, doc_id)
-            if stored is None or stored < at:
-                lines += [
-                    self._knowledge_action("index", _tomb, tenant_id),
-                    tombstone_source(tenant_id, doc_id, at),
-                ]
+        lines += [
+            self._knowledge_action("update", tombstone_doc_id(tenant_id, doc_id), tenant_id),
+            tombstone_update_body(tenant_id, doc_id, at),
+        ]
         self._knowledge_bulk(lines, "deleting a document")
         return removed
 
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
-        """Best effort, never raises: one ``_bulk`` of scripted updates (none on Serverless,
-        which has no ``_update``, as for `record_access`); a document deleted meanwhile (404) is
-        not a failure."""
+        """Best effort, never raises: one ``_bulk`` of scripted updates; a document deleted
+        meanwhile (404) is not a failure."""
         ids = list(dict.fromkeys(doc_ids))
-        if not ids or self.serverless:
+        if not ids:
             return
         body = hits_update_body(tenant_id, at)
         lines: list[dict[str, Any]] = []

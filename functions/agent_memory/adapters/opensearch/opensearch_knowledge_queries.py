@@ -37,7 +37,7 @@ TOMBSTONE = "tombstone"
 #: The searched text of a passage, as SQLite's ``knowledge_fts`` has it: its words, its
 #: document's title and its heading path, scored as one text (``cross_fields``: one analyzer).
 KNOWLEDGE_LEXICAL_FIELDS = ("text", "title", "heading_path")
-#: Passages (or ids) read per page: a document's passages, or the ids a Serverless delete takes.
+#: Passages read per page of a document's passages.
 PASSAGE_PAGE = 1000
 #: The most hits one search list can hold: the k-NN plugin's largest ``k`` and the default
 #: ``index.max_result_window``; a larger limit would be refused by the cluster, not searched.
@@ -231,19 +231,6 @@ def documents_page_body(tenant_id: str, size: int, after: str | None) -> dict[st
     }
     if after is not None:
         body["search_after"] = [after]
-    return body
-
-
-def delete_page_body(query: dict[str, Any], after: list[Any] | None) -> dict[str, Any]:
-    """Serverless (no ``_delete_by_query``): one page of the ids ``query`` matches, by passage id."""
-    body: dict[str, Any] = {
-        "size": PASSAGE_PAGE,
-        "_source": False,
-        "query": query,
-        "sort": [{"id": {"order": "asc"}}],
-    }
-    if after is not None:
-        body["search_after"] = after
     return body
 
 

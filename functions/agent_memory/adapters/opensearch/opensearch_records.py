@@ -6,8 +6,6 @@ bodies it sends are built in `opensearch_queries`, `opensearch_scripts` and `ope
 * Documents read by id are checked to belong to the caller (routing is placement, not security);
   an id may be an alias (a write merged into a record), kept in the events index.
 * A forget or a stale mark is one scripted ``_update`` (check and change atomic on the shard).
-  OpenSearch Serverless has no ``_update``: the document is read by ``_mget`` and indexed back,
-  and `record_access` is a no-op.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ from agent_memory.adapters.opensearch.opensearch_documents import (
     owned,
     to_document,
     to_record,
-    ts,
     unit,
 )
 from agent_memory.adapters.opensearch.opensearch_events import alias_document
@@ -113,27 +110,18 @@ class OpenSearchRecords(OpenSearchSpaces):
         target = self._resolve(tenant_id, agent_id, record_id)
         if target is None:
             return False
-        forgotten = (
-            self._forget_by_reindex(tenant_id, agent_id, target, event.at)
-            if self.serverless
-            else self._forget_by_script(tenant_id, agent_id, target, event.at)
-        )
-        if not forgotten:
+        if not self._forget_by_script(tenant_id, agent_id, target, event.at):
             return False
         self._write_audit([event])
         return True
 
     def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
-        """A scripted ``_update`` (a re-index on Serverless), then the audit event.
+        """A scripted ``_update``, then the audit event.
 
         A summary already marked at this instant or later is left as it is (a retry); the audit
         event has a deterministic id, so a retried mark adds nothing to the trail.
         """
-        if self.serverless:
-            marked = self._stale_by_reindex(tenant_id, agent_id, record_id, event.at)
-        else:
-            marked = self._forget_by_script(tenant_id, agent_id, record_id, event.at, STALE_SCRIPT, True)
-        if not marked:
+        if not self._forget_by_script(tenant_id, agent_id, record_id, event.at, STALE_SCRIPT, True):
             return False
         self._write_audit([event])
         return True
@@ -160,34 +148,13 @@ class OpenSearchRecords(OpenSearchSpaces):
     ) -> bool:
         """Set ``fields`` on the live record ``key`` (tenant, agent, id) and move its ``updated_at`` forward:
         a scripted ``_update`` whose ``script`` does nothing to a forgotten or expired record (a
-        forget racing it wins); on Serverless (no scripts) a re-index of the document read back.
-        Then the audit event. False (and no event): no such live record."""
+        forget racing it wins). Then the audit event. False (and no event): no such live record."""
         tenant_id, agent_id, record_id = key
-        if self.serverless:
-            _id = doc_id(tenant_id, agent_id, record_id)
-            source = self._own_document(tenant_id, agent_id, _id, what)
-            if source is None or not to_record(source).is_live(event.at):
-                return False
-            updated = max(str(source["updated_at"]), ts(event.at))
-            action = self._action("index", self.alias, _id, tenant_id, agent_id)
-            self._bulk_checked([action, {**source, **fields, "updated_at": updated}], what)
-        else:
-            body = record_script_body(script, tenant_id, agent_id, event.at)
-            body["script"]["params"].update(fields)
-            if not self._scripted_update(tenant_id, agent_id, record_id, body, what):
-                return False
-        self._write_audit([event])
-        return True
-
-    def _stale_by_reindex(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
-        _id = doc_id(tenant_id, agent_id, record_id)
-        source = self._own_document(tenant_id, agent_id, _id, "marking a summary stale")
-        if source is None:
+        body = record_script_body(script, tenant_id, agent_id, event.at)
+        body["script"]["params"].update(fields)
+        if not self._scripted_update(tenant_id, agent_id, record_id, body, what):
             return False
-        if source.get("deleted_at") is None or str(source["deleted_at"]) < ts(at):
-            source = {**source, "deleted_at": ts(at)}
-            action = self._action("index", self.alias, _id, tenant_id, agent_id)
-            self._bulk_checked([action, source], "marking a summary stale")
+        self._write_audit([event])
         return True
 
     def _forget_by_script(
@@ -232,29 +199,15 @@ class OpenSearchRecords(OpenSearchSpaces):
         done = {"updated", "noop"} if noop_counts else {"updated"}
         return response.get("result") in done
 
-    def _forget_by_reindex(self, tenant_id: str, agent_id: str, record_id: str, at: datetime) -> bool:
-        """Serverless: read the whole document (vector included) and index it back forgotten."""
-        _id = doc_id(tenant_id, agent_id, record_id)
-        source = self._own_document(tenant_id, agent_id, _id, "forgetting a record")
-        if source is None:
-            return False
-        record = to_record(source)
-        if not record.is_live(at):
-            return False
-        source = {**source, "deleted_at": ts(at), "updated_at": ts(at)}
-        action = self._action("index", self.alias, _id, tenant_id, agent_id)
-        self._bulk_checked([action, source], "forgetting a record")
-        return True
-
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
-        """Best effort, never raises: one ``_bulk`` of scripted updates (none on Serverless).
+        """Best effort, never raises: one ``_bulk`` of scripted updates.
 
         Each update re-indexes its document (and its vector) in a new segment: access counting
         costs write capacity proportional to search traffic, which is why it is one bulk request
         per search and why failures are only logged.
         """
         ids = list(dict.fromkeys(record_ids))
-        if not ids or self.serverless:
+        if not ids:
             return
         script = record_script_body(ACCESS_SCRIPT, tenant_id, agent_id, at)
         lines: list[dict[str, Any]] = []

@@ -2,9 +2,8 @@
 
 Its own module because retention is the store's maintenance, unlike its other ports: it reads
 and deletes across every agent of a tenant (no routing: every shard), with a longer timeout
-(`MAINTENANCE_TIMEOUT_S`), by ``_delete_by_query`` in parallel slices. OpenSearch Serverless has
-no ``_delete_by_query``: there it pages ids with ``search_after`` and deletes them with
-``_bulk``. The bodies are built in `opensearch_retention_queries`. Audit events stay: retention
+(`MAINTENANCE_TIMEOUT_S`), by ``_delete_by_query`` in parallel slices. The bodies are built in
+`opensearch_retention_queries`. Audit events stay: retention
 never deletes from the events index.
 """
 
@@ -21,13 +20,12 @@ from agent_memory.adapters.opensearch.opensearch_cursors import (
     encode_retention_cursor,
 )
 from agent_memory.adapters.opensearch.opensearch_documents import doc_id, to_record
-from agent_memory.adapters.opensearch.opensearch_responses import deleted_count, hits_of
+from agent_memory.adapters.opensearch.opensearch_responses import hits_of
 from agent_memory.adapters.opensearch.opensearch_retention_queries import (
     DELETE_PAGE,
     MAINTENANCE_TIMEOUT_S,
     candidates_body,
     delete_by_query_params,
-    delete_page_body,
     expired_page_body,
     older_than_query,
     purge_query,
@@ -76,14 +74,12 @@ class OpenSearchRetention(OpenSearchBase):
         return deleted
 
     def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
-        """Expired or long-forgotten records of the tenant, by ``_delete_by_query`` with slices
-        (pages of ids on Serverless), like `delete_older_than`. The expired live records are read
+        """Expired or long-forgotten records of the tenant, by ``_delete_by_query`` with slices,
+        like `delete_older_than`. The expired live records are read
         first (ids only, in pages) and audited, so an audit event exists for every record the
         delete takes; a run that dies in between audits them again on its next run."""
         self._audit_expired(tenant_id, now)
         query = purge_query(tenant_id, now, forgotten_before)
-        if self.serverless:
-            return self._delete_by_pages(query)
         response = self._delete_by_query(query, "purging expired and forgotten records")
         failures = response.get("failures") or []
         if failures:
@@ -96,8 +92,6 @@ class OpenSearchRetention(OpenSearchBase):
         """``_delete_by_query`` over every agent of the tenant (no routing: all shards), in
         parallel slices, waiting for the result (`opensearch_retention_queries.delete_by_query_params`)."""
         query = older_than_query(tenant_id, grain, cutoff)
-        if self.serverless:
-            return self._delete_by_pages(query)
         response = self._delete_by_query(query, "deleting old records")
         failures = response.get("failures") or []
         if failures:
@@ -114,19 +108,6 @@ class OpenSearchRetention(OpenSearchBase):
                 index=self.alias, body={"query": query}, params=params
             )
         return response
-
-    def _delete_by_pages(self, query: dict[str, Any]) -> int:
-        """Serverless has no ``_delete_by_query``: read ids page by page, delete them in bulk."""
-        deleted = 0
-        after: list[Any] | None = None
-        while True:
-            body = delete_page_body(query, after)
-            hits = hits_of(self._search(body, "finding old records", request_timeout=MAINTENANCE_TIMEOUT_S))
-            if not hits:
-                return deleted
-            lines = [{"delete": {"_index": self.alias, "_id": hit["_id"]}} for hit in hits]
-            deleted += deleted_count(self._bulk_checked(lines, "deleting old records"))
-            after = hits[-1]["sort"]
 
     def _audit_expired(self, tenant_id: str, now: datetime) -> None:
         after: list[Any] | None = None

@@ -1,10 +1,8 @@
 """The request bodies and parameters of retention: what it reads, and what it deletes.
 
 Retention reads and deletes across every agent of a tenant, so none of these requests is
-routed: they reach every shard. Deletes are ``_delete_by_query`` in parallel slices on a managed
-domain; OpenSearch Serverless has no ``_delete_by_query``, so there the store reads ids page by
-page (`delete_page_body`) and deletes them with ``_bulk``. Pure functions, apart from the store's
-I/O, so the shapes can be tested without a cluster.
+routed: they reach every shard. Deletes are ``_delete_by_query`` in parallel slices. Pure
+functions, apart from the store's I/O, so the shapes can be tested without a cluster.
 """
 
 from __future__ import annotations
@@ -17,7 +15,8 @@ from agent_memory.adapters.opensearch.opensearch_filters import ended_before, te
 from agent_memory.adapters.opensearch.opensearch_queries import NO_VECTOR
 from agent_memory.domain.grains import Grain
 
-#: Serverless retention: documents read per page before they are deleted with ``_bulk``.
+#: Documents per page of what retention reads (the expired records it audits) and per ``_bulk``
+#: of deletes by id.
 DELETE_PAGE = 1000
 #: Seconds a maintenance call (retention) may wait for the cluster, beyond the client timeout.
 MAINTENANCE_TIMEOUT_S = 300
@@ -69,23 +68,6 @@ def delete_by_query_params(refresh: bool) -> dict[str, Any]:
     if refresh:
         params["refresh"] = "true"  # delete-by-query takes true/false only
     return params
-
-
-def delete_page_body(query: dict[str, Any], after: list[Any] | None) -> dict[str, Any]:
-    """Serverless: one page of the ids of the documents ``query`` matches, after ``after``."""
-    body: dict[str, Any] = {
-        "size": DELETE_PAGE,
-        "_source": False,
-        "query": query,
-        "sort": [
-            {"id": {"order": "asc"}},
-            {"tenant_id": {"order": "asc"}},
-            {"agent_id": {"order": "asc"}},
-        ],
-    }
-    if after is not None:
-        body["search_after"] = after
-    return body
 
 
 def expired_page_body(tenant_id: str, now: datetime, after: list[Any] | None) -> dict[str, Any]:

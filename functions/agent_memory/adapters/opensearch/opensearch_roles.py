@@ -3,7 +3,7 @@
 Its own module because it is security configuration, not index design: on a managed domain with
 fine-grained access control the security plugin refuses every principal not mapped to a role,
 and the index bootstrap (`handlers/bootstrap.py`) maps the functions' roles to one that holds the
-store's actions and nothing more. Serverless has no security plugin (data access policies).
+store's actions and nothing more.
 """
 
 from __future__ import annotations
@@ -72,9 +72,7 @@ def map_backend_roles(
     role_name: str,
     backend_roles: list[str],
     index_patterns: list[str],
-    *,
-    serverless: bool = False,
-) -> bool:
+) -> None:
     """Give IAM roles the store's permissions under fine-grained access control. Idempotent.
 
     On a managed domain with FGAC, IAM only lets a request reach the cluster; the security
@@ -82,12 +80,7 @@ def map_backend_roles(
     function but the bootstrap, whose role is the master user. Two PUTs, each replacing the
     whole document, so a re-run converges on exactly ``backend_roles``: a function removed from
     the stack loses its access, and an empty list unmaps everyone.
-
-    Serverless has no security plugin (data access policies grant access instead): nothing is
-    sent and False is returned. True once the role and its mapping are in place.
     """
-    if serverless:
-        return False
     if not _ROLE_NAME.match(role_name):
         raise ConfigurationError(f"invalid OpenSearch security role name {role_name!r}")
     if not index_patterns or any(not p or p.strip("*") == "" for p in index_patterns):
@@ -98,4 +91,3 @@ def map_backend_roles(
         client.security.create_role_mapping(
             role=role_name, body={"backend_roles": roles, "hosts": [], "users": []}
         )
-    return True

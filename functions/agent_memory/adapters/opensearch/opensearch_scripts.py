@@ -4,7 +4,6 @@ A scripted update checks and changes a document atomically on its shard: the own
 the liveness check and the change cannot be split by a concurrent write. The scripts compare
 times as strings, which is exact because the store writes fixed-width UTC strings
 (`opensearch_documents.ts`). Kept apart so a script can be read (and tested) as one piece of text.
-OpenSearch Serverless has no ``_update``: the store re-indexes instead, or skips bookkeeping.
 """
 
 from __future__ import annotations
@@ -83,8 +82,8 @@ def record_script_body(script: str, tenant_id: str, agent_id: str, at: datetime)
 
 
 def validity_params(validity: RecordValidity) -> dict[str, Any]:
-    """The four supersession fields as a document holds them (`VALIDITY_SCRIPT`'s params, and
-    the fields a Serverless re-index writes): fixed-width times, null and ``[]`` when cleared."""
+    """The four supersession fields as a document holds them (`VALIDITY_SCRIPT`'s params):
+    fixed-width times, null and ``[]`` when cleared."""
     return {
         "valid_from": None if validity.valid_from is None else ts(validity.valid_from),
         "valid_to": None if validity.valid_to is None else ts(validity.valid_to),

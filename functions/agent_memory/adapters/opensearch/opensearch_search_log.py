@@ -2,8 +2,7 @@
 
 Its own module so the search-count port reads on its own. One document per agent and day in the
 events index (`opensearch_documents.search_day_doc_id`), made and counted by a scripted upsert
-(`opensearch_scripts.SEARCH_COUNT_SCRIPT`): counts only, never the query text. OpenSearch
-Serverless has no ``_update``, so there nothing is counted (as for `record_access`).
+(`opensearch_scripts.SEARCH_COUNT_SCRIPT`): counts only, never the query text.
 """
 
 from __future__ import annotations
@@ -27,9 +26,7 @@ class OpenSearchSearchLog(OpenSearchBase):
 
     def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
         """Best effort, never raises: a scripted upsert of the agent's day document in the
-        events index (none on Serverless, which has no ``_update``, as for `record_access`)."""
-        if self.serverless:
-            return
+        events index."""
         day = utc_day(at)
         body = search_count_body(tenant_id, agent_id, day, hits)
         _id = search_day_doc_id(tenant_id, agent_id, day.date())

@@ -13,8 +13,7 @@ Writes are whole documents (`opensearch_records.put` indexes every space the wri
 a rewritten record never keeps a vector of its old content). The re-embedding job adds a space to
 a stored record by a scripted update that checks the record is still live and unchanged (its
 ``updated_at``); dropping a space is an ``_update_by_query`` over the tenant's documents. Both
-need painless scripts: OpenSearch Serverless has none, so a tenant's own embedding model is not
-offered there (`agent_memory.adapters.embedders.enabled_embedding_models`).
+are painless scripts.
 """
 
 from __future__ import annotations
@@ -81,10 +80,6 @@ class OpenSearchSpaces(OpenSearchBase):
         mapped = self.__dict__.setdefault("_mapped_spaces", set())
         if not space or space in mapped:
             return
-        if self.serverless:
-            raise ConfigurationError(
-                "a tenant's own embedding model needs an OpenSearch domain, not Serverless"
-            )
         with os_errors("mapping an embedding space", self.alias):
             mapping = self._client.indices.get_mapping(index=self.alias)
             properties = [m.get("mappings", {}).get("properties", {}) for m in mapping.values()]

@@ -29,11 +29,8 @@ cluster by the contract suite (tests/contract):
   index milliseconds, so filters and sorts compare at millisecond precision.
 * **Aliases and audit events** live in the events index (`opensearch_index`), never on records.
 
-OpenSearch Serverless (``serverless=True``) differs deliberately: no routing (placement is the
-service's), no ``refresh`` or ``require_alias`` parameters, no ``_update`` (vector collections do
-not support it: `soft_delete` re-indexes the document read by ``_mget``, and `record_access` is a
-no-op), and no ``_delete_by_query`` (`delete_older_than` pages with ``search_after`` and deletes
-with ``_bulk``).
+OpenSearch Serverless is not a target (docs/decisions.md, "No OpenSearch Serverless"): its
+vector collections refuse the caller-chosen ``_id`` every write above sets.
 
 Shared knowledge (`opensearch_knowledge`) lives in a sibling index, ``{alias}-knowledge``, routed
 by tenant alone; its requests follow the same rules (docs/opensearch.md, *Shared knowledge*).
@@ -66,8 +63,8 @@ class OpenSearchStore(
     OpenSearchExport,
 ):
     """`agent_memory.ports.MemoryStore` on OpenSearch k-NN (see the module docstring): every
-    port's class, over one `OpenSearchBase`, whose constructor says what ``refresh``, ``check``
-    and ``serverless`` do. Also the `agent_memory.ports.KnowledgeStore`, in its sibling index
+    port's class, over one `OpenSearchBase`, whose constructor says what ``refresh`` and
+    ``check`` do. Also the `agent_memory.ports.KnowledgeStore`, in its sibling index
     (`opensearch_knowledge`)."""
 
     @classmethod
@@ -81,5 +78,4 @@ class OpenSearchStore(
             settings.embedding_dimension,
             model_id,
             check=check,
-            serverless=settings.opensearch_service == "aoss",
         )

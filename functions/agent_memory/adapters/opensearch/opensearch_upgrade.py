@@ -46,7 +46,6 @@ def upgrade_records_index(
     model_id: str,
     *,
     engine: Engine,
-    serverless: bool,
     wait_s: float,
     sleep: Callable[[float], None],
 ) -> None:
@@ -66,19 +65,12 @@ def upgrade_records_index(
 
     ``old`` is kept, write-blocked, for the operator to delete once satisfied. A failure in steps
     3-5 lifts the block again before it raises, so the deployment that failed leaves the service
-    as it was. Serverless has no ``_reindex`` nor index blocks: refused with what to do.
+    as it was.
 
     Its options have no defaults: `opensearch_bootstrap.bootstrap`, the one caller, owns them,
     and the engine must be the one ``old`` was built with, which no default can know.
     """
     new = records_index_name(alias)
-    if serverless:
-        raise ConfigurationError(
-            f"OpenSearch index {old} (alias {alias}) has an older schema, and OpenSearch Serverless "
-            f"cannot copy it in the cluster (no _reindex): create {new} with `records_index_body`, copy "
-            "the documents into it (search_after pages, _bulk index with the same _id), then move the "
-            "alias (docs/opensearch.md, schema versions)"
-        )
     with os_errors(f"creating {new} to upgrade {old}"):
         try:
             client.indices.create(index=new, body=records_index_body(dimension, model_id, engine))

@@ -86,26 +86,6 @@ def test_the_stale_script_only_moves_the_mark_later_and_only_on_the_callers_reco
         assert clause in STALE_SCRIPT
 
 
-def test_serverless_marks_by_reading_and_indexing_the_document_back(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN
-    summary = record(SUMMARY, grain=Grain.DAILY, time_key="2026-11-20")
-    cluster.reply({"docs": [{"_index": "mem-v1", "_id": "x", "found": True, "_source": source_of(summary)}]})
-    cluster.reply(bulk_ok(1))
-    # WHEN
-    cluster.reply(bulk_ok(1))
-
-    # THEN
-    assert store(client, serverless=True).mark_stale("t1", "a1", SUMMARY, stale()) is True
-
-    _mget, reindex, _audit = cluster.sent
-    action, doc = reindex.lines
-    assert action["index"]["_id"] == f"t1:a1:{SUMMARY}"
-    assert doc["deleted_at"] == "2026-11-22T12:00:00.000000Z"
-    assert doc["content"] == summary.content  # the rest of the document is kept
-
-
 def test_audit_events_are_a_routed_filtered_search_of_the_events_index(
     client: OpenSearch, cluster: Cluster
 ) -> None:

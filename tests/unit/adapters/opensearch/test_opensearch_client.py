@@ -42,7 +42,6 @@ def connection(client: object) -> Urllib3HttpConnection:
     ("endpoint", "expected"),
     [
         (AWS_ENDPOINT, ("search-memory-abc123.eu-west-1.es.amazonaws.com", 443, True, True, None)),
-        ("abc.us-east-1.aoss.amazonaws.com", ("abc.us-east-1.aoss.amazonaws.com", 443, True, True, None)),
         ("http://localhost:9200", ("localhost", 9200, False, False, None)),
         ("https://admin:s%3Acret@localhost:9201", ("localhost", 9201, True, False, ("admin", "s:cret"))),
     ],
@@ -75,11 +74,10 @@ def test_a_local_url_gets_no_signer_and_the_retry_policy() -> None:
     assert conn.host == "http://localhost:9200"
 
 
-@pytest.mark.parametrize("service", ["es", "aoss"])
-def test_an_aws_endpoint_is_signed_with_sigv4_for_the_configured_service(service: str) -> None:
+def test_an_aws_endpoint_is_signed_with_sigv4_for_a_managed_domain() -> None:
     # GIVEN
     creds = Credentials("AKIDEXAMPLE", "secret", "token")
-    client = new_client(settings(AWS_ENDPOINT, opensearch_service=service, aws_region="eu-west-1"), creds)
+    client = new_client(settings(AWS_ENDPOINT, aws_region="eu-west-1"), creds)
 
     # WHEN
     conn = connection(client)
@@ -89,7 +87,7 @@ def test_an_aws_endpoint_is_signed_with_sigv4_for_the_configured_service(service
     assert conn.timeout == 10.0
     # signing a request offline shows the scope: region and service name
     headers = conn.http_auth("POST", f"{AWS_ENDPOINT}/_msearch", b"{}\n{}\n")
-    assert f"/eu-west-1/{service}/aws4_request" in headers["Authorization"]
+    assert "/eu-west-1/es/aws4_request" in headers["Authorization"]
     assert "x-amz-security-token" in {k.lower() for k in headers}
 
 

@@ -30,8 +30,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
-def store(client: OpenSearch, serverless: bool = False) -> OpenSearchStore:
-    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, serverless=serverless, refresh=False)
+def store(client: OpenSearch) -> OpenSearchStore:
+    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, refresh=False)
 
 
 def turn(record_id: str, occurred: datetime, **fields: Any) -> MemoryRecord:
@@ -230,10 +230,3 @@ def test_a_naive_before_is_read_as_utc(client: OpenSearch, cluster: Cluster) -> 
         "bool"
     ]["filter"]
 
-
-def test_serverless_sends_no_routing(client: OpenSearch, cluster: Cluster) -> None:
-    cluster.reply(search_response())
-
-    store(client, serverless=True).conversation_tail("t1", "a1", "c-1", BEFORE, 3)
-
-    assert cluster.sent[0].params == {}

@@ -1,5 +1,5 @@
-"""Request shapes of the OpenSearch store for experiences: feedback's scripted update, its
-Serverless re-index, the confidence floor inside the k-NN filter, and the mapping of the field.
+"""Request shapes of the OpenSearch store for experiences: feedback's scripted update, the
+confidence floor inside the k-NN filter, and the mapping of the field.
 
 Uses the transport double of test_opensearch_requests.py: real client, recorded requests.
 """
@@ -78,25 +78,6 @@ def test_the_experience_script_changes_only_a_live_record_of_the_caller() -> Non
         "s.experience = params.experience",
     ):
         assert clause in EXPERIENCE_SCRIPT
-
-
-def test_serverless_feedback_reads_the_document_and_indexes_it_back_changed(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN a live experience read back whole
-    r = record(RECORD, kind=MemoryKind.FAILURE, experience=Experience(prior=0.6))
-    cluster.reply(
-        {"docs": [{"_index": INDEX, "_id": "x", "found": True, "_source": source_of(r, unit_vector(1))}]}
-    )
-    cluster.reply(bulk_ok(1))
-    cluster.reply(bulk_ok(1))
-    # WHEN feedback is recorded on Serverless (no _update there)
-    assert store(client, serverless=True).set_experience("t1", "a1", RECORD, SURE, feedback()) is True
-    # THEN the document went back with the new experience and everything else as it was
-    _mget, reindex, _audit = cluster.sent
-    _, doc = reindex.lines
-    assert doc["experience"] == SURE.model_dump(mode="json")
-    assert doc["content"] == r.content and "vector" in doc
 
 
 def test_a_confidence_floor_is_a_filter_inside_the_knn_clause_and_the_word_search(

@@ -3,8 +3,7 @@
 The knowledge index is a sibling of the records index (``{alias}-knowledge``). Pinned here: its
 mapping and its bootstrap; that every query filters the tenant (and the ``kind``), that every
 request is routed by the tenant, that ids are tenant-scoped, that the k-NN filter sits inside
-the ``knn`` clause; how a put replaces a document's passages and a delete leaves a tombstone; the
-Serverless variants (no routing, ``_update`` or ``_delete_by_query``).
+the ``knn`` clause; how a put replaces a document's passages and a delete leaves a tombstone.
 
 Uses the transport double of test_opensearch_requests.py: the real client and serializer, a
 recorded wire and replayed responses shaped like the OpenSearch documentation's.
@@ -176,10 +175,6 @@ def test_every_document_and_passage_field_is_mapped() -> None:
         assert props[name] == {"type": "integer"}, name
 
 
-def test_the_serverless_knowledge_mapping_does_not_require_routing() -> None:
-    assert "_routing" not in knowledge_index_body(DIM, MODEL, serverless=True)["mappings"]
-
-
 def test_bootstrap_creates_the_knowledge_index_with_its_alias_after_the_others(
     client: OpenSearch, cluster: Cluster
 ) -> None:
@@ -271,20 +266,6 @@ def test_bootstrap_knowledge_refuses_an_index_it_did_not_make(client: OpenSearch
     # WHEN / THEN
     with pytest.raises(ConfigurationError, match="not made by"):
         bootstrap_knowledge(client, ALIAS, DIM, MODEL)
-
-
-def test_serverless_bootstrap_knowledge_makes_a_plain_alias(client: OpenSearch, cluster: Cluster) -> None:
-    # GIVEN
-    cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
-    cluster.reply({KINDEX: {"mappings": knowledge_index_body(DIM, MODEL, serverless=True)["mappings"]}})
-
-    # WHEN
-    bootstrap_knowledge(client, ALIAS, DIM, MODEL, serverless=True)
-
-    # THEN
-    create = cluster.sent[2].body
-    assert create["aliases"] == {KALIAS: {}}
-    assert "_routing" not in create["mappings"]
 
 
 def test_an_alias_that_would_collide_with_a_knowledge_alias_is_refused(client: OpenSearch) -> None:
@@ -404,41 +385,6 @@ def test_put_document_refuses_bad_input_before_any_request(client: OpenSearch, c
     assert cluster.sent == []
 
 
-def test_serverless_put_document_indexes_the_document_and_deletes_old_passages_in_pages(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN
-    doc = document()
-    items = stored(doc)
-    cluster.reply(bulk_items(("index", "created", 201), ("index", "created", 201)))
-    cluster.reply(bulk_items(("index", "created", 201)))
-    cluster.reply(search_response({"_id": "t1:psg:psg_old", "sort": ["psg_old"]}))
-    cluster.reply(bulk_items(("delete", "deleted", 200)))
-
-    # WHEN
-    store(client, serverless=True, refresh=True).put_document(doc, items)
-
-    # THEN no routing, no refresh or require_alias, no _update, no _delete_by_query
-    cluster.done()
-    assert [(s.method, s.path) for s in cluster.sent] == [
-        ("POST", "/_bulk"),
-        ("POST", "/_bulk"),
-        ("POST", f"/{KALIAS}/_search"),
-        ("POST", "/_bulk"),
-    ]
-    put, put_doc, page, delete = cluster.sent
-    assert put.params == put_doc.params == {}
-    assert put.lines[0] == {"index": {"_index": KALIAS, "_id": f"t1:psg:{items[0].passage.id}"}}
-    assert put_doc.lines[0] == {"index": {"_index": KALIAS, "_id": "t1:doc:runbook"}}
-    assert put_doc.lines[1]["kind"] == "document" and "hits" not in put_doc.lines[1]
-    assert page.params == {}
-    assert page.body["_source"] is False and page.body["size"] == PASSAGE_PAGE
-    assert page.body["sort"] == [{"id": {"order": "asc"}}]
-    assert TENANT_FILTER in page.body["query"]["bool"]["filter"]
-    assert page.body["query"]["bool"]["must_not"] == [{"terms": {"id": [i.passage.id for i in items]}}]
-    assert delete.lines == [{"delete": {"_index": KALIAS, "_id": "t1:psg:psg_old"}}]
-
-
 # ------------------------------------------------------------------------------------------------
 # delete_document, deleted_at
 # ------------------------------------------------------------------------------------------------
@@ -501,60 +447,6 @@ def test_delete_document_of_an_unknown_document_still_leaves_a_tombstone(
     )
 
     assert store(client).delete_document("t1", "nope", NOW) == 0  # a missing document is no error
-
-
-def test_serverless_delete_document_pages_the_passages_and_indexes_a_later_tombstone(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN two passages and an earlier tombstone
-    hits = [{"_id": f"t1:psg:psg_{i}", "sort": [f"psg_{i}"]} for i in range(2)]
-    cluster.reply(search_response(*hits))
-    cluster.reply(bulk_items(("delete", "deleted", 200), ("delete", "deleted", 200)))
-    earlier = {
-        "kind": "tombstone",
-        "tenant_id": "t1",
-        "doc_id": "runbook",
-        "deleted_at": "2026-01-01T00:00:00.000000Z",
-    }
-    cluster.reply({"docs": [{"found": True, "_source": earlier}]})
-    cluster.reply(bulk_items(("delete", "deleted", 200), ("index", "updated", 200)))
-
-    # WHEN
-    removed = store(client, serverless=True).delete_document("t1", "runbook", NOW)
-
-    # THEN
-    assert removed == 2
-    assert [s.path for s in cluster.sent] == [f"/{KALIAS}/_search", "/_bulk", "/_mget", "/_bulk"]
-    assert cluster.sent[2].body == {"docs": [{"_index": KALIAS, "_id": "t1:tomb:runbook"}]}
-    assert cluster.sent[3].lines == [
-        {"delete": {"_index": KALIAS, "_id": "t1:doc:runbook"}},
-        {"index": {"_index": KALIAS, "_id": "t1:tomb:runbook"}},
-        {
-            "kind": "tombstone",
-            "tenant_id": "t1",
-            "doc_id": "runbook",
-            "deleted_at": "2026-11-22T12:00:00.000000Z",
-        },
-    ]
-
-
-def test_serverless_delete_document_keeps_a_later_tombstone(client: OpenSearch, cluster: Cluster) -> None:
-    # GIVEN
-    cluster.reply(search_response())
-    later = {
-        "kind": "tombstone",
-        "tenant_id": "t1",
-        "doc_id": "runbook",
-        "deleted_at": "2027-01-01T00:00:00.000000Z",
-    }
-    cluster.reply({"docs": [{"found": True, "_source": later}]})
-    cluster.reply(bulk_items(("delete", "not_found", 404)))
-
-    # WHEN
-    store(client, serverless=True).delete_document("t1", "runbook", NOW)
-
-    # THEN
-    assert cluster.sent[-1].lines == [{"delete": {"_index": KALIAS, "_id": "t1:doc:runbook"}}]
 
 
 def test_deleted_at_reads_the_tenants_tombstone_by_id(client: OpenSearch, cluster: Cluster) -> None:
@@ -848,19 +740,6 @@ def test_search_passages_with_nothing_to_search_sends_nothing(
     assert cluster.sent == []
 
 
-def test_serverless_search_passages_is_not_routed(client: OpenSearch, cluster: Cluster) -> None:
-    # GIVEN
-    cluster.reply({"responses": [{**search_response(), "status": 200}]})
-
-    # WHEN
-    store(client, serverless=True).search_passages(PassageQuery(tenant_id="t1", text="failover"))
-
-    # THEN
-    header, body = cluster.sent[0].lines
-    assert header == {"index": KALIAS}
-    assert TENANT_FILTER in filters_of(body)  # isolation comes from the filter alone there
-
-
 # ------------------------------------------------------------------------------------------------
 # record_document_hits
 # ------------------------------------------------------------------------------------------------
@@ -915,13 +794,6 @@ def test_record_document_hits_never_raises(
     store(client).record_document_hits("t1", ["runbook"], NOW)
 
     cluster.done()
-
-
-def test_serverless_record_document_hits_sends_nothing(client: OpenSearch, cluster: Cluster) -> None:
-    store(client, serverless=True).record_document_hits("t1", ["runbook"], NOW)
-    store(client).record_document_hits("t1", [], NOW)
-
-    assert cluster.sent == []
 
 
 def test_search_and_listing_stay_within_what_one_search_can_return(

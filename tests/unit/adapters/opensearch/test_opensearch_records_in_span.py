@@ -30,8 +30,8 @@ from agent_memory.errors import DependencyError
 DAY = datetime(2026, 11, 20, tzinfo=UTC)
 
 
-def store(client: OpenSearch, serverless: bool = False) -> OpenSearchStore:
-    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, serverless=serverless, refresh=False)
+def store(client: OpenSearch) -> OpenSearchStore:
+    return OpenSearchStore(client, ALIAS, DIM, MODEL, check=False, refresh=False)
 
 
 def at(seconds: int) -> datetime:
@@ -111,22 +111,6 @@ def test_a_document_of_another_agent_is_never_returned(client: OpenSearch, clust
 
     # THEN
     assert [r.id for r in found] == ["mem_a"]
-
-
-def test_serverless_sends_no_routing(client: OpenSearch, cluster: Cluster) -> None:
-    # WHEN
-    cluster.reply(search_response())
-
-    # THEN
-    assert (
-        store(client, serverless=True).records_in_span(
-            "t1", "a1", Grain.DAILY, DAY, DAY + timedelta(days=7), NOW
-        )
-        == []
-    )
-
-    assert cluster.sent[0].params == {}
-    assert {"term": {"grain": "daily"}} in cluster.sent[0].body["query"]["bool"]["filter"]
 
 
 def test_an_unavailable_cluster_is_a_dependency_error(client: OpenSearch, cluster: Cluster) -> None:

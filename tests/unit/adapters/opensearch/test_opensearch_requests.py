@@ -202,10 +202,10 @@ def mapping_response(dim: int = DIM, model: str = MODEL) -> dict[str, Any]:
 
 
 def knowledge_mapping_response(
-    dim: int = DIM, model: str = MODEL, alias: str = ALIAS, engine: str = "faiss", serverless: bool = False
+    dim: int = DIM, model: str = MODEL, alias: str = ALIAS, engine: str = "faiss"
 ) -> dict[str, Any]:
     """What ``GET {alias}-knowledge/_mapping`` answers: the knowledge index the bootstrap made."""
-    mappings = knowledge_index_body(dim, model, engine, serverless)["mappings"]  # type: ignore[arg-type]
+    mappings = knowledge_index_body(dim, model, engine)["mappings"]  # type: ignore[arg-type]
     return {knowledge_index_name(alias): {"mappings": mappings}}
 
 
@@ -320,14 +320,6 @@ def test_every_record_field_is_mapped_with_a_filterable_type() -> None:
     assert "fields" not in props["content"] and "fields" not in props["context"]
     assert props["metadata"] == {"type": "object", "enabled": False}  # client JSON is never mapped
     assert set(props["source"]["properties"]) == set(Source.model_fields)
-
-
-def test_serverless_mappings_do_not_require_routing() -> None:
-    assert "_routing" not in records_index_body(DIM, MODEL, serverless=True)["mappings"]
-    assert "_routing" not in events_index_body(serverless=True)["mappings"]
-    assert records_index_body(DIM, MODEL, serverless=True)["settings"] == {
-        "index": {"knn": True, "analysis": ANALYSIS}
-    }
 
 
 def test_bootstrap_creates_each_versioned_index_with_its_alias_in_one_request(
@@ -1305,73 +1297,3 @@ def test_an_msearch_entry_on_a_missing_index_is_a_configuration_error(
     with pytest.raises(ConfigurationError, match="bootstrap"):
         store(client).search(StoreQuery(tenant_id="t1", agent_id="a1", now=NOW, vector=unit_vector(1.0)))
 
-
-# ------------------------------------------------------------------------------------------------
-# OpenSearch Serverless
-# ------------------------------------------------------------------------------------------------
-
-
-def test_serverless_writes_carry_no_routing_refresh_or_require_alias(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN
-    cluster.reply(bulk_ok(1))
-
-    # WHEN
-    store(client, serverless=True, refresh=True).put([StoredRecord(record(), unit_vector(1.0))])
-
-    # THEN
-    sent = cluster.sent[0]
-    assert sent.params == {}
-    assert sent.lines[0] == {"index": {"_index": "mem", "_id": "t1:a1:mem_aaaaaaaaaaaaaaaa"}}
-
-
-def test_serverless_soft_delete_reindexes_the_document_instead_of_updating(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN
-    r = record()
-    vector = unit_vector(1.0, 2.0)
-    cluster.reply(lookup_response(r))
-    cluster.reply({"docs": [{"found": True, "_source": source_of(r, vector)}]})
-    # WHEN
-    cluster.reply(bulk_ok(1)).reply(bulk_ok(1))
-
-    # THEN
-    assert store(client, serverless=True).soft_delete("t1", "a1", r.id, audit_event()) is True
-
-    assert [s.path for s in cluster.sent] == ["/_mget", "/_mget", "/_bulk", "/_bulk"]  # no _update
-    action, doc = cluster.sent[2].lines
-    assert action == {"index": {"_index": "mem", "_id": "t1:a1:mem_aaaaaaaaaaaaaaaa"}}
-    assert doc["deleted_at"] == doc["updated_at"] == "2026-11-22T12:00:00.000000Z"
-    assert doc["vector"] == source_of(r, vector)["vector"]  # the vector survives the rewrite
-    assert cluster.sent[3].lines[1]["doc_type"] == "audit"
-
-
-def test_serverless_record_access_sends_nothing(client: OpenSearch, cluster: Cluster) -> None:
-    store(client, serverless=True).record_access("t1", "a1", ["mem_a"], NOW)
-
-    assert cluster.sent == []
-
-
-def test_serverless_retention_pages_ids_and_deletes_them_in_bulk(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN
-    hits = [{"_id": f"t1:a{i}:mem_{i}", "sort": [f"mem_{i}", "t1", f"a{i}"]} for i in range(2)]
-    cluster.reply(search_response(*hits))
-    cluster.reply({"errors": False, "items": [{"delete": {"result": "deleted", "status": 200}}] * 2})
-    cluster.reply(search_response())
-
-    # WHEN
-    deleted = store(client, serverless=True).delete_older_than("t1", Grain.WORKING, NOW)
-
-    # THEN
-    assert deleted == 2
-    assert [s.path for s in cluster.sent] == ["/mem/_search", "/_bulk", "/mem/_search"]
-    assert cluster.sent[1].lines == [
-        {"delete": {"_index": "mem", "_id": "t1:a0:mem_0"}},
-        {"delete": {"_index": "mem", "_id": "t1:a1:mem_1"}},
-    ]
-    assert cluster.sent[2].body["search_after"] == ["mem_1", "t1", "a1"]
-    assert {"range": {"span_end": {"lt": ts(NOW)}}} in cluster.sent[0].body["query"]["bool"]["filter"]

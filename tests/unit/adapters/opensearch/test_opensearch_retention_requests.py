@@ -239,19 +239,6 @@ def test_reading_candidates_twice_sends_the_same_request(client: OpenSearch, clu
     assert cluster.sent[0].body == cluster.sent[1].body
 
 
-def test_serverless_candidates_are_the_same_search(client: OpenSearch, cluster: Cluster) -> None:
-    # GIVEN
-    cluster.reply(search_response()).reply(search_response())
-
-    # WHEN
-    store(client).retention_candidates("t1", Grain.DAILY, CUTOFF)
-    store(client, serverless=True).retention_candidates("t1", Grain.DAILY, CUTOFF)
-
-    # THEN
-    assert cluster.sent[1].params == cluster.sent[0].params == {}
-    assert cluster.sent[1].body == cluster.sent[0].body
-
-
 @pytest.mark.xfail(strict=True, reason="bug: limit < 1 reaches hits[-1] of an empty page (IndexError)")
 def test_a_candidates_limit_below_one_is_a_validation_error(client: OpenSearch, cluster: Cluster) -> None:
     cluster.reply(search_response())  # what the cluster answers to size 0
@@ -377,19 +364,6 @@ def test_a_delete_the_cluster_could_not_make_is_a_dependency_error(
 
     with pytest.raises(DependencyError):
         store(client).delete_records("t1", "a1", ["mem_a", "mem_b"])
-
-
-def test_serverless_delete_records_carries_no_routing_or_parameters(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # WHEN
-    cluster.reply(bulk_deletes(delete_item("t1:a1:mem_a")))
-
-    # THEN
-    assert store(client, serverless=True, refresh=True).delete_records("t1", "a1", ["mem_a"]) == 1
-
-    assert cluster.sent[0].params == {}
-    assert cluster.sent[0].lines == [{"delete": {"_index": "mem", "_id": "t1:a1:mem_a"}}]
 
 
 @pytest.mark.xfail(strict=True, reason="bug: a 404 item is taken for 'already deleted', even index_not_found")
@@ -519,38 +493,6 @@ def test_a_throttled_purge_is_a_dependency_error(client: OpenSearch, cluster: Cl
         store(client).purge("t1", NOW, FORGOTTEN_BEFORE)
 
 
-def test_serverless_purge_pages_ids_with_the_same_query_and_deletes_them_in_bulk(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN
-    hits = [{"_id": f"t1:a{i}:mem_{i}", "sort": [f"mem_{i}", "t1", f"a{i}"]} for i in range(2)]
-    cluster.reply(search_response())  # no expired record to audit
-    cluster.reply(search_response(*hits))
-    cluster.reply(bulk_deletes(delete_item("t1:a0:mem_0"), delete_item("t1:a1:mem_1")))
-    cluster.reply(search_response())
-
-    # WHEN
-    purged = store(client, serverless=True).purge("t1", NOW, FORGOTTEN_BEFORE)
-
-    # THEN
-    cluster.done()
-    assert purged == 2
-    assert [(s.method, s.path) for s in cluster.sent] == [
-        ("POST", "/mem/_search"),
-        ("POST", "/mem/_search"),
-        ("POST", "/_bulk"),
-        ("POST", "/mem/_search"),
-    ]
-    first = cluster.sent[1].body
-    assert first["query"] == PURGE_QUERY["query"]
-    assert (first["size"], first["_source"]) == (DELETE_PAGE, False)
-    assert cluster.sent[2].lines == [
-        {"delete": {"_index": "mem", "_id": "t1:a0:mem_0"}},
-        {"delete": {"_index": "mem", "_id": "t1:a1:mem_1"}},
-    ]
-    assert cluster.sent[3].body["search_after"] == ["mem_1", "t1", "a1"]
-
-
 # ------------------------------------------------------------------------------------------------
 # delete_older_than: a grain's records past a cutoff, without looking at them
 # ------------------------------------------------------------------------------------------------
@@ -592,21 +534,6 @@ def test_delete_older_than_refreshes_with_true_only(
     store(client, refresh=refresh).delete_older_than("t1", Grain.DAILY, CUTOFF)
 
     assert cluster.sent[0].params == {**SLICED, "refresh": "true"}
-
-
-def test_serverless_delete_older_than_sends_no_delete_by_query(client: OpenSearch, cluster: Cluster) -> None:
-    # WHEN
-    cluster.reply(search_response())
-
-    # THEN
-    assert store(client, serverless=True).delete_older_than("t1", Grain.DAILY, CUTOFF) == 0
-
-    assert [s.path for s in cluster.sent] == ["/mem/_search"]
-    assert cluster.sent[0].body["query"]["bool"]["filter"] == [
-        {"term": {"tenant_id": "t1"}},
-        {"term": {"grain": "daily"}},
-        {"range": {"span_end": {"lt": ts(CUTOFF)}}},
-    ]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -32,11 +32,10 @@ def test_puts_the_role_then_maps_the_iam_roles_to_it(cluster: Cluster, client: O
     cluster.reply(created("mem-data"), status=201).reply(created("mem-data"), status=201)
 
     # WHEN two function roles are mapped (one listed twice)
-    mapped = map_backend_roles(client, "mem-data", [WRITER, READER, WRITER], PATTERNS)
+    map_backend_roles(client, "mem-data", [WRITER, READER, WRITER], PATTERNS)
 
     # THEN the role is put first, with the store's cluster and index permissions on the aliases
     cluster.done()
-    assert mapped is True
     role, mapping = cluster.sent
     assert (role.method, role.path) == ("PUT", "/_plugins/_security/api/roles/mem-data")
     assert role.body["cluster_permissions"] == list(DATA_CLUSTER_PERMISSIONS)
@@ -79,15 +78,6 @@ def test_an_empty_list_unmaps_everyone(cluster: Cluster, client: OpenSearch) -> 
     # THEN
     cluster.done()
     assert cluster.sent[1].body["backend_roles"] == []
-
-
-def test_serverless_sends_nothing(cluster: Cluster, client: OpenSearch) -> None:
-    # WHEN asked on a Serverless collection (no reply queued: any request would fail the test)
-    mapped = map_backend_roles(client, "mem-data", [READER], PATTERNS, serverless=True)
-
-    # THEN nothing is sent: data access policies grant access there
-    assert mapped is False
-    assert cluster.sent == []
 
 
 def test_a_403_from_a_non_master_caller_is_a_configuration_error(

@@ -129,11 +129,3 @@ def test_dropping_a_space_touches_only_the_tenants_documents_holding_it(
     ]
     assert sent.params["conflicts"] == "proceed" and sent.body["script"]["params"] == {"space": SPACE}
 
-
-def test_serverless_refuses_a_tenant_space_before_any_request(cluster: Cluster, client: OpenSearch) -> None:
-    # WHEN / THEN
-    with pytest.raises(ConfigurationError, match="Serverless"):
-        store(client, serverless=True).put(
-            [StoredRecord(record(), None, (SpaceVector(SPACE, unit_vector(1)),))]
-        )
-    assert cluster.sent == []

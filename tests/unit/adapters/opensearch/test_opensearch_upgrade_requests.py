@@ -277,15 +277,3 @@ def test_an_older_index_of_another_model_is_not_upgraded(client: OpenSearch, clu
     cluster.done()
     assert [s.method for s in cluster.sent] == ["HEAD", "HEAD", "GET"]  # no index made, nothing copied
 
-
-def test_serverless_refuses_the_upgrade_with_what_to_do(client: OpenSearch, cluster: Cluster) -> None:
-    # GIVEN
-    cluster.reply().reply().reply(old_mappings())
-
-    # WHEN / THEN
-    with pytest.raises(ConfigurationError, match="_reindex") as exc:
-        bootstrap(client, ALIAS, DIM, MODEL, serverless=True)
-
-    cluster.done()
-    assert NEW in exc.value.message
-    assert len(cluster.sent) == 3

@@ -1,5 +1,5 @@
-"""Request shapes of the OpenSearch store for supersession: `set_validity`'s scripted update, its
-Serverless re-index, the documents that carry the four fields, and their mapping.
+"""Request shapes of the OpenSearch store for supersession: `set_validity`'s scripted update, the
+documents that carry the four fields, and their mapping.
 
 Uses the transport double of test_opensearch_requests.py: real client, recorded requests.
 """
@@ -117,44 +117,6 @@ def test_the_validity_script_changes_only_the_four_fields_of_a_live_record_of_th
     # updated_at moves forward only (an upgrade's catch-up sees the change); content and vectors stay
     assert "s.updated_at.compareTo(params.at) < 0) { s.updated_at = params.at; }" in VALIDITY_SCRIPT
     assert "content" not in VALIDITY_SCRIPT and "vector" not in VALIDITY_SCRIPT
-
-
-def test_serverless_set_validity_reads_the_document_and_indexes_it_back_changed(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN a live record read back whole
-    r = record(RECORD)
-    before = source_of(r, unit_vector(1))
-    cluster.reply({"docs": [{"_index": INDEX, "_id": "x", "found": True, "_source": before}]})
-    cluster.reply(bulk_ok(1))
-    cluster.reply(bulk_ok(1))
-    # WHEN it is marked superseded on Serverless (no _update there)
-    assert store(client, serverless=True).set_validity("t1", "a1", RECORD, MARKED, superseded()) is True
-    # THEN the document went back with the four fields and updated_at moved, the rest as it was
-    mget, reindex, audit = cluster.sent
-    assert mget.path == "/_mget"
-    action, doc = reindex.lines
-    assert action["index"]["_index"] == "mem" and action["index"]["_id"] == f"t1:a1:{RECORD}"
-    changed = ("valid_from", "valid_to", "supersedes", "superseded_by", "updated_at")
-    assert {k: v for k, v in doc.items() if k not in changed} == {
-        k: v for k, v in before.items() if k not in changed
-    }
-    assert doc["updated_at"] == max(before["updated_at"], doc["updated_at"]) != before["updated_at"]
-    assert to_record(doc).validity == MARKED
-    assert audit.lines[1]["action"] == "superseded"
-    cluster.done()
-
-
-def test_serverless_set_validity_on_a_forgotten_record_writes_nothing(
-    client: OpenSearch, cluster: Cluster
-) -> None:
-    # GIVEN a forgotten record read back
-    gone = source_of(record(RECORD, deleted_at=NOW - timedelta(hours=1)), unit_vector(1))
-    cluster.reply({"docs": [{"_index": INDEX, "_id": "x", "found": True, "_source": gone}]})
-    # WHEN / THEN nothing is indexed and no event is written
-    assert store(client, serverless=True).set_validity("t1", "a1", RECORD, MARKED, superseded()) is False
-    assert len(cluster.sent) == 1
-    cluster.done()
 
 
 def test_a_document_carries_the_four_fields_and_reads_them_back() -> None:
