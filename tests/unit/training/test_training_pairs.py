@@ -1,0 +1,96 @@
+"""The memory embedder's training data: pairs shaped as the store indexes a turn, hard negatives
+that are never the answer, batches without a question twice, and held-out data kept apart.
+
+Runs on the project's own conversations (training/data) and the hashing embedder: no model, no
+LoCoMo, no PyTorch (the trainer imports it only to train).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "training"))
+
+import build_pairs
+import train_embedder
+from tests.strategies import FUZZ
+
+from agent_memory.adapters.embedders import HashingEmbedder
+
+OWNED = build_pairs.locomo.load_conversations(build_pairs.OWNED_CONVERSATIONS)
+HELDOUT = build_pairs.locomo.load_conversations(build_pairs.HELDOUT_CONVERSATIONS)
+
+
+def test_a_turn_is_written_as_the_store_embeds_it() -> None:
+    # GIVEN the first conversation written for training
+    turns = build_pairs.indexed_turns(OWNED[0])
+    # WHEN / THEN its third turn carries speaker and day, and its context the two turns before it
+    third = turns[2]
+    assert third.text == (
+        "Priya on 04 March 2024: Forty minutes late, a patient crashed right at handover. "
+        "We got him back though."
+    )
+    assert third.context is not None
+    assert third.context.splitlines()[0].startswith("Priya: Finally off shift.")
+    assert third.context.splitlines()[1] == "Tom: Ouch. Did they at least let you leave on time?"
+    assert len(third.context.splitlines()) == 3
+    # AND the first turn of a session has no context
+    assert turns[0].context is None
+
+
+def test_hard_negatives_are_never_evidence_nor_its_neighbours() -> None:
+    # WHEN pairs are made for every owned conversation
+    rows = build_pairs.build(OWNED, HashingEmbedder(dimension=64), "owned")
+    # THEN each question's evidence turn is its positive, and no negative is an evidence turn or
+    # a turn right next to one
+    assert len(rows) == sum(len(q.evidence) for c in OWNED for q in c.questions)
+    for conversation in OWNED:
+        turns = build_pairs.indexed_turns(conversation)
+        text_of = {t.dia_id: t.text for t in turns}
+        for question in conversation.questions:
+            near = build_pairs._neighbours(turns, set(question.evidence))
+            forbidden = {text_of[d] for d in near}
+            for row in (r for r in rows if r["question"] == question.text):
+                assert row["positive"] == text_of[row["evidence"]]
+                assert len(row["negatives"]) == build_pairs.NEGATIVES
+                assert not forbidden & set(row["negatives"])
+
+
+def test_the_committed_owned_pairs_cover_every_owned_question() -> None:
+    # GIVEN the pairs file in the repository
+    rows = [json.loads(line) for line in build_pairs.OWNED_PAIRS.read_text(encoding="utf-8").splitlines()]
+    # WHEN / THEN every (question, evidence) of the training conversations is in it, and nothing else
+    expected = {(c.sample_id, q.text, e) for c in OWNED for q in c.questions for e in q.evidence}
+    assert {(r["conversation"], r["question"], r["evidence"]) for r in rows} == expected
+    assert {r["source"] for r in rows} == {"owned"}
+
+
+def test_the_held_out_conversations_share_nothing_with_training() -> None:
+    # WHEN / THEN no conversation, question or turn text of the held-out set is in the training set
+    assert not {c.sample_id for c in OWNED} & {c.sample_id for c in HELDOUT}
+    assert not {q.text for c in OWNED for q in c.questions} & {q.text for c in HELDOUT for q in c.questions}
+    assert not {t.content for c in OWNED for t in c.turns} & {t.content for c in HELDOUT for t in c.turns}
+    assert sum(len(c.questions) for c in HELDOUT) >= 40
+
+
+@FUZZ
+@given(
+    questions=st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=60),
+    size=st.integers(min_value=2, max_value=9),
+    seed=st.integers(min_value=0, max_value=1000),
+)
+def test_a_batch_never_holds_one_question_twice(questions: list[str], size: int, seed: int) -> None:
+    # GIVEN rows, several per question (a question with several evidence turns)
+    rows = [{"conversation": "c", "question": q, "n": i} for i, q in enumerate(questions)]
+    # WHEN they are batched
+    made = train_embedder.batches(rows, size, train_embedder.random.Random(seed))
+    # THEN no batch repeats a question or exceeds the size, and no row is used twice
+    for batch in made:
+        assert len({r["question"] for r in batch}) == len(batch) <= size
+    used = [r["n"] for b in made for r in b]
+    assert len(used) == len(set(used))

@@ -1,0 +1,186 @@
+"""Question -> evidence-turn pairs for fine-tuning the memory embedder, with hard negatives.
+
+    python training/build_pairs.py [--locomo PATH] [--out DIR]
+
+A pair is a question and one turn that answers it, written *exactly as the store embeds a turn*
+(`domain.contextual`): its self text (``Caroline on 08 May 2023: ...``) and its context (the two
+turns before it in its session, speaker-labelled, then its own). The store's vector of a turn is the
+normalised sum of those two embeddings, so a pair carries both, and so does each hard negative.
+
+Hard negatives come from the same conversation: the turns the stock model ranks highest for the
+question (cosine with the stored vector, as a dense search would) that are not evidence and are not
+the evidence's direct neighbours in its session (in LoCoMo a neighbour often holds half the answer
+and would teach the model to push apart what belongs together).
+
+Sources, and why they are kept apart:
+
+* ``training/data/conversations-train.json``: conversations and questions written for this project
+  (Apache-2.0, in the repository); their pairs are written to ``training/data/pairs-owned.jsonl``.
+* LoCoMo's tuning half A (`benchmarks/locomo.py` ``HALVES["A"]``) from ``--locomo``: CC BY-NC 4.0,
+  never copied into the repository, so its pairs go to ``--out`` (``.build/training`` by default)
+  at each run. Half B is never read here: it is what the tuned model is judged on.
+* ``training/data/conversations-heldout.json`` is never read here either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark scripts import their helpers top-level
+
+import locomo  # noqa: E402
+from agent_memory.adapters.embedders.minilm import MiniLmEmbedder  # noqa: E402
+from agent_memory.domain.contextual import context_text, self_text  # noqa: E402
+from agent_memory.domain.records import MemoryRecord  # noqa: E402
+from agent_memory.ports import Embedder  # noqa: E402
+from agent_memory.services.tenant_models import record_vectors  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+OWNED_CONVERSATIONS = DATA / "conversations-train.json"
+HELDOUT_CONVERSATIONS = DATA / "conversations-heldout.json"
+OWNED_PAIRS = DATA / "pairs-owned.jsonl"
+DEFAULT_OUT = ROOT / ".build" / "training"
+#: Turns before a turn in its context: the service's default (`Settings.context_turns`).
+CONTEXT_TURNS = 2
+#: Hard negatives kept per pair (the trainer uses the first; the rest are there to vary it).
+NEGATIVES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedTurn:
+    """A turn as the store indexes it: what is embedded for it, and where it sits."""
+
+    dia_id: str
+    session: int
+    position: int
+    record: MemoryRecord  # with its context, as the writer stores it
+
+    @property
+    def text(self) -> str:
+        return self_text(self.record)
+
+    @property
+    def context(self) -> str | None:
+        return self.record.context
+
+
+def indexed_turns(conversation: locomo.Conversation) -> list[IndexedTurn]:
+    """Every turn of ``conversation`` with its self text and context, as the writer makes them."""
+    out = []
+    for session in conversation.sessions:
+        records: list[MemoryRecord] = []
+        for position, turn in enumerate(session.turns):
+            record = MemoryRecord(
+                id=f"{conversation.sample_id}-{turn.dia_id}",
+                tenant_id="training",
+                agent_id=conversation.agent_id,
+                speaker=turn.speaker,
+                conversation_id=f"{conversation.sample_id}-s{session.number}",
+                content=turn.content,
+                content_hash=turn.dia_id,
+                created_at=turn.occurred_at,
+                updated_at=turn.occurred_at,
+                occurred_at=turn.occurred_at,
+            )
+            context = context_text(record, records[-CONTEXT_TURNS:])
+            records.append(record)
+            stored = record.model_copy(update={"context": context})
+            out.append(IndexedTurn(turn.dia_id, session.number, position, stored))
+    return out
+
+
+def stored_vectors(embedder: Embedder, turns: Sequence[IndexedTurn]) -> np.ndarray:
+    """The vectors the store would hold for ``turns``, made the way the writer makes them."""
+    return np.stack(record_vectors(embedder, [t.record for t in turns])).astype(np.float32)
+
+
+def _neighbours(turns: Sequence[IndexedTurn], evidence: set[str]) -> set[str]:
+    """The evidence turns and the turns right before and after each, in the same session."""
+    at = {(t.session, t.position): t.dia_id for t in turns}
+    out = set(evidence)
+    for t in turns:
+        if t.dia_id in evidence:
+            for step in (-1, 1):
+                if (near := at.get((t.session, t.position + step))) is not None:
+                    out.add(near)
+    return out
+
+
+def pairs_of(conversation: locomo.Conversation, embedder: Embedder, source: str) -> Iterator[dict[str, Any]]:
+    """One row per (question, evidence turn) of ``conversation``, with its hard negatives."""
+    turns = indexed_turns(conversation)
+    by_id = {t.dia_id: t for t in turns}
+    vectors = stored_vectors(embedder, turns)
+    questions = [q for q in conversation.questions if any(e in by_id for e in q.evidence)]
+    if not questions:
+        return
+    queries = np.asarray(embedder.embed([q.text for q in questions]), dtype=np.float32)
+    for question, query in zip(questions, queries, strict=True):
+        evidence = [e for e in question.evidence if e in by_id]
+        excluded = _neighbours(turns, set(evidence))
+        ranked = np.argsort(-(vectors @ query), kind="stable")
+        negatives = [turns[i] for i in ranked if turns[i].dia_id not in excluded][:NEGATIVES]
+        for dia_id in evidence:
+            positive = by_id[dia_id]
+            yield {
+                "source": source,
+                "conversation": conversation.sample_id,
+                "question": question.text,
+                "category": locomo.CATEGORIES[question.category],
+                "evidence": dia_id,
+                "positive": positive.text,
+                "positive_context": positive.context,
+                "negatives": [n.text for n in negatives],
+                "negatives_context": [n.context for n in negatives],
+            }
+
+
+def build(
+    conversations: Iterable[locomo.Conversation], embedder: Embedder, source: str
+) -> list[dict[str, Any]]:
+    return [row for c in conversations for row in pairs_of(c, embedder, source)]
+
+
+def locomo_half(path: Path, half: str) -> list[locomo.Conversation]:
+    """The conversations of one LoCoMo half (`benchmarks/locomo.py` ``HALVES``), in order."""
+    everything = locomo.load_conversations(path)
+    return [everything[i] for i in locomo.HALVES[half]]
+
+
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> str:
+    """Write ``rows`` one JSON object a line; return the file's sha256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    path.write_text(text, encoding="utf-8")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--locomo", type=Path, default=locomo.DEFAULT_DATA, help="LoCoMo's locomo10.json")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where LoCoMo's pairs go")
+    args = parser.parse_args(argv)
+    embedder = MiniLmEmbedder()
+    owned = build(locomo.load_conversations(OWNED_CONVERSATIONS), embedder, "owned")
+    print(f"{len(owned)} owned pairs -> {OWNED_PAIRS} ({write_jsonl(OWNED_PAIRS, owned)[:12]})")
+    if args.locomo.is_file():
+        half_a = build(locomo_half(args.locomo, "A"), embedder, "locomo-A")
+        target = args.out / "pairs-locomo-a.jsonl"
+        print(f"{len(half_a)} LoCoMo half A pairs -> {target} ({write_jsonl(target, half_a)[:12]})")
+    else:
+        print(f"no LoCoMo at {args.locomo}: owned pairs only", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

