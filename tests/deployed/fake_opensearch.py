@@ -23,6 +23,8 @@ class FakeDomain:
         self.indices: dict[str, dict[str, Any]] = {}  # name -> {"body": ..., "docs": {id: source}}
         self.aliases: dict[str, set[str]] = {}  # alias -> indices
         self.requests: list[tuple[str, str]] = []
+        #: Each document's sequence number, moved by every write of it (optimistic concurrency).
+        self.seq: dict[str, int] = {}
 
     # -- names ------------------------------------------------------------------------------------
 
@@ -113,7 +115,14 @@ class FakeDomain:
             for index, doc_id in wanted:
                 docs = self._docs(index)
                 answers.append(
-                    {"_index": docs[doc_id][0], "_id": doc_id, "found": True, "_source": docs[doc_id][1]}
+                    {
+                        "_index": docs[doc_id][0],
+                        "_id": doc_id,
+                        "found": True,
+                        "_source": docs[doc_id][1],
+                        "_seq_no": self.seq.get(doc_id, 0),
+                        "_primary_term": 1,
+                    }
                     if doc_id in docs
                     else {"_index": index, "_id": doc_id, "found": False}
                 )
@@ -123,6 +132,7 @@ class FakeDomain:
             if parts[2] not in docs:
                 return 404, {"error": {"type": "document_missing_exception"}, "status": 404}
             index, source = docs[parts[2]]
+            self.seq[parts[2]] = self.seq.get(parts[2], 0) + 1
             source.update((payload or {}).get("doc", {}))
             script = (payload or {}).get("script")
             result = _record_script(source, script) if script is not None else "updated"
@@ -150,6 +160,12 @@ class FakeDomain:
                 i += 1
                 continue
             source = lines[i + 1]
+            if _conflicts(op, meta, docs, self.seq):
+                error = {"type": "version_conflict_engine_exception", "reason": "version conflict"}
+                items.append({op: {"_index": index, "_id": meta["_id"], "status": 409, "error": error}})
+                i += 2
+                continue
+            self.seq[meta["_id"]] = self.seq.get(meta["_id"], 0) + 1
             if op in ("index", "create"):
                 docs[meta["_id"]] = source
             elif op == "update":
@@ -164,7 +180,11 @@ class FakeDomain:
                     docs[meta["_id"]] = source.get("upsert") or source.get("doc", {})
             items.append({op: {"_index": index, "_id": meta["_id"], "status": 200, "result": "updated"}})
             i += 2
-        return {"took": 1, "errors": False, "items": items}
+        return {
+            "took": 1,
+            "errors": any("error" in v for item in items for v in item.values()),
+            "items": items,
+        }
 
     def _hits(self, expression: str, query: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         filters: list[tuple[str, set[Any]]] = []
@@ -195,6 +215,16 @@ class FakeDomain:
             },
             "aggregations": _aggregations(body.get("aggs", {}), [s for _, s in hits]),
         }
+
+
+def _conflicts(op: str, meta: dict[str, Any], docs: dict[str, Any], seq: dict[str, int]) -> bool:
+    """Whether a ``_bulk`` write is refused as OpenSearch refuses it (409): ``create`` of a
+    document that exists, or a write naming an ``if_seq_no`` the document has moved past."""
+    if op == "create":
+        return meta["_id"] in docs
+    if "if_seq_no" in meta:
+        return meta["_id"] not in docs or seq.get(meta["_id"], 0) != meta["if_seq_no"]
+    return False
 
 
 def _sorted(hits: list[tuple[str, dict[str, Any]]], sort: Any) -> list[tuple[str, dict[str, Any]]]:

@@ -246,6 +246,13 @@ class S3SqliteStore:
         for tenant_id, group in _by_tenant(items, lambda i: i.record.tenant_id).items():
             self._write(tenant_id, lambda s, g=group: s.put(g))  # type: ignore[misc]
 
+    def put_if(
+        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
+    ) -> bool:
+        """Checked on the tenant's latest file: a write that finds the file moved is done again
+        on the new one, check included."""
+        return self._write(item.record.tenant_id, lambda s: s.put_if(item, read, events))
+
     def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
         return self._read(tenant_id, lambda s: s.get(tenant_id, agent_id, record_id))
 

@@ -483,6 +483,15 @@ class RecordStore(Protocol):
         """Insert or overwrite by id (summaries are re-made in place this way)."""
         ...
 
+    def put_if(
+        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
+    ) -> bool:
+        """`put` of one record, then ``events``, only if the record under its id (not an alias)
+        is still as read: absent when ``read`` is None, else with ``read``'s ``deleted_at`` and
+        ``updated_at``; check and write atomic. False, nothing written, if it changed: a forget,
+        stale mark or delete between the writer's read and its put wins over the put."""
+        ...
+
     def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
         """The record with that id or alias, deleted ones included (the caller decides)."""
         ...

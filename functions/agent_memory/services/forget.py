@@ -109,6 +109,7 @@ class ForgetService:
         if record is None or not record.is_live(walk.now):
             raise NotFoundError("memory not found")
         if not self._forget_one(record, AuditAction.FORGET, {}, walk):
+            self._finish(tenant_id, agent_id, walk)  # what it marked is re-made all the same
             raise NotFoundError("memory not found")
         self._finish(tenant_id, agent_id, walk)
         publish(self._feed, [memory_forgotten(record, walk.now, actor, walk.result.stale_summaries)])
@@ -164,13 +165,13 @@ class ForgetService:
     # -- the walk up the cascade ----------------------------------------------------------------
 
     def _forget_one(self, record: MemoryRecord, action: str, detail: dict[str, object], walk: _Walk) -> bool:
-        stale = self._mark_chain(record, walk)
-        event = walk.event(
-            record.tenant_id, record.agent_id, record.id, action, {**detail, "stale_summaries": stale}
-        )
-        if not self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event):
-            return False
+        """Mark stale everything made from ``record`` (its summaries, patterns and profiles, and
+        its successor's summaries), then forget it: a crash between the steps leaves the record
+        live with what was made from it hidden, and a retry marks again (a no-op for what is
+        already stale) and forgets it. The other order could leave a forgotten memory's words in
+        a visible summary that no retry would find (the record is no longer live to forget)."""
         tenant, agent = record.tenant_id, record.agent_id
+        stale = self._mark_chain(record, walk)
         if record.kind in MEMBER_KINDS:
             if walk.patterns is None:
                 walk.patterns = recognised_patterns(self._store, tenant, agent, walk.now)
@@ -179,12 +180,15 @@ class ForgetService:
             if walk.profiles is None:
                 walk.profiles = made_profiles(self._store, tenant, agent, walk.now)
             self._mark_derived(record, walk, walk.profiles, walk.stale_profiles)
-        if action != AuditAction.ERASE:  # an erasure takes every memory of the user's timelines
-            self._supersession.on_forget(record, walk.now, walk.actor)
         if record.superseded_by:  # its successor's summaries quote what it replaced: re-made
             successor = self._store.get(tenant, agent, record.superseded_by)
             if successor is not None and successor.is_live(walk.now):
                 self._mark_chain(successor, walk)
+        event = walk.event(tenant, agent, record.id, action, {**detail, "stale_summaries": stale})
+        if not self._store.soft_delete(tenant, agent, record.id, event):
+            return False
+        if action != AuditAction.ERASE:  # an erasure takes every memory of the user's timelines
+            self._supersession.on_forget(record, walk.now, walk.actor)
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True

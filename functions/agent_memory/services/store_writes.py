@@ -26,6 +26,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.records import MemoryRecord, MergedWrite, check_metadata
 from agent_memory.domain.supersession import Relation, relate
+from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
@@ -52,6 +53,9 @@ from agent_memory.services.tenant_models import TenantEmbedders, record_vectors,
 
 #: How far back in a record's audit trail a redelivered write's merge is looked for.
 REPLAY_WINDOW = 50
+#: How often a write is decided again when the record it read changed before its put (a forget,
+#: a stale mark or a delete landed in between); then it fails and the queue redelivers it.
+PUT_TRIES = 5
 
 
 class WriteOutcome(StrEnum):
@@ -234,10 +238,23 @@ class WriterService:
                 )
                 [vector] = self.embeddings([command.record])
         record = command.record
-        tenant, agent = record.tenant_id, record.agent_id
-        outcome = self._upsert(record, vector) if command.op == "upsert" else self._remember(record, vector)
-        self._pending.done(tenant, agent, [record.id])
+        outcome = self._decided(record, vector, upsert=command.op == "upsert")
+        self._pending.done(record.tenant_id, record.agent_id, [record.id])
         return outcome
+
+    def _decided(self, record: MemoryRecord, vector: RecordVectors, *, upsert: bool) -> WriteOutcome:
+        """Decide what the write does from what the store holds, and put it only if that is
+        still what it holds (`RecordStore.put_if`); when something changed in between, decide
+        again on what it is now (a forget that won is then seen, and the write gives way)."""
+        for _ in range(PUT_TRIES):
+            outcome = self._upsert(record, vector) if upsert else self._remember(record, vector)
+            if outcome is not None:
+                return outcome
+            metrics.add_metric(name="WritePutsRefused", unit=MetricUnit.Count, value=1)
+            logger.info(
+                "the record changed before the write's put; deciding again", extra={"record_id": record.id}
+            )
+        raise DependencyError(f"record {record.id} kept changing under its write ({PUT_TRIES} tries)")
 
     def _same_content(self, existing: MemoryRecord, new: MemoryRecord) -> bool:
         """Whether two memories say the same thing, by what they say alone.
@@ -259,16 +276,16 @@ class WriterService:
         """Whether the tenant's near-identical writes are merged (the default)."""
         return self._settings is None or self._settings.settings(tenant_id).merge_near_duplicates
 
-    def _upsert(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome:
+    def _upsert(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome | None:
         """Store a summary (or pattern) version, unless it was forgotten or marked stale after
-        it was made.
+        it was made (None: it was, between the read and the put; `_decided` decides again).
 
         A re-make reads its children, then its write waits in the queue; a forget in between
         marks the stored summary stale again (or forgets it), so the stale mark the version names
         (`staleness.REMAKES`) is no longer the stored one. Storing that version would bring the
         forgotten fact back, so it is dropped: the forget queued a re-make of its own, and the
         summary stays stale for it. A version stored over a stale summary is audited ``remade``
-        here, where it becomes visible. A pattern re-made keeps the feedback counted on
+        with the put, where it becomes visible. A pattern re-made keeps the feedback counted on
         the stored version (counted here too, in this group's order, so none is lost).
         """
         stored = self._store.get(record.tenant_id, record.agent_id, record.id)
@@ -281,19 +298,24 @@ class WriterService:
             experience = Experience.model_validate({**record.experience.model_dump(), **counts})
             record = record.model_copy(update={"experience": experience})
         remade = remade_event(stored, record) if stored is not None else None
-        if remade is not None:  # first: a redelivery after a crash appends the same event again
-            self._store.append_audit([remade])
+        if not self._store.put_if(_stored(record, vector), stored, [remade] if remade is not None else []):
+            return None
+        if remade is not None:
             metrics.add_metric(name="StaleSummariesRemade", unit=MetricUnit.Count, value=1)
-        self._store.put([_stored(record, vector)])
         if record.grain is not Grain.WORKING:
             publish(self._feed, [summary_made(record, str(record.metadata.get("input_hash", "")))])
         return WriteOutcome.UPSERTED
 
-    def _remember(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome:
+    def _remember(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome | None:
+        """Store a new memory, merged into its near duplicate or on its own (None: what it was
+        decided on changed before the put; `_decided` decides again)."""
         tenant, agent = record.tenant_id, record.agent_id
         now = self._clock.now()
         already = self._store.get(tenant, agent, record.id)
-        if already is not None and already.deleted_at is None:
+        # A live record that holds the write is a replay; one reached by an alias that does not
+        # hold it is a merge that never stored (its put was refused, or a crash came between the
+        # alias and the put), decided again below.
+        if already is not None and already.deleted_at is None and record.id in already.write_ids:
             metrics.add_metric(name="WritesReplayed", unit=MetricUnit.Count, value=1)
             self._announce_again(already, record.id)
             return WriteOutcome.REPLAYED
@@ -305,9 +327,10 @@ class WriterService:
             return WriteOutcome.SUPERSEDED
         # A write accepted again after it was forgotten comes back as its own record: merged into
         # a neighbour, its id would be an alias that the tombstone under the same id shadows.
+        own = already if already is not None and already.id == record.id else None
         near = (
             None
-            if already is not None or not self._merges(tenant)
+            if (already is not None and already.deleted_at is not None) or not self._merges(tenant)
             else self._store.nearest(
                 NearestQuery(
                     tenant,
@@ -334,7 +357,6 @@ class WriterService:
             # Alias first: a redelivery after a crash in between finds the write by its alias
             # (a replay) instead of merging it a second time.
             self._store.add_alias(tenant, agent, record.id, existing.id)
-            self._store.put([_stored(merged, vector)])
             event = AuditEvent(
                 tenant_id=tenant,
                 agent_id=agent,
@@ -344,7 +366,8 @@ class WriterService:
                 at=now,
                 detail={"absorbed": record.id, "cosine": round(cosine, 4)},
             )
-            self._store.append_audit([event])
+            if not self._store.put_if(_stored(merged, vector), existing, [event]):
+                return None  # forgotten (or changed) since it was found: decided again
             publish(self._feed, [updated(event, record_words(merged))])
             metrics.add_metric(name="WritesDeduplicated", unit=MetricUnit.Count, value=1)
             logger.info(
@@ -353,7 +376,8 @@ class WriterService:
             )
             return WriteOutcome.MERGED
         record = self._supersession.on_write(record, vector.search, vector.search_space, now)
-        self._store.put([_stored(record, vector)])
+        if not self._store.put_if(_stored(record, vector), own):
+            return None
         publish(self._feed, [memory_created(record)])
         metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
         return WriteOutcome.INSERTED

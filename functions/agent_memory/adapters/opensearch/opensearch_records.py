@@ -42,7 +42,12 @@ from agent_memory.adapters.opensearch.opensearch_queries import (
     stats_body,
     user_summaries_filters,
 )
-from agent_memory.adapters.opensearch.opensearch_responses import aggregation, hits_of, item_failures
+from agent_memory.adapters.opensearch.opensearch_responses import (
+    aggregation,
+    hits_of,
+    item_failures,
+    raise_for_items,
+)
 from agent_memory.adapters.opensearch.opensearch_scripts import (
     ACCESS_SCRIPT,
     EXPERIENCE_SCRIPT,
@@ -74,24 +79,52 @@ class OpenSearchRecords(OpenSearchSpaces):
 
     def put(self, items: Sequence[StoredRecord]) -> None:
         """Index each record under its deterministic id (insert or overwrite), via ``_bulk``."""
-        docs = []
-        for item in items:
-            record = item.record
-            vector = None if item.vector is None else unit(item.vector, self.dimension, self.model_id)
-            for extra in item.spaces:
-                self.ensure_space(extra.space, int(np.asarray(extra.vector).shape[-1]))
-            spaces = {extra.space: space_vector(extra.vector) for extra in item.spaces}
-            action = self._action(
-                "index",
-                self.alias,
-                doc_id(record.tenant_id, record.agent_id, record.id),
-                record.tenant_id,
-                record.agent_id,
-            )
-            docs.append((action, to_document(record, vector, spaces)))
+        docs = [(self._record_action("index", item.record), self._document(item)) for item in items]
         for start in range(0, len(docs), BULK_CHUNK):
             chunk = docs[start : start + BULK_CHUNK]
             self._bulk_checked(bulk_lines(chunk), "storing records")
+
+    def put_if(
+        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
+    ) -> bool:
+        """Optimistic concurrency on the shard: ``create`` when the record was absent (a
+        document indexed meanwhile answers 409); otherwise the document is read with its
+        ``_seq_no`` and ``_primary_term``, compared, and indexed back only at that sequence
+        number (a forget, stale mark or delete in between answers 409). Then the events."""
+        record = item.record
+        action = self._record_action("create" if read is None else "index", record)
+        if read is not None:
+            (found,) = self._mget(
+                [self._doc_ref(self.alias, action["index"]["_id"], record.tenant_id, record.agent_id)],
+                "reading a record before storing it",
+                _source_excludes=VECTOR_FIELD,
+            )
+            source = found_source(found)
+            if source is None or not owned(source, record.tenant_id, record.agent_id):
+                return False
+            stored = to_record(source)
+            if (stored.deleted_at, stored.updated_at) != (read.deleted_at, read.updated_at):
+                return False
+            action["index"].update(if_seq_no=found["_seq_no"], if_primary_term=found["_primary_term"])
+        response = self._bulk([action, self._document(item)], "storing a record")
+        if any(status == 409 for status, _ in item_failures(response)):
+            return False  # changed (or made) since it was read: nothing written
+        raise_for_items(response, "storing a record")
+        self._write_audit(events)
+        return True
+
+    def _record_action(self, op: str, record: MemoryRecord) -> dict[str, Any]:
+        """The ``_bulk`` action line of ``op`` on ``record``'s document."""
+        _id = doc_id(record.tenant_id, record.agent_id, record.id)
+        return self._action(op, self.alias, _id, record.tenant_id, record.agent_id)
+
+    def _document(self, item: StoredRecord) -> dict[str, Any]:
+        """``item`` as its document (the tenant's own spaces made ready for its vectors)."""
+        vector = None if item.vector is None else unit(item.vector, self.dimension, self.model_id)
+        for extra in item.spaces:
+            self.ensure_space(extra.space, int(np.asarray(extra.vector).shape[-1]))
+        spaces = {extra.space: space_vector(extra.vector) for extra in item.spaces}
+        return to_document(item.record, vector, spaces)
 
     def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
         """An alias document in the events index: ``alias_id`` → ``record_id``, for this agent."""

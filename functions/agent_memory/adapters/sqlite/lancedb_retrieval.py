@@ -559,6 +559,14 @@ class LanceDbMemoryStore(SqliteMemoryStore):
         super().put(items)
         self._sync((item.record.tenant_id, item.record.agent_id) for item in items)
 
+    def put_if(
+        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
+    ) -> bool:
+        done = super().put_if(item, read, events)
+        if done:
+            self._sync([(item.record.tenant_id, item.record.agent_id)])
+        return done
+
     def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         done = super().soft_delete(tenant_id, agent_id, record_id, event)
         if done:

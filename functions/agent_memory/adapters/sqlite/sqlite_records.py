@@ -76,17 +76,39 @@ class SqliteRecords(SqliteStorePart):
         An overwrite replaces every field (a summary re-made in place) and keeps the FTS index and
         the agent's generation in step through the triggers.
         """
-        none = zero_vector(self._db.dimension)
-        rows = [
-            record_row(item.record, self._db.check_vector(none if item.vector is None else item.vector))
-            for item in items
-        ]
+        rows = [self._row(item) for item in items]
         if not rows:
             return
         with self._db.transaction(write=True) as conn:
             conn.executemany(UPSERT, rows)
             for item in items:
                 write_space_vectors(conn, item.record, item.spaces)
+
+    def put_if(
+        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
+    ) -> bool:
+        """`put` of one record and its events, in one write transaction that first reads the
+        row's ``deleted_at`` and ``updated_at``: no other writer comes between the check and
+        the write (the transaction holds the file's write lock from its start)."""
+        row = self._row(item)
+        record = item.record
+        expected = None if read is None else (opt_us(read.deleted_at), to_us(read.updated_at))
+        with self._db.transaction(write=True) as conn:
+            found = conn.execute(
+                "SELECT deleted_at, updated_at FROM records WHERE tenant_id = ? AND agent_id = ? AND id = ?",
+                (record.tenant_id, record.agent_id, record.id),
+            ).fetchone()
+            if (None if found is None else (found[0], found[1])) != expected:
+                return False
+            conn.execute(UPSERT, row)
+            write_space_vectors(conn, record, item.spaces)
+            insert_audit(conn, events)
+        return True
+
+    def _row(self, item: StoredRecord) -> tuple[object, ...]:
+        """`UPSERT`'s parameters for ``item`` (no vector in the deployment's space: zeros)."""
+        vector = zero_vector(self._db.dimension) if item.vector is None else item.vector
+        return record_row(item.record, self._db.check_vector(vector))
 
     def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
         with self._db.transaction(write=True) as conn:
