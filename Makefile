@@ -10,16 +10,27 @@ PORT ?= 8000
 
 .PHONY: dev test test-lambda-python smoke lint format bench bench-concurrency bench-scale bench-cold-start bench-learning bench-retention bench-locomo bench-ingest openapi load clean install test-opensearch opensearch-up opensearch-down synth deploy layer-lock
 
+# Two installs into the one .venv: `make dev` installs what serving needs (the service and the
+# embedded default's model: the `local` extra) and no more; every other target installs everything
+# the tests, lint, benchmarks and the CDK need, which covers serving too.
+SERVE_STAMP := $(VENV)/.installed-serve
+ALL_EXTRAS  := server,dev,local,cdk,mcp,langgraph,openai-agents,llamaindex,strands
+
+$(SERVE_STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -e '.[local]'
+	@touch $(SERVE_STAMP)
+
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[server,dev,local,cdk,mcp,langgraph,openai-agents,llamaindex]'
-	@touch $(STAMP)
+	$(PY) -m pip install --quiet -e '.[$(ALL_EXTRAS)]'
+	@touch $(STAMP) $(SERVE_STAMP)
 
 install: $(STAMP)
 
-## dev: set up and serve the API on $(HOST):$(PORT) with the embedded default (prints a dev key)
-dev: $(STAMP)
+## dev: set up what serving needs and serve the API on $(HOST):$(PORT) with the embedded default (prints a dev key)
+dev: $(SERVE_STAMP)
 	$(VENV)/bin/agent-memory serve --host $(HOST) --port $(PORT)
 
 ## test: set up and run the whole suite, the cluster tests on a local OpenSearch node started and stopped for it

@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from tests.e2e.conftest import unique
-from tests.e2e.doc_examples import Documented, documented_example  # noqa: F401 (the fixture)
+from tests.e2e.runnable_examples import RunExample, run_example_fixture  # noqa: F401 (the fixture)
 
 from agent_memory.client import MemoryClient, NotFoundError
 from agent_memory.local.server import LocalRuntime
@@ -280,11 +280,16 @@ def test_a_compiled_graph_writes_through_the_store_and_recalls_into_its_state(
     assert out["messages"][-1].content == "Your launch is on March 3."
 
 
-def test_the_documented_example_runs_against_the_local_runtime(documented: Documented) -> None:
-    # WHEN the LangGraph example of docs/integrations.md runs as written, with a fresh tenant's key
-    names, printed = documented("langgraph")
+def test_the_example_agent_runs_against_the_local_runtime(
+    run_example: RunExample, runtime: LocalRuntime
+) -> None:
+    # WHEN examples/langgraph_agent.py runs as a script, with a fresh tenant's key
+    key, printed = run_example("langgraph_agent.py")
 
-    # THEN its graph recalled the stored fact as a dated, grain-tagged line, and the delete forgot it
+    # THEN its graph recalled the stored fact as a dated, grain-tagged line and answered, its search
+    # found it, and the delete forgot it (the script's own assert; nothing is left to find)
     assert re.match(r"^\[\d{4}-\d{2}-\d{2} · working\] Alice moved the launch to March 3\.$", printed[0])
-    assert names["out"]["messages"][-1].content == "The launch is on March 3."
-    assert names["client"].search("support-bot", "launch").results == []
+    assert printed[1] == "The launch is on March 3."
+    assert printed[2].endswith("Alice moved the launch to March 3.")
+    with MemoryClient(runtime.url, api_key=key) as client:
+        assert client.search("support-bot", "launch").results == []

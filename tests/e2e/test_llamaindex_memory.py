@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from tests.e2e.conftest import unique
-from tests.e2e.doc_examples import Documented, documented_example  # noqa: F401 (the fixture)
+from tests.e2e.runnable_examples import RunExample, run_example_fixture  # noqa: F401 (the fixture)
 
 from agent_memory.client import MemoryClient
 from agent_memory.local.server import LocalRuntime
@@ -108,10 +108,15 @@ def test_erased_memories_are_no_longer_put_into_the_chat(client: MemoryClient) -
     assert after is None or "5512" not in after
 
 
-def test_the_documented_example_runs_against_the_local_runtime(documented: Documented) -> None:
-    # WHEN the LlamaIndex example of docs/integrations.md runs as written, with a fresh tenant's key
-    names, printed = documented("llamaindex")
+def test_the_example_agent_runs_against_the_local_runtime(
+    run_example: RunExample, runtime: LocalRuntime
+) -> None:
+    # WHEN examples/llamaindex_agent.py runs as a script, with a fresh tenant's key
+    key, printed = run_example("llamaindex_agent.py")
 
-    # THEN the model's prompt held the memory, and the erasure took it
+    # THEN the block put the remembered fact into the system message, the agent forgot it on request,
+    # and nothing is left to find
     assert re.search(LINE + r"Alice moved the launch to March 3\.", printed[0])
-    assert names["client"].search("support-bot", "launch").results == []
+    assert printed[-1] == "Forgotten."
+    with MemoryClient(runtime.url, api_key=key) as client:
+        assert client.search("support-bot", "launch").results == []

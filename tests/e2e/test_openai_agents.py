@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from tests.e2e.conftest import unique
-from tests.e2e.doc_examples import Documented, documented_example  # noqa: F401 (the fixture)
+from tests.e2e.runnable_examples import RunExample, run_example_fixture  # noqa: F401 (the fixture)
 
 from agent_memory.client import MemoryClient
 from agent_memory.local.server import LocalRuntime
@@ -209,11 +209,14 @@ def test_the_function_tools_write_search_and_forget_for_the_fixed_agent_and_user
     assert [t.name for t in tools] == ["search_memory", "recall_context", "remember", "forget"]
 
 
-def test_the_documented_example_runs_against_the_local_runtime(documented: Documented) -> None:
-    # WHEN the OpenAI Agents SDK example of docs/integrations.md runs as written, with a fresh tenant's key
-    names, printed = documented("openai-agents")
+def test_the_example_agent_runs_against_the_local_runtime(
+    run_example: RunExample, runtime: LocalRuntime
+) -> None:
+    # WHEN examples/openai_agents_agent.py runs as a script, with a fresh tenant's key
+    key, printed = run_example("openai_agents_agent.py")
 
-    # THEN it answered from memory, kept both turns in the session, and the erasure emptied it
-    assert printed[:2] == ["The launch is on March 3.", "8"]
-    assert re.match(r"^\[\d{4}-\d{2}-\d{2}\] .*launch", printed[2])
-    assert names["client"].search("support-bot", "launch").results == []
+    # THEN it answered after a search of memory, the session held both turns with the tool call and
+    # its output, and clearing the session forgot them
+    assert printed == ["The launch is on March 3.", "6"]
+    with MemoryClient(runtime.url, api_key=key) as client:
+        assert client.search("support-bot", "launch").results == []

@@ -7,6 +7,8 @@ the module itself is imported, so an application that uses none of them never ne
   (``pip install 'agent-memory[langgraph]'``);
 - `agent_memory.integrations.openai_agents`: an OpenAI Agents SDK ``Session`` and function tools
   (``pip install 'agent-memory[openai-agents]'``);
-- `agent_memory.integrations.llamaindex_memory`: a LlamaIndex memory block
-  (``pip install 'agent-memory[llamaindex]'``).
+- `agent_memory.integrations.llamaindex_memory`: a LlamaIndex memory block and tools
+  (``pip install 'agent-memory[llamaindex]'``);
+- `agent_memory.integrations.strands_memory`: Strands Agents tools and a hook provider that keeps
+  the conversation's turns (``pip install 'agent-memory[strands]'``).
 """

@@ -1,4 +1,5 @@
-"""agent-memory as a LlamaIndex memory block: the memories relevant to the chat, put into it.
+"""agent-memory in LlamaIndex: a memory block that puts the memories relevant to the chat into it,
+and the memory tools as LlamaIndex tools.
 
     from llama_index.core.memory import Memory
     from agent_memory.client import MemoryClient
@@ -14,18 +15,25 @@ grain-tagged line per memory or summary, packed to ``token_budget``), which ``Me
 into the system message; and the messages ``Memory`` flushes out of its short-term window are
 written as the agent's conversation memories (the session's id as the conversation), so that
 later chats recall them, the cascade summarises them, and erasing the user removes them.
+
+``memory_tools(client, agent_id, user_id=...)`` gives an agent (``FunctionAgent(tools=...)``) the
+memory tools of `agent_memory.tools`, so that it can also remember, search and forget on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory.memory import BaseMemoryBlock
+from llama_index.core.tools import FunctionTool, ToolMetadata
 from pydantic import Field
 
 from agent_memory.client import MemoryClient
+from agent_memory.integrations._tools import DEFAULT_TOOLS, bound_tools
+from agent_memory.tools import MemoryTools, ToolSpec
 
 #: LlamaIndex's roles as the service's (a developer message is a system one).
 _ROLES = {
@@ -75,3 +83,30 @@ class AgentMemoryBlock(BaseMemoryBlock[str]):
     def _write(self, turns: list[dict[str, str]], session: str | None) -> None:
         self.client.write_conversation(self.agent_id, turns, conversation_id=session, user_id=self.user_id)
         self.client.wait_until_stored(self.agent_id, timeout_s=self.wait_timeout_s)
+
+
+def memory_tools(
+    client: MemoryClient,
+    agent_id: str,
+    *,
+    user_id: str | None = None,
+    names: Sequence[str] = DEFAULT_TOOLS,
+) -> list[FunctionTool]:
+    """The memory tools as LlamaIndex ``FunctionTool``s, acting on ``agent_id``'s memory (and
+    ``user_id``'s, when given): the model chooses the arguments, never whose memory it is. A
+    failure the model can act on (an unknown id, invalid arguments, the service unreachable) comes
+    back to it as the tool's answer, not as an exception."""
+    tools = bound_tools(client, agent_id, user_id=user_id, names=names)
+    return [_function_tool(tools, spec) for spec in tools.tools]
+
+
+def _function_tool(tools: MemoryTools, spec: ToolSpec) -> FunctionTool:
+    def run(**arguments: Any) -> str:
+        text, _is_error = tools.call(spec.name, arguments)
+        return text
+
+    async def arun(**arguments: Any) -> str:
+        return await asyncio.to_thread(run, **arguments)
+
+    metadata = ToolMetadata(name=spec.name, description=spec.description, fn_schema=spec.args)
+    return FunctionTool.from_defaults(fn=run, async_fn=arun, tool_metadata=metadata)

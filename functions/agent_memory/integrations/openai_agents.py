@@ -32,14 +32,13 @@ from agents.memory import SessionSettings
 
 from agent_memory.client import MemoryClient
 from agent_memory.contract.v1 import SearchResult, WriteItem
-from agent_memory.tools import TOOLS_BY_NAME, MemoryTools
+from agent_memory.integrations._tools import DEFAULT_TOOLS, bound_tools
+from agent_memory.tools import ToolSpec
 
 #: Where an item is kept in its memory's metadata, with its place in the session.
 META = "openai_agents"
 #: The most items one read of the session returns (the API's ``max_results`` bound).
 MAX_ITEMS = 100
-#: The tools an agent gets unless it names others (of `agent_memory.tools.TOOLS`).
-DEFAULT_TOOLS = ("search_memory", "recall_context", "remember", "forget")
 
 
 def _text(item: Mapping[str, Any]) -> tuple[str, str]:
@@ -176,20 +175,19 @@ def memory_function_tools(
     ``agent_id``'s memory (and ``user_id``'s, when given): the model chooses the arguments, never
     whose memory it is. A failure the model can act on (an unknown id, invalid arguments, the
     service unreachable) comes back to it as the tool's answer, not as an exception."""
-    tools = MemoryTools(client, agent_id, user_id=user_id, tools=[TOOLS_BY_NAME[n] for n in names])
+    tools = bound_tools(client, agent_id, user_id=user_id, names=names)
 
-    def function_tool(name: str) -> FunctionTool:
+    def function_tool(spec: ToolSpec) -> FunctionTool:
         async def invoke(_: RunContextWrapper[Any], arguments: str) -> str:
-            text, _is_error = await asyncio.to_thread(tools.call, name, arguments)
+            text, _is_error = await asyncio.to_thread(tools.call, spec.name, arguments)
             return text
 
-        spec = TOOLS_BY_NAME[name]
         return FunctionTool(
-            name=name,
+            name=spec.name,
             description=spec.description,
             params_json_schema=dict(spec.input_schema),
             on_invoke_tool=invoke,
             strict_json_schema=False,
         )
 
-    return [function_tool(name) for name in names]
+    return [function_tool(spec) for spec in tools.tools]
