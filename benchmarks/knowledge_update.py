@@ -177,6 +177,17 @@ def _tag(result: Mapping[str, Any], ids: Mapping[str, str]) -> str:
     return message.rsplit("-", 1)[-1] if message.endswith(("-old", "-new")) else "-"
 
 
+def _head(result: Mapping[str, Any], tag: str) -> dict[str, Any]:
+    """One result as the outcome keeps it, to see why a case ranked as it did."""
+    return {
+        "tag": tag,
+        "score": result.get("score"),
+        "current": result.get("current"),
+        "occurred_at": result.get("occurred_at"),
+        "content": result.get("content"),
+    }
+
+
 def ask(client: ApiClient, cases: Sequence[Case], ids: Mapping[str, Mapping[str, str]]) -> list[Outcome]:
     out: list[Outcome] = []
     for case in cases:
@@ -216,6 +227,7 @@ def ask(client: ApiClient, cases: Sequence[Case], ids: Mapping[str, Mapping[str,
                 ms=ms,
                 old_text=raw["old"]["turns"][raw["old"]["fact"]],
                 new_text=raw["new"]["turns"][raw["new"]["fact"]],
+                extra={"head": [_head(r, tag) for r, tag in zip(found[:RESULTS], ranked, strict=False)]},
             )
         )
     return out

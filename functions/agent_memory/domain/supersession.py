@@ -273,6 +273,29 @@ _PEOPLE = frozenset(
         "father-in-law",
     ]
 )
+#: Several words for one person ("Oma" after "my grandmother"): each maps to the one compared.
+_KIN = {
+    "oma": "grandmother",
+    "grandma": "grandmother",
+    "granny": "grandmother",
+    "nan": "grandmother",
+    "opa": "grandfather",
+    "grandpa": "grandfather",
+    "mum": "mother",
+    "mom": "mother",
+    "dad": "father",
+    "fiancee": "fiance",
+    "coworker": "colleague",
+    "neighbor": "neighbour",
+    "roommate": "flatmate",
+}
+
+
+def _person(word: str) -> str:
+    """One of `_PEOPLE` as compared: "Oma", "grandma" and "grandmother" are one person."""
+    return _KIN.get(word, word)
+
+
 #: Words that say a value ended or was replaced ("left", "switched", "no longer"): strong enough
 #: to tell an update that names the old value again ("I left Initech and joined Globex") from a
 #: restatement of it.
@@ -281,7 +304,8 @@ _ENDED = re.compile(
     r"no longer|not\s+\w+\s+anymore|anymore|any more|instead|replaced|sold|retired|became|"
     r"promoted|dropped|gave up|given up|cancell?ed|broke up|from now on|turns out|transferred|"
     r"upgraded|downgraded|rebooked|rescheduled|postponed|pushed|pulled|slipped|raised|cut|reset|"
-    r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day)\b",
+    r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day|"
+    r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former))\b",
     re.IGNORECASE,
 )
 #: Words that say something began, weaker: enough beside a new value, not beside the old one.
@@ -291,8 +315,11 @@ _BEGAN = re.compile(
     re.IGNORECASE,
 )
 #: Words that say a second value is added beside the first ("we also got a dog").
+#: "too" adds only where it ends its clause ("there, too"); before a word it says "very" ("flat
+#: whites feel too heavy").
 _ADDS = re.compile(
-    r"\b(?:also|too|as well|another|second|added|in addition|on top of|besides|extra|both)\b", re.IGNORECASE
+    r"\b(?:also|too(?!\s+[a-z])|as well|another|second|added|in addition|on top of|besides|extra|both)\b",
+    re.IGNORECASE,
 )
 #: Words that say the value still holds ("still vegan").
 _STILL = re.compile(r"\b(?:still|same as (?:always|ever|before)|as always|as usual|as ever)\b", re.IGNORECASE)
@@ -373,17 +400,19 @@ def shape(text: str) -> Shape:
         phrase = owned.group(1).lower()
         words = phrase.split()
         if words[0].endswith("'s") and words[0][:-2] in _PEOPLE:  # "my wife's car": hers
-            holder, subject = words[0][:-2], " ".join(words[1:]) or None
+            holder, subject = _person(words[0][:-2]), " ".join(words[1:]) or None
         elif phrase in _PEOPLE or words[-1] in _PEOPLE:
-            holder = words[-1] if words[-1] in _PEOPLE else phrase
+            holder = _person(words[-1] if words[-1] in _PEOPLE else phrase)
         else:
             holder = "self" if opening.lower().startswith(("my ", "our ")) else None
             subject = " ".join(w for w in words if w not in _NOT_SUBJECT)
     elif _SELF_START.match(opening):
         holder = "self"
     elif first in _PEOPLE:
-        holder = first
+        holder = _person(first)
     particulars = frozenset(_value(m.group(0)) for m in _PARTICULAR.finditer(flat))
+    if subject is not None:  # a name is a value, not what the statement is about ("the new Hokas")
+        subject = " ".join(w for w in subject.split() if _value(w) not in particulars)
     initials = frozenset(_value(m.group(0)) for m in _INITIAL.finditer(opening)) - STOPWORDS
     return Shape(
         statement=not asks and bool(opening),

@@ -28,8 +28,10 @@ def after_superseders(ranked: list[Found]) -> list[Found]:
     The memory that superseded another takes the better of their two places: the older one was
     found for what the question asks ("I live in Berlin" matches "where do I live?" word for
     word), and the newer one is what that answer is now ("finally unpacked the last boxes in our
-    new flat in Lisbon" matches it by no word). A moved memory's score is capped at its
-    superseder's, so scores still read best first."""
+    new flat in Lisbon" matches it by no word). That place is the older one's score before its
+    damping (`SUPERSEDED_FACTOR`): what it was found for, not what it is worth now, so an
+    unrelated memory found between the two does not come first. A moved memory's score is capped
+    at its superseder's, so scores still read best first."""
     present = {r.id: r for r in ranked}
     waiting: dict[str, list[Found]] = {}
     for r in ranked:
@@ -41,9 +43,10 @@ def after_superseders(ranked: list[Found]) -> list[Found]:
     moved = {id(r) for rs in waiting.values() for r in rs}
 
     def best(found: Found, seen: frozenset[str] = frozenset()) -> float:
-        """The best score of ``found`` and of everything it superseded, however far down."""
+        """The best score of ``found`` and of everything it superseded (undamped), however far down."""
         older = [best(o, seen | {found.id}) for o in waiting.get(found.id, []) if o.id not in seen]
-        return max([found.score, *older])
+        own = found.score / SUPERSEDED_FACTOR if id(found) in moved else found.score
+        return max([own, *older])
 
     lifted = [r if id(r) in moved else replace(r, score=best(r)) for r in ranked]
     order = sorted((r for r in lifted if id(r) not in moved), key=lambda x: -x.score)
@@ -54,7 +57,8 @@ def after_superseders(ranked: list[Found]) -> list[Found]:
         out.append(found)
         for older in waiting.pop(found.id, []):
             original = by_old[id(older)]
-            capped = min(best(original), found.score)  # a chain's middle keeps what it replaced's place
+            # damped again, and a chain's middle keeps what it replaced's place
+            capped = min(best(original) * SUPERSEDED_FACTOR, found.score)
             emit(replace(original, score=capped) if isinstance(original, Hit) else original)
 
     for r in order:

@@ -25,9 +25,12 @@ older values were not marked.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+import numpy as np
 
 from agent_memory.domain.derived import is_derived
 from agent_memory.domain.fact_timeline import Statement, Timelines, timelines
@@ -46,7 +49,7 @@ from agent_memory.domain.supersession import (
 )
 from agent_memory.domain.supersession_pairs import linked
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditAction, AuditEvent, StoreQuery, Vector, WritableMemory
+from agent_memory.ports import AuditAction, AuditEvent, Embedder, StoreQuery, Vector, WritableMemory
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
 
@@ -57,6 +60,15 @@ CANDIDATES = 20
 #: so a statement is taken as replaced only when it stands out as *the* one the new turn is about.
 #: Chosen on half A of benchmarks/data/knowledge_update (docs/decisions.md).
 STANDS_OUT = 0.1
+#: The same two tests on the statements' own vectors (`StatementVectors`: their words alone), when
+#: the service has an embedder: without the shared speaker, day and context, turns of one speaker
+#: are far less alike, so "near" is lower and "stands out" higher. Chosen on half A of
+#: benchmarks/data/knowledge_update (docs/decisions.md).
+OWN_SAME_THING = 0.35
+OWN_STANDS_OUT = 0.2
+#: How many statements' own vectors a writer keeps (a few MB): a memory is compared with its
+#: holder's recent statements, so most were embedded when they were written.
+KEPT_VECTORS = 4096
 
 
 def holder(record: MemoryRecord) -> tuple[str | None, str, str]:
@@ -83,14 +95,66 @@ class Marked:
     attribute: str | None
 
 
+class StatementVectors:
+    """Each statement's own vector: its words alone, without the speaker, the day and the turns
+    before that its stored vector carries (`domain.contextual`).
+
+    Stored vectors place two turns of one speaker near each other for what they share around them;
+    comparing "I live in Lisbon" with "I work in Porto" needs what each says. The store returns no
+    vectors, so a writer embeds each statement once, when it is first compared, and keeps the
+    last `KEPT_VECTORS` (by content hash): the earlier statements a write is compared with were
+    mostly written, and embedded, by the same writer a little before."""
+
+    def __init__(self, embedder: Embedder, kept: int = KEPT_VECTORS) -> None:
+        self._embedder = embedder
+        self._kept = kept
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+
+    def of(self, records: Sequence[MemoryRecord]) -> list[Vector]:
+        """The own vector of each of ``records``, in order; one embedding call for those not kept."""
+        missing = list(dict.fromkeys(r.content for r in records if self._key(r) not in self._vectors))
+        if missing:
+            made = self._embedder.embed(missing)
+            fresh = {text: np.asarray(v, dtype=np.float32) for text, v in zip(missing, made, strict=True)}
+            for r in records:
+                if r.content in fresh:
+                    self._vectors[self._key(r)] = fresh[r.content]
+        out = []
+        for r in records:
+            self._vectors.move_to_end(self._key(r))
+            out.append(self._vectors[self._key(r)])
+        while len(self._vectors) > self._kept:
+            self._vectors.popitem(last=False)
+        return out
+
+    def nearest(
+        self, record: MemoryRecord, others: Sequence[MemoryRecord]
+    ) -> list[tuple[MemoryRecord, float]]:
+        """``others`` with their cosine to ``record`` by own vectors, nearest first."""
+        mine, *theirs = self.of([record, *others])
+        scored = [(o, float(np.dot(mine, v))) for o, v in zip(others, theirs, strict=True)]
+        return sorted(scored, key=lambda x: -x[1])
+
+    def _key(self, record: MemoryRecord) -> str:
+        return f"{self._embedder.model_id}:{record.content_hash}"
+
+
 class SupersessionService:
     def __init__(
-        self, store: WritableMemory, candidates: int = CANDIDATES, *, feed: ChangeFeed | None = None
+        self,
+        store: WritableMemory,
+        candidates: int = CANDIDATES,
+        *,
+        feed: ChangeFeed | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self._store = store
         self._candidates = candidates
         #: Each memory whose supersession fields change is a ``memory.updated`` event.
         self._feed = feed
+        #: With an embedder, statements are compared by their own vectors (`StatementVectors`);
+        #: without one, by their stored vectors.
+        self._own = StatementVectors(embedder) if embedder is not None else None
 
     def on_write(
         self, record: MemoryRecord, vector: Vector | None, space: str, now: datetime
@@ -147,16 +211,28 @@ class SupersessionService:
         mine = shape(record.content)
         if vector is None or not mine.statement or record.grain is not Grain.WORKING or is_derived(record):
             return record
+        if record.conversation_id is None:
+            return record
         found = nearest(self._store, record, now, self._candidates, vector=vector, space=space)
+        near, stands_out = SAME_THING, STANDS_OUT
+        if self._own is not None:
+            # Only what it may replace competes: earlier turns of other conversations.
+            earlier = [
+                r
+                for r, _ in found
+                if r.occurred_at < record.occurred_at
+                and r.conversation_id not in (None, record.conversation_id)
+            ]
+            found = self._own.nearest(record, earlier) if earlier else []
+            near, stands_out = OWN_SAME_THING, OWN_STANDS_OUT
         if not found:
             return record
         (older, similarity), runner_up = found[0], (found[1][1] if len(found) > 1 else 0.0)
         if (
             older.occurred_at >= record.occurred_at
-            or record.conversation_id is None
             or older.conversation_id in (None, record.conversation_id)
-            or similarity - runner_up < STANDS_OUT
-            or not replaces(mine, shape(older.content), similarity, SAME_THING)
+            or similarity - runner_up < stands_out
+            or not replaces(mine, shape(older.content), similarity, near)
         ):
             return record
         current = self._current(record, older, now)

@@ -86,6 +86,17 @@ NEAR = 0.9  # two statements as near as their vectors get when they are about th
         ("Our weekly sync is on Mondays at 9.", "We moved the weekly sync to Thursdays at 14."),
         ("My sister lives in Bergen.", "My sister moved to Oslo for her new job."),
         ("i'm vegetarian btw", "ok so I went fully vegan last month, no more cheese for me :("),
+        # "too" before a word says "very", not "also"
+        ("My go-to coffee order is a flat white.",
+         "I've switched to iced oat lattes, flat whites feel too heavy now."),
+        # one person by another word
+        ("My grandmother is in a care home in Leipzig.",
+         "Oma moved in with my aunt in Dresden, the care home wasn't working out."),
+        # a name opening the statement is its value, not its subject; "the old Asics" ended
+        ("My running shoes are Asics Gel-Nimbus.",
+         "The new Hokas are so much better for my knees, binned the old Asics."),
+        ("I volunteer at the food bank on Saturdays.",
+         "Saturdays are for the animal shelter now, the food bank closed in the summer."),
     ],
 )  # fmt: skip
 def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: str) -> None:
@@ -102,6 +113,8 @@ def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: 
         ("My girlfriend is Camille.", "Camille and I just had our two year anniversary."),  # the same name
         ("We have a cat called Luna.", "We also got a dog! A little terrier called Rocket."),  # added
         ("I speak English and French.", "I've picked up enough Italian to chat with the neighbours too."),
+        ("I have a flat in Stockholm.", "We bought a little summer cabin on Gotland too, for the summers."),
+        ("My mum lives in York.", "My dad moved to Leeds after the divorce."),  # two people
         ("My manager is Olga.", "My mentor is Raj, we meet every other week."),  # another subject
         ("My favourite food is ramen.", "My favourite drink is a negroni."),
         ("I work at Siemens.", "My husband works at Bosch."),  # another person's

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tests.payloads import memory_record
 
 from agent_memory.domain.recall import Found, Hit
-from agent_memory.domain.validity import after_superseders
+from agent_memory.domain.validity import SUPERSEDED_FACTOR, after_superseders
 
 
 def _hit(record_id: str, score: float, superseded_by: str | None = None) -> Hit:
@@ -27,9 +27,24 @@ def test_what_holds_now_takes_the_place_of_what_it_replaced() -> None:
     ]
     # WHEN ordered
     out = after_superseders(ranked)
-    # THEN Lisbon comes first with Berlin's score, Berlin right after it, the unrelated turn last
+    # THEN Lisbon comes first with Berlin's score before its damping, Berlin right after it with
+    # its damped score, the unrelated turn last
     assert [r.id for r in out] == ["lisbon", "berlin", "other"]
-    assert out[0].score == 0.5 and out[1].score == 0.5
+    assert out[0].score == 0.5 / SUPERSEDED_FACTOR and out[1].score == 0.5
+
+
+def test_what_holds_now_comes_before_a_memory_found_between_it_and_what_it_replaced() -> None:
+    # GIVEN "I live in Berlin" (superseded: its score halved to 0.24), an unrelated turn that
+    # scored between its damped and its own score, and "we moved to Lisbon" just below it
+    ranked: list[Found] = [
+        _hit("other", 0.33),
+        _hit("lisbon", 0.24),
+        _hit("berlin", 0.24, superseded_by="lisbon"),
+    ]
+    # WHEN ordered
+    out = after_superseders(ranked)
+    # THEN Lisbon takes the place Berlin was found for (0.48), above the unrelated turn
+    assert [r.id for r in out] == ["lisbon", "berlin", "other"]
 
 
 def test_a_ranking_without_superseded_memories_is_left_as_it_is() -> None:
@@ -70,5 +85,8 @@ def test_nothing_is_lost_and_each_superseded_memory_follows_what_replaced_it(ran
         # AND a superseded memory comes after the one that superseded it, scoring no higher
         assert position[newer] < position[r.id]
         assert r.score <= out[position[newer]].score
-        # AND what superseded it scores at least as well as the superseded one did
-        assert out[position[newer]].score >= by_id[r.id].score
+        # AND what superseded it scores at least as well as the superseded one did (before its
+        # damping, when what superseded it holds now)
+        superseder = out[position[newer]]
+        undamped = isinstance(superseder, Hit) and superseder.current
+        assert superseder.score >= by_id[r.id].score / (SUPERSEDED_FACTOR if undamped else 1.0)

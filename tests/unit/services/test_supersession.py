@@ -4,17 +4,21 @@ end users or speakers, and a forget giving the older value back."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import pytest
+from tests.payloads import memory_record
 from tests.unit.services.conftest import World
 
+from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.recall import Hit
 from agent_memory.errors import ConflictError, NotFoundError
-from agent_memory.ports import AuditAction, AuditQuery
+from agent_memory.ports import AuditAction, AuditQuery, Matrix
 from agent_memory.services.memory_history import MemoryHistoryService
+from agent_memory.services.superseding import StatementVectors
 
 BERLIN = "I live in Berlin, in a flat near Tempelhof."
 LISBON = "I moved to Lisbon last week, my new flat is in Alfama."
@@ -267,3 +271,43 @@ def test_a_question_that_names_a_time_is_answered_with_what_held_then(world: Wor
     hits = _hits(world, f"where did I live in {march:%B}?")
     # THEN Berlin comes first, current for that time
     assert hits[0].id == berlin and hits[0].current
+
+
+class _Counting:
+    """An embedder that counts the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        self._inner = HashingEmbedder(64)
+        self.texts: list[str] = []
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.texts.extend(texts)
+        return self._inner.embed(texts)
+
+
+def test_a_statement_is_embedded_on_its_own_words_once_while_it_is_kept() -> None:
+    # GIVEN own vectors kept for two statements, and three statements
+    embedder = _Counting()
+    vectors = StatementVectors(embedder, kept=2)
+    berlin, lisbon, porto = (
+        memory_record(i, text, content_hash=i)
+        for i, text in [("b", BERLIN), ("l", LISBON), ("p", "I work in Porto three days a week.")]
+    )
+    # WHEN Lisbon is compared with Berlin twice
+    first = vectors.nearest(lisbon, [berlin])
+    again = vectors.nearest(lisbon, [berlin])
+    # THEN each was embedded once, on its words alone, and compared the same way both times
+    assert embedder.texts == [LISBON, BERLIN]
+    assert first == again and first[0][0] is berlin
+    # AND a third statement pushes out the one least recently used (Lisbon), which is embedded anew
+    vectors.of([porto])
+    vectors.of([berlin, lisbon])
+    assert embedder.texts == [LISBON, BERLIN, porto.content, LISBON]
