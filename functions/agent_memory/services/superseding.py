@@ -48,6 +48,7 @@ from agent_memory.domain.supersession import (
     shape,
 )
 from agent_memory.domain.supersession_pairs import linked
+from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Embedder, StoreQuery, Vector, WritableMemory
 from agent_memory.ports.change_feed import ChangeFeed
@@ -223,7 +224,12 @@ class SupersessionService:
                 if r.occurred_at < record.occurred_at
                 and r.conversation_id not in (None, record.conversation_id)
             ]
-            found = self._own.nearest(record, earlier) if earlier else []
+            try:
+                found = self._own.nearest(record, earlier) if earlier else []
+            except DependencyError:  # a missed update costs less than a write that fails for it
+                logger.warning("statement embedding failed; nothing superseded by meaning", exc_info=True)
+                metrics.add_metric(name="SupersessionEmbeddingFailures", unit=MetricUnit.Count, value=1)
+                return record
             near, stands_out = OWN_SAME_THING, OWN_STANDS_OUT
         if not found:
             return record

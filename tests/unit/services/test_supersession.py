@@ -14,11 +14,12 @@ from tests.unit.services.conftest import World
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
+from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.recall import Hit
-from agent_memory.errors import ConflictError, NotFoundError
+from agent_memory.errors import ConflictError, DependencyError, NotFoundError
 from agent_memory.ports import AuditAction, AuditQuery, Matrix
 from agent_memory.services.memory_history import MemoryHistoryService
-from agent_memory.services.superseding import StatementVectors
+from agent_memory.services.superseding import StatementVectors, SupersessionService
 
 BERLIN = "I live in Berlin, in a flat near Tempelhof."
 LISBON = "I moved to Lisbon last week, my new flat is in Alfama."
@@ -311,3 +312,33 @@ def test_a_statement_is_embedded_on_its_own_words_once_while_it_is_kept() -> Non
     vectors.of([porto])
     vectors.of([berlin, lisbon])
     assert embedder.texts == [LISBON, BERLIN, porto.content, LISBON]
+
+
+class _Unreachable(_Counting):
+    """An embedder whose model cannot be reached."""
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        raise DependencyError("the model is unreachable")
+
+
+def test_a_statement_whose_own_vector_cannot_be_made_supersedes_nothing_and_is_still_written(
+    world: World,
+) -> None:
+    # GIVEN a manager named eight months ago, and a writer whose statement embedding fails
+    priya = _remember(world, "My manager is Priya.", _months_ago(world, 8), conversation_id="c1")
+    service = SupersessionService(world.store, embedder=_Unreachable())
+    tomasz = memory_record(
+        "t",
+        "My manager is Tomasz now.",
+        tenant="acme",
+        agent="bot",
+        at=_months_ago(world, 3),
+        conversation_id="c2",
+    )
+    # WHEN the newer statement is compared by meaning
+    [vector] = world.embedder.embed([tomasz.content])
+    out = service.on_write(tomasz, vector, DEFAULT_SPACE, world.clock.now())
+    # THEN it comes back as it was, and Priya still holds
+    assert out == tomasz
+    old = world.store.get("acme", "bot", priya)
+    assert old is not None and old.superseded_by is None
