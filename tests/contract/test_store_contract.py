@@ -321,6 +321,33 @@ def test_lexical_search_also_reads_the_topic(store: MemoryStore) -> None:
     assert ids(store.search(query(text="launch"))) == ["mem_topic"]
 
 
+def test_a_records_texts_are_scored_as_one_text(store: MemoryStore) -> None:
+    # GIVEN two records of twelve words each: one says "harbor" in its content and again in its
+    # context, the other says it once, in a one-word content
+    put(
+        store,
+        rec(
+            "mem_twice",
+            content="harbor alpha bravo charlie delta echo",
+            context="harbor foxtrot golf hotel india juliet",
+        ),
+        rec(
+            "mem_once",
+            content="harbor",
+            context="alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo",
+        ),
+    )
+
+    # WHEN searching for the word
+    found = store.search(query(text="harbor"))
+
+    # THEN the record that says it twice in as many words ranks first, as BM25 over the record's
+    # texts as one text ranks it (scored field by field, the short content would win)
+    assert ids(found) == ["mem_twice", "mem_once"]
+    assert found[0].lexical == pytest.approx(1.0)
+    assert 0.0 < (found[1].lexical or 0.0) < 1.0
+
+
 def test_without_vector_or_words_the_newest_live_records_come_first(store: MemoryStore) -> None:
     # GIVEN
     put(store, *(rec(f"mem_{i}", occurred=NOW - timedelta(hours=i)) for i in range(1, 6)))

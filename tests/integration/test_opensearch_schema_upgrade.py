@@ -18,6 +18,7 @@ from tests.opensearch_cluster import cluster_client, cluster_url, engine
 from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
 from agent_memory.adapters.opensearch.opensearch_documents import to_document, unit
 from agent_memory.adapters.opensearch.opensearch_index import (
+    LEXICAL_FIELD,
     SCHEMA_VERSION,
     events_alias_name,
     events_index_body,
@@ -28,27 +29,30 @@ from agent_memory.adapters.opensearch.opensearch_index import (
 )
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import StoredRecord
+from agent_memory.ports import StoredRecord, StoreQuery
 
 pytestmark = pytest.mark.opensearch
 
 DIM, MODEL = 8, "upgrade-model"
-#: What schema version 5 added to the records mapping: absent from an index of version 4.
-ADDED_IN_5 = ("valid_from", "valid_to", "supersedes", "superseded_by")
+#: The texts schema version 6 copies into `LEXICAL_FIELD`, the one field BM25 scores: version 5
+#: scored them field by field, and had no such field.
+COPIED_IN_6 = ("content", "topic", "context", "speaker")
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def old_alias() -> Iterator[tuple[Any, str]]:
-    """An alias over a records index of schema version 4 (and the events index), made as the
-    bootstrap of version 4 made them; deleted afterwards with whatever the upgrade made."""
+    """An alias over a records index of schema version 5 (and the events index), made as the
+    bootstrap of version 5 made them; deleted afterwards with whatever the upgrade made."""
     client = cluster_client(cluster_url())
     alias = f"upgrade-{uuid.uuid4().hex[:10]}"
     old = f"{alias}-v{SCHEMA_VERSION - 1}"
     body = records_index_body(DIM, MODEL, engine())
     body["mappings"]["_meta"]["schema_version"] = SCHEMA_VERSION - 1
-    for name in ADDED_IN_5:
-        del body["mappings"]["properties"][name]
+    properties = body["mappings"]["properties"]
+    del properties[LEXICAL_FIELD]
+    for name in COPIED_IN_6:
+        del properties[name]["copy_to"]
     client.indices.create(index=old, body={**body, "aliases": {alias: {"is_write_index": True}}})
     client.indices.create(
         index=events_index_name(alias),
@@ -82,15 +86,13 @@ def _record(n: int) -> StoredRecord:
 def test_bootstrap_upgrades_an_index_of_the_previous_schema_with_no_memory_lost(
     old_alias: tuple[Any, str],
 ) -> None:
-    # GIVEN 250 memories in an index of schema version 4, written as version 4 wrote them (its
-    # documents have none of the fields version 5 added)
+    # GIVEN 250 memories in an index of schema version 5, written as version 5 wrote them (the
+    # same documents: the field version 6 fills is filled by the index, never sent)
     client, alias = old_alias
     lines: list[dict[str, Any]] = []
     for n in range(250):
         stored = _record(n)
         source = to_document(stored.record, unit(stored.vector, DIM, MODEL), {})
-        for name in ADDED_IN_5:
-            source.pop(name, None)
         lines += [
             {"index": {"_index": alias, "_id": f"t1:a1:{stored.record.id}", "routing": "t1:a1"}},
             source,
@@ -109,3 +111,6 @@ def test_bootstrap_upgrades_an_index_of_the_previous_schema_with_no_memory_lost(
     for n in (0, 117, 249):
         got = store.get("t1", "a1", f"mem_{n:016d}")
         assert got is not None and got.content == f"Memory number {n} about the launch."
+    # AND the copy analysed every text anew into the field words are searched in
+    found = store.search(StoreQuery(tenant_id="t1", agent_id="a1", now=T0 + timedelta(days=1), text="117"))
+    assert [c.record.id for c in found] == [f"mem_{117:016d}"]

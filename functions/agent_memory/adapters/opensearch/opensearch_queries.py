@@ -6,9 +6,9 @@ built and pinned by a test without a cluster; the store methods send what these 
 * **k-NN with efficient filtering.** The filters go *inside* the ``knn`` clause, so the engine
   applies them during the graph search and a filtered query still returns ``k`` hits (a
   ``bool`` post-filter around ``knn`` could return fewer, or none).
-* **Lexical** is a BM25 ``multi_match`` (``cross_fields``) over `LEXICAL_FIELDS` with the same
-  filters as the k-NN query; the query is the text's distinct lower-cased words
-  (`opensearch_filters.query_words`), never query syntax.
+* **Lexical** is a BM25 ``multi_match`` over `LEXICAL_FIELDS` with the same filters as the k-NN
+  query; the query is the text's distinct lower-cased words (`opensearch_filters.query_words`),
+  never query syntax.
 * Record reads never return the vector (``_source`` excludes it).
 """
 
@@ -31,18 +31,17 @@ from agent_memory.adapters.opensearch.opensearch_filters import (
     tenant_live_filters,
     term,
 )
-from agent_memory.adapters.opensearch.opensearch_index import VECTOR_FIELD
+from agent_memory.adapters.opensearch.opensearch_index import LEXICAL_FIELD, VECTOR_FIELD
 from agent_memory.domain.grains import Grain
 from agent_memory.ports import Neighbourhood
 
 #: Candidates the graph search keeps for the dedup neighbour: the lucene engine sets its search
 #: beam to ``k``, so ``k=1`` would make the nearest neighbour a poor guess.
 NEAREST_K = 10
-#: The text fields of a lexical search, as SQLite's FTS5 table has them: a record's words, its
-#: topic, who said it (the analysed sub-field of the ``speaker`` keyword), and the
-#: speaker-labelled turns around it. All share one analyzer, so ``cross_fields`` scores them as
-#: one text: "alice launch" ranks Alice's turn about the launch above a turn holding one word.
-LEXICAL_FIELDS = ("content", "topic", "speaker.text", "context")
+#: The text field of a record's lexical search: its words, its topic, who said it and the
+#: speaker-labelled turns around it, copied into one field at index time
+#: (`opensearch_index.LEXICAL_FIELD`), so BM25 scores them as one text, as SQLite's FTS5 does.
+LEXICAL_FIELDS = (LEXICAL_FIELD,)
 NO_VECTOR = {"excludes": [VECTOR_FIELD, "spaces"]}
 NEWEST_FIRST = [{"occurred_at": {"order": "desc"}}, {"id": {"order": "desc"}}]
 OLDEST_FIRST = [{"occurred_at": {"order": "asc"}}, {"id": {"order": "asc"}}]
@@ -106,7 +105,8 @@ def lexical_body(
     words: str, size: int, filters: list[dict[str, Any]], fields: Sequence[str] = LEXICAL_FIELDS
 ) -> dict[str, Any]:
     """BM25 over ``fields`` (a record's `LEXICAL_FIELDS` unless told), scored as one text
-    (``cross_fields``), with ``filters``: the records' and the knowledge passages' word search."""
+    (``cross_fields``: one field, or fields of one analyzer term by term), with ``filters``: the
+    records' and the knowledge passages' word search."""
     return {
         "size": size,
         "_source": NO_VECTOR,

@@ -19,11 +19,11 @@ cluster by the contract suite (tests/contract):
 * **Similarity = cosine.** The index uses ``innerproduct`` on unit vectors (this store normalises
   every vector it writes and every query vector), and the engine score is converted back with
   `cosine_from_score`. Lexical-only hits get their cosine computed from the stored vector.
-* **Lexical** is a BM25 ``multi_match`` (``cross_fields``) over `LEXICAL_FIELDS` (content,
-  topic, speaker, context; Porter stems, stopwords dropped from the query:
-  `opensearch_index.ANALYSIS`) with the same filters, sent with the k-NN query in one
-  ``_msearch``; scores are divided by the best one (best hit = 1.0). The query is the text's
-  distinct lower-cased words, never query syntax.
+* **Lexical** is BM25 over one field, `opensearch_index.LEXICAL_FIELD` (content, topic, speaker
+  and context copied into it, scored as one text as FTS5 scores its columns; Porter stems,
+  stopwords dropped from the query: `opensearch_index.ANALYSIS`) with the same filters, sent
+  with the k-NN query in one ``_msearch``; scores are divided by the best one (best hit = 1.0).
+  The query is the text's distinct lower-cased words, never query syntax.
 * **Times** are written as fixed-width UTC strings (``2026-11-22T12:00:00.000000Z``): they round-trip
   to the microsecond, and painless scripts can compare them as strings. OpenSearch ``date`` fields
   index milliseconds, so filters and sorts compare at millisecond precision.

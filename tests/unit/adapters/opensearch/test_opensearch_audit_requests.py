@@ -13,15 +13,12 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
     NOW,
     Cluster,
     bulk_ok,
-    record,
     search_response,
-    source_of,
     store,
 )
 
 from agent_memory.adapters.opensearch.opensearch_cursors import encode_cursor
 from agent_memory.adapters.opensearch.opensearch_scripts import STALE_SCRIPT
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditAction, AuditEvent, AuditQuery
 

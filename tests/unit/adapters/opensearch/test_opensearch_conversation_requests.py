@@ -229,4 +229,3 @@ def test_a_naive_before_is_read_as_utc(client: OpenSearch, cluster: Cluster) -> 
     assert {"range": {"occurred_at": {"lt": "2026-11-20T14:03:00.501000Z"}}} in cluster.sent[0].body["query"][
         "bool"
     ]["filter"]
-

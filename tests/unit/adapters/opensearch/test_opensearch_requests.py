@@ -25,6 +25,7 @@ from agent_memory.adapters.opensearch.opensearch_cursors import encode_cursor
 from agent_memory.adapters.opensearch.opensearch_documents import to_document, ts
 from agent_memory.adapters.opensearch.opensearch_index import (
     ANALYSIS,
+    LEXICAL_FIELD,
     SCHEMA_VERSION,
     TEXT_ANALYZER,
     TEXT_SEARCH_ANALYZER,
@@ -248,9 +249,9 @@ def test_the_vector_field_is_hnsw_innerproduct_on_the_chosen_engine(engine: str)
 
 
 def test_the_records_index_name_carries_the_schema_version() -> None:
-    # supersession fields are schema 5: a new index behind the same alias
-    assert SCHEMA_VERSION == 5
-    assert records_index_name("agent-memory") == "agent-memory-v5"
+    # the one field BM25 scores is schema 6: a new index behind the same alias
+    assert SCHEMA_VERSION == 6
+    assert records_index_name("agent-memory") == "agent-memory-v6"
 
 
 def test_text_is_stemmed_and_folded_alike_and_queries_drop_the_domains_stopwords() -> None:
@@ -318,6 +319,14 @@ def test_every_record_field_is_mapped_with_a_filterable_type() -> None:
         assert field["search_analyzer"] == TEXT_SEARCH_ANALYZER
     assert props["topic"]["fields"]["keyword"]["type"] == "keyword"  # the exact topic, as before
     assert "fields" not in props["content"] and "fields" not in props["context"]
+    # the four texts are copied into the one field BM25 scores, analysed as they are
+    for name in ("content", "topic", "context", "speaker"):
+        assert props[name]["copy_to"] == LEXICAL_FIELD, name
+    assert props[LEXICAL_FIELD] == {
+        "type": "text",
+        "analyzer": TEXT_ANALYZER,
+        "search_analyzer": TEXT_SEARCH_ANALYZER,
+    }
     assert props["metadata"] == {"type": "object", "enabled": False}  # client JSON is never mapped
     assert set(props["source"]["properties"]) == set(Source.model_fields)
 
@@ -969,7 +978,7 @@ def test_search_puts_every_filter_inside_the_knn_clause_and_runs_bm25_in_the_sam
         {
             "multi_match": {
                 "query": "when is the launch",
-                "fields": ["content", "topic", "speaker.text", "context"],
+                "fields": ["lexical"],
                 "type": "cross_fields",
             }
         }
@@ -1296,4 +1305,3 @@ def test_an_msearch_entry_on_a_missing_index_is_a_configuration_error(
 
     with pytest.raises(ConfigurationError, match="bootstrap"):
         store(client).search(StoreQuery(tenant_id="t1", agent_id="a1", now=NOW, vector=unit_vector(1.0)))
-

@@ -6,7 +6,6 @@ scoped to one tenant and conditional on the record being unchanged."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from opensearchpy import OpenSearch
 from tests.unit.adapters.opensearch.test_opensearch_requests import (
     INDEX,
@@ -23,7 +22,6 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 
 from agent_memory.adapters.opensearch.opensearch_documents import ts
 from agent_memory.adapters.opensearch.opensearch_spaces import SET_SPACE_SCRIPT
-from agent_memory.errors import ConfigurationError
 from agent_memory.ports import SpaceVector, StoredRecord, StoreQuery
 
 SPACE = "sp_abcdefghijklmnop"
@@ -128,4 +126,3 @@ def test_dropping_a_space_touches_only_the_tenants_documents_holding_it(
         {"exists": {"field": f"spaces.{SPACE}"}},
     ]
     assert sent.params["conflicts"] == "proceed" and sent.body["script"]["params"] == {"space": SPACE}
-

@@ -276,4 +276,3 @@ def test_an_older_index_of_another_model_is_not_upgraded(client: OpenSearch, clu
 
     cluster.done()
     assert [s.method for s in cluster.sent] == ["HEAD", "HEAD", "GET"]  # no index made, nothing copied
-
