@@ -702,8 +702,8 @@ def write_then_find(
     client: Any, agent_id: str, memory: Memory, poll_s: float, timeout_s: float
 ) -> dict[str, Any]:
     """POST one memory, then search for its text every ``poll_s`` until the id the POST returned
-    comes back (or ``timeout_s`` passes): the POST's ms, write -> searchable ms (None: not found),
-    and each poll's round trip in ms."""
+    comes back (or ``timeout_s`` passes): the memory's id, the POST's ms, write -> searchable ms
+    (None: not found), and each poll's round trip in ms."""
     write_path = f"/v1/agents/{agent_id}/memories"
     started = time.perf_counter()
     status, data = client.post(write_path, {"items": [memory.write_item(with_time=False)]})
@@ -721,12 +721,13 @@ def write_then_find(
             raise RuntimeError(f"search answered {status}: {data[:300]!r}")
         if any(r["id"] == record_id for r in json.loads(data)["results"]):
             return {
+                "id": record_id,
                 "post_ms": (posted - started) * 1000,
                 "searchable_ms": (t1 - started) * 1000,
                 "polls": polls,
             }
         time.sleep(poll_s)
-    return {"post_ms": (posted - started) * 1000, "searchable_ms": None, "polls": polls}
+    return {"id": record_id, "post_ms": (posted - started) * 1000, "searchable_ms": None, "polls": polls}
 
 
 # --------------------------------------------------------------------------------------------

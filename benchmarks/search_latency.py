@@ -263,9 +263,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
 
     memories = _corpus.with_speakers(_corpus.generate_memories(args.n, seed=args.seed))
     queries = _corpus.generate_queries(args.queries + args.warmup, seed=args.seed + 1)
-    print(
-        f"loading {args.n:,} memories with {embedder.model_id} into {settings.sqlite_path}", file=sys.stderr
-    )
+    print(f"loading {args.n:,} memories with {embedder.model_id}, {settings.store} store", file=sys.stderr)
     loaded = _corpus.load_memories(store, embedder, memories, TENANT, AGENT)
     if args.passages:
         print(f"loading {args.passages:,} passages of shared knowledge", file=sys.stderr)
@@ -289,7 +287,8 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     try:
         measure(service, timer, settings, shapes, samples)
     finally:
-        store.close()  # type: ignore[attr-defined]
+        if hasattr(store, "close"):  # the SQLite store; an OpenSearch alias is left to its node
+            store.close()
 
     return {
         **_corpus.result_header("search_latency", run_started, load_at_start),
