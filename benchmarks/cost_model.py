@@ -144,7 +144,7 @@ S3V_QUERY_S, S3V_PUT_S = 0.1, 0.05
 # tenant's audit trail a second table. S3 requests as measured on an emulated S3 (moto_server's
 # request log; benchmarks/locomo_lancedb.py --s3-endpoint, results/locomo_lancedb-*-s3.json):
 # the memories table of one LoCoMo conversation, 419 one-row writes and 151 searches, through
-# adapters/sqlite/lancedb_retrieval.py (every read asks for the latest version, as functions that
+# benchmarks/lancedb_store.py (every read asks for the latest version, as functions that
 # share a table must).
 #: Tables a write appends to: the agent's memories and the tenant's audit trail.
 LANCE_TABLES_PER_WRITE = 2

@@ -9,7 +9,7 @@ ingest through the local HTTP API, the same questions, scoring and report) once 
 after the other in one process, so both rows are taken under the same conditions:
 
 - ``sqlite``: the embedded default store, as ``locomo.py`` runs it;
-- ``lancedb``: `adapters/sqlite/lancedb_retrieval.LanceDbMemoryStore`, the same file and ranking
+- ``lancedb``: `lancedb_store.LanceDbMemoryStore` (beside this script), the same file and ranking
   with the vector and BM25 candidates of every search from LanceDB (one table per tenant).
 
 Needs lancedb (``pip install -e '.[lancedb]'``). With ``--s3-endpoint`` the Lance tables live in a
@@ -101,10 +101,10 @@ class LanceCalls:
     """How many merges and optimizes the LanceDB side made (writes), counted by wrapping it."""
 
     def __init__(self) -> None:
-        from agent_memory.adapters.sqlite import lancedb_retrieval
+        from lancedb_store import LanceCandidates
 
         self.counts: collections.Counter[str] = collections.Counter()
-        cls = lancedb_retrieval.LanceCandidates
+        cls = LanceCandidates
         for name, label in (("_upsert", "append or merge"), ("_delete", "delete")):
             original = getattr(cls, name)
 
@@ -122,7 +122,7 @@ def lancedb_store(s3: S3Requests | None, data_dir: Path) -> Iterator[None]:
     """Every runtime built inside keeps memory in `LanceDbMemoryStore`: the container's store
     property replaced for the duration (the benchmark's runtimes are in this process)."""
     from agent_memory import container
-    from agent_memory.adapters.sqlite.lancedb_retrieval import LanceDbMemoryStore
+    from lancedb_store import LanceDbMemoryStore
 
     original = container.Container.__dict__["store"]
 

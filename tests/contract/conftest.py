@@ -10,7 +10,7 @@ counters a search writes (``refresh_counters``), so a test can search what it ju
 k-NN engine named by ``OPENSEARCH_ENGINE`` (``lucene``, the default, or
 ``faiss`` on a node that has its native library).
 When lancedb is installed (the ``lancedb`` extra, not part of ``make test``), the SQLite store with
-its search candidates from LanceDB runs too (`adapters/sqlite/lancedb_retrieval.py`).
+its search candidates from LanceDB runs too (`benchmarks/lancedb_store.py`).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         yield from _real_s3_store(tmp_path)
         return
     if request.param.startswith("sqlite-lancedb"):
-        from agent_memory.adapters.sqlite.lancedb_retrieval import LanceDbMemoryStore
+        from benchmarks.lancedb_store import LanceDbMemoryStore
 
         lance = LanceDbMemoryStore(tmp_path / "memory.db", DIM, MODEL, optimize_every=3)
         if request.param.endswith("propose"):  # LanceDB proposes, SQL keeps: never a list of rowids

@@ -6,8 +6,8 @@ file in S3. To weigh it on the same store contract suite and the same LoCoMo run
 that ship, this variant keeps everything the SQLite store does (records, filters, audit trail,
 forget, retention, knowledge, embedding spaces) and hands LanceDB the one part it would take over:
 the candidates of a search, the nearest vectors and the BM25 matches. Nothing builds it but the
-contract suite's fixture and ``benchmarks/locomo_lancedb.py``; ``lancedb`` is the optional
-``lancedb`` extra.
+contract suite's fixture and ``benchmarks/locomo_lancedb.py``, so it lives beside the benchmark
+rather than in the shipped package; ``lancedb`` is the optional ``lancedb`` extra.
 
 **Layout.** One Lance table per tenant under ``uri`` (a directory, or ``s3://bucket/prefix`` with
 ``storage_options``), named by a hash of the tenant id; a row per live record: ``seq`` (the

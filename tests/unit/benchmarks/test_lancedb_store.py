@@ -1,4 +1,4 @@
-"""The SQLite store with LanceDB's candidates (`lancedb_retrieval`) against the SQLite store itself.
+"""The SQLite store with LanceDB's candidates (`benchmarks/lancedb_store.py`) against the SQLite store itself.
 
 Both read one file. Over any history of writes (through either store: the LanceDB one must catch
 up with writes it did not make), rewrites and forgets, a vector search returns the same ids in
@@ -30,7 +30,7 @@ from agent_memory.ports import AuditEvent, NearestQuery, StoredRecord, StoreQuer
 
 pytest.importorskip("lancedb")
 
-from agent_memory.adapters.sqlite.lancedb_retrieval import LanceDbMemoryStore
+from benchmarks.lancedb_store import LanceDbMemoryStore
 
 AGENTS = [("t1", "a1"), ("t1", "a2"), ("t2", "a1")]
 KINDS = [MemoryKind.FACT, MemoryKind.DECISION]
