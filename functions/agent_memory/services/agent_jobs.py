@@ -12,27 +12,20 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Literal
 
-from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import AgentJobBase
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AgentDirectory,
     AgentRef,
-    AuditEvent,
     Clock,
     Job,
     JobQueue,
     PendingWrites,
     PeriodScan,
-    Retrieval,
-    StoreQuery,
-    WritableMemory,
-    WriteQueue,
 )
-from agent_memory.services.queued_writes import command_messages, hold, send_pending
+from agent_memory.services.queued_writes import hold
 
 #: Jobs handed to the queue per send.
 SEND_BATCH = 100
@@ -119,61 +112,3 @@ def agents_with_memory(
         cursor = page.next_cursor
         if cursor is None:
             return
-
-
-def derived_of(
-    store: Retrieval, tenant_id: str, agent_id: str, now: datetime, kind: MemoryKind, limit: int
-) -> list[MemoryRecord]:
-    """The agent's live working memories of ``kind`` (at most ``limit``): the patterns or profiles
-    a run continues and a forget looks through; the caller keeps those the service made."""
-    found = store.search(
-        StoreQuery(
-            tenant_id=tenant_id,
-            agent_id=agent_id,
-            now=now,
-            grains=(Grain.WORKING,),
-            kinds=(kind,),
-            limit=limit,
-        )
-    )
-    return [c.record for c in found]
-
-
-def queue_derived(
-    store: WritableMemory,
-    queue: WriteQueue,
-    pending: PendingWrites,
-    records: Sequence[MemoryRecord],
-    action: str,
-    actor: str,
-    detail_of: Callable[[MemoryRecord], dict[str, object]],
-) -> None:
-    """Queue ``records`` (one agent's patterns or profiles) as upserts on its working-memory group,
-    each pending until stored, and record ``action`` by ``actor`` (the job) for each in the audit
-    trail, with what it was made of (``detail_of``)."""
-    if not records:
-        return
-    tenant, agent = records[0].tenant_id, records[0].agent_id
-    messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
-    send_pending(queue, pending, tenant, agent, [r.id for r in records], messages)
-    store.append_audit(
-        [AuditEvent(tenant, agent, r.id, action, actor, r.updated_at, detail_of(r)) for r in records]
-    )
-
-
-def drop_derived(
-    store: WritableMemory,
-    record: MemoryRecord,
-    action: str,
-    actor: str,
-    at: datetime,
-    detail: dict[str, object],
-) -> None:
-    """A pattern or profile its sources no longer make: hidden now (if it is not already) and
-    left for the purge, with ``action`` by ``actor`` (the job) and why (``detail``) in the audit
-    trail."""
-    event = AuditEvent(record.tenant_id, record.agent_id, record.id, action, actor, at, detail)
-    if record.deleted_at is None:
-        store.soft_delete(record.tenant_id, record.agent_id, record.id, event)
-    else:
-        store.append_audit([event])

@@ -17,7 +17,7 @@ is idempotent: the same experiences give the same clusters, the same ids and no 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal
 
 import numpy as np
@@ -26,7 +26,7 @@ from agent_memory.domain.cascade import local_date
 from agent_memory.domain.experience import Experience, pattern_prior
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash
-from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAGS
+from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.patterns import (
     RECOGNISED_BY,
     RECOGNISER,
@@ -53,19 +53,25 @@ from agent_memory.ports import (
     Embedder,
     PendingWrites,
     Retrieval,
-    StoreQuery,
     Summarizer,
     SummaryInput,
-    SummaryRequest,
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.agent_jobs import derived_of, drop_derived, queue_derived
-from agent_memory.services.staleness import is_stale
-from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers, spaces_of, summarizer_of
+from agent_memory.services.derivations import Derivations, DerivedKind, derived
+from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers, spaces_of
 
 #: The most patterns of one agent a run reads back to continue.
 MAX_PATTERNS = 1_000
+#: Patterns among the derived memories: the pattern memories this service recognised.
+PATTERNS = DerivedKind(
+    kind=MemoryKind.PATTERN,
+    actor="patterns",
+    made=AuditAction.PATTERN_MADE,
+    dropped=AuditAction.PATTERN_DROPPED,
+    ours=is_recognised_pattern,
+    limit=MAX_PATTERNS,
+)
 
 
 class PatternService:
@@ -82,15 +88,10 @@ class PatternService:
         summarizers: TenantSummarizers | None = None,
         embedders: TenantEmbedders | None = None,
     ) -> None:
-        self._store = store
+        self._derived = Derivations(PATTERNS, store, summarizer, queue, pending, summarizers)
         self._embedder = embedder
         #: Experiences are compared by the tenant's own embedding model when it chose one.
         self._embedders = embedders
-        self._summarizer = summarizer
-        #: The tenant's own summary model, when it chose one.
-        self._summarizers = summarizers
-        self._queue = queue
-        self._pending = pending
         self._clock = clock
         self._rules = rules
         self._tz = timezone
@@ -133,10 +134,7 @@ class PatternService:
             else:
                 self._drop(existing, len(kept), now)
                 report.dropped += 1
-        self._send(writes)
-        if job.pending_id is not None:
-            self._pending.done(tenant, agent, [job.pending_id])
-        report.patterns = [w.id for w in writes]
+        report.patterns = self._derived.finish(job, writes, _made_of)
         metrics.add_metric(name="PatternsMade", unit=MetricUnit.Count, value=report.made)
         metrics.add_metric(name="PatternsRefreshed", unit=MetricUnit.Count, value=report.refreshed)
         metrics.add_metric(name="PatternsDropped", unit=MetricUnit.Count, value=report.dropped)
@@ -158,28 +156,16 @@ class PatternService:
 
     def _experiences(self, tenant: str, agent: str, now: datetime) -> list[MemoryRecord]:
         """The newest experiences of the window that a pattern may be made of, oldest first."""
-        found = self._store.search(
-            StoreQuery(
-                tenant_id=tenant,
-                agent_id=agent,
-                now=now,
-                grains=(Grain.WORKING,),
-                start=now - timedelta(days=self._rules.window_days),
-                end=now,
-                kinds=MEMBER_KINDS,
-                limit=self._rules.max_experiences,
-            )
+        rules = self._rules
+        found = self._derived.window(
+            tenant, agent, now, rules.window_days, MEMBER_KINDS, rules.max_experiences
         )
-        records = [c.record for c in found if c.record.experience is not None]
+        records = [r for r in found if r.experience is not None]
         return sorted(records, key=lambda r: (r.occurred_at, r.id))
 
     def _patterns(self, tenant: str, agent: str, now: datetime, stale: Sequence[str]) -> list[MemoryRecord]:
         """The agent's recognised patterns, live ones and those a forget hid to be re-made."""
-        patterns = {p.id: p for p in recognised_patterns(self._store, tenant, agent, now)}
-        for pid in stale:
-            record = self._store.get(tenant, agent, pid)
-            if record is not None and is_recognised_pattern(record) and is_stale(self._store, record):
-                patterns.setdefault(record.id, record)
+        patterns = self._derived.stored(tenant, agent, now, stale)
         return sorted(patterns.values(), key=lambda r: (r.created_at, r.id))
 
     def _clusters(self, records: Sequence[MemoryRecord]) -> list[Cluster]:
@@ -196,7 +182,7 @@ class PatternService:
         kept = []
         for member in stored_members(pattern):
             if member.id not in by_id:
-                record = self._store.get(pattern.tenant_id, pattern.agent_id, member.id)
+                record = self._derived.get(pattern.tenant_id, pattern.agent_id, member.id)
                 if record is not None and record.deleted_at is not None:
                     continue
                 if record is not None:
@@ -228,10 +214,8 @@ class PatternService:
         ):
             return "unchanged", None
         pid = existing.id if existing is not None else pattern_id(tenant, agent, ids[0])
-        if existing is None:
-            stored = self._store.get(tenant, agent, pid)
-            if stored is not None and stored.deleted_at is not None and not is_stale(self._store, stored):
-                return "unchanged", None  # forgotten by someone: it is not recognised again
+        if existing is None and self._derived.forgotten(self._derived.get(tenant, agent, pid)):
+            return "unchanged", None  # forgotten by someone: it is not recognised again
         readable = [by_id[i] for i in ids if i in by_id]
         readable.sort(key=lambda r: (r.id != typical, r.occurred_at, r.id))
         statement = self._statement(readable) if readable else (existing.content if existing else "")
@@ -278,24 +262,15 @@ class PatternService:
 
     def _statement(self, members: Sequence[MemoryRecord]) -> str:
         """What the members have in common, stated once (the summarizer's pattern prompt)."""
-        summarizer = summarizer_of(self._summarizers, self._summarizer, members[0].tenant_id)
-        inputs: list[SummaryInput] = []
-        size = 0
-        for r in members:
-            text = experience_text(r)
-            size += len(text)
-            if inputs and size > summarizer.max_input_chars:
-                break
-            run = r.experience.run_id if r.experience is not None else None
-            label = run or local_date(r.occurred_at, self._tz).isoformat()
-            inputs.append(SummaryInput(label=label, text=text))
-        made = summarizer.summarize(
-            SummaryRequest(grain=Grain.WORKING, period="", children=inputs, purpose="pattern")
-        )
-        text = made.text.strip()
-        while len(text.encode("utf-8")) > MAX_CONTENT_BYTES:
-            text = text[: len(text) * 9 // 10]
-        return text
+        inputs = [
+            SummaryInput(
+                label=(r.experience.run_id if r.experience is not None else None)
+                or local_date(r.occurred_at, self._tz).isoformat(),
+                text=experience_text(r),
+            )
+            for r in members
+        ]
+        return self._derived.state(members[0].tenant_id, inputs, "pattern")
 
     def _count(
         self, outcome: tuple[str, MemoryRecord | None], report: PatternReport, writes: list[MemoryRecord]
@@ -313,23 +288,7 @@ class PatternService:
     def _drop(self, pattern: MemoryRecord, members_left: int, now: datetime) -> None:
         """A pattern its members no longer make."""
         detail: dict[str, object] = {"members_left": members_left, "min_members": self._rules.min_members}
-        drop_derived(self._store, pattern, AuditAction.PATTERN_DROPPED, "patterns", now, detail)
-
-    def _send(self, records: Sequence[MemoryRecord]) -> None:
-        queue_derived(
-            self._store,
-            self._queue,
-            self._pending,
-            records,
-            AuditAction.PATTERN_MADE,
-            "patterns",
-            lambda r: {
-                "members": r.source_ids[-20:],
-                "member_count": len(r.source_ids),
-                "runs": r.experience.runs if r.experience else 0,
-                "prior": r.experience.prior if r.experience else None,
-            },
-        )
+        self._derived.drop(pattern, now, detail)
 
 
 def pattern_job(
@@ -342,8 +301,17 @@ def pattern_job(
 def recognised_patterns(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
     """The agent's live patterns that the service recognised (at most `MAX_PATTERNS`): what a
     run continues and what a forget looks through for the forgotten experience."""
-    found = derived_of(store, tenant_id, agent_id, now, MemoryKind.PATTERN, MAX_PATTERNS)
-    return [r for r in found if is_recognised_pattern(r)]
+    return derived(store, tenant_id, agent_id, now, PATTERNS)
+
+
+def _made_of(pattern: MemoryRecord) -> dict[str, object]:
+    """What the audit trail says a pattern was made of."""
+    return {
+        "members": pattern.source_ids[-20:],
+        "member_count": len(pattern.source_ids),
+        "runs": pattern.experience.runs if pattern.experience else 0,
+        "prior": pattern.experience.prior if pattern.experience else None,
+    }
 
 
 def experience_text(record: MemoryRecord) -> str:

@@ -17,13 +17,13 @@ queues this job (`services.forget`), which re-makes it without what was forgotte
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal
 
 from agent_memory.domain.cascade import local_date
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash
-from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAGS
+from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.profiles import (
     PROFILED_BY,
     PROFILER,
@@ -47,19 +47,25 @@ from agent_memory.ports import (
     Clock,
     PendingWrites,
     Retrieval,
-    StoreQuery,
     Summarizer,
     SummaryInput,
-    SummaryRequest,
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.agent_jobs import derived_of, drop_derived, queue_derived
-from agent_memory.services.staleness import is_stale
-from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
+from agent_memory.services.derivations import Derivations, DerivedKind, derived
+from agent_memory.services.tenant_models import TenantSummarizers
 
 #: The most profiles of one agent a run reads back.
 MAX_PROFILES = 1_000
+#: Profiles among the derived memories: the profile memories this service made.
+PROFILES = DerivedKind(
+    kind=MemoryKind.PROFILE,
+    actor="profiles",
+    made=AuditAction.PROFILE_MADE,
+    dropped=AuditAction.PROFILE_DROPPED,
+    ours=is_made_profile,
+    limit=MAX_PROFILES,
+)
 #: Importance of a profile: who someone is outlasts any one thing they said.
 PROFILE_IMPORTANCE = 0.7
 
@@ -76,12 +82,7 @@ class ProfileService:
         timezone: str = "UTC",
         summarizers: TenantSummarizers | None = None,
     ) -> None:
-        self._store = store
-        self._summarizer = summarizer
-        #: The tenant's own summary model, when it chose one.
-        self._summarizers = summarizers
-        self._queue = queue
-        self._pending = pending
+        self._derived = Derivations(PROFILES, store, summarizer, queue, pending, summarizers)
         self._clock = clock
         self._rules = rules
         self._tz = timezone
@@ -91,9 +92,12 @@ class ProfileService:
         now = self._clock.now()
         tenant, agent = job.tenant_id, job.agent_id
         report = ProfileReport(agents=1)
-        records = self._records(tenant, agent, now)
+        rules = self._rules
+        records = self._derived.window(
+            tenant, agent, now, rules.window_days, STATEMENT_KINDS, rules.max_records
+        )
         report.records = len(records)
-        stored = self._profiles(tenant, agent, now, job.stale)
+        stored = self._derived.stored(tenant, agent, now, job.stale)
         day_of = {r.id: local_date(r.occurred_at, self._tz).isoformat() for r in records}
         writes: list[MemoryRecord] = []
         kept: set[str] = set()
@@ -105,12 +109,8 @@ class ProfileService:
             report.subjects += 1
             pid = profile_id(tenant, agent, subject)
             kept.add(pid)
-            existing = stored.get(pid) or self._store.get(tenant, agent, pid)
-            if (
-                existing is not None
-                and existing.deleted_at is not None
-                and not is_stale(self._store, existing)
-            ):
+            existing = stored.get(pid) or self._derived.get(tenant, agent, pid)
+            if self._derived.forgotten(existing):
                 report.unchanged += 1  # forgotten by someone: it is not made again
                 continue
             if existing is not None and existing.deleted_at is None and sources_equal(existing, chosen):
@@ -126,10 +126,7 @@ class ProfileService:
             if pid not in kept:
                 self._drop(existing, now)
                 report.dropped += 1
-        self._send(writes)
-        if job.pending_id is not None:
-            self._pending.done(tenant, agent, [job.pending_id])
-        report.profiles = [w.id for w in writes]
+        report.profiles = self._derived.finish(job, writes, _made_of)
         metrics.add_metric(name="ProfilesMade", unit=MetricUnit.Count, value=report.made + report.refreshed)
         metrics.add_metric(name="ProfilesDropped", unit=MetricUnit.Count, value=report.dropped)
         logger.info(
@@ -145,34 +142,6 @@ class ProfileService:
             },
         )
         return report
-
-    # -- reading --------------------------------------------------------------------------------
-
-    def _records(self, tenant: str, agent: str, now: datetime) -> list[MemoryRecord]:
-        found = self._store.search(
-            StoreQuery(
-                tenant_id=tenant,
-                agent_id=agent,
-                now=now,
-                grains=(Grain.WORKING,),
-                start=now - timedelta(days=self._rules.window_days),
-                end=now,
-                kinds=STATEMENT_KINDS,
-                limit=self._rules.max_records,
-            )
-        )
-        return [c.record for c in found]
-
-    def _profiles(
-        self, tenant: str, agent: str, now: datetime, stale: Sequence[str]
-    ) -> dict[str, MemoryRecord]:
-        """The agent's profiles the service made: live ones and those a forget hid to be re-made."""
-        profiles = {p.id: p for p in made_profiles(self._store, tenant, agent, now)}
-        for pid in stale:
-            record = self._store.get(tenant, agent, pid)
-            if record is not None and is_made_profile(record) and is_stale(self._store, record):
-                profiles.setdefault(record.id, record)
-        return profiles
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -211,39 +180,13 @@ class ProfileService:
 
     def _statement(self, subject: Subject, chosen: Sequence[MemoryRecord], day_of: dict[str, str]) -> str:
         """What the statements say about ``subject``, under a heading that names them."""
-        summarizer = summarizer_of(self._summarizers, self._summarizer, chosen[0].tenant_id)
-        inputs: list[SummaryInput] = []
-        size = 0
-        for r in chosen:
-            size += len(r.content)
-            if inputs and size > summarizer.max_input_chars:
-                break
-            inputs.append(SummaryInput(label=day_of.get(r.id, ""), text=r.content))
-        made = summarizer.summarize(
-            SummaryRequest(
-                grain=Grain.WORKING, period="", children=inputs, purpose="profile", subject=subject.name
-            )
-        )
-        text = f"{heading(subject)}\n{made.text.strip()}"
-        while len(text.encode("utf-8")) > MAX_CONTENT_BYTES:
-            text = text[: len(text) * 9 // 10]
-        return text
+        inputs = [SummaryInput(label=day_of.get(r.id, ""), text=r.content) for r in chosen]
+        return self._derived.state(chosen[0].tenant_id, inputs, "profile", subject.name, heading(subject))
 
     def _drop(self, profile: MemoryRecord, now: datetime) -> None:
         """A profile its person no longer has statements enough for."""
         detail: dict[str, object] = {"min_statements": self._rules.min_statements}
-        drop_derived(self._store, profile, AuditAction.PROFILE_DROPPED, "profiles", now, detail)
-
-    def _send(self, records: Sequence[MemoryRecord]) -> None:
-        queue_derived(
-            self._store,
-            self._queue,
-            self._pending,
-            records,
-            AuditAction.PROFILE_MADE,
-            "profiles",
-            lambda r: {"statements": r.source_ids[-20:], "statement_count": len(r.source_ids)},
-        )
+        self._derived.drop(profile, now, detail)
 
 
 def profile_job(
@@ -256,8 +199,9 @@ def profile_job(
 def made_profiles(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
     """The agent's live profiles that the service made (at most `MAX_PROFILES`): what a run
     continues and what a forget looks through for the forgotten statement."""
-    return [
-        r
-        for r in derived_of(store, tenant_id, agent_id, now, MemoryKind.PROFILE, MAX_PROFILES)
-        if is_made_profile(r)
-    ]
+    return derived(store, tenant_id, agent_id, now, PROFILES)
+
+
+def _made_of(profile: MemoryRecord) -> dict[str, object]:
+    """What the audit trail says a profile was made of."""
+    return {"statements": profile.source_ids[-20:], "statement_count": len(profile.source_ids)}

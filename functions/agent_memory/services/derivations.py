@@ -1,0 +1,193 @@
+"""One lifecycle for the memories a per-agent job derives from others: patterns and profiles.
+
+Pattern recognition (`services.pattern_recognition`) and profile making
+(`services.person_profiles`) differ in what they choose and how they group it, and in nothing
+else: each reads a window of the agent's working memory, reads back what it made before (live,
+and what a forget hid to be re-made), has the summarizer state what a group says, gives the result
+a deterministic id, queues it as an upsert through the writer, and hides what its sources no
+longer make. That common part is here, once; what differs is a `DerivedKind` (which kind, which
+audit actions, how a service knows its own records) and the code that groups and chooses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.limits import MAX_CONTENT_BYTES
+from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.summary_jobs import AgentJobBase
+from agent_memory.ports import (
+    AuditEvent,
+    PendingWrites,
+    Retrieval,
+    StoreQuery,
+    Summarizer,
+    SummaryInput,
+    SummaryRequest,
+    WritableMemory,
+    WriteQueue,
+)
+from agent_memory.services.queued_writes import command_messages, send_pending
+from agent_memory.services.staleness import is_stale
+from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedKind:
+    """What tells one derivation from another: the memory kind it writes, the job's name in the
+    audit trail, the actions it records, how its own records are told from a caller's memories
+    of the same kind, and how many it reads back per agent."""
+
+    kind: MemoryKind
+    actor: str
+    made: str
+    dropped: str
+    ours: Callable[[MemoryRecord], bool]
+    limit: int
+
+
+class Derivations:
+    """The reads and writes a derivation job shares, for one `DerivedKind`."""
+
+    def __init__(
+        self,
+        what: DerivedKind,
+        store: WritableMemory,
+        summarizer: Summarizer,
+        queue: WriteQueue,
+        pending: PendingWrites,
+        summarizers: TenantSummarizers | None = None,
+    ) -> None:
+        self.what = what
+        self._store = store
+        self._summarizer = summarizer
+        #: The tenant's own summary model, when it chose one.
+        self._summarizers = summarizers
+        self._queue = queue
+        self._pending = pending
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def window(
+        self, tenant: str, agent: str, now: datetime, days: int, kinds: tuple[MemoryKind, ...], limit: int
+    ) -> list[MemoryRecord]:
+        """The newest live working memories of ``kinds`` in the last ``days``: what is derived from."""
+        found = self._store.search(
+            StoreQuery(
+                tenant_id=tenant,
+                agent_id=agent,
+                now=now,
+                grains=(Grain.WORKING,),
+                start=now - timedelta(days=days),
+                end=now,
+                kinds=kinds,
+                limit=limit,
+            )
+        )
+        return [c.record for c in found]
+
+    def stored(self, tenant: str, agent: str, now: datetime, stale: Sequence[str]) -> dict[str, MemoryRecord]:
+        """What the job made before, by id: live ones and those a forget hid to be re-made."""
+        made = {r.id: r for r in derived(self._store, tenant, agent, now, self.what)}
+        for rid in stale:
+            record = self._store.get(tenant, agent, rid)
+            if record is not None and self.what.ours(record) and is_stale(self._store, record):
+                made.setdefault(record.id, record)
+        return made
+
+    def forgotten(self, record: MemoryRecord | None) -> bool:
+        """Whether someone forgot ``record`` (hidden, not by a forget of its sources): it is not
+        made again under its id."""
+        return record is not None and record.deleted_at is not None and not is_stale(self._store, record)
+
+    def get(self, tenant: str, agent: str, record_id: str) -> MemoryRecord | None:
+        return self._store.get(tenant, agent, record_id)
+
+    # -- making ---------------------------------------------------------------------------------
+
+    def state(
+        self,
+        tenant: str,
+        inputs: Sequence[SummaryInput],
+        purpose: Literal["pattern", "profile"],
+        subject: str | None = None,
+        heading: str = "",
+    ) -> str:
+        """What ``inputs`` say, stated once by the tenant's summarizer (its ``purpose`` prompt):
+        the inputs that fit its budget (at least one), under ``heading``, at most
+        `MAX_CONTENT_BYTES`."""
+        summarizer = summarizer_of(self._summarizers, self._summarizer, tenant)
+        taken: list[SummaryInput] = []
+        size = 0
+        for item in inputs:
+            size += len(item.text)
+            if taken and size > summarizer.max_input_chars:
+                break
+            taken.append(item)
+        made = summarizer.summarize(
+            SummaryRequest(grain=Grain.WORKING, period="", children=taken, purpose=purpose, subject=subject)
+        )
+        text = f"{heading}\n{made.text.strip()}" if heading else made.text.strip()
+        while len(text.encode("utf-8")) > MAX_CONTENT_BYTES:
+            text = text[: len(text) * 9 // 10]
+        return text
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def finish(
+        self,
+        job: AgentJobBase,
+        records: Sequence[MemoryRecord],
+        detail_of: Callable[[MemoryRecord], dict[str, object]],
+    ) -> list[str]:
+        """Queue ``records`` (one agent's) as upserts on its working-memory group, each pending
+        until stored, with the made action and what it was made of (``detail_of``) in the audit
+        trail; then release the job's own pending mark. Their ids, for the report."""
+        if records:
+            tenant, agent = records[0].tenant_id, records[0].agent_id
+            messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
+            send_pending(self._queue, self._pending, tenant, agent, [r.id for r in records], messages)
+            self._store.append_audit(
+                [
+                    AuditEvent(
+                        tenant, agent, r.id, self.what.made, self.what.actor, r.updated_at, detail_of(r)
+                    )
+                    for r in records
+                ]
+            )
+        if job.pending_id is not None:
+            self._pending.done(job.tenant_id, job.agent_id, [job.pending_id])
+        return [r.id for r in records]
+
+    def drop(self, record: MemoryRecord, at: datetime, detail: dict[str, object]) -> None:
+        """A record its sources no longer make: hidden now (if it is not already) and left for the
+        purge, with the dropped action and why (``detail``) in the audit trail."""
+        what = self.what
+        event = AuditEvent(record.tenant_id, record.agent_id, record.id, what.dropped, what.actor, at, detail)
+        if record.deleted_at is None:
+            self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event)
+        else:
+            self._store.append_audit([event])
+
+
+def derived(
+    store: Retrieval, tenant_id: str, agent_id: str, now: datetime, what: DerivedKind
+) -> list[MemoryRecord]:
+    """The agent's live records of ``what`` that its job made (at most ``what.limit``): what a run
+    continues and what a forget looks through for the memory it forgot."""
+    found = store.search(
+        StoreQuery(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            now=now,
+            grains=(Grain.WORKING,),
+            kinds=(what.kind,),
+            limit=what.limit,
+        )
+    )
+    return [c.record for c in found if what.ours(c.record)]
