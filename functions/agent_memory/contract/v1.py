@@ -45,7 +45,6 @@ from agent_memory.domain.scoring import display_text
 # ``POST /v1/admin/summarize`` takes the dispatch request itself (re-exported here): the schedule,
 # the CLI and the route accept exactly the same thing.
 from agent_memory.domain.summary_jobs import SummarizeRequest, SummaryGrain  # noqa: F401 (re-exported)
-from agent_memory.domain.topic_dictionary import MAX_CANONICAL_TERMS, TopicDictionary
 from agent_memory.domain.types import (
     ConversationId,
     RunId,
@@ -60,10 +59,11 @@ from agent_memory.domain.types import (
 
 if TYPE_CHECKING:  # the store's page types, read by attribute when a response is built
     from agent_memory.domain.operator_views import PeriodView, SearchActivity
-    from agent_memory.domain.topic_dictionary import TopicProposal
-    from agent_memory.ports import AgentPage, AuditPage, Page, StoredTopicDictionary
+    from agent_memory.ports import AgentPage, AuditPage, Page
 
-# Search and context (re-exported: every model of the contract is importable from here).
+# Search and context, the error body and the topic dictionary (re-exported: every model of the
+# contract is importable from here).
+from agent_memory.contract.v1_errors import ErrorBody, ErrorDetail, ErrorResponse  # noqa: F401
 from agent_memory.contract.v1_recall import (  # noqa: F401
     AlsoInOut,
     ContextItem,
@@ -76,6 +76,12 @@ from agent_memory.contract.v1_recall import (  # noqa: F401
     SearchRequest,
     SearchResponse,
     SearchResult,
+)
+from agent_memory.contract.v1_topics import (  # noqa: F401
+    TopicDictionaryBody,
+    TopicDictionaryResponse,
+    TopicProposalOut,
+    TopicProposalsResponse,
 )
 
 #: The fields of a write item that only an experience may have.
@@ -559,72 +565,7 @@ class SearchStatsResponse(BaseModel):
         return cls.model_validate(activity, from_attributes=True)
 
 
-class ErrorDetail(BaseModel):
-    loc: list[str | int] = Field(default_factory=list)
-    msg: str
-    type: str
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    details: list[ErrorDetail] = Field(default_factory=list)
-
-
-class ErrorResponse(BaseModel):
-    error: ErrorBody
-
-
-# --- the tenant's topic dictionary, and summaries made on request --------------------------------
-
-
-class TopicDictionaryBody(BaseModel):
-    """The whole dictionary, replacing the one before; ``{"terms": {}}`` removes it."""
-
-    model_config = _STRICT
-
-    terms: dict[str, list[str]] = Field(
-        description="Canonical term -> its synonyms, e.g. "
-        '{"launch date": ["release date", "go-live"]}. '
-        "Terms are matched case- and space-insensitively and stored normalised.",
-        max_length=MAX_CANONICAL_TERMS,
-    )
-
-    @field_validator("terms")
-    @classmethod
-    def _valid(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
-        TopicDictionary.build(value)  # blank, too long, ambiguous or too large: a 400 saying which
-        return value
-
-
-class TopicDictionaryResponse(BaseModel):
-    """The tenant's dictionary as stored (normalised); ``terms`` is empty when it has none."""
-
-    terms: dict[str, list[str]]
-    updated_at: UtcDatetime | None = None
-
-    @classmethod
-    def of(cls, stored: StoredTopicDictionary | None) -> TopicDictionaryResponse:
-        if stored is None or not stored.dictionary:
-            return cls(terms={})
-        return cls(terms=stored.dictionary.as_dict(), updated_at=stored.updated_at)
-
-
-class TopicProposalOut(BaseModel):
-    topic: str = Field(description="The topic as normalised (lower case, single spaces).")
-    count: int = Field(description="How many written memories named it.")
-    first_seen: UtcDatetime
-    last_seen: UtcDatetime
-
-
-class TopicProposalsResponse(BaseModel):
-    """Unknown topics, most named first (then most recently seen)."""
-
-    items: list[TopicProposalOut]
-
-    @classmethod
-    def of(cls, proposals: Sequence[TopicProposal]) -> TopicProposalsResponse:
-        return cls(items=[TopicProposalOut.model_validate(p, from_attributes=True) for p in proposals])
+# --- summaries made on request ---------------------------------------------------------------------
 
 
 class SummarizeResponse(BaseModel):
