@@ -14,13 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.strategies import FUZZ, hostile
 
+from agent_memory.domain.pii_numbers import iban_valid, luhn_valid
 from agent_memory.domain.redaction import (
     PiiKind,
     Redaction,
     Span,
     find,
-    iban_valid,
-    luhn_valid,
     map_strings,
     redact,
 )
