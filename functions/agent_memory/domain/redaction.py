@@ -13,9 +13,8 @@ for card numbers, mod-97 and the country's length for IBANs, octet ranges for IP
 grammar for IPv6, digit counts and grouping for phone numbers (a date, a time, a version, an
 amount or an order number is not a phone; those three are in `domain.pii_numbers`). Secrets are
 the well-known key shapes (AWS, OpenAI, GitHub, Slack, Stripe, Google, JWTs, PEM private keys)
-and values stated after a keyword in
-English, German, French or Spanish ("password: …", "mein Passwort ist …", "mot de passe : …",
-"contraseña: …"): the keyword stays, the value goes.
+and values stated after a keyword in English, German, French or Spanish ("password: …", "mein
+Passwort ist …", "mot de passe : …", "contraseña: …"): the keyword stays, the value goes.
 
 Where candidates overlap, the longest wins, then the most specific kind (a valid card is not also
 a phone, an IBAN not a phone). Redaction repeats until nothing more is found, so it is idempotent,
