@@ -10,9 +10,11 @@ the older value gets ``valid_to`` and ``superseded_by``, the newer ``valid_from`
 ``supersedes``. Nothing is deleted or merged.
 
 A statement no pattern reads is compared by meaning instead (`SupersessionService._by_meaning`):
-the nearest earlier statement of its holder, when it stands out from the rest and the two read as
-one value replacing another (`domain.supersession.replaces`). That costs the same one store search
-for every statement (a question or a request costs nothing), still no model call.
+the nearest earlier statement of its holder, by their own words (`StatementVectors`), when it
+stands out from the rest and the two read as one value replacing another
+(`domain.supersession.replaces`). That costs the same one store search for every statement (a
+question or a request costs nothing) and one embedding of the statements not yet kept, still no
+generative model call.
 
 The same holder only: two end users, or two speakers of one conversation, never supersede each
 other ("I live in Berlin" said by Ana does not end Ben's Lisbon). A forget takes the forgotten
