@@ -26,13 +26,14 @@ safe to repeat (jobs are delivered at least once, schedules fire again, people r
   re-making it would drop what it still remembers.
 
 Children larger than the summarizer's budget are folded in chunks: each chunk is summarized on
-its own (map), then the partial summaries are summarized together (reduce), repeatedly if needed.
+its own (map), then the partial summaries are summarized together (reduce), repeatedly if needed
+(`services.summary_folding`). What the record holds beside its text, and when an earlier version
+is kept, is `services.summary_records`.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -51,10 +52,9 @@ from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.derived import is_derived
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, summary_id
-from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_LINKS, MAX_TAGS
-from agent_memory.domain.records import Link, MemoryKind, MemoryRecord
+from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import ExpectedChild, SummarizeJob
-from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
@@ -66,15 +66,21 @@ from agent_memory.ports import (
     Summarizer,
     SummaryInput,
     SummaryMemory,
-    SummaryRequest,
     WriteQueue,
 )
 from agent_memory.services.staleness import CHILDREN_COUNT, MODEL_ID, REMAKES, is_stale, stamp
+from agent_memory.services.summary_folding import check_budget, fold
+from agent_memory.services.summary_records import (
+    bounded,
+    carrying,
+    lost_children,
+    merged_links,
+    only_removed,
+    top_tags,
+)
 from agent_memory.services.supersession_review import SupersessionReview
 from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
-#: Characters a partial summary's label may take in a reduce round (``first..last`` time keys).
-LABEL_ROOM = 32
 #: Seconds a refresh job waits before its first attempt, so the write it follows is usually
 #: stored by then (SQS ``DelaySeconds``; the ``after`` check makes it correct either way).
 REFRESH_DELAY_S = 60
@@ -126,16 +132,6 @@ class _Made:
 
 #: The summarizer of the job this thread (or task) is running.
 _CURRENT: ContextVar[Summarizer | None] = ContextVar("summarizer", default=None)
-
-
-def check_budget(summarizer: Summarizer) -> None:
-    """A summarizer must take two of its own answers in one call, to fold in chunks."""
-    if 2 * (summarizer.max_output_chars + LABEL_ROOM) > summarizer.max_input_chars:
-        raise ConfigurationError(
-            f"summarizer {summarizer.model_id}: its budget ({summarizer.max_input_chars} characters) "
-            f"must hold two of its answers ({summarizer.max_output_chars} each, with their labels) "
-            "to fold in chunks"
-        )
 
 
 class SummarizeService:
@@ -228,7 +224,7 @@ class SummarizeService:
         if existing is not None and not stale and not holds_forgotten:
             if existing.metadata.get(INPUT_HASH) == digest:
                 return _Made(existing, SummaryOutcome.UNCHANGED)
-            if _only_removed(existing, children):
+            if only_removed(existing, children):
                 logger.info(
                     "children were removed since the summary was made; keeping it",
                     extra={"summary_id": existing.id, "children": len(children)},
@@ -244,7 +240,7 @@ class SummarizeService:
             digest = self._input_hash(grain, key, children)
         inputs = [self._input(c) for c in children]
         carried: MemoryRecord | None = None
-        if existing is not None and not stale and not holds_forgotten and _lost_children(existing, children):
+        if existing is not None and not stale and not holds_forgotten and lost_children(existing, children):
             # Retention deleted children this summary holds (their words live only here now) and
             # new ones came since (a late write): fold the new ones into what it says, never
             # re-make it from what is left.
@@ -261,7 +257,7 @@ class SummarizeService:
             tenant, agent, grain, key, children, text, digest, now, existing, stats.calls - calls_before
         )
         if carried is not None:
-            record = _carrying(record, carried)
+            record = carrying(record, carried)
         self._send(record, digest)
         stats.made.append(record.id)
         metrics.add_metric(name="SummariesMade", unit=MetricUnit.Count, value=1)
@@ -349,7 +345,7 @@ class SummarizeService:
         calls: int,
     ) -> MemoryRecord:
         start, end = covered_span(grain, key, self._tz)
-        content = _bounded(text)
+        content = bounded(text)
         users = {c.user_id for c in children}
         everyone = sorted({u for c in children for u in (c.user_ids or (c.user_id,)) if u is not None})
         return MemoryRecord(
@@ -367,8 +363,8 @@ class SummarizeService:
             # An event keeps its weight as it is folded up: a summary is as important as the most
             # important thing in it (a mean would let one decision drown in a month of chatter).
             importance=max(c.importance for c in children),
-            tags=_top_tags(children),
-            links=_merged_links(children),
+            tags=top_tags(children),
+            links=merged_links(children),
             metadata={
                 MODEL_ID: self._summarizer.model_id,
                 PROMPT_VERSION: self._summarizer.prompt_version,
@@ -478,151 +474,9 @@ class SummarizeService:
 
 
 # ---------------------------------------------------------------------------------------------
-# Folding in chunks
-# ---------------------------------------------------------------------------------------------
-
-
-def fold(
-    summarizer: Summarizer, grain: Grain, period: str, items: Sequence[SummaryInput], stats: RunStats
-) -> str:
-    """One summary of ``items``, within the summarizer's budget per call.
-
-    Items that fit in one call are summarized at once. Otherwise they are packed, in order, into
-    chunks that fit; each chunk is summarized as ``part i of n`` (map), and the partial summaries,
-    labelled with the span of dates they cover, are folded again (reduce). Each partial is at
-    most half a budget (checked when the service is built), so every round at least halves the
-    number of items and the folding ends (a summarizer that breaks its bound is an error, not
-    an endless loop).
-    """
-    budget = summarizer.max_input_chars
-    items = [_clipped(item, budget) for item in items]
-    chunks = _pack(items, budget)
-    if len(chunks) == 1:
-        return _call(summarizer, grain, period, chunks[0], None, stats)
-    partials: list[SummaryInput] = []
-    for index, chunk in enumerate(chunks, start=1):
-        text = _call(summarizer, grain, period, chunk, (index, len(chunks)), stats)
-        if text.strip():
-            first, last = chunk[0].label.split("..")[0], chunk[-1].label.split("..")[-1]
-            partials.append(SummaryInput(label=first if first == last else f"{first}..{last}", text=text))
-    if not partials:
-        return ""
-    if len(partials) >= len(items):
-        raise ConfigurationError(
-            f"summarizer {summarizer.model_id} answered beyond its max_output_chars "
-            f"({summarizer.max_output_chars}): its partial summaries cannot be folded"
-        )
-    return fold(summarizer, grain, period, partials, stats)
-
-
-def input_chars(item: SummaryInput) -> int:
-    """What an item costs of a call's budget: its text, its label and their separators."""
-    return len(item.text) + len(item.label) + 4
-
-
-def _clipped(item: SummaryInput, budget: int) -> SummaryInput:
-    room = budget - len(item.label) - 4
-    if len(item.text) <= room:
-        return item
-    return SummaryInput(label=item.label, text=item.text[: max(room - 1, 0)] + "…")
-
-
-def _pack(items: Sequence[SummaryInput], budget: int) -> list[list[SummaryInput]]:
-    chunks: list[list[SummaryInput]] = [[]]
-    used = 0
-    for item in items:
-        cost = input_chars(item)
-        if chunks[-1] and used + cost > budget:
-            chunks.append([])
-            used = 0
-        chunks[-1].append(item)
-        used += cost
-    return chunks
-
-
-def _call(
-    summarizer: Summarizer,
-    grain: Grain,
-    period: str,
-    chunk: Sequence[SummaryInput],
-    part: tuple[int, int] | None,
-    stats: RunStats,
-) -> str:
-    result = summarizer.summarize(SummaryRequest(grain, period, chunk, part=part))
-    stats.calls += 1
-    stats.input_chars += sum(input_chars(item) for item in chunk)
-    stats.output_chars += len(result.text)
-    stats.input_tokens += result.input_tokens
-    stats.output_tokens += result.output_tokens
-    return result.text
-
-
-# ---------------------------------------------------------------------------------------------
 # Pure helpers
 # ---------------------------------------------------------------------------------------------
 
 
 def _clip(text: str) -> str:
     return text if len(text) <= REPLACED_CHARS else text[: REPLACED_CHARS - 1] + "…"
-
-
-def _only_removed(existing: MemoryRecord, children: Sequence[MemoryRecord]) -> bool:
-    """Whether the children are a strict subset of what ``existing`` was made from.
-
-    Only decidable when ``existing`` names all of its sources (not truncated).
-    """
-    count = existing.metadata.get(CHILDREN_COUNT)
-    if not isinstance(count, int) or count != len(existing.source_ids):
-        return False
-    return {c.id for c in children} < set(existing.source_ids)
-
-
-def _lost_children(existing: MemoryRecord, children: Sequence[MemoryRecord]) -> bool:
-    """Whether children ``existing`` names are gone (retention deleted them; a forget would have
-    made it stale instead), so its text is the only copy of what they said."""
-    return bool(set(existing.source_ids) - {c.id for c in children})
-
-
-def _carrying(record: MemoryRecord, earlier: MemoryRecord) -> MemoryRecord:
-    """A summary folded from ``earlier``'s text and the children added since: it names the
-    children of both, and keeps what ``earlier`` said about importance, tags and its end user."""
-    sources = list(dict.fromkeys([*earlier.source_ids, *record.source_ids]))
-    user_id = record.user_id if record.user_id == earlier.user_id else None
-    return record.model_copy(
-        update={
-            "source_ids": sources,
-            "user_id": user_id,
-            "user_ids": sorted({*earlier.user_ids, *record.user_ids}),
-            "importance": max(record.importance, earlier.importance),
-            "tags": list(dict.fromkeys([*earlier.tags, *record.tags]))[:MAX_TAGS],
-            "metadata": {**record.metadata, CHILDREN_COUNT: len(sources)},
-        }
-    )
-
-
-def _bounded(text: str) -> str:
-    """At most `MAX_CONTENT_BYTES` of UTF-8, cut at a line break where there is one."""
-    data = text.strip().encode("utf-8")
-    if len(data) <= MAX_CONTENT_BYTES:
-        return text.strip()
-    cut = data[:MAX_CONTENT_BYTES].decode("utf-8", "ignore")
-    return cut[: cut.rfind("\n")] if "\n" in cut else cut
-
-
-def _top_tags(children: Sequence[MemoryRecord]) -> list[str]:
-    """The children's most frequent tags (first seen first among equals), at most `MAX_TAGS`."""
-    counts = Counter(tag for c in children for tag in c.tags)
-    return [tag for tag, _ in counts.most_common(MAX_TAGS)]
-
-
-def _merged_links(children: Sequence[MemoryRecord]) -> list[Link]:
-    """One link per entity with its highest weight, strongest first, at most `MAX_LINKS`."""
-    best: dict[tuple[str, str], Link] = {}
-    for c in children:
-        for link in c.links:
-            ref = (link.entity_type, link.entity_id)
-            if ref not in best or link.weight > best[ref].weight:
-                best[ref] = link
-    order = {ref: i for i, ref in enumerate(best)}
-    ranked = sorted(best.items(), key=lambda item: (-item[1].weight, order[item[0]]))
-    return [link for _, link in ranked[:MAX_LINKS]]
