@@ -429,6 +429,7 @@ def shape(text: str) -> Shape:
 
 #: How near (cosine of their stored vectors) two statements must be to be about the same thing;
 #: chosen on half A of benchmarks/data/knowledge_update, with `services.superseding.STANDS_OUT`.
+#: A writer with an embedder compares their own vectors instead (`services.superseding.OWN_SAME_THING`).
 SAME_THING = 0.65
 
 
