@@ -8,7 +8,8 @@ What it does, and why that way:
 
 1. A fresh local store, write queue and pending marks in a temporary directory, the real
    `WriteService` (what ``POST .../memories`` runs) and the real `WriterService` fed by one worker
-   thread that takes batches of 10 from `LocalFifoQueue` as the local runtime's worker does.
+   thread that takes batches of `WRITE_BATCH` (50) from `LocalFifoQueue`, as the local runtime's
+   worker does.
 2. **Alone**: the small tenant sends ``--small`` single writes, ``--gap-ms`` apart; each one's
    time from the accept call to the writer having stored it (the worker notes when it applied a
    message) is recorded.
@@ -39,6 +40,7 @@ from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.contract.v1 import WriteItem, WriteRequest
 from agent_memory.domain.caller import Caller
+from agent_memory.local.worker import WRITE_BATCH
 from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.ports import Clock, Embedder
 from agent_memory.services.store_writes import WriterService
@@ -58,7 +60,8 @@ class WallClock:
 
 
 class Worker(threading.Thread):
-    """The local writer: batches of 10 from the queue into the writer, noting when each id is stored."""
+    """The local writer: batches of `WRITE_BATCH` from the queue into the writer, noting when
+    each id is stored."""
 
     def __init__(self, queue: LocalFifoQueue, writer: WriterService) -> None:
         super().__init__(daemon=True)
@@ -68,7 +71,7 @@ class Worker(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            batch = self.queue.receive(10, wait_s=0.05)
+            batch = self.queue.receive(WRITE_BATCH, wait_s=0.05)
             if not batch:
                 continue
             for prepared in self.writer.prepare([m.body for m in batch]):

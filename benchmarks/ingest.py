@@ -16,6 +16,8 @@ data directory:
 4. the bulk load: `agent-memory import` of the turns (the `Importer`, 100 turns a request, ten
    agents, speakers and one conversation per session), while the same searches run again; the
    clock stops when every agent reports no pending write. Turns a second = turns / that time.
+   The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
+   them in one model call (`services.embedding_memo`).
 
 Figures go to ``benchmarks/results/ingest[-...].json``; the table goes to stdout.
 """
@@ -140,6 +142,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     os.environ["AGENT_MEMORY_SCHEDULER_ENABLED"] = "false"
     from agent_memory import container
     from agent_memory.client.importing import read_source, source_fingerprint
+    from agent_memory.local.worker import WRITE_BATCH
 
     items = read_source(args.data, "locomo")
     if args.turns:
@@ -172,6 +175,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         **_corpus.result_header("ingest", run_started, load_at_start),
         "turns": len(items),
         "agents": len(agents),
+        "write_batch": WRITE_BATCH,
         "raw_embedder": raw,
         "import": {
             **summary.as_dict(),

@@ -45,6 +45,9 @@ from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
 #: SQS hands out at most 10 messages per receive; FIFO event source mappings use the same cap.
 MAX_BATCH = 10
+#: The most one local receive hands out: a local worker may take more than SQS's 10 at once (the
+#: writer embeds a receive's texts in one model call, so larger batches embed faster).
+MAX_RECEIVE = 100
 #: What a local event names as its source queue. Its region is what ``awsRegion`` reports.
 DEFAULT_QUEUE_ARN = "arn:aws:sqs:local:000000000000:agent-memory-writes.fifo"
 #: ``SenderId`` of local events (SQS puts the sending principal's id there).
@@ -201,8 +204,8 @@ class LocalFifoQueue:
         ``wait_s`` > 0 long-polls: it returns as soon as messages are available, or empty when
         the wait is over.
         """
-        if not 1 <= max_messages <= MAX_BATCH:
-            raise ValueError(f"max_messages must be between 1 and {MAX_BATCH}")
+        if not 1 <= max_messages <= MAX_RECEIVE:
+            raise ValueError(f"max_messages must be between 1 and {MAX_RECEIVE}")
         deadline = time.monotonic() + wait_s
         while True:
             batch = self._receive_once(

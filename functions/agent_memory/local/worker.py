@@ -1,7 +1,11 @@
 """Drains a local queue into a handler, as the SQS event source mapping would.
 
-Batches of up to 10 are handed to the handler (`handlers.writer.handler` by default; the
-summarize worker drains the job queue the same way) as SQS events; its partial-batch response
+Batches are handed to the handler (`handlers.writer.handler` by default; the summarize worker
+drains the job queue the same way) as SQS events: up to `WRITE_BATCH` messages for the writer,
+which embeds all the texts of a batch in one model call, so on one machine a larger batch stores
+more writes a second (the queue still fills a batch round-robin across tenants, so a small
+tenant's write waits at most for the batch in progress); up to SQS's 10 for the other
+handlers. Its partial-batch response
 decides what is acknowledged and what is redelivered (with a growing delay) until the queue
 dead-letters it. If the handler raises, the whole batch is redelivered.
 """
@@ -11,13 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, LocalFifoQueue, to_sqs_event
+from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, MAX_BATCH, LocalFifoQueue, to_sqs_event
 from agent_memory.handlers import writer
 from agent_memory.local.background import BackgroundLoop
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
 
 RETRY_BASE_DELAY_S = 0.5
+#: Messages the writer is handed at once (`benchmarks/ingest.py`, `benchmarks/fair_writes.py`).
+WRITE_BATCH = 50
 
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -34,6 +40,7 @@ class QueueWorker(BackgroundLoop):
         queue_arn: str = DEFAULT_QUEUE_ARN,
         retry_base_delay_s: float = RETRY_BASE_DELAY_S,
         retry_delay_s: Callable[[int], float] | None = None,
+        batch_size: int | None = None,
     ) -> None:
         super().__init__(f"{name}-worker", failure="queue worker iteration failed", backoff_s=1.0)
         self._queue = queue
@@ -42,12 +49,14 @@ class QueueWorker(BackgroundLoop):
         self._name = name
         self._queue_arn = queue_arn
         self._retry_base_delay_s = retry_base_delay_s
+        #: The writer's batches are larger than SQS's (module docstring).
+        self._batch_size = batch_size or (WRITE_BATCH if handler is None else MAX_BATCH)
         #: The wait after a failed delivery by its receive count (default: the base times it).
         self._retry_delay_s = retry_delay_s or (lambda count: retry_base_delay_s * count)
 
     def drain_once(self) -> int:
         """Process one batch if there is one; returns how many messages were received."""
-        messages = self._queue.receive(10, wait_s=self._poll_s)
+        messages = self._queue.receive(self._batch_size, wait_s=self._poll_s)
         if not messages:
             return 0
         delay = self._retry_delay_s(max(m.receive_count for m in messages))

@@ -1,11 +1,13 @@
 """Forgetting that reaches the summaries: one record by id, or everything of one end user.
 
-A forget soft-deletes the record at once (search and get never return it again), then walks up
-the cascade: the daily summary of the record's day, that day's week, month, quarter and year.
-Each summary on the way that was made from the one below it is marked stale (`staleness`):
-hidden at once and re-made by a ``forget`` job from what is still remembered, or deleted when
-nothing is left. One job per chain is queued, for its top-most stale summary: making it makes
-every stale summary below it first (the cascade heals missing children), so the order is right.
+A forget walks up the cascade from the record (the daily summary of its day, that day's week,
+month, quarter and year), then soft-deletes the record (search and get never return it again):
+marks first, so a crash in between never leaves a summary with the forgotten words unmarked, and
+a retry finds the record still live. Each summary on the way that was made from the one below it
+is marked stale (`staleness`): hidden at once and re-made by a ``forget`` job from what is still
+remembered, or deleted when nothing is left. One job per chain is queued, for its top-most stale
+summary: making it makes every stale summary below it first (the cascade heals missing
+children), so the order is right.
 
 The walk stops at the first summary that does not exist (nothing above it was made through it)
 or that was forgotten itself (it is never re-made, and its parent was re-made without it when it

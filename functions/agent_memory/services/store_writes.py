@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from agent_memory.domain.cascade import local_date, local_midnight
 from agent_memory.domain.change_events import memory_created, record_words, summary_made
 from agent_memory.domain.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
-from agent_memory.domain.contextual import context_text, dedup_text
+from agent_memory.domain.contextual import context_text, dedup_text, self_text
 from agent_memory.domain.dedup import DedupScope, may_merge
 from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.experience import Experience
@@ -46,6 +46,7 @@ from agent_memory.ports import (
 )
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
+from agent_memory.services.embedding_memo import MemoEmbedder, Memos
 from agent_memory.services.staleness import remade_event, version_outdated
 from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
@@ -118,6 +119,8 @@ class WriterService:
     ) -> None:
         self._store = store
         self._embedder = embedder
+        #: Each distinct text embedded once (`embedding_memo`): a batch's texts in one call.
+        self._memos = Memos()
         #: A tenant may embed with its own model (`domain.embedding_spaces`).
         self._embedders = embedders
         self._pending = pending
@@ -132,7 +135,7 @@ class WriterService:
         #: Every memory stored, merged or superseded and every summary stored is a change event.
         self._feed = feed
         #: A write stating a new value for something marks the memory that stated the old one.
-        self._supersession = SupersessionService(store, feed=feed)
+        self._supersession = SupersessionService(store, feed=feed, embedder=self._memos.of(embedder))
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in one batch.
@@ -160,7 +163,8 @@ class WriterService:
             return parsed
         try:
             commands = self._in_context(commands)
-            vectors = self.embeddings([c.record for c in commands])
+            bare = [c.record for c in commands if c.op == "remember" and c.record.conversation_id]
+            vectors = self.embeddings([c.record for c in commands], bare=bare)
         except Exception:  # a batch-level failure; apply() retries per record and reports precisely
             logger.exception("batch embedding failed; falling back to one record at a time")
             return parsed
@@ -171,17 +175,37 @@ class WriterService:
         """Each record's vector in the space its tenant's searches read."""
         return [v.search for v in self.embeddings(records)]
 
-    def embeddings(self, records: Sequence[MemoryRecord]) -> list[RecordVectors]:
-        """Each record's vectors in every space its tenant writes (`record_vectors`: one
-        embedding call per tenant and model for the batch)."""
+    def embeddings(
+        self, records: Sequence[MemoryRecord], *, bare: Sequence[MemoryRecord] = ()
+    ) -> list[RecordVectors]:
+        """Each record's vectors in every space its tenant writes (`record_vectors`).
+
+        Every text the batch needs goes to each model in one call (`MemoEmbedder.prefetch`):
+        each record's own text and its context, and the bare words (`dedup_text`) of ``bare``,
+        the conversation turns, whose near-duplicate check and statement comparison ask for them
+        next (turns of one exchange sit close in their shared setting, so most are checked).
+        Each distinct text is embedded once; what the records then ask is answered from the memo.
+        """
         out: dict[int, RecordVectors] = {}
         by_tenant: dict[str, list[int]] = {}
         for i, record in enumerate(records):
             by_tenant.setdefault(record.tenant_id, []).append(i)
+        tenants = {t: spaces_of(self._embedders, self._embedder, t) for t in by_tenant}
+        wanted: dict[int, tuple[MemoEmbedder, list[str]]] = {}
         for tenant_id, positions in by_tenant.items():
-            spaces = spaces_of(self._embedders, self._embedder, tenant_id)
+            for w in tenants[tenant_id].writes:
+                memo = self._memos.of(w.embedder)
+                texts = wanted.setdefault(id(memo), (memo, []))[1]
+                texts += [text for i in positions for text in _embedded_texts(records[i])]
+        for record in bare:
+            memo = self._memos.of(tenants[record.tenant_id].search.embedder)
+            wanted.setdefault(id(memo), (memo, []))[1].append(dedup_text(record))
+        for memo, texts in wanted.values():
+            memo.prefetch(texts)
+        for tenant_id, positions in by_tenant.items():
+            spaces = tenants[tenant_id]
             batch = [records[i] for i in positions]
-            made = {w.space: record_vectors(w.embedder, batch) for w in spaces.writes}
+            made = {w.space: record_vectors(self._memos.of(w.embedder), batch) for w in spaces.writes}
             for n, i in enumerate(positions):
                 out[i] = RecordVectors(
                     search_space=spaces.search.space,
@@ -266,8 +290,8 @@ class WriterService:
         """
         if existing.content_hash == new.content_hash and existing.topic_raw == new.topic_raw:
             return True
-        embedder = spaces_of(self._embedders, self._embedder, new.tenant_id).search.embedder
-        a, b = embedder.embed([dedup_text(existing), dedup_text(new)])
+        memo = self._memos.of(spaces_of(self._embedders, self._embedder, new.tenant_id).search.embedder)
+        a, b = memo.embed([dedup_text(existing), dedup_text(new)])
         a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
         cosine = float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
         return cosine > self._threshold
@@ -414,6 +438,11 @@ class WriterService:
             since=local_midnight(day, self._tz),
             until=until,
         )
+
+
+def _embedded_texts(record: MemoryRecord) -> list[str]:
+    """The texts `record_vectors` embeds for ``record``: its own text, and its context if any."""
+    return [self_text(record), record.context] if record.context else [self_text(record)]
 
 
 def _stored(record: MemoryRecord, vectors: RecordVectors) -> StoredRecord:

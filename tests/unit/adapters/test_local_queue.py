@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.parser.models import SqsModel
 from tests.fakes import T0, SteppingClock
 
 from agent_memory.adapters.local_queue import (
+    MAX_RECEIVE,
     MAX_RECEIVES_REASON,
     LocalFifoQueue,
     ReceivedMessage,
@@ -93,10 +94,10 @@ def test_other_groups_keep_flowing_while_one_group_is_blocked(queue: LocalFifoQu
     assert bodies(queue.receive(10)) == ["b-1", "b-2"]
 
 
-def test_receive_refuses_batches_sqs_would_refuse(queue: LocalFifoQueue) -> None:
+def test_receive_refuses_batches_beyond_its_limit(queue: LocalFifoQueue) -> None:
     # WHEN / THEN
     with pytest.raises(ValueError, match="max_messages"):
-        queue.receive(11)
+        queue.receive(MAX_RECEIVE + 1)
     with pytest.raises(ValueError, match="max_messages"):
         queue.receive(0)
 

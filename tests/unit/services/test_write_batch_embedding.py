@@ -1,0 +1,99 @@
+"""The writer embeds a receive's texts in one model call, each distinct text once: a turn's own
+text, its context and its bare words (asked again by the near-duplicate check) all go in the
+batch's call, and what is asked again comes from the memo."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tests.fakes import FixedClock
+from tests.unit.services.cascade_world import AGENT, CALLER
+from tests.unit.services.conftest import World, make_world
+
+from agent_memory.adapters.embedders.hashing import HashingEmbedder
+from agent_memory.contract.v1 import WriteRequest
+from agent_memory.ports import Matrix
+from agent_memory.services.embedding_memo import MemoEmbedder
+from agent_memory.services.store_writes import WriterService
+
+AT = datetime(2026, 11, 20, 9, tzinfo=UTC)
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing model, counting its calls and every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.calls = 0
+        self.texts: Counter[str] = Counter()
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.calls += 1
+        self.texts.update(texts)
+        return super().embed(texts)
+
+
+def _world(tmp_path: Path, clock: FixedClock) -> tuple[World, CountingEmbedder]:
+    world = make_world(tmp_path, clock)
+    model = CountingEmbedder()
+    world.writer = WriterService(world.store, model, world.pending, world.queue, clock)
+    return world, model
+
+
+def _conversation(world: World, turns: list[str]) -> None:
+    messages = [
+        {
+            "role": "user",
+            "content": text,
+            "speaker": "Ana",
+            "occurred_at": (AT + timedelta(minutes=i)).isoformat(),
+        }
+        for i, text in enumerate(turns)
+    ]
+    request = WriteRequest.model_validate({"conversation_id": "c-1", "messages": messages})
+    world.write.accept(CALLER, AGENT, request.to_new_memories())
+
+
+def test_a_receive_of_turns_is_embedded_in_one_call_each_text_once(tmp_path: Path, clock: FixedClock) -> None:
+    # GIVEN a conversation whose turns repeat one another (near duplicates are checked by their words)
+    world, model = _world(tmp_path, clock)
+    _conversation(
+        world,
+        [
+            "Sounds good to me.",
+            "Sounds good to me!",
+            "We moved the launch to March 3.",
+            "We moved the launch to March 3!",
+            "Sounds good to me.",
+        ],
+    )
+
+    # WHEN the writer stores the whole receive
+    outcomes = world.drain()
+
+    # THEN every write was handled, with one model call and no text embedded twice
+    assert len(outcomes) == 5 and "merged" in outcomes
+    assert model.calls == 1
+    assert max(model.texts.values()) == 1
+
+
+def test_the_memo_embeds_only_what_it_has_not_seen_and_answers_in_order() -> None:
+    # GIVEN a memo over a counting model that has seen two texts
+    model = CountingEmbedder()
+    memo = MemoEmbedder(model, kept=3)
+    memo.prefetch(["a", "b", "a"])
+
+    # WHEN it is asked for a seen text, a new one and the seen again
+    vectors = memo.embed(["b", "c", "b"])
+
+    # THEN only the new one went to the model, and each row is that text's vector
+    assert model.texts == Counter({"a": 1, "b": 1, "c": 1}) and model.calls == 2
+    assert (vectors[0] == HashingEmbedder(384).embed(["b"])[0]).all()
+    assert (vectors[0] == vectors[2]).all()
+    # AND it keeps only the most recently used three ("a" goes first)
+    memo.embed(["d"])
+    memo.embed(["a"])
+    assert model.texts["a"] == 2
