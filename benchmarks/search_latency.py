@@ -57,6 +57,7 @@ DEFAULTS: dict[str, Any] = {
     "queries": 200,
     "embedder": "minilm",
     "seed": _corpus.DEFAULT_SEED,
+    "store": "sqlite",
 }
 
 
@@ -293,6 +294,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     return {
         **_corpus.result_header("search_latency", run_started, load_at_start),
         "params": {
+            "store": settings.store,
             "memories": args.n,
             "passages": args.passages,
             "queries": args.queries,
@@ -352,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--store",
         choices=("sqlite", "opensearch"),
-        default="sqlite",
+        default=DEFAULTS["store"],
         help="opensearch: the OpenSearch store on OPENSEARCH_URL (`make opensearch-up`)",
     )
     parser.add_argument("--data-dir", type=Path, help="an empty or new directory (default: a temporary one)")
@@ -371,6 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "queries": args.queries,
             "embedder": args.embedder,
             "seed": args.seed,
+            "store": args.store,
         },
         DEFAULTS,
     )
