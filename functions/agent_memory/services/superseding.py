@@ -27,7 +27,6 @@ older values were not marked.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,6 +54,7 @@ from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Embedder, StoreQuery, Vector, WritableMemory
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
+from agent_memory.services.embedding_memo import MemoEmbedder
 
 #: How many of the agent's nearest memories a stating write is compared with.
 CANDIDATES = 20
@@ -69,9 +69,6 @@ STANDS_OUT = 0.1
 #: benchmarks/data/knowledge_update (docs/decisions.md).
 OWN_SAME_THING = 0.35
 OWN_STANDS_OUT = 0.2
-#: How many statements' own vectors a writer keeps (a few MB): a memory is compared with its
-#: holder's recent statements, so most were embedded when they were written.
-KEPT_VECTORS = 4096
 
 
 def holder(record: MemoryRecord) -> tuple[str | None, str, str]:
@@ -104,42 +101,21 @@ class StatementVectors:
 
     Stored vectors place two turns of one speaker near each other for what they share around them;
     comparing "I live in Lisbon" with "I work in Porto" needs what each says. The store returns no
-    vectors, so a writer embeds each statement once, when it is first compared, and keeps the
-    last `KEPT_VECTORS` (by content hash): the earlier statements a write is compared with were
-    mostly written, and embedded, by the same writer a little before."""
+    vectors, so they are embedded here, through a memo (`services.embedding_memo`): each
+    statement once while it is kept, and the earlier statements a write is compared with were
+    mostly embedded when the same writer wrote them a little before."""
 
-    def __init__(self, embedder: Embedder, kept: int = KEPT_VECTORS) -> None:
-        self._embedder = embedder
-        self._kept = kept
-        self._vectors: OrderedDict[str, Vector] = OrderedDict()
-
-    def of(self, records: Sequence[MemoryRecord]) -> list[Vector]:
-        """The own vector of each of ``records``, in order; one embedding call for those not kept."""
-        missing = list(dict.fromkeys(r.content for r in records if self._key(r) not in self._vectors))
-        if missing:
-            made = self._embedder.embed(missing)
-            fresh = {text: np.asarray(v, dtype=np.float32) for text, v in zip(missing, made, strict=True)}
-            for r in records:
-                if r.content in fresh:
-                    self._vectors[self._key(r)] = fresh[r.content]
-        out = []
-        for r in records:
-            self._vectors.move_to_end(self._key(r))
-            out.append(self._vectors[self._key(r)])
-        while len(self._vectors) > self._kept:
-            self._vectors.popitem(last=False)
-        return out
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
 
     def nearest(
         self, record: MemoryRecord, others: Sequence[MemoryRecord]
     ) -> list[tuple[MemoryRecord, float]]:
-        """``others`` with their cosine to ``record`` by own vectors, nearest first."""
-        mine, *theirs = self.of([record, *others])
+        """``others`` with their cosine to ``record`` by own vectors, nearest first (one model
+        call at most, for the statements not kept)."""
+        mine, *theirs = self._embedder.embed([record.content, *(o.content for o in others)])
         scored = [(o, float(np.dot(mine, v))) for o, v in zip(others, theirs, strict=True)]
         return sorted(scored, key=lambda x: -x[1])
-
-    def _key(self, record: MemoryRecord) -> str:
-        return f"{self._embedder.model_id}:{record.content_hash}"
 
 
 class SupersessionService:

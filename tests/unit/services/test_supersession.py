@@ -18,6 +18,7 @@ from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.recall import Hit
 from agent_memory.errors import ConflictError, DependencyError, NotFoundError
 from agent_memory.ports import AuditAction, AuditQuery, Matrix
+from agent_memory.services.embedding_memo import MemoEmbedder
 from agent_memory.services.memory_history import MemoryHistoryService
 from agent_memory.services.superseding import StatementVectors, SupersessionService
 
@@ -295,9 +296,9 @@ class _Counting:
 
 
 def test_a_statement_is_embedded_on_its_own_words_once_while_it_is_kept() -> None:
-    # GIVEN own vectors kept for two statements, and three statements
+    # GIVEN own vectors through a memo that keeps two texts, and three statements
     embedder = _Counting()
-    vectors = StatementVectors(embedder, kept=2)
+    vectors = StatementVectors(MemoEmbedder(embedder, kept=2))
     berlin, lisbon, porto = (
         memory_record(i, text, content_hash=i)
         for i, text in [("b", BERLIN), ("l", LISBON), ("p", "I work in Porto three days a week.")]
@@ -309,8 +310,8 @@ def test_a_statement_is_embedded_on_its_own_words_once_while_it_is_kept() -> Non
     assert embedder.texts == [LISBON, BERLIN]
     assert first == again and first[0][0] is berlin
     # AND a third statement pushes out the one least recently used (Lisbon), which is embedded anew
-    vectors.of([porto])
-    vectors.of([berlin, lisbon])
+    vectors.nearest(porto, [berlin])
+    vectors.nearest(lisbon, [berlin])
     assert embedder.texts == [LISBON, BERLIN, porto.content, LISBON]
 
 
