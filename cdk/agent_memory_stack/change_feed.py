@@ -20,21 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory.domain.change_events import EVENT_SOURCE
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
-from agent_memory_stack.function_factory import FUNCTIONS, FunctionFactory, set_settings
-from agent_memory_stack.queues import consume, parking_queue
+from agent_memory_stack.function_factory import FunctionFactory, set_settings
+from agent_memory_stack.queues import consume, job_queue, parking_queue
 from agent_memory_stack.tables import on_demand_table
-from agent_memory_stack.write_pipeline import VISIBILITY_FACTOR
 
 #: The functions that put change events on the bus (the summarize worker: the links its
 #: summary model's supersession review changes).
@@ -68,19 +65,7 @@ class ChangeFeed(Construct):
         # Webhooks are tenants' configuration: kept with the data unless told otherwise.
         self.table = on_demand_table(self, "Webhooks", "tenant_id", retain=config.retain_data)
         self.dead_letters = parking_queue(self, "DeliveryDeadLetters")
-        self.queue = sqs.Queue(
-            self,
-            "Deliveries",
-            visibility_timeout=Duration.seconds(
-                FUNCTIONS["WebhookDelivery"].timeout.to_seconds() * VISIBILITY_FACTOR
-            ),
-            retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                max_receive_count=DELIVERY_ATTEMPTS, queue=self.dead_letters
-            ),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-        )
+        self.queue = job_queue(self, "Deliveries", "WebhookDelivery", self.dead_letters, DELIVERY_ATTEMPTS)
         events.Rule(
             self,
             "ToWebhooks",

@@ -14,10 +14,14 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from agent_memory_stack.function_factory import FUNCTIONS
 from agent_memory_stack.nag import acknowledge
 
 #: What Lambda's SQS poller calls with the function's role (Lambda developer guide, "Amazon SQS").
 POLLER_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+#: AWS's guidance for SQS event sources: at least six times the function timeout, so a message
+#: is not redelivered while a throttled or retried invocation still works on it.
+VISIBILITY_FACTOR = 6
 
 
 def parking_queue(scope: Construct, construct_id: str, *, parks: str | None = None) -> sqs.Queue:
@@ -36,6 +40,30 @@ def parking_queue(scope: Construct, construct_id: str, *, parks: str | None = No
     if parks is not None:
         acknowledge(queue, "SQS3", f"this queue is itself where failures are parked: {parks}")
     return queue
+
+
+def consumed_by(consumer: str, dead_letters: sqs.IQueue, max_receive_count: int) -> dict[str, object]:
+    """The props of a queue that ``consumer`` (a function of `FUNCTIONS`) takes its messages from:
+    invisible for `VISIBILITY_FACTOR` of its timeouts, kept 4 days, parked in ``dead_letters``
+    after ``max_receive_count`` receipts."""
+    return {
+        "visibility_timeout": Duration.seconds(FUNCTIONS[consumer].timeout.to_seconds() * VISIBILITY_FACTOR),
+        "retention_period": Duration.days(4),
+        "dead_letter_queue": sqs.DeadLetterQueue(max_receive_count=max_receive_count, queue=dead_letters),
+    }
+
+
+def job_queue(
+    scope: Construct, construct_id: str, consumer: str, dead_letters: sqs.IQueue, max_receive_count: int
+) -> sqs.Queue:
+    """A standard queue of jobs for ``consumer`` (`consumed_by`), SSE-SQS encrypted, TLS only."""
+    return sqs.Queue(
+        scope,
+        construct_id,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        **consumed_by(consumer, dead_letters, max_receive_count),  # type: ignore[arg-type]
+    )
 
 
 def grant_send(queue: sqs.IQueue, function: lambda_.IFunction) -> None:

@@ -15,17 +15,13 @@ with a pending mark, and marks its job done.
 
 from __future__ import annotations
 
-from aws_cdk import Duration
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.environment import settings_env
-from agent_memory_stack.function_factory import FUNCTIONS
 from agent_memory_stack.parts import StackParts
-from agent_memory_stack.queues import consume, grant_send, parking_queue
+from agent_memory_stack.queues import consume, grant_send, job_queue, parking_queue
 from agent_memory_stack.scheduling import schedules_of
-from agent_memory_stack.write_pipeline import VISIBILITY_FACTOR
 
 #: Jobs per worker invocation: each may take a model call of tens of seconds.
 WORKER_BATCH = 5
@@ -38,17 +34,7 @@ class Summarization(Construct):
         super().__init__(scope, construct_id)
         config, store, writes = parts.config, parts.store, parts.writes
         self.dead_letters = parking_queue(self, "DeadLetters")
-        self.queue = sqs.Queue(
-            self,
-            "Jobs",
-            visibility_timeout=Duration.seconds(
-                FUNCTIONS["SummarizeWorker"].timeout.to_seconds() * VISIBILITY_FACTOR
-            ),
-            retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=3, queue=self.dead_letters),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-        )
+        self.queue = job_queue(self, "Jobs", "SummarizeWorker", self.dead_letters, 3)
         self.dispatcher = store.build_function(
             self,
             "SummarizeDispatch",

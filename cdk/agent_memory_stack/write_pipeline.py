@@ -17,14 +17,9 @@ from agent_memory.domain.limits import MAX_MESSAGE_BYTES
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
-from agent_memory_stack.function_factory import FUNCTIONS
-from agent_memory_stack.queues import consume, grant_send
+from agent_memory_stack.queues import consume, consumed_by, grant_send
 from agent_memory_stack.tables import on_demand_table
 from agent_memory_stack.vector_store import VectorStore
-
-#: AWS's guidance for SQS event sources: at least six times the function timeout, so a message
-#: is not redelivered while a throttled or retried invocation still works on it.
-VISIBILITY_FACTOR = 6
 
 
 def fifo_queue(scope: Construct, construct_id: str, **props: object) -> sqs.Queue:
@@ -52,13 +47,7 @@ class WritePipeline(Construct):
         super().__init__(scope, construct_id)
         self.dead_letters = fifo_queue(self, "DeadLetters", retention_period=Duration.days(14))
         self.queue = fifo_queue(
-            self,
-            "Queue",
-            visibility_timeout=Duration.seconds(FUNCTIONS["Writer"].timeout.to_seconds() * VISIBILITY_FACTOR),
-            retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                max_receive_count=config.max_receive_count, queue=self.dead_letters
-            ),
+            self, "Queue", **consumed_by("Writer", self.dead_letters, config.max_receive_count)
         )
         # One item per accepted-but-not-stored record id (adapters/dynamodb_pending.py). Marks
         # expire within days by TTL: nothing here is worth keeping after the stack.
