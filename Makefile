@@ -98,6 +98,22 @@ bench-knowledge-update: $(STAMP)
 bench-locomo: $(STAMP)
 	$(PY) benchmarks/locomo.py $(if $(LOCOMO),--data $(LOCOMO))
 
+## train-embedder: fine-tune MiniLM for memory search on the CPU, in its own environment (about 5 GB:
+## PyPI's torch brings its CUDA libraries; TORCH_INDEX=<a CPU wheel index> avoids them where reachable)
+.PHONY: train-embedder
+TRAIN_VENV := .build/train-venv
+TORCH_INDEX ?=
+
+$(TRAIN_VENV)/.installed: pyproject.toml
+	@test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(if $(TORCH_INDEX),$(TRAIN_VENV)/bin/pip install --quiet torch --index-url $(TORCH_INDEX))
+	$(TRAIN_VENV)/bin/pip install --quiet -e '.[train]'
+	@touch $@
+
+train-embedder: $(TRAIN_VENV)/.installed
+	nice -n 10 $(TRAIN_VENV)/bin/python training/build_pairs.py $(if $(LOCOMO),--locomo $(LOCOMO))
+	nice -n 10 $(TRAIN_VENV)/bin/python training/train_embedder.py $(if $(LOCOMO),--locomo $(LOCOMO))
+
 ## bench-ingest: LoCoMo's turns imported through the HTTP API against the raw embedder's rate, and search p95 meanwhile
 bench-ingest: $(STAMP)
 	$(PY) benchmarks/ingest.py $(if $(LOCOMO),--data $(LOCOMO))

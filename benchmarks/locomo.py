@@ -1,7 +1,8 @@
 """Retrieval quality on LoCoMo, through the public HTTP API of the local runtime.
 
     python benchmarks/locomo.py [--data PATH] [--configs full,no-lexical,...] [--conversations N]
-                                [--embedder minilm|hashing] [--data-dir DIR] [--details PATH]
+                                [--embedder minilm|minilm-memory|hashing] [--half A|B]
+                                [--data-dir DIR] [--details PATH]
 
 LoCoMo (Maharana et al., ACL 2024) is ten long conversations between two people, 5,882 turns in
 272 dated sessions, with questions whose evidence is a list of turns (``dia_id`` like ``D3:12``).
@@ -63,7 +64,8 @@ Every ranking piece is measured on and off, one row per configuration (``--confi
 **Held out.** Every figure is also reported for each half of the conversations (`HALVES`: the
 odd and the even ones of the data set's order). A ranking decision is made on one half and
 judged by its figure on the other, and the other way round; a gain that does not hold on the half
-it was not chosen on is not taken.
+it was not chosen on is not taken. ``--half`` runs one half alone: the memory-tuned embedder
+(``--embedder minilm-memory``) is trained on half A and judged on half B.
 
 Configurations that share an ingest share one runtime and data directory (under ``--data-dir``, one
 sub-directory per ingest); their searches are interleaved question by question, so that load from
@@ -224,6 +226,8 @@ DEFAULTS: dict[str, Any] = {
     "configs": "+".join(DEFAULT_CONFIGS),
     "embedder": "minilm",
     "store": "sqlite",
+    "half": None,
+    "data": DEFAULT_DATA.stem,
 }
 
 
@@ -840,7 +844,8 @@ def data_summary(conversations: Sequence[Conversation]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     load_at_start, run_started = _corpus.load_average(), time.perf_counter()
-    conversations = load_conversations(args.data, args.conversations)
+    everything = load_conversations(args.data, args.conversations)
+    conversations = [c for i, c in enumerate(everything) if args.half is None or i in HALVES[args.half]]
     data = data_summary(conversations)
     print(
         f"LoCoMo: {data['conversations']} conversations, {data['turns']:,} turns, "
@@ -897,7 +902,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             rows = answers[config.name]
             metrics = score([o for _, _, o in rows])
             metrics["latency_ms"] = _corpus.summarize([o.ms for _, _, o in rows])
-            metrics["halves"] = halves(conversations, rows)
+            metrics["halves"] = halves(everything, rows)
             configs[config.name] = {
                 "label": config.label,
                 "ingest": config.ingest,
@@ -919,13 +924,14 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     if args.details is not None:
         args.details.write_text("".join(json.dumps(d) + "\n" for d in details))
 
-    complete = args.conversations == 0 and args.embedder == "minilm"
+    complete = args.conversations == 0 and args.embedder == "minilm" and args.half is None
     return {
         **_corpus.result_header("locomo", run_started, load_at_start),
         "params": {
             "data": args.data.name,
             "data_sha256": _sha256(args.data),
             "conversations": args.conversations or "all",
+            "half": args.half or "both",
             "configs": [c.name for c in args.configs],
             "embedder": embedder_id,
             "max_results": MAX_RESULTS,
@@ -1099,7 +1105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--conversations", type=int, default=0, help="only the first N conversations (quick runs)"
     )
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default=DEFAULTS["embedder"])
+    parser.add_argument(
+        "--embedder", choices=("minilm", "minilm-memory", "hashing"), default=DEFAULTS["embedder"]
+    )
+    parser.add_argument("--half", choices=tuple(HALVES), help="only this half's conversations (HALVES)")
     parser.add_argument(
         "--store",
         choices=("sqlite", "s3", "opensearch"),
@@ -1145,6 +1154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "configs": "+".join(c.name for c in args.configs),
         "embedder": args.embedder,
         "store": args.store,
+        "half": args.half,
+        "data": args.data.stem,
     }
     name = _corpus.result_name("locomo", values, DEFAULTS)
     print(f"\nwritten to {_corpus.write_result(name, result)}")

@@ -84,11 +84,11 @@ def batches(rows: Sequence[dict[str, Any]], size: int, rng: random.Random) -> li
     return out
 
 
-def triplet(row: dict[str, Any], rng: random.Random) -> tuple[str, str, str]:
+def triplet(row: dict[str, Any], rng: random.Random, context_share: float) -> tuple[str, str, str]:
     """(question, positive, negative), the positive and negative in the same view: both self
-    texts or both contexts (a context where the turn has one)."""
+    texts or, for ``context_share`` of the rows, both contexts (where the turn has one)."""
     k = rng.randrange(len(row["negatives"])) if row["negatives"] else -1
-    use_context = bool(row["positive_context"]) and rng.random() < 0.5
+    use_context = bool(row["positive_context"]) and rng.random() < context_share
     positive = row["positive_context"] if use_context else row["positive"]
     if k < 0:
         return row["question"], positive, row["positive"]  # no negative: the positive again
@@ -120,7 +120,7 @@ def train(args: argparse.Namespace, rows: Sequence[dict[str, Any]]) -> tuple[Any
         for batch in epoch:
             if step >= steps:
                 break
-            columns = list(zip(*(triplet(r, rng) for r in batch), strict=True))
+            columns = list(zip(*(triplet(r, rng, args.context_share) for r in batch), strict=True))
             features = [model.tokenize(list(c)) for c in columns]
             loss = loss_fn(features, None)
             optimizer.zero_grad()
@@ -192,10 +192,19 @@ def dense_recall(conversations: Sequence[locomo.Conversation], embedder: Any) ->
     full service's figures come from `benchmarks/locomo.py --embedder` through the HTTP API."""
     found: dict[int, list[float]] = {k: [] for k in KS}
     by_category: dict[str, list[float]] = {}
+    texts, embed_s, query_ms = 0, 0.0, []
     for conversation in conversations:
         turns = pairs_data.indexed_turns(conversation)
+        started = time.perf_counter()
         vectors = pairs_data.stored_vectors(embedder, turns)
-        queries = np.asarray(embedder.embed([q.text for q in conversation.questions]), dtype=np.float32)
+        embed_s += time.perf_counter() - started
+        texts += len(turns) + sum(1 for t in turns if t.context)
+        rows = []
+        for q in conversation.questions:  # one at a time, as a search embeds its query
+            started = time.perf_counter()
+            rows.append(embedder.embed([q.text])[0])
+            query_ms.append(1000 * (time.perf_counter() - started))
+        queries = np.asarray(rows, dtype=np.float32)
         for question, query in zip(conversation.questions, queries, strict=True):
             ranked = [turns[i].dia_id for i in np.argsort(-(vectors @ query), kind="stable")]
             for k in KS:
@@ -207,16 +216,18 @@ def dense_recall(conversations: Sequence[locomo.Conversation], embedder: Any) ->
         "questions": len(found[10]),
         **{f"recall@{k}": round(100 * float(np.mean(v)), 1) for k, v in found.items()},
         "recall@10_by_category": {c: round(100 * float(np.mean(v)), 1) for c, v in by_category.items()},
+        "texts_per_s": round(texts / embed_s, 1),
+        "query_embed_ms_p50_p95": [round(float(np.percentile(query_ms, p)), 2) for p in (50, 95)],
     }
 
 
-def judge(model_path: Path, locomo_path: Path) -> dict[str, Any]:
+def judge(model_path: Path, locomo_path: Path, locomo_conversations: int) -> dict[str, Any]:
     """Stock and tuned int8 models on the conversations training never saw."""
     from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
 
     sets = {"heldout-own": locomo.load_conversations(pairs_data.HELDOUT_CONVERSATIONS)}
-    if locomo_path.is_file():
-        sets["locomo-B"] = pairs_data.locomo_half(locomo_path, "B")
+    if locomo_conversations and locomo_path.is_file():
+        sets["locomo-B"] = pairs_data.locomo_half(locomo_path, "B")[:locomo_conversations]
     models = {"stock": MiniLmEmbedder(), "tuned": MiniLmEmbedder(model_path=model_path)}
     return {
         name: {which: dense_recall(convs, embedder) for which, embedder in models.items()}
@@ -242,10 +253,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many (0: all)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20261128)
+    parser.add_argument(
+        "--context-share", type=float, default=0.5, help="rows whose positive is the turn's context"
+    )
     parser.add_argument("--skip-judge", action="store_true", help="no held-out figures (quick runs)")
+    parser.add_argument("--judge-only", action="store_true", help="judge the model in --out again")
+    parser.add_argument(
+        "--judge-locomo",
+        type=int,
+        default=5,
+        help="held-out figures on this many of LoCoMo's half B conversations (0: the own set only)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is fetched: the weights are a package
 
+    if args.judge_only:
+        record = json.loads((args.out / "training.json").read_text(encoding="utf-8"))
+        model = args.out / "model.int8.onnx"
+        record["held_out_dense_recall"] = judge(model, args.locomo, args.judge_locomo)
+        (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        print(json.dumps(record["held_out_dense_recall"], indent=2))
+        return 0
     rows, hashes = read_pairs(args.pairs)
     if not rows:
         parser.error("no pairs: run training/build_pairs.py first")
@@ -263,7 +291,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "pairs": {"rows": len(rows), "sha256": hashes, "by_source": _count(r["source"] for r in rows)},
         "hyper_parameters": {
             k: getattr(args, k)
-            for k in ("epochs", "batch_size", "lr", "warmup", "scale", "max_tokens", "max_steps", "seed")
+            for k in (
+                "epochs",
+                "batch_size",
+                "lr",
+                "warmup",
+                "scale",
+                "max_tokens",
+                "context_share",
+                "max_steps",
+                "seed",
+            )
         },
         "loss": "MultipleNegativesRankingLoss (in-batch + one hard negative per question)",
         "run": {
@@ -273,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
     }
     if not args.skip_judge:
-        record["held_out_dense_recall"] = judge(model_path, args.locomo)
+        record["held_out_dense_recall"] = judge(model_path, args.locomo, args.judge_locomo)
     record["total_s"] = round(time.perf_counter() - started, 1)
     (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(record, indent=2))

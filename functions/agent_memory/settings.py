@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     export_expiry_days: int = Field(default=7, ge=1, le=365)
 
     # --- embeddings ----------------------------------------------------------------------------
-    embedder: Literal["hashing", "minilm", "bedrock"] = "minilm"
+    embedder: Literal["hashing", "minilm", "minilm-memory", "bedrock"] = "minilm"
     embedding_dimension: int = Field(default=384, ge=8, le=4096)
     bedrock_embedding_model_id: str = "amazon.titan-embed-text-v2:0"
     #: Threads of the local model (0: one per CPU, at most 4). `agent-memory serve` with several

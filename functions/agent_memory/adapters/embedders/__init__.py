@@ -1,7 +1,8 @@
 """Embedders: the implementations of the `Embedder` port, and the factory that picks one from settings.
 
 ``hashing`` is deterministic and dependency-free (tests), ``minilm`` is the local model of the
-embedded default, ``bedrock`` is Titan Text Embeddings v2 in AWS. None of them loads a model or
+embedded default, ``minilm-memory`` the same model fine-tuned for memory search (its weights made by
+``make train-embedder``), ``bedrock`` is Titan Text Embeddings v2 in AWS. None of them loads a model or
 builds a client until the first `embed`.
 """
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.embedders.minilm import DIMENSION as MINILM_DIMENSION
 from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+from agent_memory.adapters.embedders.minilm_memory import MemoryMiniLmEmbedder
 from agent_memory.adapters.embedders.titan import BedrockTitanEmbedder
 from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
 from agent_memory.errors import ConfigurationError
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BedrockTitanEmbedder",
     "HashingEmbedder",
+    "MemoryMiniLmEmbedder",
     "MiniLmEmbedder",
     "build_embedder",
     "build_tenant_embedder",
@@ -38,14 +41,14 @@ def build_embedder(settings: Settings) -> Embedder:
     """
     if settings.embedder == "hashing":
         return HashingEmbedder(dimension=settings.embedding_dimension)
-    if settings.embedder == "minilm":
+    if settings.embedder in _LOCAL_MODELS:
         if settings.embedding_dimension != MINILM_DIMENSION:
             raise ConfigurationError(
-                f"embedder 'minilm' gives {MINILM_DIMENSION} dimensions, not "
+                f"embedder {settings.embedder!r} gives {MINILM_DIMENSION} dimensions, not "
                 f"{settings.embedding_dimension}: set AGENT_MEMORY_EMBEDDING_DIMENSION="
                 f"{MINILM_DIMENSION} or choose another AGENT_MEMORY_EMBEDDER"
             )
-        return MiniLmEmbedder(threads=settings.embedder_threads)
+        return _LOCAL_MODELS[settings.embedder](threads=settings.embedder_threads)
     if settings.embedder == "bedrock":
         return BedrockTitanEmbedder(
             model_id=settings.bedrock_embedding_model_id,
@@ -55,6 +58,12 @@ def build_embedder(settings: Settings) -> Embedder:
     raise ConfigurationError(f"unknown embedder {settings.embedder!r}")
 
 
+#: The local MiniLM models by name: each its own model id, so its own embedding space.
+_LOCAL_MODELS: dict[str, type[MiniLmEmbedder]] = {
+    "minilm": MiniLmEmbedder,
+    "minilm-memory": MemoryMiniLmEmbedder,
+}
+
 #: How long one embedding request of a tenant's endpoint may take (a search waits for it).
 TENANT_EMBED_TIMEOUT_S = 30.0
 
@@ -63,8 +72,8 @@ def build_tenant_embedder(choice: ModelChoice, key: str | None, settings: Settin
     """The embedder of a tenant's choice (checked when it was set: `enabled_embedding_models`),
     with the tenant's own key for an OpenAI-compatible endpoint (never the operator's)."""
     if choice.provider is ModelProvider.LOCAL:
-        if choice.model == "minilm":
-            return MiniLmEmbedder(threads=settings.embedder_threads)
+        if choice.model in _LOCAL_MODELS:
+            return _LOCAL_MODELS[choice.model](threads=settings.embedder_threads)
         return HashingEmbedder(dimension=choice.dimension or settings.embedding_dimension)
     if choice.provider is ModelProvider.BEDROCK:
         return BedrockTitanEmbedder(
@@ -94,4 +103,8 @@ def enabled_embedding_models(settings: Settings) -> dict[ModelProvider, frozense
 
 
 #: The local models a tenant may choose, and the dimension each gives (None: any it asks for).
-LOCAL_EMBEDDING_MODELS: dict[str, int | None] = {"minilm": MINILM_DIMENSION, "hashing": None}
+LOCAL_EMBEDDING_MODELS: dict[str, int | None] = {
+    "minilm": MINILM_DIMENSION,
+    "minilm-memory": MINILM_DIMENSION,
+    "hashing": None,
+}
