@@ -33,6 +33,7 @@ from datetime import datetime
 
 import numpy as np
 
+from agent_memory.domain.contextual import dedup_text
 from agent_memory.domain.derived import is_derived
 from agent_memory.domain.fact_timeline import Statement, Timelines, timelines
 from agent_memory.domain.grains import Grain
@@ -96,8 +97,9 @@ class Marked:
 
 
 class StatementVectors:
-    """Each statement's own vector: its words alone, without the speaker, the day and the turns
-    before that its stored vector carries (`domain.contextual`).
+    """Each statement's own vector: its words alone (`domain.contextual.dedup_text`: with its
+    topic, when it has one), without the speaker, the day and the turns before that its stored
+    vector carries.
 
     Stored vectors place two turns of one speaker near each other for what they share around them;
     comparing "I live in Lisbon" with "I work in Porto" needs what each says. The store returns no
@@ -113,7 +115,7 @@ class StatementVectors:
     ) -> list[tuple[MemoryRecord, float]]:
         """``others`` with their cosine to ``record`` by own vectors, nearest first (one model
         call at most, for the statements not kept)."""
-        mine, *theirs = self._embedder.embed([record.content, *(o.content for o in others)])
+        mine, *theirs = self._embedder.embed([dedup_text(record), *(dedup_text(o) for o in others)])
         scored = [(o, float(np.dot(mine, v))) for o, v in zip(others, theirs, strict=True)]
         return sorted(scored, key=lambda x: -x[1])
 
