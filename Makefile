@@ -8,6 +8,10 @@ LAMBDA_VENV := .build/lambda-python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
+# make test runs pytest in this many processes (pytest-xdist). The suite waits more than it
+# computes (servers, a browser, an OpenSearch node), so three share two cores well; 0 runs serially.
+TEST_WORKERS ?= 3
+
 .PHONY: dev test test-lambda-python smoke lint format bench bench-concurrency bench-scale bench-cold-start bench-learning bench-retention bench-locomo bench-ingest openapi load clean install test-opensearch opensearch-up opensearch-down synth deploy layer-lock
 
 # Two installs into the one .venv: `make dev` installs what serving needs (the service and the
@@ -38,7 +42,7 @@ dev: $(SERVE_STAMP)
 # be made (test-lambda-python), in the development environment otherwise.
 test: $(STAMP) $(LAMBDA_VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(OPENSEARCH) run sh -c '$(VENV)/bin/pytest -q $$(test -f $(LAMBDA_VENV)/.installed && echo --ignore=tests/deployed) && $(E2E_ON_OPENSEARCH)'
+	$(OPENSEARCH) run sh -c '$(VENV)/bin/pytest -q -n $(TEST_WORKERS) $$(test -f $(LAMBDA_VENV)/.installed && echo --ignore=tests/deployed) && $(E2E_ON_OPENSEARCH)'
 	@$(MAKE) --no-print-directory test-lambda-python
 
 # The deployed-configuration tests on Lambda's Python 3.12 with exactly the layer's locked
@@ -140,7 +144,7 @@ E2E_OPENSEARCH_TESTS := tests/e2e/test_local_http.py tests/e2e/test_forget_http.
 	tests/e2e/test_knowledge_e2e.py tests/e2e/test_isolation.py \
 	--deselect tests/e2e/test_local_http.py::test_retry_before_the_write_is_stored_names_the_same_memory \
 	--deselect tests/e2e/test_forget_http.py::test_forgetting_a_memory_remakes_the_daily_summary_without_it
-E2E_ON_OPENSEARCH = AGENT_MEMORY_TEST_STORE=opensearch $(VENV)/bin/pytest -q $(E2E_OPENSEARCH_TESTS)
+E2E_ON_OPENSEARCH = AGENT_MEMORY_TEST_STORE=opensearch $(VENV)/bin/pytest -q -n $(TEST_WORKERS) $(E2E_OPENSEARCH_TESTS)
 
 ## opensearch-up: start a local OpenSearch node with k-NN (or reuse it); prints OPENSEARCH_URL=...
 opensearch-up:

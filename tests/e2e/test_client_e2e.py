@@ -28,7 +28,7 @@ def connect(runtime: LocalRuntime) -> Iterator[Callable[[str], MemoryClient]]:
     clients: list[MemoryClient] = []
 
     def make(key: str) -> MemoryClient:
-        clients.append(MemoryClient(runtime.url, api_key=key, timeout_s=5.0))
+        clients.append(MemoryClient(runtime.url, api_key=key, timeout_s=30.0))
         return clients[-1]
 
     yield make

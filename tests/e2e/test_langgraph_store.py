@@ -36,7 +36,7 @@ DATED = r"^\[\d{4}-\d{2}-\d{2}\] "
 
 
 def _store(runtime: LocalRuntime, key: str) -> AgentMemoryStore:
-    return AgentMemoryStore(MemoryClient(runtime.url, api_key=key, timeout_s=5.0))
+    return AgentMemoryStore(MemoryClient(runtime.url, api_key=key, timeout_s=30.0))
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ LINE = r"\[\d{4}-\d{2}-\d{2} · working\] "
 def client(runtime: LocalRuntime, new_key: NewKey) -> Iterator[MemoryClient]:
     """A fresh tenant's client."""
     _, _, key = new_key()
-    with MemoryClient(runtime.url, api_key=key, timeout_s=5.0) as client:
+    with MemoryClient(runtime.url, api_key=key, timeout_s=30.0) as client:
         yield client
 
 

@@ -260,7 +260,7 @@ def test_retry_after_the_write_was_stored_settles(api: Api, new_key: Any) -> Non
 
     # THEN it names the same memory, and the client's wait for its writes ends, with one record
     assert again == first
-    stats = settled_stats(api, key, "retry-bot", timeout_s=2.0)
+    stats = settled_stats(api, key, "retry-bot", timeout_s=10.0)
     assert stats["records"]["working"] == 1
 
 

@@ -71,7 +71,7 @@ class ScriptedModel(Model):
 def client(runtime: LocalRuntime, new_key: NewKey) -> Iterator[MemoryClient]:
     """A fresh tenant's client."""
     _, _, key = new_key()
-    with MemoryClient(runtime.url, api_key=key, timeout_s=5.0) as client:
+    with MemoryClient(runtime.url, api_key=key, timeout_s=30.0) as client:
         yield client
 
 

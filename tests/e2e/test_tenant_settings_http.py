@@ -92,7 +92,7 @@ def test_the_client_reads_and_changes_settings_and_sends_the_key_itself(runtime:
     from agent_memory.domain.tenant_settings import TenantSettings
 
     _, _, admin = new_key(admin=True)
-    client = MemoryClient(runtime.url, api_key=admin, timeout_s=5.0)
+    client = MemoryClient(runtime.url, api_key=admin, timeout_s=30.0)
     # WHEN it turns merging off and sets a key
     current = client.settings()
     changed = client.update_settings(

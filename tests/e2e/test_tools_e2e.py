@@ -28,7 +28,7 @@ def tools_for(runtime: LocalRuntime) -> Iterator[Callable[..., MemoryTools]]:
     clients: list[MemoryClient] = []
 
     def make(key: str, agent_id: str, user_id: str | None = None) -> MemoryTools:
-        clients.append(MemoryClient(runtime.url, api_key=key, timeout_s=5.0))
+        clients.append(MemoryClient(runtime.url, api_key=key, timeout_s=30.0))
         return MemoryTools(clients[-1], agent_id, user_id=user_id)
 
     yield make
