@@ -2,6 +2,7 @@
 
     python benchmarks/ingest.py [--data /work/shared/data/locomo10.json] [--turns 0]
                                 [--background 10000] [--searches 300] [--workers 0]
+                                [--writer-only]
 
 What a team does first with a memory service is load its history; what it then notices is how
 long the last turn takes to be stored, and whether searches slow down meanwhile. So, on a fresh
@@ -19,6 +20,7 @@ data directory:
    The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
    them in one model call (`services.embedding_memo`).
 
+``--writer-only`` measures the writer alone in this process instead (`writer_alone`).
 Figures go to ``benchmarks/results/ingest[-...].json``; the table goes to stdout.
 """
 
@@ -56,6 +58,75 @@ def raw_rate(texts: list[str]) -> dict[str, float]:
         embedder.embed(texts[start : start + EMBED_BATCH])
     seconds = time.perf_counter() - started
     return {"seconds": round(seconds, 2), "turns_per_s": round(len(texts) / seconds, 1)}
+
+
+def writer_alone(texts_of: list[Any], data_dir: Path) -> dict[str, Any]:
+    """The writer in this process on the same turns (`--writer-only`): one `WriteService` accept
+    per turn, then the `WriterService` fed `WRITE_BATCH` messages at a time, with MiniLM behind a
+    counter. Model calls, texts and characters, and CPU seconds against the raw embedder's CPU
+    seconds on the turns alone: figures that a loaded machine does not move much."""
+    from datetime import UTC, datetime
+
+    from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+    from agent_memory.adapters.local_pending import LocalPendingWrites
+    from agent_memory.adapters.local_queue import LocalFifoQueue
+    from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
+    from agent_memory.contract.v1 import WriteItem, WriteRequest
+    from agent_memory.domain.caller import Caller
+    from agent_memory.local.worker import WRITE_BATCH
+    from agent_memory.observability import discard_unpublished_metrics
+    from agent_memory.services.store_writes import WriterService
+    from agent_memory.services.write import WriteService
+
+    class Counted(MiniLmEmbedder):
+        calls = texts = chars = 0
+
+        def embed(self, texts: Any) -> Any:
+            Counted.calls, Counted.texts = Counted.calls + 1, Counted.texts + len(texts)
+            Counted.chars += sum(len(t) for t in texts)
+            return super().embed(texts)
+
+    class Now:
+        def now(self) -> datetime:
+            return datetime.now(UTC)
+
+    model = Counted()
+    turns = [str(i.item["content"]) for i in texts_of]
+    model.embed(["load the model"])
+    raw_cpu = time.process_time()
+    for start in range(0, len(turns), EMBED_BATCH):
+        MiniLmEmbedder.embed(model, turns[start : start + EMBED_BATCH])
+    raw_cpu = time.process_time() - raw_cpu
+    Counted.calls = Counted.texts = Counted.chars = 0
+    store = SqliteMemoryStore(data_dir / "alone.db", dimension=384, model_id=model.model_id)
+    queue, pending = (
+        LocalFifoQueue(data_dir / "alone-queue.db"),
+        LocalPendingWrites(data_dir / "alone-queue.db"),
+    )
+    write = WriteService(queue, pending, Now())
+    writer = WriterService(store, model, pending, queue, Now())
+    for item in texts_of:
+        request = WriteRequest(items=[WriteItem.model_validate(dict(item.item))])
+        write.accept(Caller(TENANT, key_id="bench"), item.agent_id, request.to_new_memories())
+    discard_unpublished_metrics()
+    cpu, wall = time.process_time(), time.perf_counter()
+    while batch := queue.receive(WRITE_BATCH):
+        for prepared in writer.prepare([m.body for m in batch]):
+            if prepared.command is not None:
+                writer.apply(prepared.command, prepared.vector)
+        queue.ack(m.receipt_handle for m in batch)
+        discard_unpublished_metrics()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {
+        "turns": len(turns),
+        "model_calls": Counted.calls,
+        "texts": Counted.texts,
+        "chars_per_turn_char": round(Counted.chars / sum(len(t) for t in turns), 2),
+        "cpu_s": round(cpu, 1),
+        "raw_cpu_s": round(raw_cpu, 1),
+        "cpu_share_of_raw": round(raw_cpu / cpu, 3),
+        "wall_turns_per_s": round(len(turns) / wall, 1),
+    }
 
 
 def free_port() -> int:
@@ -147,6 +218,10 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     items = read_source(args.data, "locomo")
     if args.turns:
         items = items[: args.turns]
+    if args.writer_only:
+        alone = writer_alone(items, data_dir)
+        print(json.dumps(alone))
+        return {**_corpus.result_header("ingest-writer", run_started, load_at_start), "writer": alone}
     texts = [str(i.item["content"]) for i in items]
     print(f"raw embedder over {len(texts):,} turns ...", file=sys.stderr)
     raw = raw_rate(texts)
@@ -221,13 +296,19 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=DEFAULTS["workers"], help="API processes (0: the default)"
     )
+    parser.add_argument(
+        "--writer-only",
+        action="store_true",
+        help="the writer in this process alone: model calls, texts and CPU against the raw embedder",
+    )
     args = parser.parse_args()
     if not args.data.exists():
         parser.error(f"no data set at {args.data} (LoCoMo's locomo10.json; see --data)")
     with tempfile.TemporaryDirectory(prefix="agent-memory-ingest-") as tmp:
         result = run(args, Path(tmp))
     values = {k: getattr(args, k) for k in DEFAULTS}
-    path = _corpus.write_result(_corpus.result_name("ingest", values, DEFAULTS), result)
+    name = "ingest-writer" if args.writer_only else "ingest"
+    path = _corpus.write_result(_corpus.result_name(name, values, DEFAULTS), result)
     print(f"wrote {path}", file=sys.stderr)
     return 0
 
