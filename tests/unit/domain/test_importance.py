@@ -154,9 +154,9 @@ def test_output_is_always_in_range_and_deterministic() -> None:
 def test_it_is_fast_on_the_largest_content() -> None:
     # GIVEN the largest content a write accepts, full of near-matches
     text = ("approx 3 4 may we wi remember the 12 o " * 500)[:16_384]
-    # WHEN it is scored 20 times, THEN no pattern backtracks: a few milliseconds a call even on a busy machine,
-    # and a catastrophic pattern would take seconds to hours. The bound is that of a runaway, not
-    # a speed target (benchmarks/ measure speed), so a machine loaded twenty times over passes.
+    # WHEN it is scored 20 times, THEN no pattern backtracks: a call takes a few milliseconds,
+    # even on a busy machine, and a catastrophic pattern seconds to hours. The bound is that of a
+    # runaway, not a speed target (benchmarks/ measure speed), so a loaded machine passes.
     started = time.perf_counter()
     for _ in range(20):
         score_importance(text, MemoryKind.CONVERSATION)
