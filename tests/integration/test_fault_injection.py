@@ -113,16 +113,27 @@ def harness(local_env: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harnes
     assert isinstance(queue, LocalFifoQueue)
     h = Harness(local_env, queue)
     store = container.store()
-    real_put = store.put
+    real_put, real_put_if = store.put, store.put_if
 
-    def put(items: Any) -> None:
+    def fault(items: Any) -> None:
         for item in items:
             if h.store_fault is not None:
                 h.store_fault(item.record.agent_id, item.record.id)
+
+    def put(items: Any) -> None:
+        fault(items)
         real_put(items)
         h.puts.extend((item.record.agent_id, item.record.id) for item in items)
 
+    def put_if(item: Any, read: Any, events: Any = ()) -> bool:
+        fault([item])
+        done = real_put_if(item, read, events)
+        if done:
+            h.puts.append((item.record.agent_id, item.record.id))
+        return done
+
     monkeypatch.setattr(store, "put", put)
+    monkeypatch.setattr(store, "put_if", put_if)
     yield h
 
 

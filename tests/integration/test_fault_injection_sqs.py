@@ -123,17 +123,28 @@ def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SqsHarn
         monkeypatch.setattr(SqsDeadLetters, "wait_s", 0)  # moto answers at once
         container.reset()
         h = SqsHarness(tmp_path / "data", container.dead_letters(), sqs=sqs, queue_url=queue, dlq_url=dlq)  # type: ignore[arg-type]
-        real_put = SqliteMemoryStore.put
+        real_put, real_put_if = SqliteMemoryStore.put, SqliteMemoryStore.put_if
 
-        def put(store: SqliteMemoryStore, items: Any) -> None:
+        def fault(items: Any) -> None:
             for item in items:
                 if h.store_fault is not None:
                     h.store_fault(item.record.agent_id, item.record.id)
+
+        def put(store: SqliteMemoryStore, items: Any) -> None:
+            fault(items)
             real_put(store, items)
             h.puts.extend((item.record.agent_id, item.record.id) for item in items)
 
+        def put_if(store: SqliteMemoryStore, item: Any, read: Any, events: Any = ()) -> bool:
+            fault([item])
+            done = real_put_if(store, item, read, events)
+            if done:
+                h.puts.append((item.record.agent_id, item.record.id))
+            return done
+
         # on the class: the CLI rebuilds the container, and the new store must be watched too
         monkeypatch.setattr(SqliteMemoryStore, "put", put)
+        monkeypatch.setattr(SqliteMemoryStore, "put_if", put_if)
         yield h
         container.reset()
 
