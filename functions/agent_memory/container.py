@@ -502,6 +502,9 @@ class Container:
             settings=self.settings_cache,
             embedders=self.tenant_embedders,
             feed=self.feed.feed,
+            # Re-makes a summary it hid (a source forgotten before its put); on AWS only once
+            # the writer function is given the summarize queue.
+            jobs=self.job_queue if s.summarize_queue_url or s.queue != "sqs" else None,
         )
 
     @cached_property

@@ -3,11 +3,12 @@
 A forget walks up the cascade from the record (the daily summary of its day, that day's week,
 month, quarter and year), then soft-deletes the record (search and get never return it again):
 marks first, so a crash in between never leaves a summary with the forgotten words unmarked, and
-a retry finds the record still live. Each summary on the way that was made from the one below it
-is marked stale (`staleness`): hidden at once and re-made by a ``forget`` job from what is still
-remembered, or deleted when nothing is left. One job per chain is queued, for its top-most stale
-summary: making it makes every stale summary below it first (the cascade heals missing
-children), so the order is right.
+a retry finds the record still live. Once it is forgotten the marks are walked again, a moment
+later, for a re-make that read the record between the two (`_mark_again`). Each summary on the
+way that was made from the one below it is marked stale (`staleness`): hidden at once and re-made
+by a ``forget`` job from what is still remembered, or deleted when nothing is left. One job per
+chain is queued, for its top-most stale summary: making it makes every stale summary below it
+first (the cascade heals missing children), so the order is right.
 
 The walk stops at the first summary that does not exist (nothing above it was made through it)
 or that was forgotten itself (it is never re-made, and its parent was re-made without it when it
@@ -21,7 +22,7 @@ summaries it made stale), each stale mark, and later each re-make or deletion of
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
 from agent_memory.domain.change_events import memory_forgotten, user_erased
@@ -43,6 +44,8 @@ from agent_memory.services.superseding import SupersessionService
 
 #: Records read per round of an erasure (each round forgets what it read).
 ERASE_PAGE = 500
+#: How much later than a forget's first marks its second walk marks (`_mark_again`), at least.
+_INSTANT = timedelta(microseconds=1)
 
 
 @dataclass
@@ -182,18 +185,39 @@ class ForgetService:
             if walk.profiles is None:
                 walk.profiles = made_profiles(self._store, tenant, agent, walk.now)
             self._mark_derived(record, walk, walk.profiles, walk.stale_profiles)
-        if record.superseded_by:  # its successor's summaries quote what it replaced: re-made
-            successor = self._store.get(tenant, agent, record.superseded_by)
-            if successor is not None and successor.is_live(walk.now):
-                self._mark_chain(successor, walk)
+        self._mark_successor(record, walk)
         event = walk.event(tenant, agent, record.id, action, {**detail, "stale_summaries": stale})
         if not self._store.soft_delete(tenant, agent, record.id, event):
             return False
+        self._mark_again(record, walk)
         if action != AuditAction.ERASE:  # an erasure takes every memory of the user's timelines
             self._supersession.on_forget(record, walk.now, walk.actor)
         walk.result.forgotten.append(record.id)
         metrics.add_metric(name="MemoriesForgotten", unit=MetricUnit.Count, value=1)
         return True
+
+    def _mark_again(self, record: MemoryRecord, walk: _Walk) -> None:
+        """Walk the marks of ``record`` again once it is forgotten, at a later instant.
+
+        A re-make that read its children between the first marks and the delete still folded
+        ``record``, and names the first mark (`staleness.REMAKES`): marked again, the summary's
+        mark is no longer the one that version names, so the writer drops it (or, already
+        stored, it is hidden here) and the re-make queued for the chain's top is made from what
+        is left. Idempotent: a retry after a crash finds the record forgotten and stops earlier;
+        marking a stale summary again only moves its mark forward."""
+        again = _Walk(now=max(self._clock.now(), walk.now + _INSTANT), actor=walk.actor, tops=walk.tops)
+        self._mark_chain(record, again)
+        self._mark_successor(record, again)
+        known = set(walk.result.stale_summaries)
+        walk.result.stale_summaries += [s for s in again.result.stale_summaries if s not in known]
+        walk.marked |= again.marked
+
+    def _mark_successor(self, record: MemoryRecord, walk: _Walk) -> None:
+        """The summaries of what superseded ``record`` quote what it replaced: re-made too."""
+        if record.superseded_by:
+            successor = self._store.get(record.tenant_id, record.agent_id, record.superseded_by)
+            if successor is not None and successor.is_live(walk.now):
+                self._mark_chain(successor, walk)
 
     def _mark_summary(self, summary: MemoryRecord, detail: dict[str, object], walk: _Walk) -> None:
         """Mark ``summary`` itself stale (unless this operation did), then the chain above it."""

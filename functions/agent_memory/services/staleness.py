@@ -20,8 +20,11 @@ re-make's read and its write leaves the summary stale for that forget's own re-m
 
 from __future__ import annotations
 
+from agent_memory.domain.patterns import PatternJob, is_recognised_pattern
+from agent_memory.domain.profiles import ProfileJob, is_made_profile
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditQuery
+from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditQuery, Job
 
 #: Metadata key of a summary's child count (also written by the summarize service).
 CHILDREN_COUNT = "children_count"
@@ -109,3 +112,28 @@ def remade_event(stale: MemoryRecord, version: MemoryRecord) -> AuditEvent | Non
             "stale_since": stale.deleted_at.isoformat(),
         },
     )
+
+
+def remake_job(record: MemoryRecord) -> Job | None:
+    """The job that re-makes ``record`` once it is marked stale, as a forget queues it: its
+    period's summary job, or its agent's pattern or profile job naming it (None: nothing
+    re-makes such a record)."""
+    tenant, agent = record.tenant_id, record.agent_id
+    if record.kind is MemoryKind.SUMMARY and record.time_key is not None:
+        return Job.of(
+            SummarizeJob(
+                tenant_id=tenant,
+                agent_id=agent,
+                grain=record.grain,
+                time_key=record.time_key,
+                reason="forget",
+            )
+        )
+    derived: PatternJob | ProfileJob
+    if is_recognised_pattern(record):
+        derived = PatternJob(tenant_id=tenant, agent_id=agent, reason="forget", stale=[record.id])
+    elif is_made_profile(record):
+        derived = ProfileJob(tenant_id=tenant, agent_id=agent, reason="forget", stale=[record.id])
+    else:
+        return None
+    return Job(key=derived.key, body=derived.model_dump_json())

@@ -24,7 +24,7 @@ from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
-from agent_memory.domain.records import MemoryRecord, MergedWrite, check_metadata
+from agent_memory.domain.records import MemoryKind, MemoryRecord, MergedWrite, check_metadata
 from agent_memory.domain.supersession import Relation, relate
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -35,6 +35,7 @@ from agent_memory.ports import (
     Clock,
     DeadLetters,
     Embedder,
+    JobQueue,
     NearestQuery,
     Neighbourhood,
     PendingWrites,
@@ -47,7 +48,7 @@ from agent_memory.ports import (
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.embedding_memo import MemoEmbedder, Memos
-from agent_memory.services.staleness import remade_event, version_outdated
+from agent_memory.services.staleness import remade_event, remake_job, version_outdated
 from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
@@ -116,9 +117,13 @@ class WriterService:
         settings: SettingsCache | None = None,
         embedders: TenantEmbedders | None = None,
         feed: ChangeFeed | None = None,
+        jobs: JobQueue | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
+        #: Where the re-make of a derived record hidden right after its put is queued
+        #: (`_hide_if_source_forgotten`); without it the record stays hidden until its next job.
+        self._jobs = jobs
         #: Each distinct text embedded once (`embedding_memo`): a batch's texts in one call.
         self._memos = Memos()
         #: A tenant may embed with its own model (`domain.embedding_spaces`).
@@ -326,9 +331,52 @@ class WriterService:
             return None
         if remade is not None:
             metrics.add_metric(name="StaleSummariesRemade", unit=MetricUnit.Count, value=1)
+        if self._hide_if_source_forgotten(record):
+            return WriteOutcome.SUPERSEDED
         if record.grain is not Grain.WORKING:
             publish(self._feed, [summary_made(record, str(record.metadata.get("input_hash", "")))])
         return WriteOutcome.UPSERTED
+
+    def _hide_if_source_forgotten(self, record: MemoryRecord) -> bool:
+        """Mark a just-stored summary, pattern or profile stale when one of its sources was
+        hidden since it was made (True: it was, and its re-make is queued).
+
+        A forget marks only what is stored from the memory when it runs; a version made before
+        (a queued refresh, a re-make that read the memory before its delete) is stored after it,
+        over a summary the forget had no reason to mark. Checked after the put, so a forget is
+        either seen here or finds the version stored (and marks it itself). A memory source
+        hidden at all was forgotten; a summary source counts when hidden at or after the version
+        was made (one marked stale earlier is re-made on its own, and this version healed it).
+        The mark is dated no earlier than the version, so `staleness.is_stale` reads it as the
+        newest hiding event and the cascade re-makes the record without the forgotten words.
+        """
+        tenant, agent = record.tenant_id, record.agent_id
+        gone = next(
+            (
+                sid
+                for sid in dict.fromkeys(record.source_ids)
+                if (source := self._store.get(tenant, agent, sid)) is not None
+                and source.deleted_at is not None
+                and (source.kind is not MemoryKind.SUMMARY or source.deleted_at >= record.updated_at)
+            ),
+            None,
+        )
+        if gone is None:
+            return False
+        stored = self._store.get(tenant, agent, record.id)
+        if stored is None or stored.deleted_at is not None or stored.updated_at != record.updated_at:
+            return True  # hidden (or replaced) since the put: whoever did it decides its fate
+        at = max(self._clock.now(), record.updated_at)
+        event = AuditEvent(tenant, agent, record.id, AuditAction.STALE, "writer", at, {"because": gone})
+        if self._store.mark_stale(tenant, agent, record.id, event):
+            job = remake_job(record)
+            if self._jobs is not None and job is not None:
+                self._jobs.send([job])
+        metrics.add_metric(name="UpsertsHiddenForForgottenSource", unit=MetricUnit.Count, value=1)
+        logger.info(
+            "derived record made from a forgotten memory; marked stale", extra={"record_id": record.id}
+        )
+        return True
 
     def _remember(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome | None:
         """Store a new memory, merged into its near duplicate or on its own (None: what it was

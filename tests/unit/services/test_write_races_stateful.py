@@ -1,6 +1,6 @@
 """A forget that lands between the writer's read and its put never brings forgotten words back: a
 stateful property test of writes, forgets and re-made summaries against a plain reference model
-(which memories are live, which were forgotten, which summaries each forget hid).
+(which memories are queued, live and forgotten).
 
 The writer runs on a store that can be told to let a forget in right before its next put, the
 interleaving a second writer (a redelivered message) or a slow writer meets:
@@ -9,9 +9,15 @@ interleaving a second writer (a redelivered message) or a slow writer meets:
 * a summary version being stored over a summary made from a memory sees that memory forgotten
   (and the summary hidden) before this put.
 
-After every step: no forgotten memory reads back live, and no summary a forget hid shows again
-with the forgotten memory in it. After a final drain, every remembered memory is live and the
-summaries are whole again (the cascade heals what the forgets hid).
+The forget service runs on a store that lets a day's re-make run between a forget's stale marks
+and its delete (the re-make reads the memory still live); and a day's refresh can be queued
+holding a memory that is forgotten before its put, over a summary made without it (the forget
+has nothing of it to mark).
+
+After every step: no forgotten memory reads back live, and no live summary lists a forgotten
+memory or quotes it. After the queues drain (the writes, then the re-makes the forgets and the
+writer queued), still none does; after a final re-make of every day, every remembered memory is
+live and the summaries are whole again (the cascade heals what the forgets hid).
 """
 
 from __future__ import annotations
@@ -33,9 +39,11 @@ from tests.unit.services.conftest import World, make_world
 
 from agent_memory.contract.v1 import WriteItem, WriteRequest
 from agent_memory.domain.grains import Grain
+from agent_memory.domain.records import MemoryKind
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditEvent, StoredRecord
+from agent_memory.services.forget import ForgetService
 from agent_memory.services.store_writes import WriterService
 from agent_memory.services.summarize import ChildNotStoredYetError
 
@@ -80,15 +88,32 @@ class RacingStore:
         return bool(self._store.put_if(item, read, events))
 
 
+class DeletingStore:
+    """The store as the forget service sees it: ``before_delete`` (once armed) runs right
+    before its next soft delete, after the forget's stale marks."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.before_delete: Callable[[str], None] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
+        hook, self.before_delete = self.before_delete, None
+        if hook is not None:
+            hook(record_id)
+        return bool(self._store.soft_delete(tenant_id, agent_id, record_id, event))
+
+
 @dataclass
 class Model:
     """What the machine did: memories accepted and not stored yet, stored (and not forgotten),
-    forgotten ones, and for each forgotten one the summaries its forget hid."""
+    and forgotten ones."""
 
     queued: dict[str, str] = field(default_factory=dict)
     live: dict[str, str] = field(default_factory=dict)
     forgotten: dict[str, str] = field(default_factory=dict)
-    hid: dict[str, list[str]] = field(default_factory=dict)
     unused: list[str] = field(default_factory=lambda: list(FACTS))
     raced: int = 0
 
@@ -100,6 +125,7 @@ class WritesRacingForgets(RuleBasedStateMachine):
         self.clock = FixedClock(START)
         self.world: World = make_world(self.dir, self.clock)
         self.racing = RacingStore(self.world.store)
+        self.cascade: Cascade = build(self.world, self.dir)
         self.world.writer = WriterService(
             self.racing,
             self.world.embedder,
@@ -107,14 +133,19 @@ class WritesRacingForgets(RuleBasedStateMachine):
             self.world.queue,
             self.clock,
             dedup_threshold=0.92,
+            jobs=self.cascade.jobs,
         )
-        self.cascade: Cascade = build(self.world, self.dir)
+        self.deleting = DeletingStore(self.world.store)
+        self.world.forget = ForgetService(self.deleting, self.cascade.jobs, self.clock)
         self.model = Model()
 
     def teardown(self) -> None:
         try:
             self.racing.race = None
+            self.deleting.before_delete = None
             self._tick()
+            self.cascade.run()  # the writes, then the re-makes the forgets and the writer queued
+            self.every_step()
             for day in DAYS:
                 self.cascade.queue(Grain.DAILY, day.isoformat())
             self.cascade.run()
@@ -132,10 +163,9 @@ class WritesRacingForgets(RuleBasedStateMachine):
         self.clock.advance(milliseconds=7)
 
     def _forget(self, memory_id: str) -> None:
-        result = self.world.forget.forget(TENANT, AGENT, memory_id, actor="key_test")
+        self.world.forget.forget(TENANT, AGENT, memory_id, actor="key_test")
         text = self.model.live.pop(memory_id, None) or self.model.queued.pop(memory_id)
         self.model.forgotten[memory_id] = text
-        self.model.hid[memory_id] = list(result.stale_summaries)
 
     # --- rules ----------------------------------------------------------------------------------
 
@@ -159,17 +189,54 @@ class WritesRacingForgets(RuleBasedStateMachine):
         memory_id = sorted(self.model.live)[pick % len(self.model.live)]
         self._forget(memory_id)
 
+    @precondition(lambda self: bool(self.model.live))
+    @rule(pick=st.integers(0, 10**6), store_first=st.booleans())
+    def forget_around_a_remake(self, pick: int, store_first: bool) -> None:
+        """A memory is forgotten, and its day's re-make runs between the forget's stale marks and
+        its delete (it reads the memory still live); with ``store_first`` its version is stored
+        before the delete, else it waits in the write queue."""
+        self._tick()
+        memory_id = sorted(self.model.live)[pick % len(self.model.live)]
+        record = self.world.store.get(TENANT, AGENT, memory_id)
+        assert record is not None
+
+        def remake(_: str) -> None:
+            self.remake_day(record.occurred_at.date())
+            if store_first:
+                self.world.drain()
+            self.model.raced += 1
+
+        self.deleting.before_delete = remake
+        self._forget(memory_id)
+        self.deleting.before_delete = None
+
+    @precondition(lambda self: bool(self.model.unused))
+    @rule(day=st.sampled_from(DAYS), hour=st.integers(0, 23))
+    def forget_before_a_queued_refresh(self, day: date, hour: int) -> None:
+        """The day's summary is made and stored, a memory of that day is written and stored, the
+        day's refresh (holding it) is queued, and the memory is forgotten before that put: the
+        stored summary was made without it, so the forget has nothing to mark."""
+        self.remake_day(day)
+        self.store_writes(race=False)
+        self.write(day, hour)
+        [memory_id] = self.model.queued
+        self.store_writes(race=False)
+        self.remake_day(day)
+        self._tick()
+        self._forget(memory_id)
+
     @rule(day=st.sampled_from(DAYS))
     def remake_day(self, day: date) -> None:
         """The day's summary job runs; its version waits in the write queue."""
         self._tick()
         self.cascade.queue(Grain.DAILY, day.isoformat())
         while batch := self.cascade.jobs_queue.receive(10):
-            for message in batch:
+            for n, message in enumerate(batch):
                 try:
                     self.cascade.summarize.run(SummarizeJob.model_validate_json(message.body))
-                except ChildNotStoredYetError:  # the job waits for its child's write
-                    self.cascade.jobs_queue.nack([message.receipt_handle])
+                except ChildNotStoredYetError:  # the job waits for its child's write; so does the
+                    # rest of the batch (left in flight, it would hold back its groups' jobs)
+                    self.cascade.jobs_queue.nack([m.receipt_handle for m in batch[n:]])
                     return
                 self.cascade.jobs_queue.ack([message.receipt_handle])
         discard_unpublished_metrics()
@@ -211,15 +278,14 @@ class WritesRacingForgets(RuleBasedStateMachine):
     @invariant()
     def every_step(self) -> None:
         now = self.clock.now()
-        for memory_id, text in self.model.forgotten.items():
+        for memory_id in self.model.forgotten:
             record = self.world.store.get(TENANT, AGENT, memory_id)
             assert record is None or not record.is_live(now), f"forgotten {memory_id} is live again"
-            for sid in self.model.hid[memory_id]:
-                summary = self.world.store.get(TENANT, AGENT, sid)
-                if summary is None or not summary.is_live(now):
-                    continue
-                assert memory_id not in summary.source_ids, f"{sid} shows forgotten {memory_id} again"
-                assert text not in summary.content, f"{sid} quotes forgotten {memory_id} again"
+        summaries = [r for r in self.cascade.snapshot(now) if r.kind is MemoryKind.SUMMARY]
+        for memory_id, text in self.model.forgotten.items():
+            for summary in summaries:
+                assert memory_id not in summary.source_ids, f"{summary.id} shows forgotten {memory_id}"
+                assert text not in summary.content, f"{summary.id} quotes forgotten {memory_id}"
 
 
 WritesRacingForgets.TestCase.settings = settings(
