@@ -77,6 +77,11 @@ class Summarization(Construct):
         writes.grant_enqueue(self.worker)
         writes.grant_mark_pending(self.worker)
         grant_send(self.queue, self.worker)
+        # The writer hides a summary, pattern or profile whose source was forgotten before its put
+        # and queues its re-make here, so a forget racing a re-make leaves no day without one.
+        for variable, value in settings_env(summarize_queue_url=self.queue.queue_url).items():
+            writes.writer.add_environment(variable, value)
+        grant_send(self.queue, writes.writer)
         store.grant_data_access(self.worker)
         # the summary model (summaries and patterns' statements; the writer embeds what it stores)
         grant_invoke(self.worker, self, config.summary_model_id)

@@ -502,8 +502,8 @@ class Container:
             settings=self.settings_cache,
             embedders=self.tenant_embedders,
             feed=self.feed.feed,
-            # Re-makes a summary it hid (a source forgotten before its put); on AWS only once
-            # the writer function is given the summarize queue.
+            # Re-makes a summary it hid (a source forgotten before its put): the stack gives the
+            # writer function the summarize queue; a deployment without one only hides it.
             jobs=self.job_queue if s.summarize_queue_url or s.queue != "sqs" else None,
         )
 

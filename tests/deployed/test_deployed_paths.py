@@ -156,6 +156,45 @@ def test_the_schedule_dispatches_jobs_the_worker_summarizes_and_the_summary_is_w
     assert not [c for c in deployment.calls if not c.allowed]
 
 
+def test_a_forget_before_a_summarys_put_leaves_no_summary_with_its_words(deployment: Deployment) -> None:
+    # GIVEN a day's summary made by the worker and queued as a write, holding a memory
+    bootstrap(deployment)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(hour=10, minute=0, second=0, microsecond=0)
+    [forgotten] = write(deployment, "Rui approved the Lisbon office budget.", at=yesterday)
+    write(deployment, "Ana booked the Porto venue for the offsite.", at=yesterday + timedelta(hours=1))
+    writes = queue_env(deployment, "Writer", "AGENT_MEMORY_WRITE_QUEUE_URL")
+    jobs = queue_env(deployment, "SummarizeWorker", "AGENT_MEMORY_SUMMARIZE_QUEUE_URL")
+    drain(deployment, writes, "Writer")
+    assert deployment.run("SummarizeDispatch", {"grain": "daily"})["jobs_queued"] == 1
+    drain(deployment, jobs, "SummarizeWorker")
+
+    # WHEN the memory is forgotten before the writer stores that summary
+    deleted = deployment.run("Api", api_event("DELETE", f"/v1/agents/{AGENT}/memories/{forgotten}"))
+    assert deleted["statusCode"] == 200, deleted
+    drain(deployment, writes, "Writer")
+
+    # THEN the writer hides the summary and queues its re-make on the summarize queue (its own
+    # grant), and the re-made summary holds what is left of the day, without the forgotten words
+    assert remake_queued(deployment, jobs)
+    drain(deployment, jobs, "SummarizeWorker")
+    drain(deployment, writes, "Writer")
+    response = deployment.run("Api", api_event("GET", f"/v1/agents/{AGENT}/memories", grain="daily"))
+    assert response["statusCode"] == 200, response
+    summaries = json.loads(response["body"])["items"]
+    assert summaries, "the day keeps a summary of its live memory"
+    assert all("Lisbon" not in s["content"] for s in summaries), summaries
+    assert not [c for c in deployment.calls if not c.allowed]
+
+
+def remake_queued(deployment: Deployment, jobs_url: str) -> bool:
+    """Whether the writer sent a message to the summarize queue, allowed by its role."""
+    queue = jobs_url.rsplit("/", 1)[1]
+    return any(
+        c.function == "Writer" and c.action == "sqs:SendMessage" and c.resource.endswith(queue) and c.allowed
+        for c in deployment.calls
+    )
+
+
 def test_the_retention_function_runs_on_its_schedule_input(deployment: Deployment) -> None:
     # GIVEN
     bootstrap(deployment)

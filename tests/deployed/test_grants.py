@@ -44,6 +44,7 @@ PATHS: list[Callable[..., None]] = [
     paths.test_redaction_on_write_calls_comprehend_from_the_api_function_and_stores_no_original,
     EXPORT,
     WEBHOOKS,
+    paths.test_a_forget_before_a_summarys_put_leaves_no_summary_with_its_words,
 ]
 #: Paths appended after the first eight, by name (so appending more moves none of them).
 FEEDBACK = paths.test_feedback_on_an_experience_is_queued_by_the_api_and_counted_by_the_writer
@@ -227,6 +228,10 @@ EDITS = {
     "api without the idempotency table": (without_setting("Api", "AGENT_MEMORY_IDEMPOTENCY_TABLE"), PATHS[5]),
     "authorizer without dynamodb:GetItem": (without_grant("Authorizer", "dynamodb:GetItem"), PATHS[6]),
     "writer without its dead-letter queue": (without_grant("Writer", "sqs:SendMessage"), PATHS[7]),
+    "writer without its job queue": (
+        without_setting("Writer", "AGENT_MEMORY_SUMMARIZE_QUEUE_URL"),
+        paths.test_a_forget_before_a_summarys_put_leaves_no_summary_with_its_words,
+    ),
     "api without the pending table's BatchWriteItem": (
         without_grant("Api", "dynamodb:BatchWriteItem"),
         FEEDBACK,
