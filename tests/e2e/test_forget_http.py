@@ -79,7 +79,8 @@ def test_forgetting_a_memory_remakes_the_daily_summary_without_it(api: Api, new_
     )
     assert status == 200 and not [r for r in found["results"] if "7391" in r["content"]]
 
-    # AND the audit trail shows the forget, the stale mark and the re-make, newest first
+    # AND the audit trail shows the stale mark, the forget, the stale mark again (so that a re-make
+    # that read the memory between the two is dropped) and the re-make, newest first
     def remade_trail() -> list[dict[str, Any]]:
         trail = audit(api, key, agent)
         return trail if trail and trail[0]["action"] == "remade" else []
@@ -87,6 +88,7 @@ def test_forgetting_a_memory_remakes_the_daily_summary_without_it(api: Api, new_
     trail = wait_until(remade_trail)
     assert [(e["action"], e["record_id"]) for e in trail] == [
         ("remade", summary["id"]),
+        ("stale", summary["id"]),
         ("forget", vault),
         ("stale", summary["id"]),
     ]
