@@ -144,7 +144,7 @@ E2E_OPENSEARCH_TESTS := tests/e2e/test_local_http.py tests/e2e/test_forget_http.
 	tests/e2e/test_knowledge_e2e.py tests/e2e/test_isolation.py \
 	--deselect tests/e2e/test_local_http.py::test_retry_before_the_write_is_stored_names_the_same_memory \
 	--deselect tests/e2e/test_forget_http.py::test_forgetting_a_memory_remakes_the_daily_summary_without_it
-E2E_ON_OPENSEARCH = AGENT_MEMORY_TEST_STORE=opensearch $(VENV)/bin/pytest -q -n $(TEST_WORKERS) $(E2E_OPENSEARCH_TESTS)
+E2E_ON_OPENSEARCH = AGENT_MEMORY_TEST_STORE=opensearch $(VENV)/bin/pytest -q $(E2E_OPENSEARCH_TESTS)
 
 ## opensearch-up: start a local OpenSearch node with k-NN (or reuse it); prints OPENSEARCH_URL=...
 opensearch-up:
