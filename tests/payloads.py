@@ -48,6 +48,18 @@ CONTRACT_SEARCH: dict[str, Any] = {
 #: When `memory_record` says a memory happened, unless told otherwise.
 RECORDED_AT = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
+#: Sentences far apart, so no write merges into another (each is written at most once): what the
+#: stateful write-race and staleness machines write.
+FACTS = tuple(
+    f"{who} {what} on {where}."
+    for who in ("Alice", "Bruno", "Chen", "Dana")
+    for what, where in (
+        ("booked the movers", "the Lisbon office"),
+        ("renewed the vault code 7391", "the Porto branch"),
+        ("paid invoice 4410", "the hosting contract"),
+    )
+)
+
 
 def load_event(name: str, **overrides: Any) -> dict[str, Any]:
     """A sample event from `events/`, with top-level fields replaced by ``overrides``."""

@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from tests.fakes import FixedClock
+from tests.payloads import FACTS
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
@@ -50,16 +51,6 @@ DAYS = (date(2026, 11, 9), date(2026, 11, 10), date(2026, 11, 11))
 WEEK = "2026-W46"
 #: The events that say whether a summary is hidden (``emptied``: deleted, maybe made anew later).
 MARKS = (AuditAction.STALE, AuditAction.FORGET, AuditAction.REMADE, AuditAction.EMPTIED)
-#: Sentences far apart, so no write merges into another (each is written at most once).
-FACTS = tuple(
-    f"{who} {what} on {where}."
-    for who in ("Alice", "Bruno", "Chen", "Dana")
-    for what, where in (
-        ("booked the movers", "the Lisbon office"),
-        ("renewed the vault code 7391", "the Porto branch"),
-        ("paid invoice 4410", "the hosting contract"),
-    )
-)
 
 
 class LaggingClock:

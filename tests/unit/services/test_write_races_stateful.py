@@ -34,6 +34,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from tests.fakes import FixedClock
+from tests.payloads import FACTS
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
@@ -49,16 +50,6 @@ from agent_memory.services.summarize import ChildNotStoredYetError
 
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 DAYS = (date(2026, 11, 9), date(2026, 11, 10))
-#: Sentences far apart, so no write merges into another (each is written at most once).
-FACTS = tuple(
-    f"{who} {what} on {where}."
-    for who in ("Alice", "Bruno", "Chen", "Dana")
-    for what, where in (
-        ("booked the movers", "the Lisbon office"),
-        ("renewed the vault code 7391", "the Porto branch"),
-        ("paid invoice 4410", "the hosting contract"),
-    )
-)
 
 Race = Callable[[StoredRecord], None]
 
