@@ -20,6 +20,9 @@ re-make's read and its write leaves the summary stale for that forget's own re-m
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from datetime import datetime
+
 from agent_memory.domain.patterns import PatternJob, is_recognised_pattern
 from agent_memory.domain.profiles import ProfileJob, is_made_profile
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -47,17 +50,32 @@ def is_stale(store: AuditLog, record: MemoryRecord) -> bool:
     if record.deleted_at is None:
         return False
     newest: AuditEvent | None = None
+    for event in _trail(store, record):  # newest appended first: a tie keeps the one appended later
+        if event.action in _HIDING and (newest is None or event.at > newest.at):
+            newest = event
+    return newest is not None and newest.action == AuditAction.STALE
+
+
+def hidden_since(store: AuditLog, record: MemoryRecord, since: datetime) -> bool:
+    """Whether ``record`` was hidden (marked stale, forgotten or erased) at or after ``since``,
+    even if it is live again now.
+
+    A summary marked stale and re-made between a parent's read of it and the parent's put is
+    live when the writer looks: only its trail says the parent quotes words since forgotten."""
+    return any(event.action in _HIDING and event.at >= since for event in _trail(store, record))
+
+
+def _trail(store: AuditLog, record: MemoryRecord) -> Iterator[AuditEvent]:
+    """Every event of ``record``'s audit trail, newest appended first, page by page."""
     cursor: str | None = None
     while True:
         page = store.audit_events(
             AuditQuery(record.tenant_id, record.agent_id, record_id=record.id, limit=_PAGE, cursor=cursor)
         )
-        for event in page.events:  # newest appended first: a tie keeps the one appended later
-            if event.action in _HIDING and (newest is None or event.at > newest.at):
-                newest = event
+        yield from page.events
         cursor = page.next_cursor
         if cursor is None:
-            return newest is not None and newest.action == AuditAction.STALE
+            return
 
 
 def remakes(record: MemoryRecord) -> str | None:

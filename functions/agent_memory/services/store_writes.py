@@ -48,7 +48,7 @@ from agent_memory.ports import (
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.embedding_memo import MemoEmbedder, Memos
-from agent_memory.services.staleness import remade_event, remake_job, version_outdated
+from agent_memory.services.staleness import hidden_since, remade_event, remake_job, version_outdated
 from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
@@ -356,8 +356,7 @@ class WriterService:
                 sid
                 for sid in dict.fromkeys(record.source_ids)
                 if (source := self._store.get(tenant, agent, sid)) is not None
-                and source.deleted_at is not None
-                and (source.kind is not MemoryKind.SUMMARY or source.deleted_at >= record.updated_at)
+                and self._source_forgotten_since(source, record.updated_at)
             ),
             None,
         )
@@ -377,6 +376,17 @@ class WriterService:
             "derived record made from a forgotten memory; marked stale", extra={"record_id": record.id}
         )
         return True
+
+    def _source_forgotten_since(self, source: MemoryRecord, made: datetime) -> bool:
+        """Whether a version made at ``made`` from ``source`` may hold words since forgotten: a
+        hidden memory; a summary hidden at or after ``made``, or re-made since after such a mark
+        (days and weeks are stored in different message groups, so a day's re-make can be
+        stored before an older week version that read the day before the forget)."""
+        if source.kind is not MemoryKind.SUMMARY:
+            return source.deleted_at is not None
+        if source.deleted_at is not None:
+            return source.deleted_at >= made
+        return source.updated_at > made and hidden_since(self._store, source, made)
 
     def _remember(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome | None:
         """Store a new memory, merged into its near duplicate or on its own (None: what it was

@@ -399,7 +399,11 @@ class SummarizeService:
     # -- stale summaries (a record they were made from was forgotten) -------------------------
 
     def _drop_stale(self, summary: MemoryRecord, now: datetime) -> None:
-        """Nothing is left to fold: the stale summary goes, with an audit event saying so."""
+        """Nothing is left to fold: the stale summary goes, with an audit event saying so.
+
+        The event is dated no earlier than the mark it answers (as `staleness.remade_event`
+        is): a job whose clock read lags the forget's would otherwise date ``emptied`` before
+        ``stale``, and a summary made anew later would read as still stale in its trail."""
         self._store.delete_records(summary.tenant_id, summary.agent_id, [summary.id])
         self._store.append_audit([self._event(summary, AuditAction.EMPTIED, now, summary.source_ids)])
         metrics.add_metric(name="StaleSummariesDeleted", unit=MetricUnit.Count, value=1)
@@ -411,7 +415,7 @@ class SummarizeService:
             record_id=summary.id,
             action=action,
             actor=f"summarizer:{self._summarizer.model_id}",
-            at=now,
+            at=max(now, summary.deleted_at) if summary.deleted_at else now,
             detail={
                 "dropped": list(dropped),
                 "stale_since": summary.deleted_at.isoformat() if summary.deleted_at else None,

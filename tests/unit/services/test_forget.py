@@ -18,6 +18,7 @@ from agent_memory.contract.v1 import SearchRequest
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
 from agent_memory.domain.ids import summary_id
+from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import NotFoundError
 from agent_memory.ports import AuditAction, AuditEvent
 from agent_memory.services.staleness import REMAKES, stamp
@@ -238,6 +239,45 @@ def test_a_remake_made_before_a_later_forget_is_not_stored(cascade: Cascade) -> 
         }
     )
     assert cascade.world.writer.apply(WriteCommand(op="upsert", record=fresh)) is WriteOutcome.UPSERTED
+
+
+def test_a_week_made_from_a_day_that_a_forget_re_made_before_the_weeks_put_is_re_made_too(
+    cascade: Cascade,
+) -> None:
+    """Days and weeks are written in different message groups, so a day's re-make can be stored
+    before an older week version that read the day before the forget: that week quotes the
+    forgotten fact while every summary it was made from is live again."""
+    # GIVEN a day summarized, and its first week made from it and waiting in the write queue
+    (vault,) = cascade.remember(item(VAULT, DAY))
+    cascade.remember(item("Mia booked the movers.", DAY + timedelta(hours=1)))
+    cascade.queue(Grain.DAILY, KEYS[Grain.DAILY])
+    cascade.run()
+    cascade.summarize.run(
+        SummarizeJob(tenant_id=TENANT, agent_id=AGENT, grain=Grain.WEEKLY, time_key=KEYS[Grain.WEEKLY])
+    )
+    [week_version] = cascade.world.queue.receive(10)
+    assert "7391-kestrel" in week_version.body
+    # WHEN the fact is forgotten and its day re-made and stored before the waiting week
+    cascade.world.clock._now += timedelta(seconds=5)
+    cascade.world.forget.forget(TENANT, AGENT, vault, actor="key_ops")
+    cascade.world.clock._now += timedelta(seconds=5)
+    cascade.summarize.run(
+        SummarizeJob(tenant_id=TENANT, agent_id=AGENT, grain=Grain.DAILY, time_key=KEYS[Grain.DAILY])
+    )
+    cascade.world.drain()
+    assert "7391-kestrel" not in cascade.summary(Grain.DAILY, KEYS[Grain.DAILY]).content  # type: ignore[union-attr]
+    [prepared] = cascade.world.writer.prepare([week_version.body])
+    assert prepared.command is not None
+    outcome = cascade.world.writer.apply(prepared.command, prepared.vector)
+    cascade.world.queue.ack([week_version.receipt_handle])
+
+    # THEN the week is hidden at once, and its re-make leaves the fact out
+    assert outcome is WriteOutcome.SUPERSEDED
+    assert cascade.summary(Grain.WEEKLY, KEYS[Grain.WEEKLY]).deleted_at is not None  # type: ignore[union-attr]
+    cascade.run()
+    week = cascade.summary(Grain.WEEKLY, KEYS[Grain.WEEKLY])
+    assert week is not None and week.deleted_at is None
+    assert "7391-kestrel" not in week.content and "movers" in week.content
 
 
 def test_erasing_a_user_whose_memories_retention_already_deleted_reaches_the_summaries(
