@@ -13,8 +13,8 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
-from agent_memory.domain.patterns import PatternRules
-from agent_memory.domain.profiles import ProfileRules
+from agent_memory.domain.patterns import PatternJob, PatternRules
+from agent_memory.domain.profiles import ProfileJob, ProfileRules
 from agent_memory.domain.scoring import RankingWeights
 from agent_memory.domain.tenant_settings import ModelChoice
 from agent_memory.feed_wiring import FeedParts
@@ -44,8 +44,8 @@ from agent_memory.services.idempotency import IdempotentWriteService
 from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter
 from agent_memory.services.memories import MemoryService
 from agent_memory.services.memory_history import MemoryHistoryService
-from agent_memory.services.pattern_recognition import PatternService, pattern_job
-from agent_memory.services.person_profiles import ProfileService, profile_job
+from agent_memory.services.pattern_recognition import PatternService
+from agent_memory.services.person_profiles import ProfileService
 from agent_memory.services.pii_redaction import PiiRedaction
 from agent_memory.services.read_grants import ReadGrantService
 from agent_memory.services.reembedding import ReembedService
@@ -430,7 +430,7 @@ class Container:
             self.pending,
             self.clock,
             self.pattern_rules.window_days,
-            pattern_job,
+            PatternJob,
         )
 
     @cached_property
@@ -465,7 +465,7 @@ class Container:
             self.pending,
             self.clock,
             self.profile_rules.window_days,
-            profile_job,
+            ProfileJob,
         )
 
     @cached_property

@@ -35,8 +35,9 @@ Reason = Literal["schedule", "admin"]
 AgentJob = AgentJobBase
 
 
-#: Makes one job: (tenant, agent, reason, pending id).
-JobFactory = Callable[[str, str, Reason, str], AgentJob]
+#: The job a dispatch queues (the class `PatternJob` or `ProfileJob`), called with its agent's
+#: ``tenant_id`` and ``agent_id``, its ``reason`` and its ``pending_id``.
+JobFactory = Callable[..., AgentJob]
 
 
 class AgentJobDispatch:
@@ -83,7 +84,8 @@ class AgentJobDispatch:
         return queued
 
     def _job(self, tenant_id: str, agent_id: str, reason: Reason) -> AgentJob:
-        return self._make_job(tenant_id, agent_id, reason, f"job_{uuid.uuid4().hex}")
+        pending_id = f"job_{uuid.uuid4().hex}"
+        return self._make_job(tenant_id=tenant_id, agent_id=agent_id, reason=reason, pending_id=pending_id)
 
     def _send(self, jobs: Sequence[AgentJob]) -> None:
         for job in jobs:

@@ -14,15 +14,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import ClassVar, Generic, Literal, TypeVar
 
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_CONTENT_BYTES
+from agent_memory.domain.patterns import is_recognised_pattern
+from agent_memory.domain.profiles import is_made_profile
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import AgentJobBase
+from agent_memory.observability import logger
 from agent_memory.ports import (
+    AuditAction,
     AuditEvent,
+    Clock,
     PendingWrites,
     Retrieval,
     StoreQuery,
@@ -36,6 +41,10 @@ from agent_memory.services.queued_writes import command_messages, send_pending
 from agent_memory.services.staleness import is_stale
 from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
+#: The most records of one derived kind a run reads back per agent.
+MAX_DERIVED = 1_000
+RulesT = TypeVar("RulesT")
+
 
 @dataclass(frozen=True, slots=True)
 class DerivedKind:
@@ -48,7 +57,25 @@ class DerivedKind:
     made: str
     dropped: str
     ours: Callable[[MemoryRecord], bool]
-    limit: int
+    limit: int = MAX_DERIVED
+
+
+#: The derived kinds, one row each: the patterns pattern recognition writes, the profiles
+#: profile making writes (each told from a caller's memory of its kind by its metadata).
+PATTERNS = DerivedKind(
+    kind=MemoryKind.PATTERN,
+    actor="patterns",
+    made=AuditAction.PATTERN_MADE,
+    dropped=AuditAction.PATTERN_DROPPED,
+    ours=is_recognised_pattern,
+)
+PROFILES = DerivedKind(
+    kind=MemoryKind.PROFILE,
+    actor="profiles",
+    made=AuditAction.PROFILE_MADE,
+    dropped=AuditAction.PROFILE_DROPPED,
+    ours=is_made_profile,
+)
 
 
 class Derivations:
@@ -173,6 +200,35 @@ class Derivations:
             self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event)
         else:
             self._store.append_audit([event])
+
+
+class DerivationService(Generic[RulesT]):
+    """What every derivation service holds: the shared reads and writes for its `DerivedKind`
+    (``what``, named by each subclass), the clock, its rules and the local time zone the days of
+    its inputs are told in."""
+
+    what: ClassVar[DerivedKind]
+
+    def __init__(
+        self,
+        store: WritableMemory,
+        summarizer: Summarizer,
+        queue: WriteQueue,
+        pending: PendingWrites,
+        clock: Clock,
+        rules: RulesT,
+        timezone: str = "UTC",
+        summarizers: TenantSummarizers | None = None,
+    ) -> None:
+        self._derived = Derivations(self.what, store, summarizer, queue, pending, summarizers)
+        self._clock = clock
+        self._rules = rules
+        self._tz = timezone
+
+    def _log(self, message: str, job: AgentJobBase, report: object, counts: Sequence[str]) -> None:
+        """The run's log line: the agent, why it ran, and the report's ``counts`` by name."""
+        extra = {"agent_id": job.agent_id, "reason": job.reason, **{n: getattr(report, n) for n in counts}}
+        logger.info(message, extra=extra)
 
 
 def derived(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal
 
 import numpy as np
 
@@ -36,7 +35,6 @@ from agent_memory.domain.patterns import (
     PatternReport,
     PatternRules,
     cluster,
-    is_recognised_pattern,
     match,
     merged_members,
     pattern_id,
@@ -46,9 +44,8 @@ from agent_memory.domain.patterns import (
     stored_members,
 )
 from agent_memory.domain.records import MEMBER_KINDS, MemoryKind, MemoryRecord
-from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.observability import MetricUnit, metrics
 from agent_memory.ports import (
-    AuditAction,
     Clock,
     Embedder,
     PendingWrites,
@@ -58,23 +55,16 @@ from agent_memory.ports import (
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.derivations import Derivations, DerivedKind, derived
+from agent_memory.services.derivations import PATTERNS, DerivationService, derived
 from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers, spaces_of
 
-#: The most patterns of one agent a run reads back to continue.
-MAX_PATTERNS = 1_000
-#: Patterns among the derived memories: the pattern memories this service recognised.
-PATTERNS = DerivedKind(
-    kind=MemoryKind.PATTERN,
-    actor="patterns",
-    made=AuditAction.PATTERN_MADE,
-    dropped=AuditAction.PATTERN_DROPPED,
-    ours=is_recognised_pattern,
-    limit=MAX_PATTERNS,
-)
+#: What a run's log line counts.
+_LOGGED = ("experiences", "clusters", "made", "refreshed", "dropped")
 
 
-class PatternService:
+class PatternService(DerivationService[PatternRules]):
+    what = PATTERNS
+
     def __init__(
         self,
         store: WritableMemory,
@@ -88,13 +78,10 @@ class PatternService:
         summarizers: TenantSummarizers | None = None,
         embedders: TenantEmbedders | None = None,
     ) -> None:
-        self._derived = Derivations(PATTERNS, store, summarizer, queue, pending, summarizers)
+        super().__init__(store, summarizer, queue, pending, clock, rules, timezone, summarizers)
         self._embedder = embedder
         #: Experiences are compared by the tenant's own embedding model when it chose one.
         self._embedders = embedders
-        self._clock = clock
-        self._rules = rules
-        self._tz = timezone
 
     def run(self, job: PatternJob) -> PatternReport:
         """Recognise one agent's patterns now; what changed is queued for the writer."""
@@ -138,18 +125,7 @@ class PatternService:
         metrics.add_metric(name="PatternsMade", unit=MetricUnit.Count, value=report.made)
         metrics.add_metric(name="PatternsRefreshed", unit=MetricUnit.Count, value=report.refreshed)
         metrics.add_metric(name="PatternsDropped", unit=MetricUnit.Count, value=report.dropped)
-        logger.info(
-            "patterns recognised",
-            extra={
-                "agent_id": agent,
-                "reason": job.reason,
-                "experiences": report.experiences,
-                "clusters": report.clusters,
-                "made": report.made,
-                "refreshed": report.refreshed,
-                "dropped": report.dropped,
-            },
-        )
+        self._log("patterns recognised", job, report, _LOGGED)
         return report
 
     # -- reading --------------------------------------------------------------------------------
@@ -291,15 +267,8 @@ class PatternService:
         self._derived.drop(pattern, now, detail)
 
 
-def pattern_job(
-    tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"], pending_id: str
-) -> PatternJob:
-    """One agent's pattern job, as `services.agent_jobs.AgentJobDispatch` queues it."""
-    return PatternJob(tenant_id=tenant_id, agent_id=agent_id, reason=reason, pending_id=pending_id)
-
-
 def recognised_patterns(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
-    """The agent's live patterns that the service recognised (at most `MAX_PATTERNS`): what a
+    """The agent's live patterns that the service recognised (at most `MAX_DERIVED`): what a
     run continues and what a forget looks through for the forgotten experience."""
     return derived(store, tenant_id, agent_id, now, PATTERNS)
 

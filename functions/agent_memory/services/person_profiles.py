@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal
 
 from agent_memory.domain.cascade import local_date
 from agent_memory.domain.grains import Grain
@@ -35,57 +34,26 @@ from agent_memory.domain.profiles import (
     Subject,
     by_subject,
     heading,
-    is_made_profile,
     profile_id,
     sources_equal,
     statements,
 )
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.observability import MetricUnit, logger, metrics
+from agent_memory.observability import MetricUnit, metrics
 from agent_memory.ports import (
-    AuditAction,
-    Clock,
-    PendingWrites,
     Retrieval,
-    Summarizer,
     SummaryInput,
-    WritableMemory,
-    WriteQueue,
 )
-from agent_memory.services.derivations import Derivations, DerivedKind, derived
-from agent_memory.services.tenant_models import TenantSummarizers
+from agent_memory.services.derivations import PROFILES, DerivationService, derived
 
-#: The most profiles of one agent a run reads back.
-MAX_PROFILES = 1_000
-#: Profiles among the derived memories: the profile memories this service made.
-PROFILES = DerivedKind(
-    kind=MemoryKind.PROFILE,
-    actor="profiles",
-    made=AuditAction.PROFILE_MADE,
-    dropped=AuditAction.PROFILE_DROPPED,
-    ours=is_made_profile,
-    limit=MAX_PROFILES,
-)
+#: What a run's log line counts.
+_LOGGED = ("records", "subjects", "made", "refreshed", "dropped")
 #: Importance of a profile: who someone is outlasts any one thing they said.
 PROFILE_IMPORTANCE = 0.7
 
 
-class ProfileService:
-    def __init__(
-        self,
-        store: WritableMemory,
-        summarizer: Summarizer,
-        queue: WriteQueue,
-        pending: PendingWrites,
-        clock: Clock,
-        rules: ProfileRules,
-        timezone: str = "UTC",
-        summarizers: TenantSummarizers | None = None,
-    ) -> None:
-        self._derived = Derivations(PROFILES, store, summarizer, queue, pending, summarizers)
-        self._clock = clock
-        self._rules = rules
-        self._tz = timezone
+class ProfileService(DerivationService[ProfileRules]):
+    what = PROFILES
 
     def run(self, job: ProfileJob) -> ProfileReport:
         """Make one agent's profiles now; what changed is queued for the writer."""
@@ -129,18 +97,7 @@ class ProfileService:
         report.profiles = self._derived.finish(job, writes, _made_of)
         metrics.add_metric(name="ProfilesMade", unit=MetricUnit.Count, value=report.made + report.refreshed)
         metrics.add_metric(name="ProfilesDropped", unit=MetricUnit.Count, value=report.dropped)
-        logger.info(
-            "profiles made",
-            extra={
-                "agent_id": agent,
-                "reason": job.reason,
-                "records": report.records,
-                "subjects": report.subjects,
-                "made": report.made,
-                "refreshed": report.refreshed,
-                "dropped": report.dropped,
-            },
-        )
+        self._log("profiles made", job, report, _LOGGED)
         return report
 
     # -- writing --------------------------------------------------------------------------------
@@ -189,15 +146,8 @@ class ProfileService:
         self._derived.drop(profile, now, detail)
 
 
-def profile_job(
-    tenant_id: str, agent_id: str, reason: Literal["schedule", "admin"], pending_id: str
-) -> ProfileJob:
-    """One agent's profile job, as `services.agent_jobs.AgentJobDispatch` queues it."""
-    return ProfileJob(tenant_id=tenant_id, agent_id=agent_id, reason=reason, pending_id=pending_id)
-
-
 def made_profiles(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
-    """The agent's live profiles that the service made (at most `MAX_PROFILES`): what a run
+    """The agent's live profiles that the service made (at most `MAX_DERIVED`): what a run
     continues and what a forget looks through for the forgotten statement."""
     return derived(store, tenant_id, agent_id, now, PROFILES)
 
