@@ -1,7 +1,7 @@
 """The OpenSearch store behind a benchmark's runtime (``--store opensearch``): the node that
 ``OPENSEARCH_URL`` names (`make opensearch-up` starts one), a fresh alias bootstrapped for each
-runtime on the k-NN engine ``OPENSEARCH_ENGINE`` (lucene by default, the engine the test node
-runs); everything else (keys, queue, pending marks) stays local."""
+runtime (on lucene, the one engine new indexes are made on); everything else (keys, queue,
+pending marks) stays local."""
 
 from __future__ import annotations
 
@@ -29,8 +29,5 @@ def use_opensearch_store(prefix: str) -> str:
     )
     container.reset()
     embedder = container.embedder()
-    engine = os.environ.get("OPENSEARCH_ENGINE", "lucene")
-    bootstrap(
-        container.current().opensearch_client, alias, embedder.dimension, embedder.model_id, engine=engine
-    )  # type: ignore[arg-type]
+    bootstrap(container.current().opensearch_client, alias, embedder.dimension, embedder.model_id)
     return alias

@@ -15,10 +15,6 @@ from typing import Any
 
 import pytest
 
-#: The k-NN engine the cluster tests bootstrap with (``OPENSEARCH_ENGINE``). lucene: the node
-#: built from Maven Central has no native faiss library (docs/opensearch.md).
-DEFAULT_ENGINE = "lucene"
-
 
 def cluster_url() -> str:
     """``OPENSEARCH_URL``, or the test fails (skips only where a developer opted out, never in CI)."""
@@ -30,10 +26,6 @@ def cluster_url() -> str:
     if os.environ.get("AGENT_MEMORY_SKIP_OPENSEARCH") == "1" and not in_ci:
         pytest.skip(f"{why}; skipped because AGENT_MEMORY_SKIP_OPENSEARCH=1")
     pytest.fail(f"{why}; set AGENT_MEMORY_SKIP_OPENSEARCH=1 to skip on a developer machine", pytrace=False)
-
-
-def engine() -> Any:
-    return os.environ.get("OPENSEARCH_ENGINE", DEFAULT_ENGINE)
 
 
 def cluster_client(url: str) -> Any:
@@ -60,7 +52,7 @@ class Indexes:
 
         self.client = client
         self.alias = f"{prefix}-{uuid.uuid4().hex[:12]}"
-        bootstrap(client, self.alias, dimension, model_id, engine=engine())
+        bootstrap(client, self.alias, dimension, model_id)
 
     @property
     def names(self) -> str:
@@ -105,6 +97,4 @@ def store_behind_api(mp: pytest.MonkeyPatch) -> None:
     container.reset()
     clear_client_cache()
     embedder = container.embedder()
-    bootstrap(
-        container.current().opensearch_client, alias, embedder.dimension, embedder.model_id, engine=engine()
-    )
+    bootstrap(container.current().opensearch_client, alias, embedder.dimension, embedder.model_id)

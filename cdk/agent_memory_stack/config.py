@@ -99,8 +99,19 @@ class DomainConfig(_Strict):
     #: 0 (data nodes elect a master among themselves), 3 or 5.
     master_nodes: Literal[0, 3, 5] = 0
     volume_gib: int = Field(default=20, ge=10, le=3072)
-    #: k-NN engine of the index (docs/opensearch.md): faiss by default, lucene as the alternative.
-    knn_engine: Literal["faiss", "lucene"] = "faiss"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_engine_choice(cls, data: object) -> object:
+        """``knn_engine`` was a choice of faiss or lucene; new indexes are now made on lucene only,
+        the engine the store is tested on (docs/decisions.md, "New indexes are made on lucene")."""
+        if isinstance(data, dict) and "knn_engine" in data:
+            raise ValueError(
+                "knn_engine is no longer a setting: new indexes are made on lucene, the engine the "
+                "store is tested on (an index already on faiss keeps working and moves to lucene at "
+                "its next schema upgrade); remove knn_engine"
+            )
+        return data
 
     @property
     def zone_awareness(self) -> bool:

@@ -287,7 +287,6 @@ class VectorStore(Construct):
             "Alias": self.config.index_alias,
             "Dimension": str(self.config.embedding_dimension),
             "ModelId": self.config.embedding_model_id,
-            "Engine": self.config.opensearch.knn_engine,
             # CloudFormation re-runs the bootstrap only when a property changes: a new index
             # schema must, so that a deploy upgrades the index before the new functions use it.
             "SchemaVersion": str(INDEX_SCHEMA_VERSION),

@@ -6,9 +6,8 @@ when ``AGENT_MEMORY_TEST_BUCKET`` names one. OpenSearch runs on the node ``OPENS
 developer opts out (tests/opensearch_cluster.py). The OpenSearch tests share one bootstrapped
 alias per session, emptied after each test, so tests never see each other's records (the agent
 listing is cross-tenant); the store refreshes after its writes (its default) and after the
-counters a search writes (``refresh_counters``), so a test can search what it just wrote, on the
-k-NN engine named by ``OPENSEARCH_ENGINE`` (``lucene``, the default, or
-``faiss`` on a node that has its native library).
+counters a search writes (``refresh_counters``), so a test can search what it just wrote, on
+lucene, the one k-NN engine new indexes are made on.
 When lancedb is installed (the ``lancedb`` extra, not part of ``make test``), the SQLite store with
 its search candidates from LanceDB runs too (`benchmarks/lancedb_store.py`).
 """

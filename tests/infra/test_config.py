@@ -68,6 +68,14 @@ def test_every_problem_is_reported_with_its_path() -> None:
         assert path in message, path
 
 
+@pytest.mark.parametrize("engine", ["faiss", "lucene"])
+def test_the_knn_engine_is_no_longer_a_choice(engine: str) -> None:
+    # WHEN a cdk.json of an earlier version still names an engine THEN synth stops, saying why
+    message = _error({"opensearch": {"knn_engine": engine}})
+    assert "agent_memory.opensearch: knn_engine is no longer a setting" in message
+    assert "made on lucene" in message and "faiss keeps working" in message
+
+
 @pytest.mark.parametrize(
     ("context", "expected"),
     [

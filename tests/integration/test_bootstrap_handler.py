@@ -100,7 +100,8 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True})
     cluster.reply(knowledge("agent-memory", 1024, TITAN))
 
-    # WHEN CloudFormation creates the resource (the sample event: Titan v2, 1024, faiss)
+    # WHEN CloudFormation creates the resource (the sample event of an older template: Titan v2,
+    # 1024, Engine faiss, which no longer chooses anything)
     result = run(load_event(EVENT))
 
     # THEN the three versioned indexes are created with their aliases, for the domain in the settings
@@ -121,10 +122,11 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
     [settings] = env.built_for
     assert settings.opensearch_endpoint == ENDPOINT
     created = cluster.sent[2].body
-    assert created["mappings"] == records_index_body(1024, TITAN, "faiss")["mappings"]
+    assert created["mappings"] == records_index_body(1024, TITAN)["mappings"]
+    assert created["mappings"]["properties"]["vector"]["method"]["engine"] == "lucene"
     assert created["aliases"] == {"agent-memory": {"is_write_index": True}}
     created_knowledge = cluster.sent[9].body
-    assert created_knowledge["mappings"] == knowledge_index_body(1024, TITAN, "faiss")["mappings"]
+    assert created_knowledge["mappings"] == knowledge_index_body(1024, TITAN)["mappings"]
     assert created_knowledge["aliases"] == {"agent-memory-knowledge": {"is_write_index": True}}
     # AND the framework gets a stable physical id and the names as attributes
     assert result == {
@@ -137,7 +139,7 @@ def test_create_makes_both_indexes_for_the_model_in_the_properties(env: Env) -> 
             "KnowledgeAlias": "agent-memory-knowledge",
             "KnowledgeIndex": knowledge_index_name("agent-memory"),
             "Created": "true",
-            "Engine": "faiss",
+            "Engine": "lucene",
         },
     }
 
@@ -205,7 +207,6 @@ def test_missing_properties_fall_back_to_the_settings(env: Env, monkeypatch: pyt
     [
         ({"Dimension": "many"}, "Dimension"),
         ({"Dimension": "3"}, "Dimension"),
-        ({"Engine": "nmslib"}, "Engine"),
         ({"Alias": ""}, "Alias"),
     ],
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.opensearch_cluster import cluster_client, cluster_url, engine
+from tests.opensearch_cluster import cluster_client, cluster_url
 
 from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
 from agent_memory.adapters.opensearch.opensearch_documents import to_document, unit
@@ -47,7 +47,7 @@ def old_alias() -> Iterator[tuple[Any, str]]:
     client = cluster_client(cluster_url())
     alias = f"upgrade-{uuid.uuid4().hex[:10]}"
     old = f"{alias}-v{SCHEMA_VERSION - 1}"
-    body = records_index_body(DIM, MODEL, engine())
+    body = records_index_body(DIM, MODEL)
     body["mappings"]["_meta"]["schema_version"] = SCHEMA_VERSION - 1
     properties = body["mappings"]["properties"]
     del properties[LEXICAL_FIELD]
@@ -101,7 +101,7 @@ def test_bootstrap_upgrades_an_index_of_the_previous_schema_with_no_memory_lost(
     assert not response["errors"]
 
     # WHEN the bootstrap of this version runs
-    result = bootstrap(client, alias, DIM, MODEL, engine=engine())
+    result = bootstrap(client, alias, DIM, MODEL)
 
     # THEN the alias points at this version's index, which holds every memory, whole
     assert result.upgraded_from == f"{alias}-v{SCHEMA_VERSION - 1}"

@@ -20,16 +20,17 @@ failure (the exception's message becomes the stack event's reason).
   (`opensearch_roles.map_backend_roles`).
 
 Properties (all optional; CloudFormation passes them as strings): ``Alias``, ``Dimension``,
-``ModelId``, ``Engine`` (``faiss`` | ``lucene``), ``BackendRoles`` (IAM role ARNs: a JSON
-list, not a joined string). Missing ones fall back to the settings
-(``AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS``, the configured embedder's dimension and model id,
-faiss). The endpoint always comes from ``AGENT_MEMORY_OPENSEARCH_ENDPOINT``. Extra properties are ignored,
-so the stack may add one (a schema version) just to make CloudFormation run an update.
+``ModelId``, ``BackendRoles`` (IAM role ARNs: a JSON list, not a joined string). Missing ones
+fall back to the settings (``AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS``, the configured embedder's
+dimension and model id). The endpoint always comes from ``AGENT_MEMORY_OPENSEARCH_ENDPOINT``.
+Extra properties are ignored, so the stack may add one (a schema version) just to make
+CloudFormation run an update, and the ``Engine`` of an older template (``faiss``), which a
+rollback may still send, changes nothing: new indexes are made on lucene.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -53,7 +54,6 @@ class BootstrapProperties(BaseModel):
     alias: str | None = Field(default=None, alias="Alias", min_length=1)
     dimension: int | None = Field(default=None, alias="Dimension", ge=8, le=4096)
     model_id: str | None = Field(default=None, alias="ModelId", min_length=1)
-    engine: Literal["faiss", "lucene"] = Field(default="faiss", alias="Engine")
     backend_roles: list[Annotated[str, StringConstraints(pattern=_ROLE_ARN)]] | None = Field(
         default=None, alias="BackendRoles"
     )
@@ -90,7 +90,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         dimension, model_id = props.dimension, props.model_id
 
     client = container.current().opensearch_client
-    result = bootstrap(client, alias, dimension, model_id, engine=props.engine)
+    result = bootstrap(client, alias, dimension, model_id)
     if props.backend_roles is not None:
         role = data_role_name(alias)
         map_backend_roles(client, role, props.backend_roles, [alias, f"{alias}-*"])

@@ -290,17 +290,13 @@ def _opensearch(args: argparse.Namespace):
 
 def cmd_index_bootstrap(args: argparse.Namespace) -> int:
     """Create the versioned indexes (records, events, knowledge) and their aliases (idempotent); the
-    stack runs this on deploy. Prints every field of the result, the knowledge index's included."""
+    stack runs this on deploy. New indexes are made on lucene, the one engine offered (an index an
+    earlier version made on faiss is kept, and moves to lucene at its next schema upgrade). Prints
+    every field of the result, the knowledge index's included."""
     from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
 
     settings, client, embedder = _opensearch(args)
-    result = bootstrap(
-        client,
-        settings.opensearch_index_alias,
-        embedder.dimension,
-        embedder.model_id,
-        engine=args.engine,
-    )
+    result = bootstrap(client, settings.opensearch_index_alias, embedder.dimension, embedder.model_id)
     print(json.dumps(_slots(result), default=str))
     return 0
 
@@ -458,8 +454,6 @@ def build_parser() -> argparse.ArgumentParser:
             "--endpoint", help="https://domain-endpoint or http://localhost:9200 (default: settings)"
         )
         command.set_defaults(func=func)
-        if name == "bootstrap":
-            command.add_argument("--engine", choices=["faiss", "lucene"], default="faiss")
     return parser
 
 

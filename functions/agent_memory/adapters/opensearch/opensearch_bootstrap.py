@@ -24,6 +24,7 @@ from opensearchpy import OpenSearch, RequestError
 
 from agent_memory.adapters.opensearch.opensearch_client import error_type, os_errors
 from agent_memory.adapters.opensearch.opensearch_index import (
+    ENGINE,
     Engine,
     OlderSchemaError,
     check_index,
@@ -52,6 +53,7 @@ class BootstrapResult:
     events_alias: str
     events_index: str
     events_created: bool
+    #: The engine of the indexes this bootstrap makes (lucene); an index it found keeps its own.
     engine: str
     #: The knowledge alias and index, made (or checked) by every bootstrap.
     knowledge_alias: str
@@ -107,7 +109,7 @@ def bootstrap(
     dimension: int,
     model_id: str,
     *,
-    engine: Engine = "faiss",
+    engine: Engine = ENGINE,
     wait_s: float = UPGRADE_WAIT_S,
     sleep: Callable[[float], None] = time.sleep,
 ) -> BootstrapResult:
@@ -116,10 +118,12 @@ def bootstrap(
     Safe to run on every deployment (CDK custom resource) and by hand (CLI): an existing index is
     left as it is and only checked — a dimension or model mismatch raises `ConfigurationError`.
     An existing records index of an older schema version is upgraded (`upgrade_records_index`):
-    copied into the index of this version, keeping its k-NN engine, and the alias moved to it.
-    Then the knowledge index (`bootstrap_knowledge`), once the records index is known to be
-    right, on ``engine`` (on the older index's engine after an upgrade): always, so a deployment
-    made before it existed gets it from its next bootstrap.
+    copied into the index of this version, on ``engine`` (lucene) whatever engine the older one
+    had, and the alias moved to it: an index made on faiss by an earlier version is served as it
+    is until then (every request is the same on both engines), and its upgrade moves it onto the
+    engine the suite tests. Then the knowledge index (`bootstrap_knowledge`), once the records
+    index is known to be right, on ``engine``: always, so a deployment made before it existed
+    gets it from its next bootstrap.
     """
     _check_alias_name(alias)
     index = records_index_name(alias)
@@ -127,24 +131,22 @@ def bootstrap(
     events_alias, events_index = events_alias_name(alias), events_index_name(alias)
     events_created = _ensure(client, events_alias, events_index, events_index_body())
     upgraded_from: str | None = None
-    used: Engine = engine
     try:
         check_index(client, alias, dimension, model_id)
     except OlderSchemaError as older:
-        used = "lucene" if older.engine == "lucene" else "faiss"
         upgrade_records_index(
             client,
             alias,
             older.index,
             dimension,
             model_id,
-            engine=used,
+            engine=engine,
             wait_s=wait_s,
             sleep=sleep,
         )
         check_index(client, alias, dimension, model_id)
         created, upgraded_from = True, older.index
-    made = bootstrap_knowledge(client, alias, dimension, model_id, engine=used)
+    made = bootstrap_knowledge(client, alias, dimension, model_id, engine=engine)
     return BootstrapResult(
         alias,
         index,
@@ -152,7 +154,7 @@ def bootstrap(
         events_alias,
         events_index,
         events_created,
-        used,
+        engine,
         made.alias,
         made.index,
         made.created,
@@ -166,7 +168,7 @@ def bootstrap_knowledge(
     dimension: int,
     model_id: str,
     *,
-    engine: Engine = "faiss",
+    engine: Engine = ENGINE,
 ) -> KnowledgeBootstrap:
     """Create the knowledge index (``{alias}-knowledge-v1``) with its alias unless the alias
     exists, then check its ``_meta`` (one mapping read). Idempotent, like `bootstrap`.

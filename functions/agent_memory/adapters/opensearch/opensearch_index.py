@@ -17,9 +17,13 @@ deletes, an agent's listing) can ever see a passage, and none of them had to lea
 
 Vector design (see docs/opensearch.md for the sources):
 
-- HNSW on **faiss** (default) or **lucene**; nmslib is deprecated, refused by OpenSearch 3.x.
-  Both support *efficient filtering*: the filter runs inside the graph search, so a
-  filtered query still returns ``k`` hits.
+- HNSW on **lucene**, the one engine new indexes are made with: the only one the test node can
+  run (Maven Central's k-NN has no native faiss library), so the only one every request is
+  proven on (docs/decisions.md, "New indexes are made on lucene"). An index made on faiss by an
+  earlier version keeps working: every request is the same on both engines, and its next schema
+  upgrade copies it onto lucene. nmslib is deprecated, refused by OpenSearch 3.x. lucene supports
+  *efficient filtering*: the filter runs inside the graph search, so a filtered query still
+  returns ``k`` hits.
 - Space type **innerproduct**. Embeddings are L2-normalised (the store re-normalises defensively),
   so the inner product *is* the cosine. faiss supports ``cosinesimil`` only from 2.19, while
   ``innerproduct`` works on faiss from 2.9 (efficient filtering) and on lucene from 2.13, so one
@@ -51,7 +55,8 @@ from agent_memory.adapters.opensearch.opensearch_client import os_errors
 from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ConfigurationError
 
-Engine = Literal["faiss", "lucene"]
+#: The k-NN engine of every index the bootstrap creates (and of an older index's upgrade copy).
+Engine = Literal["lucene"]
 
 #: Bump when the mapping changes; the index name carries it (``{alias}-v{N}``). 2: ``speaker``
 #: and ``context`` fields, and the English analyzer on every text field. 3: ``last_seen_at`` and
@@ -65,7 +70,7 @@ EVENTS_SCHEMA_VERSION = 1
 KNOWLEDGE_SCHEMA_VERSION = 1
 SPACE_TYPE = "innerproduct"
 VECTOR_FIELD = "vector"
-ENGINES: tuple[str, ...] = ("faiss", "lucene")
+ENGINE: Engine = "lucene"
 #: HNSW graph parameters: the documented defaults for m, a larger build beam for better recall.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
@@ -170,7 +175,7 @@ def records_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, Any
     return _vector_meta("records", SCHEMA_VERSION, dimension, model_id, engine)
 
 
-def records_index_body(dimension: int, model_id: str, engine: Engine = "faiss") -> dict[str, Any]:
+def records_index_body(dimension: int, model_id: str, engine: Engine = ENGINE) -> dict[str, Any]:
     """The create-index body of the records index (settings + mappings).
 
     Every field a query filters on is a ``keyword``, ``date``, ``float`` or ``integer``;
@@ -181,8 +186,6 @@ def records_index_body(dimension: int, model_id: str, engine: Engine = "faiss") 
     twice) so a time window is two range filters. ``context`` (the turns before a conversation
     turn) is searched and stored in ``_source`` like any field, so records round-trip.
     """
-    if engine not in ENGINES:
-        raise ConfigurationError(f"k-NN engine {engine!r} is not supported: use one of {', '.join(ENGINES)}")
     mappings: dict[str, Any] = {
         "dynamic": "strict",
         "_meta": records_meta(dimension, model_id, engine),
@@ -270,11 +273,20 @@ def records_index_body(dimension: int, model_id: str, engine: Engine = "faiss") 
     return copy.deepcopy({"settings": {"index": {"knn": True, "analysis": ANALYSIS}}, "mappings": mappings})
 
 
+def _check_engine(engine: str) -> None:
+    """New indexes are made on lucene only: faiss cannot run on the node the suite tests on."""
+    if engine != ENGINE:
+        raise ConfigurationError(
+            f"k-NN engine {engine!r} is not offered for new indexes: they are made on {ENGINE!r}, the "
+            "engine every store request is tested on (an index made on faiss earlier keeps working "
+            "and moves to lucene at its next schema upgrade; docs/decisions.md)"
+        )
+
+
 def vector_field(dimension: int, engine: Engine) -> dict[str, Any]:
     """The ``knn_vector`` mapping both vector indexes share: one engine choice, one space type,
     so one score conversion (`cosine_from_score`) holds for records and passages alike."""
-    if engine not in ENGINES:
-        raise ConfigurationError(f"k-NN engine {engine!r} is not supported: use one of {', '.join(ENGINES)}")
+    _check_engine(engine)
     return {
         "type": "knn_vector",
         "dimension": dimension,
@@ -292,7 +304,7 @@ def knowledge_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, A
     return _vector_meta("knowledge", KNOWLEDGE_SCHEMA_VERSION, dimension, model_id, engine)
 
 
-def knowledge_index_body(dimension: int, model_id: str, engine: Engine = "faiss") -> dict[str, Any]:
+def knowledge_index_body(dimension: int, model_id: str, engine: Engine = ENGINE) -> dict[str, Any]:
     """The create-index body of the knowledge index: three kinds of document in one mapping.
 
     ``kind`` says which: ``document`` (a `KnowledgeDocument` whole, its text in
@@ -363,10 +375,9 @@ def events_index_body() -> dict[str, Any]:
 class OlderSchemaError(ConfigurationError):
     """The alias points at a records index of an older schema: `bootstrap` upgrades it."""
 
-    def __init__(self, message: str, index: str, engine: str | None) -> None:
+    def __init__(self, message: str, index: str) -> None:
         super().__init__(message)
         self.index = index
-        self.engine = engine
 
 
 def check_index(client: OpenSearch, alias: str, dimension: int, model_id: str) -> None:
@@ -417,7 +428,6 @@ def check_records_mapping(
             f"{SCHEMA_VERSION}: run `agent-memory index bootstrap` (every deployment runs it), which "
             f"copies {name} into {records_index_name(alias)} and moves the alias",
             index=name,
-            engine=meta.get("engine") if isinstance(meta.get("engine"), str) else None,
         )
     raise ConfigurationError(
         f"OpenSearch index {name} (alias {alias}) has schema version {version!r}, not the "

@@ -67,8 +67,9 @@ def upgrade_records_index(
     3-5 lifts the block again before it raises, so the deployment that failed leaves the service
     as it was.
 
-    Its options have no defaults: `opensearch_bootstrap.bootstrap`, the one caller, owns them,
-    and the engine must be the one ``old`` was built with, which no default can know.
+    Its options have no defaults: `opensearch_bootstrap.bootstrap`, the one caller, owns them.
+    The copy is made on ``engine`` whatever ``old`` was built on: the vectors come from
+    ``_source``, so an index made on faiss by an earlier version moves onto lucene here.
     """
     new = records_index_name(alias)
     with os_errors(f"creating {new} to upgrade {old}"):

@@ -125,13 +125,13 @@ def test_the_knowledge_index_is_a_versioned_sibling_of_the_records_index() -> No
     assert knowledge_index_name("agent-memory") == f"agent-memory-knowledge-v{KNOWLEDGE_SCHEMA_VERSION}"
 
 
-@pytest.mark.parametrize("engine", ["faiss", "lucene"])
-def test_the_knowledge_mapping_shares_the_records_vector_space_and_analysis(engine: str) -> None:
+def test_the_knowledge_mapping_shares_the_records_vector_space_and_analysis() -> None:
     # WHEN
-    body = knowledge_index_body(384, "amazon.titan-embed-text-v2:0", engine)  # type: ignore[arg-type]
+    engine = "lucene"
+    body = knowledge_index_body(384, "amazon.titan-embed-text-v2:0")
 
     # THEN the same vector field (engine, innerproduct, HNSW parameters) and analysis as records
-    records = records_index_body(384, "amazon.titan-embed-text-v2:0", engine)  # type: ignore[arg-type]
+    records = records_index_body(384, "amazon.titan-embed-text-v2:0")
     assert body["settings"] == records["settings"] == {"index": {"knn": True, "analysis": ANALYSIS}}
     props = body["mappings"]["properties"]
     assert props["vector"] == records["mappings"]["properties"]["vector"]

@@ -37,18 +37,20 @@ CREATED_MS = 1_795_183_375_500  # 2026-11-20T14:02:55.500Z, the new index's crea
 SINCE = (datetime.fromtimestamp(CREATED_MS / 1000, UTC) - CATCH_UP_MARGIN).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def old_mappings(engine: str = "faiss", model: str = MODEL) -> dict[str, Any]:
-    """What ``GET mem,mem-events/_mapping`` answers while the alias is on the older index."""
-    records = records_index_body(DIM, model, engine)["mappings"]  # type: ignore[arg-type]
+def old_mappings(engine: str = "lucene", model: str = MODEL) -> dict[str, Any]:
+    """What ``GET mem,mem-events/_mapping`` answers while the alias is on the older index (on
+    ``engine``: an earlier version made indexes on faiss by default)."""
+    records = records_index_body(DIM, model)["mappings"]
     records["_meta"]["schema_version"] = SCHEMA_VERSION - 1
+    records["_meta"]["engine"] = records["properties"]["vector"]["method"]["engine"] = engine
     for name in ("valid_from", "valid_to", "supersedes", "superseded_by"):  # what version 5 added
         del records["properties"][name]
     return {OLD: {"mappings": records}, f"{ALIAS}-events-v1": {"mappings": events_index_body()["mappings"]}}
 
 
-def new_mappings(engine: str = "faiss") -> dict[str, Any]:
+def new_mappings() -> dict[str, Any]:
     return {
-        NEW: {"mappings": records_index_body(DIM, MODEL, engine)["mappings"]},  # type: ignore[arg-type]
+        NEW: {"mappings": records_index_body(DIM, MODEL)["mappings"]},
         f"{ALIAS}-events-v1": {"mappings": events_index_body()["mappings"]},
     }
 
@@ -71,11 +73,11 @@ def task_running() -> dict[str, Any]:
     return {"completed": False, "task": {"node": "n1", "id": 7, "action": "indices:data/write/reindex"}}
 
 
-def reply_until_the_copy(cluster: Cluster, engine: str = "faiss") -> None:
+def reply_until_the_copy(cluster: Cluster, engine: str = "lucene") -> None:
     """Both aliases exist, the check finds the older index; the new one is created and read."""
     cluster.reply().reply().reply(old_mappings(engine))
     cluster.reply({"acknowledged": True, "index": NEW})
-    cluster.reply({NEW: new_mappings(engine)[NEW]})
+    cluster.reply({NEW: new_mappings()[NEW]})
     cluster.reply({NEW: {"settings": {"index": {"creation_date": str(CREATED_MS)}}}})
 
 
@@ -83,14 +85,14 @@ def test_bootstrap_copies_an_older_index_catches_up_under_a_write_block_and_move
     client: OpenSearch, cluster: Cluster
 ) -> None:
     # GIVEN the alias over the records index of the previous schema, on lucene
-    reply_until_the_copy(cluster, engine="lucene")
+    reply_until_the_copy(cluster)
     cluster.reply({"task": "n1:7"}).reply(task_done())  # the bulk copy
     cluster.reply({"acknowledged": True, "shards_acknowledged": True})  # the write block
     cluster.reply({"task": "n1:8"}).reply(task_done())  # the catch-up
     cluster.reply({"acknowledged": True})  # the alias move
-    cluster.reply(new_mappings("lucene"))  # the final check
+    cluster.reply(new_mappings())  # the final check
     cluster.reply(status=404).reply(status=404).reply({"acknowledged": True, "index": KINDEX})  # knowledge
-    cluster.reply(knowledge_mapping_response(engine="lucene"))
+    cluster.reply(knowledge_mapping_response())
 
     # WHEN bootstrapping with this version's code (the stack's default engine)
     result = bootstrap(client, ALIAS, DIM, MODEL)
@@ -117,8 +119,8 @@ def test_bootstrap_copies_an_older_index_catches_up_under_a_write_block_and_move
         ("GET", f"/{ALIAS}-knowledge/_mapping"),
     ]
     create, copy, catch_up, move = cluster.sent[3], cluster.sent[6], cluster.sent[9], cluster.sent[11]
-    # the new index is this schema's, with the engine the old one had, and no alias yet
-    assert create.body == records_index_body(DIM, MODEL, "lucene")
+    # the new index is this schema's, on lucene, and no alias yet
+    assert create.body == records_index_body(DIM, MODEL)
     assert "aliases" not in create.body
     # the bulk copy runs as a task and skips what an earlier run already copied
     assert copy.params == {"wait_for_completion": "false", "slices": "auto", "refresh": "true"}
@@ -155,9 +157,31 @@ def test_bootstrap_copies_an_older_index_catches_up_under_a_write_block_and_move
         ]
     }
     assert (result.index, result.upgraded_from, result.engine, result.created) == (NEW, OLD, "lucene", True)
-    # AND the knowledge index, missing before, is made afterwards on the engine the records kept
-    assert cluster.sent[15].body["mappings"] == knowledge_index_body(DIM, MODEL, "lucene")["mappings"]
+    # AND the knowledge index, missing before, is made afterwards on lucene
+    assert cluster.sent[15].body["mappings"] == knowledge_index_body(DIM, MODEL)["mappings"]
     assert (result.knowledge_index, result.knowledge_created) == (KINDEX, True)
+
+
+def test_an_older_index_made_on_faiss_is_copied_onto_lucene(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN the alias over the previous schema's records index, made on faiss (the old default)
+    reply_until_the_copy(cluster, engine="faiss")
+    cluster.reply({"task": "n1:7"}).reply(task_done())
+    cluster.reply({"acknowledged": True, "shards_acknowledged": True})
+    cluster.reply({"task": "n1:8"}).reply(task_done())
+    cluster.reply({"acknowledged": True})
+    cluster.reply(new_mappings())
+    cluster.reply().reply(knowledge_mapping_response())  # the knowledge index exists
+
+    # WHEN bootstrapping with this version's code
+    result = bootstrap(client, ALIAS, DIM, MODEL)
+
+    # THEN the copy it moves the alias to is made on lucene, the engine the suite runs for real
+    cluster.done()
+    create = cluster.sent[3]
+    assert (create.method, create.path) == ("PUT", f"/{NEW}")
+    assert create.body["mappings"]["properties"]["vector"]["method"]["engine"] == "lucene"
+    assert create.body["mappings"]["_meta"]["engine"] == "lucene"
+    assert (result.upgraded_from, result.engine) == (OLD, "lucene")
 
 
 def test_a_copy_still_running_past_the_wait_leaves_the_old_index_serving(
