@@ -30,20 +30,21 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.bedrock_runtime import BedrockRuntime
-from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, prompts_for
+from agent_memory.adapters.summarizers.model_summarizer import (
+    CHARS_PER_TOKEN_BOUND,
+    DEFAULT_MAX_INPUT_CHARS,
+    DEFAULT_MAX_TOKENS,
+    ModelSummarizer,
+)
+from agent_memory.adapters.summarizers.prompts import prompts_for
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import SummaryRequest, SummaryText
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["CHARS_PER_TOKEN_BOUND", "DEFAULT_MAX_INPUT_CHARS", "DEFAULT_MAX_TOKENS", "BedrockSummarizer"]
+
 DEFAULT_MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"
-#: The longest answer, in tokens (~4 characters each in English): about 35 dated lines.
-DEFAULT_MAX_TOKENS = 1_024
-#: Characters of children per call. ~15,000 tokens: far inside every current model's context,
-#: yet large enough that a normal day is one call; a busier one is folded in chunks.
-DEFAULT_MAX_INPUT_CHARS = 60_000
-#: Upper bound of characters per output token used to bound an answer's length in characters.
-CHARS_PER_TOKEN_BOUND = 6
 
 _CONFIGURATION_ERRORS = frozenset(
     {
@@ -57,7 +58,7 @@ _THROTTLED = "ThrottlingException"
 _REFUSED_STOPS = frozenset({"content_filtered", "guardrail_intervened"})
 
 
-class BedrockSummarizer:
+class BedrockSummarizer(ModelSummarizer):
     """Implements the `Summarizer` port with the Bedrock Converse API.
 
     ``client`` is a ``bedrock-runtime`` client; without one, a client for ``region`` is built on
@@ -79,18 +80,10 @@ class BedrockSummarizer:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        if max_tokens < 1:
-            raise ConfigurationError(f"max_tokens must be positive, not {max_tokens}")
-        if max_input_chars < 2 * max_tokens * CHARS_PER_TOKEN_BOUND:
-            raise ConfigurationError(
-                f"max_input_chars ({max_input_chars}) must hold at least two full answers "
-                f"({2 * max_tokens * CHARS_PER_TOKEN_BOUND} characters), or folding in chunks cannot converge"
-            )
+        super().__init__(max_tokens, max_input_chars)
         self._model_id = model_id
         # a long summary takes a while to generate
         self._runtime = BedrockRuntime(client, region, read_timeout=120, max_attempts=4)
-        self._max_tokens = max_tokens
-        self._max_input_chars = max_input_chars
         self._throttle_retries = throttle_retries
         self._backoff_s = backoff_s
         self._max_backoff_s = max_backoff_s
@@ -100,18 +93,6 @@ class BedrockSummarizer:
     @property
     def model_id(self) -> str:
         return self._model_id
-
-    @property
-    def prompt_version(self) -> str:
-        return PROMPT_VERSION
-
-    @property
-    def max_input_chars(self) -> int:
-        return self._max_input_chars
-
-    @property
-    def max_output_chars(self) -> int:
-        return self._max_tokens * CHARS_PER_TOKEN_BOUND
 
     @property
     def client(self) -> Any:
@@ -130,14 +111,7 @@ class BedrockSummarizer:
     def summarize(self, request: SummaryRequest) -> SummaryText:
         response = self._converse(self.request(request))
         text = self._text(response)
-        usage = response.get("usage") or {}
-        return SummaryText(
-            text=text,
-            model_id=self._model_id,
-            prompt_version=PROMPT_VERSION,
-            input_tokens=_int(usage.get("inputTokens")),
-            output_tokens=_int(usage.get("outputTokens")),
-        )
+        return self._summary(text, response.get("usage") or {}, "inputTokens", "outputTokens")
 
     def _converse(self, params: dict[str, Any]) -> dict[str, Any]:
         client = self.client
@@ -194,7 +168,3 @@ class BedrockSummarizer:
         if code == _THROTTLED:
             return DependencyError(f"Bedrock kept throttling summaries: {message}", details)
         return DependencyError(f"Bedrock failed to summarize: {code}: {message}", details)
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

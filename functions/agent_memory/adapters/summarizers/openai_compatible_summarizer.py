@@ -19,12 +19,12 @@ import logging
 from typing import Any
 
 from agent_memory.adapters.openai_http import OpenAICompatibleClient
-from agent_memory.adapters.summarizers.converse import (
-    CHARS_PER_TOKEN_BOUND,
+from agent_memory.adapters.summarizers.model_summarizer import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_TOKENS,
+    ModelSummarizer,
 )
-from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, prompts_for
+from agent_memory.adapters.summarizers.prompts import prompts_for
 from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import SummaryRequest, SummaryText
 
@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 _REFUSED_FINISHES = frozenset({"content_filter"})
 
 
-class OpenAICompatibleSummarizer:
+class OpenAICompatibleSummarizer(ModelSummarizer):
     """Implements the `Summarizer` port with ``POST /chat/completions`` of an OpenAI-compatible API."""
 
     def __init__(
@@ -45,33 +45,13 @@ class OpenAICompatibleSummarizer:
     ) -> None:
         if not model.strip():
             raise ConfigurationError(f"a summary model name is required for {client.host}")
-        if max_tokens < 1:
-            raise ConfigurationError(f"max_tokens must be positive, not {max_tokens}")
-        if max_input_chars < 2 * max_tokens * CHARS_PER_TOKEN_BOUND:
-            raise ConfigurationError(
-                f"max_input_chars ({max_input_chars}) must hold at least two full answers "
-                f"({2 * max_tokens * CHARS_PER_TOKEN_BOUND} characters), or folding in chunks cannot converge"
-            )
+        super().__init__(max_tokens, max_input_chars)
         self._client = client
         self._model = model
-        self._max_tokens = max_tokens
-        self._max_input_chars = max_input_chars
 
     @property
     def model_id(self) -> str:
         return f"openai:{self._client.host}/{self._model}"
-
-    @property
-    def prompt_version(self) -> str:
-        return PROMPT_VERSION
-
-    @property
-    def max_input_chars(self) -> int:
-        return self._max_input_chars
-
-    @property
-    def max_output_chars(self) -> int:
-        return self._max_tokens * CHARS_PER_TOKEN_BOUND
 
     def request(self, summary: SummaryRequest) -> dict[str, Any]:
         """The ``/chat/completions`` payload for one summary (public: tests and cost estimates read it)."""
@@ -87,13 +67,8 @@ class OpenAICompatibleSummarizer:
         answer = self._client.post_json("/chat/completions", self.request(request))
         text = self._text(answer)
         usage = answer.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        return SummaryText(
-            text=text,
-            model_id=self.model_id,
-            prompt_version=PROMPT_VERSION,
-            input_tokens=_int(usage.get("prompt_tokens")),
-            output_tokens=_int(usage.get("completion_tokens")),
+        return self._summary(
+            text, usage if isinstance(usage, dict) else {}, "prompt_tokens", "completion_tokens"
         )
 
     def _text(self, answer: dict[str, Any]) -> str:
@@ -125,7 +100,3 @@ class OpenAICompatibleSummarizer:
         return DependencyError(
             f"{self._model} at {self._client.host} returned a malformed chat completion: {what}"
         )
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
