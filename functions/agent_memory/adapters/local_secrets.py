@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent_memory.adapters.secret_record import decode_secret, encode_secret
+from agent_memory.adapters.secret_record import SecretRecordReads, decode_secret, encode_secret
 from agent_memory.domain.ids import digest
 from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import ConfigurationError
@@ -37,7 +37,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class LocalFileSecretStore:
+class LocalFileSecretStore(SecretRecordReads):
     """`SecretStore` on a directory of ``0600`` files, one per tenant (see the module docstring)."""
 
     def __init__(self, directory: Path, clock: Callable[[], datetime] | None = None) -> None:
@@ -50,14 +50,6 @@ class LocalFileSecretStore:
         info, record = encode_secret(value, self._clock())
         _write_atomically(self._path(tenant_id), record.encode("utf-8"))
         return info
-
-    def get_secret(self, tenant_id: str) -> str | None:
-        read = self._read(tenant_id)
-        return None if read is None else read[0]
-
-    def secret_info(self, tenant_id: str) -> SecretInfo | None:
-        read = self._read(tenant_id)
-        return None if read is None else read[1]
 
     def delete_secret(self, tenant_id: str) -> bool:
         try:

@@ -5,6 +5,7 @@ nothing else (tags, descriptions, file names) ever holds a part of it."""
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from datetime import datetime
 from typing import Any
 
@@ -44,3 +45,20 @@ def decode_secret(raw: Any, where: str) -> tuple[str, SecretInfo]:
     if not ok:
         raise ConfigurationError(f"{where} is not a provider key in the expected format")
     return value, SecretInfo(last4=last4, set_at=set_at)
+
+
+class SecretRecordReads(ABC):
+    """The reads both secret stores answer from one decoded record (`_read`): the key itself, or
+    only what may be shown of it."""
+
+    @abstractmethod
+    def _read(self, tenant_id: str) -> tuple[str, SecretInfo] | None:
+        """The tenant's key and what may be shown of it; None when it has none."""
+
+    def get_secret(self, tenant_id: str) -> str | None:
+        read = self._read(tenant_id)
+        return None if read is None else read[0]
+
+    def secret_info(self, tenant_id: str) -> SecretInfo | None:
+        read = self._read(tenant_id)
+        return None if read is None else read[1]

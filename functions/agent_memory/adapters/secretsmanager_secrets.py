@@ -30,7 +30,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.adapters.secret_record import decode_secret, encode_secret
+from agent_memory.adapters.secret_record import SecretRecordReads, decode_secret, encode_secret
 from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import DependencyError
 
@@ -59,7 +59,7 @@ def _silence_bodies() -> None:
         logging.getLogger(name).addFilter(_QUIET)
 
 
-class SecretsManagerSecretStore:
+class SecretsManagerSecretStore(SecretRecordReads):
     """`SecretStore` on Secrets Manager (see the module docstring)."""
 
     def __init__(
@@ -101,14 +101,6 @@ class SecretsManagerSecretStore:
         elif code is not None:
             raise _dependency("store the provider key", code)
         return info
-
-    def get_secret(self, tenant_id: str) -> str | None:
-        read = self._read(tenant_id)
-        return None if read is None else read[0]
-
-    def secret_info(self, tenant_id: str) -> SecretInfo | None:
-        read = self._read(tenant_id)
-        return None if read is None else read[1]
 
     def delete_secret(self, tenant_id: str) -> bool:
         """Delete the secret at once. Secrets Manager answers a forced delete of a name that does
