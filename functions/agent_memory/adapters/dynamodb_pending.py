@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
+from agent_memory.adapters.pending_marks import LEASE_S, mark_times
 from agent_memory.errors import DependencyError
 
 if TYPE_CHECKING:
@@ -56,8 +57,6 @@ MAX_BATCH_GET = 100
 
 PENDING = "pending"
 DONE = "done"
-#: Seconds a mark counts before its message is known to be on the queue (`queued`).
-LEASE_S = 120.0
 
 
 class DynamoDbPendingWrites(DynamoDbTable):
@@ -81,14 +80,8 @@ class DynamoDbPendingWrites(DynamoDbTable):
         sleep: Callable[[float], None] = time.sleep,
         lease_s: float = LEASE_S,
     ) -> None:
-        if ttl_days <= 0 or lease_s <= 0:
-            raise ValueError("ttl_days and lease_s must be positive")
-        if dedup_window_s <= 0:
-            raise ValueError("dedup_window_s must be positive")
+        self._ttl_s, self._lease_s, self._dedup_window_s = mark_times(ttl_days, dedup_window_s, lease_s)
         super().__init__(table_name, client)
-        self._ttl_s = ttl_days * 86_400
-        self._lease_s = lease_s
-        self._dedup_window_s = dedup_window_s
         self._max_retries = max_retries
         self._backoff_s = backoff_s
         self._clock = clock

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from sqlite3 import Connection
 
+from agent_memory.adapters.pending_marks import LEASE_S, mark_times
 from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
 
 _SCHEMA = """
@@ -40,10 +41,6 @@ CREATE TABLE IF NOT EXISTS pending_writes (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS pending_writes_expiry ON pending_writes (expires_at);
 """
-
-#: Seconds a mark counts before its message is known to be on the queue (a send takes
-#: milliseconds; SQS's own retries of one send stay well within it).
-LEASE_S = 120.0
 
 # Setting a mark overwrites whatever is there: a pending mark, or a tombstone of any age.
 _MARK = """
@@ -70,14 +67,8 @@ class LocalPendingWrites:
         clock: Callable[[], float] = time.time,
         lease_s: float = LEASE_S,
     ) -> None:
-        if ttl_days <= 0 or lease_s <= 0:
-            raise ValueError("ttl_days and lease_s must be positive")
-        if dedup_window_s <= 0:
-            raise ValueError("dedup_window_s must be positive")
+        self._ttl_s, self._lease_s, self._dedup_window_s = mark_times(ttl_days, dedup_window_s, lease_s)
         self.path = Path(path)
-        self._ttl_s = ttl_days * 86_400
-        self._lease_s = lease_s
-        self._dedup_window_s = dedup_window_s
         self._clock = clock
         self._db = ConnectionPerThread(self.path, _SCHEMA)
 
