@@ -11,6 +11,7 @@ idempotent: redelivered, it finds its summary current and does nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -21,8 +22,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from agent_memory import container
 from agent_memory.domain.embedding_spaces import ReembedJob
 from agent_memory.domain.export_jobs import ExportJob
-from agent_memory.domain.patterns import PatternJob
-from agent_memory.domain.profiles import ProfileJob
+from agent_memory.domain.patterns import PatternJob, PatternReport
+from agent_memory.domain.profiles import ProfileJob, ProfileReport
 from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.errors import ProviderKeyRejectedError
 from agent_memory.observability import logger, metrics, tracer
@@ -43,30 +44,41 @@ def record_handler(record: SQSRecord) -> str:
         raise
 
 
-def _run(body: object) -> str:
-    if isinstance(body, dict) and body.get("job") == "export":
-        export = ExportJob.model_validate(body)
-        logger.append_keys(job=export.key)
-        state = container.export_service().run(export)
-        return f"export: {'nothing to do' if state is None else state.status}"
-    if isinstance(body, dict) and body.get("job") == "reembed":
-        reembed = ReembedJob.model_validate(body)
-        logger.append_keys(job=reembed.key)
-        done = container.reembed_service().run(reembed)
-        return f"reembed: {done.embedded} embedded, {done.remaining} remaining, switched={done.switched}"
-    if isinstance(body, dict) and body.get("job") == "patterns":
-        patterns = PatternJob.model_validate(body)
-        logger.append_keys(job=patterns.key)
-        report = container.pattern_service().run(patterns)
-        return f"patterns: {report.made} made, {report.refreshed} refreshed, {report.dropped} dropped"
-    if isinstance(body, dict) and body.get("job") == "profiles":
-        profiles = ProfileJob.model_validate(body)
-        logger.append_keys(job=profiles.key)
-        made = container.profile_service().run(profiles)
-        return f"profiles: {made.made} made, {made.refreshed} refreshed, {made.dropped} dropped"
-    job = SummarizeJob.model_validate(body)
-    logger.append_keys(job=job.key)
+def _export(job: ExportJob) -> str:
+    state = container.export_service().run(job)
+    return f"export: {'nothing to do' if state is None else state.status}"
+
+
+def _reembed(job: ReembedJob) -> str:
+    done = container.reembed_service().run(job)
+    return f"reembed: {done.embedded} embedded, {done.remaining} remaining, switched={done.switched}"
+
+
+def _derived(name: str, report: PatternReport | ProfileReport) -> str:
+    return f"{name}: {report.made} made, {report.refreshed} refreshed, {report.dropped} dropped"
+
+
+def _summarize(job: SummarizeJob) -> str:
     return container.summarize_service().run(job).outcome.value
+
+
+_Job = ExportJob | ReembedJob | PatternJob | ProfileJob | SummarizeJob
+#: Each job by its ``job`` field: the message's model, and what runs it and says what it did.
+_JOBS: dict[str, tuple[type[_Job], Callable[[Any], str]]] = {
+    "export": (ExportJob, _export),
+    "reembed": (ReembedJob, _reembed),
+    "patterns": (PatternJob, lambda job: _derived("patterns", container.pattern_service().run(job))),
+    "profiles": (ProfileJob, lambda job: _derived("profiles", container.profile_service().run(job))),
+}
+
+
+def _run(body: object) -> str:
+    """Run the job ``body`` holds: one of `_JOBS`, or else a summarize job."""
+    kind = body.get("job") if isinstance(body, dict) else None
+    model, run = _JOBS.get(kind if isinstance(kind, str) else "", (SummarizeJob, _summarize))
+    job = model.model_validate(body)
+    logger.append_keys(job=job.key)
+    return run(job)
 
 
 @logger.inject_lambda_context(clear_state=True)
