@@ -39,7 +39,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.keys import KeyInfo, NewKey, hash_api_key
-from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
+from agent_memory.errors import ConflictError
 
 if TYPE_CHECKING:
     pass
@@ -49,6 +49,9 @@ KEY_ID_INDEX = "key_id-index"
 
 class DynamoDbKeyStore(DynamoDbTable):
     """`KeyStore` on the DynamoDB tenants table (schema in the module docstring)."""
+
+    holds = "tenants"
+    missing_hint = " in this account and region (check the table name, AWS_REGION and the AWS profile)"
 
     def create(self, new: NewKey) -> tuple[str, str]:
         """Store a new key (or the given one) and return ``(key_id, key)``; the key is not kept.
@@ -88,15 +91,11 @@ class DynamoDbKeyStore(DynamoDbTable):
             self.create(NewKey(tenant_id, plan, admin=admin, key=key))
 
     def lookup(self, key: str) -> Caller | None:
-        try:
-            item = self.client.get_item(
-                TableName=self.table_name,
-                Key={"key_hash": {"S": hash_api_key(key)}},
-                ConsistentRead=True,
-                **_projection("key_id", "tenant_id", "plan", "scopes", "agents", "revoked_at"),
-            ).get("Item")
-        except (ClientError, BotoCoreError) as exc:
-            raise self._error("look up an API key", exc) from exc
+        item = self._read_item(
+            "look up an API key",
+            {"key_hash": {"S": hash_api_key(key)}},
+            **_projection("key_id", "tenant_id", "plan", "scopes", "agents", "revoked_at"),
+        )
         if item is None or "revoked_at" in item:
             return None
         tenant_id, agents = item["tenant_id"]["S"], frozenset(_s(item, "agents").split())
@@ -237,18 +236,6 @@ class DynamoDbKeyStore(DynamoDbTable):
         except BotoCoreError as exc:
             raise self._error("revoke an API key", exc) from exc
         return True
-
-    def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
-        """A missing table or a refused call is configuration; anything else may pass if retried."""
-        code = _code(exc) if isinstance(exc, ClientError) else ""
-        if code == "ResourceNotFoundException":
-            return ConfigurationError(
-                f"cannot {what}: the tenants table {self.table_name!r} does not exist in this "
-                "account and region (check the table name, AWS_REGION and the AWS profile)"
-            )
-        if code in ("AccessDeniedException", "UnrecognizedClientException"):
-            return ConfigurationError(f"cannot {what} in {self.table_name!r}: {code} (check IAM)")
-        return DependencyError(f"cannot {what} in {self.table_name!r}: {exc}")
 
 
 def _grant_key(tenant_id: str, reader: str) -> str:

@@ -24,17 +24,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
 from agent_memory.domain.embedding_spaces import EmbeddingState
 from agent_memory.domain.tenant_settings import StoredSettings, TenantSettings
-from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
+from agent_memory.errors import ConflictError
 
 
 class DynamoDbTenantSettingsStore(DynamoDbTable):
+    holds = "settings"
+    echo_errors = False
+
     def get_settings(self, tenant_id: str) -> StoredSettings | None:
-        try:
-            item = self.client.get_item(
-                TableName=self.table_name, Key={"tenant_id": {"S": tenant_id}}, ConsistentRead=True
-            ).get("Item")
-        except (ClientError, BotoCoreError) as exc:
-            raise self._error("read tenant settings", exc) from exc
+        item = self._read_item("read tenant settings", {"tenant_id": {"S": tenant_id}})
         if item is None:
             return None
         return StoredSettings(
@@ -65,14 +63,7 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
         return stored
 
     def get_embedding_state(self, tenant_id: str) -> EmbeddingState | None:
-        try:
-            item = self.client.get_item(
-                TableName=self.table_name,
-                Key={"tenant_id": {"S": _state_key(tenant_id)}},
-                ConsistentRead=True,
-            ).get("Item")
-        except (ClientError, BotoCoreError) as exc:
-            raise self._error("read the embedding state", exc) from exc
+        item = self._read_item("read the embedding state", {"tenant_id": {"S": _state_key(tenant_id)}})
         if item is None:
             return None
         state = EmbeddingState.model_validate_json(item["state"]["S"])
@@ -114,14 +105,6 @@ class DynamoDbTenantSettingsStore(DynamoDbTable):
             raise self._error(what, exc) from exc
         except BotoCoreError as exc:
             raise self._error(what, exc) from exc
-
-    def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
-        code = str(exc.response.get("Error", {}).get("Code", "")) if isinstance(exc, ClientError) else ""
-        if code == "ResourceNotFoundException":
-            return ConfigurationError(f"cannot {what}: the settings table {self.table_name!r} does not exist")
-        if code in ("AccessDeniedException", "UnrecognizedClientException"):
-            return ConfigurationError(f"cannot {what} in {self.table_name!r}: {code} (check IAM)")
-        return DependencyError(f"cannot {what} in {self.table_name!r}: {code or type(exc).__name__}")
 
 
 def _state_key(tenant_id: str) -> str:

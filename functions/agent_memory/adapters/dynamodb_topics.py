@@ -30,7 +30,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
 from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
-from agent_memory.errors import ConfigurationError, DependencyError
 from agent_memory.ports import StoredTopicDictionary
 
 if TYPE_CHECKING:
@@ -47,16 +46,13 @@ _PROPOSAL_ATTRIBUTES = ("count", "topic", "last_seen", "expires_at", "first_seen
 class DynamoDbTopicStore(DynamoDbTable):
     """`TopicStore` on the topics table (schema in the module docstring)."""
 
+    holds = "topics"
+
     def get_dictionary(self, tenant_id: str) -> StoredTopicDictionary | None:
-        try:
-            item = self.client.get_item(
-                TableName=self.table_name,
-                Key={"tenant_id": {"S": tenant_id}, "sk": {"S": DICTIONARY_SK}},
-                # An admin's change is seen by the next cache miss, not one replica later.
-                ConsistentRead=True,
-            ).get("Item")
-        except (ClientError, BotoCoreError) as exc:
-            raise self._error("read a topic dictionary", exc) from exc
+        # An admin's change is seen by the next cache miss, not one replica later.
+        item = self._read_item(
+            "read a topic dictionary", {"tenant_id": {"S": tenant_id}, "sk": {"S": DICTIONARY_SK}}
+        )
         if item is None:
             return None
         return StoredTopicDictionary(
@@ -120,14 +116,6 @@ class DynamoDbTopicStore(DynamoDbTable):
         except (ClientError, BotoCoreError) as exc:
             raise self._error("list unknown topics", exc) from exc
         return proposals[:MAX_PROPOSALS_READ]
-
-    def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
-        code = str(exc.response.get("Error", {}).get("Code", "")) if isinstance(exc, ClientError) else ""
-        if code == "ResourceNotFoundException":
-            return ConfigurationError(f"cannot {what}: the topics table {self.table_name!r} does not exist")
-        if code in ("AccessDeniedException", "UnrecognizedClientException"):
-            return ConfigurationError(f"cannot {what} in {self.table_name!r}: {code} (check IAM)")
-        return DependencyError(f"cannot {what} in {self.table_name!r}: {exc}")
 
 
 def _proposal(item: dict[str, Any]) -> TopicProposal:

@@ -24,13 +24,11 @@ from agent_memory.errors import DependencyError
 
 
 class DynamoDbWebhookStore(DynamoDbTable):
+    def _error(self, what: str, exc: ClientError | BotoCoreError) -> Exception:
+        return _error(what, exc)
+
     def get_webhook(self, tenant_id: str) -> WebhookConfig | None:
-        try:
-            item = self.client.get_item(
-                TableName=self.table_name, Key={"tenant_id": {"S": tenant_id}}, ConsistentRead=True
-            ).get("Item")
-        except (ClientError, BotoCoreError) as exc:
-            raise _error("read the webhook", exc) from exc
+        item = self._read_item("read the webhook", {"tenant_id": {"S": tenant_id}})
         if item is None:
             return None
         types = item.get("event_types")
