@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.aws_clients import request_path_client
 from agent_memory.errors import DependencyError
 
 DEFAULT_MODEL_ARN = "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"
@@ -30,15 +30,7 @@ class BedrockReranker:
         self, model_arn: str = DEFAULT_MODEL_ARN, client: Any = None, region: str | None = None
     ) -> None:
         self._model_arn = model_arn
-        if client is None:
-            import boto3
-
-            client = boto3.client(
-                "bedrock-agent-runtime",
-                region_name=region,
-                config=Config(retries={"mode": "adaptive", "max_attempts": 4}, read_timeout=10),
-            )
-        self._client = client
+        self._client = request_path_client("bedrock-agent-runtime", region, client)
 
     @property
     def model_id(self) -> str:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agent_memory.adapters.aws_clients import request_path_client
 from agent_memory.domain.redaction import PiiKind, Span
 from agent_memory.errors import DependencyError
 
@@ -45,15 +45,7 @@ class ComprehendPiiDetector:
     """`ports.pii.PiiDetector` on Amazon Comprehend (``comprehend:DetectPiiEntities``)."""
 
     def __init__(self, client: Any = None, region: str | None = None, language: str = "en") -> None:
-        if client is None:
-            import boto3
-
-            client = boto3.client(
-                "comprehend",
-                region_name=region,
-                config=Config(retries={"mode": "adaptive", "max_attempts": 4}, read_timeout=10),
-            )
-        self._client = client
+        self._client = request_path_client("comprehend", region, client)
         self._language = language
 
     def detect(self, text: str) -> list[Span]:
