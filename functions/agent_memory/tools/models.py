@@ -43,10 +43,15 @@ def field_of(
     return source.annotation, info
 
 
-SearchMemoryArgs: type[BaseModel] = create_model(
+def tool_args(name: str, doc: str, **fields: Any) -> type[BaseModel]:
+    """The argument model of the tool ``name``: its ``doc`` is what the LLM reads of the tool, and
+    an unknown argument is refused (`_ARGS`)."""
+    return create_model(name, __config__=_ARGS, __doc__=doc, **fields)
+
+
+SearchMemoryArgs = tool_args(
     "search_memory",
-    __config__=_ARGS,
-    __doc__="Search long-term memory by meaning, at one grain (or all), within a window of days ago.",
+    "Search long-term memory by meaning, at one grain (or all), within a window of days ago.",
     query=field_of(
         SearchRequest,
         "query",
@@ -108,10 +113,9 @@ def _query_required(args: Any) -> Any:
 #: Typed loosely: pydantic wraps a validator in a descriptor that `create_model`'s hint does not name.
 _KNOWLEDGE_VALIDATORS: dict[str, Any] = {"query_required": model_validator(mode="after")(_query_required)}
 
-SearchKnowledgeArgs: type[BaseModel] = create_model(
+SearchKnowledgeArgs = tool_args(
     "search_knowledge",
-    __config__=_ARGS,
-    __doc__=(
+    (
         "Search the organisation's shared knowledge (the specs, decision records, runbooks and policies "
         "it published) by meaning. Each result is a passage of a document with its citation (title > "
         "section, version): cite it when you rely on it, e.g. 'per ADR-12, Consequences'. Use "
@@ -125,10 +129,9 @@ SearchKnowledgeArgs: type[BaseModel] = create_model(
     ),
 )
 
-RecallContextArgs: type[BaseModel] = create_model(
+RecallContextArgs = tool_args(
     "recall_context",
-    __config__=_ARGS,
-    __doc__=(
+    (
         "Recall what long-term memory holds about a subject as one block of dated lines (memories and "
         "summaries of every grain, oldest first), packed to a token budget, after the passages of the "
         "organisation's shared knowledge that bear on it (tagged 'shared', with their citation). Use it "
@@ -142,10 +145,9 @@ RecallContextArgs: type[BaseModel] = create_model(
     ),
 )
 
-RememberArgs: type[BaseModel] = create_model(
+RememberArgs = tool_args(
     "remember",
-    __config__=_ARGS,
-    __doc__="Store something worth remembering in long-term memory (a fact, decision, preference...).",
+    "Store something worth remembering in long-term memory (a fact, decision, preference...).",
     content=field_of(WriteItem, "content", "The memory itself, as a self-contained sentence or two."),
     topic=field_of(WriteItem, "topic", "A short topic label, e.g. 'launch date'."),
     importance=field_of(
@@ -157,10 +159,9 @@ RememberArgs: type[BaseModel] = create_model(
 )
 
 
-RecordOutcomeArgs: type[BaseModel] = create_model(
+RecordOutcomeArgs = tool_args(
     "record_outcome",
-    __config__=_ARGS,
-    __doc__=(
+    (
         "Record what you learned from doing something: a success, a failure, an insight, or a pattern "
         "you saw across runs, with the situation, the result and how sure you are. Searches can then "
         "ask for such experiences (kinds, min_confidence, patterns_first); when you rely on one again, "
@@ -193,10 +194,9 @@ RecordOutcomeArgs: type[BaseModel] = create_model(
     ),
 )
 
-GiveFeedbackArgs: type[BaseModel] = create_model(
+GiveFeedbackArgs = tool_args(
     "give_feedback",
-    __config__=_ARGS,
-    __doc__=(
+    (
         "Report what happened when you used an experience (a success, failure, insight or pattern from "
         "search results, by its id): it held, it did not, or you applied it without knowing yet. Its "
         "confidence rises or falls with the evidence."
@@ -215,9 +215,8 @@ GiveFeedbackArgs: type[BaseModel] = create_model(
 )
 
 
-ForgetArgs: type[BaseModel] = create_model(
+ForgetArgs = tool_args(
     "forget",
-    __config__=_ARGS,
-    __doc__="Forget one memory for good, by the id shown in search results (e.g. after a correction).",
+    "Forget one memory for good, by the id shown in search results (e.g. after a correction).",
     id=(MemoryId, Field(description="The memory's id, as shown in search results ('mem_...' or 'sum_...').")),
 )
