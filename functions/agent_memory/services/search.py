@@ -15,11 +15,15 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+import numpy as np
+
+from agent_memory.domain.contextual import dedup_text
 from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.folding import fold_summaries
 from agent_memory.domain.recall import Found, Hit, SearchQuery, SharedHit
 from agent_memory.domain.records import MemoryKind
 from agent_memory.domain.scoring import RankingWeights, relevance, score
+from agent_memory.domain.supersession_ranking import asks_about_now, compared, newer_first
 from agent_memory.domain.timehints import TimeHint, time_hints
 from agent_memory.domain.types import shifted
 from agent_memory.domain.validity import SUPERSEDED_FACTOR, after_superseders
@@ -36,6 +40,7 @@ from agent_memory.ports import (
     StoreQuery,
     Vector,
 )
+from agent_memory.services.embedding_memo import Memos
 from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.tenant_models import TenantEmbedders, spaces_of
 from agent_memory.services.topics import TopicCache
@@ -113,6 +118,8 @@ class SearchService:
         self._weights = weights
         #: The tenant's topic dictionary widens the lexical query (services/topics.py).
         self._topics = topics
+        #: Statements' own vectors, kept between searches (`_newer_first`).
+        self._memos = Memos()
 
     def _tenant_weights(self, tenant_id: str) -> RankingWeights:
         if self._settings is None:
@@ -141,6 +148,21 @@ class SearchService:
         floor = min((r.score for r in rescored), default=0.0)
         # what was not reranked stays below what was, in its own order
         return rescored + [replace(r, score=min(r.score, floor)) for r in tail]
+
+    def _newer_first(self, ranked: list[Found], embedder: Embedder) -> list[Found]:
+        """`domain.supersession_ranking.newer_first`: the head's statements embedded by their own
+        words (one model call at most, none for most searches, none for a statement embedded
+        recently). A model that fails leaves the ranking as it was: a search never fails for it."""
+        statements = compared(ranked)
+        if not statements:
+            return ranked
+        try:
+            vectors = self._memos.of(embedder).embed([dedup_text(h.record) for h in statements])
+        except DependencyError:
+            logger.warning("statement embedding failed; ranking kept", exc_info=True)
+            return ranked
+        own = {h.id: v for h, v in zip(statements, vectors, strict=True)}
+        return newer_first(ranked, statements, lambda a, b: float(np.dot(own[a.id], own[b.id])))
 
     def _private(
         self,
@@ -310,6 +332,8 @@ class SearchService:
             results = [r for r in results if r.score >= request.min_score]
         if request.grain is None:  # several grains: a fact quoted up the cascade takes one place
             results = _fold(results)
+        if query is not None and "private" in request.sources and asks_about_now(query, bool(hints)):
+            results = self._newer_first(results, searched.embedder)
         if request.patterns_first and "private" in request.sources:
             scoring = _Scoring(now, as_of, vector, text, weights, hints, searched.space)
             results = self._patterns_first(tenant_id, agent_id, request, scoring, results)

@@ -50,6 +50,7 @@ from agent_memory.domain.supersession import (
     shape,
 )
 from agent_memory.domain.supersession_pairs import linked
+from agent_memory.domain.supersession_ranking import holder
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Embedder, StoreQuery, Vector, WritableMemory
@@ -70,13 +71,6 @@ STANDS_OUT = 0.1
 #: benchmarks/data/knowledge_update (docs/decisions.md).
 OWN_SAME_THING = 0.35
 OWN_STANDS_OUT = 0.2
-
-
-def holder(record: MemoryRecord) -> tuple[str | None, str, str]:
-    """Whose first-person claims a memory makes: its end user, speaker and role (an assistant's
-    "I" is not the user's)."""
-    role = record.role if record.role in ("assistant", "system", "tool") else "user"
-    return record.user_id, (record.speaker or "").casefold(), role
 
 
 def stated(record: MemoryRecord) -> list[Claim]:

@@ -230,3 +230,26 @@ def test_query_topic_keeps_meaningful_words_only() -> None:
     assert query_topic("what is the plan?") == "plan"
     assert query_topic("what is it?") is None
     assert query_topic(None) is None
+
+
+def test_a_question_about_the_present_meets_the_newer_statement_the_writer_did_not_link(world: World) -> None:
+    # GIVEN notes (not conversation turns: the writer links none of them by meaning): the old
+    # running shoes, an unrelated turn, and the new ones said far from the old words
+    body = {
+        "items": [
+            {"content": text, "occurred_at": datetime(2023, month, 2, tzinfo=UTC), "kind": "note"}
+            for month, text in (
+                (1, "My running shoes are Asics Gel-Nimbus."),
+                (3, "I cleaned out the garage, found my old skateboard from school."),
+                (6, "The new Hokas are so much better for my knees, binned the old Asics."),
+            )
+        ]
+    }
+    old, _, new = world.write.accept(
+        Caller("acme"), "bot", WriteRequest.model_validate(body).to_new_memories()
+    )
+    world.drain()
+    # WHEN asked about the present, THEN the newer statement comes first and the old one right after
+    assert _ids(world, query="What running shoes do I use?")[:2] == [new, old]
+    # AND asked in the past tense, the ranking is the question's words' (the old one first)
+    assert _ids(world, query="What running shoes did I use?")[0] == old

@@ -1,0 +1,129 @@
+"""At search time, the newer of two statements about one thing first, when the question asks about
+the present and the write path did not link them.
+
+Write-time supersession (`domain.supersession`) marks a pair only when it is sure: a false mark
+hides a true fact. What it leaves unmarked is mostly a change said far from the old wording ("I'm
+on the night shift at the warehouse" → "Being on days again is amazing") or said beside another
+statement as near. A question about the present ("Which shift am I on?") then meets the old
+statement first: its words match the question, the new one's do not.
+
+A ranking can look again with what a write cannot see, the question and the statements it found
+together: when the first result is a statement and, among the first `HEAD` results, a **later**
+statement of the **same holder** (end user, speaker, role) from another conversation
+
+* is **nearest** to it by the statements' own words (their own vectors' cosine, at least `NEAR`),
+* **stands out** from every other statement there by `STANDS_OUT`, and
+* reads as one value replacing another (`domain.supersession.replaces`: the same person and
+  subject, a new value or a word of change, no "also", no restatement),
+
+the later one comes first and the first one right after it, both kept. Only within the head, so a
+ranking's first `HEAD` results stay the same set (recall at `HEAD` or more cannot move), and only
+for a question about the present (`asks_about_now`): one that names a time, or asks in the past
+tense ("where did I live?"), wants what held then. Nothing is stored: the write path's marks stay
+the record of what replaced what.
+
+Thresholds chosen on half A of benchmarks/data/knowledge_update (docs/decisions.md). Pure (no I/O):
+the search service embeds the statements (`services.search`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from agent_memory.domain.derived import is_derived
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.recall import Found, Hit
+from agent_memory.domain.records import MemoryRecord
+from agent_memory.domain.supersession import Shape, replaces, shape
+
+#: How many of the first results are looked at (and the only ones that may move).
+HEAD = 5
+#: The least cosine of two statements' own vectors for them to be about one thing.
+NEAR = 0.25
+#: How far the later statement must stand above every other statement of the head.
+STANDS_OUT = 0.1
+
+#: Words that put a question in the past ("where did I live?", "what was my role before?").
+_PAST = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|used to|ago|previously|formerly|originally|"
+    r"before|back then|at (?:the|that) time)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_now(query: str | None, names_a_time: bool) -> bool:
+    """Whether ``query`` asks what holds now: a question that names no time (``names_a_time``:
+    the search found a time hint in it) and is not in the past tense."""
+    return bool(query) and not names_a_time and _PAST.search(query or "") is None
+
+
+def holder(record: MemoryRecord) -> tuple[str | None, str, str]:
+    """Whose first-person statements a memory makes: its end user, speaker and role (an
+    assistant's "I" is not the user's)."""
+    role = record.role if record.role in ("assistant", "system", "tool") else "user"
+    return record.user_id, (record.speaker or "").casefold(), role
+
+
+def _statement(found: Found) -> Hit | None:
+    """``found`` when it is a live statement a later one may replace: a current working memory,
+    not derived, that states something (not a question or a request)."""
+    if not isinstance(found, Hit) or not found.current:
+        return None
+    record = found.record
+    if record.grain is not Grain.WORKING or is_derived(record):
+        return None
+    return found
+
+
+def compared(ranked: Sequence[Found]) -> list[Hit]:
+    """The statements of the head a search must embed to apply `newer_first`: the first result
+    and the other statements of its holder there, or none when no later one could replace it (so
+    most searches embed nothing)."""
+    head = ranked[:HEAD]
+    first = _statement(head[0]) if head else None
+    if first is None:
+        return []
+    mine = shape(first.record.content)
+    if not mine.statement:
+        return []
+    others = [h for f in head[1:] if (h := _statement(f)) and holder(h.record) == holder(first.record)]
+    shapes = {h.id: shape(h.record.content) for h in others}
+    others = [h for h in others if shapes[h.id].statement]
+    if not any(_may_replace(h, shapes[h.id], first, mine) for h in others):
+        return []
+    return [first, *others]
+
+
+def _may_replace(later: Hit, theirs: Shape, first: Hit, mine: Shape) -> bool:
+    """Everything but nearness: later, from another conversation, and shaped as a replacement."""
+    a, b = later.record, first.record
+    if a.occurred_at <= b.occurred_at:
+        return False
+    if a.conversation_id is not None and a.conversation_id == b.conversation_id:
+        return False
+    return replaces(theirs, mine, 1.0, 0.0)
+
+
+def newer_first(
+    ranked: list[Found], statements: Sequence[Hit], cosine: Callable[[Hit, Hit], float]
+) -> list[Found]:
+    """``ranked`` with the later statement that replaces its first result moved before it (see the
+    module's docstring). ``statements``: what `compared` named for ``ranked``; ``cosine``: of two
+    of them, by their own vectors."""
+    if not statements:
+        return ranked
+    first, *others = statements
+    mine = shape(first.record.content)
+    near = sorted(((cosine(first, h), h) for h in others), key=lambda x: -x[0])
+    best, later = near[0]
+    runner_up = near[1][0] if len(near) > 1 else 0.0
+    if best < NEAR or best - runner_up < STANDS_OUT:
+        return ranked
+    if not _may_replace(later, shape(later.record.content), first, mine):
+        return ranked
+    # It takes the first place's score too, so scores still read best first.
+    lifted = replace(later, score=max(later.score, first.score))
+    head = ranked[:HEAD]
+    return [lifted, *(f for f in head if f.id != later.id), *ranked[HEAD:]]

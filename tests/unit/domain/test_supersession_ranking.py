@@ -1,0 +1,167 @@
+"""The newer of two statements about one thing first, at search time, for a question about the
+present (`domain.supersession_ranking`): which later statement moves before the first result,
+which never does, and that only the head is reordered (checked on examples and as a property)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.payloads import RECORDED_AT, memory_record
+
+from agent_memory.domain.recall import Found, Hit
+from agent_memory.domain.supersession_ranking import (
+    HEAD,
+    NEAR,
+    STANDS_OUT,
+    asks_about_now,
+    compared,
+    newer_first,
+)
+
+OLD = "I'm on the night shift at the warehouse."
+NEW = "Being on days again is amazing, I actually see daylight."
+#: Turns of the same speaker that say something else.
+OTHER = [
+    "I cleaned out the garage, found my old skateboard from school.",
+    "We're hosting my in-laws for the weekend, wish me luck.",
+    "I finally fixed the squeaky door with a bit of olive oil, ha.",
+    "Went to a jazz concert on Friday, the saxophonist was incredible.",
+    "The kids built a massive pillow fort in the living room, chaos.",
+]
+
+
+def _hit(record_id: str, content: str, days: int, score: float, **fields: Any) -> Hit:
+    fields.setdefault("conversation_id", f"c-{record_id}")
+    record = memory_record(record_id, content, at=RECORDED_AT + timedelta(days=days), **fields)
+    return Hit(record=record, score=score, similarity=score, recency=1.0)
+
+
+def _cosine(pairs: dict[frozenset[str], float]) -> Callable[[Hit, Hit], float]:
+    """Own-vector cosines by pair of ids; any pair not named is far apart (0.05)."""
+    return lambda a, b: pairs.get(frozenset({a.id, b.id}), 0.05)
+
+
+def _ranking() -> list[Found]:
+    """The old statement first (it matches the question's words), the new one third."""
+    return [
+        _hit("old", OLD, 0, 0.53),
+        _hit("d1", OTHER[0], 40, 0.09),
+        _hit("new", NEW, 120, 0.08),
+        _hit("d2", OTHER[1], 60, 0.07),
+        _hit("d3", OTHER[2], 90, 0.06),
+        _hit("d4", OTHER[3], 150, 0.05),
+    ]
+
+
+def _apply(ranked: list[Found], pairs: dict[frozenset[str], float]) -> list[str]:
+    return [r.id for r in newer_first(ranked, compared(ranked), _cosine(pairs))]
+
+
+def test_the_later_statement_nearest_the_first_result_comes_first_and_the_old_one_right_after() -> None:
+    # GIVEN "night shift" first and "on days again" third, near each other by their own words
+    ranked = _ranking()
+    # WHEN reordered
+    out = newer_first(ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.3}))
+    # THEN the new statement comes first with the first place's score, the old one right after,
+    # and nothing else moves
+    assert [r.id for r in out] == ["new", "old", "d1", "d2", "d3", "d4"]
+    assert out[0].score == 0.53
+
+
+@pytest.mark.parametrize(
+    ("why", "pairs"),
+    [
+        ("not near", {frozenset({"old", "new"}): NEAR - 0.01}),
+        (
+            "another statement is as near",
+            {frozenset({"old", "new"}): 0.4, frozenset({"old", "d2"}): 0.4 - STANDS_OUT + 0.01},
+        ),
+    ],
+)
+def test_a_later_statement_that_is_not_near_or_does_not_stand_out_stays_where_it_is(
+    why: str, pairs: dict[frozenset[str], float]
+) -> None:
+    # GIVEN the ranking, WHEN the new statement is {why}, THEN nothing moves
+    assert _apply(_ranking(), pairs) == [r.id for r in _ranking()], why
+
+
+@pytest.mark.parametrize(
+    ("why", "new"),
+    [
+        ("says earlier", _hit("new", NEW, -10, 0.08)),
+        ("adds rather than replaces", _hit("new", "We also started a second shift on days.", 120, 0.08)),
+        ("is another speaker's", _hit("new", NEW, 120, 0.08, speaker="Ben")),
+        ("is in the same conversation", _hit("new", NEW, 120, 0.08, conversation_id="c-old")),
+        ("is a question", _hit("new", "Should I ask to go back on days?", 120, 0.08)),
+    ],
+)
+def test_a_later_statement_that_cannot_replace_the_first_one_stays_where_it_is(why: str, new: Hit) -> None:
+    # GIVEN the ranking with the new statement changed so that it {why}
+    ranked = _ranking()
+    ranked[2] = new
+    # WHEN reordered with the two as near as can be, THEN nothing moves
+    assert _apply(ranked, {frozenset({"old", "new"}): 0.9}) == [r.id for r in ranked], why
+
+
+def test_nothing_is_compared_when_the_first_result_is_not_a_statement() -> None:
+    # GIVEN a request first ("can you remind me..."): it states nothing a later turn replaces
+    ranked = _ranking()
+    ranked[0] = _hit("old", "Can you remind me which shift I'm on?", 0, 0.53)
+    # WHEN asked what to embed, THEN nothing (the search makes no model call)
+    assert compared(ranked) == []
+
+
+def test_a_statement_below_the_head_never_moves() -> None:
+    # GIVEN the new statement just below the head
+    ranked: list[Found] = [_hit("old", OLD, 0, 0.53)]
+    ranked += [_hit(f"d{i}", OTHER[i], 10 + i, 0.1 - i / 100) for i in range(HEAD - 1)]
+    ranked.append(_hit("new", NEW, 120, 0.01))
+    # WHEN reordered with the two as near as can be, THEN nothing moves
+    assert _apply(ranked, {frozenset({"old", "new"}): 0.9}) == [r.id for r in ranked]
+
+
+@pytest.mark.parametrize(
+    ("query", "names_a_time", "now"),
+    [
+        ("Which shift am I on?", False, True),
+        ("Where do I live these days?", False, True),
+        ("Which shift was I on?", False, False),
+        ("Where did I live before the move?", False, False),
+        ("Which shift am I on in March?", True, False),
+        (None, False, False),
+    ],
+)
+def test_a_question_asks_about_the_present_unless_it_names_a_time_or_asks_in_the_past(
+    query: str | None, names_a_time: bool, now: bool
+) -> None:
+    assert asks_about_now(query, names_a_time) is now
+
+
+@given(
+    order=st.permutations(list(range(6))),
+    near=st.lists(st.floats(min_value=-1.0, max_value=1.0), min_size=6, max_size=6),
+)
+def test_reordering_keeps_every_result_and_the_head_as_a_set(order: list[int], near: list[float]) -> None:
+    # GIVEN any ranking of the six turns and any cosines with the first result
+    base = _ranking()
+    ranked = [base[i] for i in order]
+    first = ranked[0].id
+    pairs = {frozenset({first, r.id}): near[i] for i, r in enumerate(ranked) if r.id != first}
+    # WHEN reordered
+    out = newer_first(ranked, compared(ranked), _cosine(pairs))
+    # THEN the same results, the head the same set, the rest in place, and at most one result
+    # moved: to the first place, ahead of the old first
+    assert sorted(r.id for r in out) == sorted(r.id for r in ranked)
+    assert {r.id for r in out[:HEAD]} == {r.id for r in ranked[:HEAD]}
+    assert [r.id for r in out[HEAD:]] == [r.id for r in ranked[HEAD:]]
+    if [r.id for r in out] != [r.id for r in ranked]:
+        moved, was_first = out[0], ranked[0]
+        assert isinstance(moved, Hit) and isinstance(was_first, Hit)
+        assert out[1].id == first
+        assert moved.record.occurred_at > was_first.record.occurred_at
+        assert [r.id for r in out[1:]] == [r.id for r in ranked if r.id != out[0].id]
