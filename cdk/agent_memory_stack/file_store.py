@@ -11,8 +11,6 @@ version of its tenant's file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from aws_cdk import CfnOutput
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
@@ -22,12 +20,13 @@ from agent_memory_stack.buckets import grant_prefix, private_bucket
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
 from agent_memory_stack.function_factory import FunctionFactory
+from agent_memory_stack.store_construct import StoreConstruct
 
 PREFIX = "stores/"
 OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject")
 
 
-class FileStore(Construct):
+class FileStore(StoreConstruct):
     """The bucket of tenants' files, and the grants of the functions that use it."""
 
     #: No OpenSearch domain to watch (`Observability`).
@@ -36,9 +35,7 @@ class FileStore(Construct):
     def __init__(
         self, scope: Construct, construct_id: str, *, config: StackConfig, factory: FunctionFactory
     ) -> None:
-        super().__init__(scope, construct_id)
-        self.config = config
-        self.factory = factory
+        super().__init__(scope, construct_id, config=config, factory=factory)
         self.bucket = private_bucket(
             self,
             "Stores",
@@ -49,18 +46,12 @@ class FileStore(Construct):
         self.endpoint = self.bucket.bucket_name
         CfnOutput(self, "StoreBucket", value=self.bucket.bucket_name, description="The tenants' memory files")
 
-    def environment(self) -> dict[str, str]:
-        """Settings of a function that reads or writes memory."""
+    def environment(self, function: str = "") -> dict[str, str]:
+        """Settings of a function that reads or writes memory (the same for every ``function``)."""
         return {
             **settings_env(store="s3", store_bucket=self.bucket.bucket_name, store_prefix=PREFIX),
             **embedding_environment(self.config),
         }
-
-    def build_function(
-        self, scope: Construct, name: str, description: str, environment: Mapping[str, str]
-    ) -> lambda_.Function:
-        """A function that reads or writes memory, with the store's settings, then ``environment``."""
-        return self.factory.build(scope, name, description, {**self.environment(), **environment})
 
     def grant_data_access(
         self, function: lambda_.IFunction, *, admin: bool = False, read_only: bool = False

@@ -16,7 +16,6 @@ error instead of being killed mid-request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import jsii
@@ -37,6 +36,7 @@ from agent_memory_stack.environment import settings_env
 from agent_memory_stack.function_factory import FUNCTIONS, FunctionFactory, retention_days
 from agent_memory_stack.nag import acknowledge, as_finding, logical_id
 from agent_memory_stack.removal import retained
+from agent_memory_stack.store_construct import StoreConstruct
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
 #: `_msearch`, `_mget`, `_update`, `_delete_by_query`, and ``POST _mapping`` adding a tenant's
@@ -67,15 +67,13 @@ class _ProduceList:
         return list(self._produce())
 
 
-class VectorStore(Construct):
+class VectorStore(StoreConstruct):
     """The OpenSearch store, its access policies and the index bootstrap."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, config: StackConfig, factory: FunctionFactory
     ) -> None:
-        super().__init__(scope, construct_id)
-        self.config = config
-        self.factory = factory
+        super().__init__(scope, construct_id, config=config, factory=factory)
         #: The managed domain, for the alarms (the file store has none).
         self.domain: opensearch.Domain | None = None
         self.name = config.prefix
@@ -108,13 +106,6 @@ class VectorStore(Construct):
             ),
             **embedding_environment(self.config),
         }
-
-    def build_function(
-        self, scope: Construct, name: str, description: str, environment: Mapping[str, str]
-    ) -> lambda_.Function:
-        """A function that reads or writes memory (`FunctionFactory.build`): the store's settings,
-        then ``environment``. Its construct grants it the store (`grant_data_access`) with the rest."""
-        return self.factory.build(scope, name, description, {**self.environment(name), **environment})
 
     def grant_data_access(
         self, function: lambda_.IFunction, *, admin: bool = False, read_only: bool = False
