@@ -77,6 +77,26 @@ def test_install_is_exactly_the_lock_for_arm64_cpython_312() -> None:
     assert command[-2:] == ["-r", str(build.LOCK)]
 
 
+def test_the_deployed_tests_environment_is_installed_by_uv_beside_the_interpreter_or_else_pip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a development environment without uv
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.touch()
+    target = Path("/tmp/venv/bin/python")
+    monkeypatch.setattr(sys, "executable", str(python))
+    # THEN pip of the target environment installs
+    assert build.venv_installer(target)[:4] == [str(target), "-m", "pip", "install"]
+    # WHEN `make install` has put uv beside the interpreter
+    uv = python.parent / "uv"
+    uv.touch(mode=0o755)
+    # THEN uv installs into the target environment
+    command = build.venv_installer(target)
+    assert command[:3] == [str(uv), "pip", "install"]
+    assert command[command.index("--python") + 1] == str(target)
+
+
 def test_layer_and_functions_agree_on_the_python_version() -> None:
     # GIVEN
     if importlib.util.find_spec("aws_cdk") is None:
