@@ -8,9 +8,9 @@ the environment, which drops it and the settings together.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.domain.patterns import PatternJob, PatternRules
@@ -62,9 +62,14 @@ from agent_memory.services.write import WriteService
 from agent_memory.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from agent_memory.adapters.local_queue import LocalFifoQueue
     from agent_memory.services.exports import ExportService
     from agent_memory.services.retention_rules import RetentionService
+
+#: Rules or weights made from the settings (`from_settings`).
+Rules = TypeVar("Rules", bound="DataclassInstance")
 
 
 class Container:
@@ -397,14 +402,7 @@ class Container:
 
     @cached_property
     def pattern_rules(self) -> PatternRules:
-        s = self.settings
-        return PatternRules(
-            min_members=s.pattern_min_members,
-            min_runs=s.pattern_min_runs,
-            similarity=s.pattern_similarity,
-            window_days=s.pattern_window_days,
-            max_experiences=s.pattern_max_experiences,
-        )
+        return from_settings(self.settings, PatternRules, "pattern_")
 
     @cached_property
     def pattern_service(self) -> PatternService:
@@ -435,13 +433,7 @@ class Container:
 
     @cached_property
     def profile_rules(self) -> ProfileRules:
-        s = self.settings
-        return ProfileRules(
-            min_statements=s.profile_min_statements,
-            max_statements=s.profile_max_statements,
-            window_days=s.profile_window_days,
-            max_records=s.profile_max_records,
-        )
+        return from_settings(self.settings, ProfileRules, "profile_")
 
     @cached_property
     def profile_service(self) -> ProfileService:
@@ -557,13 +549,15 @@ class Container:
 
 
 def ranking(settings: Settings) -> RankingWeights:
-    return RankingWeights(
-        recency_tau_days=settings.recency_tau_days,
-        recency_weight=settings.recency_weight,
-        importance_weight=settings.importance_weight,
-        lexical_weight=settings.lexical_weight,
-        time_boost=settings.time_boost,
-        speaker_boost=settings.speaker_boost,
+    return from_settings(settings, RankingWeights)
+
+
+def from_settings(settings: Settings, rules: type[Rules], prefix: str = "") -> Rules:
+    """``rules`` (a dataclass) from the settings named ``prefix`` and a field's name, one per
+    field (``pattern_`` + ``min_members``); a field no setting names keeps its default."""
+    names = (field.name for field in fields(rules))
+    return rules(
+        **{name: getattr(settings, prefix + name) for name in names if hasattr(settings, prefix + name)}
     )
 
 
