@@ -17,12 +17,15 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agent_memory.adapters.sqlite.sqlite_filters import encode_cursor
+from agent_memory.adapters.sqlite.sqlite_rows import row_to_record
 from agent_memory.adapters.sqlite.sqlite_schema import (
     QUERY_STEMS,
     SCHEMA,
@@ -36,8 +39,9 @@ from agent_memory.adapters.sqlite.sqlite_util import (
     WeakReferableConnection,
     open_private,
 )
+from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ConfigurationError, ValidationFailedError
-from agent_memory.ports import Vector
+from agent_memory.ports import Page, Vector
 
 if TYPE_CHECKING:
     from agent_memory.adapters.sqlite.sqlite_activity import ActivityBuffer
@@ -193,3 +197,17 @@ class SqliteStorePart:
         array = self._db.check_vector(vector) if not space else finite_vector(vector)
         norm = float(np.linalg.norm(array))
         return array / norm if norm > 0 else array
+
+    def record_page(
+        self, sql: str, params: Sequence[Any], limit: int, cursor_of: Callable[[MemoryRecord], dict[str, Any]]
+    ) -> Page:
+        """One keyset page of records: ``sql`` (its last parameter the ``LIMIT``) asked for one
+        more than ``limit``, so whether a next page exists is known without counting; its cursor
+        names the page's last record (``cursor_of``). The access counts this process gathered are
+        written first, so the records read them."""
+        self._activity.flush()
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(sql, (*params, limit + 1)).fetchall()
+        records = [row_to_record(row) for row in rows[:limit]]
+        next_cursor = encode_cursor(cursor_of(records[-1])) if len(rows) > limit else None
+        return Page(records=records, next_cursor=next_cursor)

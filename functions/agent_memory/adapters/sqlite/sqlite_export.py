@@ -15,8 +15,8 @@ from typing import Any
 
 from agent_memory.adapters.sqlite.sqlite_audit import AUDIT_COLUMNS, audit_event_of
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
-from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, decode_cursor, encode_cursor, keyset
-from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, row_to_record, to_us
+from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, decode_cursor, keyset
+from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, to_us
 from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
 from agent_memory.ports import AuditEvent, Page
@@ -69,21 +69,13 @@ class SqliteExport(SqliteStorePart):
             )
             where += " AND (r.agent_id, r.occurred_at, r.id) > (?, ?, ?)"
             params += [agent, occurred_us, last_id]
-        self._activity.flush()  # read the access counts this process gathered
-        with self._db.transaction(write=False) as conn:
-            rows = conn.execute(
-                f"SELECT {RECORD_FIELDS} FROM {_WALK} WHERE {where} "
-                "ORDER BY r.agent_id, r.occurred_at, r.id LIMIT ?",
-                (*params, query.limit + 1),
-            ).fetchall()
-        records = [row_to_record(row) for row in rows[: query.limit]]
-        next_cursor = None
-        if len(rows) > query.limit:
-            last = records[-1]
-            next_cursor = encode_cursor(
-                {**bound, "b": last.agent_id, "o": to_us(last.occurred_at), "i": last.id}
-            )
-        return Page(records=records, next_cursor=next_cursor)
+        return self.record_page(
+            f"SELECT {RECORD_FIELDS} FROM {_WALK} WHERE {where} "
+            "ORDER BY r.agent_id, r.occurred_at, r.id LIMIT ?",
+            params,
+            query.limit,
+            lambda last: {**bound, "b": last.agent_id, "o": to_us(last.occurred_at), "i": last.id},
+        )
 
     def count_records(self, query: ExportQuery) -> int:
         where, params, _ = _export_filter(query)

@@ -19,7 +19,6 @@ from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import (
     ELIGIBLE,
     decode_cursor,
-    encode_cursor,
     keyset,
     live_filter,
 )
@@ -310,15 +309,9 @@ class SqliteRecords(SqliteStorePart):
             occurred_us, last_id = keyset(decode_cursor(query.cursor, bound), ("o", int), ("i", str))
             where += " AND (r.occurred_at < ? OR (r.occurred_at = ? AND r.id < ?))"
             params += [occurred_us, occurred_us, last_id]
-        self._activity.flush()  # read the access counts this process gathered
-        with self._db.transaction(write=False) as conn:
-            rows = conn.execute(
-                f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} {NEWEST_FIRST} LIMIT ?",
-                (*params, query.limit + 1),
-            ).fetchall()
-        records = [row_to_record(row) for row in rows[: query.limit]]
-        next_cursor = None
-        if len(rows) > query.limit:
-            last = records[-1]
-            next_cursor = encode_cursor({**bound, "o": to_us(last.occurred_at), "i": last.id})
-        return Page(records=records, next_cursor=next_cursor)
+        return self.record_page(
+            f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} {NEWEST_FIRST} LIMIT ?",
+            params,
+            query.limit,
+            lambda last: {**bound, "o": to_us(last.occurred_at), "i": last.id},
+        )
