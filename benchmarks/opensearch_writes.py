@@ -8,10 +8,10 @@ Storing LoCoMo through the HTTP API took longer on the OpenSearch store than on 
 requests. So, in this process, on a fresh alias of the node ``OPENSEARCH_URL`` names
 (`_opensearch.use_opensearch_store`): the first ``--turns`` turns of LoCoMo's first conversation
 (one ``conversation_id`` per session, with their speakers) are accepted by the `WriteService` into
-the local queue, then the runtime's `WriterService` stores them `local.worker.WRITE_BATCH`
-messages at a time, as the local worker does. Every request the OpenSearch client sends is
-counted and timed by kind (``POST _bulk``, ``POST _search``...), the writes that carry
-``refresh`` apart; the node's refresh statistics for the alias are read at the end.
+the local queue, then the local worker's `QueueWorker` hands them to the writer handler
+`local.worker.WRITE_BATCH` messages at a time, as `agent-memory serve` does. Every request the
+OpenSearch client sends is counted and timed by kind (``POST _bulk``, ``POST _search``...), the
+writes that carry ``refresh`` apart; the node's refresh statistics for the alias are read at the end.
 
 ``--refresh none`` stores with no forced refresh (the store's ``refresh=False``): not a mode the
 product offers (the next turn's near-duplicate check and write-time supersession search for the
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from agent_memory import container
     from agent_memory.contract.v1 import WriteItem, WriteRequest
     from agent_memory.domain.caller import Caller
-    from agent_memory.local.worker import WRITE_BATCH
+    from agent_memory.local.worker import QueueWorker
     from agent_memory.observability import discard_unpublished_metrics
 
     runtime = container.current()
@@ -102,15 +102,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         request = WriteRequest(items=[WriteItem.model_validate(item)])
         runtime.write_service.accept(Caller(TENANT, key_id="bench"), AGENT, request.to_new_memories())
         discard_unpublished_metrics()  # Powertools prints its metrics at 100 values otherwise
-    writer, queue = runtime.writer_service, runtime.write_queue
+    worker = QueueWorker(runtime.local_queue, poll_s=0)  # the writer handler, as `serve` runs it
     tally.clear()
     started = time.perf_counter()
-    while batch := queue.receive(WRITE_BATCH):
-        for prepared in writer.prepare([m.body for m in batch]):
-            if prepared.command is not None:
-                writer.apply(prepared.command, prepared.vector)
-        queue.ack(m.receipt_handle for m in batch)
-        discard_unpublished_metrics()
+    while worker.drain_once():
+        pass
     wall = time.perf_counter() - started
     refresh = runtime.opensearch_client.indices.stats(index=alias, metric="refresh")
     n = len(turns)
