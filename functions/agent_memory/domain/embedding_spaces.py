@@ -83,24 +83,14 @@ class EmbeddingState(BaseModel):
         retiring.pop(wanted_space, None)  # a space being refilled must not be dropped under it
         if self.moving and self.target_space != wanted_space:
             retiring[space_of(self.target)] = now  # written until now: drop it later
-        if wanted_space == self.active_space:
-            return self.model_copy(
-                update={
-                    "moving": False,
-                    "target": None,
-                    "started_at": None,
-                    "embedded": 0,
-                    "remaining": None,
-                    "retiring": retiring,
-                }
-            )
-        if self.moving and self.target_space == wanted_space:
+        fill = wanted_space != self.active_space
+        if fill and self.moving and self.target_space == wanted_space:
             return self.model_copy(update={"retiring": retiring})
         return self.model_copy(
             update={
-                "moving": True,
-                "target": wanted,
-                "started_at": now,
+                "moving": fill,
+                "target": wanted if fill else None,
+                "started_at": now if fill else None,
                 "embedded": 0,
                 "remaining": None,
                 "retiring": retiring,
