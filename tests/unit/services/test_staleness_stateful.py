@@ -277,10 +277,13 @@ def test_a_day_emptied_by_a_lagging_job_and_made_anew_reads_as_made_anew() -> No
     """Found by the machine: the re-make job's clock lagged the forget's, so its ``emptied``
     event was dated before the ``stale`` mark it answered, and the day made anew later read as
     still stale in its trail."""
+    # GIVEN a day summarized, its one memory forgotten, and the re-make run by a lagging job
     machine = ForgetsRacingRemakes()
     machine.write(day=DAYS[0], hour=0)
     machine.drain_and_check()
     machine.forget(pick=0)
     machine.run_one_job(lag_ms=10)
+    # WHEN a new memory of that day is written and the day made anew
     machine.write(day=DAYS[0], hour=0)
+    # THEN the final checks hold: the day is visible and its trail's newest mark is not "stale"
     machine.teardown()
