@@ -327,12 +327,6 @@ def admin_key(runtime: Any) -> str:
 def test_no_generated_request_gets_a_5xx(api: Api, admin_key: str, operation: tuple[str, str]) -> None:
     # GIVEN
     examples = 3 if operation == ("POST", "/v1/admin/retention") else 25
-    if operation == ("POST", "/v1/admin/summarize"):
-        # A range of days is walked in the request (a year of them is allowed): slow on a busy
-        # machine, never a 5xx. The wait is longer, the verdict the same. Alone, each request
-        # answers in about 20 ms; beside the module's other writes and their summaries on a
-        # loaded machine one has waited past 60 s (a stall not yet explained, not a 5xx).
-        api = Api(f"http://{api.host}:{api.port}", timeout_s=180.0)
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.data())

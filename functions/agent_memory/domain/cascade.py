@@ -177,8 +177,10 @@ def due_key(grain: Grain, at: datetime, tz: tzinfo | str = "UTC") -> str:
     return time_key_for(require_summary_grain(grain), local_date(at, tz) - timedelta(days=1))
 
 
-def keys_between(grain: Grain, first: date, last: date) -> list[str]:
-    """Every calendar period of ``grain`` that holds a day of ``[first, last]``, oldest first."""
+def keys_between(grain: Grain, first: date, last: date, most: int | None = None) -> list[str]:
+    """Every calendar period of ``grain`` that holds a day of ``[first, last]``, oldest first;
+    with ``most``, no more than ``most + 1`` of them (enough to tell the range is too long
+    without walking thousands of years of days: a request's range is checked this way)."""
     grain = require_summary_grain(grain)
     if last < first:
         raise InvalidTimeKeyError(f"the range ends ({last}) before it starts ({first})")
@@ -187,7 +189,7 @@ def keys_between(grain: Grain, first: date, last: date) -> list[str]:
     while True:
         keys.append(key)
         _, end = period_dates(grain, key)
-        if end > last:
+        if end > last or (most is not None and len(keys) > most):
             return keys
         key = time_key_for(grain, end)
 

@@ -53,11 +53,11 @@ class SummarizeRequest(BaseModel):
             if self.period is not None:
                 parse_time_key(Grain(self.grain), self.period)
             if self.from_ is not None and self.to is not None:
-                count = len(keys_between(Grain(self.grain), self.from_, self.to))
-                if count > MAX_PERIODS_PER_REQUEST:
+                keys = keys_between(Grain(self.grain), self.from_, self.to, most=MAX_PERIODS_PER_REQUEST)
+                if len(keys) > MAX_PERIODS_PER_REQUEST:
                     raise ValueError(
-                        f"the range holds {count} {self.grain} periods; at most "
-                        f"{MAX_PERIODS_PER_REQUEST} per request: split it"
+                        f"the range holds more than {MAX_PERIODS_PER_REQUEST} {self.grain} periods; "
+                        f"at most {MAX_PERIODS_PER_REQUEST} per request: split it"
                     )
         except InvalidTimeKeyError as exc:
             raise ValueError(exc.message) from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from tests.fakes import utc
 from tests.unit.services.cascade_world import TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
+from agent_memory.domain import cascade as cascade_rules
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.summary_jobs import (
     MAX_PERIODS_PER_REQUEST,
@@ -119,6 +121,27 @@ def test_a_full_leap_year_of_days_fits_in_one_request() -> None:
     request = SummarizeRequest.model_validate({"grain": "daily", "from": "2028-01-01", "to": "2028-12-31"})
     # WHEN / THEN
     assert len(request.time_keys(utc(2029, 1, 1), "UTC")) == MAX_PERIODS_PER_REQUEST == 366
+
+
+def test_a_range_of_millennia_is_refused_after_walking_one_period_more_than_allowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Walking every day of 0001-01-01..9999-12-30 before counting them took 28 s of an API
+    process's CPU per request."""
+    # GIVEN a count of the periods the check walks
+    walked: list[str] = []
+    real = cascade_rules.time_key_for
+
+    def counted(grain: Grain, day: date) -> str:
+        key = real(grain, day)
+        walked.append(key)
+        return key
+
+    monkeypatch.setattr(cascade_rules, "time_key_for", counted)
+    # WHEN / THEN
+    with pytest.raises(ValidationError, match="more than 366 daily periods"):
+        SummarizeRequest.model_validate({"grain": "daily", "from": "0001-01-01", "to": "9999-12-30"})
+    assert len(walked) == MAX_PERIODS_PER_REQUEST + 1
 
 
 def test_the_scheduler_event_may_carry_the_time_it_fired() -> None:
