@@ -46,10 +46,16 @@ dev: $(SERVE_STAMP)
 ## test: set up and run the whole suite, the cluster tests on a local OpenSearch node started and stopped for it
 # tests/deployed runs once: on Python 3.12 with the layer's packages where that environment could
 # be made (test-lambda-python), in the development environment otherwise.
+# The Python 3.12 run computes while the main run mostly waits (on servers, a browser, the node),
+# so the two run side by side; its output is printed when both are done, and either failing fails.
 test: $(STAMP) $(LAMBDA_VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(OPENSEARCH) run sh -c '$(VENV)/bin/pytest -q -n $(TEST_WORKERS) $$(test -f $(LAMBDA_VENV)/.installed && echo --ignore=tests/deployed) && $(E2E_ON_OPENSEARCH)'
-	@$(MAKE) --no-print-directory test-lambda-python
+	@mkdir -p .build; \
+	$(MAKE) --no-print-directory test-lambda-python > .build/test-lambda-python.log 2>&1 & deployed=$$!; \
+	$(OPENSEARCH) run sh -c '$(VENV)/bin/pytest -q -n $(TEST_WORKERS) $$(test -f $(LAMBDA_VENV)/.installed && echo --ignore=tests/deployed) && $(E2E_ON_OPENSEARCH)'; main=$$?; \
+	wait $$deployed; lambda=$$?; \
+	echo "--- tests/deployed on Python 3.12 (make test-lambda-python) ---"; cat .build/test-lambda-python.log; \
+	test $$main -eq 0 && test $$lambda -eq 0
 
 # The deployed-configuration tests on Lambda's Python 3.12 with exactly the layer's locked
 # packages (plus pytest and moto) and the function code: made once, again when the lock changes.
