@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tests.e2e.conftest import Api, unique, wait_until
+from tests.e2e.conftest import Api, settled_stats, unique, wait_until
 
 START = (datetime.now(UTC) - timedelta(days=300)).replace(hour=9, minute=0, second=0, microsecond=0)
 FACTS = [  # (days after START, text): where the user lives and their favourite drink, changing
@@ -46,6 +46,7 @@ def test_changing_facts_answer_with_what_holds_and_what_held(api: Api, new_key: 
     agent = unique("mover")
     ids = [_write(api, key, agent, days, text) for days, text in FACTS]
     wait_until(lambda: _stored(api, key, agent, ids), timeout_s=10)
+    settled_stats(api, key, agent)  # search, unlike a read by id, is consistent once none is pending
     berlin, tea, lisbon, coffee, porto = ids
     # WHEN asking where the user lives now, and as of each period
     now = _search(api, key, agent, "where do I live?")
@@ -82,6 +83,7 @@ def test_history_and_an_admin_restore(api: Api, new_key: Any) -> None:
     berlin = _write(api, key, agent, 0, FACTS[0][1])
     lisbon = _write(api, key, agent, 95, FACTS[2][1])
     wait_until(lambda: _stored(api, key, agent, [berlin, lisbon]), timeout_s=10)
+    settled_stats(api, key, agent)  # search, unlike a read by id, is consistent once none is pending
     # WHEN the history is read, a plain key tries a restore, then an admin restores version 1
     status, history = api("GET", f"/v1/agents/{agent}/memories/{berlin}/history", key=key)
     denied, _ = api("POST", f"/v1/agents/{agent}/memories/{berlin}/history/1/restore", key=key)
