@@ -29,6 +29,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from agent_memory.adapters.opensearch.opensearch_client import MAX_RETRIES
+from agent_memory.adapters.opensearch.opensearch_index import EVENTS_SCHEMA_VERSION
 from agent_memory.adapters.opensearch.opensearch_index import SCHEMA_VERSION as INDEX_SCHEMA_VERSION
 from agent_memory_stack.bedrock import embedding_environment
 from agent_memory_stack.config import StackConfig
@@ -281,6 +282,7 @@ class VectorStore(StoreConstruct):
             # CloudFormation re-runs the bootstrap only when a property changes: a new index
             # schema must, so that a deploy upgrades the index before the new functions use it.
             "SchemaVersion": str(INDEX_SCHEMA_VERSION),
+            "EventsSchemaVersion": str(EVENTS_SCHEMA_VERSION),
         }
         # Fine-grained access control maps IAM roles to OpenSearch roles inside the cluster; the
         # bootstrap (the master user) maps these, the functions' roles.

@@ -86,6 +86,34 @@ def test_the_audit_trail_is_newest_first_per_agent_with_details_and_pages(store:
     assert [e.record_id for e in store.audit_events(AuditQuery("t1", "a2")).events] == ["x1"]
 
 
+def test_events_of_one_instant_are_listed_in_the_order_they_were_appended(store: MemoryStore) -> None:
+    # GIVEN a stale mark, the forget that made it and a second stale mark, all of one instant
+    # (record ids chosen so that neither their order nor the actions' gives the appended one)
+    put(store, rec("m1"), summary("s9", Grain.DAILY, "2026-11-20"))
+    store.append_audit([stale_event("s9")])
+    store.append_audit([AuditEvent("t1", "a1", "m1", AuditAction.FORGET, "test", NOW, {})])
+    store.append_audit(
+        [
+            AuditEvent("t1", "a1", "a0", AuditAction.STALE, "test", NOW, {}),
+            AuditEvent("t1", "a1", "z0", AuditAction.REMADE, "test", NOW, {}),
+        ]
+    )
+
+    # WHEN the trail is read, whole and a page at a time
+    whole = store.audit_events(AuditQuery("t1", "a1", limit=10)).events
+    first = store.audit_events(AuditQuery("t1", "a1", limit=2))
+    rest = store.audit_events(AuditQuery("t1", "a1", limit=2, cursor=first.next_cursor))
+
+    # THEN newest appended first, across pages; an event appended again keeps its place
+    appended = [("s9", "stale"), ("m1", "forget"), ("a0", "stale"), ("z0", "remade")]
+    assert [(e.record_id, e.action) for e in whole] == appended[::-1]
+    assert [(e.record_id, e.action) for e in first.events + rest.events] == appended[::-1]
+    store.append_audit([stale_event("s9")])
+    assert [(e.record_id, e.action) for e in store.audit_events(AuditQuery("t1", "a1")).events] == appended[
+        ::-1
+    ]
+
+
 def test_an_audit_event_written_twice_is_kept_once(store: MemoryStore) -> None:
     # GIVEN
     event = AuditEvent("t1", "a1", "s1", AuditAction.EMPTIED, "summarizer", NOW, {"dropped": []})

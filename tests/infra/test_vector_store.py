@@ -7,7 +7,7 @@ import json
 import pytest
 from tests.infra.support import CDK_MISSING, SKIP_REASON, Synth, as_list, committed_context, render
 
-from agent_memory.adapters.opensearch.opensearch_index import SCHEMA_VERSION
+from agent_memory.adapters.opensearch.opensearch_index import EVENTS_SCHEMA_VERSION, SCHEMA_VERSION
 
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
@@ -107,6 +107,7 @@ def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(sy
     assert "Engine" not in props
     # a new index schema changes a property, so a deploy re-runs the bootstrap (which upgrades)
     assert props["SchemaVersion"] == str(SCHEMA_VERSION)
+    assert props["EventsSchemaVersion"] == str(EVENTS_SCHEMA_VERSION)  # the events index's new fields too
     assert sorted(json.dumps(r) for r in props["BackendRoles"]) == sorted(
         json.dumps(_role_arn(synth, f)) for f in STORE_USERS
     )

@@ -16,8 +16,10 @@ import pytest
 from tests.opensearch_cluster import cluster_client, cluster_url
 
 from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
-from agent_memory.adapters.opensearch.opensearch_documents import to_document, unit
+from agent_memory.adapters.opensearch.opensearch_documents import audit_doc_id, to_document, unit
+from agent_memory.adapters.opensearch.opensearch_events import audit_document
 from agent_memory.adapters.opensearch.opensearch_index import (
+    EVENTS_SCHEMA_VERSION,
     LEXICAL_FIELD,
     SCHEMA_VERSION,
     events_alias_name,
@@ -29,7 +31,7 @@ from agent_memory.adapters.opensearch.opensearch_index import (
 )
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.ports import StoredRecord, StoreQuery
+from agent_memory.ports import AuditAction, AuditEvent, AuditQuery, StoredRecord, StoreQuery
 
 pytestmark = pytest.mark.opensearch
 
@@ -114,3 +116,47 @@ def test_bootstrap_upgrades_an_index_of_the_previous_schema_with_no_memory_lost(
     # AND the copy analysed every text anew into the field words are searched in
     found = store.search(StoreQuery(tenant_id="t1", agent_id="a1", now=T0 + timedelta(days=1), text="117"))
     assert [c.record.id for c in found] == [f"mem_{117:016d}"]
+
+
+def test_bootstrap_adds_the_append_order_to_an_events_index_of_the_first_version() -> None:
+    # GIVEN an alias whose records index is current and whose events index was made by version 1
+    # (no ``seq``), holding an audit event written then
+    client = cluster_client(cluster_url())
+    alias = f"events-{uuid.uuid4().hex[:10]}"
+    body = events_index_body()
+    body["mappings"]["_meta"]["schema_version"] = 1
+    del body["mappings"]["properties"]["seq"]
+    client.indices.create(
+        index=events_index_name(alias), body={**body, "aliases": {events_alias_name(alias): {}}}
+    )
+    old = AuditEvent("t1", "a1", "m0", AuditAction.FORGET, "v1", T0, {})
+    doc = {k: v for k, v in audit_document(old, 0).items() if k != "seq"}
+    client.index(
+        index=events_alias_name(alias),
+        id=audit_doc_id(old),
+        body=doc,
+        params={"routing": "t1:a1", "refresh": "true"},
+    )
+    try:
+        # WHEN this version's bootstrap runs and events of the same instant are appended
+        result = bootstrap(client, alias, DIM, MODEL)
+        store = OpenSearchStore(client, alias, DIM, MODEL)
+        store.append_audit([AuditEvent("t1", "a1", "s0", AuditAction.STALE, "v2", T0, {})])
+        store.append_audit([AuditEvent("t1", "a1", "a0", AuditAction.STALE, "v2", T0, {})])
+
+        # THEN the index was kept and took the field; the new events list newest appended first,
+        # the one written before ``seq`` existed after them, and nothing is lost
+        assert not result.events_created and result.events_index == events_index_name(alias)
+        mapping = client.indices.get_mapping(index=events_alias_name(alias))[events_index_name(alias)][
+            "mappings"
+        ]
+        assert mapping["properties"]["seq"] == {"type": "long"}
+        assert mapping["_meta"]["schema_version"] == EVENTS_SCHEMA_VERSION
+        trail = store.audit_events(AuditQuery("t1", "a1"))
+        assert [(e.record_id, e.actor) for e in trail.events] == [("a0", "v2"), ("s0", "v2"), ("m0", "v1")]
+        # AND a second bootstrap changes nothing
+        bootstrap(client, alias, DIM, MODEL)
+        assert store.audit_events(AuditQuery("t1", "a1")).events == trail.events
+    finally:
+        names = [records_index_name(alias), events_index_name(alias), knowledge_index_name(alias)]
+        client.indices.delete(index=",".join(names), params={"ignore_unavailable": "true"})

@@ -20,11 +20,14 @@ from opensearchpy import OpenSearch
 
 from agent_memory.adapters.opensearch.opensearch_client import os_errors
 from agent_memory.adapters.opensearch.opensearch_documents import audit_doc_id, routing_key
-from agent_memory.adapters.opensearch.opensearch_events import audit_document
+from agent_memory.adapters.opensearch.opensearch_events import AppendOrder, audit_document
 from agent_memory.adapters.opensearch.opensearch_index import check_index, events_alias_name
 from agent_memory.adapters.opensearch.opensearch_responses import raise_for_items, raise_for_response
 from agent_memory.errors import ConfigurationError
 from agent_memory.ports import AuditEvent
+
+#: One append order for every store of the process (`AppendOrder`).
+_APPEND_ORDER = AppendOrder()
 
 
 class OpenSearchBase:
@@ -139,12 +142,18 @@ class OpenSearchBase:
 
     def _write_audit(self, events: Sequence[AuditEvent]) -> None:
         """Index audit events in the events index: the audit port appends them, and a forget, a
-        stale mark and retention's purge each leave theirs."""
+        stale mark and retention's purge each leave theirs.
+
+        ``create``, not ``index``: an event written again (a retried forget; its id is
+        deterministic) keeps the place in the order it was first given, as SQLite keeps its
+        first row; the conflict that says so is not a failure."""
         lines: list[dict[str, Any]] = []
-        for event in events:
+        for event, seq in zip(events, _APPEND_ORDER.take(len(events)), strict=True):
             lines.append(
-                self._action("index", self.events_alias, audit_doc_id(event), event.tenant_id, event.agent_id)
+                self._action(
+                    "create", self.events_alias, audit_doc_id(event), event.tenant_id, event.agent_id
+                )
             )
-            lines.append(audit_document(event))
+            lines.append(audit_document(event, seq))
         if lines:
-            self._bulk_checked(lines, "writing audit events")
+            raise_for_items(self._bulk(lines, "writing audit events"), "writing audit events", allowed={409})

@@ -103,6 +103,16 @@ def _ensure(client: OpenSearch, alias: str, index: str, body: dict[str, Any]) ->
     return True
 
 
+def _add_event_fields(client: OpenSearch, events_alias: str) -> None:
+    """Put this version's events mapping on an events index made by an earlier one: new fields
+    (``seq``) are added in place and its ``_meta`` moves to this version. Idempotent; a field of
+    another type is refused by the cluster and raised as it says."""
+    mappings = events_index_body()["mappings"]
+    body = {"_meta": mappings["_meta"], "properties": mappings["properties"]}
+    with os_errors(f"adding this version's fields to {events_alias}", events_alias):
+        client.indices.put_mapping(index=events_alias, body=body)
+
+
 def bootstrap(
     client: OpenSearch,
     alias: str,
@@ -121,7 +131,8 @@ def bootstrap(
     copied into the index of this version, on ``engine`` (lucene) whatever engine the older one
     had, and the alias moved to it: an index made on faiss by an earlier version is served as it
     is until then (every request is the same on both engines), and its upgrade moves it onto the
-    engine the suite tests. Then the knowledge index (`bootstrap_knowledge`), once the records
+    engine the suite tests. An events index of an older version takes the new fields in place
+    (`_add_event_fields`). Then the knowledge index (`bootstrap_knowledge`), once the records
     index is known to be right, on ``engine``: always, so a deployment made before it existed
     gets it from its next bootstrap.
     """
@@ -131,21 +142,27 @@ def bootstrap(
     events_alias, events_index = events_alias_name(alias), events_index_name(alias)
     events_created = _ensure(client, events_alias, events_index, events_index_body())
     upgraded_from: str | None = None
-    try:
+    for _ in range(2):  # at most one upgrade of each index, then the check must pass
+        try:
+            check_index(client, alias, dimension, model_id)
+            break
+        except OlderSchemaError as older:
+            if older.kind == "events":
+                _add_event_fields(client, events_alias)
+                continue
+            upgrade_records_index(
+                client,
+                alias,
+                older.index,
+                dimension,
+                model_id,
+                engine=engine,
+                wait_s=wait_s,
+                sleep=sleep,
+            )
+            created, upgraded_from = True, older.index
+    else:
         check_index(client, alias, dimension, model_id)
-    except OlderSchemaError as older:
-        upgrade_records_index(
-            client,
-            alias,
-            older.index,
-            dimension,
-            model_id,
-            engine=engine,
-            wait_s=wait_s,
-            sleep=sleep,
-        )
-        check_index(client, alias, dimension, model_id)
-        created, upgraded_from = True, older.index
     made = bootstrap_knowledge(client, alias, dimension, model_id, engine=engine)
     return BootstrapResult(
         alias,

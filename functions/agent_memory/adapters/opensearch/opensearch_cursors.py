@@ -62,9 +62,9 @@ def list_after(cursor: str, binding: dict[str, Any]) -> list[Any]:
 
 
 def audit_after(cursor: str, binding: dict[str, Any]) -> list[Any]:
-    """The ``search_after`` of an audit cursor: (``at``, record id, action)."""
+    """The ``search_after`` of an audit cursor: (``at``, ``seq``, record id, action)."""
     after = decode_cursor(cursor, binding).get("s")
-    if not isinstance(after, list) or len(after) != 3:
+    if not isinstance(after, list) or len(after) != 4:
         raise invalid_cursor()
     return after
 

@@ -9,7 +9,11 @@ from the store's I/O, so the shapes can be tested without a cluster.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from datetime import time as day_time
 from typing import Any
 
 from agent_memory.adapters.opensearch.opensearch_documents import ts
@@ -31,7 +35,30 @@ def alias_document(tenant_id: str, agent_id: str, alias_id: str, record_id: str)
     }
 
 
-def audit_document(event: AuditEvent) -> dict[str, Any]:
+class AppendOrder:
+    """Numbers that grow in the order audit events are appended, for the order of one instant.
+
+    Events of one instant (a forget and the stale mark it makes) must be listed in the order they
+    happened, as SQLite's ``seq`` lists them; OpenSearch has no sequence, so each document carries
+    ``seq``: the appending process's clock in nanoseconds, moved past the last number it gave so
+    two events of one batch (or of one nanosecond) never tie. Processes' clocks agree to well
+    under the time between two steps of one operation, which is all the order of one instant needs.
+    """
+
+    def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
+        self._clock = clock
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def take(self, count: int) -> list[int]:
+        """``count`` numbers, each above every number given before."""
+        with self._lock:
+            first = max(self._clock(), self._last + 1)
+            self._last = first + count - 1
+        return list(range(first, first + count))
+
+
+def audit_document(event: AuditEvent, seq: int) -> dict[str, Any]:
     return {
         "doc_type": "audit",
         "tenant_id": event.tenant_id,
@@ -40,6 +67,7 @@ def audit_document(event: AuditEvent) -> dict[str, Any]:
         "action": event.action,
         "actor": event.actor,
         "at": ts(event.at),
+        "seq": seq,
         "detail": event.detail,
     }
 
@@ -56,18 +84,37 @@ def audit_event(source: dict[str, Any]) -> AuditEvent:
     )
 
 
+#: The audit trail's order: ``at``, then append order (`AppendOrder`; events written before
+#: ``seq`` existed have none and come after the others of their instant), then record id and
+#: action so that the order is total for ``search_after``.
+AUDIT_NEWEST_FIRST: list[dict[str, Any]] = [
+    {"at": "desc"},
+    {"seq": {"order": "desc", "missing": "_last"}},
+    {"record_id": "desc"},
+    {"action": "desc"},
+]
+#: An export's order: the same, oldest first.
+AUDIT_OLDEST_FIRST: list[dict[str, Any]] = [
+    {"at": "asc"},
+    {"seq": {"order": "asc", "missing": "_first"}},
+    {"record_id": "asc"},
+    {"action": "asc"},
+]
+
+
 def audit_events_body(
     tenant_id: str, agent_id: str, record_id: str | None, limit: int, after: list[Any] | None
 ) -> dict[str, Any]:
-    """The agent's audit events (of one record, if given), newest first by ``at``, ties by record
-    id and action, ``limit + 1`` of them (the extra one says a next page exists)."""
+    """The agent's audit events (of one record, if given), newest first by ``at``, events of one
+    instant newest appended first (`AUDIT_NEWEST_FIRST`), ``limit + 1`` of them (the extra one
+    says a next page exists)."""
     filters = [term("doc_type", "audit"), term("tenant_id", tenant_id), term("agent_id", agent_id)]
     if record_id is not None:
         filters.append(term("record_id", record_id))
     body: dict[str, Any] = {
         "size": limit + 1,
         "query": {"bool": {"filter": filters}},
-        "sort": [{"at": "desc"}, {"record_id": "desc"}, {"action": "desc"}],
+        "sort": AUDIT_NEWEST_FIRST,
     }
     if after is not None:
         body["search_after"] = after
@@ -76,7 +123,7 @@ def audit_events_body(
 
 def utc_day(at: datetime) -> datetime:
     """The UTC midnight that starts ``at``'s UTC day (the day a search is counted on)."""
-    return datetime.combine(at.astimezone(UTC).date(), time(), UTC)
+    return datetime.combine(at.astimezone(UTC).date(), day_time(), UTC)
 
 
 def search_days_body(tenant_id: str, agent_id: str, since: date) -> dict[str, Any]:
@@ -89,7 +136,7 @@ def search_days_body(tenant_id: str, agent_id: str, since: date) -> dict[str, An
                     term("doc_type", "searches"),
                     term("tenant_id", tenant_id),
                     term("agent_id", agent_id),
-                    {"range": {"at": {"gte": ts(datetime.combine(since, time(), UTC))}}},
+                    {"range": {"at": {"gte": ts(datetime.combine(since, day_time(), UTC))}}},
                 ]
             }
         },

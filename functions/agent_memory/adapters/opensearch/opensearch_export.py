@@ -21,7 +21,7 @@ from agent_memory.adapters.opensearch.opensearch_cursors import (
     next_page_cursor,
 )
 from agent_memory.adapters.opensearch.opensearch_documents import to_record, ts
-from agent_memory.adapters.opensearch.opensearch_events import audit_event
+from agent_memory.adapters.opensearch.opensearch_events import AUDIT_OLDEST_FIRST, audit_event
 from agent_memory.adapters.opensearch.opensearch_filters import tenant_live_filters, term
 from agent_memory.adapters.opensearch.opensearch_queries import records_page_body
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of
@@ -94,7 +94,7 @@ def audit_of_body(
     body: dict[str, Any] = {
         "size": AUDIT_PAGE,
         "query": {"bool": {"filter": filters}},
-        "sort": [{"at": "asc"}, {"record_id": "asc"}, {"action": "asc"}],
+        "sort": AUDIT_OLDEST_FIRST,
     }
     if after is not None:
         body["search_after"] = after

@@ -65,7 +65,11 @@ Engine = Literal["lucene"]
 #: ``valid_from``, ``valid_to``, ``supersedes``, ``superseded_by``. 6: `LEXICAL_FIELD`, the one
 #: text BM25 scores (content, topic, speaker and context copied into it).
 SCHEMA_VERSION = 6
-EVENTS_SCHEMA_VERSION = 1
+#: The events index grows only by new fields, which an existing index takes in place (`bootstrap`
+#: puts the mapping again), so its name keeps the first version (``{alias}-events-v1``) and its
+#: ``_meta`` says which fields it has. 2: ``seq``, the append order of audit events of one instant.
+EVENTS_SCHEMA_VERSION = 2
+EVENTS_INDEX_GENERATION = 1
 #: The knowledge index's own version (``{alias}-knowledge-v{N}``): it changes apart from records.
 KNOWLEDGE_SCHEMA_VERSION = 1
 SPACE_TYPE = "innerproduct"
@@ -146,7 +150,7 @@ def events_alias_name(alias: str) -> str:
 
 
 def events_index_name(alias: str) -> str:
-    return f"{events_alias_name(alias)}-v{EVENTS_SCHEMA_VERSION}"
+    return f"{events_alias_name(alias)}-v{EVENTS_INDEX_GENERATION}"
 
 
 def knowledge_alias_name(alias: str) -> str:
@@ -365,6 +369,7 @@ def events_index_body() -> dict[str, Any]:
             "action": _KEYWORD,
             "actor": _KEYWORD,
             "at": _DATE,
+            "seq": {"type": "long"},
             "detail": {"type": "object", "enabled": False},
         },
         "_routing": {"required": True},
@@ -373,11 +378,13 @@ def events_index_body() -> dict[str, Any]:
 
 
 class OlderSchemaError(ConfigurationError):
-    """The alias points at a records index of an older schema: `bootstrap` upgrades it."""
+    """The alias points at a records index (``kind="records"``) or an events index (``"events"``)
+    of an older schema: `bootstrap` upgrades it."""
 
-    def __init__(self, message: str, index: str) -> None:
+    def __init__(self, message: str, index: str, kind: str = "records") -> None:
         super().__init__(message)
         self.index = index
+        self.kind = kind
 
 
 def check_index(client: OpenSearch, alias: str, dimension: int, model_id: str) -> None:
@@ -391,7 +398,7 @@ def check_index(client: OpenSearch, alias: str, dimension: int, model_id: str) -
     with os_errors(f"checking the index behind {alias}", alias):
         mappings: dict[str, Any] = client.indices.get_mapping(index=f"{alias},{events_alias}")
     records = {n: m.get("mappings", {}) for n, m in mappings.items() if meta_of(m).get("kind") == "records"}
-    events = [n for n, m in mappings.items() if meta_of(m).get("kind") == "events"]
+    events = {n: meta_of(m) for n, m in mappings.items() if meta_of(m).get("kind") == "events"}
     if not records or not events:
         missing = alias if not records else events_alias
         raise ConfigurationError(
@@ -399,6 +406,16 @@ def check_index(client: OpenSearch, alias: str, dimension: int, model_id: str) -
             "bootstrap` (no agent-memory _meta in its mapping); point the alias setting elsewhere or "
             "run the bootstrap on a fresh alias"
         )
+    for name, meta in sorted(events.items()):
+        version = meta.get("schema_version")
+        if isinstance(version, int) and version < EVENTS_SCHEMA_VERSION:
+            raise OlderSchemaError(
+                f"OpenSearch index {name} (alias {events_alias}) has events schema version {version}, "
+                f"this code writes {EVENTS_SCHEMA_VERSION}: run `agent-memory index bootstrap` (every "
+                "deployment runs it), which adds the new fields in place",
+                index=name,
+                kind="events",
+            )
     for name, mapping in sorted(records.items()):
         check_records_mapping(name, mapping, alias, dimension, model_id)
 

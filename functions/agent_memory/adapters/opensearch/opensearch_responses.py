@@ -8,6 +8,7 @@ carries its own status. These checks turn a failed item into the same typed erro
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from agent_memory.errors import ConfigurationError, DependencyError
@@ -37,8 +38,9 @@ def item_failures(response: dict[str, Any]) -> list[tuple[int, str]]:
     return failures
 
 
-def raise_for_items(response: dict[str, Any], what: str) -> None:
-    failures = item_failures(response)
+def raise_for_items(response: dict[str, Any], what: str, allowed: Collection[int] = ()) -> None:
+    """Raise for the first failed ``_bulk`` item whose status is not in ``allowed``."""
+    failures = [f for f in item_failures(response) if f[0] not in allowed]
     if not failures:
         return
     status, reason = failures[0]

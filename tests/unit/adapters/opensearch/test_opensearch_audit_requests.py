@@ -18,8 +18,9 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 )
 
 from agent_memory.adapters.opensearch.opensearch_cursors import encode_cursor
+from agent_memory.adapters.opensearch.opensearch_events import AppendOrder
 from agent_memory.adapters.opensearch.opensearch_scripts import STALE_SCRIPT
-from agent_memory.errors import ValidationFailedError
+from agent_memory.errors import ConfigurationError, ValidationFailedError
 from agent_memory.ports import AuditAction, AuditEvent, AuditQuery
 
 SUMMARY = "sum_dddddddddddddddd"
@@ -50,9 +51,10 @@ def test_mark_stale_is_a_routed_scripted_update_then_the_audit_document(
         "at": "2026-11-22T12:00:00.000000Z",
     }
     action, doc = audit.lines
-    assert action["index"]["_index"] == "mem-events" and action["index"]["routing"] == "t1:a1"
-    assert action["index"]["_id"] == f"audit:t1:a1:{SUMMARY}:stale:2026-11-22T12:00:00.000000Z"
+    assert action["create"]["_index"] == "mem-events" and action["create"]["routing"] == "t1:a1"
+    assert action["create"]["_id"] == f"audit:t1:a1:{SUMMARY}:stale:2026-11-22T12:00:00.000000Z"
     assert doc["detail"] == {"because": "mem_a"} and doc["action"] == "stale"
+    assert isinstance(doc["seq"], int) and doc["seq"] > 0
     cluster.done()
 
 
@@ -97,12 +99,12 @@ def test_audit_events_are_a_routed_filtered_search_of_the_events_index(
         "at": "2026-11-22T12:00:00.000000Z",
         "detail": {"dropped": ["mem_a"]},
     }
-    sort = [1795348800000, SUMMARY, "remade"]
+    sort = [1795348800000, 17, SUMMARY, "remade"]
     # a second hit beyond the limit makes a next page
     cluster.reply(
         search_response(
             {"_index": "mem-events-v1", "_id": "e1", "_source": source, "sort": sort},
-            {"_index": "mem-events-v1", "_id": "e2", "_source": source, "sort": [1, "x", "forget"]},
+            {"_index": "mem-events-v1", "_id": "e2", "_source": source, "sort": [1, 1, "x", "forget"]},
         )
     )
 
@@ -120,7 +122,12 @@ def test_audit_events_are_a_routed_filtered_search_of_the_events_index(
         {"term": {"agent_id": "a1"}},
         {"term": {"record_id": SUMMARY}},
     ]
-    assert sent.body["sort"] == [{"at": "desc"}, {"record_id": "desc"}, {"action": "desc"}]
+    assert sent.body["sort"] == [
+        {"at": "desc"},
+        {"seq": {"order": "desc", "missing": "_last"}},
+        {"record_id": "desc"},
+        {"action": "desc"},
+    ]
     (event,) = page.events
     assert (event.action, event.detail, event.at) == ("remade", {"dropped": ["mem_a"]}, NOW)
     assert page.next_cursor is not None
@@ -145,3 +152,28 @@ def test_an_audit_cursor_bound_to_another_agent_is_refused_without_a_request(
             )
         )
     assert cluster.sent == []
+
+
+def test_an_audit_event_already_written_is_not_a_failure_but_another_error_is(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN the events index answering that the event exists (a retried forget), then a refusal
+    conflict = {"status": 409, "error": {"type": "version_conflict_engine_exception", "reason": "exists"}}
+    refused = {"status": 400, "error": {"type": "strict_dynamic_mapping_exception", "reason": "no seq"}}
+    cluster.reply({"took": 1, "errors": True, "items": [{"create": conflict}]})
+    cluster.reply({"took": 1, "errors": True, "items": [{"create": refused}]})
+
+    # WHEN / THEN the first keeps the event as first written; the second raises what it says
+    store(client).append_audit([stale()])
+    with pytest.raises(ConfigurationError, match="400 no seq"):
+        store(client).append_audit([stale()])
+
+
+def test_the_append_order_grows_even_when_the_clock_stands_still_or_goes_back() -> None:
+    # GIVEN a clock that stands still, then goes back
+    ticks = iter([100, 100, 50])
+    order = AppendOrder(clock=lambda: next(ticks))
+    # WHEN / THEN every number is above every number given before
+    assert order.take(3) == [100, 101, 102]
+    assert order.take(1) == [103]
+    assert order.take(2) == [104, 105]

@@ -50,7 +50,7 @@ def test_feedback_is_a_routed_scripted_update_of_the_experience_then_the_audit_d
     assert (params["tenant_id"], params["agent_id"]) == ("t1", "a1")
     assert params["experience"] == SURE.model_dump(mode="json")
     action, doc = audit.lines
-    assert action["index"]["_index"] == "mem-events" and doc["action"] == "feedback"
+    assert action["create"]["_index"] == "mem-events" and doc["action"] == "feedback"
     cluster.done()
 
 

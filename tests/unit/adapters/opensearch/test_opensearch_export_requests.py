@@ -125,7 +125,7 @@ def test_the_audit_of_records_is_one_terms_query_of_the_agents_events_oldest_fir
         AuditEvent("t1", "a1", "mem_b", "merged", "writer", NOW - timedelta(minutes=1), {"n": 1}),
         AuditEvent("t2", "a1", "mem_a", "feedback", "k", NOW, {}),
     ]
-    hits = [{"_id": str(i), "_source": audit_document(e), "sort": [i]} for i, e in enumerate(events)]
+    hits = [{"_id": str(i), "_source": audit_document(e, i), "sort": [i]} for i, e in enumerate(events)]
     cluster.reply(search_response(*hits))
 
     # WHEN
@@ -137,5 +137,5 @@ def test_the_audit_of_records_is_one_terms_query_of_the_agents_events_oldest_fir
     filters = sent.body["query"]["bool"]["filter"]
     assert_scoped(filters)
     assert {"terms": {"record_id": ["mem_a", "mem_b"]}} in filters
-    assert sent.body["sort"][0] == {"at": "asc"}
+    assert sent.body["sort"][:2] == [{"at": "asc"}, {"seq": {"order": "asc", "missing": "_first"}}]
     assert [(e.record_id, e.detail) for e in found] == [("mem_b", {"n": 1}), ("mem_a", {"n": 2})]

@@ -61,7 +61,7 @@ def test_set_validity_is_a_routed_scripted_update_of_the_four_fields_then_the_au
         "superseded_by": "mem_newer",
     }
     action, doc = audit.lines
-    assert action["index"]["_index"] == "mem-events" and doc["action"] == "superseded"
+    assert action["create"]["_index"] == "mem-events" and doc["action"] == "superseded"
     cluster.done()
 
 
