@@ -21,6 +21,9 @@ Printed per half (A: tuned on, B: held out, fixed before tuning):
   ``valid_to`` the new one's date;
 - ``wrongly marked``: must-not-supersede cases whose old statement is marked superseded (a false
   mark hides a true fact: this is the precision that matters);
+- the same two as the search's answer shows them (``marked right in the answer``, ``wrongly
+  marked in the answer``): the old statement among the results with ``current: false``, by the
+  write path's stored marks or by the search's own reading (a later statement it put first);
 - search p50/p95 (ms, through HTTP).
 
 Written to ``benchmarks/results/knowledge_update[-...].json`` with each case's outcome.
@@ -114,6 +117,9 @@ class Outcome:
     ranked: list[str]
     old_marked: bool
     marked_right: bool
+    #: The old statement as the search's answer shows it: not current (stored or read at search).
+    answer_marked: bool
+    answer_marked_right: bool
     new_first_ok: bool
     ms: float
     old_text: str = ""
@@ -183,6 +189,7 @@ def _head(result: Mapping[str, Any], tag: str) -> dict[str, Any]:
         "tag": tag,
         "score": result.get("score"),
         "current": result.get("current"),
+        "superseded_by": result.get("superseded_by"),
         "occurred_at": result.get("occurred_at"),
         "content": result.get("content"),
     }
@@ -207,11 +214,10 @@ def ask(client: ApiClient, cases: Sequence[Case], ids: Mapping[str, Mapping[str,
         old = client.json("GET", f"{path}/{mine['old']}")
         new = client.json("GET", f"{path}/{mine['new']}")
         new_day = raw["new"]["date"]
-        marked_right = (
-            old.get("superseded_by") == new["id"]
-            and str(old.get("valid_to") or "").startswith(new_day)
-            and old["id"] in (new.get("supersedes") or [])
-        )
+        marked_right = _marks_right(old, new, new_day)
+        answered = {r["id"]: r for r in found}
+        old_answer = answered.get(mine["old"])
+        new_answer = answered.get(mine["new"], new)
         out.append(
             Outcome(
                 case=case.id,
@@ -223,6 +229,10 @@ def ask(client: ApiClient, cases: Sequence[Case], ids: Mapping[str, Mapping[str,
                 ranked=ranked,
                 old_marked=old.get("superseded_by") is not None or old.get("current") is False,
                 marked_right=marked_right,
+                answer_marked=old_answer is not None and old_answer.get("current") is False,
+                answer_marked_right=old_answer is not None
+                and old_answer.get("current") is False
+                and _marks_right(old_answer, new_answer, new_day),
                 new_first_ok=bool(new.get("current", True)),
                 ms=ms,
                 old_text=raw["old"]["turns"][raw["old"]["fact"]],
@@ -231,6 +241,15 @@ def ask(client: ApiClient, cases: Sequence[Case], ids: Mapping[str, Mapping[str,
             )
         )
     return out
+
+
+def _marks_right(old: Mapping[str, Any], new: Mapping[str, Any], new_day: str) -> bool:
+    """Whether ``old`` reads as superseded by ``new`` on ``new_day``, and ``new`` as superseding it."""
+    return (
+        old.get("superseded_by") == new["id"]
+        and str(old.get("valid_to") or "").startswith(new_day)
+        and old["id"] in (new.get("supersedes") or [])
+    )
 
 
 def _pct(part: int, whole: int) -> float | None:
@@ -251,6 +270,8 @@ def score(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "marked_right": _pct(sum(o.marked_right for o in updates), len(updates)),
         "wrongly_marked": _pct(sum(o.old_marked for o in keep), len(keep)),
         "mark_precision": _pct(sum(o.supersede for o in marks), len(marks)),
+        "answer_marked_right": _pct(sum(o.answer_marked_right for o in updates), len(updates)),
+        "answer_wrongly_marked": _pct(sum(o.answer_marked for o in keep), len(keep)),
         "search_p50_ms": round(_corpus.percentile(ms, 50), 1) if ms else None,
         "search_p95_ms": round(_corpus.percentile(ms, 95), 1) if ms else None,
         "by_category": {
@@ -277,6 +298,8 @@ def report(by_half: Mapping[str, Mapping[str, Any]]) -> str:
         ("updates marked right (%)", "marked_right"),
         ("must-not-supersede wrongly marked (%)", "wrongly_marked"),
         ("precision of the marks (%)", "mark_precision"),
+        ("updates marked right in the answer (%)", "answer_marked_right"),
+        ("must-not-supersede wrongly marked in the answer (%)", "answer_wrongly_marked"),
         ("search p50 (ms)", "search_p50_ms"),
         ("search p95 (ms)", "search_p95_ms"),
     ]

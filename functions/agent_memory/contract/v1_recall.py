@@ -355,7 +355,10 @@ class SearchResult(BaseModel):
     current: bool = Field(
         default=True,
         description="Whether what the memory states still held at the search's as_of: false when a newer "
-        "memory had superseded it by then (it is ranked below that memory).",
+        "memory had superseded it by then, or when this search, asked about the present, found a later "
+        "statement of the same person replacing it and put that one first (then valid_to, superseded_by "
+        "and the newer one's supersedes are this answer's reading, not stored). It is ranked below the "
+        "newer memory.",
     )
     valid_from: datetime | None = Field(default=None, description="When what it states began to hold.")
     valid_to: datetime | None = Field(

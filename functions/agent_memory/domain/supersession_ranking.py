@@ -16,11 +16,13 @@ statement of the **same holder** (end user, speaker, role) from another conversa
 * reads as one value replacing another (`domain.supersession.replaces`: the same person and
   subject, a new value or a word of change, no "also", no restatement),
 
-the later one comes first and the first one right after it, both kept. Only within the head, so a
-ranking's first `HEAD` results stay the same set (recall at `HEAD` or more cannot move), and only
-for a question about the present (`asks_about_now`): one that names a time, or asks in the past
-tense ("where did I live?"), wants what held then. Nothing is stored: the write path's marks stay
-the record of what replaced what.
+the later one comes first and the first one right after it, both kept, and the answer marks the
+older one as a write would (`marked`: ``current`` false, ``valid_to`` when the later one was said,
+``superseded_by`` the later one): a reader that skips what no longer holds skips it here too.
+Only within the head, so a ranking's first `HEAD` results stay the same set (recall at `HEAD` or
+more cannot move), and only for a question about the present (`asks_about_now`): one that names a
+time, or asks in the past tense ("where did I live?"), wants what held then. Nothing is stored:
+the marks are this answer's reading, and the write path's stay the record of what replaced what.
 
 Thresholds chosen on half A of benchmarks/data/knowledge_update (docs/decisions.md). Pure (no I/O):
 the search service embeds the statements (`services.search`).
@@ -37,6 +39,7 @@ from agent_memory.domain.grains import Grain
 from agent_memory.domain.recall import Found, Hit
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.supersession import Shape, replaces, shape
+from agent_memory.domain.supersession_pairs import linked
 
 #: How many of the first results are looked at (and the only ones that may move).
 HEAD = 5
@@ -124,6 +127,23 @@ def newer_first(
     if not _may_replace(later, shape(later.record.content), first, mine):
         return ranked
     # It takes the first place's score too, so scores still read best first.
-    lifted = replace(later, score=max(later.score, first.score))
+    lifted, ended = marked(replace(later, score=max(later.score, first.score)), first)
     head = ranked[:HEAD]
-    return [lifted, *(f for f in head if f.id != later.id), *ranked[HEAD:]]
+    return [lifted, ended, *(f for f in head if f.id not in (later.id, first.id)), *ranked[HEAD:]]
+
+
+def marked(later: Hit, older: Hit) -> tuple[Hit, Hit]:
+    """Both hits as this search reads them once ``later`` replaces ``older``: the older one no
+    longer current, its ``valid_to`` when the later one was said and its ``superseded_by`` the
+    later one, the later one ``supersedes`` it (`domain.supersession_pairs.linked`, the fields a
+    write would store). Copies only: nothing is stored, so reading either memory back shows
+    what the write path marked. An older memory a stored link already ends (after the search's
+    ``as_of``) keeps that link and stays as the search scored it."""
+    fields = linked(older.record, later.record)
+    if fields is None:
+        return later, older
+    older_fields, later_fields = fields
+    return (
+        replace(later, record=later.record.model_copy(update=later_fields.as_fields())),
+        replace(older, record=older.record.model_copy(update=older_fields.as_fields()), current=False),
+    )

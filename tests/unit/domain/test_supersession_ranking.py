@@ -73,6 +73,41 @@ def test_the_later_statement_nearest_the_first_result_comes_first_and_the_old_on
     assert out[0].score == 0.53
 
 
+def test_the_old_statement_it_replaces_is_marked_with_the_day_it_stopped_holding() -> None:
+    # GIVEN "night shift" first and "on days again" third, near each other by their own words
+    ranked = _ranking()
+    new = ranked[2]
+    assert isinstance(new, Hit)
+    # WHEN reordered
+    out = newer_first(ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.3}))
+    # THEN the old statement is no longer current, ended when the new one was said, by it
+    lifted, ended = out[0], out[1]
+    assert isinstance(lifted, Hit) and isinstance(ended, Hit)
+    assert not ended.current
+    assert ended.record.valid_to == new.record.occurred_at
+    assert ended.record.superseded_by == "new"
+    # AND the new one says what it replaced, and holds
+    assert lifted.current and lifted.record.supersedes == ["old"]
+    assert lifted.record.valid_from == new.record.occurred_at
+    # AND what did not move is not marked, and the ranking handed in is not changed (nothing stored)
+    assert all(isinstance(r, Hit) and r.current and r.record.superseded_by is None for r in out[2:])
+    assert all(isinstance(r, Hit) and r.current and r.record.superseded_by is None for r in ranked)
+
+
+def test_an_old_statement_a_stored_link_ends_later_keeps_that_link() -> None:
+    # GIVEN the old statement already superseded, by a memory said after the search's as_of
+    ranked = _ranking()
+    after = RECORDED_AT + timedelta(days=400)
+    ranked[0] = _hit("old", OLD, 0, 0.53, superseded_by="later", valid_to=after, valid_from=RECORDED_AT)
+    # WHEN reordered
+    out = newer_first(ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.3}))
+    # THEN the new one still comes first, and the old one's stored link is what it shows
+    assert [r.id for r in out[:2]] == ["new", "old"]
+    ended = out[1]
+    assert isinstance(ended, Hit)
+    assert ended.record.superseded_by == "later" and ended.record.valid_to == after
+
+
 @pytest.mark.parametrize(
     ("why", "pairs"),
     [
@@ -165,3 +200,6 @@ def test_reordering_keeps_every_result_and_the_head_as_a_set(order: list[int], n
         assert out[1].id == first
         assert moved.record.occurred_at > was_first.record.occurred_at
         assert [r.id for r in out[1:]] == [r.id for r in ranked if r.id != out[0].id]
+    # AND the old first is marked as replaced by the moved one exactly when one moved
+    marks = {r.id: r.record.superseded_by for r in out if isinstance(r, Hit) and not r.current}
+    assert marks == ({first: out[0].id} if out[0].id != first else {})

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.unit.services.conftest import World
 
-from agent_memory.contract.v1 import SearchRequest, WriteRequest
+from agent_memory.contract.v1 import SearchRequest, SearchResponse, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.recall import Found
 from agent_memory.domain.words import STOPWORDS
@@ -232,16 +232,23 @@ def test_query_topic_keeps_meaningful_words_only() -> None:
     assert query_topic(None) is None
 
 
-def test_a_question_about_the_present_meets_the_newer_statement_the_writer_did_not_link(world: World) -> None:
-    # GIVEN notes (not conversation turns: the writer links none of them by meaning): the old
-    # running shoes, an unrelated turn, and the new ones said far from the old words
+#: When the new running shoes were said (`_shoes`).
+HOKAS_SAID = datetime(2023, 6, 2, tzinfo=UTC)
+
+
+def _shoes(world: World) -> tuple[str, str]:
+    """Notes (not conversation turns: the writer links none of them by meaning): the old running
+    shoes, an unrelated turn, and the new ones said far from the old words; the old and new ids."""
     body = {
         "items": [
-            {"content": text, "occurred_at": datetime(2023, month, 2, tzinfo=UTC), "kind": "note"}
-            for month, text in (
-                (1, "My running shoes are Asics Gel-Nimbus."),
-                (3, "I cleaned out the garage, found my old skateboard from school."),
-                (6, "The new Hokas are so much better for my knees, binned the old Asics."),
+            {"content": text, "occurred_at": at, "kind": "note"}
+            for at, text in (
+                (datetime(2023, 1, 2, tzinfo=UTC), "My running shoes are Asics Gel-Nimbus."),
+                (
+                    datetime(2023, 3, 2, tzinfo=UTC),
+                    "I cleaned out the garage, found my old skateboard from school.",
+                ),
+                (HOKAS_SAID, "The new Hokas are so much better for my knees, binned the old Asics."),
             )
         ]
     }
@@ -249,7 +256,39 @@ def test_a_question_about_the_present_meets_the_newer_statement_the_writer_did_n
         Caller("acme"), "bot", WriteRequest.model_validate(body).to_new_memories()
     )
     world.drain()
+    return old, new
+
+
+def test_a_question_about_the_present_meets_the_newer_statement_the_writer_did_not_link(world: World) -> None:
+    # GIVEN the old running shoes, an unrelated turn, and the new ones said far from the old words
+    old, new = _shoes(world)
     # WHEN asked about the present, THEN the newer statement comes first and the old one right after
     assert _ids(world, query="What running shoes do I use?")[:2] == [new, old]
     # AND asked in the past tense, the ranking is the question's words' (the old one first)
     assert _ids(world, query="What running shoes did I use?")[0] == old
+
+
+def test_the_older_statement_a_search_puts_second_is_marked_in_the_answer_not_in_the_store(
+    world: World,
+) -> None:
+    # GIVEN the old running shoes and the new ones said far from the old words, not linked at write
+    old, new = _shoes(world)
+    assert world.memories.get("acme", "bot", old).superseded_by is None
+
+    # WHEN asked about the present, as the API answers it
+    request = SearchRequest.model_validate({"as_of": NOW, "query": "What running shoes do I use?"})
+    first, second = SearchResponse.of(world.search.search("acme", "bot", request.to_query())).results[:2]
+
+    # THEN the old statement is in the answer, marked: no longer current since the new one was said
+    assert (first.id, second.id) == (new, old)
+    assert second.current is False
+    assert second.valid_to == HOKAS_SAID
+    assert second.superseded_by == new
+    # AND the new one holds and says what it replaced
+    assert first.current is True and first.supersedes == [old]
+    # AND nothing was stored: read back, the old memory is as the writer left it
+    stored = world.memories.get("acme", "bot", old)
+    assert stored.superseded_by is None and stored.valid_to is None
+    # AND a question in the past tense neither reorders nor marks
+    request = SearchRequest.model_validate({"as_of": NOW, "query": "What running shoes did I use?"})
+    assert all(r.current for r in world.search.search("acme", "bot", request.to_query()))
