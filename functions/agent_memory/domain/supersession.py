@@ -26,8 +26,9 @@ tuned on one half and reported on the other: benchmarks/supersession.py and docs
 Conversation says the same things in a thousand other ways, so for what no pattern reads there is
 a second test (`shape`, `replaces`): two statements near by meaning (their vectors' cosine, which
 the caller has) replace one another when their light structure says one value took another's
-place: the same holder (the speaker, or "my sister") and subject ("my manager", not "my mentor"),
-a new value (a name, a number) or a word of change, and neither "also" nor a restatement.
+place: the same holder (the speaker, "my sister", or "Mum and Dad" for "my parents") and
+subject ("my manager", not "my mentor"), a new value (a name, a number) or a word of change, and
+neither "also" nor a restatement.
 
 Pure (no I/O).
 """
@@ -232,6 +233,8 @@ _PEOPLE = frozenset(
         "dad",
         "father",
         "parents",
+        "folks",
+        "grandparents",
         "sister",
         "brother",
         "son",
@@ -288,12 +291,33 @@ _KIN = {
     "coworker": "colleague",
     "neighbor": "neighbour",
     "roommate": "flatmate",
+    "folks": "parents",
 }
+#: Two people named together ("Mum and Dad", "my grandma and grandpa") as the one word for both.
+_GROUPS = {
+    frozenset({"mother", "father"}): "parents",
+    frozenset({"grandmother", "grandfather"}): "grandparents",
+}
+_PAIR = re.compile(r"^(?:(?:my|our)\s+)?([a-z-]+)\s+(?:and|&)\s+(?:(?:my|our)\s+)?([a-z-]+)\b", re.IGNORECASE)
 
 
 def _person(word: str) -> str:
     """One of `_PEOPLE` as compared: "Oma", "grandma" and "grandmother" are one person."""
     return _KIN.get(word, word)
+
+
+def _pair(opening: str) -> str | None:
+    """Whose fact a statement opening with two people is ("Mum and Dad have settled in Nice"):
+    the one word for both (`_GROUPS`: "parents"), or both words for a pair no word names; None
+    when the opening names no two of `_PEOPLE` ("Luca and I ...")."""
+    match = _PAIR.match(opening)
+    if match is None:
+        return None
+    a, b = (w.lower() for w in match.groups())
+    if a not in _PEOPLE or b not in _PEOPLE:
+        return None
+    both = frozenset({_person(a), _person(b)})
+    return _GROUPS.get(both, " and ".join(sorted(both)))
 
 
 #: Words that say a value ended or was replaced ("left", "switched", "no longer"): strong enough
@@ -396,7 +420,10 @@ def shape(text: str) -> Shape:
     subject: str | None = None
     first = opening.split(" ", 1)[0].lower().strip(",.!:") if opening else ""
     owned = _OWNED.match(opening)
-    if owned is not None:
+    pair = _pair(opening)
+    if pair is not None:
+        holder = pair
+    elif owned is not None:
         phrase = owned.group(1).lower()
         words = phrase.split()
         if words[0].endswith("'s") and words[0][:-2] in _PEOPLE:  # "my wife's car": hers

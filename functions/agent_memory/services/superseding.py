@@ -9,9 +9,10 @@ attribute, with the memories already linked to them, are ordered into timelines
 the older value gets ``valid_to`` and ``superseded_by``, the newer ``valid_from`` and
 ``supersedes``. Nothing is deleted or merged.
 
-A statement no pattern reads is compared by meaning instead (`SupersessionService._by_meaning`):
-the nearest earlier statement of its holder, by their own words (`StatementVectors`), when it
-stands out from the rest and the two read as one value replacing another
+A statement no pattern reads, or one whose claims relate to none read before, is compared by
+meaning instead (`SupersessionService._by_meaning`): the nearest earlier statement of its holder,
+by their own words (`StatementVectors`), when it stands out from the rest (by less when it says
+that a value changed) and the two read as one value replacing another
 (`domain.supersession.replaces`). That costs the same one store search for every statement (a
 question or a request costs nothing) and one embedding of the statements not yet kept, still no
 generative model call.
@@ -70,7 +71,13 @@ STANDS_OUT = 0.1
 #: are far less alike, so "near" is lower and "stands out" higher. Chosen on half A of
 #: benchmarks/data/knowledge_update (docs/decisions.md).
 OWN_SAME_THING = 0.35
-OWN_STANDS_OUT = 0.2
+OWN_STANDS_OUT = 0.25
+#: ... and for a statement that says a value changed (`Shape.ended`, `Shape.began`: "transferred",
+#: "since", "finally", "new"): two signals of a change, so nearness may carry less of it. A
+#: statement that only names a new value ("My office is in Bradford" after "I'm renting in Leeds")
+#: is as often another attribute of the same topic, so it needs the higher bar above.
+OWN_SAME_THING_CHANGED = 0.3
+OWN_STANDS_OUT_CHANGED = 0.15
 
 
 def stated(record: MemoryRecord) -> list[Claim]:
@@ -137,11 +144,11 @@ class SupersessionService:
         """Mark the older memories ``record`` supersedes (or that supersede it, for a late
         write of an older fact) and return ``record`` with its own fields set."""
         mine = stated(record)
-        if not mine:
-            return self._by_meaning(record, vector, space, now)
-        related = self._related(record, mine, vector, space, now)
+        related = self._related(record, mine, vector, space, now) if mine else []
         if not related:
-            return record
+            # What patterns read relates to nothing they read before ("I work at Shopify" after
+            # "I'm on Amazon's logistics team"): meaning may still link it.
+            return self._by_meaning(record, vector, space, now)
         group = self._with_linked(record, [record, *related], now)
         changes = _changes(group, timelines(_statements(group)), exclude=frozenset())
         own = next((c.validity for c in changes if c.record_id == record.id), None)
@@ -176,8 +183,10 @@ class SupersessionService:
         self, record: MemoryRecord, vector: Vector | None, space: str, now: datetime
     ) -> MemoryRecord:
         """A statement no pattern reads ("finally unpacked the last boxes in our new flat in
-        Lisbon"): it replaces the earlier statement of its holder it is nearest to, when that one
-        stands out from the rest (`STANDS_OUT`), is from another conversation, and the two read as
+        Lisbon"), or whose claims no earlier one relates to: it replaces the earlier statement of
+        its holder it is nearest to, when that one stands out from the rest (`STANDS_OUT`; by own
+        vectors `OWN_STANDS_OUT`, or `OWN_STANDS_OUT_CHANGED` for a statement that says a value
+        changed), is from another conversation, and the two read as
         one value replacing another (`domain.supersession.replaces`: same holder and subject, a new
         value or a word of change, no "also", no restatement). One store search, no model call.
         Conversation turns only: a turn is one person's news about their own life, while plain
@@ -204,7 +213,11 @@ class SupersessionService:
                 logger.warning("statement embedding failed; nothing superseded by meaning", exc_info=True)
                 metrics.add_metric(name="SupersessionEmbeddingFailures", unit=MetricUnit.Count, value=1)
                 return record
-            near, stands_out = OWN_SAME_THING, OWN_STANDS_OUT
+            near, stands_out = (
+                (OWN_SAME_THING_CHANGED, OWN_STANDS_OUT_CHANGED)
+                if mine.ended or mine.began
+                else (OWN_SAME_THING, OWN_STANDS_OUT)
+            )
         if not found:
             return record
         (older, similarity), runner_up = found[0], (found[1][1] if len(found) > 1 else 0.0)

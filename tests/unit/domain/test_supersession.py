@@ -97,6 +97,9 @@ NEAR = 0.9  # two statements as near as their vectors get when they are about th
          "The new Hokas are so much better for my knees, binned the old Asics."),
         ("I volunteer at the food bank on Saturdays.",
          "Saturdays are for the animal shelter now, the food bank closed in the summer."),
+        # two people named together are the one word for both
+        ("My parents have a flat in Leeds.", "Mum and Dad sold up and moved to Spain last spring."),
+        ("My grandparents live on a farm.", "my grandma and grandpa moved into town this year"),
     ],
 )  # fmt: skip
 def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: str) -> None:
@@ -115,6 +118,8 @@ def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: 
         ("I speak English and French.", "I've picked up enough Italian to chat with the neighbours too."),
         ("I have a flat in Stockholm.", "We bought a little summer cabin on Gotland too, for the summers."),
         ("My mum lives in York.", "My dad moved to Leeds after the divorce."),  # two people
+        ("My mum lives in York.", "Mum and Dad moved to Leeds last year."),  # one of them, then both
+        ("My sister lives in Bergen.", "My sister and my brother moved to Oslo together."),
         ("My manager is Olga.", "My mentor is Raj, we meet every other week."),  # another subject
         ("My favourite food is ramen.", "My favourite drink is a negroni."),
         ("I work at Siemens.", "My husband works at Bosch."),  # another person's

@@ -4,9 +4,11 @@ end users or speakers, and a forget giving the older value back."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+import numpy as np
 import pytest
 from tests.payloads import memory_record
 from tests.unit.services.conftest import World
@@ -16,6 +18,7 @@ from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
 from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.recall import Hit
+from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ConflictError, DependencyError, NotFoundError
 from agent_memory.ports import AuditAction, AuditQuery, Matrix
 from agent_memory.services.embedding_memo import MemoEmbedder
@@ -343,3 +346,76 @@ def test_a_statement_whose_own_vector_cannot_be_made_supersedes_nothing_and_is_s
     assert out == tomasz
     old = world.store.get("acme", "bot", priya)
     assert old is not None and old.superseded_by is None
+
+
+class _Table(_Counting):
+    """An embedder that answers each text with the vector a test gave it (own vectors with
+    chosen cosines), and any other text with one far from all of them."""
+
+    def __init__(self, vectors: dict[str, list[float]]) -> None:
+        super().__init__()
+        self._vectors = vectors
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.texts.extend(texts)
+        rows = [self._vectors.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts]
+        return np.asarray([np.asarray(r) / np.linalg.norm(r) for r in rows], dtype=np.float32)
+
+
+LEEDS = "I'm renting in Leeds city centre."
+GARAGE = "I cleaned out the garage, found my old skateboard from school."
+
+
+def _by_meaning(world: World, newer: str, vectors: dict[str, list[float]]) -> tuple[str, MemoryRecord]:
+    """Leeds eight months ago and an unrelated turn five months ago, each in its conversation;
+    then ``newer`` compared by meaning with own vectors from ``vectors``: Leeds' id and ``newer``
+    as the service returns it."""
+    leeds = _remember(world, LEEDS, _months_ago(world, 8), conversation_id="c1")
+    _remember(world, GARAGE, _months_ago(world, 5), conversation_id="c2")
+    service = SupersessionService(world.store, embedder=_Table(vectors))
+    record = memory_record(
+        "n", newer, tenant="acme", agent="bot", at=_months_ago(world, 3), conversation_id="c3"
+    )
+    [vector] = world.embedder.embed([newer])
+    return leeds, service.on_write(record, vector, DEFAULT_SPACE, world.clock.now())
+
+
+#: Own vectors of Leeds and the unrelated turn: a newer statement's first component is its cosine
+#: with Leeds, its third its cosine with the unrelated turn.
+_OWN = {LEEDS: [1.0, 0.0, 0.0, 0.0], GARAGE: [0.0, 0.0, 1.0, 0.0]}
+
+
+def _standing_out(margin: float, near: float = 0.45) -> list[float]:
+    """A unit vector ``near`` Leeds and ``margin`` nearer Leeds than the unrelated turn."""
+    return [near, math.sqrt(1 - near**2 - (near - margin) ** 2), near - margin, 0.0]
+
+
+@pytest.mark.parametrize("margin", [0.18, 0.22])
+@pytest.mark.parametrize(
+    ("newer", "supersedes"),
+    [
+        ("My office is in Bradford, an awful commute.", False),  # names a value: maybe another attribute
+        ("Finally got a place of my own in Bradford, an awful commute.", True),  # says it changed
+    ],
+)
+def test_a_statement_that_says_a_value_changed_needs_to_stand_out_less(
+    world: World, newer: str, supersedes: bool, margin: float
+) -> None:
+    # GIVEN Leeds, an unrelated turn, and a newer statement nearer Leeds by {margin}
+    # WHEN it is compared by meaning
+    leeds, out = _by_meaning(world, newer, {**_OWN, newer: _standing_out(margin)})
+    # THEN it supersedes Leeds only when it says that something changed
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None
+    assert (old.superseded_by == "n", out.supersedes == [leeds]) == (supersedes, supersedes)
+
+
+def test_a_statement_patterns_read_but_relate_to_nothing_is_compared_by_meaning(world: World) -> None:
+    # GIVEN Leeds (no pattern reads "renting in"), then "I moved to Bradford" (the residence
+    # pattern reads it, and finds no earlier residence), nearest Leeds by meaning
+    newer = "I moved to Bradford last month, an awful commute."
+    # WHEN it is written
+    leeds, out = _by_meaning(world, newer, {**_OWN, newer: _standing_out(0.4, near=0.6)})
+    # THEN it supersedes Leeds
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None and old.superseded_by == "n" and out.supersedes == [leeds]
