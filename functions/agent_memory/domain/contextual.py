@@ -7,12 +7,26 @@ was said just before carry the meaning a question will ask about. So a working m
   e.g. ``Caroline on 08 May 2023: I went to a LGBTQ support group yesterday.``;
 * a **context** (turns only): the speaker-labelled text of up to ``context_turns`` turns before it
   in the same conversation, followed by its own labelled text. The writer stores it on the record
-  (`MemoryRecord.context`), the lexical index reads it, and it is embedded too.
+  (`MemoryRecord.context`), and the lexical index reads it.
 
-The stored vector is the normalised sum of the two embeddings, so a query can match the turn
-itself or the exchange it belongs to. Only earlier turns are used: they are already stored when
-a turn arrives (one FIFO group per agent), so a turn is embedded once, never revisited.
-Summaries are embedded from their content alone: their lines are already dated.
+What the model embeds is each piece of text once (`vector_texts`), and the vector is composed from
+those pieces (`services.tenant_models.record_vectors`):
+
+* the **own words** (`dedup_text`: the content, the topic first when it lacks it), which the
+  near-duplicate check and the statement comparison need anyway;
+* the **setting** (`setting_text`: ``Caroline on 08 May 2023``), one text for every turn of one
+  speaker on one day, so embedded once for all of them;
+* the **earlier turns' words** (`context_parts`, read back from the stored context), which are the
+  own words those turns were embedded with when they were written.
+
+The self vector is the normalised sum of the setting and the own words (`SETTING_WEIGHT`), the
+context vector the normalised mean of the earlier turns' words and this turn's self vector, and the
+stored vector the normalised sum of the two. Embedding the self text and the whole context instead
+cost 5.2 times the characters of the turn alone (three texts, the earlier turns embedded again in
+every later context); the pieces cost about one, with LoCoMo recall no lower (docs/decisions.md).
+Only earlier turns are used: they are already stored when a turn arrives (one FIFO group per
+agent), so a turn is embedded once, never revisited. Summaries are embedded from their content
+alone: their lines are already dated.
 
 Measured on LoCoMo with the local MiniLM model (benchmarks/README.md): speaker and date in the
 self text lift dense recall@10 from 29 to 50; adding two turns of context lifts it to 54, and
@@ -29,6 +43,14 @@ from agent_memory.domain.records import MemoryRecord
 
 #: At most this many characters of one earlier turn go into a context.
 TURN_CHARS = 600
+#: How much the setting (speaker and day) weighs against the own words in a self vector: the
+#: normalised sum of both at 1.0 is as near the embedded self text (cosine 0.93 on LoCoMo) as any
+#: weight, and questions name the speaker. Chosen on LoCoMo half A (docs/decisions.md).
+SETTING_WEIGHT = 1.0
+#: Between a label and the words in a context line (`_turn`).
+_LABEL_END = ": "
+#: Where a context cut to its limit starts (`context_text`).
+_CUT = "… "
 
 
 def _label(record: MemoryRecord) -> str | None:
@@ -43,14 +65,42 @@ def dedup_text(record: MemoryRecord) -> str:
     return record.content
 
 
-def self_text(record: MemoryRecord) -> str:
-    """The record's own text as it is embedded: who, when and what about, then what was said."""
-    content = dedup_text(record)
+def setting_text(record: MemoryRecord) -> str | None:
+    """Who said a working memory and on what day (None for a summary: its lines are dated)."""
     if record.grain is not Grain.WORKING:
-        return content
+        return None
     when = record.occurred_at.strftime("%d %B %Y")
     label = _label(record)
-    return f"{label} on {when}: {content}" if label else f"On {when}: {content}"
+    return f"{label} on {when}" if label else f"On {when}"
+
+
+def self_text(record: MemoryRecord) -> str:
+    """The record's own text in its setting: who, when and what about, then what was said (what
+    a reader is shown, and what the self vector is composed to stand for)."""
+    content = dedup_text(record)
+    setting = setting_text(record)
+    return f"{setting}: {content}" if setting else content
+
+
+def context_parts(context: str | None) -> list[str]:
+    """The earlier turns' words in a stored context (`context_text`), oldest first: each line but
+    the last (the turn itself) without its label, so a turn written with no topic is the text it
+    was embedded as (`dedup_text`) and the model is not asked for it again. Read from the record,
+    not from the turns, so the re-embedding job makes the vector the writer made."""
+    if not context:
+        return []
+    lines = (line.removeprefix(_CUT) for line in context.split("\n")[:-1])
+    return [words for line in lines if (words := line.split(_LABEL_END, 1)[-1]).strip()]
+
+
+def vector_texts(record: MemoryRecord) -> list[str]:
+    """Every text a record's vector is composed from, each once: its own words, its setting (a
+    working memory) and the earlier turns' words of its context."""
+    texts = [dedup_text(record)]
+    setting = setting_text(record)
+    if setting is not None:
+        texts.append(setting)
+    return list(dict.fromkeys([*texts, *context_parts(record.context)]))
 
 
 def _turn(record: MemoryRecord) -> str:
@@ -58,7 +108,7 @@ def _turn(record: MemoryRecord) -> str:
     if len(text) > TURN_CHARS:
         text = text[:TURN_CHARS].rsplit(" ", 1)[0] + " …"
     label = _label(record)
-    return f"{label}: {text}" if label else text
+    return f"{label}{_LABEL_END}{text}" if label else text
 
 
 def context_text(record: MemoryRecord, previous: Sequence[MemoryRecord]) -> str | None:
@@ -70,5 +120,5 @@ def context_text(record: MemoryRecord, previous: Sequence[MemoryRecord]) -> str 
         return None
     text = "\n".join([*(_turn(r) for r in previous), _turn(record)])
     if len(text) > MAX_CONTEXT_CHARS:
-        text = "… " + text[-(MAX_CONTEXT_CHARS - 2) :].split(" ", 1)[-1]
+        text = _CUT + text[-(MAX_CONTEXT_CHARS - len(_CUT)) :].split(" ", 1)[-1]
     return text

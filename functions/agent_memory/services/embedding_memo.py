@@ -1,8 +1,8 @@
 """Each distinct text embedded once: the writer's memo of text → vector.
 
-The writer needs several texts of one write embedded (its own text, its text in its context, and
-for a near-duplicate check its bare words), and the same texts again when it compares a later
-write with it. Asked one at a time, that is many small model calls; on a CPU model most of a
+The writer needs several texts of one write embedded (its own words, its setting and the earlier
+turns' words its vector is composed from: `domain.contextual.vector_texts`), and the same texts
+again when a later turn's context, near-duplicate check or statement comparison asks for them. Asked one at a time, that is many small model calls; on a CPU model most of a
 small call is overhead, and on Bedrock every text is a request. So the writer asks for every text
 a batch of messages needs in one call (`MemoEmbedder.prefetch`: the model batches them in its
 best shape, Titan fans them out over its thread pool), and every later ask of one of those texts,

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from agent_memory.domain.cascade import local_date, local_midnight
 from agent_memory.domain.change_events import memory_created, record_words, summary_made
 from agent_memory.domain.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
-from agent_memory.domain.contextual import context_text, dedup_text, self_text
+from agent_memory.domain.contextual import context_text, dedup_text, vector_texts
 from agent_memory.domain.dedup import DedupScope, may_merge
 from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.experience import Experience
@@ -168,8 +168,7 @@ class WriterService:
             return parsed
         try:
             commands = self._in_context(commands)
-            bare = [c.record for c in commands if c.op == "remember" and c.record.conversation_id]
-            vectors = self.embeddings([c.record for c in commands], bare=bare)
+            vectors = self.embeddings([c.record for c in commands])
         except Exception:  # a batch-level failure; apply() retries per record and reports precisely
             logger.exception("batch embedding failed; falling back to one record at a time")
             return parsed
@@ -180,16 +179,15 @@ class WriterService:
         """Each record's vector in the space its tenant's searches read."""
         return [v.search for v in self.embeddings(records)]
 
-    def embeddings(
-        self, records: Sequence[MemoryRecord], *, bare: Sequence[MemoryRecord] = ()
-    ) -> list[RecordVectors]:
+    def embeddings(self, records: Sequence[MemoryRecord]) -> list[RecordVectors]:
         """Each record's vectors in every space its tenant writes (`record_vectors`).
 
-        Every text the batch needs goes to each model in one call (`MemoEmbedder.prefetch`):
-        each record's own text and its context, and the bare words (`dedup_text`) of ``bare``,
-        the conversation turns, whose near-duplicate check and statement comparison ask for them
-        next (turns of one exchange sit close in their shared setting, so most are checked).
-        Each distinct text is embedded once; what the records then ask is answered from the memo.
+        Every text the batch needs goes to each model in one call (`MemoEmbedder.prefetch`, which
+        the model runs in its best batch shape): each record's own words, its setting and the
+        earlier turns' words of its context (`domain.contextual.vector_texts`). Each distinct text
+        is embedded once, and an earlier turn's words, or a setting shared by the turns of one
+        speaker and day, are answered from the memo; the own words are also what the near-duplicate
+        check and the statement comparison ask for next.
         """
         out: dict[int, RecordVectors] = {}
         by_tenant: dict[str, list[int]] = {}
@@ -201,10 +199,7 @@ class WriterService:
             for w in tenants[tenant_id].writes:
                 memo = self._memos.of(w.embedder)
                 texts = wanted.setdefault(id(memo), (memo, []))[1]
-                texts += [text for i in positions for text in _embedded_texts(records[i])]
-        for record in bare:
-            memo = self._memos.of(tenants[record.tenant_id].search.embedder)
-            wanted.setdefault(id(memo), (memo, []))[1].append(dedup_text(record))
+                texts += [text for i in positions for text in vector_texts(records[i])]
         for memo, texts in wanted.values():
             memo.prefetch(texts)
         for tenant_id, positions in by_tenant.items():
@@ -496,11 +491,6 @@ class WriterService:
             since=local_midnight(day, self._tz),
             until=until,
         )
-
-
-def _embedded_texts(record: MemoryRecord) -> list[str]:
-    """The texts `record_vectors` embeds for ``record``: its own text, and its context if any."""
-    return [self_text(record), record.context] if record.context else [self_text(record)]
 
 
 def _stored(record: MemoryRecord, vectors: RecordVectors) -> StoredRecord:

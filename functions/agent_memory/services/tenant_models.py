@@ -17,7 +17,13 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from agent_memory.domain.contextual import self_text
+from agent_memory.domain.contextual import (
+    SETTING_WEIGHT,
+    context_parts,
+    dedup_text,
+    setting_text,
+    vector_texts,
+)
 from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
@@ -86,17 +92,26 @@ def summarizer_of(summarizers: TenantSummarizers | None, default: Summarizer, te
 
 
 def record_vectors(embedder: Embedder, records: Sequence[MemoryRecord]) -> list[Vector]:
-    """One embedding call for the batch: each record's self text, and its context if it has one;
-    a record with context is stored as the normalised sum of both (`domain.contextual`). The
-    writer and the re-embedding job both embed this way, so a record re-embedded into a new
+    """One embedding call for the batch, each distinct text once (`domain.contextual.vector_texts`),
+    and each record's vector composed from them: the self vector is the normalised sum of its own
+    words and its setting, and a record with a context is stored as the normalised sum of that and
+    the normalised mean of its context's turns (the earlier turns' words, then its self vector).
+    The writer and the re-embedding job both embed this way, so a record re-embedded into a new
     space is the vector its writer would have made."""
-    contexts = [r.context for r in records if r.context]
-    embedded = embedder.embed([self_text(r) for r in records] + contexts)
-    own, extra = embedded[: len(records)], iter(embedded[len(records) :])
-    return [
-        _unit(np.asarray(v, dtype=np.float32) + np.asarray(next(extra), dtype=np.float32)) if r.context else v
-        for r, v in zip(records, own, strict=True)
-    ]
+    texts = list(dict.fromkeys(t for r in records for t in vector_texts(r)))
+    vectors = dict(zip(texts, np.asarray(embedder.embed(texts), dtype=np.float32), strict=True))
+    return [_composed(r, vectors) for r in records]
+
+
+def _composed(record: MemoryRecord, vectors: dict[str, Vector]) -> Vector:
+    own = vectors[dedup_text(record)]
+    setting = setting_text(record)
+    mine = own if setting is None else _unit(SETTING_WEIGHT * vectors[setting] + own)
+    earlier = [vectors[p] for p in context_parts(record.context)]
+    if not record.context:
+        return mine
+    turns = _unit(np.sum([*earlier, mine], axis=0))
+    return _unit(mine + turns)
 
 
 def _unit(vector: Vector) -> Vector:

