@@ -9,13 +9,12 @@ attribute, with the memories already linked to them, are ordered into timelines
 the older value gets ``valid_to`` and ``superseded_by``, the newer ``valid_from`` and
 ``supersedes``. Nothing is deleted or merged.
 
-A statement no pattern reads, or one whose claims relate to none read before, is compared by
-meaning instead (`SupersessionService._by_meaning`): the nearest earlier statement of its holder,
-by their own words (`StatementVectors`), when it stands out from the rest (by less when it says
-that a value changed) and the two read as one value replacing another
-(`domain.supersession.replaces`). That costs the same one store search for every statement (a
-question or a request costs nothing) and one embedding of the statements not yet kept, still no
-generative model call.
+A statement no pattern reads is compared by meaning instead (`SupersessionService._by_meaning`):
+the nearest earlier statement of its holder, by their own words (`StatementVectors`), when it
+stands out from the rest (by less when it says that a value changed) and the two read as one
+value replacing another (`domain.supersession.replaces`). That costs the same one store search
+for every statement (a question or a request costs nothing) and one embedding of the statements
+not yet kept, still no generative model call.
 
 The same holder only: two end users, or two speakers of one conversation, never supersede each
 other ("I live in Berlin" said by Ana does not end Ben's Lisbon). A forget takes the forgotten
@@ -144,11 +143,11 @@ class SupersessionService:
         """Mark the older memories ``record`` supersedes (or that supersede it, for a late
         write of an older fact) and return ``record`` with its own fields set."""
         mine = stated(record)
-        related = self._related(record, mine, vector, space, now) if mine else []
-        if not related:
-            # What patterns read relates to nothing they read before ("I work at Shopify" after
-            # "I'm on Amazon's logistics team"): meaning may still link it.
+        if not mine:
             return self._by_meaning(record, vector, space, now)
+        related = self._related(record, mine, vector, space, now)
+        if not related:
+            return record
         group = self._with_linked(record, [record, *related], now)
         changes = _changes(group, timelines(_statements(group)), exclude=frozenset())
         own = next((c.validity for c in changes if c.record_id == record.id), None)
@@ -183,12 +182,12 @@ class SupersessionService:
         self, record: MemoryRecord, vector: Vector | None, space: str, now: datetime
     ) -> MemoryRecord:
         """A statement no pattern reads ("finally unpacked the last boxes in our new flat in
-        Lisbon"), or whose claims no earlier one relates to: it replaces the earlier statement of
-        its holder it is nearest to, when that one stands out from the rest (`STANDS_OUT`; by own
-        vectors `OWN_STANDS_OUT`, or `OWN_STANDS_OUT_CHANGED` for a statement that says a value
-        changed), is from another conversation, and the two read as
-        one value replacing another (`domain.supersession.replaces`: same holder and subject, a new
-        value or a word of change, no "also", no restatement). One store search, no model call.
+        Lisbon"): it replaces the earlier statement of its holder it is nearest to, when that one
+        stands out from the rest (`STANDS_OUT`; by own vectors `OWN_STANDS_OUT`, or
+        `OWN_STANDS_OUT_CHANGED` for a statement that says a value changed), is from another
+        conversation, and the two read as one value replacing another
+        (`domain.supersession.replaces`: same holder and subject, a new value or a word of change,
+        no "also", no restatement). One store search, no model call.
         Conversation turns only: a turn is one person's news about their own life, while plain
         items ("The vault code for the Lisbon office is ...", "The alarm code of the Porto office
         is ...") are as often two facts side by side as one replacing the other."""

@@ -408,14 +408,3 @@ def test_a_statement_that_says_a_value_changed_needs_to_stand_out_less(
     old = world.store.get("acme", "bot", leeds)
     assert old is not None
     assert (old.superseded_by == "n", out.supersedes == [leeds]) == (supersedes, supersedes)
-
-
-def test_a_statement_patterns_read_but_relate_to_nothing_is_compared_by_meaning(world: World) -> None:
-    # GIVEN Leeds (no pattern reads "renting in"), then "I moved to Bradford" (the residence
-    # pattern reads it, and finds no earlier residence), nearest Leeds by meaning
-    newer = "I moved to Bradford last month, an awful commute."
-    # WHEN it is written
-    leeds, out = _by_meaning(world, newer, {**_OWN, newer: _standing_out(0.4, near=0.6)})
-    # THEN it supersedes Leeds
-    old = world.store.get("acme", "bot", leeds)
-    assert old is not None and old.superseded_by == "n" and out.supersedes == [leeds]
