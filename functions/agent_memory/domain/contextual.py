@@ -23,7 +23,7 @@ The self vector is the normalised sum of the setting and the own words (`SETTING
 context vector the normalised mean of the earlier turns' words and this turn's self vector, and the
 stored vector the normalised sum of the two. Embedding the self text and the whole context instead
 cost 5.2 times the characters of the turn alone (three texts, the earlier turns embedded again in
-every later context); the pieces cost about one, with LoCoMo recall no lower (docs/decisions.md).
+every later context); the pieces cost 1.02, with LoCoMo recall no lower (docs/decisions.md).
 Only earlier turns are used: they are already stored when a turn arrives (one FIFO group per
 agent), so a turn is embedded once, never revisited. Summaries are embedded from their content
 alone: their lines are already dated.
@@ -44,8 +44,8 @@ from agent_memory.domain.records import MemoryRecord
 #: At most this many characters of one earlier turn go into a context.
 TURN_CHARS = 600
 #: How much the setting (speaker and day) weighs against the own words in a self vector: the
-#: normalised sum of both at 1.0 is as near the embedded self text (cosine 0.93 on LoCoMo) as any
-#: weight, and questions name the speaker. Chosen on LoCoMo half A (docs/decisions.md).
+#: same (a plain sum), which stands for the self text as its embedding did on LoCoMo, recall no
+#: lower (docs/decisions.md, "Retrieval: a turn is embedded and indexed in its setting").
 SETTING_WEIGHT = 1.0
 #: Between a label and the words in a context line (`_turn`).
 _LABEL_END = ": "
