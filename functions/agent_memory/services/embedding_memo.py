@@ -2,13 +2,14 @@
 
 The writer needs several texts of one write embedded (its own words, its setting and the earlier
 turns' words its vector is composed from: `domain.contextual.vector_texts`), and the same texts
-again when a later turn's context, near-duplicate check or statement comparison asks for them. Asked one at a time, that is many small model calls; on a CPU model most of a
-small call is overhead, and on Bedrock every text is a request. So the writer asks for every text
-a batch of messages needs in one call (`MemoEmbedder.prefetch`: the model batches them in its
-best shape, Titan fans them out over its thread pool), and every later ask of one of those texts,
-in that batch or a later one, is answered from the memo. Vectors are a function of the model and
-the text, so the memo never answers with a stale vector; it keeps the most recently used
-`KEPT_TEXTS` (a few MB) per model.
+again when a later turn's context, near-duplicate check or statement comparison asks for them.
+Asked one at a time, that is many small model calls; on a CPU model most of a small call is
+overhead, and on Bedrock every text is a request. So the writer asks for every text a batch of
+messages needs in one call (`MemoEmbedder.prefetch`: the model batches them in its best shape,
+Titan fans them out over its thread pool), and every later ask of one of those texts, in that batch
+or a later one, is answered from the memo. Vectors are a function of the model and the text, so the
+memo never answers with a stale vector; it keeps the most recently used `KEPT_TEXTS` (a few MB) per
+model.
 """
 
 from __future__ import annotations
