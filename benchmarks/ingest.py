@@ -18,7 +18,9 @@ data directory:
    agents, speakers and one conversation per session), while the same searches run again; the
    clock stops when every agent reports no pending write. Turns a second = turns / that time.
    The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
-   them in one model call (`services.embedding_memo`).
+   them in one model call (`services.embedding_memo`): a turn's words and its speaker's day, each
+   once (`domain.contextual.vector_texts`), on every core at a lower thread priority than the
+   searches (`MiniLmEmbedder`'s bulk session).
 
 ``--writer-only`` measures the writer alone in this process instead (`writer_alone`).
 Figures go to ``benchmarks/results/ingest[-...].json``; the table goes to stdout.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,31 @@ def test_a_batch_is_embedded_concurrently_and_returned_in_order() -> None:
     # THEN row i is the answer for text i
     assert calls == 12
     np.testing.assert_array_equal(vectors.argmax(axis=1), np.arange(12))
+
+
+def test_a_batch_never_has_more_calls_in_flight_than_its_pool() -> None:
+    # GIVEN a client that counts the calls in flight, each held a moment so that they overlap
+    in_flight = most = 0
+    lock = threading.Lock()
+
+    class Slow:
+        def invoke_model(self, **_: Any) -> dict[str, Any]:
+            nonlocal in_flight, most
+            with lock:
+                in_flight += 1
+                most = max(most, in_flight)
+            time.sleep(0.02)
+            with lock:
+                in_flight -= 1
+            return titan_answer({"embedding": [1.0] + [0.0] * 255})
+
+    # WHEN a writer's receive of 40 texts is embedded with a pool of three
+    vectors = BedrockTitanEmbedder(dimension=256, client=Slow(), max_workers=3).embed(
+        [f"turn {i}" for i in range(40)]
+    )
+    # THEN the calls overlapped, never more than three at once, and every text has its vector
+    assert 1 < most <= 3
+    assert vectors.shape == (40, 256)
 
 
 def test_without_a_client_one_is_built_on_first_use_with_adaptive_retries() -> None:
