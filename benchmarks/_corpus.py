@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import http.client
 import itertools
 import json
@@ -551,8 +552,12 @@ def machine(load_at_start: list[float] | None = None) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def code_version() -> dict[str, Any]:
-    """The commit the figures were measured at, and whether the working tree differed from it."""
+    """The commit the figures were measured at, and whether the working tree differed from it.
+
+    Read once, when the benchmark starts (this module calls it on import): a run of an hour
+    measures the code it loaded, not a commit made while it ran."""
     root = Path(__file__).resolve().parent.parent
 
     def git(*args: str) -> str | None:
@@ -567,6 +572,9 @@ def code_version() -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--", "functions")
     return {"commit": commit, "uncommitted_changes_in_functions": None if status is None else bool(status)}
+
+
+code_version()
 
 
 def result_header(benchmark: str, started: float, load_at_start: list[float] | None) -> dict[str, Any]:
