@@ -556,8 +556,8 @@ def machine(load_at_start: list[float] | None = None) -> dict[str, Any]:
 def code_version() -> dict[str, Any]:
     """The commit the figures were measured at, and whether the working tree differed from it.
 
-    Read once, when the benchmark starts (this module calls it on import): a run of an hour
-    measures the code it loaded, not a commit made while it ran."""
+    Read once, when the benchmark starts (`at_start`), and kept: a run of an hour measures the
+    code it loaded, not a commit made while it ran."""
     root = Path(__file__).resolve().parent.parent
 
     def git(*args: str) -> str | None:
@@ -574,7 +574,11 @@ def code_version() -> dict[str, Any]:
     return {"commit": commit, "uncommitted_changes_in_functions": None if status is None else bool(status)}
 
 
-code_version()
+def at_start() -> list[float] | None:
+    """What a run notes as it starts: the load average (returned, for `machine`) and the code it
+    loaded (`code_version`, kept for the result it writes at the end)."""
+    code_version()
+    return load_average()
 
 
 def result_header(benchmark: str, started: float, load_at_start: list[float] | None) -> dict[str, Any]:

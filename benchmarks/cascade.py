@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--embedder", choices=["hashing", "minilm"], default=DEFAULTS["embedder"])
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
     args = parser.parse_args(argv)
-    load_at_start = _corpus.load_average()
+    load_at_start = _corpus.at_start()
 
     data_dir = Path(tempfile.mkdtemp(prefix="agent-memory-cascade-"))
     _corpus.configure_environment(data_dir, args.embedder)

@@ -290,7 +290,7 @@ def prepare(args: argparse.Namespace, data_dir: Path) -> tuple[str, str, dict[st
 
 
 def run(args: argparse.Namespace, clients: list[int], data_dir: Path) -> dict[str, Any]:
-    load_at_start, run_started = _corpus.load_average(), time.perf_counter()
+    load_at_start, run_started = _corpus.at_start(), time.perf_counter()
     key, model_id, loaded = prepare(args, data_dir)
     load = Load(
         port=_free_port(),

@@ -42,7 +42,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "functions"))
 
-from _corpus import code_version, machine  # noqa: E402
+from _corpus import at_start, code_version, machine  # noqa: E402
 from agent_memory.adapters.local_exports import LocalExportArchive  # noqa: E402
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore  # noqa: E402
 from agent_memory.contract.v1_exports import JsonLinesExport  # noqa: E402
@@ -191,6 +191,7 @@ def main() -> int:
     parser.add_argument("--others", type=int, default=20_000)
     parser.add_argument("--data-dir", type=Path, default=None)
     args = parser.parse_args()
+    load_at_start = at_start()
     base = args.data_dir or Path(tempfile.mkdtemp(prefix="export-bench-"))
     store = SqliteMemoryStore(base / "memory.db", DIM, "bench")
 
@@ -232,7 +233,7 @@ def main() -> int:
         "tracemalloc_peak_mb": round(peak / 1e6, 1),
         "traced_seconds": round(traced_s, 2),
         "max_rss_mb": round(rss_mb),
-        "machine": machine(),
+        "machine": machine(load_at_start),
         "code": code_version(),
     }
     suffix = "" if (args.records, args.others) == (100_000, 20_000) else f"-records{args.records}"

@@ -151,7 +151,7 @@ def main() -> None:
     parser.add_argument("--embedder", choices=("hashing", "minilm"), default=DEFAULTS["embedder"])
     args = parser.parse_args()
     logger.setLevel("WARNING")  # a log line per write would time the terminal
-    load, begun = _corpus.load_average(), time.perf_counter()
+    load, begun = _corpus.at_start(), time.perf_counter()
     figures = run(args)
     print(
         _corpus.table(

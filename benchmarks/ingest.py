@@ -210,7 +210,7 @@ def bulk_load(url: str, key: str, items: list[Any], source: str, queries: list[s
 
 
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
-    load_at_start, run_started = _corpus.load_average(), time.perf_counter()
+    load_at_start, run_started = _corpus.at_start(), time.perf_counter()
     _corpus.configure_environment(data_dir, "minilm")
     os.environ["AGENT_MEMORY_SCHEDULER_ENABLED"] = "false"
     from agent_memory import container

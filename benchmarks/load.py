@@ -43,10 +43,10 @@ from locust.env import Environment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import (
+    at_start,
     code_version,
     generate_memories,
     generate_queries,
-    load_average,
     machine,
     write_result,
 )
@@ -261,7 +261,7 @@ def main() -> int:
     args = parser.parse_args()
     MemoryClient.wait_time = between(args.wait_min, args.wait_max)
 
-    load_at_start = load_average()
+    load_at_start = at_start()
     Shared.memories = generate_memories(2000)
     Shared.queries = generate_queries(500)
     with tempfile.TemporaryDirectory(prefix="agent-memory-load-") as tmp:

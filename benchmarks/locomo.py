@@ -843,7 +843,7 @@ def data_summary(conversations: Sequence[Conversation]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
-    load_at_start, run_started = _corpus.load_average(), time.perf_counter()
+    load_at_start, run_started = _corpus.at_start(), time.perf_counter()
     everything = load_conversations(args.data, args.conversations)
     conversations = [c for i, c in enumerate(everything) if args.half is None or i in HALVES[args.half]]
     data = data_summary(conversations)

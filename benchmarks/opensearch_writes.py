@@ -139,7 +139,7 @@ def main() -> int:
     parser.add_argument("--embedder", choices=("hashing", "minilm"), default=DEFAULTS["embedder"])
     parser.add_argument("--refresh", choices=("per-write", "none"), default=DEFAULTS["refresh"])
     args = parser.parse_args()
-    load, started = _corpus.load_average(), time.perf_counter()
+    load, started = _corpus.at_start(), time.perf_counter()
     figures = run(args)
     payload = {
         **_corpus.result_header("opensearch_writes", started, load),

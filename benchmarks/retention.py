@@ -502,7 +502,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         cleanup(args.cleanup)
         return
 
-    load_at_start = _corpus.load_average()
+    load_at_start = _corpus.at_start()
     keep = args.data_dir is not None
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="agent-memory-retention-"))
     if keep and data_dir.exists() and any(data_dir.iterdir()):

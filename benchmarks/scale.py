@@ -816,7 +816,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.write_text(json.dumps(result))
         return 0
 
-    load_at_start, started = _corpus.load_average(), time.perf_counter()
+    load_at_start, started = _corpus.at_start(), time.perf_counter()
     results: list[dict[str, Any]] = []
     name = _corpus.result_name(
         "scale",

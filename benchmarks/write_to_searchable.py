@@ -61,7 +61,7 @@ CLIENTS = {"new": _corpus.NewConnectionClient, "keep-alive": _corpus.KeepAliveCl
 
 
 def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
-    load_at_start, run_started = _corpus.load_average(), time.perf_counter()
+    load_at_start, run_started = _corpus.at_start(), time.perf_counter()
     _corpus.configure_environment(data_dir, args.embedder)
     from agent_memory import container
     from agent_memory.local.server import LocalRuntime
