@@ -1,17 +1,20 @@
 """Knowledge update on everyday conversation: does the current statement rank first, and are the
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
-    python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B] [--limit N]
+    python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B,C] [--limit N]
 
-The cases (`benchmarks/data/knowledge_update/`, README there) are 166 changes of a personal fact
+The cases (`benchmarks/data/knowledge_update/`, README there) are 227 changes of a personal fact
 written by hand in conversational wording, and the cases that must not supersede (restatements,
-additions, another attribute on the same topic). Each case is one agent: its old session, three
-sessions of unrelated turns, its new session and one more unrelated session are written through
-the local HTTP API (`POST .../memories`, each turn with its speaker, its date and a conversation
-per session, as `benchmarks/locomo.py` writes LoCoMo), then the question is searched ``as_of`` its
-date and each statement is read back (`GET .../memories/{id}`) for its marks.
+additions, another attribute on the same topic): `cases.jsonl` holds halves A and B,
+`cases_c.jsonl` half C, written later and committed before any rule was tuned again.
 
-Printed per half (A: tuned on, B: held out, fixed before tuning):
+Each case is one agent: its old session, three sessions of unrelated turns, its new session and
+one more unrelated session are written through the local HTTP API (`POST .../memories`, each turn
+with its speaker, its date and a conversation per session, as `benchmarks/locomo.py` writes
+LoCoMo), then the question is searched ``as_of`` its date and each statement is read back
+(`GET .../memories/{id}`) for its marks.
+
+Printed per half (A: tuned on; B and C: held out, each fixed before the tuning that followed it):
 
 - ``first``: the share of questions whose expected statement ranks first (the new one for an
   update; either for a restatement or an addition, both hold; the one asked about for another
@@ -79,7 +82,12 @@ def load(halves: Iterable[str], limit: int = 0) -> tuple[list[Case], list[str]]:
         json.loads(line)["text"] for line in (DATA / "distractors.jsonl").read_text().splitlines() if line
     ]
     wanted = set(halves)
-    cases = [Case(json.loads(line)) for line in (DATA / "cases.jsonl").read_text().splitlines() if line]
+    cases = [
+        Case(json.loads(line))
+        for path in sorted(DATA.glob("cases*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line
+    ]
     out: list[Case] = []
     for half in sorted(wanted):
         mine = [c for c in cases if c.half == half]
@@ -320,7 +328,7 @@ def report(by_half: Mapping[str, Mapping[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
-    parser.add_argument("--halves", default="A,B")
+    parser.add_argument("--halves", default="A,B,C")
     parser.add_argument("--limit", type=int, default=0, help="the first N cases of each half (0: all)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--name", default="", help="a suffix for the results file")
