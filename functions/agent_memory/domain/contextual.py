@@ -47,8 +47,11 @@ TURN_CHARS = 600
 #: same (a plain sum), which stands for the self text as its embedding did on LoCoMo, recall no
 #: lower (docs/decisions.md, "Retrieval: a turn is embedded and indexed in its setting").
 SETTING_WEIGHT = 1.0
-#: Between a label and the words in a context line (`_turn`).
+#: Between a label and the words in a context line (`_turn`): every line written has one, an
+#: unlabelled turn's at its start, and a label's own ": " is written with a no-break space
+#: (`_LABEL_SPACE`), so the first one in a line is where its words begin (`context_parts`).
 _LABEL_END = ": "
+_LABEL_SPACE = ":\u00a0"
 #: Where a context cut to its limit starts (`context_text`).
 _CUT = "… "
 
@@ -86,7 +89,10 @@ def context_parts(context: str | None) -> list[str]:
     """The earlier turns' words in a stored context (`context_text`), oldest first: each line but
     the last (the turn itself) without its label, so a turn written with no topic is the text it
     was embedded as (`dedup_text`) and the model is not asked for it again. Read from the record,
-    not from the turns, so the re-embedding job makes the vector the writer made."""
+    not from the turns, so the re-embedding job makes the vector the writer made. A line with no
+    separator (an unlabelled turn in a context stored before every line had one) is words alone;
+    the first line of a context cut from the front may have lost its label and is read the same
+    way, a few words of a turn either way."""
     if not context:
         return []
     lines = (line.removeprefix(_CUT) for line in context.split("\n")[:-1])
@@ -107,8 +113,8 @@ def _turn(record: MemoryRecord) -> str:
     text = " ".join(record.content.split())
     if len(text) > TURN_CHARS:
         text = text[:TURN_CHARS].rsplit(" ", 1)[0] + " …"
-    label = _label(record)
-    return f"{label}{_LABEL_END}{text}" if label else text
+    label = _label(record) or ""
+    return f"{label.replace(_LABEL_END, _LABEL_SPACE)}{_LABEL_END}{text}"
 
 
 def context_text(record: MemoryRecord, previous: Sequence[MemoryRecord]) -> str | None:

@@ -100,6 +100,32 @@ def test_a_contexts_parts_are_the_earlier_turns_words_even_when_cut_or_unlabelle
     assert context_parts("… launch moved.\nno label here\nBob: Fine.") == ["launch moved.", "no label here"]
 
 
+def test_the_earlier_turns_words_read_back_whole_when_an_unlabelled_turn_or_a_label_holds_a_colon(
+    world: World,
+) -> None:
+    # GIVEN a turn with no speaker or role whose words hold ": ", and a speaker whose name does
+    items: list[dict[str, Any]] = [
+        {"content": "Note to self: book the venue.", "conversation_id": "c-1"},
+        {"content": "Done: booked it.", "speaker": "Ops: night shift", "conversation_id": "c-1"},
+        {"content": "Thanks.", "speaker": "Ann", "conversation_id": "c-1"},
+    ]
+    for i, item in enumerate(items):
+        item.update(occurred_at=DAY + timedelta(seconds=i), kind="note")
+    ids = world.write.accept(
+        Caller("acme"), "bot", WriteRequest.model_validate({"items": items}).to_new_memories()
+    )
+    world.drain()
+    last = world.store.get("acme", "bot", ids[-1])
+    assert last is not None
+
+    # WHEN the last turn's context is read back into the words its vector is composed from
+    parts = context_parts(last.context)
+
+    # THEN each earlier turn is its own words, as it was embedded when written (no second text)
+    assert parts == ["Note to self: book the venue.", "Done: booked it."]
+    assert set(parts) <= {t for i in ids[:2] for t in vector_texts(world.store.get("acme", "bot", i))}  # type: ignore[arg-type]
+
+
 def test_without_context_turns_each_turn_is_embedded_alone(world: World) -> None:
     # GIVEN
     world.writer = WriterService(
