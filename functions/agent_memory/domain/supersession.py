@@ -388,6 +388,10 @@ class Shape:
     statement: bool
     holder: str | None
     subject: str | None
+    #: Every subject the statement names of its holder's things: the opening's and a later
+    #: clause's ("The building was sold, our new landlord is a company called Vonovia": the
+    #: building and the landlord).
+    subjects: frozenset[str]
     particulars: frozenset[str]
     #: Capitalised words opening a sentence (maybe names, maybe not): compared, never new.
     initials: frozenset[str]
@@ -405,6 +409,22 @@ def _value(word: str) -> str:
 
 def _opening(text: str) -> str:
     return _FILLER.sub("", " ".join(text.replace("\u2019", "'").split())).strip()
+
+
+#: Where a later clause of a statement begins: after a stop or a comma, or at "and", "but", "so".
+_CLAUSE = re.compile(r"[.;,!?]\s+|\s+(?:and|but|so)\s+", re.IGNORECASE)
+
+
+def _clause_subject(clause: str, particulars: frozenset[str]) -> str | None:
+    """The subject a later clause names of the speaker's own things ("our new landlord is ..."),
+    or None (it names none, or a person's: "my sister's car is ...")."""
+    owned = _OWNED.match(clause)
+    if owned is None or not clause.lower().startswith(("my ", "our ")):
+        return None
+    words = owned.group(1).lower().split()
+    if words[0].endswith("'s") or words[-1] in _PEOPLE:
+        return None
+    return " ".join(w for w in words if w not in _NOT_SUBJECT and _value(w) not in particulars) or None
 
 
 def shape(text: str) -> Shape:
@@ -428,8 +448,9 @@ def shape(text: str) -> Shape:
         words = phrase.split()
         if words[0].endswith("'s") and words[0][:-2] in _PEOPLE:  # "my wife's car": hers
             holder, subject = _person(words[0][:-2]), " ".join(words[1:]) or None
-        elif phrase in _PEOPLE or words[-1] in _PEOPLE:
-            holder = _person(words[-1] if words[-1] in _PEOPLE else phrase)
+        elif phrase in _PEOPLE or any(w in _PEOPLE for w in words):
+            # a person anywhere in it, named or not: "my sister Ines is ...", "my best mate Owen"
+            holder = _person(phrase if phrase in _PEOPLE else next(w for w in words if w in _PEOPLE))
         else:
             holder = "self" if opening.lower().startswith(("my ", "our ")) else None
             subject = " ".join(w for w in words if w not in _NOT_SUBJECT)
@@ -441,10 +462,12 @@ def shape(text: str) -> Shape:
     if subject is not None:  # a name is a value, not what the statement is about ("the new Hokas")
         subject = " ".join(w for w in subject.split() if _value(w) not in particulars)
     initials = frozenset(_value(m.group(0)) for m in _INITIAL.finditer(opening)) - STOPWORDS
+    later = (_clause_subject(c, particulars) for c in _CLAUSE.split(opening)[1:])
     return Shape(
         statement=not asks and bool(opening),
         holder=holder,
         subject=subject or None,
+        subjects=frozenset(x for x in (subject, *later) if x),
         particulars=particulars,
         initials=initials - particulars,
         ended=bool(_ENDED.search(flat)),
@@ -460,6 +483,17 @@ def shape(text: str) -> Shape:
 SAME_THING = 0.65
 
 
+def _kind(particular: str) -> str:
+    """A number or a name: values are replaced by values of their kind (a date by a date)."""
+    return "number" if particular[:1].isdigit() else "name"
+
+
+def _same_kind(novel: frozenset[str], named: frozenset[str]) -> bool:
+    """Whether a new particular is of a kind the older statement named ("Shopify" beside
+    "Amazon", "9" beside "2"), not a detail of another kind ("2,000 notes" in an Obsidian vault)."""
+    return bool({_kind(p) for p in novel} & {_kind(p) for p in named})
+
+
 def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_THING) -> bool:
     """Whether a newer statement replaces an older one of the same speaker."""
     if not (new.statement and old.statement):
@@ -470,14 +504,18 @@ def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_
         # Neither says whose fact it is, and each opens with a different capitalised word (a
         # name, most often): "Rosa left at 23:59" and "Sven arrived at 01:00" are two people's news.
         return False
-    if new.subject and old.subject and new.subject != old.subject:
+    if new.subjects and old.subjects and not new.subjects & old.subjects:
         return False
     if new.adds:
         return False
     named_old = old.particulars | old.initials
     novel = new.particulars - named_old
     shared = (new.particulars | new.initials) & named_old
-    if shared and not new.ended:  # names the old value again without saying it ended: restates it
+    if shared and not new.ended and not (new.began and _same_kind(novel, named_old)):
+        # Names the old value again without saying it ended: restates it ("Another year at
+        # Globex"), unless it says something began and names a new value of the kind the old
+        # one had ("First week at Shopify done, way better than Amazon's was"; "parents' evening
+        # is now the 9th of April" after "the 2nd of April").
         return False
     if not (novel or new.ended or new.began):  # says nothing new
         return False

@@ -196,10 +196,19 @@ class SupersessionService:
             return record
         if record.conversation_id is None:
             return record
-        found = nearest(self._store, record, now, self._candidates, vector=vector, space=space)
+        # Only statements compete: a question or a request states no value to replace, and one
+        # near the new turn ("Can you remind me about the parents' evening?") must not keep the
+        # statement it replaces from standing out.
+        found = [
+            (r, similarity)
+            for r, similarity in nearest(
+                self._store, record, now, self._candidates, vector=vector, space=space
+            )
+            if shape(r.content).statement
+        ]
         near, stands_out = SAME_THING, STANDS_OUT
         if self._own is not None:
-            # Only what it may replace competes: earlier turns of other conversations.
+            # ... and only what it may replace: earlier turns of other conversations.
             earlier = [
                 r
                 for r, _ in found

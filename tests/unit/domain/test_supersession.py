@@ -100,6 +100,11 @@ NEAR = 0.9  # two statements as near as their vectors get when they are about th
         # two people named together are the one word for both
         ("My parents have a flat in Leeds.", "Mum and Dad sold up and moved to Spain last spring."),
         ("My grandparents live on a farm.", "my grandma and grandpa moved into town this year"),
+        # the old value named again beside a new one of its kind, with a word of beginning
+        ("I work at Initech in the QA team.", "First week at Globex done, so much calmer than Initech was."),
+        ("The recital is on the 3rd of May at 5.", "Got a letter, the recital is now the 10th of May."),
+        # the subject named in a later clause ("our new landlord"), not the opening one
+        ("My landlord is Mr. Brandt.", "The house was sold, our new landlord is a firm called Hausbau."),
     ],
 )  # fmt: skip
 def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: str) -> None:
@@ -118,6 +123,7 @@ def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: 
         ("I speak English and French.", "I've picked up enough Italian to chat with the neighbours too."),
         ("I have a flat in Stockholm.", "We bought a little summer cabin on Gotland too, for the summers."),
         ("My mum lives in York.", "My dad moved to Leeds after the divorce."),  # two people
+        ("My sister Ines is a flight attendant.", "I'm a pilot now, finally."),  # hers, then mine
         ("My mum lives in York.", "Mum and Dad moved to Leeds last year."),  # one of them, then both
         ("My sister lives in Bergen.", "My sister and my brother moved to Oslo together."),
         ("My manager is Olga.", "My mentor is Raj, we meet every other week."),  # another subject
@@ -125,6 +131,10 @@ def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: 
         ("I work at Siemens.", "My husband works at Bosch."),  # another person's
         ("My car is a Toyota Yaris.", "My wife's car is a Kia EV6."),
         ("I live in Berlin.", "Can you recommend a good flat in Lisbon?"),  # a request states nothing
+        # a new particular of another kind than the old value's: a detail, not a replacement
+        ("I use Obsidian for notes.", "My Obsidian vault is over 2,000 notes now haha"),
+        # a later clause's subject is the speaker's other thing, not the old one's
+        ("My favourite food is ramen.", "Since the trip my favourite drink is gin, our new bar is Ruby."),
     ],
 )  # fmt: skip
 def test_what_restates_adds_or_is_about_something_else_replaces_nothing(old: str, new: str) -> None:

@@ -408,3 +408,26 @@ def test_a_statement_that_says_a_value_changed_needs_to_stand_out_less(
     old = world.store.get("acme", "bot", leeds)
     assert old is not None
     assert (old.superseded_by == "n", out.supersedes == [leeds]) == (supersedes, supersedes)
+
+
+def test_a_request_near_the_new_statement_does_not_keep_it_from_replacing_the_old_one(
+    world: World,
+) -> None:
+    # GIVEN Leeds, an unrelated turn, and a request about the new city that is nearer the newer
+    # statement by their own words than Leeds is (a question states no value to replace)
+    request = "Can you find me a removal van to Bradford?"
+    newer = "Finally got a place of my own in Bradford, an awful commute."
+    leeds = _remember(world, LEEDS, _months_ago(world, 8), conversation_id="c1")
+    _remember(world, GARAGE, _months_ago(world, 6), conversation_id="c2")
+    _remember(world, request, _months_ago(world, 5), conversation_id="c3")
+    own = {**_OWN, request: [0.0, 1.0, 0.0, 0.0], newer: _standing_out(0.22)}
+    service = SupersessionService(world.store, embedder=_Table(own))
+    record = memory_record(
+        "n", newer, tenant="acme", agent="bot", at=_months_ago(world, 3), conversation_id="c4"
+    )
+    # WHEN the newer statement is compared by meaning
+    [vector] = world.embedder.embed([newer])
+    out = service.on_write(record, vector, DEFAULT_SPACE, world.clock.now())
+    # THEN only statements compete: Leeds stands out among them and is superseded
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None and old.superseded_by == "n" and out.supersedes == [leeds]
