@@ -427,15 +427,32 @@ def _clause_subject(clause: str, particulars: frozenset[str]) -> str | None:
     return " ".join(w for w in words if w not in _NOT_SUBJECT and _value(w) not in particulars) or None
 
 
+#: A clause that opens with a subject states something ("the old one is going away"); one that
+#: opens otherwise is a fragment of the request before it ("for two", "as soon as possible").
+_STATES = re.compile(
+    r"^(?:i|i'm|i've|we|we're|we've|it|it's|he|she|they|they're|the|my|our|his|her|their|this|that)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence only asks: a question, or a request none of whose clauses states
+    anything ("Please use my new address from now on, the old one is going away" states that the
+    old one is going away)."""
+    if sentence.rstrip().endswith("?"):
+        return True
+    opening, *clauses = [c for c in re.split(r",\s+|;\s+|\s+-+\s+|\s+—\s+", sentence) if c.strip()]
+    if not (_QUESTION.match(_opening(opening)) or _REQUEST.match(_opening(opening))):
+        return False
+    return not any(_STATES.match(c) and not _QUESTION.match(c) for c in clauses)
+
+
 def shape(text: str) -> Shape:
     """The light shape of ``text`` (`Shape`)."""
     flat = " ".join(text.replace("\u2019", "'").split())
     opening = _opening(flat)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", flat) if s.strip()]
-    asks = bool(sentences) and all(
-        s.rstrip().endswith("?") or _QUESTION.match(_opening(s)) or _REQUEST.match(_opening(s))
-        for s in sentences
-    )
+    asks = bool(sentences) and all(_asks(s) for s in sentences)
     holder: str | None = None
     subject: str | None = None
     first = opening.split(" ", 1)[0].lower().strip(",.!:") if opening else ""

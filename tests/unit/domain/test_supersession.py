@@ -158,3 +158,19 @@ def test_a_word_that_adds_never_replaces(word: str, pet: str) -> None:
     new = shape(f"We got {pet} {word}, the kids are thrilled.")
     # THEN nothing is replaced, however near
     assert not replaces(new, old, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        ("Please send invoices to billing@fabrikam.eu from now on, the old inbox is closing.", True),
+        ("Remind me to call the plumber, the tap is dripping again.", True),
+        ("Please book a table at Nopi, for two.", False),  # a fragment of the request
+        ("Can you recommend a good flat in Lisbon?", False),
+        ("I need to renew my passport before the summer, what documents do I need?", False),
+    ],
+)  # fmt: skip
+def test_a_request_states_something_when_another_clause_of_it_does(text: str, states: bool) -> None:
+    # GIVEN a turn that asks for something
+    # WHEN read for its shape, THEN it is a statement only when one of its clauses states something
+    assert shape(text).statement is states
