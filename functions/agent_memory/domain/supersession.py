@@ -392,6 +392,8 @@ class Shape:
     #: clause's ("The building was sold, our new landlord is a company called Vonovia": the
     #: building and the landlord).
     subjects: frozenset[str]
+    #: Its words but stopwords, lower case and singular: what two statements say alike.
+    words: frozenset[str]
     particulars: frozenset[str]
     #: Capitalised words opening a sentence (maybe names, maybe not): compared, never new.
     initials: frozenset[str]
@@ -433,6 +435,12 @@ _STATES = re.compile(
     r"^(?:i|i'm|i've|we|we're|we've|it|it's|he|she|they|they're|the|my|our|his|her|their|this|that)\b",
     re.IGNORECASE,
 )
+
+
+def _stems(text: str) -> frozenset[str]:
+    """The words of ``text`` that are not stopwords, lower case, a plural's "s" dropped."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in STOPWORDS)
 
 
 def _asks(sentence: str) -> bool:
@@ -485,6 +493,7 @@ def shape(text: str) -> Shape:
         holder=holder,
         subject=subject or None,
         subjects=frozenset(x for x in (subject, *later) if x),
+        words=_stems(flat),
         particulars=particulars,
         initials=initials - particulars,
         ended=bool(_ENDED.search(flat)),
@@ -533,6 +542,11 @@ def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_
         # Globex"), unless it says something began and names a new value of the kind the old
         # one had ("First week at Shopify done, way better than Amazon's was"; "parents' evening
         # is now the 9th of April" after "the 2nd of April").
+        return False
+    if old.subjects and not (new.subjects or novel or shared or old.words & new.words):
+        # The older one says what it is about ("Our weekly sync is ..."); the newer names no
+        # subject of its own, no value and no word of the older one: nothing ties the two but
+        # nearness ("The new season of my favourite baking show starts next week").
         return False
     if not (novel or new.ended or new.began):  # says nothing new
         return False

@@ -124,6 +124,8 @@ def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: 
         ("I have a flat in Stockholm.", "We bought a little summer cabin on Gotland too, for the summers."),
         ("My mum lives in York.", "My dad moved to Leeds after the divorce."),  # two people
         ("My sister Ines is a flight attendant.", "I'm a pilot now, finally."),  # hers, then mine
+        # the older one names its subject; the newer names no subject, value or word of it
+        ("Our book club is on Tuesdays at 7.", "The new series of my favourite quiz show starts soon."),
         ("My mum lives in York.", "Mum and Dad moved to Leeds last year."),  # one of them, then both
         ("My sister lives in Bergen.", "My sister and my brother moved to Oslo together."),
         ("My manager is Olga.", "My mentor is Raj, we meet every other week."),  # another subject
