@@ -2,7 +2,7 @@
 
     python benchmarks/ingest.py [--data /work/shared/data/locomo10.json] [--turns 0]
                                 [--background 10000] [--searches 300] [--workers 0]
-                                [--writer-only]
+                                [--search-rate 0] [--writer-only]
 
 What a team does first with a memory service is load its history; what it then notices is how
 long the last turn takes to be stored, and whether searches slow down meanwhile. So, on a fresh
@@ -15,8 +15,11 @@ data directory:
    process per core);
 3. idle search: ``--searches`` questions to the background agent, one at a time (p50/p95);
 4. the bulk load: `agent-memory import` of the turns (the `Importer`, 100 turns a request, ten
-   agents, speakers and one conversation per session), while the same searches run again; the
-   clock stops when every agent reports no pending write. Turns a second = turns / that time.
+   agents, speakers and one conversation per session), while the same searches run again (back
+   to back, or ``--search-rate`` a second); the clock stops when every agent reports no pending
+   write. Turns a second = turns / that time. The server's CPU seconds meanwhile are counted by
+   thread (`server_cpu`): the writer's, its embedding's, and the API's with the searches; on a
+   shared machine they say where the work goes when the wall clock is stretched by others.
    The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
    them in one model call (`services.embedding_memo`): a turn's words and its speaker's day, each
    once (`domain.contextual.vector_texts`), on every core at a lower thread priority than the
@@ -46,20 +49,74 @@ DEFAULT_DATA = Path("/work/shared/data/locomo10.json")
 TENANT = "bench"
 SEARCH_AGENT = "bench-search"
 EMBED_BATCH = 64
-DEFAULTS: dict[str, Any] = {"turns": 0, "background": 10_000, "searches": 300, "workers": 0}
+DEFAULTS: dict[str, Any] = {
+    "turns": 0,
+    "background": 10_000,
+    "searches": 300,
+    "workers": 0,
+    "search_rate": 0.0,
+}
 
 
 def raw_rate(texts: list[str]) -> dict[str, float]:
-    """The embedder alone, in this process: what the write path is measured against."""
+    """The embedder alone, in this process: what the write path is measured against (its CPU
+    seconds too, every thread of the model's counted, for `server_cpu`'s figures)."""
     from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
 
     embedder = MiniLmEmbedder()
     embedder.embed(["load the model"])
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(texts), EMBED_BATCH):
         embedder.embed(texts[start : start + EMBED_BATCH])
-    seconds = time.perf_counter() - started
-    return {"seconds": round(seconds, 2), "turns_per_s": round(len(texts) / seconds, 1)}
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {
+        "seconds": round(seconds, 2),
+        "cpu_s": round(cpu, 2),
+        "turns_per_s": round(len(texts) / seconds, 1),
+    }
+
+
+#: The server's threads by what they do, by the start of their names (Linux ``comm``): the
+#: writer's own thread, and the model's bulk session that it embeds on (`MiniLmEmbedder`).
+THREAD_ROLES = {"writer-worker": "writer", "minilm-bulk": "embedding"}
+
+
+def server_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds so far of the server process ``pid`` and its API worker processes, by role
+    (`THREAD_ROLES`; the rest of the first process and the worker processes are ``api``: the
+    requests, searches among them). A loaded machine stretches the wall clock; it moves CPU
+    seconds much less, so these say where the work goes. Linux only (``/proc``); empty elsewhere."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    out = {"writer": 0.0, "embedding": 0.0, "api": 0.0, "total": 0.0}
+
+    def seconds(stat_path: Path) -> float:
+        fields = stat_path.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+    try:
+        total = seconds(Path(f"/proc/{pid}/stat"))
+        named = 0.0
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            name = (task / "comm").read_text().strip()
+            role = next((r for prefix, r in THREAD_ROLES.items() if name.startswith(prefix)), None)
+            if role is not None:
+                used = seconds(task / "stat")
+                out[role] += used
+                named += used
+        children = {
+            int(c)
+            for task in Path(f"/proc/{pid}/task").iterdir()
+            for c in (task / "children").read_text().split()
+        }
+        out["api"] = total - named + sum(seconds(Path(f"/proc/{c}/stat")) for c in children)
+        out["total"] = out["api"] + named
+    except OSError:
+        return {}
+    return {k: round(v, 2) for k, v in out.items()}
+
+
+def used_between(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {k: round(after[k] - before.get(k, 0.0), 2) for k in after}
 
 
 def writer_alone(texts_of: list[Any], data_dir: Path) -> dict[str, Any]:
@@ -164,8 +221,11 @@ def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes],
     raise RuntimeError("the server did not start within 120 s")
 
 
-def searches(url: str, key: str, queries: list[str], stop: threading.Event | None = None) -> list[float]:
-    """Questions to the background agent, one at a time, until they run out (or ``stop``)."""
+def searches(
+    url: str, key: str, queries: list[str], stop: threading.Event | None = None, every_s: float = 0.0
+) -> list[float]:
+    """Questions to the background agent, one at a time, until they run out (or ``stop``): back
+    to back, or one every ``every_s`` seconds (a search that takes longer delays the next)."""
     client = _corpus.KeepAliveClient(url, key)
     timings = []
     try:
@@ -174,23 +234,29 @@ def searches(url: str, key: str, queries: list[str], stop: threading.Event | Non
                 break
             ms, _ = _corpus.timed_http_search(client, SEARCH_AGENT, {"query": query, "max_results": 10})
             timings.append(ms)
+            if every_s > ms / 1000 and stop is not None:
+                stop.wait(every_s - ms / 1000)
     finally:
         client.close()
     return timings
 
 
-def bulk_load(url: str, key: str, items: list[Any], source: str, queries: list[str]) -> dict[str, Any]:
-    """Import ``items`` while searches run; when it was accepted and when every agent had it stored."""
+def bulk_load(
+    url: str, key: str, items: list[Any], source: str, queries: list[str], search_rate: float
+) -> dict[str, Any]:
+    """Import ``items`` while searches run (back to back, or ``search_rate`` a second); when it
+    was accepted and when every agent had it stored."""
     from agent_memory.client import MemoryClient
     from agent_memory.client.importing import Importer
 
     agents = sorted({i.agent_id for i in items})
     stop = threading.Event()
     during: list[float] = []
+    every_s = 1 / search_rate if search_rate > 0 else 0.0
 
     def search_loop() -> None:
         while not stop.is_set():
-            during.extend(searches(url, key, queries, stop))
+            during.extend(searches(url, key, queries, stop, every_s))
 
     searcher = threading.Thread(target=search_loop, daemon=True)
     print(f"importing {len(items):,} turns of {len(agents)} agents ...", file=sys.stderr)
@@ -240,9 +306,13 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     try:
         queries = _corpus.generate_queries(args.searches)
         searches(url, key, queries[:20])  # warm every API process's model and caches
+        cpu_idle = server_cpu(server.pid)
         idle = searches(url, key, queries)
+        cpu_start = server_cpu(server.pid)
         agents = sorted({i.agent_id for i in items})
-        load = bulk_load(url, key, items, source_fingerprint(args.data), queries)
+        load = bulk_load(url, key, items, source_fingerprint(args.data), queries, args.search_rate)
+        cpu_load = used_between(cpu_start, server_cpu(server.pid))
+        cpu_idle = used_between(cpu_idle, cpu_start)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -261,15 +331,26 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             "turns_per_s": round(rate, 1),
             "share_of_raw": round(rate / raw["turns_per_s"], 3),
         },
+        "search_rate_per_s": args.search_rate or "back to back",
         "search_idle_ms": _corpus.summarize(idle),
         "search_during_load_ms": _corpus.summarize(load["during"]),
+        "server_cpu_s": {"idle_searches": cpu_idle, "load": cpu_load},
     }
+    write_cpu = cpu_load.get("writer", 0.0) + cpu_load.get("embedding", 0.0)
+    if write_cpu > 0:  # the threads were named (`adapters.os_threads`: Linux, this code or later)
+        result["server_cpu_s"]["raw_cpu_share_of_writer"] = round(raw["cpu_s"] / write_cpu, 3)
     print(f"turns: {len(items):,} of {len(agents)} agents; background agent: {args.background:,} memories")
     print(f"raw embedder (this process, batches of {EMBED_BATCH}): {raw['turns_per_s']:.1f} turns/s")
     print(
         f"through the HTTP API: accepted in {accepted_s:.1f} s, stored in {stored_s:.1f} s: "
         f"{rate:.1f} turns/s ({100 * rate / raw['turns_per_s']:.0f} % of the raw rate)"
     )
+    if cpu_load:
+        print(
+            f"server CPU during the load: {cpu_load['total']:.1f} s; writer {cpu_load['writer']:.1f} s, "
+            f"its embedding {cpu_load['embedding']:.1f} s (the raw embedder: {raw['cpu_s']:.1f} s), "
+            f"API and {len(load['during'])} searches {cpu_load['api']:.1f} s"
+        )
     print(
         _corpus.table(
             [
@@ -297,6 +378,12 @@ def main() -> int:
     )
     parser.add_argument(
         "--workers", type=int, default=DEFAULTS["workers"], help="API processes (0: the default)"
+    )
+    parser.add_argument(
+        "--search-rate",
+        type=float,
+        default=DEFAULTS["search_rate"],
+        help="searches a second during the load (0: back to back, one searcher)",
     )
     parser.add_argument(
         "--writer-only",

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, MAX_BATCH, LocalFifoQueue, to_sqs_event
+from agent_memory.adapters.os_threads import name_os_thread
 from agent_memory.handlers import writer
 from agent_memory.local.background import BackgroundLoop
 from agent_memory.local.lambda_context import LocalContext
@@ -73,6 +74,10 @@ class QueueWorker(BackgroundLoop):
             discard_unpublished_metrics()
         self._queue.settle(messages, response, retry_delay_s=delay)
         return len(messages)
+
+    def _run(self) -> None:
+        name_os_thread(self._thread_name)  # the OS's tools see which worker a thread is
+        super()._run()
 
     def _step(self) -> float:
         """One batch; no pause after it, since `drain_once` itself waits ``poll_s`` for messages."""

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from agent_memory.adapters.os_threads import name_os_thread
 from agent_memory.errors import ConfigurationError
 from agent_memory.ports import Matrix
 
@@ -204,13 +205,20 @@ class MiniLmEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Workers that wait for work sleep instead of spinning: a spinning worker burns a core the
+        # searches (and on a shared machine, other programs) need, and a peer descheduled by them
+        # makes the spin longer. On 2 busy vCPUs two spinning threads took about half as much CPU
+        # again for the same texts (docs/decisions.md, "Bulk ingest").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
 
 
 def _lower_priority() -> None:
     """Lower the calling thread's priority by `BULK_NICE` (Linux, where a thread has its own nice
-    value; elsewhere the call would lower the whole process, so it is left as it is)."""
+    value; elsewhere the call would lower the whole process, so it is left as it is), and name it
+    for the OS, as its session's workers will be."""
+    name_os_thread("minilm-bulk")
     if not sys.platform.startswith("linux"):
         return
     tid = threading.get_native_id()

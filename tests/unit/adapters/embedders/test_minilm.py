@@ -172,20 +172,25 @@ def test_a_bulk_call_runs_on_every_core_at_a_lower_priority_and_a_query_does_not
     # and a record of the session and the thread each batch runs on
     ort = pytest.importorskip("onnxruntime")
     made: list[int] = []
+    spinning: list[str] = []
     real_session = ort.InferenceSession
 
     def counting_session(path: str, options: Any, **kwargs: Any) -> Any:
         made.append(options.intra_op_num_threads)
+        spinning.append(options.get_session_config_entry("session.intra_op.allow_spinning"))
         return real_session(path, options, **kwargs)
 
     monkeypatch.setattr(ort, "InferenceSession", counting_session)
     seen: list[tuple[str, int]] = []
+    os_names: list[str] = []
     real_run = MiniLmEmbedder._run
 
     def recording_run(self: MiniLmEmbedder, session: Any, names: frozenset[str], encodings: list[Any]) -> Any:
         seen.append(
             (threading.current_thread().name, os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
         )
+        comm = Path(f"/proc/self/task/{threading.get_native_id()}/comm")
+        os_names.append(comm.read_text().strip() if comm.exists() else "")
         return real_run(self, session, names, encodings)
 
     monkeypatch.setattr(MiniLmEmbedder, "_run", recording_run)
@@ -197,13 +202,16 @@ def test_a_bulk_call_runs_on_every_core_at_a_lower_priority_and_a_query_does_not
     query = split.embed(texts[:1])
     bulk = split.embed(texts)
 
-    # THEN the query ran here on the one-thread session, the load on a second session of two threads,
-    # on its own thread, lowered in priority (Linux), with the vectors the one-thread model gives
+    # THEN the query ran here on the one-thread session, the load on a second session of two threads
+    # whose workers sleep rather than spin while they wait, on its own thread, lowered in priority
+    # and named for the OS (Linux), with the vectors the one-thread model gives
     assert made == [1, 2]
+    assert spinning == ["0", "0"]
     assert seen[0] == (threading.current_thread().name, mine)
     assert all(name.startswith("minilm-bulk") for name, _ in seen[1:])
     if sys.platform.startswith("linux"):
         assert {nice for _, nice in seen[1:]} == {min(19, mine + BULK_NICE)}
+        assert set(os_names[1:]) == {"minilm-bulk"}
     np.testing.assert_allclose(bulk, embedder.embed(texts), atol=1e-5)
     np.testing.assert_allclose(query[0], bulk[0], atol=1e-5)
 
