@@ -28,7 +28,9 @@ a second test (`shape`, `replaces`): two statements near by meaning (their vecto
 the caller has) replace one another when their light structure says one value took another's
 place: the same holder (the speaker, "my sister", or "Mum and Dad" for "my parents") and
 subject ("my manager", not "my mentor"), a new value (a name, a number) or a word of change, and
-neither "also" nor a restatement.
+neither "also" nor a restatement (the old value named again, unless beside a new one of its kind
+and a word of beginning); a newer statement that names no subject, value or word of an older one
+that names its subject is not tied to it.
 
 Pure (no I/O).
 """

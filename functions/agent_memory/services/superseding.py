@@ -11,7 +11,8 @@ the older value gets ``valid_to`` and ``superseded_by``, the newer ``valid_from`
 
 A statement no pattern reads is compared by meaning instead (`SupersessionService._by_meaning`):
 the nearest earlier statement of its holder, by their own words (`StatementVectors`), when it
-stands out from the rest (by less when it says that a value changed) and the two read as one
+stands out from the other earlier statements (questions and requests do not compete; by less
+when it says that a value changed) and the two read as one
 value replacing another (`domain.supersession.replaces`). That costs the same one store search
 for every statement (a question or a request costs nothing) and one embedding of the statements
 not yet kept, still no generative model call.
