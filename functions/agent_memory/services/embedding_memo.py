@@ -9,11 +9,14 @@ messages needs in one call (`MemoEmbedder.prefetch`: the model batches them in i
 Titan fans them out over its thread pool), and every later ask of one of those texts, in that batch
 or a later one, is answered from the memo. Vectors are a function of the model and the text, so the
 memo never answers with a stale vector; it keeps the most recently used `KEPT_TEXTS` (a few MB) per
-model.
+model. It is shared by the writer's thread and the thread a large batch is embedded on
+(`WriterService.prepare`), so its table is read and changed under a lock, never held through a
+model call: two threads may at worst embed one text twice.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -35,6 +38,7 @@ class MemoEmbedder:
         self._inner = inner
         self._kept = kept
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.Lock()
         #: Texts sent to the model and model calls made (benchmarks and tests read them).
         self.embedded = 0
         self.calls = 0
@@ -47,27 +51,42 @@ class MemoEmbedder:
     def dimension(self) -> int:
         return self._inner.dimension
 
-    def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed, in one call, every text of ``texts`` the memo does not hold yet."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` would be answered without a model call (now)."""
+        with self._lock:
+            return text in self._vectors
+
+    def prefetch(self, texts: Sequence[str]) -> dict[str, Vector]:
+        """Embed, in one call, every text of ``texts`` the memo does not hold yet (returned)."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if not missing:
-            return
-        made = self._inner.embed(missing)
-        self.calls += 1
-        self.embedded += len(missing)
-        for text, vector in zip(missing, made, strict=True):
-            self._vectors[text] = np.asarray(vector, dtype=np.float32)
-        self._trim(len(missing))
+            return {}
+        vectors = self._inner.embed(missing)
+        made = {t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, vectors, strict=True)}
+        with self._lock:
+            self.calls += 1
+            self.embedded += len(missing)
+            self._vectors.update(made)
+            self._trim(len(missing))
+        return made
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        self.prefetch(texts)
+        made = self.prefetch(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        rows = []
-        for text in texts:
+        with self._lock:
+            found = {t: v for t in dict.fromkeys(texts) if (v := made.get(t, self._recalled(t))) is not None}
+        lost = [t for t in dict.fromkeys(texts) if t not in found]
+        if lost:  # dropped for the other thread's texts since they were embedded (a huge batch)
+            found.update(zip(lost, np.asarray(self._inner.embed(lost), dtype=np.float32), strict=True))
+        return np.stack([found[t] for t in texts])
+
+    def _recalled(self, text: str) -> Vector | None:
+        vector = self._vectors.get(text)
+        if vector is not None:
             self._vectors.move_to_end(text)
-            rows.append(self._vectors[text])
-        return np.stack(rows)
+        return vector
 
     def _trim(self, fresh: int) -> None:
         """Forget the least recently used texts beyond `KEPT_TEXTS`, never those just made (a
@@ -84,16 +103,18 @@ class Memos:
     def __init__(self, kept: int = KEPT_MODELS) -> None:
         self._kept = kept
         self._memos: OrderedDict[int, MemoEmbedder] = OrderedDict()
+        self._lock = threading.Lock()
 
     def of(self, embedder: Embedder) -> MemoEmbedder:
         """The memo of ``embedder`` (itself, if it is one)."""
         if isinstance(embedder, MemoEmbedder):
             return embedder
         key = id(embedder)  # the memo holds the embedder, so the id is not reused while it lives
-        memo = self._memos.get(key)
-        if memo is None:
-            memo = self._memos[key] = MemoEmbedder(embedder)
-        self._memos.move_to_end(key)
-        while len(self._memos) > self._kept:
-            self._memos.popitem(last=False)
-        return memo
+        with self._lock:
+            memo = self._memos.get(key)
+            if memo is None:
+                memo = self._memos[key] = MemoEmbedder(embedder)
+            self._memos.move_to_end(key)
+            while len(self._memos) > self._kept:
+                self._memos.popitem(last=False)
+            return memo

@@ -8,6 +8,7 @@ message finds its record already stored (ids are deterministic) and only confirm
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -58,6 +59,10 @@ REPLAY_WINDOW = 50
 #: How often a write is decided again when the record it read changed before its put (a forget,
 #: a stale mark or a delete landed in between); then it fails and the queue redelivers it.
 PUT_TRIES = 5
+#: New texts in one embedding call of a pipelined batch (`WriterService.prepare`): enough for the
+#: model's bulk shape (MiniLM's bulk session takes 16 or more), few enough that the first writes
+#: are stored while the rest embed.
+PIPELINE_TEXTS = 24
 
 
 class WriteOutcome(StrEnum):
@@ -83,15 +88,22 @@ class RecordVectors:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A message parsed (or found to be poison) and, when the batch embedding worked, embedded.
+    """A message parsed (or found to be poison) and, when the batch embedding worked, embedded
+    (``made``: its vectors, or their future while a pipelined batch is still embedding them).
     A document of the tenant's knowledge (``document``) is stored by `KnowledgeWriter`, a
     feedback on an experience (``feedback``) counted by `services.feedback.FeedbackApplier`."""
 
     command: WriteCommand | None
-    vector: RecordVectors | None = None
+    made: RecordVectors | Future[RecordVectors | None] | None = None
     poison_reason: str | None = None
     document: DocumentCommand | None = None
     feedback: FeedbackCommand | None = None
+
+    @property
+    def vector(self) -> RecordVectors | None:
+        """The write's vectors, waiting for them if its part of the batch is still embedding
+        (None: the batch embedding failed for it, and `WriterService.apply` embeds it alone)."""
+        return self.made.result() if isinstance(self.made, Future) else self.made
 
     @property
     def tenant_id(self) -> str | None:
@@ -141,14 +153,23 @@ class WriterService:
         self._feed = feed
         #: A write stating a new value for something marks the memory that stated the old one.
         self._supersession = SupersessionService(store, feed=feed, embedder=self._memos.of(embedder))
+        #: The thread a large batch is embedded on, part after part, while this one stores the
+        #: writes already embedded (`prepare`); made on the first such batch.
+        self._embedding: ThreadPoolExecutor | None = None
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
-        """Parse every body and embed the valid ones in one batch.
+        """Parse every body and embed the valid ones in as few model calls as the batch allows.
 
         A body that is not a valid command is poison: retrying cannot fix it, so it is marked
         for the dead-letter queue instead of failing (and blocking) its group. If the batch
         embedding fails, vectors are left out and `apply` embeds one record at a time, so one
         bad text cannot fail its neighbours.
+
+        A batch of more than `PIPELINE_TEXTS` new texts is embedded in parts of about that many,
+        in order, on a thread of its own (`_pipelined`): the writes are stored in order as before,
+        each as soon as its part is embedded, so storing the first ones (a few store searches and
+        puts each, Python) overlaps embedding the next (the model's threads) and a writer on two
+        cores uses both. A smaller batch (a Lambda's ten messages) is embedded here in one call.
         """
         parsed: list[Prepared] = []
         for body in bodies:
@@ -168,12 +189,69 @@ class WriterService:
             return parsed
         try:
             commands = self._in_context(commands)
-            vectors = self.embeddings([c.record for c in commands])
+            records = [c.record for c in commands]
+            parts = self._parts(records)
+            vectors: Sequence[RecordVectors | Future[RecordVectors | None]] = (
+                self.embeddings(records) if len(parts) == 1 else self._pipelined(records, parts)
+            )
         except Exception:  # a batch-level failure; apply() retries per record and reports precisely
             logger.exception("batch embedding failed; falling back to one record at a time")
             return parsed
         it = iter(zip(commands, vectors, strict=True))
         return [Prepared(*next(it)) if p.command else p for p in parsed]
+
+    def _parts(self, records: Sequence[MemoryRecord]) -> list[int]:
+        """Where the batch's embedding parts end (record positions, the last one its length):
+        each part at least `PIPELINE_TEXTS` texts the memo does not hold yet, the rest joined
+        to the last part rather than embedded in a call too small for the model's bulk shape."""
+        memo = self._memos.of(self._embedder)
+        ends: list[int] = []
+        seen: set[str] = set()
+        new = 0
+        for i, record in enumerate(records):
+            texts = [t for t in vector_texts(record) if t not in seen and not memo.holds(t)]
+            seen.update(texts)
+            new += len(texts)
+            if new >= PIPELINE_TEXTS:
+                ends.append(i + 1)
+                new = 0
+        if not ends or new > 0:
+            if new >= PIPELINE_TEXTS // 2 or not ends:
+                ends.append(len(records))
+            else:
+                ends[-1] = len(records)
+        return ends
+
+    def _pipelined(
+        self, records: Sequence[MemoryRecord], ends: Sequence[int]
+    ) -> list[Future[RecordVectors | None]]:
+        """The records' vectors as futures, made part after part (``ends``) on the embedding
+        thread; a part whose embedding fails resolves to None, so its writes are embedded one
+        at a time by `apply` (a failure then is each write's own) and the other parts stand."""
+        futures: list[Future[RecordVectors | None]] = [Future() for _ in records]
+
+        def embed_parts() -> None:
+            start = 0
+            try:
+                for end in ends:
+                    part = range(start, end)
+                    try:
+                        made: list[RecordVectors | None] = list(self.embeddings([records[i] for i in part]))
+                    except Exception:
+                        logger.exception("embedding a part of a batch failed; its writes embed one by one")
+                        made = [None] * len(part)
+                    for i, vector in zip(part, made, strict=True):
+                        futures[i].set_result(vector)
+                    start = end
+            finally:  # whatever stopped it, no write waits forever: the rest embed one by one
+                for future in futures[start:]:
+                    if not future.done():
+                        future.set_result(None)
+
+        if self._embedding is None:
+            self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="writer-embedding")
+        self._embedding.submit(embed_parts)
+        return futures
 
     def vectors(self, records: Sequence[MemoryRecord]) -> list[Vector]:
         """Each record's vector in the space its tenant's searches read."""

@@ -4,20 +4,24 @@ in the batch's call, and what is asked again comes from the memo."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 from tests.fakes import FixedClock
 from tests.unit.services.cascade_world import AGENT, CALLER
 from tests.unit.services.conftest import World, make_world
 
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.contract.v1 import WriteRequest
+from agent_memory.errors import DependencyError
+from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Matrix
 from agent_memory.services.embedding_memo import MemoEmbedder
-from agent_memory.services.store_writes import WriterService
+from agent_memory.services.store_writes import PIPELINE_TEXTS, Prepared, WriterService
 
 AT = datetime(2026, 11, 20, 9, tzinfo=UTC)
 
@@ -124,3 +128,88 @@ def test_the_memo_embeds_only_what_it_has_not_seen_and_answers_in_order() -> Non
     memo.embed(["d"])
     memo.embed(["a"])
     assert model.texts["a"] == 2
+
+
+def _turns(count: int) -> list[str]:
+    """``count`` turns that share no words, so each is a text of its own."""
+    return [f"Turn {i}: the {i}th item of the inventory is crate {i * 7}." for i in range(count)]
+
+
+def _prepared_receive(world: World, count: int) -> list[Prepared]:
+    _conversation(world, _turns(count))
+    batch = world.queue.receive(count)
+    assert len(batch) == count
+    return world.writer.prepare([m.body for m in batch])
+
+
+def _stored(world: World, prepared: Prepared) -> str:
+    assert prepared.command is not None
+    outcome = world.writer.apply(prepared.command, prepared.vector).value
+    discard_unpublished_metrics()  # a receive of 60 is more than the metrics buffer holds
+    return outcome
+
+
+def test_a_large_receive_is_embedded_in_parts_while_its_first_writes_are_stored(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    # GIVEN a model whose second call waits until the receive's first turn is stored
+    world, model = _world(tmp_path, clock)
+    stored_first: list[bool] = []
+    first_id: list[str] = []
+    real_embed = model.embed
+
+    def embed(texts: Sequence[str]) -> Matrix:
+        if model.calls == 1:
+            deadline = time.monotonic() + 10
+            while not first_id and time.monotonic() < deadline:
+                time.sleep(0.01)
+            stored_first.append(world.store.get(CALLER.tenant_id, AGENT, first_id[0]) is not None)
+        return real_embed(texts)
+
+    model.embed = embed  # type: ignore[method-assign]
+
+    # WHEN a receive of 60 turns (about 61 new texts) is prepared and stored in order
+    prepared = _prepared_receive(world, 60)
+    outcomes = []
+    for p in prepared:
+        outcomes.append(_stored(world, p))
+        first_id[:] = first_id or [p.command.record.id]  # type: ignore[union-attr]
+
+    # THEN it was embedded in parts of at least half of PIPELINE_TEXTS, each text once, and the
+    # first turn was stored while a later part was still to be embedded
+    assert outcomes == ["inserted"] * 60
+    assert 2 <= model.calls <= sum(model.texts.values()) // (PIPELINE_TEXTS // 2)
+    assert max(model.texts.values()) == 1
+    assert stored_first == [True]
+    # AND each write's vectors are those of the whole batch embedded at once
+    records = [p.command.record for p in prepared if p.command is not None]
+    at_once = world.writer.embeddings(records)
+    for p, whole in zip(prepared, at_once, strict=True):
+        assert p.vector is not None
+        np.testing.assert_allclose(p.vector.search, whole.search, atol=1e-6)
+
+
+def test_a_part_that_fails_to_embed_leaves_its_writes_to_be_embedded_one_by_one(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    # GIVEN a model that fails the second part of a large receive
+    world, model = _world(tmp_path, clock)
+    real_embed = model.embed
+
+    def embed(texts: Sequence[str]) -> Matrix:
+        if model.calls == 1 and len(texts) > 2:
+            model.calls += 1
+            raise DependencyError("the model is overloaded")
+        return real_embed(texts)
+
+    model.embed = embed  # type: ignore[method-assign]
+
+    # WHEN a receive of 60 turns is prepared and stored
+    prepared = _prepared_receive(world, 60)
+
+    # THEN the first part's writes came embedded, the failed part's are embedded by the writer one
+    # at a time, and every turn is stored
+    assert prepared[0].vector is not None
+    assert any(p.vector is None for p in prepared)
+    outcomes = [_stored(world, p) for p in prepared]
+    assert outcomes == ["inserted"] * 60
