@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from agent_memory.domain.words import STOPWORDS
 
@@ -457,8 +458,11 @@ def _asks(sentence: str) -> bool:
     return not any(_STATES.match(c) and not _QUESTION.match(c) for c in clauses)
 
 
+@lru_cache(maxsize=4096)
 def shape(text: str) -> Shape:
-    """The light shape of ``text`` (`Shape`)."""
+    """The light shape of ``text`` (`Shape`). Kept for the texts read last: a write reads the
+    shapes of the earlier statements it is compared with, mostly the same ones as the write
+    before it."""
     flat = " ".join(text.replace("\u2019", "'").split())
     opening = _opening(flat)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", flat) if s.strip()]
