@@ -8,7 +8,7 @@ message finds its record already stored (ids are deterministic) and only confirm
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -19,9 +19,8 @@ from pydantic import ValidationError
 from agent_memory.domain.cascade import local_date, local_midnight
 from agent_memory.domain.change_events import memory_created, record_words, summary_made
 from agent_memory.domain.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
-from agent_memory.domain.contextual import context_text, dedup_text, vector_texts
+from agent_memory.domain.contextual import context_text, dedup_text
 from agent_memory.domain.dedup import DedupScope, may_merge
-from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
 from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_TAGS
@@ -41,28 +40,24 @@ from agent_memory.ports import (
     Neighbourhood,
     PendingWrites,
     QueueMessage,
-    SpaceVector,
     StoredRecord,
     Vector,
     WritableMemory,
 )
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
-from agent_memory.services.embedding_memo import MemoEmbedder, Memos
+from agent_memory.services.embedding_memo import Memos
 from agent_memory.services.staleness import hidden_since, remade_event, remake_job, version_outdated
 from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
-from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
+from agent_memory.services.tenant_models import TenantEmbedders, spaces_of
+from agent_memory.services.write_vectors import Pending, RecordVectors, WriteVectors
 
 #: How far back in a record's audit trail a redelivered write's merge is looked for.
 REPLAY_WINDOW = 50
 #: How often a write is decided again when the record it read changed before its put (a forget,
 #: a stale mark or a delete landed in between); then it fails and the queue redelivers it.
 PUT_TRIES = 5
-#: New texts in one embedding call of a pipelined batch (`WriterService.prepare`): enough for the
-#: model's bulk shape (MiniLM's bulk session takes 16 or more), few enough that the first writes
-#: are stored while the rest embed.
-PIPELINE_TEXTS = 24
 
 
 class WriteOutcome(StrEnum):
@@ -75,18 +70,6 @@ class WriteOutcome(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class RecordVectors:
-    """A record's vectors as its writer stores them: in the deployment's space (None when its
-    tenant's records are embedded by the tenant's own model only) and in the tenant's own spaces,
-    with the one its tenant's searches (and near-duplicate lookups) read."""
-
-    search_space: str
-    search: Vector
-    default: Vector | None
-    spaces: tuple[SpaceVector, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Prepared:
     """A message parsed (or found to be poison) and, when the batch embedding worked, embedded
     (``made``: its vectors, or their future while a pipelined batch is still embedding them).
@@ -94,7 +77,7 @@ class Prepared:
     feedback on an experience (``feedback``) counted by `services.feedback.FeedbackApplier`."""
 
     command: WriteCommand | None
-    made: RecordVectors | Future[RecordVectors | None] | None = None
+    made: Pending | None = None
     poison_reason: str | None = None
     document: DocumentCommand | None = None
     feedback: FeedbackCommand | None = None
@@ -153,9 +136,8 @@ class WriterService:
         self._feed = feed
         #: A write stating a new value for something marks the memory that stated the old one.
         self._supersession = SupersessionService(store, feed=feed, embedder=self._memos.of(embedder))
-        #: The thread a large batch is embedded on, part after part, while this one stores the
-        #: writes already embedded (`prepare`); made on the first such batch.
-        self._embedding: ThreadPoolExecutor | None = None
+        #: A batch's vectors: a large one embedded part after part while this thread stores.
+        self._vectors = WriteVectors(embedder, embedders, self._memos)
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in as few model calls as the batch allows.
@@ -165,11 +147,8 @@ class WriterService:
         embedding fails, vectors are left out and `apply` embeds one record at a time, so one
         bad text cannot fail its neighbours.
 
-        A batch of more than `PIPELINE_TEXTS` new texts is embedded in parts of about that many,
-        in order, on a thread of its own (`_pipelined`): the writes are stored in order as before,
-        each as soon as its part is embedded, so storing the first ones (a few store searches and
-        puts each, Python) overlaps embedding the next (the model's threads) and a writer on two
-        cores uses both. A smaller batch (a Lambda's ten messages) is embedded here in one call.
+        A large batch is embedded part after part while the writes already embedded are stored
+        (`services.write_vectors`); a small one (a Lambda's ten messages) here in one call.
         """
         parsed: list[Prepared] = []
         for body in bodies:
@@ -189,109 +168,20 @@ class WriterService:
             return parsed
         try:
             commands = self._in_context(commands)
-            records = [c.record for c in commands]
-            parts = self._parts(records)
-            vectors: Sequence[RecordVectors | Future[RecordVectors | None]] = (
-                self.embeddings(records) if len(parts) == 1 else self._pipelined(records, parts)
-            )
+            vectors = self._vectors.of_batch([c.record for c in commands])
         except Exception:  # a batch-level failure; apply() retries per record and reports precisely
             logger.exception("batch embedding failed; falling back to one record at a time")
             return parsed
         it = iter(zip(commands, vectors, strict=True))
         return [Prepared(*next(it)) if p.command else p for p in parsed]
 
-    def _parts(self, records: Sequence[MemoryRecord]) -> list[int]:
-        """Where the batch's embedding parts end (record positions, the last one its length):
-        each part at least `PIPELINE_TEXTS` texts the memo does not hold yet, the rest joined
-        to the last part rather than embedded in a call too small for the model's bulk shape."""
-        memo = self._memos.of(self._embedder)
-        ends: list[int] = []
-        seen: set[str] = set()
-        new = 0
-        for i, record in enumerate(records):
-            texts = [t for t in vector_texts(record) if t not in seen and not memo.holds(t)]
-            seen.update(texts)
-            new += len(texts)
-            if new >= PIPELINE_TEXTS:
-                ends.append(i + 1)
-                new = 0
-        if not ends or new > 0:
-            if new >= PIPELINE_TEXTS // 2 or not ends:
-                ends.append(len(records))
-            else:
-                ends[-1] = len(records)
-        return ends
-
-    def _pipelined(
-        self, records: Sequence[MemoryRecord], ends: Sequence[int]
-    ) -> list[Future[RecordVectors | None]]:
-        """The records' vectors as futures, made part after part (``ends``) on the embedding
-        thread; a part whose embedding fails resolves to None, so its writes are embedded one
-        at a time by `apply` (a failure then is each write's own) and the other parts stand."""
-        futures: list[Future[RecordVectors | None]] = [Future() for _ in records]
-
-        def embed_parts() -> None:
-            start = 0
-            try:
-                for end in ends:
-                    part = range(start, end)
-                    try:
-                        made: list[RecordVectors | None] = list(self.embeddings([records[i] for i in part]))
-                    except Exception:
-                        logger.exception("embedding a part of a batch failed; its writes embed one by one")
-                        made = [None] * len(part)
-                    for i, vector in zip(part, made, strict=True):
-                        futures[i].set_result(vector)
-                    start = end
-            finally:  # whatever stopped it, no write waits forever: the rest embed one by one
-                for future in futures[start:]:
-                    if not future.done():
-                        future.set_result(None)
-
-        if self._embedding is None:
-            self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="writer-embedding")
-        self._embedding.submit(embed_parts)
-        return futures
-
     def vectors(self, records: Sequence[MemoryRecord]) -> list[Vector]:
         """Each record's vector in the space its tenant's searches read."""
         return [v.search for v in self.embeddings(records)]
 
     def embeddings(self, records: Sequence[MemoryRecord]) -> list[RecordVectors]:
-        """Each record's vectors in every space its tenant writes (`record_vectors`).
-
-        Every text the batch needs goes to each model in one call (`MemoEmbedder.prefetch`, which
-        the model runs in its best batch shape): each record's own words, its setting and the
-        earlier turns' words of its context (`domain.contextual.vector_texts`). Each distinct text
-        is embedded once, and an earlier turn's words, or a setting shared by the turns of one
-        speaker and day, are answered from the memo; the own words are also what the near-duplicate
-        check and the statement comparison ask for next.
-        """
-        out: dict[int, RecordVectors] = {}
-        by_tenant: dict[str, list[int]] = {}
-        for i, record in enumerate(records):
-            by_tenant.setdefault(record.tenant_id, []).append(i)
-        tenants = {t: spaces_of(self._embedders, self._embedder, t) for t in by_tenant}
-        wanted: dict[int, tuple[MemoEmbedder, list[str]]] = {}
-        for tenant_id, positions in by_tenant.items():
-            for w in tenants[tenant_id].writes:
-                memo = self._memos.of(w.embedder)
-                texts = wanted.setdefault(id(memo), (memo, []))[1]
-                texts += [text for i in positions for text in vector_texts(records[i])]
-        for memo, texts in wanted.values():
-            memo.prefetch(texts)
-        for tenant_id, positions in by_tenant.items():
-            spaces = tenants[tenant_id]
-            batch = [records[i] for i in positions]
-            made = {w.space: record_vectors(self._memos.of(w.embedder), batch) for w in spaces.writes}
-            for n, i in enumerate(positions):
-                out[i] = RecordVectors(
-                    search_space=spaces.search.space,
-                    search=made[spaces.search.space][n],
-                    default=made[DEFAULT_SPACE][n] if DEFAULT_SPACE in made else None,
-                    spaces=tuple(SpaceVector(sp, v[n]) for sp, v in made.items() if sp != DEFAULT_SPACE),
-                )
-        return [out[i] for i in range(len(records))]
+        """Each record's vectors in every space its tenant writes, in one call per model."""
+        return self._vectors.embeddings(records)
 
     def _in_context(self, commands: Sequence[WriteCommand]) -> list[WriteCommand]:
         """Each new conversation turn with the turns before it (stored, or earlier in this batch)."""

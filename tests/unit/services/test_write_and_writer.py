@@ -256,10 +256,10 @@ def test_batch_embedding_failure_falls_back_to_one_record_at_a_time(world: World
             return world.embedder.embed(texts)
 
     # THEN
-    world.writer._embedder = Flaky()  # type: ignore[assignment]
-    [prepared] = world.writer.prepare([body])
+    writer = WriterService(world.store, Flaky(), world.pending, world.queue, world.clock)
+    [prepared] = writer.prepare([body])
     assert prepared.command is not None and prepared.vector is None
-    assert world.writer.apply(prepared.command, prepared.vector).value == "inserted"
+    assert writer.apply(prepared.command, prepared.vector).value == "inserted"
 
 
 def test_queue_failure_rolls_back_pending_and_surfaces_as_dependency_error(world: World) -> None:

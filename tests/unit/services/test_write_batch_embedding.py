@@ -21,7 +21,8 @@ from agent_memory.errors import DependencyError
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Matrix
 from agent_memory.services.embedding_memo import MemoEmbedder
-from agent_memory.services.store_writes import PIPELINE_TEXTS, Prepared, WriterService
+from agent_memory.services.store_writes import Prepared, WriterService
+from agent_memory.services.write_vectors import PIPELINE_TEXTS
 
 AT = datetime(2026, 11, 20, 9, tzinfo=UTC)
 
