@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import functools
 import http.client
+import importlib.util
 import itertools
 import json
 import math
@@ -557,8 +558,11 @@ def code_version() -> dict[str, Any]:
     """The commit the figures were measured at, and whether the working tree differed from it.
 
     Read once, when the benchmark starts (`at_start`), and kept: a run of an hour measures the
-    code it loaded, not a commit made while it ran."""
-    root = Path(__file__).resolve().parent.parent
+    code it loaded, not a commit made while it ran. The checkout is the one the service's package
+    is imported from (another worktree's, with ``PYTHONPATH``, for a before-and-after run)."""
+    spec = importlib.util.find_spec("agent_memory")
+    origin = spec.origin if spec is not None else None
+    root = Path(origin).resolve().parents[2] if origin else Path(__file__).resolve().parent.parent
 
     def git(*args: str) -> str | None:
         try:

@@ -32,6 +32,7 @@ Figures go to ``benchmarks/results/ingest[-...].json``; the table goes to stdout
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -95,23 +96,27 @@ def server_cpu(pid: int) -> dict[str, float]:
 
     try:
         total = seconds(Path(f"/proc/{pid}/stat"))
-        named = 0.0
-        for task in Path(f"/proc/{pid}/task").iterdir():
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:  # no /proc, or the server is gone
+        return {}
+    named = 0.0
+    children: set[int] = set()
+    for task in tasks:
+        try:  # a request's thread may end while it is read: its CPU stays in the process's total
             name = (task / "comm").read_text().strip()
             role = next((r for prefix, r in THREAD_ROLES.items() if name.startswith(prefix)), None)
-            if role is not None:
-                used = seconds(task / "stat")
-                out[role] += used
-                named += used
-        children = {
-            int(c)
-            for task in Path(f"/proc/{pid}/task").iterdir()
-            for c in (task / "children").read_text().split()
-        }
-        out["api"] = total - named + sum(seconds(Path(f"/proc/{c}/stat")) for c in children)
-        out["total"] = out["api"] + named
-    except OSError:
-        return {}
+            used = seconds(task / "stat") if role is not None else 0.0
+            children.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+        if role is not None:
+            out[role] += used
+            named += used
+    for child in children:
+        with contextlib.suppress(OSError):
+            total += seconds(Path(f"/proc/{child}/stat"))
+    out["api"] = total - named
+    out["total"] = total
     return {k: round(v, 2) for k, v in out.items()}
 
 
