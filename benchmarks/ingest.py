@@ -21,9 +21,10 @@ data directory:
    thread (`server_cpu`): the writer's, its embedding's, and the API's with the searches; on a
    shared machine they say where the work goes when the wall clock is stretched by others.
    The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
-   them in one model call (`services.embedding_memo`): a turn's words and its speaker's day, each
-   once (`domain.contextual.vector_texts`), on every core at a lower thread priority than the
-   searches (`MiniLmEmbedder`'s bulk session).
+   them once (`services.embedding_memo`: a turn's words and its speaker's day,
+   `domain.contextual.vector_texts`), in parts of about 24 texts on a thread of its own while it
+   stores the writes already embedded (`services.write_vectors`), on every core at a lower thread
+   priority than the searches (`MiniLmEmbedder`'s bulk session).
 
 ``--writer-only`` measures the writer alone in this process instead (`writer_alone`).
 Figures go to ``benchmarks/results/ingest[-...].json``; the table goes to stdout.
