@@ -8,7 +8,8 @@ LAMBDA_VENV := .build/lambda-python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-# make test runs pytest in this many processes (pytest-xdist). The suite waits more than it
+# make test runs pytest in this many processes (pytest-xdist, whole files to a worker so a module's
+# shared fixture is made once). The suite waits more than it
 # computes (servers, a browser, an OpenSearch node), so three share two cores well; 0 runs serially.
 TEST_WORKERS ?= 3
 
@@ -52,7 +53,7 @@ test: $(STAMP) $(LAMBDA_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	@mkdir -p .build; \
 	$(MAKE) --no-print-directory test-lambda-python > .build/test-lambda-python.log 2>&1 & deployed=$$!; \
-	$(OPENSEARCH) run sh -c '$(VENV)/bin/pytest -q -n $(TEST_WORKERS) $$(test -f $(LAMBDA_VENV)/.installed && echo --ignore=tests/deployed) && $(E2E_ON_OPENSEARCH)'; main=$$?; \
+	$(OPENSEARCH) run sh -c '$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile $$(test -f $(LAMBDA_VENV)/.installed && echo --ignore=tests/deployed) && $(E2E_ON_OPENSEARCH)'; main=$$?; \
 	wait $$deployed; lambda=$$?; \
 	echo "--- tests/deployed on Python 3.12 (make test-lambda-python) ---"; cat .build/test-lambda-python.log; \
 	test $$main -eq 0 && test $$lambda -eq 0

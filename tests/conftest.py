@@ -13,8 +13,11 @@ from botocore.stub import Stubber
 from hypothesis import settings
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
 from tests.fakes import FixedClock
+from tests.moto_sessions import keep_one_boto3_session
 
 ROOT = Path(__file__).resolve().parents[1]
+
+keep_one_boto3_session()  # see tests/moto_sessions.py: minutes of model loading spared
 
 # Property tests run the same examples on every run, so a suite that passed once passes again
 # (CI must not find a new counter-example by chance). `HYPOTHESIS_PROFILE=explore` searches

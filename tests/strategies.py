@@ -19,6 +19,15 @@ from hypothesis import strategies as st
 
 from agent_memory.domain.grains import SUMMARY_GRAINS, time_key_for
 
+
+def examples(n: int) -> int:
+    """How many examples a costly property or stateful test runs: ``n`` under the repeatable
+    profile every ``make test`` uses (the same fixed examples on every run, sized to the suite's
+    15 minutes), ten times as many under ``HYPOTHESIS_PROFILE=explore``, where a long search for
+    a new counter-example belongs."""
+    return n * 10 if settings.get_current_profile_name() == "explore" else n
+
+
 #: How the property tests run unless they say otherwise: enough examples to reach the edges, and
 #: no deadline (a slow first example is an import, not a regression).
 FUZZ = settings(max_examples=150, deadline=None)

@@ -13,6 +13,9 @@ from tests.deployed import templates
 from tests.deployed.harness import REGION, Deployment, enforce
 from tests.deployed.templates import Template
 from tests.infra.support import CDK_MISSING, SKIP_REASON
+from tests.moto_sessions import keep_one_boto3_session
+
+keep_one_boto3_session()  # this folder also runs alone, on Lambda's Python, without the root conftest
 
 
 def _template(variant: str, tmp_path_factory: pytest.TempPathFactory) -> Template:

@@ -23,6 +23,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from tests.strategies import examples
 
 from agent_memory.domain.keys import NewKey
 from agent_memory.handlers.api import openapi_json
@@ -43,7 +44,7 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
-EXAMPLES = 25
+EXAMPLES = examples(15)
 
 
 @pytest.fixture(scope="module")

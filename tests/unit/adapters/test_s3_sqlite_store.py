@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from moto import mock_aws
 from tests.payloads import memory_record
+from tests.strategies import examples
 
 from agent_memory.adapters.s3_sqlite_store import S3SqliteStore
 from agent_memory.adapters.s3_tenant_files import FileChangedError, S3TenantFiles
@@ -167,7 +168,10 @@ class RacingFunctions(RuleBasedStateMachine):
 
 
 RacingFunctions.TestCase.settings = settings(
-    max_examples=15, stateful_step_count=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(8),
+    stateful_step_count=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 test_racing_functions_never_lose_a_write = RacingFunctions.TestCase
 

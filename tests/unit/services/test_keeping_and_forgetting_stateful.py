@@ -36,6 +36,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from tests.fakes import FixedClock
+from tests.strategies import examples
 from tests.unit.services.cascade_world import CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
@@ -423,7 +424,7 @@ class _OnePlan:
 
 
 KeepingAndForgetting.TestCase.settings = settings(
-    max_examples=150,
+    max_examples=examples(60),
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=list(HealthCheck),

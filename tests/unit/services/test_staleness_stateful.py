@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from tests.fakes import FixedClock
 from tests.payloads import FACTS
+from tests.strategies import examples
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
@@ -265,7 +266,7 @@ class ForgetsRacingRemakes(RuleBasedStateMachine):
 
 
 ForgetsRacingRemakes.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=examples(30),
     stateful_step_count=30,
     deadline=None,
     suppress_health_check=list(HealthCheck),

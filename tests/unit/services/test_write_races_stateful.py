@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from tests.fakes import FixedClock
 from tests.payloads import FACTS
+from tests.strategies import examples
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
@@ -280,7 +281,7 @@ class WritesRacingForgets(RuleBasedStateMachine):
 
 
 WritesRacingForgets.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=examples(30),
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=list(HealthCheck),

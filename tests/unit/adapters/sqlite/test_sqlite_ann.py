@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from tests.strategies import examples
 from tests.unit.adapters.sqlite.test_sqlite_store import DIM, MODEL, NOW, record, unit
 
 from agent_memory.adapters.sqlite import sqlite_ann
@@ -195,7 +196,7 @@ class ExactFromSnapshotEqualsExact(IndexedEqualsExact):
 
 
 _settings = settings(
-    max_examples=40, stateful_step_count=30, deadline=None, suppress_health_check=list(HealthCheck)
+    max_examples=examples(20), stateful_step_count=30, deadline=None, suppress_health_check=list(HealthCheck)
 )
 TestIndexedEqualsExact = IndexedEqualsExact.TestCase
 TestIndexedEqualsExact.settings = _settings
