@@ -76,7 +76,11 @@ class MemoEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
-            found = {t: v for t in dict.fromkeys(texts) if (v := made.get(t, self._recalled(t))) is not None}
+            found = {
+                t: v
+                for t in dict.fromkeys(texts)
+                if (v := made[t] if t in made else self._recalled(t)) is not None
+            }
         lost = [t for t in dict.fromkeys(texts) if t not in found]
         if lost:  # dropped for the other thread's texts since they were embedded (a huge batch)
             found.update(zip(lost, np.asarray(self._inner.embed(lost), dtype=np.float32), strict=True))
