@@ -526,8 +526,11 @@ def _same_kind(novel: frozenset[str], named: frozenset[str]) -> bool:
     return bool({_kind(p) for p in novel} & {_kind(p) for p in named})
 
 
-def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_THING) -> bool:
-    """Whether a newer statement replaces an older one of the same speaker."""
+def same_attribute(new: Shape, old: Shape) -> bool:
+    """Whether two statements of one speaker may be about one attribute of one holder: both state
+    something, neither names another holder or another subject than the other ("my sister" is not
+    the speaker, "my mentor" not "my manager"), and neither opens with another name. Says nothing
+    of whether the newer one replaces, restates or adds to the older (`replaces` does)."""
     if not (new.statement and old.statement):
         return False
     if new.holder and old.holder and new.holder != old.holder:
@@ -536,7 +539,12 @@ def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_
         # Neither says whose fact it is, and each opens with a different capitalised word (a
         # name, most often): "Rosa left at 23:59" and "Sven arrived at 01:00" are two people's news.
         return False
-    if new.subjects and old.subjects and not new.subjects & old.subjects:
+    return not (new.subjects and old.subjects and not new.subjects & old.subjects)
+
+
+def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_THING) -> bool:
+    """Whether a newer statement replaces an older one of the same speaker."""
+    if not same_attribute(new, old):
         return False
     if new.adds:
         return False

@@ -13,18 +13,29 @@ statement of the **same holder** (end user, speaker, role) from another conversa
 
 * is **nearest** to it by the statements' own words (their own vectors' cosine, at least `NEAR`),
 * **stands out** from every other statement there by `STANDS_OUT`, and
-* reads as one value replacing another (`domain.supersession.replaces`: the same person and
-  subject, a new value or a word of change, no "also", no restatement),
+* is about the same attribute as far as the shapes tell (`domain.supersession.same_attribute`:
+  no other holder, no other subject; and it does not say it adds: "also", "too"),
 
-the later one comes first and the first one right after it, both kept, and the answer marks the
-older one as a write would (`marked`: ``current`` false, ``valid_to`` when the later one was said,
-``superseded_by`` the later one): a reader that skips what no longer holds skips it here too.
+the later one comes first and the first one right after it, both kept. When it also reads as one
+value replacing another (`domain.supersession.replaces`: a new value or a word of change, no
+restatement) the answer marks the older one as a write would (`marked`: ``current`` false,
+``valid_to`` when the later one was said, ``superseded_by`` the later one): a reader that skips
+what no longer holds skips it here too. When it does not (the shape test was written for some
+wordings, and an update that names the old value or person again, says a number in words or
+implies the change fails it), it comes first only when it is about what is asked as well (the
+question's cosine with its own vector at least `ASKED`: a turn near the first result but about
+something else stays) and stood out from at least one other statement of the holder (with none
+there, "nearest" says nothing: "The office coffee machine is broken again" is the nearest later
+note to "Alice moved the product launch to March 3" when it is the only one), and nothing is
+marked: the order is then a guess by meaning and recency, and a mark would hide a fact that may
+still hold (an addition said without "also").
 Only within the head, so a ranking's first `HEAD` results stay the same set (recall at `HEAD` or
 more cannot move), and only for a question about the present (`asks_about_now`): one that names a
 time, or asks in the past tense ("where did I live?"), wants what held then. Nothing is stored:
 the marks are this answer's reading, and the write path's stay the record of what replaced what.
 
-Thresholds chosen on half A of benchmarks/data/knowledge_update (docs/decisions.md). Pure (no I/O):
+`NEAR` and `STANDS_OUT` chosen on half A of benchmarks/data/knowledge_update, `ASKED` on halves
+A, B, C and D, half E held out (docs/decisions.md). Pure (no I/O):
 the search service embeds the statements (`services.search`).
 """
 
@@ -38,7 +49,7 @@ from agent_memory.domain.derived import is_derived
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.recall import Found, Hit
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.supersession import Shape, replaces, shape
+from agent_memory.domain.supersession import Shape, replaces, same_attribute, shape
 from agent_memory.domain.supersession_pairs import linked
 
 #: How many of the first results are looked at (and the only ones that may move).
@@ -47,6 +58,10 @@ HEAD = 5
 NEAR = 0.25
 #: How far the later statement must stand above every other statement of the head.
 STANDS_OUT = 0.1
+#: The least cosine of the question and a later statement's own vector for it to come first when
+#: its shape does not read as a replacement (it names the old value again, says a number in
+#: words, implies the change): it must be about what is asked, not only near the first result.
+ASKED = 0.15
 
 #: Words that put a question in the past ("where did I live?", "what was my role before?").
 _PAST = re.compile(
@@ -82,8 +97,8 @@ def _statement(found: Found) -> Hit | None:
 
 def compared(ranked: Sequence[Found]) -> list[Hit]:
     """The statements of the head a search must embed to apply `newer_first`: the first result
-    and the other statements of its holder there, or none when no later one could replace it (so
-    most searches embed nothing)."""
+    and the other statements of its holder there, or none when no later one could be about the
+    same attribute (so most searches embed nothing)."""
     head = ranked[:HEAD]
     first = _statement(head[0]) if head else None
     if first is None:
@@ -94,27 +109,39 @@ def compared(ranked: Sequence[Found]) -> list[Hit]:
     others = [h for f in head[1:] if (h := _statement(f)) and holder(h.record) == holder(first.record)]
     shapes = {h.id: shape(h.record.content) for h in others}
     others = [h for h in others if shapes[h.id].statement]
-    if not any(_may_replace(h, shapes[h.id], first, mine) for h in others):
+    if not any(_may_follow(h, shapes[h.id], first, mine) for h in others):
         return []
     return [first, *others]
 
 
-def _may_replace(later: Hit, theirs: Shape, first: Hit, mine: Shape) -> bool:
-    """Everything but nearness: later, from another conversation, and shaped as a replacement."""
+def _may_follow(later: Hit, theirs: Shape, first: Hit, mine: Shape) -> bool:
+    """Everything but meaning: later, from another conversation, about the same attribute of the
+    same holder as far as the shapes tell (`same_attribute`), and not saying that it adds."""
     a, b = later.record, first.record
     if a.occurred_at <= b.occurred_at:
         return False
     if a.conversation_id is not None and a.conversation_id == b.conversation_id:
         return False
-    return replaces(theirs, mine, 1.0, 0.0)
+    return same_attribute(theirs, mine) and not theirs.adds
 
 
 def newer_first(
-    ranked: list[Found], statements: Sequence[Hit], cosine: Callable[[Hit, Hit], float]
+    ranked: list[Found],
+    statements: Sequence[Hit],
+    cosine: Callable[[Hit, Hit], float],
+    asked: Callable[[Hit], float] | None = None,
 ) -> list[Found]:
-    """``ranked`` with the later statement that replaces its first result moved before it (see the
-    module's docstring). ``statements``: what `compared` named for ``ranked``; ``cosine``: of two
-    of them, by their own vectors."""
+    """``ranked`` with the later statement about its first result's attribute moved before it
+    (see the module's docstring). ``statements``: what `compared` named for ``ranked``;
+    ``cosine``: of two of them, by their own vectors; ``asked``: the question's cosine with one of
+    them (None: only a later statement shaped as a replacement moves).
+
+    A later statement that reads as a replacement (`replaces`) comes first and the older one is
+    marked as ended. One that does not (it names the old value again, says a number in words,
+    implies the change, or adds without saying so) comes first only when it is about what is
+    asked too (``asked`` at least `ASKED`), and nothing is marked: which of the two holds now is
+    then the order's guess, not a reading of the words, and a mark would hide a fact that may
+    still hold (an addition, a restatement)."""
     if not statements:
         return ranked
     first, *others = statements
@@ -124,10 +151,18 @@ def newer_first(
     runner_up = near[1][0] if len(near) > 1 else 0.0
     if best < NEAR or best - runner_up < STANDS_OUT:
         return ranked
-    if not _may_replace(later, shape(later.record.content), first, mine):
+    theirs = shape(later.record.content)
+    if not _may_follow(later, theirs, first, mine):
         return ranked
     # It takes the first place's score too, so scores still read best first.
-    lifted, ended = marked(replace(later, score=max(later.score, first.score)), first)
+    lifted: Hit = replace(later, score=max(later.score, first.score))
+    ended: Hit = first
+    if replaces(theirs, mine, 1.0, 0.0):
+        lifted, ended = marked(lifted, first)
+    elif asked is None or asked(later) < ASKED or len(near) < 2:
+        # A guess by meaning alone needs the question's word for it, and another statement of the
+        # holder to stand out from: beside nothing else, any later note is "nearest".
+        return ranked
     head = ranked[:HEAD]
     return [lifted, ended, *(f for f in head if f.id not in (later.id, first.id)), *ranked[HEAD:]]
 

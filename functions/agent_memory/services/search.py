@@ -149,10 +149,12 @@ class SearchService:
         # what was not reranked stays below what was, in its own order
         return rescored + [replace(r, score=min(r.score, floor)) for r in tail]
 
-    def _newer_first(self, ranked: list[Found], embedder: Embedder) -> list[Found]:
+    def _newer_first(self, ranked: list[Found], embedder: Embedder, query: Vector | None) -> list[Found]:
         """`domain.supersession_ranking.newer_first`: the head's statements embedded by their own
         words (one model call at most, none for most searches, none for a statement embedded
-        recently). A model that fails leaves the ranking as it was: a search never fails for it."""
+        recently), compared with each other and with the question (``query``: the question's
+        vector by the same model). A model that fails leaves the ranking as it was: a search never
+        fails for it."""
         statements = compared(ranked)
         if not statements:
             return ranked
@@ -162,7 +164,8 @@ class SearchService:
             logger.warning("statement embedding failed; ranking kept", exc_info=True)
             return ranked
         own = {h.id: v for h, v in zip(statements, vectors, strict=True)}
-        return newer_first(ranked, statements, lambda a, b: float(np.dot(own[a.id], own[b.id])))
+        asked = None if query is None else (lambda h: float(np.dot(query, own[h.id])))
+        return newer_first(ranked, statements, lambda a, b: float(np.dot(own[a.id], own[b.id])), asked)
 
     def _private(
         self,
@@ -333,7 +336,7 @@ class SearchService:
         if request.grain is None:  # several grains: a fact quoted up the cascade takes one place
             results = _fold(results)
         if query is not None and "private" in request.sources and asks_about_now(query, bool(hints)):
-            results = self._newer_first(results, searched.embedder)
+            results = self._newer_first(results, searched.embedder, vector)
         if request.patterns_first and "private" in request.sources:
             scoring = _Scoring(now, as_of, vector, text, weights, hints, searched.space)
             results = self._patterns_first(tenant_id, agent_id, request, scoring, results)

@@ -15,6 +15,7 @@ from tests.payloads import RECORDED_AT, memory_record
 
 from agent_memory.domain.recall import Found, Hit
 from agent_memory.domain.supersession_ranking import (
+    ASKED,
     HEAD,
     NEAR,
     STANDS_OUT,
@@ -141,6 +142,97 @@ def test_a_later_statement_that_cannot_replace_the_first_one_stays_where_it_is(w
     ranked[2] = new
     # WHEN reordered with the two as near as can be, THEN nothing moves
     assert _apply(ranked, {frozenset({"old", "new"}): 0.9}) == [r.id for r in ranked], why
+
+
+#: An update that names the old person again and says no word of ending the shape test knows:
+#: read as a restatement, so no replacement by its shape.
+OWEN_OLD = "My best mate Owen lives with his girlfriend in Bath."
+OWEN_NEW = "Owen's back at his mum's after the split, poor guy."
+
+
+def _owen() -> list[Found]:
+    return [
+        _hit("old", OWEN_OLD, 0, 0.58),
+        _hit("new", OWEN_NEW, 200, 0.47),
+        _hit("d1", OTHER[0], 40, 0.09),
+        _hit("d2", OTHER[1], 60, 0.07),
+    ]
+
+
+def _asked(cosines: dict[str, float]) -> Callable[[Hit], float]:
+    """The question's cosine with each statement by id; any not named is far from it (0.0)."""
+    return lambda h: cosines.get(h.id, 0.0)
+
+
+def test_a_later_statement_about_what_is_asked_comes_first_unmarked_when_no_replacement_by_shape() -> None:
+    # GIVEN "Owen lives with his girlfriend in Bath" first and "Owen's back at his mum's" second,
+    # near each other by their own words, the later one about what is asked ("Where's Owen living?")
+    ranked = _owen()
+    pairs = {frozenset({"old", "new"}): 0.58}
+    # WHEN reordered with the question's cosines
+    out = newer_first(ranked, compared(ranked), _cosine(pairs), _asked({"old": 0.7, "new": 0.61}))
+    # THEN the later statement comes first with the first place's score, the older one right after
+    assert [r.id for r in out] == ["new", "old", "d1", "d2"]
+    assert out[0].score == 0.58
+    # AND nothing is marked: the shape does not read as a replacement, so the order is a guess and
+    # the older statement stays current in the answer
+    assert all(isinstance(r, Hit) and r.current and r.record.superseded_by is None for r in out)
+    assert isinstance(out[0], Hit) and not out[0].record.supersedes
+
+
+@pytest.mark.parametrize(
+    ("why", "asked"),
+    [
+        ("is not about what is asked", _asked({"old": 0.7, "new": ASKED - 0.01})),
+        # chosen on halves A-D: at 0.12 a later note of small talk still came first there
+        ("is only loosely about what is asked", _asked({"old": 0.7, "new": 0.12})),
+        ("cannot be compared with the question", None),
+    ],
+)
+def test_a_later_statement_whose_shape_is_no_replacement_stays_when_it(
+    why: str, asked: Callable[[Hit], float] | None
+) -> None:
+    # GIVEN the Owen ranking, the two near each other
+    ranked = _owen()
+    # WHEN the later statement {why}, THEN nothing moves
+    out = newer_first(ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.58}), asked)
+    assert [r.id for r in out] == [r.id for r in ranked], why
+
+
+def test_a_lone_later_statement_that_is_no_replacement_by_shape_stays_with_nothing_to_stand_out_from() -> (
+    None
+):
+    # GIVEN the first result and one later note of the same speaker, no other statement beside
+    # them: the service's own example, an unrelated later note near the first by a hashing model
+    ranked: list[Found] = [
+        _hit("old", "Alice moved the product launch to March 3.", 0, 0.58),
+        _hit("new", "The office coffee machine is broken again.", 1, 0.3),
+    ]
+    # WHEN reordered with the two near each other and the later one about what is asked
+    out = newer_first(
+        ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.34}), _asked({"new": 0.47})
+    )
+    # THEN nothing moves: "nearest" among one is no evidence that they are about one thing
+    assert [r.id for r in out] == ["old", "new"]
+    # AND with one more statement of the speaker to stand out from, the same pair would move
+    ranked.append(_hit("d1", OTHER[0], 2, 0.1))
+    out = newer_first(
+        ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.34}), _asked({"new": 0.47})
+    )
+    assert [r.id for r in out] == ["new", "old", "d1"]
+
+
+def test_a_later_statement_of_another_subject_stays_however_near_and_asked() -> None:
+    # GIVEN "My manager is Ingrid" first and "My skip-level is Paolo" second (another subject)
+    ranked: list[Found] = [
+        _hit("old", "My manager is Ingrid.", 0, 0.6),
+        _hit("new", "My skip-level is Paolo, he signs off on every budget.", 200, 0.4),
+        _hit("d1", OTHER[0], 40, 0.09),
+    ]
+    # WHEN reordered with the two as near as can be and both about what is asked, THEN nothing moves
+    near = _cosine({frozenset({"old", "new"}): 0.9})
+    out = newer_first(ranked, compared(ranked), near, _asked({"new": 0.9}))
+    assert [r.id for r in out] == ["old", "new", "d1"]
 
 
 def test_nothing_is_compared_when_the_first_result_is_not_a_statement() -> None:

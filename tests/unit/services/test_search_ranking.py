@@ -236,27 +236,36 @@ def test_query_topic_keeps_meaningful_words_only() -> None:
 HOKAS_SAID = datetime(2023, 6, 2, tzinfo=UTC)
 
 
-def _shoes(world: World) -> tuple[str, str]:
-    """Notes (not conversation turns: the writer links none of them by meaning): the old running
-    shoes, an unrelated turn, and the new ones said far from the old words; the old and new ids."""
+def _old_unrelated_new(world: World, old: str, new: str, new_at: datetime = HOKAS_SAID) -> tuple[str, str]:
+    """Notes (not conversation turns: the writer links none of them by meaning): ``old``, an
+    unrelated turn, and ``new``, said at ``new_at``; the old and new ids."""
     body = {
         "items": [
             {"content": text, "occurred_at": at, "kind": "note"}
             for at, text in (
-                (datetime(2023, 1, 2, tzinfo=UTC), "My running shoes are Asics Gel-Nimbus."),
+                (datetime(2023, 1, 2, tzinfo=UTC), old),
                 (
                     datetime(2023, 3, 2, tzinfo=UTC),
                     "I cleaned out the garage, found my old skateboard from school.",
                 ),
-                (HOKAS_SAID, "The new Hokas are so much better for my knees, binned the old Asics."),
+                (new_at, new),
             )
         ]
     }
-    old, _, new = world.write.accept(
+    first, _, last = world.write.accept(
         Caller("acme"), "bot", WriteRequest.model_validate(body).to_new_memories()
     )
     world.drain()
-    return old, new
+    return first, last
+
+
+def _shoes(world: World) -> tuple[str, str]:
+    """The old running shoes, an unrelated turn, and the new ones said far from the old words."""
+    return _old_unrelated_new(
+        world,
+        "My running shoes are Asics Gel-Nimbus.",
+        "The new Hokas are so much better for my knees, binned the old Asics.",
+    )
 
 
 def test_a_question_about_the_present_meets_the_newer_statement_the_writer_did_not_link(world: World) -> None:
@@ -292,3 +301,24 @@ def test_the_older_statement_a_search_puts_second_is_marked_in_the_answer_not_in
     # AND a question in the past tense neither reorders nor marks
     request = SearchRequest.model_validate({"as_of": NOW, "query": "What running shoes did I use?"})
     assert all(r.current for r in world.search.search("acme", "bot", request.to_query()))
+
+
+def test_a_later_statement_naming_the_old_person_again_comes_first_unmarked(world: World) -> None:
+    # GIVEN notes (the writer links none of them by meaning): where Owen lived, an unrelated turn,
+    # and where he lives now, which names Owen and Bath again (a restatement to the shape test)
+    old, new = _old_unrelated_new(
+        world,
+        "My best mate Owen lives with his girlfriend in Bath.",
+        "Owen lives at his mum's place now, after the split with his girlfriend in Bath.",
+    )
+
+    # WHEN asked about the present, as the API answers it
+    request = SearchRequest.model_validate({"as_of": NOW, "query": "Where does Owen live?"})
+    first, second = SearchResponse.of(world.search.search("acme", "bot", request.to_query())).results[:2]
+
+    # THEN the later statement comes first and the older one right after it
+    assert (first.id, second.id) == (new, old)
+    # AND neither is marked: the order is a guess by meaning and recency, not a replacement read
+    assert first.current is True and second.current is True and second.superseded_by is None
+    # AND asked in the past tense, the ranking is the question's words' (the old one first)
+    assert _ids(world, query="Where did Owen live?")[0] == old
