@@ -84,10 +84,12 @@ THREAD_ROLES = {"writer-worker": "writer", "minilm-bulk": "embedding"}
 
 
 def server_cpu(pid: int) -> dict[str, float]:
-    """CPU seconds so far of the server process ``pid`` and its API worker processes, by role
-    (`THREAD_ROLES`; the rest of the first process and the worker processes are ``api``: the
-    requests, searches among them). A loaded machine stretches the wall clock; it moves CPU
-    seconds much less, so these say where the work goes. Linux only (``/proc``); empty elsewhere."""
+    """CPU seconds so far of the server process ``pid`` and its child processes (the API workers,
+    the writer's own process), by role (`THREAD_ROLES`, in any of them; the rest of a child
+    process with the writer's thread is ``writer`` too, the rest of the others ``api``: the
+    requests, searches among them).
+    A loaded machine stretches the wall clock; it moves CPU seconds much less, so these say where
+    the work goes. Linux only (``/proc``); empty elsewhere."""
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     out = {"writer": 0.0, "embedding": 0.0, "api": 0.0, "total": 0.0}
 
@@ -95,29 +97,34 @@ def server_cpu(pid: int) -> dict[str, float]:
         fields = stat_path.read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
 
+    def by_role(process: int) -> tuple[dict[str, float], set[int]]:
+        """A process's named threads' CPU by role, ``total`` (the process's), and its children."""
+        used = {"total": seconds(Path(f"/proc/{process}/stat"))}
+        children: set[int] = set()
+        for task in Path(f"/proc/{process}/task").iterdir():
+            try:  # a request's thread may end while it is read: its CPU stays in the process's total
+                name = (task / "comm").read_text().strip()
+                role = next((r for prefix, r in THREAD_ROLES.items() if name.startswith(prefix)), None)
+                if role is not None:
+                    used[role] = used.get(role, 0.0) + seconds(task / "stat")
+                children.update(int(c) for c in (task / "children").read_text().split())
+            except OSError:
+                continue
+        return used, children
+
     try:
-        total = seconds(Path(f"/proc/{pid}/stat"))
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        first, children = by_role(pid)
     except OSError:  # no /proc, or the server is gone
         return {}
-    named = 0.0
-    children: set[int] = set()
-    for task in tasks:
-        try:  # a request's thread may end while it is read: its CPU stays in the process's total
-            name = (task / "comm").read_text().strip()
-            role = next((r for prefix, r in THREAD_ROLES.items() if name.startswith(prefix)), None)
-            used = seconds(task / "stat") if role is not None else 0.0
-            children.update(int(c) for c in (task / "children").read_text().split())
-        except OSError:
-            continue
-        if role is not None:
-            out[role] += used
-            named += used
+    readings = [first]
     for child in children:
-        with contextlib.suppress(OSError):
-            total += seconds(Path(f"/proc/{child}/stat"))
-    out["api"] = total - named
-    out["total"] = total
+        with contextlib.suppress(OSError):  # a child that ended meanwhile
+            readings.append(by_role(child)[0])
+    for n, used in enumerate(readings):
+        rest = used["total"] - used.get("writer", 0.0) - used.get("embedding", 0.0)
+        for role in ("writer", "embedding", "total"):
+            out[role] += used.get(role, 0.0)
+        out["writer" if n > 0 and "writer" in used else "api"] += rest
     return {k: round(v, 2) for k, v in out.items()}
 
 

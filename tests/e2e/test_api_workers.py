@@ -3,10 +3,12 @@
 What must hold: connections are spread over the processes; a write accepted by any process is
 stored once by the one writer and found by a search in every process; another tenant's key sees
 nothing of it in any process; a worker that dies is replaced; stopping the runtime stops them all.
+The writer runs in a process that serves no request, at a lower priority than the API's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -23,6 +25,7 @@ from agent_memory.domain.keys import NewKey
 from agent_memory.errors import ConfigurationError
 from agent_memory.local import api_workers
 from agent_memory.local.server import LocalRuntime
+from agent_memory.local.worker import WRITER_NICE
 from agent_memory.settings import Settings, get_settings
 
 pytestmark = pytest.mark.skipif(not api_workers.can_share_port(), reason="needs SO_REUSEPORT (Linux)")
@@ -114,6 +117,40 @@ def test_a_worker_that_dies_is_replaced_and_stop_ends_them_all(two_processes: Lo
     # AND stopping the runtime stops it
     two_processes.stop()
     wait_until(lambda: not _alive(replacement), timeout_s=10)
+
+
+def _nice(pid: int) -> int:
+    """A process's nice value (its main thread's), from ``/proc``."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def _of_threads(pid: int, what: str) -> list[str]:
+    """A file of each thread of a process, from ``/proc`` (a thread that ended meanwhile: none)."""
+    read = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            read.append((task / what).read_text().strip())
+    return read
+
+
+def test_the_writer_runs_in_a_process_of_its_own_below_the_apis_priority(two_processes: LocalRuntime) -> None:
+    # GIVEN a runtime in two processes, and a write it has stored
+    api = Api(two_processes.url)
+    serving = _serving_pids(api, 2)
+    _, key = two_processes.keys.create(NewKey(unique("t"), "pro"))
+    status, body = api("POST", "/v1/agents/a1/memories", {"items": [{"content": "crane hire"}]}, key)
+    assert status == 202, body
+    assert settled_stats(api, key, "a1")["records"]["working"] == 1
+
+    # WHEN this process and its children are looked for the writer's thread
+    children = {int(c) for pids in _of_threads(os.getpid(), "children") for c in pids.split()}
+    writers = [pid for pid in [os.getpid(), *children] if "writer-worker" in _of_threads(pid, "comm")]
+
+    # THEN one process runs it, one that serves no request, at the API's priority lowered by WRITER_NICE
+    assert len(writers) == 1, writers
+    (writer,) = writers
+    assert writer not in serving
+    assert _nice(writer) == min(19, _nice(os.getpid()) + WRITER_NICE)
 
 
 def test_worker_processes_refuse_settings_that_are_not_the_environments(local_env: Path) -> None:

@@ -28,6 +28,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.process import BaseProcess
 from typing import Any
 
@@ -51,12 +52,15 @@ def process_count(requested: int) -> int:
     return requested or max(1, os.cpu_count() or 1)
 
 
-class ApiWorkers(BackgroundLoop):
-    """``count`` API worker processes on ``host:port``, restarted when one dies, until `stop`."""
+class ChildProcesses(BackgroundLoop):
+    """``count`` processes running ``target(*args, parent_pid)``, restarted when one dies, until
+    `stop`. ``target`` runs until SIGTERM or until this process is gone (`run_until_stopped`)."""
 
-    def __init__(self, host: str, port: int, count: int) -> None:
-        super().__init__("api-workers", failure="api worker supervision failed", backoff_s=SUPERVISE_EVERY_S)
-        self._host, self._port, self._count = host, port, count
+    def __init__(self, name: str, target: Callable[..., None], args: tuple[Any, ...], count: int) -> None:
+        super().__init__(
+            f"{name}-processes", failure=f"{name} supervision failed", backoff_s=SUPERVISE_EVERY_S
+        )
+        self._name, self._target, self._args, self._count = name, target, args, count
         self._context = multiprocessing.get_context("spawn")  # no fork of a threaded process
         self._processes: list[BaseProcess] = []
         self.restarts = 0
@@ -71,9 +75,9 @@ class ApiWorkers(BackgroundLoop):
 
     def _spawn(self) -> BaseProcess:
         process = self._context.Process(
-            target=serve_api_worker,
-            args=(self._host, self._port, os.getpid()),
-            name="agent-memory-api",
+            target=self._target,
+            args=(*self._args, os.getpid()),
+            name=f"agent-memory-{self._name}",
             daemon=True,
         )
         process.start()
@@ -82,7 +86,9 @@ class ApiWorkers(BackgroundLoop):
     def _step(self) -> float:
         for i, process in enumerate(self._processes):
             if not process.is_alive() and not self._stop.is_set():
-                logger.warning("api worker exited; starting another", extra={"exitcode": process.exitcode})
+                logger.warning(
+                    "%s process exited; starting another", self._name, extra={"exitcode": process.exitcode}
+                )
                 self._processes[i] = self._spawn()
                 self.restarts += 1
         return SUPERVISE_EVERY_S
@@ -97,6 +103,35 @@ class ApiWorkers(BackgroundLoop):
             if process.is_alive():
                 process.kill()
                 process.join(1.0)
+
+
+class ApiWorkers(ChildProcesses):
+    """``count`` API worker processes on ``host:port`` (`serve_api_worker`)."""
+
+    def __init__(self, host: str, port: int, count: int) -> None:
+        super().__init__("api", serve_api_worker, (host, port), count)
+
+
+def run_until_stopped(parent_pid: int, on_stop: Callable[[], None]) -> threading.Event:
+    """In a child process: call ``on_stop`` once, on SIGTERM or when ``parent_pid`` is no longer
+    this process's parent (a killed ``serve`` leaves nothing behind); the event is set then.
+    Ctrl-C reaches the whole process group: the parent decides, so the child ignores SIGINT."""
+    stopping = threading.Event()
+
+    def stop(*_: Any) -> None:
+        if not stopping.is_set():
+            stopping.set()
+            on_stop()
+
+    def watch_parent() -> None:
+        while not stopping.wait(SUPERVISE_EVERY_S):
+            if os.getppid() != parent_pid:
+                stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=watch_parent, name="parent-watch", daemon=True).start()
+    return stopping
 
 
 def serve_api_worker(host: str, port: int, parent_pid: int) -> None:
@@ -114,25 +149,18 @@ def serve_api_worker(host: str, port: int, parent_pid: int) -> None:
     settings = get_settings()
     httpd = http_server(host, port, LocalKeyStore(settings.auth_path), reuse_port=True)
     container.store()  # open the store (and check its model) before taking traffic
-    stopping = threading.Event()
-
-    def stop(*_: Any) -> None:
-        if not stopping.is_set():
-            stopping.set()
-            threading.Thread(target=httpd.shutdown, daemon=True).start()
-
-    def watch_parent() -> None:
-        while not stopping.wait(SUPERVISE_EVERY_S):
-            if os.getppid() != parent_pid:
-                stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
-    threading.Thread(target=watch_parent, name="parent-watch", daemon=True).start()
+    run_until_stopped(parent_pid, lambda: threading.Thread(target=httpd.shutdown, daemon=True).start())
     try:
         httpd.serve_forever()
     finally:
         httpd.server_close()
 
 
-__all__ = ["ApiWorkers", "can_share_port", "process_count", "serve_api_worker"]
+__all__ = [
+    "ApiWorkers",
+    "ChildProcesses",
+    "can_share_port",
+    "process_count",
+    "run_until_stopped",
+    "serve_api_worker",
+]

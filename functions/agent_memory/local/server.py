@@ -2,7 +2,8 @@
 
 It plays API Gateway's part: it checks the bearer key (hashed, against ``auth.db``), fills the
 authorizer context, refuses oversized bodies with 413, and returns the handler's response as is.
-A `QueueWorker` drains the local FIFO queue into the writer in the background, a second one
+A `QueueWorker` drains the local FIFO queue into the writer in the background (in a process of
+its own, `local.worker.WriterProcess`, when the API is served by several), a second one
 drains summarize jobs into the summarize worker, a third the change events' outbox into the
 webhook delivery, and the `LocalScheduler` fires the cascade on its schedules (unless turned off).
 """
@@ -46,7 +47,7 @@ from agent_memory.local.api_workers import ApiWorkers, process_count
 from agent_memory.local.console import console_response, is_console_path
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.scheduler import LocalScheduler
-from agent_memory.local.worker import QueueWorker
+from agent_memory.local.worker import QueueWorker, WriterProcess
 from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.settings import Settings, get_settings
 
@@ -464,8 +465,10 @@ class LocalRuntime:
 
     ``scheduler`` overrides ``settings.scheduler_enabled`` (``serve --no-scheduler``).
     ``processes`` is how many processes serve the API (`local.api_workers.process_count`); this
-    one is the first, and the only one running the queue workers and the scheduler. One unless
-    asked: tests and benchmarks that drive the runtime in-process rely on one process.
+    one is the first, and the only one running the queue workers and the scheduler. With more than
+    one, the writer runs in a process of its own at lower priority (`WriterProcess`: ``worker`` is
+    None), so that no search shares an interpreter with a bulk load. One unless asked: tests and
+    benchmarks that drive the runtime in-process rely on one process.
     """
 
     def __init__(
@@ -494,7 +497,8 @@ class LocalRuntime:
         )
         queue = container.write_queue()
         assert isinstance(queue, LocalFifoQueue), "the local runtime needs the local queue"
-        self.worker = QueueWorker(queue)
+        self.writer_process = WriterProcess() if processes > 1 else None
+        self.worker = QueueWorker(queue) if self.writer_process is None else None
         jobs = container.job_queue()
         assert isinstance(jobs, LocalJobQueue), "the local runtime needs the local job queue"
         self.job_worker = QueueWorker(
@@ -534,7 +538,10 @@ class LocalRuntime:
         container.store()  # open the store (and check its model) before taking traffic
         if self.api_workers is not None:
             self.api_workers.start()
-        self.worker.start()
+        if self.writer_process is not None:
+            self.writer_process.start()
+        if self.worker is not None:
+            self.worker.start()
         self.job_worker.start()
         if self.delivery_worker is not None:
             self.delivery_worker.start()
@@ -563,7 +570,10 @@ class LocalRuntime:
         if self.delivery_worker is not None:
             self.delivery_worker.stop()
         self.job_worker.stop()
-        self.worker.stop()
+        if self.worker is not None:
+            self.worker.stop()
+        if self.writer_process is not None:
+            self.writer_process.stop()
 
 
 __all__ = ["LocalRuntime", "build_event"]

@@ -8,16 +8,25 @@ tenant's write waits at most for the batch in progress); up to SQS's 10 for the 
 handlers. Its partial-batch response
 decides what is acknowledged and what is redelivered (with a growing delay) until the queue
 dead-letters it. If the handler raises, the whole batch is redelivered.
+
+When the API is served by several processes (`local.api_workers`), the writer drains its queue in
+a process of its own (`WriterProcess`), at `WRITER_NICE` lower priority: a bulk load's embedding
+and storing then share no interpreter with a search, and the OS hands a core to a search that
+arrives (docs/decisions.md, "Bulk ingest"). Still one consumer of the queue, so FIFO order and
+every step's idempotence are as with one process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from typing import Any
 
 from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, MAX_BATCH, LocalFifoQueue, to_sqs_event
 from agent_memory.adapters.os_threads import name_os_thread
 from agent_memory.handlers import writer
+from agent_memory.local.api_workers import SUPERVISE_EVERY_S, ChildProcesses, run_until_stopped
 from agent_memory.local.background import BackgroundLoop
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
@@ -25,6 +34,10 @@ from agent_memory.observability import discard_unpublished_metrics, logger
 RETRY_BASE_DELAY_S = 0.5
 #: Messages the writer is handed at once (`benchmarks/ingest.py`, `benchmarks/fair_writes.py`).
 WRITE_BATCH = 50
+#: How much lower the writer's own process runs than the API's (`WriterProcess`): nice 10 weighs
+#: about a tenth of nice 0 in the Linux scheduler, so a search preempts the load and the load
+#: still takes every cycle the searches leave.
+WRITER_NICE = 10
 
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -83,3 +96,30 @@ class QueueWorker(BackgroundLoop):
         """One batch; no pause after it, since `drain_once` itself waits ``poll_s`` for messages."""
         self.drain_once()
         return 0.0
+
+
+class WriterProcess(ChildProcesses):
+    """The writer in a process of its own (`serve_writer`), started again if it dies: what it was
+    storing is redelivered after the visibility timeout and confirmed, not stored twice."""
+
+    def __init__(self) -> None:
+        super().__init__("writer", serve_writer, (), 1)
+
+
+def serve_writer(parent_pid: int) -> None:
+    """The writer's process: at `WRITER_NICE` lower priority (set before any thread starts, so
+    every thread it makes, the model's too, inherits it), draining the write queue until SIGTERM
+    or until its parent is gone. Settings come from the environment, as an API worker's do."""
+    with contextlib.suppress(OSError):  # not permitted here: the writer runs at the API's priority
+        os.nice(WRITER_NICE)
+    from agent_memory import container
+
+    container.reset()
+    queue = container.write_queue()
+    assert isinstance(queue, LocalFifoQueue), "the local runtime needs the local queue"
+    worker = QueueWorker(queue)
+    stopping = run_until_stopped(parent_pid, lambda: None)
+    worker.start()
+    while not stopping.wait(SUPERVISE_EVERY_S):
+        pass
+    worker.stop()
