@@ -650,13 +650,14 @@ def records_of(memories: Sequence[Memory], tenant_id: str, agent_id: str, create
 def load_memories(
     store: Any, embedder: Any, memories: Sequence[Memory], tenant_id: str, agent_id: str
 ) -> dict[str, float]:
-    """Embed (as the writer would: `domain.contextual.self_text`) and `put` ``memories`` in batches.
+    """Embed (as the writer would: `services.tenant_models.record_vectors`, each memory's words
+    and its setting, each distinct text once) and `put` ``memories`` in batches.
 
     The fastest honest way to fill a store: no HTTP, no queue, no dedup-on-write lookups, one
     transaction per batch. Returns the seconds spent loading the model, embedding and storing.
     """
-    from agent_memory.domain.contextual import self_text as embedding_text
     from agent_memory.ports import StoredRecord
+    from agent_memory.services.tenant_models import record_vectors
 
     started = time.perf_counter()
     embedder.embed(["load the model"])
@@ -666,7 +667,7 @@ def load_memories(
     for start in range(0, len(memories), LOAD_BATCH):
         records = records_of(memories[start : start + LOAD_BATCH], tenant_id, agent_id, now)
         t0 = time.perf_counter()
-        vectors = embedder.embed([embedding_text(r) for r in records])
+        vectors = record_vectors(embedder, records)
         t1 = time.perf_counter()
         store.put([StoredRecord(r, v) for r, v in zip(records, vectors, strict=True)])
         embed_s += t1 - t0
@@ -692,16 +693,17 @@ def distinct_writes(
     candidates: Sequence[Memory], embedder: Any, store: Any, tenant_id: str, agent_id: str, n: int
 ) -> list[Memory]:
     """``n`` of ``candidates``, in order, none within `MAX_WRITE_COSINE` of another or of the
-    agent's stored memories; embedded 64 at a time, so only as many as needed cost an embedding."""
-    from agent_memory.domain.contextual import self_text as embedding_text
+    agent's stored memories (by the vectors the writer makes, `load_memories`); embedded 64 at a
+    time, so only as many as needed cost an embedding."""
     from agent_memory.domain.grains import Grain
     from agent_memory.ports import NearestQuery
+    from agent_memory.services.tenant_models import record_vectors
 
     now = datetime.now(UTC)
     chosen: list[tuple[Memory, Any]] = []
     for start in range(0, len(candidates), 64):
         chunk = candidates[start : start + 64]
-        vectors = embedder.embed([embedding_text(r) for r in records_of(chunk, tenant_id, agent_id, now)])
+        vectors = record_vectors(embedder, records_of(chunk, tenant_id, agent_id, now))
         for memory, vector in zip(chunk, vectors, strict=True):
             if any(float(v @ vector) > MAX_WRITE_COSINE for _, v in chosen):
                 continue
