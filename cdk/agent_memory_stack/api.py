@@ -151,7 +151,7 @@ class Api(Construct):
         writes.grant_pending(self.api_function)
         self.idempotency.grant(self.api_function)  # Idempotency-Key on POST memories
         self.topics.grant_api(self.api_function)  # dictionaries, and unknown topics of writes
-        parts.store.grant_data_access(self.api_function)
+        parts.store.grant_data_access(self.api_function, reads_knowledge=True)  # a document's passages
         # POST /v1/admin/summarize re-runs a period, and a forget re-makes the summaries made
         # from the record: both queue jobs as the dispatcher does.
         grant_send(summarize_queue, self.api_function)
@@ -162,7 +162,7 @@ class Api(Construct):
             "REST API: search (embed the query, k-NN + BM25, rerank)",
             self.topics.environment(),
         )
-        parts.store.grant_data_access(self.search_function)
+        parts.store.grant_data_access(self.search_function, reads_knowledge=True)  # passages searched
         self.topics.grant_search(self.search_function)  # a query's words widened by the dictionary
         grant_invoke(self.search_function, self, config.embedding_model_id)
 

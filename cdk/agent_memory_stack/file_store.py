@@ -54,11 +54,16 @@ class FileStore(StoreConstruct):
         }
 
     def grant_data_access(
-        self, function: lambda_.IFunction, *, admin: bool = False, read_only: bool = False
+        self,
+        function: lambda_.IFunction,
+        *,
+        admin: bool = False,
+        read_only: bool = False,
+        reads_knowledge: bool = False,
     ) -> None:
         """Read (and unless ``read_only``, write) the tenants' files, and list them: S3 answers a
         missing file with 404 only to a role that may list, and a tenant's first write finds none.
-        ``admin`` changes nothing here (there is no index to make)."""
+        ``admin`` and ``reads_knowledge`` change nothing here (no index to make, no snapshot to close)."""
         role = function.role
         assert role is not None
         actions = ["s3:GetObject"] if read_only else list(OBJECT_ACTIONS)

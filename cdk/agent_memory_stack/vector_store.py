@@ -44,6 +44,10 @@ from agent_memory_stack.store_construct import StoreConstruct
 #: embedding space); only the bootstrap creates indexes (PUT).
 #: The store reads (GET mappings) and searches and writes (POST): it never asks HEAD or PUT.
 READ_WRITE_METHODS = ("es:ESHttpGet", "es:ESHttpPost")
+#: The one DELETE a reader makes: closing the point in time a knowledge read opened (a read of
+#: a document's passages and their versions in one snapshot, docs/opensearch.md), on this path only.
+CLOSE_SNAPSHOT = ("es:ESHttpDelete",)
+CLOSE_SNAPSHOT_PATH = "_search/point_in_time"
 #: The index bootstrap also checks (HEAD) and creates (PUT) indices and aliases.
 ADMIN_METHODS = ("es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut")
 
@@ -109,10 +113,17 @@ class VectorStore(StoreConstruct):
         }
 
     def grant_data_access(
-        self, function: lambda_.IFunction, *, admin: bool = False, read_only: bool = False
+        self,
+        function: lambda_.IFunction,
+        *,
+        admin: bool = False,
+        read_only: bool = False,
+        reads_knowledge: bool = False,
     ) -> None:
         """Let one function's role use the store: IAM on its side, the store's policy on the other.
-        ``read_only`` changes nothing here: a search is a POST, as a write is."""
+        ``read_only`` changes nothing here: a search is a POST, as a write is. ``reads_knowledge``:
+        the function reads shared knowledge (searches passages, lists a document's), and so may
+        close the point in time each such read opens: ``DELETE`` on that one path."""
         role = _role(function)
         if not admin:
             self._readers_writers.append(role)
@@ -132,6 +143,16 @@ class VectorStore(StoreConstruct):
                 resources=[f"{self.domain_arn}/*"],
             )
         )
+        if reads_knowledge:
+            close = f"{self.domain_arn}/{CLOSE_SNAPSHOT_PATH}"
+            role.add_to_principal_policy(iam.PolicyStatement(actions=list(CLOSE_SNAPSHOT), resources=[close]))
+            self.access_policy.add_statements(
+                iam.PolicyStatement(
+                    principals=[iam.ArnPrincipal(role.role_arn)],
+                    actions=list(CLOSE_SNAPSHOT),
+                    resources=[close],
+                )
+            )
 
     # --- managed domain ------------------------------------------------------------------------
 

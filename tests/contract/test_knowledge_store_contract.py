@@ -372,15 +372,7 @@ def test_another_tenants_better_matches_never_crowd_out_a_tenants_own(knowledge:
     assert [(c.passage.id, c.lexical is not None) for c in found] == [(own.id, True)]
 
 
-def test_a_search_during_puts_sees_one_whole_version(
-    knowledge: KnowledgeStore, request: pytest.FixtureRequest
-) -> None:
-    if "opensearch" in request.node.name:
-        # A known race on the real engine (docs/opensearch.md, "A search during a put"): a periodic
-        # refresh can expose part of a bulk, and the real-time read of the document's version comes
-        # after the search's snapshot, so one run in several keeps one passage of the new version.
-        # Still run (an XPASS is reported) until the fix lands.
-        request.applymarker(pytest.mark.xfail(reason="known OpenSearch put/search race", strict=False))
+def test_a_search_during_puts_sees_one_whole_version(knowledge: KnowledgeStore) -> None:
     # GIVEN two versions of one document: three passages, then two
     versions = [
         doc("runbook", "# A\ncommon alpha\n# B\ncommon bravo\n# C\ncommon charlie", version="v1"),

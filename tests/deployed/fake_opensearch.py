@@ -78,9 +78,14 @@ class FakeDomain:
             return 200, {"acknowledged": True}
         if parts and parts[-1] in ("_bulk",):
             return 200, self._bulk(parts[0] if len(parts) > 1 else None, payload)
+        if parts[-2:] == ["_search", "point_in_time"]:
+            # a point in time names its index; searches in it read the live documents (no snapshot)
+            if method == "DELETE":
+                return 200, {"pits": [{"pit_id": p, "successful": True} for p in payload["pit_id"]]}
+            return 200, {"pit_id": f"pit:{parts[0]}", "_shards": {"total": 1, "successful": 1, "failed": 0}}
         if parts and parts[-1] == "_msearch":
             pairs = zip(payload[::2], payload[1::2], strict=True)
-            return 200, {"responses": [self._search(h.get("index", parts[0]), b) for h, b in pairs]}
+            return 200, {"responses": [self._search(self._searched(h, b, parts), b) for h, b in pairs]}
         if len(parts) == 1 and method == "HEAD":
             return (200, {}) if self._targets(parts[0]) else (404, {})
         if len(parts) == 1 and method == "PUT":
@@ -147,6 +152,13 @@ class FakeDomain:
             return 200, {"total": len(matched), key: len(matched), "failures": [], "timed_out": False}
         raise AssertionError(f"the fake domain does not answer {method} {path}")
 
+    @staticmethod
+    def _searched(header: dict[str, Any], body: dict[str, Any], parts: list[str]) -> str:
+        """The index a search of an ``_msearch`` reads: its point in time's, its header's, or the path's."""
+        if "pit" in body:
+            return str(body["pit"]["id"]).removeprefix("pit:")
+        return str(header.get("index", parts[0]))
+
     def _bulk(self, default_index: str | None, lines: list[dict[str, Any]]) -> dict[str, Any]:
         items: list[dict[str, Any]] = []
         i = 0
@@ -191,12 +203,14 @@ class FakeDomain:
         ranges: list[tuple[str, dict[str, Any]]] = []
         absent: list[str] = []
         _collect_terms(query, filters, ranges, absent)
+        excluded = _excluded_terms(query)
         return [
             (doc_id, source)
             for doc_id, (_, source) in self._docs(expression).items()
             if all(_value_in(source.get(f), allowed) for f, allowed in filters)
             and all(_in_range(source.get(f), bounds) for f, bounds in ranges)
             and all(_field(source, f) is None for f in absent)
+            and not any(_value_in(source.get(f), values) for f, values in excluded)
         ]
 
     def _search(self, expression: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -213,8 +227,30 @@ class FakeDomain:
                     for doc_id, source in hits[:size]
                 ],
             },
-            "aggregations": _aggregations(body.get("aggs", {}), [s for _, s in hits]),
+            "aggregations": self._aggregated(expression, body.get("aggs", {}), [s for _, s in hits]),
         }
+
+    def _aggregated(
+        self, expression: str, aggs: dict[str, Any], sources: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """`_aggregations`, and ``global`` (every document of the index, whatever the query) and
+        ``filter`` (the documents a filter keeps) around the aggregations they hold."""
+        out: dict[str, Any] = {}
+        plain: dict[str, Any] = {}
+        for name, spec in aggs.items():
+            if "global" in spec or "filter" in spec:
+                if "global" in spec:
+                    inner = [source for _, source in self._hits(expression, {})]
+                else:
+                    kept = {id(source) for _, source in self._hits(expression, spec["filter"])}
+                    inner = [source for source in sources if id(source) in kept]
+                out[name] = {
+                    "doc_count": len(inner),
+                    **self._aggregated(expression, spec.get("aggs", {}), inner),
+                }
+            else:
+                plain[name] = spec
+        return {**out, **_aggregations(plain, sources)}
 
 
 def _conflicts(op: str, meta: dict[str, Any], docs: dict[str, Any], seq: dict[str, int]) -> bool:
@@ -382,6 +418,25 @@ def _aggregations(aggs: dict[str, Any], sources: list[dict[str, Any]]) -> dict[s
             out[name] = {"buckets": [{"key": k, "doc_count": n} for k, n in ordered]}
         else:
             raise AssertionError(f"the fake domain does not aggregate {spec}")
+    return out
+
+
+def _excluded_terms(node: Any) -> list[tuple[str, set[Any]]]:
+    """The ``term`` / ``terms`` conditions of a ``must_not`` that is not about absent fields (a
+    put's removal of a document's passages but the ones just written: ``must_not`` ``terms id``)."""
+    out: list[tuple[str, set[Any]]] = []
+    if isinstance(node, list):
+        for item in node:
+            out += _excluded_terms(item)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            clauses = value if isinstance(value, list) else [value]
+            if key == "must_not" and not all(isinstance(c, dict) and set(c) == {"exists"} for c in clauses):
+                terms: list[tuple[str, set[Any]]] = []
+                _collect_terms(clauses, terms, [], [])
+                out += terms
+            elif key != "should":
+                out += _excluded_terms(value)
     return out
 
 

@@ -12,6 +12,9 @@ from agent_memory.adapters.opensearch.opensearch_index import EVENTS_SCHEMA_VERS
 pytestmark = pytest.mark.skipif(CDK_MISSING, reason=SKIP_REASON)
 
 STORE_USERS = ("Api", "Search", "Writer", "SummarizeDispatch", "SummarizeWorker", "Retention")
+#: The functions that read shared knowledge, each read in a point in time that it closes.
+KNOWLEDGE_READERS = ("Api", "Search")
+CLOSE_SNAPSHOT = ["es:ESHttpDelete"]
 
 
 def _role_arn(synth: Synth, function: str) -> dict[str, list[str]]:
@@ -66,7 +69,10 @@ def test_domain_publishes_slow_and_application_logs_through_a_native_resource_po
 def test_domain_policy_allows_exactly_the_function_roles_and_only_the_bootstrap_may_put(synth: Synth) -> None:
     # GIVEN
     statements = synth.props(synth.stack.store.domain)["AccessPolicies"]["Statement"]
-    by_principal = {json.dumps(s["Principal"]["AWS"], sort_keys=True): s for s in statements}
+    closing = [s for s in statements if as_list(s["Action"]) == CLOSE_SNAPSHOT]
+    by_principal = {
+        json.dumps(s["Principal"]["AWS"], sort_keys=True): s for s in statements if s not in closing
+    }
     # WHEN
     expected = {json.dumps(_role_arn(synth, f), sort_keys=True) for f in (*STORE_USERS, "IndexBootstrap")}
     # THEN
@@ -77,6 +83,12 @@ def test_domain_policy_allows_exactly_the_function_roles_and_only_the_bootstrap_
         is_bootstrap = principal == json.dumps(_role_arn(synth, "IndexBootstrap"), sort_keys=True)
         assert ("es:ESHttpPut" in statement["Action"]) is is_bootstrap
         assert "es:ESHttpDelete" not in statement["Action"]
+    # AND the one DELETE: the knowledge readers closing their point in time, on that path alone
+    assert sorted(json.dumps(s["Principal"]["AWS"], sort_keys=True) for s in closing) == sorted(
+        json.dumps(_role_arn(synth, f), sort_keys=True) for f in KNOWLEDGE_READERS
+    )
+    for statement in closing:
+        assert render(statement["Resource"]).endswith(":domain/agent-memory-dev/_search/point_in_time")
 
 
 def test_store_users_sign_for_the_domain_with_the_same_methods(synth: Synth) -> None:
@@ -88,7 +100,13 @@ def test_store_users_sign_for_the_domain_with_the_same_methods(synth: Synth) -> 
         assert render(env["AGENT_MEMORY_OPENSEARCH_ENDPOINT"]).startswith("https://<")
         assert env["AGENT_MEMORY_EMBEDDING_DIMENSION"] == "1024"
         es = [s for s in synth.function_statements(name) if str(as_list(s["Action"])[0]).startswith("es:")]
-        assert [sorted(as_list(s["Action"])) for s in es] == [["es:ESHttpGet", "es:ESHttpPost"]]
+        closing = [s for s in es if as_list(s["Action"]) == CLOSE_SNAPSHOT]
+        assert [sorted(as_list(s["Action"])) for s in es if s not in closing] == [
+            ["es:ESHttpGet", "es:ESHttpPost"]
+        ]
+        assert len(closing) == (name in KNOWLEDGE_READERS)
+        for statement in closing:
+            assert render(statement["Resource"]).endswith(":domain/agent-memory-dev/_search/point_in_time")
 
 
 def test_bootstrap_custom_resource_creates_the_index_for_the_configured_model(synth: Synth) -> None:

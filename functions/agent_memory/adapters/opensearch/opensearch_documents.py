@@ -15,7 +15,7 @@ read and tested on its own. The decisions (docs/opensearch.md, `opensearch_store
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -112,6 +112,14 @@ def unit(vector: Vector, dimension: int, model_id: str) -> npt.NDArray[np.float3
         raise ValidationFailedError("a vector holds NaN or infinite values")
     norm = float(np.linalg.norm(array))
     return array / np.float32(norm) if norm > 0 else array
+
+
+def cosine_of(stored: Sequence[float], query: npt.NDArray[np.float32]) -> float:
+    """The cosine of a stored vector to a unit ``query``, clipped to [-1, 1] (a zero vector: 0):
+    what a hit the k-NN query did not return is given from its stored vector."""
+    v = np.asarray(stored, dtype=np.float64)
+    norm = float(np.linalg.norm(v))
+    return min(1.0, max(-1.0, float(v @ query.astype(np.float64) / norm))) if norm > 0 else 0.0
 
 
 def vector_json(array: npt.NDArray[np.float32]) -> list[float]:

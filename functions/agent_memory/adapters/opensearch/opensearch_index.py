@@ -309,15 +309,16 @@ def knowledge_meta(dimension: int, model_id: str, engine: Engine) -> dict[str, A
 
 
 def knowledge_index_body(dimension: int, model_id: str, engine: Engine = ENGINE) -> dict[str, Any]:
-    """The create-index body of the knowledge index: three kinds of document in one mapping.
+    """The create-index body of the knowledge index: four kinds of document in one mapping.
 
     ``kind`` says which: ``document`` (a `KnowledgeDocument` whole, its text in
     ``document_text``, stored but not indexed: only passages are searched), ``passage`` (a
     `Passage` and its ``vector``, the same ``knn_vector`` as the records'), ``tombstone`` (when a
-    document was deleted). The searched text fields (``text``, ``title``, ``heading_path``) are
-    analysed as the records' are (`ANALYSIS`), so a word finds the same passages on both stores;
-    ``dynamic: strict`` refuses any field not listed. Routed by tenant: a tenant's knowledge
-    lives on one shard and its searches touch one shard.
+    document was deleted), ``put`` (a put of a document under way, `opensearch_knowledge`). The
+    searched text fields (``text``, ``title``, ``heading_path``) are analysed as the records' are
+    (`ANALYSIS`), so a word finds the same passages on both stores; ``dynamic: strict`` refuses
+    any field not listed. Routed by tenant: a tenant's knowledge lives on one shard and its
+    searches touch one shard.
     """
     mappings: dict[str, Any] = {
         "dynamic": "strict",

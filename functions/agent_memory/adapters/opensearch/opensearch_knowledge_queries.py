@@ -3,9 +3,10 @@
 Apart from the I/O (`opensearch_knowledge`) so that every request shape of the knowledge store
 can be built and pinned by a test without a cluster (docs/opensearch.md, *Shared knowledge*).
 
-* **Three kinds of document** in one index, told apart by ``kind``: ``document`` (a
+* **Four kinds of document** in one index, told apart by ``kind``: ``document`` (a
   `KnowledgeDocument`, its text in ``document_text``: stored, never searched), ``passage`` (a
-  `Passage` with its unit vector), ``tombstone`` (when a document was deleted).
+  `Passage` with its unit vector), ``tombstone`` (when a document was deleted), ``put`` (a put
+  of a document under way).
 * **Ids** are scoped by the tenant, like the records': ``tenant:doc:<doc_id>``,
   ``tenant:psg:<passage id>``, ``tenant:tomb:<doc_id>``; no tenant's write can ever overwrite
   another tenant's document (tenant and document ids cannot contain ``:``).
@@ -34,6 +35,12 @@ from agent_memory.ports import PassageQuery
 DOCUMENT = "document"
 PASSAGE = "passage"
 TOMBSTONE = "tombstone"
+#: A put under way: written (and refreshed) before a put's first passage, deleted after its
+#: last request, so a search that sees any of the put's writes sees it too (`PUTS_UNDER_WAY`).
+PUT = "put"
+#: The most puts under way of one tenant a search is told about; more make every search of
+#: the tenant read in a snapshot (`OpenSearchKnowledge.search_passages`).
+MAX_PUTS_SEEN = 1000
 #: The searched text of a passage, as SQLite's ``knowledge_fts`` has it: its words, its
 #: document's title and its heading path, scored as one text (``cross_fields``: one analyzer).
 KNOWLEDGE_LEXICAL_FIELDS = ("text", "title", "heading_path")
@@ -45,6 +52,11 @@ MAX_SEARCH_HITS = 10_000
 #: A document's fields that its ``_source`` keeps under another name: the text is not searched.
 DOCUMENT_TEXT = "document_text"
 NO_DOCUMENT_TEXT = {"excludes": [DOCUMENT_TEXT]}
+#: The aggregation of `with_puts_under_way`.
+PUTS_UNDER_WAY = "puts_under_way"
+#: What a read of a document's current version needs: its owner, kind and version.
+OWNER_FIELDS = ("kind", "tenant_id")
+VERSION_FIELDS = (*OWNER_FIELDS, "doc_id", "version")
 BY_DOC_ID = [{"doc_id": {"order": "asc"}}]
 BY_ORDINAL = [{"ordinal": {"order": "asc"}}, {"id": {"order": "asc"}}]
 _DOCUMENT_FIELDS = frozenset(KnowledgeDocument.model_fields) - {"text"}
@@ -82,6 +94,12 @@ def passage_doc_id(tenant_id: str, passage_id: str) -> str:
 
 def tombstone_doc_id(tenant_id: str, doc_id: str) -> str:
     return scoped_id(tenant_id, "tomb", doc_id)
+
+
+def put_doc_id(tenant_id: str, doc_id: str) -> str:
+    """The marker of a put of the document under way. One per document: a document's writes
+    are ordered (its message group), so two puts of it never run at once."""
+    return scoped_id(tenant_id, "put", doc_id)
 
 
 # -- documents ----------------------------------------------------------------------------------
@@ -133,6 +151,16 @@ def passage_source(passage: Passage, vector: npt.NDArray[np.float32]) -> dict[st
 
 def to_passage(source: dict[str, Any]) -> Passage:
     return Passage.model_validate({k: v for k, v in source.items() if k in _PASSAGE_FIELDS})
+
+
+def put_source(document: KnowledgeDocument) -> dict[str, Any]:
+    return {
+        "kind": PUT,
+        "tenant_id": document.tenant_id,
+        "doc_id": document.doc_id,
+        "version": document.version,
+        "created_at": ts(document.updated_at),
+    }
 
 
 def tombstone_source(tenant_id: str, doc_id: str, at: datetime) -> dict[str, Any]:
@@ -219,6 +247,51 @@ def passages_page_body(tenant_id: str, doc_id: str, after: list[Any] | None) -> 
     if after is not None:
         body["search_after"] = after
     return body
+
+
+def with_puts_under_way(body: dict[str, Any], tenant_id: str) -> dict[str, Any]:
+    """``body`` that also says, from the same snapshot as its hits, which of the tenant's
+    documents have a put under way (a ``global`` aggregation: it ignores the query)."""
+    under_way = {
+        "filter": {"bool": {"filter": tenant_kind(tenant_id, PUT)}},
+        "aggs": {"docs": {"terms": {"field": "doc_id", "size": MAX_PUTS_SEEN}}},
+    }
+    return {**body, "aggs": {PUTS_UNDER_WAY: {"global": {}, "aggs": {"of_tenant": under_way}}}}
+
+
+def puts_under_way(response: dict[str, Any]) -> set[str] | None:
+    """The documents `with_puts_under_way` found a put of; None when it may not have said all."""
+    found = response.get("aggregations", {}).get(PUTS_UNDER_WAY, {}).get("of_tenant", {}).get("docs")
+    if not isinstance(found, dict) or found.get("sum_other_doc_count", 0):
+        return None
+    return {str(bucket["key"]) for bucket in found.get("buckets", [])}
+
+
+def document_versions_body(tenant_id: str, doc_ids: list[str]) -> dict[str, Any]:
+    """The tenant's documents among ``doc_ids``, only what says their current version."""
+    return {
+        "size": len(doc_ids),
+        "_source": list(VERSION_FIELDS),
+        "query": {"bool": {"filter": [*tenant_kind(tenant_id, DOCUMENT), {"terms": {"doc_id": doc_ids}}]}},
+    }
+
+
+def current_versions(hits: list[dict[str, Any]], tenant_id: str) -> dict[str, str]:
+    """doc_id -> the version it names, from `document_versions_body`'s hits (the tenant's only)."""
+    return {
+        str(hit["_source"]["doc_id"]): str(hit["_source"].get("version"))
+        for hit in hits
+        if is_kind(hit["_source"], DOCUMENT, tenant_id)
+    }
+
+
+def passage_vectors_body(tenant_id: str, passage_ids: list[str]) -> dict[str, Any]:
+    """The tenant's passages among ``passage_ids``, only their id and vector."""
+    return {
+        "size": len(passage_ids),
+        "_source": [VECTOR_FIELD, *OWNER_FIELDS, "id"],
+        "query": {"bool": {"filter": [*tenant_kind(tenant_id, PASSAGE), {"terms": {"id": passage_ids}}]}},
+    }
 
 
 def documents_page_body(tenant_id: str, size: int, after: str | None) -> dict[str, Any]:

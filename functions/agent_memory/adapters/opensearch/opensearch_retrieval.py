@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from agent_memory.adapters.opensearch.opensearch_base import OpenSearchBase
 from agent_memory.adapters.opensearch.opensearch_documents import (
+    cosine_of,
     doc_id,
     found_source,
     owned,
@@ -144,7 +145,6 @@ class OpenSearchRetrieval(OpenSearchBase):
         field = space_field(space)
         found = self._mget(docs, "reading vectors", _source_includes=f"{field},tenant_id,agent_id")
         out: dict[str, float] = {}
-        q = query_vector.astype(np.float64)
         for rid, doc in zip(record_ids, found, strict=True):
             source = found_source(doc)
             if not source or not owned(source, tenant_id, agent_id):
@@ -152,7 +152,5 @@ class OpenSearchRetrieval(OpenSearchBase):
             stored = source.get(VECTOR_FIELD) if not space else (source.get("spaces") or {}).get(space)
             if stored is None:
                 continue
-            v = np.asarray(stored, dtype=np.float64)
-            norm = float(np.linalg.norm(v))
-            out[rid] = min(1.0, max(-1.0, float(v @ q / norm))) if norm > 0 else 0.0
+            out[rid] = cosine_of(stored, query_vector)
         return out

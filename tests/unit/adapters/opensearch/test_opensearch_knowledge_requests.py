@@ -11,6 +11,7 @@ recorded wire and replayed responses shaped like the OpenSearch documentation's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from fnmatch import fnmatch
 from typing import Any
@@ -96,6 +97,63 @@ def passage_hit(p: Passage, score: float, sort: list[Any] | None = None) -> dict
     if sort is not None:
         out["sort"] = sort
     return out
+
+
+PIT = "pit-of-t1"
+#: A hit of the document's earlier version.
+OLD_HIT = {
+    "_index": "x",
+    "_id": "t1:psg:psg_old",
+    "_score": 1.0,
+    "_source": {
+        **passage_source(passages_of(document())[0], unit_vector(1.0)),
+        "id": "psg_old",
+        "version": "v1",
+    },
+}
+PIT_BODY = {"id": PIT, "keep_alive": "30s"}
+
+
+def pit_opened() -> dict[str, Any]:
+    return {"pit_id": PIT, "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0}}
+
+
+def pit_closed() -> dict[str, Any]:
+    return {"pits": [{"pit_id": PIT, "successful": True}]}
+
+
+def msearch_response(*responses: dict[str, Any]) -> dict[str, Any]:
+    return {"took": 3, "responses": [{**r, "status": 200} for r in responses]}
+
+
+def watched(response: dict[str, Any], *under_way: str) -> dict[str, Any]:
+    """A search response with the aggregation of the puts under way (of documents ``under_way``)."""
+    buckets = [{"key": doc_id, "doc_count": 1} for doc_id in under_way]
+    docs = {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets}
+    of_tenant = {"doc_count": len(buckets), "docs": docs}
+    return {**response, "aggregations": {"puts_under_way": {"doc_count": 9, "of_tenant": of_tenant}}}
+
+
+def document_hit(doc: KnowledgeDocument) -> dict[str, Any]:
+    source = {"kind": "document", "tenant_id": doc.tenant_id, "doc_id": doc.doc_id, "version": doc.version}
+    return {"_index": KINDEX, "_id": f"t1:doc:{doc.doc_id}", "_score": 0.0, "_source": source}
+
+
+def assert_one_snapshot(sent: list[Any]) -> None:
+    """A read opened a point in time on the tenant's shard first, searched only in it (empty
+    headers: index and routing are the snapshot's), and closed it last."""
+    opened, *searches, closed = sent
+    assert (opened.method, opened.path) == ("POST", f"/{KALIAS}/_search/point_in_time")
+    assert opened.params == {"keep_alive": "30s", "routing": "t1"}
+    for search in searches:
+        assert (search.method, search.path) == ("POST", "/_msearch")
+        assert search.lines[0::2] == [{}] * (len(search.lines) // 2)
+        assert all(body["pit"] == PIT_BODY for body in search.lines[1::2])
+    assert (closed.method, closed.path, closed.body) == (
+        "DELETE",
+        "/_search/point_in_time",
+        {"pit_id": [PIT]},
+    )
 
 
 def bulk_items(*results: tuple[str, str, int]) -> dict[str, Any]:
@@ -298,19 +356,33 @@ def test_put_document_bulks_the_passages_then_the_document_then_deletes_the_othe
     doc = document()
     items = stored(doc)
     assert len(items) == 2
+    cluster.reply(bulk_items(("index", "created", 201)))
     cluster.reply(bulk_items(("index", "created", 201), ("index", "created", 201)))
     cluster.reply(bulk_items(("update", "created", 201)))
     cluster.reply(by_query(3))
+    cluster.reply(bulk_items(("delete", "deleted", 200)))
 
     # WHEN
     store(client, refresh=True).put_document(doc, items)
 
-    # THEN a _bulk of the passages, each indexed under its tenant-scoped id, routed by the
+    # THEN first the marker of a put under way, refreshed whatever the store's refresh
+    cluster.done()
+    marker, put, put_doc, clean, unmark = cluster.sent
+    assert marker.params == {"require_alias": "true", "refresh": "true"}
+    assert marker.lines == [
+        {"index": {"_index": KALIAS, "_id": "t1:put:runbook", "routing": "t1"}},
+        {
+            "kind": "put",
+            "tenant_id": "t1",
+            "doc_id": "runbook",
+            "version": "v2",
+            "created_at": "2026-11-20T09:30:00.250000Z",
+        },
+    ]
+    # AND a _bulk of the passages, each indexed under its tenant-scoped id, routed by the
     # tenant; then one of the document as a partial update (its hit counters are kept), so the
     # document names the new version only once its passages are searchable; each with the
     # store's refresh
-    cluster.done()
-    put, put_doc, clean = cluster.sent
     assert (put.method, put.path) == (put_doc.method, put_doc.path) == ("POST", "/_bulk")
     assert put.params == put_doc.params == {"require_alias": "true", "refresh": "true"}
     first, first_doc, second, _ = put.lines
@@ -352,6 +424,21 @@ def test_put_document_bulks_the_passages_then_the_document_then_deletes_the_othe
             }
         }
     }
+    # AND last, the put's marker goes
+    assert unmark.lines == [{"delete": {"_index": KALIAS, "_id": "t1:put:runbook", "routing": "t1"}}]
+
+
+def test_a_put_that_fails_half_way_leaves_its_marker(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN a cluster that takes the marker and refuses the passages
+    doc = document()
+    cluster.reply(bulk_items(("index", "created", 201)))
+    cluster.reply({"error": {"type": "mapper_parsing_exception"}}, status=400)
+
+    # WHEN / THEN the put fails and sends nothing more: searches of the document keep reading
+    # in a snapshot, which answers none of the passages it stored
+    with pytest.raises(ConfigurationError):
+        store(client).put_document(doc, stored(doc))
+    assert [s.path for s in cluster.sent] == ["/_bulk", "/_bulk"]
 
 
 def test_put_document_without_passages_removes_every_passage_of_the_document(
@@ -359,15 +446,16 @@ def test_put_document_without_passages_removes_every_passage_of_the_document(
 ) -> None:
     # GIVEN
     doc = document(text="   ")
-    cluster.reply(bulk_items(("update", "updated", 200))).reply(by_query(2))
+    cluster.reply(bulk_items(("index", "created", 201))).reply(bulk_items(("update", "updated", 200)))
+    cluster.reply(by_query(2)).reply(bulk_items(("delete", "deleted", 200)))
 
     # WHEN
     store(client).put_document(doc, [])
 
     # THEN
-    assert len(cluster.sent[0].lines) == 2  # the document alone
-    assert "must_not" not in cluster.sent[1].body["query"]["bool"]
-    assert cluster.sent[1].params == {"routing": "t1", "conflicts": "proceed", "wait_for_completion": "true"}
+    assert len(cluster.sent[1].lines) == 2  # the document alone
+    assert "must_not" not in cluster.sent[2].body["query"]["bool"]
+    assert cluster.sent[2].params == {"routing": "t1", "conflicts": "proceed", "wait_for_completion": "true"}
 
 
 def test_put_document_refuses_bad_input_before_any_request(client: OpenSearch, cluster: Cluster) -> None:
@@ -395,7 +483,9 @@ def test_delete_document_removes_the_passages_then_the_document_and_upserts_the_
 ) -> None:
     # GIVEN
     cluster.reply(by_query(2))
-    cluster.reply(bulk_items(("delete", "deleted", 200), ("update", "created", 201)))
+    cluster.reply(
+        bulk_items(("delete", "deleted", 200), ("delete", "not_found", 404), ("update", "created", 201))
+    )
 
     # WHEN
     removed = store(client).delete_document("t1", "runbook", NOW)
@@ -412,9 +502,11 @@ def test_delete_document_removes_the_passages_then_the_document_and_upserts_the_
             }
         }
     }
-    # AND the document and the tombstone in one bulk: the tombstone only ever moves later
+    # AND the document, a failed put's marker if any, and the tombstone in one bulk: the
+    # tombstone only ever moves later
     assert bulk.lines == [
         {"delete": {"_index": KALIAS, "_id": "t1:doc:runbook", "routing": "t1"}},
+        {"delete": {"_index": KALIAS, "_id": "t1:put:runbook", "routing": "t1"}},
         {"update": {"_index": KALIAS, "_id": "t1:tomb:runbook", "routing": "t1", "retry_on_conflict": 3}},
         {
             "script": {
@@ -576,25 +668,45 @@ def test_a_forged_or_foreign_documents_cursor_is_refused_before_any_request(
 def test_passages_reads_the_documents_passages_by_ordinal_in_pages(
     client: OpenSearch, cluster: Cluster
 ) -> None:
-    # GIVEN a first page that is full, then one more passage
+    # GIVEN the document at v2, a first page that is full, then one more passage and one of
+    # another version (a put under way: not the version the document names)
     doc = document()
     first = passages_of(doc)[0]
     full = [
         passage_hit(first.model_copy(update={"ordinal": i}), 0.0, sort=[i, f"psg_{i}"])
         for i in range(PASSAGE_PAGE)
     ]
-    cluster.reply(search_response(*full)).reply(
-        search_response(passage_hit(first, 0.0, sort=[PASSAGE_PAGE, "z"]))
+    old = first.model_copy(update={"id": "psg_old", "version": "v1"})
+    cluster.reply(pit_opened()).reply(msearch_response(search_response(document_hit(doc))))
+    cluster.reply(msearch_response(search_response(*full)))
+    cluster.reply(
+        msearch_response(
+            search_response(
+                passage_hit(first, 0.0, sort=[PASSAGE_PAGE, "z"]),
+                passage_hit(old, 0.0, sort=[PASSAGE_PAGE, "zz"]),
+            )
+        )
     )
+    cluster.reply(pit_closed())
 
     # WHEN
     out = store(client).passages("t1", "runbook")
 
-    # THEN
-    assert len(out) == PASSAGE_PAGE + 1
-    page1, page2 = cluster.sent
-    assert page1.params == {"routing": "t1"}
-    assert page1.body == {
+    # THEN every page, and the document's version, read in one snapshot
+    assert len(out) == PASSAGE_PAGE + 1 and {p.version for p in out} == {"v2"}
+    assert_one_snapshot(cluster.sent)
+    _, versions, page1, page2, _ = cluster.sent
+    assert versions.lines[1] == {
+        "size": 1,
+        "_source": ["kind", "tenant_id", "doc_id", "version"],
+        "query": {
+            "bool": {
+                "filter": [TENANT_FILTER, {"term": {"kind": "document"}}, {"terms": {"doc_id": ["runbook"]}}]
+            }
+        },
+        "pit": PIT_BODY,
+    }
+    assert page1.lines[1] == {
         "size": PASSAGE_PAGE,
         "_source": {"excludes": ["vector", "spaces"]},
         "query": {
@@ -603,8 +715,18 @@ def test_passages_reads_the_documents_passages_by_ordinal_in_pages(
             }
         },
         "sort": [{"ordinal": {"order": "asc"}}, {"id": {"order": "asc"}}],
+        "pit": PIT_BODY,
     }
-    assert page2.body["search_after"] == [PASSAGE_PAGE - 1, f"psg_{PASSAGE_PAGE - 1}"]
+    assert page2.lines[1]["search_after"] == [PASSAGE_PAGE - 1, f"psg_{PASSAGE_PAGE - 1}"]
+
+
+def test_passages_of_a_document_not_in_the_snapshot_are_none(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN no document (never put, deleted, or its first put not yet whole)
+    cluster.reply(pit_opened()).reply(msearch_response(search_response())).reply(pit_closed())
+
+    # WHEN / THEN no passage page is even read
+    assert store(client).passages("t1", "runbook") == []
+    assert len(cluster.sent) == 3
 
 
 # ------------------------------------------------------------------------------------------------
@@ -620,7 +742,7 @@ def test_search_passages_filters_inside_the_knn_clause_and_runs_bm25_in_the_same
     a, b, c = passages_of(doc)
     knn = search_response(passage_hit(a, 1.8), passage_hit(b, 1.25))
     bm25 = search_response(passage_hit(b, 4.0), passage_hit(c, 2.0))
-    cluster.reply({"took": 3, "responses": [{**knn, "status": 200}, {**bm25, "status": 200}]})
+    cluster.reply(msearch_response(watched(knn), watched(bm25)))
     stored_c = unit_vector(1.0, 1.0)  # cosine to the query (1, 0, ...) = 0.7071
     cluster.reply(
         {
@@ -690,9 +812,24 @@ def test_search_passages_filters_inside_the_knn_clause_and_runs_bm25_in_the_same
             }
         }
     ]
+    # AND each search says, from its own snapshot, which of the tenant's documents have a put
+    # under way (none: the hits are answered as they are)
+    for body in (knn_body, bm25_body):
+        assert body["aggs"] == {
+            "puts_under_way": {
+                "global": {},
+                "aggs": {
+                    "of_tenant": {
+                        "filter": {"bool": {"filter": [TENANT_FILTER, {"term": {"kind": "put"}}]}},
+                        "aggs": {"docs": {"terms": {"field": "doc_id", "size": 1000}}},
+                    }
+                },
+            }
+        }
     # AND the lexical-only hit's vector is read, routed, to compute its exact cosine
     assert cluster.sent[1].body == {"docs": [{"_index": KALIAS, "_id": f"t1:psg:{c.id}", "routing": "t1"}]}
     assert cluster.sent[1].params == {"_source_includes": "vector,tenant_id,kind"}
+    assert len(cluster.sent) == 2
     # AND the candidates in fused order, cosines from the scores, lexical scaled to the best
     assert [x.passage.id for x in candidates] == [a.id, b.id, c.id]
     assert candidates[0].similarity == pytest.approx(0.8)
@@ -704,8 +841,9 @@ def test_search_passages_filters_inside_the_knn_clause_and_runs_bm25_in_the_same
 
 def test_search_passages_by_words_alone_sends_only_bm25(client: OpenSearch, cluster: Cluster) -> None:
     # GIVEN
-    p = passages_of(document())[0]
-    cluster.reply({"responses": [{**search_response(passage_hit(p, 3.0)), "status": 200}]})
+    doc = document()
+    p = passages_of(doc)[0]
+    cluster.reply(msearch_response(watched(search_response(passage_hit(p, 3.0)))))
 
     # WHEN
     out = store(client).search_passages(PassageQuery(tenant_id="t1", text="failover"))
@@ -718,9 +856,122 @@ def test_search_passages_by_words_alone_sends_only_bm25(client: OpenSearch, clus
     assert len(cluster.sent) == 1  # no vector: no cosine to read
 
 
+@pytest.mark.parametrize(
+    "first",
+    [
+        pytest.param(lambda hits: watched(hits, "runbook"), id="a put of the document under way"),
+        pytest.param(lambda hits: hits, id="no word of the puts under way"),
+        pytest.param(
+            lambda hits: watched(
+                {**hits, "hits": {**hits["hits"], "hits": [*hits["hits"]["hits"], OLD_HIT]}}
+            ),
+            id="two versions of the document",
+        ),
+    ],
+)
+def test_a_search_that_may_have_seen_a_put_under_way_reads_again_in_one_snapshot(
+    client: OpenSearch, cluster: Cluster, first: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    # GIVEN a first search whose hits may not be a whole version
+    doc = document()
+    p = passages_of(doc)[0]
+    hits = search_response(passage_hit(p, 3.0))
+    cluster.reply(msearch_response(first(hits))).reply(pit_opened()).reply(msearch_response(hits))
+    cluster.reply(msearch_response(search_response(document_hit(doc)))).reply(pit_closed())
+
+    # WHEN
+    out = store(client).search_passages(PassageQuery(tenant_id="t1", text="failover"))
+
+    # THEN the same search again in a snapshot, with the version the document names there
+    assert_one_snapshot(cluster.sent[1:])
+    assert cluster.sent[2].lines[1::2] == [
+        {k: v for k, v in cluster.sent[0].lines[1].items() if k != "aggs"} | {"pit": PIT_BODY}
+    ]
+    assert filters_of(cluster.sent[3].lines[1])[-1] == {"terms": {"doc_id": ["runbook"]}}
+    assert [(x.passage.id, x.lexical) for x in out] == [(p.id, 1.0)]
+
+
+def test_a_lexical_hit_deleted_before_its_vector_is_read_makes_the_search_read_again(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN a lexical-only hit whose vector is gone when read (a put finished in between)
+    doc = document()
+    p = passages_of(doc)[0]
+    cluster.reply(msearch_response(watched(search_response()), watched(search_response(passage_hit(p, 3.0)))))
+    cluster.reply({"docs": [{"found": False}]})
+    cluster.reply(pit_opened()).reply(msearch_response(search_response(), search_response()))
+    cluster.reply(pit_closed())
+
+    # WHEN / THEN it is read again in one snapshot, where it is gone
+    assert (
+        store(client).search_passages(PassageQuery(tenant_id="t1", text="x", vector=unit_vector(1.0))) == []
+    )
+    assert_one_snapshot(cluster.sent[2:])
+
+
+def test_a_search_that_finds_nothing_opens_no_snapshot(client: OpenSearch, cluster: Cluster) -> None:
+    # GIVEN a tenant without knowledge (every context request searches it)
+    cluster.reply(msearch_response(search_response()))
+
+    # WHEN / THEN one request, no point in time
+    assert store(client).search_passages(PassageQuery(tenant_id="t1", text="failover")) == []
+    assert [s.path for s in cluster.sent] == ["/_msearch"]
+
+
+def test_search_passages_keeps_only_the_version_each_document_names_in_the_snapshot(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN hits of v2 and of v1 of one document (a put under way), the document naming v2,
+    # and a hit of a document absent from the snapshot (a first put not yet whole)
+    doc = document()
+    new = passages_of(doc)[0]
+    old = new.model_copy(update={"id": "psg_old", "version": "v1"})
+    orphan = passages_of(document(doc_id="draft"))[0]
+    hits = search_response(passage_hit(old, 5.0), passage_hit(new, 3.0), passage_hit(orphan, 2.0))
+    cluster.reply(msearch_response(watched(hits, "runbook"))).reply(pit_opened()).reply(
+        msearch_response(hits)
+    )
+    cluster.reply(msearch_response(search_response(document_hit(doc)))).reply(pit_closed())
+
+    # WHEN
+    out = store(client).search_passages(PassageQuery(tenant_id="t1", text="failover"))
+
+    # THEN only the named version's passage, scaled as the best of what is kept
+    assert [(x.passage.id, x.lexical) for x in out] == [(new.id, 1.0)]
+    assert filters_of(cluster.sent[3].lines[1])[-1] == {"terms": {"doc_id": ["draft", "runbook"]}}
+
+
+def test_a_search_closes_its_snapshot_even_when_it_fails_and_survives_a_failed_close(
+    client: OpenSearch, cluster: Cluster
+) -> None:
+    # GIVEN a search that the cluster refuses, then a close that fails
+    doc = document()
+    p = passages_of(doc)[0]
+    hits = msearch_response(search_response(passage_hit(p, 3.0)))
+    cluster.reply(msearch_response(watched(search_response(passage_hit(p, 3.0)), "runbook"))).reply(
+        pit_opened()
+    )
+    cluster.reply({"error": {"type": "search_phase_execution_exception"}}, status=400)
+    cluster.reply({"error": {"type": "illegal_argument_exception"}}, status=400)
+    with pytest.raises(ConfigurationError):  # a 400 no retry can fix
+        store(client).search_passages(PassageQuery(tenant_id="t1", text="failover"))
+    assert cluster.sent[-1].path == "/_search/point_in_time"
+
+    # WHEN a search succeeds but closing its snapshot fails
+    cluster.reply(msearch_response(watched(search_response(passage_hit(p, 3.0)), "runbook")))
+    cluster.reply(pit_opened()).reply(hits)
+    cluster.reply(msearch_response(search_response(document_hit(doc))))
+    cluster.reply({"error": {"type": "illegal_argument_exception"}}, status=400)
+
+    # THEN it still answers (the snapshot expires by itself)
+    assert [x.passage.id for x in store(client).search_passages(PassageQuery(tenant_id="t1", text="x"))] == [
+        p.id
+    ]
+
+
 def test_search_passages_drops_hits_of_another_tenant(client: OpenSearch, cluster: Cluster) -> None:
     p = passages_of(document(tenant_id="t2"))[0]
-    cluster.reply({"responses": [{**search_response(passage_hit(p, 3.0)), "status": 200}]})
+    cluster.reply(msearch_response(search_response(passage_hit(p, 3.0)))).reply(pit_closed())
 
     assert store(client).search_passages(PassageQuery(tenant_id="t1", text="failover")) == []
 
@@ -800,7 +1051,7 @@ def test_search_and_listing_stay_within_what_one_search_can_return(
     client: OpenSearch, cluster: Cluster
 ) -> None:
     # GIVEN limits above the k-NN plugin's largest k and the default result window
-    cluster.reply({"responses": [{**search_response(), "status": 200}]}).reply(search_response())
+    cluster.reply(msearch_response(search_response())).reply(search_response())
 
     # WHEN
     store(client).search_passages(PassageQuery(tenant_id="t1", vector=unit_vector(1.0), limit=50_000))
