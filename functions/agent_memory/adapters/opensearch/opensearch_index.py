@@ -190,10 +190,9 @@ def records_index_body(dimension: int, model_id: str, engine: Engine = ENGINE) -
     twice) so a time window is two range filters. ``context`` (the turns before a conversation
     turn) is searched and stored in ``_source`` like any field, so records round-trip.
     """
-    mappings: dict[str, Any] = {
-        "dynamic": "strict",
-        "_meta": records_meta(dimension, model_id, engine),
-        "properties": {
+    return _vector_index_body(
+        records_meta(dimension, model_id, engine),
+        {
             "id": _KEYWORD,
             "tenant_id": _KEYWORD,
             "agent_id": _KEYWORD,
@@ -267,10 +266,27 @@ def records_index_body(dimension: int, model_id: str, engine: Engine = ENGINE) -
             "valid_to": _DATE,
             "supersedes": _KEYWORD,
             "superseded_by": _KEYWORD,
-            VECTOR_FIELD: vector_field(dimension, engine),
         },
-        # Every document is routed by ``tenant:agent``: one agent's memory lives on one shard,
-        # so its queries touch one shard, and a write without routing is refused.
+        dimension,
+        engine,
+    )
+
+
+def _vector_index_body(
+    meta: dict[str, Any], properties: dict[str, Any], dimension: int, engine: Engine
+) -> dict[str, Any]:
+    """The create-index body shared by the two indexes of vectors (records and knowledge), so
+    they cannot drift apart in what makes them searchable alike: k-NN on, the same `ANALYSIS`,
+    ``dynamic: strict``, the ``vector`` field last, and routing required.
+
+    Every document is routed (records by ``tenant:agent``, knowledge by tenant): one agent's
+    memory or one tenant's knowledge lives on one shard, so its queries touch one shard, and a
+    write without routing is refused.
+    """
+    mappings: dict[str, Any] = {
+        "dynamic": "strict",
+        "_meta": meta,
+        "properties": {**properties, VECTOR_FIELD: vector_field(dimension, engine)},
         "_routing": {"required": True},
     }
     # A copy: the field definitions are shared module constants, and callers may edit the body.
@@ -320,10 +336,9 @@ def knowledge_index_body(dimension: int, model_id: str, engine: Engine = ENGINE)
     any field not listed. Routed by tenant: a tenant's knowledge lives on one shard and its
     searches touch one shard.
     """
-    mappings: dict[str, Any] = {
-        "dynamic": "strict",
-        "_meta": knowledge_meta(dimension, model_id, engine),
-        "properties": {
+    return _vector_index_body(
+        knowledge_meta(dimension, model_id, engine),
+        {
             "kind": _KEYWORD,
             "id": _KEYWORD,
             "tenant_id": _KEYWORD,
@@ -349,11 +364,10 @@ def knowledge_index_body(dimension: int, model_id: str, engine: Engine = ENGINE)
             "created_at": _DATE,
             "updated_at": _DATE,
             "deleted_at": _DATE,
-            VECTOR_FIELD: vector_field(dimension, engine),
         },
-        "_routing": {"required": True},
-    }
-    return copy.deepcopy({"settings": {"index": {"knn": True, "analysis": ANALYSIS}}, "mappings": mappings})
+        dimension,
+        engine,
+    )
 
 
 def events_index_body() -> dict[str, Any]:
