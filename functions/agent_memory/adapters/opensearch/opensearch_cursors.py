@@ -4,8 +4,9 @@ aggregation's ``after_key``) bound to the listing it was issued for.
 Apart from the I/O because a cursor is client input: decoding and checking one never needs the
 cluster, and a cursor of another tenant, agent or filter is refused before any request is sent.
 A page cursor is urlsafe base64 of JSON (padding stripped): the position and the binding
-(tenant, agent, filter); anything else is a `ValidationFailedError` (400). Retention's cursor is
-an internal one (the retention job's own paging) and carries the sort values only.
+(tenant, agent, filter); anything else is a `ValidationFailedError` (400). Retention's cursor
+(the retention job's own paging) is bound the same way, to the tenant, grain and cutoff it was
+issued for, as the SQLite store's is.
 """
 
 from __future__ import annotations
@@ -94,12 +95,14 @@ def next_page_cursor(binding: dict[str, Any], hits: list[dict[str, Any]], limit:
     return encode_cursor({**binding, "s": hits[limit - 1]["sort"]}) if len(hits) > limit else None
 
 
-def encode_retention_cursor(sort: list[Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(sort).encode()).decode()
+def retention_binding(tenant_id: str, grain: str, cutoff: str) -> dict[str, Any]:
+    """What a retention candidates cursor is bound to: a page of another listing is refused."""
+    return {"t": tenant_id, "g": grain, "c": cutoff, "w": "retention"}
 
 
-def decode_retention_cursor(cursor: str) -> Any:
-    try:
-        return json.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, binascii.Error) as exc:
-        raise ValidationFailedError("invalid cursor") from exc
+def retention_after(cursor: str, binding: dict[str, Any]) -> list[Any]:
+    """The ``search_after`` of a retention candidates cursor: (span end, record id, agent id)."""
+    after = decode_cursor(cursor, binding).get("s")
+    if not isinstance(after, list) or len(after) != 3:
+        raise invalid_cursor()
+    return after

@@ -16,10 +16,11 @@ from typing import Any
 from agent_memory.adapters.opensearch.opensearch_base import OpenSearchBase
 from agent_memory.adapters.opensearch.opensearch_client import os_errors
 from agent_memory.adapters.opensearch.opensearch_cursors import (
-    decode_retention_cursor,
-    encode_retention_cursor,
+    encode_cursor,
+    retention_after,
+    retention_binding,
 )
-from agent_memory.adapters.opensearch.opensearch_documents import doc_id, to_record
+from agent_memory.adapters.opensearch.opensearch_documents import doc_id, to_record, ts
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of
 from agent_memory.adapters.opensearch.opensearch_retention_queries import (
     DELETE_PAGE,
@@ -31,7 +32,7 @@ from agent_memory.adapters.opensearch.opensearch_retention_queries import (
     purge_query,
 )
 from agent_memory.domain.grains import Grain
-from agent_memory.errors import DependencyError
+from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
 from agent_memory.ports import AuditAction, AuditEvent, Page
 
 
@@ -42,16 +43,20 @@ class OpenSearchRetention(OpenSearchBase):
         self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
     ) -> Page:
         """The tenant's ``grain`` records ending before ``cutoff``, sorted by (span end, id),
-        paged with ``search_after`` (the cursor is the last hit's sort values, as JSON). No
-        routing: every agent of the tenant, all shards."""
+        paged with ``search_after``; the cursor (the last hit's sort values) is bound to the
+        tenant, grain and cutoff, and a limit below 1 is refused, as on SQLite. No routing:
+        every agent of the tenant, all shards."""
+        if limit < 1:
+            raise ValidationFailedError("limit must be at least 1")
+        binding = retention_binding(tenant_id, Grain(grain).value, ts(cutoff))
         body = candidates_body(tenant_id, grain, cutoff, limit)
         if cursor is not None:
-            body["search_after"] = decode_retention_cursor(cursor)
+            body["search_after"] = retention_after(cursor, binding)
         hits = hits_of(
             self._search(body, "finding records past retention", request_timeout=MAINTENANCE_TIMEOUT_S)
         )
         records = [to_record(h["_source"]) for h in hits if h["_source"].get("tenant_id") == tenant_id]
-        next_cursor = encode_retention_cursor(hits[-1]["sort"]) if len(hits) == limit else None
+        next_cursor = encode_cursor({**binding, "s": hits[-1]["sort"]}) if len(hits) == limit else None
         return Page(records=records, next_cursor=next_cursor)
 
     def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
@@ -69,6 +74,8 @@ class OpenSearchRetention(OpenSearchBase):
                 result = item.get("delete", {})
                 if result.get("result") == "deleted":
                     deleted += 1
+                elif result.get("status") == 404 and result.get("error"):  # the index, not the record
+                    raise ConfigurationError(f"deleting records past retention failed: {result}")
                 elif result.get("status") not in (200, 404):
                     raise DependencyError(f"deleting records past retention failed: {result}")
         return deleted
