@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from agent_memory.adapters.sqlite.sqlite_audit import insert_audit
@@ -124,32 +124,49 @@ class SqliteRecords(SqliteStorePart):
         agent is not live here: nothing changes and no audit event is written.
         """
         at = to_us(event.at)
-        with self._db.transaction(write=True) as conn:
-            resolved = self._resolve(conn, tenant_id, agent_id, record_id)
-            cursor = conn.execute(
-                f"UPDATE records SET deleted_at = ?, updated_at = ?, {_ERASED} "
-                "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
-                "AND (expires_at IS NULL OR expires_at > ?)",
-                (at, at, tenant_id, agent_id, resolved, at),
-            )
-            if cursor.rowcount == 0:
-                return False
-            _erase_traces(conn, tenant_id, agent_id, resolved)
-            insert_audit(conn, [event])
-        scrub_wal(self._db.get())
-        return True
+        return self._hide(
+            f"UPDATE records SET deleted_at = ?, updated_at = ?, {_ERASED} "
+            "WHERE tenant_id = ? AND agent_id = ? AND id = ? AND deleted_at IS NULL "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            lambda target: (at, at, tenant_id, agent_id, target, at),
+            (tenant_id, agent_id, record_id),
+            event,
+            resolve=True,
+        )
 
     def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         at = to_us(event.at)
+        return self._hide(
+            f"UPDATE records SET deleted_at = max(coalesce(deleted_at, 0), ?), {_HIDDEN} "
+            "WHERE tenant_id = ? AND agent_id = ? AND id = ?",
+            lambda target: (at, tenant_id, agent_id, target),
+            (tenant_id, agent_id, record_id),
+            event,
+            resolve=False,
+        )
+
+    def _hide(
+        self,
+        update: str,
+        params: Callable[[str], tuple[object, ...]],
+        key: tuple[str, str, str],
+        event: AuditEvent,
+        *,
+        resolve: bool,
+    ) -> bool:
+        """Take one record out of reads with ``update`` (``params`` given the id it targets),
+        erase its traces and write ``event`` in the same transaction, then scrub the WAL; False,
+        with nothing written, when ``update`` changed no row.
+
+        Shared by a forget (``resolve``: the id may be an alias) and a stale mark, so a record
+        hidden either way leaves none of its words behind in the database file or its WAL.
+        """
+        tenant_id, agent_id, record_id = key
         with self._db.transaction(write=True) as conn:
-            cursor = conn.execute(
-                f"UPDATE records SET deleted_at = max(coalesce(deleted_at, 0), ?), {_HIDDEN} "
-                "WHERE tenant_id = ? AND agent_id = ? AND id = ?",
-                (at, tenant_id, agent_id, record_id),
-            )
-            if cursor.rowcount == 0:
+            target = self._resolve(conn, tenant_id, agent_id, record_id) if resolve else record_id
+            if conn.execute(update, params(target)).rowcount == 0:
                 return False
-            _erase_traces(conn, tenant_id, agent_id, record_id)
+            _erase_traces(conn, tenant_id, agent_id, target)
             insert_audit(conn, [event])
         scrub_wal(self._db.get())
         return True
