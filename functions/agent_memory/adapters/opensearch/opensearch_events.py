@@ -17,7 +17,7 @@ from datetime import time as day_time
 from typing import Any
 
 from agent_memory.adapters.opensearch.opensearch_documents import ts
-from agent_memory.adapters.opensearch.opensearch_filters import term
+from agent_memory.adapters.opensearch.opensearch_filters import paged_body, term
 from agent_memory.ports import AuditEvent, SearchDay
 
 #: Day documents read by `search_days` (the service asks for at most a few hundred days).
@@ -111,14 +111,7 @@ def audit_events_body(
     filters = [term("doc_type", "audit"), term("tenant_id", tenant_id), term("agent_id", agent_id)]
     if record_id is not None:
         filters.append(term("record_id", record_id))
-    body: dict[str, Any] = {
-        "size": limit + 1,
-        "query": {"bool": {"filter": filters}},
-        "sort": AUDIT_NEWEST_FIRST,
-    }
-    if after is not None:
-        body["search_after"] = after
-    return body
+    return paged_body(limit + 1, {"bool": {"filter": filters}}, AUDIT_NEWEST_FIRST, after)
 
 
 def utc_day(at: datetime) -> datetime:

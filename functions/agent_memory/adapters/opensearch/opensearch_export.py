@@ -22,7 +22,7 @@ from agent_memory.adapters.opensearch.opensearch_cursors import (
 )
 from agent_memory.adapters.opensearch.opensearch_documents import to_record, ts
 from agent_memory.adapters.opensearch.opensearch_events import AUDIT_OLDEST_FIRST, audit_event
-from agent_memory.adapters.opensearch.opensearch_filters import tenant_live_filters, term
+from agent_memory.adapters.opensearch.opensearch_filters import paged_body, tenant_live_filters, term
 from agent_memory.adapters.opensearch.opensearch_queries import records_page_body
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of
 from agent_memory.domain.grains import Grain
@@ -91,14 +91,7 @@ def audit_of_body(
         term("agent_id", agent_id),
         {"terms": {"record_id": list(record_ids)}},
     ]
-    body: dict[str, Any] = {
-        "size": AUDIT_PAGE,
-        "query": {"bool": {"filter": filters}},
-        "sort": AUDIT_OLDEST_FIRST,
-    }
-    if after is not None:
-        body["search_after"] = after
-    return body
+    return paged_body(AUDIT_PAGE, {"bool": {"filter": filters}}, AUDIT_OLDEST_FIRST, after)
 
 
 class OpenSearchExport(OpenSearchBase):

@@ -23,6 +23,27 @@ MAX_QUERY_WORDS = 64
 _WORD = re.compile(r"\w+")
 
 
+def paged_body(
+    size: int,
+    query: dict[str, Any],
+    sort: list[dict[str, Any]],
+    after: list[Any] | None,
+    source: Any = None,
+) -> dict[str, Any]:
+    """One page of a sorted search: ``size`` hits of ``query`` in ``sort`` order, after ``after``
+    (the previous page's last sort values; None on the first page), with ``source`` as its
+    ``_source`` when given. One shape for every listing the store pages with ``search_after``
+    (records, audit events, expired records), so a page is asked for alike everywhere."""
+    body: dict[str, Any] = {"size": size}
+    if source is not None:
+        body["_source"] = source
+    body["query"] = query
+    body["sort"] = sort
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
 def term(field: str, value: str) -> dict[str, Any]:
     return {"term": {field: value}}
 

@@ -28,6 +28,7 @@ from agent_memory.adapters.opensearch.opensearch_filters import (
     neighbourhood_filters,
     not_deleted,
     overlapping,
+    paged_body,
     tenant_live_filters,
     term,
 )
@@ -51,15 +52,7 @@ def records_page_body(
     filters: list[dict[str, Any]], size: int, sort: list[dict[str, Any]], after: list[Any] | None = None
 ) -> dict[str, Any]:
     """One page of records (without their vectors) matching ``filters``, after ``after``."""
-    body: dict[str, Any] = {
-        "size": size,
-        "_source": NO_VECTOR,
-        "query": {"bool": {"filter": filters}},
-        "sort": sort,
-    }
-    if after is not None:
-        body["search_after"] = after
-    return body
+    return paged_body(size, {"bool": {"filter": filters}}, sort, after, source=NO_VECTOR)
 
 
 def knn_body(

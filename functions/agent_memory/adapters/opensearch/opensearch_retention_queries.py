@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.adapters.opensearch.opensearch_documents import ts
-from agent_memory.adapters.opensearch.opensearch_filters import ended_before, term
+from agent_memory.adapters.opensearch.opensearch_filters import ended_before, paged_body, term
 from agent_memory.adapters.opensearch.opensearch_queries import NO_VECTOR
 from agent_memory.domain.grains import Grain
 
@@ -79,12 +79,5 @@ def expired_page_body(tenant_id: str, now: datetime, after: list[Any] | None) ->
             "must_not": [{"exists": {"field": "deleted_at"}}],
         }
     }
-    body: dict[str, Any] = {
-        "size": DELETE_PAGE,
-        "_source": ["id", "agent_id"],
-        "query": query,
-        "sort": [{"id": {"order": "asc"}}, {"agent_id": {"order": "asc"}}],
-    }
-    if after is not None:
-        body["search_after"] = after
-    return body
+    by_id = [{"id": {"order": "asc"}}, {"agent_id": {"order": "asc"}}]
+    return paged_body(DELETE_PAGE, query, by_id, after, source=["id", "agent_id"])
