@@ -9,7 +9,7 @@ never deletes from the events index.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -86,35 +86,43 @@ class OpenSearchRetention(OpenSearchBase):
         first (ids only, in pages) and audited, so an audit event exists for every record the
         delete takes; a run that dies in between audits them again on its next run."""
         self._audit_expired(tenant_id, now)
-        query = purge_query(tenant_id, now, forgotten_before)
-        response = self._delete_by_query(query, "purging expired and forgotten records")
-        failures = response.get("failures") or []
-        if failures:
-            raise DependencyError(
+        return self._delete_by_query(
+            purge_query(tenant_id, now, forgotten_before),
+            "purging expired and forgotten records",
+            lambda _deleted, failures: (
                 f"purge of {tenant_id} had {len(failures)} failures; it is safe to run again"
-            )
-        return int(response.get("deleted", 0))
+            ),
+        )
 
     def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
         """``_delete_by_query`` over every agent of the tenant (no routing: all shards), in
         parallel slices, waiting for the result (`opensearch_retention_queries.delete_by_query_params`)."""
-        query = older_than_query(tenant_id, grain, cutoff)
-        response = self._delete_by_query(query, "deleting old records")
-        failures = response.get("failures") or []
-        if failures:
-            raise DependencyError(
-                f"retention deleted {response.get('deleted', 0)} records of {tenant_id}/{grain} but "
+        return self._delete_by_query(
+            older_than_query(tenant_id, grain, cutoff),
+            "deleting old records",
+            lambda deleted, failures: (
+                f"retention deleted {deleted} records of {tenant_id}/{grain} but "
                 f"{len(failures)} deletions failed (first: {failures[0]}); it is safe to run again"
-            )
-        return int(response.get("deleted", 0))
+            ),
+        )
 
-    def _delete_by_query(self, query: dict[str, Any], what: str) -> dict[str, Any]:
+    def _delete_by_query(
+        self, query: dict[str, Any], what: str, failed: Callable[[Any, list[Any]], str]
+    ) -> int:
+        """Delete what ``query`` matches (`delete_by_query_params`: slices, waiting for the
+        result) and answer how many went; a response naming any failure raises a
+        `DependencyError` worded by ``failed`` (the count deleted, the failures), since a
+        partial delete is safe to run again. One place for the two bulk deletes of retention
+        (the purge and the deletion by age), so both judge a response alike."""
         params = delete_by_query_params(bool(self._refresh))
         with os_errors(what, self.alias):
             response: dict[str, Any] = self._client.delete_by_query(
                 index=self.alias, body={"query": query}, params=params
             )
-        return response
+        failures = response.get("failures") or []
+        if failures:
+            raise DependencyError(failed(response.get("deleted", 0), failures))
+        return int(response.get("deleted", 0))
 
     def _audit_expired(self, tenant_id: str, now: datetime) -> None:
         after: list[Any] | None = None
