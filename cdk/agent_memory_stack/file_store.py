@@ -20,7 +20,7 @@ from agent_memory_stack.buckets import grant_prefix, private_bucket
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
 from agent_memory_stack.function_factory import FunctionFactory
-from agent_memory_stack.store_construct import StoreConstruct
+from agent_memory_stack.store_construct import DataAccess, StoreConstruct
 
 PREFIX = "stores/"
 OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject")
@@ -53,20 +53,13 @@ class FileStore(StoreConstruct):
             **embedding_environment(self.config),
         }
 
-    def grant_data_access(
-        self,
-        function: lambda_.IFunction,
-        *,
-        admin: bool = False,
-        read_only: bool = False,
-        reads_knowledge: bool = False,
-    ) -> None:
+    def _grant(self, function: lambda_.IFunction, access: DataAccess) -> None:
         """Read (and unless ``read_only``, write) the tenants' files, and list them: S3 answers a
         missing file with 404 only to a role that may list, and a tenant's first write finds none.
         ``admin`` and ``reads_knowledge`` change nothing here (no index to make, no snapshot to close)."""
         role = function.role
         assert role is not None
-        actions = ["s3:GetObject"] if read_only else list(OBJECT_ACTIONS)
+        actions = ["s3:GetObject"] if access.read_only else list(OBJECT_ACTIONS)
         grant_prefix(
             role,
             self.bucket,

@@ -37,7 +37,7 @@ from agent_memory_stack.environment import settings_env
 from agent_memory_stack.function_factory import FUNCTIONS, FunctionFactory, retention_days
 from agent_memory_stack.nag import acknowledge, as_finding, logical_id
 from agent_memory_stack.removal import retained
-from agent_memory_stack.store_construct import StoreConstruct
+from agent_memory_stack.store_construct import DataAccess, StoreConstruct
 
 #: Domain HTTP methods. Every data operation of the store is a GET, HEAD or POST (`_bulk`,
 #: `_msearch`, `_mget`, `_update`, `_delete_by_query`, and ``POST _mapping`` adding a tenant's
@@ -112,23 +112,15 @@ class VectorStore(StoreConstruct):
             **embedding_environment(self.config),
         }
 
-    def grant_data_access(
-        self,
-        function: lambda_.IFunction,
-        *,
-        admin: bool = False,
-        read_only: bool = False,
-        reads_knowledge: bool = False,
-    ) -> None:
+    def _grant(self, function: lambda_.IFunction, access: DataAccess) -> None:
         """Let one function's role use the store: IAM on its side, the store's policy on the other.
         ``read_only`` changes nothing here: a search is a POST, as a write is. ``reads_knowledge``:
         the function reads shared knowledge (searches passages, lists a document's), and so may
         close the point in time each such read opens: ``DELETE`` on that one path."""
         role = _role(function)
-        if not admin:
+        if not access.admin:
             self._readers_writers.append(role)
-        methods = list(ADMIN_METHODS if admin else READ_WRITE_METHODS)
-        role.add_to_principal_policy(iam.PolicyStatement(actions=methods, resources=[f"{self.domain_arn}/*"]))
+        self._allow(role, list(ADMIN_METHODS if access.admin else READ_WRITE_METHODS), f"{self.domain_arn}/*")
         acknowledge(
             role,
             f"IAM5[Resource::{as_finding(self, f'{self.domain_arn}/*')}]",
@@ -136,23 +128,18 @@ class VectorStore(StoreConstruct):
             "as well as index paths; which indexes a role may touch is enforced inside the domain by "
             "fine-grained access control",
         )
+        if access.reads_knowledge:
+            self._allow(role, list(CLOSE_SNAPSHOT), f"{self.domain_arn}/{CLOSE_SNAPSHOT_PATH}")
+
+    def _allow(self, role: iam.IRole, actions: list[str], resource: str) -> None:
+        """Allow ``role`` ``actions`` on ``resource`` on both sides a request to the domain is
+        judged: the role's own policy and the domain's access policy. Either alone is refused, so
+        every grant adds both, together."""
+        role.add_to_principal_policy(iam.PolicyStatement(actions=actions, resources=[resource]))
+        principals: list[iam.IPrincipal] = [iam.ArnPrincipal(role.role_arn)]
         self.access_policy.add_statements(
-            iam.PolicyStatement(
-                principals=[iam.ArnPrincipal(role.role_arn)],
-                actions=methods,
-                resources=[f"{self.domain_arn}/*"],
-            )
+            iam.PolicyStatement(principals=principals, actions=actions, resources=[resource])
         )
-        if reads_knowledge:
-            close = f"{self.domain_arn}/{CLOSE_SNAPSHOT_PATH}"
-            role.add_to_principal_policy(iam.PolicyStatement(actions=list(CLOSE_SNAPSHOT), resources=[close]))
-            self.access_policy.add_statements(
-                iam.PolicyStatement(
-                    principals=[iam.ArnPrincipal(role.role_arn)],
-                    actions=list(CLOSE_SNAPSHOT),
-                    resources=[close],
-                )
-            )
 
     # --- managed domain ------------------------------------------------------------------------
 
