@@ -442,19 +442,17 @@ def check_records_mapping(
     """One records index against the deployment: model and dimension first (an older index of
     another model is not upgraded: its vectors must be re-embedded), then the schema version."""
     meta = mapping.get("_meta", {})
-    _check_model(
-        mapping,
-        meta,
-        dimension,
-        model_id,
-        lambda stored_model, stored_dim: (
+
+    def refusal(stored_model: Any, stored_dim: Any) -> str:
+        return (
             f"OpenSearch index {name} (alias {alias}) holds vectors of model {stored_model!r} with "
             f"dimension {stored_dim}, but this deployment embeds with {model_id!r} (dimension "
             f"{dimension}). Vectors of different models cannot be compared: restore the previous "
             "embedding settings, or set AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS to a new alias, run "
             "`agent-memory index bootstrap` and re-embed the memories into it."
-        ),
-    )
+        )
+
+    _check_model(mapping, meta, dimension, model_id, refusal)
     version = meta.get("schema_version")
     if version == SCHEMA_VERSION:
         return
@@ -483,18 +481,16 @@ def check_knowledge_mapping(
             f"OpenSearch index {name} (alias {knowledge_alias_name(alias)}) was not made by "
             "`agent-memory index bootstrap` (no agent-memory knowledge _meta in its mapping)"
         )
-    _check_model(
-        mapping,
-        meta,
-        dimension,
-        model_id,
-        lambda stored_model, stored_dim: (
+
+    def refusal(stored_model: Any, stored_dim: Any) -> str:
+        return (
             f"OpenSearch index {name} (alias {knowledge_alias_name(alias)}) holds passage vectors of "
             f"model {stored_model!r} with dimension {stored_dim}, but this deployment embeds with "
             f"{model_id!r} (dimension {dimension}): restore the previous embedding settings, or "
             "bootstrap a new alias and put the documents again"
-        ),
-    )
+        )
+
+    _check_model(mapping, meta, dimension, model_id, refusal)
     if meta.get("schema_version") != KNOWLEDGE_SCHEMA_VERSION:
         raise ConfigurationError(
             f"OpenSearch index {name} has knowledge schema version {meta.get('schema_version')!r}, "
