@@ -310,6 +310,9 @@ class AlsoInOut(BaseModel):
     id: str = Field(description="Reads the summary back whole (GET .../memories/{id}).")
 
 
+# The docstring below is the schema's description in docs/openapi.json. The fields are a
+# `Passage`'s, by the same names: `SearchResult.of` reads them from the passage's attributes, so a
+# field added here is filled without a second list to keep in step.
 class PassageRef(BaseModel):
     """Where a shared passage comes from: enough to cite it ("per ADR-12, Consequences")."""
 
@@ -374,15 +377,7 @@ class SearchResult(BaseModel):
             return cls(
                 id=p.id,
                 source_tag="shared",
-                document=PassageRef(
-                    doc_id=p.doc_id,
-                    title=p.title,
-                    version=p.version,
-                    heading_path=p.heading_path,
-                    source_uri=p.source_uri,
-                    start=p.start,
-                    end=p.end,
-                ),
+                document=PassageRef.model_validate(p, from_attributes=True),
                 grain=None,
                 time_key=None,
                 kind=None,
