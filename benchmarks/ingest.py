@@ -24,7 +24,9 @@ data directory:
    them once (`services.embedding_memo`: a turn's words and its speaker's day,
    `domain.contextual.vector_texts`), in parts of about 24 texts on a thread of its own while it
    stores the writes already embedded (`services.write_vectors`), on every core at a lower thread
-   priority than the searches (`MiniLmEmbedder`'s bulk session).
+   priority than the searches (`MiniLmEmbedder`'s bulk session), and with several API processes
+   in a process of its own at a lower priority still (`local.worker.WriterProcess`); before the
+   idle searches one write is stored (`warm_up`), so that process has started.
 
 ``--writer-only`` measures the writer alone in this process instead (`writer_alone`).
 Figures go to ``benchmarks/results/ingest[-...].json``; the table goes to stdout.
