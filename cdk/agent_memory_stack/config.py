@@ -13,11 +13,11 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agent_memory.domain.grains import Grain
+from agent_memory.settings import known_timezone
 from agent_memory_stack.environment import settings_env
 
 CONTEXT_KEY = "agent_memory"
@@ -237,14 +237,7 @@ class StackConfig(_Strict):
     #: An e-mail address subscribed to the stack's alarm topic (it must confirm the subscription).
     alarm_email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown IANA timezone {value!r}") from exc
-        return value
+    _known_zone = field_validator("timezone")(known_timezone)
 
     @field_validator("embedding_model_id", "summary_model_id")
     @classmethod

@@ -32,6 +32,17 @@ _NAMED_RESOURCES = (
 )
 
 
+def known_timezone(value: str) -> str:
+    """``value`` if it names an IANA time zone, else a ValueError naming it. The service's
+    settings and the stack's configuration check the same zone the same way, so a stack that
+    synthesizes never deploys functions that refuse their own settings at cold start."""
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown IANA timezone {value!r}") from exc
+    return value
+
+
 class Settings(BaseSettings):
     """What every function and the local runtime may be configured with.
 
@@ -211,14 +222,7 @@ class Settings(BaseSettings):
     #: A write without ``ttl_days`` gets its kind's default lifetime (`domain.plans.DEFAULT_TTL_DAYS`).
     default_ttls: bool = True
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown timezone {value!r}") from exc
-        return value
+    _known_zone = field_validator("timezone")(known_timezone)
 
     @field_validator("opensearch_service", mode="before")
     @classmethod
