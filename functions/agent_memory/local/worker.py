@@ -12,8 +12,8 @@ dead-letters it. If the handler raises, the whole batch is redelivered.
 When the API is served by several processes (`local.api_workers`), the writer drains its queue in
 a process of its own (`WriterProcess`), at `WRITER_NICE` lower priority: a bulk load's embedding
 and storing then share no interpreter with a search, and the OS hands a core to a search that
-arrives (docs/decisions.md, "Bulk ingest"). Still one consumer of the queue, so FIFO order and
-every step's idempotence are as with one process.
+arrives (docs/decisions.md, "Bulk ingest: the writer in a process of its own"). Still one
+consumer of the queue, so FIFO order and every step's idempotence are as with one process.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ RETRY_BASE_DELAY_S = 0.5
 WRITE_BATCH = 50
 #: How much lower the writer's own process runs than the API's (`WriterProcess`): nice 10 weighs
 #: about a tenth of nice 0 in the Linux scheduler, so a search preempts the load and the load
-#: still takes every cycle the searches leave.
+#: still takes every cycle the searches leave (and the machine's other programs: on a busy
+#: machine a bulk load takes longer).
 WRITER_NICE = 10
 
 
