@@ -13,11 +13,11 @@ statement of the **same holder** (end user, speaker, role) from another conversa
 
 * is **nearest** to it by the statements' own words (their own vectors' cosine, at least `NEAR`),
 * **stands out** from every other statement there by `STANDS_OUT`, and
-* is about the same attribute as far as the shapes tell (`domain.supersession.same_attribute`:
+* is about the same attribute as far as the shapes tell (`domain.supersession_shape.same_attribute`:
   no other holder, no other subject; and it does not say it adds: "also", "too"),
 
 the later one comes first and the first one right after it, both kept. When it also reads as one
-value replacing another (`domain.supersession.replaces`: a new value or a word of change, no
+value replacing another (`domain.supersession_shape.replaces`: a new value or a word of change, no
 restatement) the answer marks the older one as a write would (`marked`: ``current`` false,
 ``valid_to`` when the later one was said, ``superseded_by`` the later one): a reader that skips
 what no longer holds skips it here too. When it does not (the shape test was written for some
@@ -49,8 +49,8 @@ from agent_memory.domain.derived import is_derived
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.recall import Found, Hit
 from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.supersession import Shape, replaces, same_attribute, shape
 from agent_memory.domain.supersession_pairs import linked
+from agent_memory.domain.supersession_shape import Shape, replaces, same_attribute, shape
 
 #: How many of the first results are looked at (and the only ones that may move).
 HEAD = 5

@@ -13,7 +13,7 @@ A statement no pattern reads is compared by meaning instead (`SupersessionServic
 the nearest earlier statement of its holder, by their own words (`StatementVectors`), when it
 stands out from the other earlier statements (questions and requests do not compete; by less
 when it says that a value changed) and the two read as one
-value replacing another (`domain.supersession.replaces`). That costs the same one store search
+value replacing another (`domain.supersession_shape.replaces`). That costs the same one store search
 for every statement (a question or a request costs nothing) and one embedding of the statements
 not yet kept, still no generative model call.
 
@@ -40,18 +40,10 @@ from agent_memory.domain.fact_timeline import Statement, Timelines, timelines
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.memory_versions import validity_detail
 from agent_memory.domain.records import MemoryRecord, RecordValidity
-from agent_memory.domain.supersession import (
-    SAME_THING,
-    SELF,
-    Claim,
-    Relation,
-    claims,
-    relate_claims,
-    replaces,
-    shape,
-)
+from agent_memory.domain.supersession import SELF, Claim, Relation, claims, relate_claims
 from agent_memory.domain.supersession_pairs import linked
 from agent_memory.domain.supersession_ranking import holder
+from agent_memory.domain.supersession_shape import SAME_THING, replaces, shape
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, Embedder, StoreQuery, Vector, WritableMemory
@@ -187,7 +179,7 @@ class SupersessionService:
         stands out from the rest (`STANDS_OUT`; by own vectors `OWN_STANDS_OUT`, or
         `OWN_STANDS_OUT_CHANGED` for a statement that says a value changed), is from another
         conversation, and the two read as one value replacing another
-        (`domain.supersession.replaces`: same holder and subject, a new value or a word of change,
+        (`domain.supersession_shape.replaces`: same holder and subject, a new value or a word of change,
         no "also", no restatement). One store search, no model call.
         Conversation turns only: a turn is one person's news about their own life, while plain
         items ("The vault code for the Lisbon office is ...", "The alarm code of the Porto office

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.supersession import SAME_THING, Relation, claims, relate, replaces, shape
+from agent_memory.domain.supersession import Relation, claims, relate
+from agent_memory.domain.supersession_shape import SAME_THING, replaces, shape
 
 
 @pytest.mark.parametrize(
@@ -105,6 +106,13 @@ NEAR = 0.9  # two statements as near as their vectors get when they are about th
         ("The recital is on the 3rd of May at 5.", "Got a letter, the recital is now the 10th of May."),
         # the subject named in a later clause ("our new landlord"), not the opening one
         ("My landlord is Mr. Brandt.", "The house was sold, our new landlord is a firm called Hausbau."),
+        # a number said in words where the older one named a number
+        ("I sleep about 6 hours a night.", "Getting a solid eight hours most nights."),
+        ("My dose is 20mg a day.", "The dose is forty milligrams a day."),
+        # another verb, with a word that says it changed
+        ("I live in Valencia.", "We relocated to Alicante in the spring."),
+        # a sentence's first capital in the possessive, used as a plain word in the older one
+        ("My handicap is 18.", "Handicap's down to 11 after this season."),
     ],
 )  # fmt: skip
 def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: str) -> None:
@@ -137,6 +145,15 @@ def test_a_new_value_said_in_everyday_words_replaces_the_old_one(old: str, new: 
         ("I use Obsidian for notes.", "My Obsidian vault is over 2,000 notes now haha"),
         # a later clause's subject is the speaker's other thing, not the old one's
         ("My favourite food is ramen.", "Since the trip my favourite drink is gin, our new bar is Ruby."),
+        # another verb and no word of change: another attribute of the same topic
+        ("I live in Valencia.", "I teach in Alicante on weekdays, the bus is easy."),
+        # a named person's fact, not the speaker's
+        ("My birthday is on the 3rd of March.", "Tomasz's birthday is the 12th of July, need a present."),
+        # one kind of thing, two of them ("the practical exam", "the written exam")
+        ("I'm having driving lessons, the practical exam is in June.",
+         "The written exam is booked for the 4th of May."),
+        # a number in words beside a value that is no number: a detail
+        ("I'm a member of the chess club.", "Chess club night again, four years and counting."),
     ],
 )  # fmt: skip
 def test_what_restates_adds_or_is_about_something_else_replaces_nothing(old: str, new: str) -> None:
@@ -176,3 +193,22 @@ def test_a_request_states_something_when_another_clause_of_it_does(text: str, st
     # GIVEN a turn that asks for something
     # WHEN read for its shape, THEN it is a statement only when one of its clauses states something
     assert shape(text).statement is states
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("Down to seventy-four on the scales!", {"74"}),
+        ("The landlord bumped us to two thousand and forty.", {"2040"}),
+        ("Doctor put me on a hundred milligrams.", {"100"}),
+        ("Eleven hundred gone on the mortgage again.", {"1100"}),
+        ("Standup's at ten thirty from now on.", set()),  # a time said as two numbers: no one value
+        ("The old one is dead, use the new one.", set()),  # "one" alone is a pronoun
+    ],
+)  # fmt: skip
+def test_a_number_said_in_words_is_read_as_its_digits(text: str, numbers: set[str]) -> None:
+    # GIVEN a statement that says a number in words
+    # WHEN read for its shape, THEN the number is among its particulars as digits
+    read = shape(text)
+    assert read.spelled == numbers
+    assert numbers <= read.particulars

@@ -1,0 +1,519 @@
+"""Whether a newer statement replaces an older one of the same speaker, by its light shape, for
+what no pattern of `domain.supersession` reads.
+
+Conversation says the same things in a thousand other ways ("finally unpacked the last boxes in
+our new flat in Lisbon"), so two statements near by meaning (their vectors' cosine, which the
+caller has) replace one another when their light structure says one value took another's place:
+the same holder (the speaker, "my sister", "Mum and Dad" for "my parents"; not a person named in
+the possessive, "Yasmin's birthday") and subject ("my manager", not "my mentor"; "the theory test",
+not "the practical test"), a new value (a name, a number, a number said in words where the older
+one named a number) or a word of change, the same verb when both open with one ("I work in Porto"
+is not "I live in Lisbon", unless a word says it changed), and neither "also" nor a restatement
+(the old value named again, unless beside a new one of its kind and a word of beginning); a newer
+statement that names no subject, value or word of an older one that names its subject is not
+tied to it.
+
+Pure (no I/O).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from agent_memory.domain.supersession import SELF
+from agent_memory.domain.words import STOPWORDS
+
+#: People a statement may be about instead of the speaker ("my sister lives in Oslo"): whose a
+#: fact is, not what it says. A statement about one of them never supersedes the speaker's own.
+_PEOPLE = frozenset(
+    [
+        "mum",
+        "mom",
+        "mother",
+        "dad",
+        "father",
+        "parents",
+        "folks",
+        "grandparents",
+        "sister",
+        "brother",
+        "son",
+        "daughter",
+        "kids",
+        "children",
+        "wife",
+        "husband",
+        "partner",
+        "boyfriend",
+        "girlfriend",
+        "fiance",
+        "fiancee",
+        "spouse",
+        "cousin",
+        "aunt",
+        "uncle",
+        "grandmother",
+        "grandma",
+        "grandfather",
+        "grandpa",
+        "oma",
+        "opa",
+        "nan",
+        "niece",
+        "nephew",
+        "friend",
+        "mate",
+        "flatmate",
+        "roommate",
+        "neighbour",
+        "neighbor",
+        "boss",
+        "colleague",
+        "coworker",
+        "sister-in-law",
+        "brother-in-law",
+        "mother-in-law",
+        "father-in-law",
+    ]
+)
+#: Several words for one person ("Oma" after "my grandmother"): each maps to the one compared.
+_KIN = {
+    "oma": "grandmother",
+    "grandma": "grandmother",
+    "granny": "grandmother",
+    "nan": "grandmother",
+    "opa": "grandfather",
+    "grandpa": "grandfather",
+    "mum": "mother",
+    "mom": "mother",
+    "dad": "father",
+    "fiancee": "fiance",
+    "coworker": "colleague",
+    "neighbor": "neighbour",
+    "roommate": "flatmate",
+    "folks": "parents",
+}
+#: Two people named together ("Mum and Dad", "my grandma and grandpa") as the one word for both.
+_GROUPS = {
+    frozenset({"mother", "father"}): "parents",
+    frozenset({"grandmother", "grandfather"}): "grandparents",
+}
+_PAIR = re.compile(r"^(?:(?:my|our)\s+)?([a-z-]+)\s+(?:and|&)\s+(?:(?:my|our)\s+)?([a-z-]+)\b", re.IGNORECASE)
+
+
+def _person(word: str) -> str:
+    """One of `_PEOPLE` as compared: "Oma", "grandma" and "grandmother" are one person."""
+    return _KIN.get(word, word)
+
+
+def _pair(opening: str) -> str | None:
+    """Whose fact a statement opening with two people is ("Mum and Dad have settled in Nice"):
+    the one word for both (`_GROUPS`: "parents"), or both words for a pair no word names; None
+    when the opening names no two of `_PEOPLE` ("Luca and I ...")."""
+    match = _PAIR.match(opening)
+    if match is None:
+        return None
+    a, b = (w.lower() for w in match.groups())
+    if a not in _PEOPLE or b not in _PEOPLE:
+        return None
+    both = frozenset({_person(a), _person(b)})
+    return _GROUPS.get(both, " and ".join(sorted(both)))
+
+
+#: Words that say a value ended or was replaced ("left", "switched", "no longer"): strong enough
+#: to tell an update that names the old value again ("I left Initech and joined Globex") from a
+#: restatement of it.
+_ENDED = re.compile(
+    r"\b(?:moved|moving|relocated|switched|switching|changed|swapped|left|quit|quitting|stopped|"
+    r"no longer|not\s+\w+\s+anymore|anymore|any more|instead|replaced|sold|retired|became|"
+    r"promoted|dropped|gave up|given up|cancell?ed|broke up|from now on|turns out|transferred|"
+    r"upgraded|downgraded|rebooked|rescheduled|postponed|pushed|pulled|slipped|raised|cut|reset|"
+    r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day|"
+    r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former))\b",
+    re.IGNORECASE,
+)
+#: Words that say something began, weaker: enough beside a new value, not beside the old one.
+_BEGAN = re.compile(
+    r"\b(?:new|newly|now|finally|since|started|starting|joined|joining|got|passed|graduated|"
+    r"settled|down to|up to|bumped|first week|first day|actually|these days|no more)\b",
+    re.IGNORECASE,
+)
+#: Words that say a second value is added beside the first ("we also got a dog").
+#: "too" adds only where it ends its clause ("there, too"); before a word it says "very" ("flat
+#: whites feel too heavy").
+_ADDS = re.compile(
+    r"\b(?:also|too(?!\s+[a-z])|as well|another|second|added|in addition|on top of|besides|extra|both)\b",
+    re.IGNORECASE,
+)
+#: Words that say the value still holds ("still vegan").
+_STILL = re.compile(r"\b(?:still|same as (?:always|ever|before)|as always|as usual|as ever)\b", re.IGNORECASE)
+#: Filler a turn may open with before its subject.
+_FILLER = re.compile(
+    r"^(?:(?:so|ok|okay|well|oh|yeah|yes|and|but|honestly|btw|anyway|hey|hi|lol|update|big news|"
+    r"heads up|fyi|guess what|ugh|finally|also)\b[\s,:!.-]*)+",
+    re.IGNORECASE,
+)
+#: Words that ride along in a subject without changing what it is ("my new manager", "my
+#: favourite band these days").
+_NOT_SUBJECT = frozenset(
+    ["new", "current", "old", "usual", "actual", "these", "those", "days", "now", "currently", "still"]
+)
+_SELF_START = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|we|we're|we've|we'd|me|us)\b", re.IGNORECASE)
+_OWNED = re.compile(
+    r"^(?:my|our|the)\s+((?:[a-z-]+(?:'s)?\s+){0,3}?[a-z-]+(?:'s)?)\s+(?:is|are|was|were|has|have|had|will|got|lives|live|works|work|moved|'s)\b",
+    re.IGNORECASE,
+)
+#: Numbers, and capitalised words inside a sentence (names): the values a statement names.
+_PARTICULAR = re.compile(r"(?<![\w])(?:\d[\d.,:/-]*\d|\d)|(?<=[\w,;:] )(?!I\b|I')[A-Z][\w'+.-]*[\w+]")
+#: A capitalised word opening a sentence: a name or just a capital, so it only counts as shared.
+_INITIAL = re.compile(r"(?:^|(?<=[.!?] ))[A-Z][\w'+-]*[\w+]")
+_REQUEST = re.compile(
+    r"^(?:give|tell|help|recommend|remind|explain|summari[sz]e|write|make|find|show|suggest|list|"
+    r"plan|please|can you|could you|would you|any tips|what's a|what is a|how do|how can|is it)\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(
+    r"^(?:who|what|when|where|why|how|which|is|are|do|does|did|can|could|would|should|will|shall|any)\b",
+    re.IGNORECASE,
+)
+
+
+#: A statement opening with someone's name in the possessive ("Yasmin's birthday is ..."): that
+#: person's fact, not the speaker's.
+_NAMED = re.compile(r"^([A-Z][a-z]+)'s\s+[a-z]")
+#: How a holder known only by name is written (`Shape.holder`), to tell it from a word of `_PEOPLE`.
+_NAMED_HOLDER = "name:"
+#: The verb after a first-person opening, past the adverbs that may stand before it.
+_FIRST_VERB = re.compile(
+    r"^(?:i|we)\s+(?:(?:now|just|still|currently|mostly|usually|also|really|actually|only|always|"
+    r"often|finally|recently|both)\s+)*([a-z]+)\b",
+    re.IGNORECASE,
+)
+_NOT_VERB = frozenset(
+    ["am", "are", "was", "were", "be", "been", "have", "has", "had", "do", "does", "did", "will",
+     "would", "can", "could", "should", "shall", "may", "might", "must", "got", "get", "gets"]
+)  # fmt: skip
+
+
+def _verb(opening: str) -> str | None:
+    """The verb a first-person statement opens with, stemmed ("lives", "lived", "living": "liv")."""
+    match = _FIRST_VERB.match(opening)
+    if match is None or (word := match.group(1).lower()) in _NOT_VERB:
+        return None
+    return re.sub(r"(?:ing|ed|es|s|e)$", "", word) or word
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A statement read lightly, for comparing it with another by the same speaker: whose fact
+    it is (``holder``: "self", a person of `_PEOPLE`, or None when it does not say), what it is
+    about when it names that (``subject``: "manager" in "My manager is Priya"), the particulars
+    it names (numbers, names), and whether it says a value changed, was added or still holds."""
+
+    statement: bool
+    holder: str | None
+    subject: str | None
+    #: Every subject the statement names of its holder's things: the opening's and a later
+    #: clause's ("The building was sold, our new landlord is a company called Vonovia": the
+    #: building and the landlord).
+    subjects: frozenset[str]
+    #: What a later clause opening with "the" is about ("I'm learning to drive, the practical test
+    #: is in May": the practical test). Not the speaker's for sure, so only compared by its head
+    #: noun with the other statement's subjects (`same_attribute`).
+    things: frozenset[str]
+    #: Its words but stopwords, lower case and singular: what two statements say alike.
+    words: frozenset[str]
+    particulars: frozenset[str]
+    #: Capitalised words opening a sentence (maybe names, maybe not): compared, never new.
+    initials: frozenset[str]
+    ended: bool
+    began: bool
+    adds: bool
+    still: bool
+    #: The verb a first-person statement opens with ("I *work* in Porto", "we *pay* for
+    #: Netflix"), crudely stemmed; None when it opens otherwise or with a form of "be" or "have".
+    verb: str | None = None
+    #: The numbers it says in words, as digits (also among ``particulars``).
+    spelled: frozenset[str] = frozenset()
+
+
+_UNITS = {
+    w: n
+    for n, w in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+         "nineteen"]
+    )
+}  # fmt: skip
+_TENS = {
+    w: 10 * n
+    for n, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2)
+}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NUMBER_WORDS = "|".join([*_UNITS, *_TENS, *_SCALES])
+#: A number said in words ("seventy-four", "a hundred", "two thousand and forty"); "one" alone is
+#: as often a pronoun ("the old one") and is not read.
+_SPELLED = re.compile(
+    rf"\b(?:a\s+(?=hundred|thousand))?(?:(?:{_NUMBER_WORDS})\b(?:[\s-]+(?:and\s+)?(?=(?:{_NUMBER_WORDS})\b))?)+",
+    re.IGNORECASE,
+)
+
+
+def _number(words: str) -> int | None:
+    """The value of a number said in words, or None when its words make none ("ten thirty")."""
+    total, part, last = 0, 0, ""
+    for word in re.findall(r"[a-z]+", words.lower()):
+        if word in ("a", "and"):  # "a hundred", "two thousand and forty"
+            continue
+        if word in _SCALES:
+            part = (part or 1) * _SCALES[word]
+            if _SCALES[word] == 1000:
+                total, part = total + part, 0
+        elif word in _TENS:
+            if part % 100 and last not in _SCALES:
+                return None
+            part += _TENS[word]
+        else:
+            if last in _UNITS or (part % 10 and last not in _SCALES):
+                return None
+            part += _UNITS[word]
+        last = word
+    return total + part
+
+
+def _spelled(text: str) -> frozenset[str]:
+    """The numbers ``text`` says in words, as digits (a value compares with its digits: "eight"
+    after "6" is a new number, "eleven hundred" after "1,100" the same one)."""
+    out: set[str] = set()
+    for match in _SPELLED.finditer(text):
+        said = match.group(0).strip(" -")
+        if said.lower() == "one":
+            continue
+        value = _number(said)
+        if value is not None:
+            out.add(str(value))
+    return frozenset(out)
+
+
+def _value(word: str) -> str:
+    """A particular as compared: lower case, no possessive, no thousands separator."""
+    word = word.lower().replace(",", "").rstrip(".")
+    return word[:-2] if word.endswith("'s") else word
+
+
+def _opening(text: str) -> str:
+    return _FILLER.sub("", " ".join(text.replace("\u2019", "'").split())).strip()
+
+
+#: Where a later clause of a statement begins: after a stop or a comma, or at "and", "but", "so".
+_CLAUSE = re.compile(r"[.;,!?]\s+|\s+(?:and|but|so)\s+", re.IGNORECASE)
+
+
+def _clause_subject(clause: str, particulars: frozenset[str]) -> str | None:
+    """The subject a later clause names of the speaker's own things ("our new landlord is ..."),
+    or None (it names none, or a person's: "my sister's car is ...")."""
+    owned = _OWNED.match(clause)
+    if owned is None or not clause.lower().startswith(("my ", "our ")):
+        return None
+    words = owned.group(1).lower().split()
+    if words[0].endswith("'s") or words[-1] in _PEOPLE:
+        return None
+    return " ".join(w for w in words if w not in _NOT_SUBJECT and _value(w) not in particulars) or None
+
+
+def _clause_thing(clause: str) -> str | None:
+    """What a later clause opening with "the" names as its subject ("the practical test is in
+    May"), or None."""
+    owned = _OWNED.match(clause)
+    if owned is None or not clause.lower().startswith("the "):
+        return None
+    words = [w for w in owned.group(1).lower().split() if w not in _NOT_SUBJECT]
+    return " ".join(words) if len(words) > 1 else None
+
+
+#: A clause that opens with a subject states something ("the old one is going away"); one that
+#: opens otherwise is a fragment of the request before it ("for two", "as soon as possible").
+_STATES = re.compile(
+    r"^(?:i|i'm|i've|we|we're|we've|it|it's|he|she|they|they're|the|my|our|his|her|their|this|that)\b",
+    re.IGNORECASE,
+)
+
+
+def _stems(text: str) -> frozenset[str]:
+    """The words of ``text`` that are not stopwords, lower case, a plural's "s" dropped."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in STOPWORDS)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence only asks: a question, or a request none of whose clauses states
+    anything ("Please use my new address from now on, the old one is going away" states that the
+    old one is going away)."""
+    if sentence.rstrip().endswith("?"):
+        return True
+    opening, *clauses = [c for c in re.split(r",\s+|;\s+|\s+-+\s+|\s+—\s+", sentence) if c.strip()]
+    if not (_QUESTION.match(_opening(opening)) or _REQUEST.match(_opening(opening))):
+        return False
+    return not any(_STATES.match(c) and not _QUESTION.match(c) for c in clauses)
+
+
+@lru_cache(maxsize=4096)
+def shape(text: str) -> Shape:
+    """The light shape of ``text`` (`Shape`). Kept for the texts read last: a write reads the
+    shapes of the earlier statements it is compared with, mostly the same ones as the write
+    before it."""
+    flat = " ".join(text.replace("\u2019", "'").split())
+    opening = _opening(flat)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", flat) if s.strip()]
+    asks = bool(sentences) and all(_asks(s) for s in sentences)
+    holder: str | None = None
+    subject: str | None = None
+    first = opening.split(" ", 1)[0].lower().strip(",.!:") if opening else ""
+    owned = _OWNED.match(opening)
+    pair = _pair(opening)
+    if pair is not None:
+        holder = pair
+    elif owned is not None:
+        phrase = owned.group(1).lower()
+        words = phrase.split()
+        if words[0].endswith("'s") and words[0][:-2] in _PEOPLE:  # "my wife's car": hers
+            holder, subject = _person(words[0][:-2]), " ".join(words[1:]) or None
+        elif phrase in _PEOPLE or any(w in _PEOPLE for w in words):
+            # a person anywhere in it, named or not: "my sister Ines is ...", "my best mate Owen"
+            holder = _person(phrase if phrase in _PEOPLE else next(w for w in words if w in _PEOPLE))
+        else:
+            holder = "self" if opening.lower().startswith(("my ", "our ")) else None
+            subject = " ".join(w for w in words if w not in _NOT_SUBJECT)
+    elif _SELF_START.match(opening):
+        holder = "self"
+    elif first in _PEOPLE:
+        holder = _person(first)
+    elif (named := _NAMED.match(opening)) is not None and named.group(1).lower() not in _PEOPLE:
+        holder = _NAMED_HOLDER + named.group(1).lower()
+    spelled = _spelled(flat)
+    particulars = frozenset(_value(m.group(0)) for m in _PARTICULAR.finditer(flat)) | spelled
+    if subject is not None:  # a name is a value, not what the statement is about ("the new Hokas")
+        subject = " ".join(w for w in subject.split() if _value(w) not in particulars)
+    initials = frozenset(_value(m.group(0)) for m in _INITIAL.finditer(opening)) - STOPWORDS
+    clauses = _CLAUSE.split(opening)[1:]
+    later = (_clause_subject(c, particulars) for c in clauses)
+    aside = (_clause_thing(c) for c in clauses)
+    return Shape(
+        statement=not asks and bool(opening),
+        holder=holder,
+        subject=subject or None,
+        subjects=frozenset(x for x in (subject, *later) if x),
+        things=frozenset(x for x in aside if x),
+        words=_stems(flat),
+        particulars=particulars,
+        initials=initials - particulars,
+        ended=bool(_ENDED.search(flat)),
+        began=bool(_BEGAN.search(flat)),
+        adds=bool(_ADDS.search(flat)),
+        still=bool(_STILL.search(flat)),
+        verb=_verb(opening),
+        spelled=spelled,
+    )
+
+
+#: How near (cosine of their stored vectors) two statements must be to be about the same thing;
+#: chosen on half A of benchmarks/data/knowledge_update, with `services.superseding.STANDS_OUT`.
+#: A writer with an embedder compares their own vectors instead (`services.superseding.OWN_SAME_THING`).
+SAME_THING = 0.65
+
+
+def _kind(particular: str) -> str:
+    """A number or a name: values are replaced by values of their kind (a date by a date)."""
+    return "number" if particular[:1].isdigit() else "name"
+
+
+def _same_kind(novel: frozenset[str], named: frozenset[str]) -> bool:
+    """Whether a new particular is of a kind the older statement named ("Shopify" beside
+    "Amazon", "9" beside "2"), not a detail of another kind ("2,000 notes" in an Obsidian vault)."""
+    return bool({_kind(p) for p in novel} & {_kind(p) for p in named})
+
+
+def same_attribute(new: Shape, old: Shape) -> bool:
+    """Whether two statements of one speaker may be about one attribute of one holder: both state
+    something, neither names another holder or another subject than the other ("my sister" is not
+    the speaker, "my mentor" not "my manager"), and neither opens with another name. Says nothing
+    of whether the newer one replaces, restates or adds to the older (`replaces` does)."""
+    if not (new.statement and old.statement):
+        return False
+    if _person_named(new, old) or _person_named(old, new):
+        # "Yasmin's birthday is ..." after "My birthday is ...": hers, not the speaker's.
+        return False
+    if new.holder and old.holder and new.holder != old.holder and not _named(new.holder, old.holder):
+        # Two people, or a person and the speaker; a name the other does not use as a word and a
+        # word of `_PEOPLE` ("Masha" and "my daughter") may be one person.
+        return False
+    if not (new.holder or old.holder) and new.initials and old.initials and not new.initials & old.initials:
+        # Neither says whose fact it is, and each opens with a different capitalised word (a
+        # name, most often): "Rosa left at 23:59" and "Sven arrived at 01:00" are two people's news.
+        return False
+    if _same_head(new.subjects | new.things, old.subjects | old.things):
+        # "the theory test" and "the practical test": one kind of thing, two of them.
+        return False
+    return not (new.subjects and old.subjects and not new.subjects & old.subjects)
+
+
+def _same_head(new: frozenset[str], old: frozenset[str]) -> bool:
+    """Whether two statements name things of one kind but not the same one: subjects whose last
+    word is the same and whose words before it differ ("theory test", "practical test")."""
+    return any(
+        a != b and a.split()[-1] == b.split()[-1] and len(a.split()) > 1 and len(b.split()) > 1
+        for a in new
+        for b in old
+    )
+
+
+def _person_named(one: Shape, other: Shape) -> bool:
+    """Whether ``one`` is a named person's fact and ``other`` the speaker's: the name opens ``one``
+    in the possessive and ``other`` does not use it as a word ("Handicap's down to 12" after "My
+    handicap is 18" names no person: a sentence's first capital is no proof of a name)."""
+    if one.holder is None or not one.holder.startswith(_NAMED_HOLDER) or other.holder != SELF:
+        return False
+    return one.holder.removeprefix(_NAMED_HOLDER) not in other.words
+
+
+def _named(a: str, b: str) -> bool:
+    """Whether one of two holders is known by a name only (whether it is the other is not known:
+    `_person_named` says when it is not)."""
+    return a.startswith(_NAMED_HOLDER) != b.startswith(_NAMED_HOLDER)
+
+
+def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_THING) -> bool:
+    """Whether a newer statement replaces an older one of the same speaker."""
+    if not same_attribute(new, old):
+        return False
+    if new.verb and old.verb and new.verb != old.verb and not (new.ended or new.began):
+        # "I work in Porto" after "I live in Lisbon": what each does differs, and the newer says
+        # nothing changed, so it is another attribute of the same topic.
+        return False
+    if new.adds:
+        return False
+    named_old = old.particulars | old.initials
+    novel = new.particulars - named_old
+    if not any(_kind(p) == "number" for p in old.particulars):
+        # A number said in words is a value only where the older statement named one ("a solid
+        # eight hours" after "six hours"); else it is a detail ("still vegan, going on three years").
+        novel -= new.spelled
+    shared = (new.particulars | new.initials) & named_old
+    if shared and not new.ended and not (new.began and _same_kind(novel, named_old)):
+        # Names the old value again without saying it ended: restates it ("Another year at
+        # Globex"), unless it says something began and names a new value of the kind the old
+        # one had ("First week at Shopify done, way better than Amazon's was"; "parents' evening
+        # is now the 9th of April" after "the 2nd of April").
+        return False
+    if old.subjects and not (new.subjects or novel or shared or old.words & new.words):
+        # The older one says what it is about ("Our weekly sync is ..."); the newer names no
+        # subject of its own, no value and no word of the older one: nothing ties the two but
+        # nearness ("The new season of my favourite baking show starts next week").
+        return False
+    if not (novel or new.ended or new.began):  # says nothing new
+        return False
+    if new.still and not novel:
+        return False
+    return similarity >= threshold
