@@ -33,7 +33,9 @@ Printed per half (A, B, C, D: tuned on by now; E: held out, fixed before the tun
   write path's stored marks or by the search's own reading (a later statement it put first);
 - search p50/p95 (ms, through HTTP).
 
-Written to ``benchmarks/results/knowledge_update[-...].json`` with each case's outcome.
+Written to ``benchmarks/results/knowledge_update[-...].json`` with each case's outcome. The
+write-time marks alone replay offline in seconds (`benchmarks/knowledge_update_replay.py`), which is
+where a write-path rule is chosen before this runs.
 """
 
 from __future__ import annotations
