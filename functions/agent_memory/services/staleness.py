@@ -50,7 +50,8 @@ def is_stale(store: AuditLog, record: MemoryRecord) -> bool:
     if record.deleted_at is None:
         return False
     newest: AuditEvent | None = None
-    for event in _trail(store, record):  # newest appended first: a tie keeps the one appended later
+    trail = _trail(store, record.tenant_id, record.agent_id, record.id)
+    for event in trail:  # newest appended first: a tie keeps the one appended later
         if event.action in _HIDING and (newest is None or event.at > newest.at):
             newest = event
     return newest is not None and newest.action == AuditAction.STALE
@@ -62,15 +63,25 @@ def hidden_since(store: AuditLog, record: MemoryRecord, since: datetime) -> bool
 
     A summary marked stale and re-made between a parent's read of it and the parent's put is
     live when the writer looks: only its trail says the parent quotes words since forgotten."""
-    return any(event.action in _HIDING and event.at >= since for event in _trail(store, record))
+    return trail_hides_since(store, record.tenant_id, record.agent_id, record.id, since)
 
 
-def _trail(store: AuditLog, record: MemoryRecord) -> Iterator[AuditEvent]:
-    """Every event of ``record``'s audit trail, newest appended first, page by page."""
+def trail_hides_since(
+    store: AuditLog, tenant_id: str, agent_id: str, record_id: str, since: datetime
+) -> bool:
+    """`hidden_since` by id, for a record that may be stored no more: a day's summary whose
+    every memory was forgotten is marked stale, then deleted by its re-make, and only its trail
+    says that a week made from it before holds words since forgotten."""
+    trail = _trail(store, tenant_id, agent_id, record_id)
+    return any(event.action in _HIDING and event.at >= since for event in trail)
+
+
+def _trail(store: AuditLog, tenant_id: str, agent_id: str, record_id: str) -> Iterator[AuditEvent]:
+    """Every event of the record's audit trail, newest appended first, page by page."""
     cursor: str | None = None
     while True:
         page = store.audit_events(
-            AuditQuery(record.tenant_id, record.agent_id, record_id=record.id, limit=_PAGE, cursor=cursor)
+            AuditQuery(tenant_id, agent_id, record_id=record_id, limit=_PAGE, cursor=cursor)
         )
         yield from page.events
         cursor = page.next_cursor

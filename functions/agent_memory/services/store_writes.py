@@ -47,7 +47,13 @@ from agent_memory.ports import (
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.embedding_memo import Memos
-from agent_memory.services.staleness import hidden_since, remade_event, remake_job, version_outdated
+from agent_memory.services.staleness import (
+    hidden_since,
+    remade_event,
+    remake_job,
+    trail_hides_since,
+    version_outdated,
+)
 from agent_memory.services.superseding import SupersessionService
 from agent_memory.services.tenant_configuration import SettingsCache
 from agent_memory.services.tenant_models import TenantEmbedders, spaces_of
@@ -318,8 +324,7 @@ class WriterService:
             (
                 sid
                 for sid in dict.fromkeys(record.source_ids)
-                if (source := self._store.get(tenant, agent, sid)) is not None
-                and self._source_forgotten_since(source, record.updated_at)
+                if self._source_forgotten_since(tenant, agent, sid, record.updated_at)
             ),
             None,
         )
@@ -340,11 +345,17 @@ class WriterService:
         )
         return True
 
-    def _source_forgotten_since(self, source: MemoryRecord, made: datetime) -> bool:
-        """Whether a version made at ``made`` from ``source`` may hold words since forgotten: a
-        hidden memory; a summary hidden at or after ``made``, or re-made since after such a mark
-        (days and weeks are stored in different message groups, so a day's re-make can be
-        stored before an older week version that read the day before the forget)."""
+    def _source_forgotten_since(self, tenant: str, agent: str, source_id: str, made: datetime) -> bool:
+        """Whether a version made at ``made`` from the source ``source_id`` may hold words since
+        forgotten: a hidden memory; a summary hidden at or after ``made``, or re-made since after
+        such a mark (days and weeks are stored in different message groups, so a day's re-make
+        can be stored before an older week version that read the day before the forget); a
+        source no longer stored whose trail shows it hidden at or after ``made`` (a day emptied
+        by forgets is deleted by its re-make). One deleted without being hidden (retention)
+        does not count: its words were not forgotten, and a re-make would lose them."""
+        source = self._store.get(tenant, agent, source_id)
+        if source is None:
+            return trail_hides_since(self._store, tenant, agent, source_id, made)
         if source.kind is not MemoryKind.SUMMARY:
             return source.deleted_at is not None
         if source.deleted_at is not None:
