@@ -10,7 +10,8 @@ memory of its own conversation, through the service the writer calls
 over a store in this process that answers a search with the agent's memories nearest by vector.
 Every memory of a case is within the service's 20 candidates, so the decisions are the
 benchmark's: on halves A-D it gave the benchmark's write-time figures exactly, before and after
-the change it was made to choose (docs/decisions.md). Not replayed: the near-duplicate merge and anything of search.
+the change it was made to choose (docs/decisions.md). Not replayed: the near-duplicate merge and
+anything of search.
 
 Printed per half: updates marked right (the old statement superseded by the new one, which
 names it), must-not-supersede cases marked, and memories marked that are neither (a distractor
