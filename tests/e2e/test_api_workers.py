@@ -196,6 +196,12 @@ class Pinned:
 
 
 def _one_connection_per_process(url: str, want: int) -> list[Pinned]:
+    """A kept-alive connection to each of ``want`` processes, none of them idle for long.
+
+    Found twice: first until every process has answered (one still starting, with the writer's
+    process starting beside it on a loaded machine, can take longer than the server keeps an
+    idle connection open: the first connection was closed under the test, a broken pipe), then
+    at once again, every process up, so no connection handed back has sat idle."""
     by_pid: dict[int, Pinned] = {}
 
     def enough() -> bool:
@@ -206,7 +212,11 @@ def _one_connection_per_process(url: str, want: int) -> list[Pinned]:
             by_pid[pinned.pid] = pinned
         return len(by_pid) >= want
 
-    wait_until(enough, timeout_s=30, interval_s=0.0)
+    wait_until(enough, timeout_s=60, interval_s=0.0)
+    for pinned in by_pid.values():
+        pinned.conn.close()
+    by_pid.clear()
+    wait_until(enough, timeout_s=10, interval_s=0.0)
     return list(by_pid.values())
 
 
