@@ -119,7 +119,7 @@ def cosine_of(stored: Sequence[float], query: npt.NDArray[np.float32]) -> float:
     what a hit the k-NN query did not return is given from its stored vector."""
     v = np.asarray(stored, dtype=np.float64)
     norm = float(np.linalg.norm(v))
-    return min(1.0, max(-1.0, float(v @ query.astype(np.float64) / norm))) if norm > 0 else 0.0
+    return min(1.0, max(-1.0, float(v @ query / norm))) if norm > 0 else 0.0  # float64: v's type
 
 
 def vector_json(array: npt.NDArray[np.float32]) -> list[float]:

@@ -27,7 +27,9 @@ by `domain.fusion`'s rule, every filter inside the k-NN clause. The bodies are b
   `passages` always reads in a snapshot. A read answers with one whole version of a document,
   never a mix and never a part: what SQLite's one transaction gives. A put that fails half-way
   leaves its marker, so searches of that document keep reading in a snapshot until a put of it
-  succeeds (or it is deleted). Removing by passage id, not by version, also
+  succeeds (or it is deleted). Removing by passage id, not by version, also removes the tail of
+  a re-put of the same version with fewer passages. The document is a partial ``_update`` with
+  ``doc_as_upsert``, so the hit counters survive a put, as on SQLite.
 * **A delete** removes the passages first (``_delete_by_query``, whose ``deleted`` count is
   returned), then the document and, in the same ``_bulk``, upserts the tombstone with a script
   that only moves it later.
@@ -320,7 +322,7 @@ class OpenSearchKnowledge(OpenSearchBase):
         `PASSAGE_PAGE` (``search_after``), all read in one snapshot with the document: during a
         put, one whole version, never a mix (module docstring)."""
         with self._snapshot(tenant_id, "reading a document's passages") as pit:
-            version = self._snapshot_versions(pit, tenant_id, [doc_id]).get(doc_id)
+            version = self._snapshot_lookups(pit, tenant_id, [doc_id], [])[0].get(doc_id)
             if version is None:  # no document in the snapshot: a first put not yet whole
                 return []
             out: list[Passage] = []
@@ -384,7 +386,8 @@ class OpenSearchKnowledge(OpenSearchBase):
             )
             if not hits.found:
                 return []
-            current, vectors = self._snapshot_lookups(pit, tenant_id, hits.found, hits.lexical_only)
+            doc_ids = sorted({passage.doc_id for passage in hits.found.values()})
+            current, vectors = self._snapshot_lookups(pit, tenant_id, doc_ids, hits.lexical_only)
         return hits.answer(current, vectors)
 
     def _vectors_now(self, tenant_id: str, passage_ids: list[str]) -> dict[str, list[float]]:
@@ -400,9 +403,8 @@ class OpenSearchKnowledge(OpenSearchBase):
         )
         vectors: dict[str, list[float]] = {}
         for pid, doc in zip(passage_ids, found, strict=True):
-            source = found_source(doc)
-            if source is not None and is_kind(source, PASSAGE, tenant_id) and VECTOR_FIELD in source:
-                vectors[pid] = source[VECTOR_FIELD]
+            if (vector := _passage_vector(found_source(doc), tenant_id)) is not None:
+                vectors[pid] = vector
         return vectors
 
     # -- one snapshot ---------------------------------------------------------------------------
@@ -436,30 +438,29 @@ class OpenSearchKnowledge(OpenSearchBase):
         pit = {"id": pit_id, "keep_alive": SNAPSHOT_KEEP_ALIVE}
         return self._knowledge_msearch([({}, {**body, "pit": pit}) for body in bodies], what)
 
-    def _snapshot_versions(self, pit_id: str, tenant_id: str, doc_ids: list[str]) -> dict[str, str]:
-        """The version each of ``doc_ids`` names in the snapshot (a document absent there has none)."""
-        (response,) = self._snapshot_msearch(
-            pit_id, [document_versions_body(tenant_id, doc_ids)], "reading the current versions of documents"
-        )
-        return current_versions(hits_of(response), tenant_id)
-
     def _snapshot_lookups(
-        self, pit_id: str, tenant_id: str, found: dict[str, Passage], lexical_only: list[str]
+        self, pit_id: str, tenant_id: str, doc_ids: list[str], lexical_only: list[str]
     ) -> tuple[dict[str, str], dict[str, list[float]]]:
-        """In one round trip in the snapshot: the current version of every document ``found``
-        belongs to, and the vectors of the ``lexical_only`` passages (to give them a cosine)."""
-        doc_ids = sorted({passage.doc_id for passage in found.values()})
+        """In one round trip in the snapshot: the version each of ``doc_ids`` names there (a
+        document absent from it has none), and the vectors of the ``lexical_only`` passages (to
+        give them a cosine)."""
         bodies = [document_versions_body(tenant_id, doc_ids)]
         if lexical_only:
             bodies.append(passage_vectors_body(tenant_id, lexical_only))
         responses = self._snapshot_msearch(pit_id, bodies, "reading the current versions of documents")
         vectors: dict[str, list[float]] = {}
-        if lexical_only:
-            for hit in hits_of(responses[1]):
-                source = hit["_source"]
-                if is_kind(source, PASSAGE, tenant_id) and VECTOR_FIELD in source:
-                    vectors[str(source["id"])] = source[VECTOR_FIELD]
+        for hit in hits_of(responses[1]) if lexical_only else []:
+            if (vector := _passage_vector(hit["_source"], tenant_id)) is not None:
+                vectors[str(hit["_source"]["id"])] = vector
         return current_versions(hits_of(responses[0]), tenant_id), vectors
+
+
+def _passage_vector(source: dict[str, Any] | None, tenant_id: str) -> list[float] | None:
+    """The stored vector of a read passage's ``_source``, if it is the tenant's passage and has one."""
+    if source is None or not is_kind(source, PASSAGE, tenant_id):
+        return None
+    vector: list[float] | None = source.get(VECTOR_FIELD)
+    return vector
 
 
 class _Hits:
