@@ -122,33 +122,34 @@ def _pair(opening: str) -> str | None:
     return _GROUPS.get(both, " and ".join(sorted(both)))
 
 
+def _any_of(words: str, *, opening: bool = False) -> re.Pattern[str]:
+    """``words`` (an alternation) as whole words in any case: anywhere, or only where a text opens
+    (``opening``). The shape's cue words are all read alike."""
+    return re.compile(("^" if opening else r"\b") + f"(?:{words})\\b", re.IGNORECASE)
+
+
 #: Words that say a value ended or was replaced ("left", "switched", "no longer"): strong enough
 #: to tell an update that names the old value again ("I left Initech and joined Globex") from a
 #: restatement of it.
-_ENDED = re.compile(
-    r"\b(?:moved|moving|relocated|switched|switching|changed|swapped|left|quit|quitting|stopped|"
+_ENDED = _any_of(
+    r"moved|moving|relocated|switched|switching|changed|swapped|left|quit|quitting|stopped|"
     r"no longer|not\s+\w+\s+anymore|anymore|any more|instead|replaced|sold|retired|became|"
     r"promoted|dropped|gave up|given up|cancell?ed|broke up|from now on|turns out|transferred|"
     r"upgraded|downgraded|rebooked|rescheduled|postponed|pushed|pulled|slipped|raised|cut|reset|"
     r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day|"
-    r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former))\b",
-    re.IGNORECASE,
+    r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former)"
 )
 #: Words that say something began, weaker: enough beside a new value, not beside the old one.
-_BEGAN = re.compile(
-    r"\b(?:new|newly|now|finally|since|started|starting|joined|joining|got|passed|graduated|"
-    r"settled|down to|up to|bumped|first week|first day|actually|these days|no more)\b",
-    re.IGNORECASE,
+_BEGAN = _any_of(
+    r"new|newly|now|finally|since|started|starting|joined|joining|got|passed|graduated|"
+    r"settled|down to|up to|bumped|first week|first day|actually|these days|no more"
 )
 #: Words that say a second value is added beside the first ("we also got a dog").
 #: "too" adds only where it ends its clause ("there, too"); before a word it says "very" ("flat
 #: whites feel too heavy").
-_ADDS = re.compile(
-    r"\b(?:also|too(?!\s+[a-z])|as well|another|second|added|in addition|on top of|besides|extra|both)\b",
-    re.IGNORECASE,
-)
+_ADDS = _any_of(r"also|too(?!\s+[a-z])|as well|another|second|added|in addition|on top of|besides|extra|both")
 #: Words that say the value still holds ("still vegan").
-_STILL = re.compile(r"\b(?:still|same as (?:always|ever|before)|as always|as usual|as ever)\b", re.IGNORECASE)
+_STILL = _any_of(r"still|same as (?:always|ever|before)|as always|as usual|as ever")
 #: Filler a turn may open with before its subject.
 _FILLER = re.compile(
     r"^(?:(?:so|ok|okay|well|oh|yeah|yes|and|but|honestly|btw|anyway|hey|hi|lol|update|big news|"
@@ -160,7 +161,7 @@ _FILLER = re.compile(
 _NOT_SUBJECT = frozenset(
     ["new", "current", "old", "usual", "actual", "these", "those", "days", "now", "currently", "still"]
 )
-_SELF_START = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|we|we're|we've|we'd|me|us)\b", re.IGNORECASE)
+_SELF_START = _any_of(r"i|i'm|i've|i'd|i'll|im|we|we're|we've|we'd|me|us", opening=True)
 _OWNED = re.compile(
     r"^(?:my|our|the)\s+((?:[a-z-]+(?:'s)?\s+){0,3}?[a-z-]+(?:'s)?)\s+(?:is|are|was|were|has|have|had|will|got|lives|live|works|work|moved|'s)\b",
     re.IGNORECASE,
@@ -169,14 +170,14 @@ _OWNED = re.compile(
 _PARTICULAR = re.compile(r"(?<![\w])(?:\d[\d.,:/-]*\d|\d)|(?<=[\w,;:] )(?!I\b|I')[A-Z][\w'+.-]*[\w+]")
 #: A capitalised word opening a sentence: a name or just a capital, so it only counts as shared.
 _INITIAL = re.compile(r"(?:^|(?<=[.!?] ))[A-Z][\w'+-]*[\w+]")
-_REQUEST = re.compile(
-    r"^(?:give|tell|help|recommend|remind|explain|summari[sz]e|write|make|find|show|suggest|list|"
-    r"plan|please|can you|could you|would you|any tips|what's a|what is a|how do|how can|is it)\b",
-    re.IGNORECASE,
+_REQUEST = _any_of(
+    r"give|tell|help|recommend|remind|explain|summari[sz]e|write|make|find|show|suggest|list|"
+    r"plan|please|can you|could you|would you|any tips|what's a|what is a|how do|how can|is it",
+    opening=True,
 )
-_QUESTION = re.compile(
-    r"^(?:who|what|when|where|why|how|which|is|are|do|does|did|can|could|would|should|will|shall|any)\b",
-    re.IGNORECASE,
+_QUESTION = _any_of(
+    r"who|what|when|where|why|how|which|is|are|do|does|did|can|could|would|should|will|shall|any",
+    opening=True,
 )
 
 
