@@ -100,10 +100,6 @@ class ExportOut(BaseModel):
         return cls(
             id=state.id,
             status=state.status,
-            user_id=state.scope.user_id,
-            agent_id=state.scope.agent_id,
-            since=state.scope.since,
-            until=state.scope.until,
             created_at=state.created_at,
             updated_at=state.updated_at,
             finished_at=state.finished_at,
@@ -111,6 +107,7 @@ class ExportOut(BaseModel):
             download_url=url,
             download_expires_at=expires_at,
             error=state.error,
+            **state.scope.model_dump(),
         )
 
 

@@ -35,20 +35,16 @@ class MemoryVersionOut(BaseModel):
 
     @classmethod
     def of(cls, version: Version) -> MemoryVersionOut:
-        v = version.validity
         return cls(
             version=version.number,
             at=version.at,
             change=version.change,
             actor=version.actor,
             content=version.content,
-            current=v.superseded_by is None,
-            valid_from=v.valid_from,
-            valid_to=v.valid_to,
-            supersedes=list(v.supersedes),
-            superseded_by=v.superseded_by,
+            current=version.validity.superseded_by is None,
             confidence=version.confidence,
             detail=dict(version.detail),
+            **version.validity.as_fields(),
         )
 
 

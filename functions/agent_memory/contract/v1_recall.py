@@ -325,6 +325,23 @@ class PassageRef(BaseModel):
     end: int = Field(description="One past its last character.")
 
 
+#: A memory's fields that a shared passage has none of: null in its result.
+_NOT_IN_A_PASSAGE: dict[str, Any] = dict.fromkeys(
+    [
+        "grain",
+        "time_key",
+        "kind",
+        "recency",
+        "importance",
+        "occurred_at",
+        "topic",
+        "user_id",
+        "conversation_id",
+        "source",
+    ]
+)
+
+
 class SearchResult(BaseModel):
     id: str
     source_tag: SourceTag = Field(
@@ -378,22 +395,13 @@ class SearchResult(BaseModel):
                 id=p.id,
                 source_tag="shared",
                 document=PassageRef.model_validate(p, from_attributes=True),
-                grain=None,
-                time_key=None,
-                kind=None,
                 content=p.text,
                 text=hit.text,
                 score=hit.score,
                 similarity=hit.similarity,
-                recency=None,
-                importance=None,
-                occurred_at=None,
-                topic=None,
-                user_id=None,
-                conversation_id=None,
-                source=None,
                 metadata={},
                 tags=p.tags,
+                **_NOT_IN_A_PASSAGE,
             )
         r = hit.record
         return cls(

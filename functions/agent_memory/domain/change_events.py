@@ -108,17 +108,8 @@ def memory_created(record: MemoryRecord) -> ChangeEvent:
     }
     if record.supersedes:
         data["supersedes"] = list(record.supersedes)
-    return ChangeEvent(
-        id=event_id(
-            record.tenant_id, record.agent_id, ChangeType.MEMORY_CREATED, record.id, _iso(record.created_at)
-        ),
-        type=ChangeType.MEMORY_CREATED,
-        tenant_id=record.tenant_id,
-        agent_id=record.agent_id,
-        time=record.created_at,
-        data=data,
-        content=record_words(record),
-    )
+    key = (record.id, _iso(record.created_at))
+    return _event(ChangeType.MEMORY_CREATED, record, record.created_at, key, data, record_words(record))
 
 
 def memory_updated(
@@ -136,35 +127,22 @@ def memory_updated(
     supersession_undone, feedback, restored); ``key`` is what makes this change one (the write
     absorbed, the memory that superseded it, the feedback id, the instant); ``detail`` its ids
     and figures; ``words`` what it says now, when the change touched its words."""
-    return ChangeEvent(
-        id=event_id(tenant_id, agent_id, ChangeType.MEMORY_UPDATED, memory_id, change, key),
-        type=ChangeType.MEMORY_UPDATED,
-        tenant_id=tenant_id,
-        agent_id=agent_id,
-        time=at,
-        data={"memory_id": memory_id, "change": change, **(detail or {})},
-        content=words,
-    )
+    data = {"memory_id": memory_id, "change": change, **(detail or {})}
+    return _event(ChangeType.MEMORY_UPDATED, (tenant_id, agent_id), at, (memory_id, change, key), data, words)
 
 
 def memory_forgotten(
     record: MemoryRecord, at: datetime, actor: str, stale_summaries: list[str]
 ) -> ChangeEvent:
     """A memory forgotten by id (no words: they are gone)."""
-    return ChangeEvent(
-        id=event_id(record.tenant_id, record.agent_id, ChangeType.MEMORY_FORGOTTEN, record.id, _iso(at)),
-        type=ChangeType.MEMORY_FORGOTTEN,
-        tenant_id=record.tenant_id,
-        agent_id=record.agent_id,
-        time=at,
-        data={
-            "memory_id": record.id,
-            "grain": record.grain.value,
-            "user_id": record.user_id,
-            "actor": actor,
-            "stale_summaries": list(stale_summaries[:MAX_LISTED_IDS]),
-        },
-    )
+    data = {
+        "memory_id": record.id,
+        "grain": record.grain.value,
+        "user_id": record.user_id,
+        "actor": actor,
+        "stale_summaries": list(stale_summaries[:MAX_LISTED_IDS]),
+    }
+    return _event(ChangeType.MEMORY_FORGOTTEN, record, at, (record.id, _iso(at)), data)
 
 
 def user_erased(
@@ -178,49 +156,52 @@ def user_erased(
 ) -> ChangeEvent:
     """Every memory of one end user of an agent forgotten (the right to erasure): one event for
     the erasure, naming each memory it took."""
-    return ChangeEvent(
-        id=event_id(tenant_id, agent_id, ChangeType.USER_ERASED, user_id, _iso(at)),
-        type=ChangeType.USER_ERASED,
-        tenant_id=tenant_id,
-        agent_id=agent_id,
-        time=at,
-        data={
-            "user_id": user_id,
-            "actor": actor,
-            "memory_ids": list(forgotten[:MAX_LISTED_IDS]),
-            "memory_count": len(forgotten),
-            "stale_summaries": list(stale_summaries[:MAX_LISTED_IDS]),
-        },
-    )
+    data = {
+        "user_id": user_id,
+        "actor": actor,
+        "memory_ids": list(forgotten[:MAX_LISTED_IDS]),
+        "memory_count": len(forgotten),
+        "stale_summaries": list(stale_summaries[:MAX_LISTED_IDS]),
+    }
+    return _event(ChangeType.USER_ERASED, (tenant_id, agent_id), at, (user_id, _iso(at)), data)
 
 
 def summary_made(record: MemoryRecord, version: str) -> ChangeEvent:
     """A summary stored by the writer; ``version`` names what it was made from (its input hash),
     so a redelivery is the same event and a re-make another."""
+    data = {
+        "summary_id": record.id,
+        "grain": record.grain.value,
+        "time_key": record.time_key,
+        "period_start": _iso(record.period_start),
+        "period_end": _iso(record.period_end),
+        "source_ids": list(record.source_ids[:MAX_LISTED_IDS]),
+        "source_count": len(record.source_ids),
+        "user_ids": list(record.user_ids),
+    }
+    key = (record.id, version, _iso(record.updated_at))
+    return _event(ChangeType.SUMMARY_MADE, record, record.updated_at, key, data, {"content": record.content})
+
+
+def _event(
+    kind: ChangeType,
+    of: MemoryRecord | tuple[str, str],
+    at: datetime,
+    key: tuple[str, ...],
+    data: dict[str, Any],
+    content: dict[str, Any] | None = None,
+) -> ChangeEvent:
+    """An event of ``kind`` about ``of`` (a record, or a tenant and agent); its id is made of the
+    kind and ``key`` (what makes the change one), so each constructor names the kind once."""
+    tenant_id, agent_id = (of.tenant_id, of.agent_id) if isinstance(of, MemoryRecord) else of
     return ChangeEvent(
-        id=event_id(
-            record.tenant_id,
-            record.agent_id,
-            ChangeType.SUMMARY_MADE,
-            record.id,
-            version,
-            _iso(record.updated_at),
-        ),
-        type=ChangeType.SUMMARY_MADE,
-        tenant_id=record.tenant_id,
-        agent_id=record.agent_id,
-        time=record.updated_at,
-        data={
-            "summary_id": record.id,
-            "grain": record.grain.value,
-            "time_key": record.time_key,
-            "period_start": _iso(record.period_start),
-            "period_end": _iso(record.period_end),
-            "source_ids": list(record.source_ids[:MAX_LISTED_IDS]),
-            "source_count": len(record.source_ids),
-            "user_ids": list(record.user_ids),
-        },
-        content={"content": record.content},
+        id=event_id(tenant_id, agent_id, kind, *key),
+        type=kind,
+        tenant_id=tenant_id,
+        agent_id=agent_id,
+        time=at,
+        data=data,
+        content=content,
     )
 
 
