@@ -56,9 +56,7 @@ def cmd_export(args: argparse.Namespace, **overrides: Any) -> int:
             )
             done = client.wait_for_export(started.id, on_progress=progress.export)
             if done.status != "done":
-                progress.end()
-                print(f"error: export {done.id} failed: {done.error}", file=sys.stderr)
-                return 1
+                return progress.fail(f"export {done.id} failed: {done.error}", 1)
             with ExitStack() as files:
                 out: BinaryIO = (
                     sys.stdout.buffer
@@ -67,13 +65,8 @@ def cmd_export(args: argparse.Namespace, **overrides: Any) -> int:
                 )
                 size = client.download_export(done.id, out, on_bytes=progress.download)
             progress.end()
-    except ValueError as exc:  # the request, refused before it was sent
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (ApiError, TransportError) as exc:
-        progress.end()
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except (ValueError, ApiError, TransportError) as exc:  # ValueError: refused before it was sent
+        return progress.fail(exc)
     summary = {
         "export_id": done.id,
         **done.progress.model_dump(exclude={"percent", "bytes", "estimated_total"}),

@@ -81,12 +81,8 @@ def cmd_import(args: argparse.Namespace, **overrides: Any) -> int:
                 for agent in sorted({i.agent_id for i in items if i.agent_id}):
                     client.wait_until_stored(agent, timeout_s=max(60.0, len(items) / 10))
     except (OSError, ValueError, TimeoutError) as exc:  # the source, or a refused setting
-        progress.end()
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return progress.fail(exc)
     except (ApiError, TransportError) as exc:
-        progress.end()
-        print(f"error: {exc} (run the same command again to resume from {state})", file=sys.stderr)
-        return 2
+        return progress.fail(f"{exc} (run the same command again to resume from {state})")
     print(json.dumps(summary.as_dict()))
     return 1 if summary.refused else 0

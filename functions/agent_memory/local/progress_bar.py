@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,3 +61,9 @@ class ProgressBar:
             self._stream.write("\n")
             self._stream.flush()
             self._open = False
+
+    def fail(self, reason: object, code: int = 2) -> int:
+        """End the bar's line and say on stderr why the command stops; the exit code to return."""
+        self.end()
+        print(f"error: {reason}", file=sys.stderr)
+        return code
