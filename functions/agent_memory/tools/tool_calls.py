@@ -26,16 +26,8 @@ from agent_memory.client.api_errors import (
     TransportError,
     UnexpectedResponseError,
 )
+from agent_memory.tools import specs
 from agent_memory.tools.formats import JsonObject
-from agent_memory.tools.specs import (
-    TOOLS,
-    MemoryApi,
-    ToolContext,
-    ToolSpec,
-    anthropic_tools,
-    bedrock_tools,
-    openai_tools,
-)
 
 Format = Literal["bedrock", "anthropic", "openai"]
 
@@ -135,27 +127,27 @@ class MemoryTools:
 
     def __init__(
         self,
-        client: MemoryApi,
+        client: specs.MemoryApi,
         agent_id: str,
         *,
         user_id: str | None = None,
-        tools: Sequence[ToolSpec] = TOOLS,
+        tools: Sequence[specs.ToolSpec] = specs.TOOLS,
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
-        self.context = ToolContext(client, agent_id, user_id, clock)
+        self.context = specs.ToolContext(client, agent_id, user_id, clock)
         self.tools = tuple(tools)
         self._by_name = {t.name: t for t in self.tools}
 
     # --- definitions ----------------------------------------------------------------------------
 
     def bedrock(self) -> list[JsonObject]:
-        return bedrock_tools(self.tools)
+        return specs.bedrock_tools(self.tools)
 
     def anthropic(self) -> list[JsonObject]:
-        return anthropic_tools(self.tools)
+        return specs.anthropic_tools(self.tools)
 
     def openai(self) -> list[JsonObject]:
-        return openai_tools(self.tools)
+        return specs.openai_tools(self.tools)
 
     # --- execution ------------------------------------------------------------------------------
 
