@@ -53,19 +53,23 @@ _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _NUMBER = r"(?P<n>\d+|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + ")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 
+#: The phrase forms a time is named in, most specific first (`time_hints` tries them in this order).
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("iso", re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<month>[01]\d)-(?P<day>[0-3]\d)\b")),
-    ("month_day_year", re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b")),
-    ("day_month_year", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b")),
-    ("month_day", re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*(?:19|20)\d\d)")),
-    ("day_month", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?!,?\s*(?:19|20)\d\d)")),
-    ("month_year", re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b")),
-    ("season_year", re.compile(rf"\b(?P<season>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_YEAR}\b")),
-    ("month", re.compile(rf"\b(?:in|during|of|since|last|this)\s+{_MONTH}\b")),
-    ("year", re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b")),
-    ("ago", re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+ago\b")),
-    ("last", re.compile(r"\b(?P<which>last|this|past|previous)\s+(?P<unit>weekend|week|month|year)\b")),
-    ("yesterday", re.compile(r"\b(?:yesterday|the day before)\b")),
+    (kind, re.compile(pattern))
+    for kind, pattern in {
+        "iso": r"\b(?P<year>(?:19|20)\d\d)-(?P<month>[01]\d)-(?P<day>[0-3]\d)\b",
+        "month_day_year": rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b",
+        "day_month_year": rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b",
+        "month_day": rf"\b{_MONTH}\s+{_DAY}\b(?!\s*,?\s*(?:19|20)\d\d)",
+        "day_month": rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?!,?\s*(?:19|20)\d\d)",
+        "month_year": rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b",
+        "season_year": rf"\b(?P<season>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_YEAR}\b",
+        "month": rf"\b(?:in|during|of|since|last|this)\s+{_MONTH}\b",
+        "year": rf"\b(?:in|during|of|since)\s+{_YEAR}\b",
+        "ago": rf"\b{_NUMBER}\s+{_UNIT}\s+ago\b",
+        "last": r"\b(?P<which>last|this|past|previous)\s+(?P<unit>weekend|week|month|year)\b",
+        "yesterday": r"\b(?:yesterday|the day before)\b",
+    }.items()
 ]
 _SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
 
