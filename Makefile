@@ -116,10 +116,12 @@ bench-locomo: $(STAMP)
 	$(PY) benchmarks/locomo.py $(if $(LOCOMO),--data $(LOCOMO))
 
 ## train-embedder: fine-tune MiniLM for memory search on the CPU, in its own environment (about 5 GB:
-## PyPI's torch brings its CUDA libraries; TORCH_INDEX=<a CPU wheel index> avoids them where reachable)
+## PyPI's torch brings its CUDA libraries; TORCH_INDEX=<a CPU wheel index> avoids them where reachable);
+## TRAIN_SOURCES=owned trains on the project's own data only, so the weights may ship (training/README.md)
 .PHONY: train-embedder
 TRAIN_VENV := .build/train-venv
 TORCH_INDEX ?=
+TRAIN_SOURCES ?=
 
 $(TRAIN_VENV)/.installed: pyproject.toml
 	@test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
@@ -128,8 +130,8 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 	@touch $@
 
 train-embedder: $(TRAIN_VENV)/.installed
-	nice -n 10 $(TRAIN_VENV)/bin/python training/build_pairs.py $(if $(LOCOMO),--locomo $(LOCOMO))
-	nice -n 10 $(TRAIN_VENV)/bin/python training/train_embedder.py $(if $(LOCOMO),--locomo $(LOCOMO))
+	nice -n 10 $(TRAIN_VENV)/bin/python training/build_pairs.py $(if $(LOCOMO),--locomo $(LOCOMO)) $(if $(TRAIN_SOURCES),--sources $(TRAIN_SOURCES))
+	nice -n 10 $(TRAIN_VENV)/bin/python training/train_embedder.py $(if $(LOCOMO),--locomo $(LOCOMO)) $(if $(TRAIN_SOURCES),--sources $(TRAIN_SOURCES))
 
 ## bench-ingest: LoCoMo's turns imported through the HTTP API against the raw embedder's rate, and search p95 meanwhile
 bench-ingest: $(STAMP)

@@ -14,12 +14,16 @@ and would teach the model to push apart what belongs together).
 
 Sources, and why they are kept apart:
 
-* ``training/data/conversations-train.json``: conversations and questions written for this project
-  (Apache-2.0, in the repository); their pairs are written to ``training/data/pairs-owned.jsonl``.
+* ``training/data/conversations-train*.json`` (``OWNED_CONVERSATIONS``): conversations and
+  questions written for this project (Apache-2.0, in the repository); their pairs are written to
+  ``training/data/pairs-owned.jsonl``.
 * LoCoMo's tuning half A (`benchmarks/locomo.py` ``HALVES["A"]``) from ``--locomo``: CC BY-NC 4.0,
   never copied into the repository, so its pairs go to ``--out`` (``.build/training`` by default)
   at each run. Half B is never read here: it is what the tuned model is judged on.
 * ``training/data/conversations-heldout.json`` is never read here either.
+
+``--sources owned`` skips LoCoMo altogether: a model trained on those pairs alone holds no CC BY-NC
+data, so its weights may ship with the project (``train_embedder.py --sources owned``).
 """
 
 from __future__ import annotations
@@ -46,10 +50,22 @@ from agent_memory.ports import Embedder  # noqa: E402
 from agent_memory.services.tenant_models import record_vectors  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
-OWNED_CONVERSATIONS = DATA / "conversations-train.json"
+#: Every file of conversations written for training (a test checks no such file is left out).
+OWNED_CONVERSATIONS = (
+    DATA / "conversations-train.json",
+    DATA / "conversations-train-2.json",
+    DATA / "conversations-train-3.json",
+)
 HELDOUT_CONVERSATIONS = DATA / "conversations-heldout.json"
 OWNED_PAIRS = DATA / "pairs-owned.jsonl"
 DEFAULT_OUT = ROOT / ".build" / "training"
+LOCOMO_A_PAIRS = "pairs-locomo-a.jsonl"  # under --out, never in the repository
+#: What each source's pairs are licensed under: the weights of a run carry its data's terms.
+LICENCES = {"owned": "Apache-2.0", "locomo-A": "CC BY-NC 4.0"}
+#: The data a run may train on (``--sources``): the project's own only, whose weights may ship, or
+#: with LoCoMo half A too, whose weights stay local.
+SOURCES = {"owned": ("owned",), "owned+locomo-A": ("owned", "locomo-A")}
+DEFAULT_SOURCES = "owned+locomo-A"
 #: Turns before a turn in its context: the service's default (`Settings.context_turns`).
 CONTEXT_TURNS = 2
 #: Hard negatives kept per pair (the trainer uses the first; the rest are there to vary it).
@@ -151,6 +167,16 @@ def build(
     return [row for c in conversations for row in pairs_of(c, embedder, source)]
 
 
+def owned_conversations() -> list[locomo.Conversation]:
+    """Every conversation written for training, from all its files, in order; their ids must be
+    unique across files, as an agent id is made of one."""
+    conversations = [c for path in OWNED_CONVERSATIONS for c in locomo.load_conversations(path)]
+    ids = [c.sample_id for c in conversations]
+    if len(set(ids)) != len(ids):
+        raise ValueError("two training conversations share a sample_id")
+    return conversations
+
+
 def locomo_half(path: Path, half: str) -> list[locomo.Conversation]:
     """The conversations of one LoCoMo half (`benchmarks/locomo.py` ``HALVES``), in order."""
     everything = locomo.load_conversations(path)
@@ -169,13 +195,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", type=Path, default=locomo.DEFAULT_DATA, help="LoCoMo's locomo10.json")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where LoCoMo's pairs go")
+    parser.add_argument(
+        "--sources",
+        choices=sorted(SOURCES),
+        default=DEFAULT_SOURCES,
+        help="owned: the project's own conversations only (LoCoMo is not read)",
+    )
     args = parser.parse_args(argv)
     embedder = MiniLmEmbedder()
-    owned = build(locomo.load_conversations(OWNED_CONVERSATIONS), embedder, "owned")
+    owned = build(owned_conversations(), embedder, "owned")
     print(f"{len(owned)} owned pairs -> {OWNED_PAIRS} ({write_jsonl(OWNED_PAIRS, owned)[:12]})")
-    if args.locomo.is_file():
+    if "locomo-A" not in SOURCES[args.sources]:
+        print("--sources owned: LoCoMo not read", file=sys.stderr)
+    elif args.locomo.is_file():
         half_a = build(locomo_half(args.locomo, "A"), embedder, "locomo-A")
-        target = args.out / "pairs-locomo-a.jsonl"
+        target = args.out / LOCOMO_A_PAIRS
         print(f"{len(half_a)} LoCoMo half A pairs -> {target} ({write_jsonl(target, half_a)[:12]})")
     else:
         print(f"no LoCoMo at {args.locomo}: owned pairs only", file=sys.stderr)

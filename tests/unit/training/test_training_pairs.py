@@ -22,7 +22,7 @@ from tests.strategies import FUZZ
 
 from agent_memory.adapters.embedders import HashingEmbedder
 
-OWNED = build_pairs.locomo.load_conversations(build_pairs.OWNED_CONVERSATIONS)
+OWNED = build_pairs.owned_conversations()
 HELDOUT = build_pairs.locomo.load_conversations(build_pairs.HELDOUT_CONVERSATIONS)
 
 
