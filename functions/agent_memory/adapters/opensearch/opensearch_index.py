@@ -82,6 +82,7 @@ HNSW_EF_CONSTRUCTION = 128
 
 _KEYWORD: dict[str, Any] = {"type": "keyword"}
 _DATE: dict[str, Any] = {"type": "date"}
+_INTEGER: dict[str, Any] = {"type": "integer"}
 
 #: The analyzers of every searched text field (``content``, ``topic``, ``context`` and
 #: ``speaker.text``), built to match exactly what the SQLite store's FTS5 index matches:
@@ -194,16 +195,8 @@ def records_index_body(dimension: int, model_id: str, engine: Engine = ENGINE) -
     return _vector_index_body(
         records_meta(dimension, model_id, engine),
         {
-            "id": _KEYWORD,
-            "tenant_id": _KEYWORD,
-            "agent_id": _KEYWORD,
-            "user_id": _KEYWORD,
-            "grain": _KEYWORD,
-            "time_key": _KEYWORD,
-            "period_start": _DATE,
-            "period_end": _DATE,
-            "span_start": _DATE,
-            "span_end": _DATE,
+            **dict.fromkeys(("id", "tenant_id", "agent_id", "user_id", "grain", "time_key"), _KEYWORD),
+            **dict.fromkeys(("period_start", "period_end", "span_start", "span_end"), _DATE),
             "kind": _KEYWORD,
             "role": _KEYWORD,
             "speaker": {**_KEYWORD, **_COPIED, "fields": {"text": _TEXT}},
@@ -234,14 +227,9 @@ def records_index_body(dimension: int, model_id: str, engine: Engine = ENGINE) -
             "metadata": {"type": "object", "enabled": False},
             "source_ids": _KEYWORD,
             "content_hash": _KEYWORD,
-            "access_count": {"type": "integer"},
-            "last_accessed_at": _DATE,
-            "created_at": _DATE,
-            "updated_at": _DATE,
-            "occurred_at": _DATE,
-            "expires_at": _DATE,
-            "deleted_at": _DATE,
-            "last_seen_at": _DATE,
+            "access_count": _INTEGER,
+            **dict.fromkeys(("created_at", "updated_at", "expires_at", "deleted_at"), _DATE),
+            **dict.fromkeys(("occurred_at", "last_accessed_at", "last_seen_at"), _DATE),
             "user_ids": _KEYWORD,
             # What a merged record absorbed: read back with the record, never searched.
             "merged_from": {"type": "object", "enabled": False},
@@ -340,14 +328,8 @@ def knowledge_index_body(dimension: int, model_id: str, engine: Engine = ENGINE)
     return _vector_index_body(
         knowledge_meta(dimension, model_id, engine),
         {
-            "kind": _KEYWORD,
-            "id": _KEYWORD,
-            "tenant_id": _KEYWORD,
-            "doc_id": _KEYWORD,
-            "version": _KEYWORD,
-            "title": _TEXT,
-            "heading_path": _TEXT,
-            "text": _TEXT,
+            **dict.fromkeys(("kind", "id", "tenant_id", "doc_id", "version"), _KEYWORD),
+            **dict.fromkeys(("title", "heading_path", "text"), _TEXT),
             # A document's whole text: read back by id, never searched (its passages are).
             "document_text": {"type": "text", "index": False},
             "format": _KEYWORD,
@@ -356,15 +338,8 @@ def knowledge_index_body(dimension: int, model_id: str, engine: Engine = ENGINE)
             "valid_from": _DATE,
             "valid_until": _DATE,
             "content_hash": _KEYWORD,
-            "passages": {"type": "integer"},
-            "start": {"type": "integer"},
-            "end": {"type": "integer"},
-            "ordinal": {"type": "integer"},
-            "hits": {"type": "integer"},
-            "last_hit_at": _DATE,
-            "created_at": _DATE,
-            "updated_at": _DATE,
-            "deleted_at": _DATE,
+            **dict.fromkeys(("passages", "start", "end", "ordinal", "hits"), _INTEGER),
+            **dict.fromkeys(("last_hit_at", "created_at", "updated_at", "deleted_at"), _DATE),
         },
         dimension,
         engine,
