@@ -78,7 +78,7 @@ def _imports(path: Path) -> set[str]:
 MAX_LINES = 600
 #: Modules still over `MAX_LINES`, each to be split by what it holds (the composition root by
 #: capability, the ports by the capability each port serves); they may not grow past 800 meanwhile.
-OVER_THE_LIMIT = {"container.py", "ports/__init__.py"}
+OVER_THE_LIMIT = {"container.py"}
 
 
 def test_no_module_is_over_600_lines() -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from agent_memory.domain.export_jobs import ExportItem, ExportState
 from agent_memory.domain.grains import Grain
-
-if TYPE_CHECKING:
-    from agent_memory.ports import AuditEvent, Page
+from agent_memory.ports.audit import AuditEvent
+from agent_memory.ports.record_store import Page
 
 
 @dataclass(frozen=True, slots=True)

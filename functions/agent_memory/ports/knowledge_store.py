@@ -7,12 +7,10 @@ import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
-
-if TYPE_CHECKING:
-    from agent_memory.ports import Vector
+from agent_memory.ports.embedding import Vector
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from agent_memory.domain.records import MemoryRecord
-
-if TYPE_CHECKING:
-    from agent_memory.ports import Vector
+from agent_memory.ports.embedding import Vector
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,74 @@
+"""What the store logs: the audit trail (who did what to which record, when; kept through
+purges) and the counts of searches per day (never the query text)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Protocol
+
+from agent_memory.domain.operator_views import SearchDay
+
+__all__ = ["AuditEvent", "AuditLog", "AuditPage", "AuditQuery", "SearchLog"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One line of an agent's audit trail: who did what to which record, when.
+
+    ``action`` is one of `AuditAction`; ``detail`` holds what the action needs to be understood
+    later (the summaries a forget made stale, the records a re-made summary dropped), as JSON.
+    """
+
+    tenant_id: str
+    agent_id: str
+    record_id: str
+    action: str
+    actor: str
+    at: datetime
+    detail: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    """One page of an agent's audit trail (of one record, if given), newest first."""
+
+    tenant_id: str
+    agent_id: str
+    record_id: str | None = None
+    limit: int = 50
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    events: list[AuditEvent]
+    next_cursor: str | None
+
+
+class AuditLog(Protocol):
+    """Who forgot, erased, merged or deleted what, and when: kept through purges."""
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        """Add events to the audit trail (idempotent per record, action and instant)."""
+        ...
+
+    def audit_events(self, query: AuditQuery) -> AuditPage:
+        """The agent's audit trail (of one record, if given), newest first, paginated."""
+        ...
+
+
+class SearchLog(Protocol):
+    """Counts of searches and of those that found nothing, per day (never the query text)."""
+
+    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
+        """Best effort: count one search on ``at``'s UTC day, and whether it found nothing.
+        Counts only: the query text is never kept."""
+        ...
+
+    def search_days(self, tenant_id: str, agent_id: str, since: date) -> builtins.list[SearchDay]:
+        """The agent's search counts per UTC day from ``since`` on, oldest first (days
+        without searches are left out)."""
+        ...
