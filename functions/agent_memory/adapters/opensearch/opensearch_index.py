@@ -47,7 +47,6 @@ modules and `opensearch_roles`: this one is what every running function needs.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any, Literal
 
 from opensearchpy import OpenSearch
@@ -417,17 +416,16 @@ def check_records_mapping(
     """One records index against the deployment: model and dimension first (an older index of
     another model is not upgraded: its vectors must be re-embedded), then the schema version."""
     meta = mapping.get("_meta", {})
-
-    def refusal(stored_model: Any, stored_dim: Any) -> str:
-        return (
-            f"OpenSearch index {name} (alias {alias}) holds vectors of model {stored_model!r} with "
-            f"dimension {stored_dim}, but this deployment embeds with {model_id!r} (dimension "
-            f"{dimension}). Vectors of different models cannot be compared: restore the previous "
-            "embedding settings, or set AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS to a new alias, run "
-            "`agent-memory index bootstrap` and re-embed the memories into it."
-        )
-
-    _check_model(mapping, meta, dimension, model_id, refusal)
+    _check_model(
+        mapping,
+        meta,
+        dimension,
+        model_id,
+        f"OpenSearch index {name} (alias {alias}) holds vectors",
+        ". Vectors of different models cannot be compared: restore the previous embedding settings, or "
+        "set AGENT_MEMORY_OPENSEARCH_INDEX_ALIAS to a new alias, run `agent-memory index bootstrap` and "
+        "re-embed the memories into it.",
+    )
     version = meta.get("schema_version")
     if version == SCHEMA_VERSION:
         return
@@ -456,16 +454,14 @@ def check_knowledge_mapping(
             f"OpenSearch index {name} (alias {knowledge_alias_name(alias)}) was not made by "
             "`agent-memory index bootstrap` (no agent-memory knowledge _meta in its mapping)"
         )
-
-    def refusal(stored_model: Any, stored_dim: Any) -> str:
-        return (
-            f"OpenSearch index {name} (alias {knowledge_alias_name(alias)}) holds passage vectors of "
-            f"model {stored_model!r} with dimension {stored_dim}, but this deployment embeds with "
-            f"{model_id!r} (dimension {dimension}): restore the previous embedding settings, or "
-            "bootstrap a new alias and put the documents again"
-        )
-
-    _check_model(mapping, meta, dimension, model_id, refusal)
+    _check_model(
+        mapping,
+        meta,
+        dimension,
+        model_id,
+        f"OpenSearch index {name} (alias {knowledge_alias_name(alias)}) holds passage vectors",
+        ": restore the previous embedding settings, or bootstrap a new alias and put the documents again",
+    )
     if meta.get("schema_version") != KNOWLEDGE_SCHEMA_VERSION:
         raise ConfigurationError(
             f"OpenSearch index {name} has knowledge schema version {meta.get('schema_version')!r}, "
@@ -479,10 +475,12 @@ def _check_model(
     meta: dict[str, Any],
     dimension: int,
     model_id: str,
-    refusal: Callable[[Any, Any], str],
+    holds: str,
+    remedy: str,
 ) -> None:
-    """Raise a `ConfigurationError` worded by ``refusal`` (the stored model and dimension) when
-    an index of vectors was made for another embedding model or dimension than the deployment's.
+    """Raise a `ConfigurationError` when an index of vectors was made for another embedding model
+    or dimension than the deployment's: ``holds`` names the index and its vectors, the stored and
+    the deployment's model and dimension follow, then ``remedy`` (what to do about it).
 
     The dimension is read from the vector field (else ``_meta``), and ``_meta``'s must agree too.
     One reading for both indexes of vectors (records, knowledge), since vectors of different
@@ -490,7 +488,10 @@ def _check_model(
     stored_dim = mapping.get("properties", {}).get(VECTOR_FIELD, {}).get("dimension", meta.get("dimension"))
     stored_model = meta.get("embedding_model_id")
     if stored_dim != dimension or meta.get("dimension") != dimension or stored_model != model_id:
-        raise ConfigurationError(refusal(stored_model, stored_dim))
+        raise ConfigurationError(
+            f"{holds} of model {stored_model!r} with dimension {stored_dim}, but this deployment embeds "
+            f"with {model_id!r} (dimension {dimension}){remedy}"
+        )
 
 
 def meta_of(index_mapping: dict[str, Any]) -> dict[str, Any]:
