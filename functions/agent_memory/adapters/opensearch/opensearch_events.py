@@ -58,14 +58,14 @@ class AppendOrder:
         return list(range(first, first + count))
 
 
+#: The fields an audit document holds as the event has them (``at`` is written as `ts`).
+_AUDIT_FIELDS = ("tenant_id", "agent_id", "record_id", "action", "actor")
+
+
 def audit_document(event: AuditEvent, seq: int) -> dict[str, Any]:
     return {
         "doc_type": "audit",
-        "tenant_id": event.tenant_id,
-        "agent_id": event.agent_id,
-        "record_id": event.record_id,
-        "action": event.action,
-        "actor": event.actor,
+        **{name: getattr(event, name) for name in _AUDIT_FIELDS},
         "at": ts(event.at),
         "seq": seq,
         "detail": event.detail,
@@ -73,12 +73,9 @@ def audit_document(event: AuditEvent, seq: int) -> dict[str, Any]:
 
 
 def audit_event(source: dict[str, Any]) -> AuditEvent:
+    """The event `audit_document` wrote (``seq`` and ``doc_type`` are the index's, not the event's)."""
     return AuditEvent(
-        tenant_id=source["tenant_id"],
-        agent_id=source["agent_id"],
-        record_id=source["record_id"],
-        action=source["action"],
-        actor=source["actor"],
+        **{name: source[name] for name in _AUDIT_FIELDS},
         at=datetime.fromisoformat(source["at"]),
         detail=source.get("detail") or {},
     )
