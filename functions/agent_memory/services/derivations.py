@@ -12,24 +12,20 @@ audit actions, how a service knows its own records) and the code that groups and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import ClassVar, Generic, Literal, TypeVar
 
 from agent_memory.domain.commands import WriteCommand
+from agent_memory.domain.derived import DerivedKind
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.limits import MAX_CONTENT_BYTES
-from agent_memory.domain.patterns import is_recognised_pattern
-from agent_memory.domain.profiles import is_made_profile
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import AgentJobBase
 from agent_memory.observability import logger
 from agent_memory.ports import (
-    AuditAction,
     AuditEvent,
     Clock,
     PendingWrites,
-    Retrieval,
     StoreQuery,
     Summarizer,
     SummaryInput,
@@ -38,44 +34,10 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.services.queued_writes import command_messages, send_pending
-from agent_memory.services.staleness import is_stale
+from agent_memory.services.staleness import is_stale, records_of, was_forgotten
 from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 
-#: The most records of one derived kind a run reads back per agent.
-MAX_DERIVED = 1_000
 RulesT = TypeVar("RulesT")
-
-
-@dataclass(frozen=True, slots=True)
-class DerivedKind:
-    """What tells one derivation from another: the memory kind it writes, the job's name in the
-    audit trail, the actions it records, how its own records are told from a caller's memories
-    of the same kind, and how many it reads back per agent."""
-
-    kind: MemoryKind
-    actor: str
-    made: str
-    dropped: str
-    ours: Callable[[MemoryRecord], bool]
-    limit: int = MAX_DERIVED
-
-
-#: The derived kinds, one row each: the patterns pattern recognition writes, the profiles
-#: profile making writes (each told from a caller's memory of its kind by its metadata).
-PATTERNS = DerivedKind(
-    kind=MemoryKind.PATTERN,
-    actor="patterns",
-    made=AuditAction.PATTERN_MADE,
-    dropped=AuditAction.PATTERN_DROPPED,
-    ours=is_recognised_pattern,
-)
-PROFILES = DerivedKind(
-    kind=MemoryKind.PROFILE,
-    actor="profiles",
-    made=AuditAction.PROFILE_MADE,
-    dropped=AuditAction.PROFILE_DROPPED,
-    ours=is_made_profile,
-)
 
 
 class Derivations:
@@ -120,7 +82,7 @@ class Derivations:
 
     def stored(self, tenant: str, agent: str, now: datetime, stale: Sequence[str]) -> dict[str, MemoryRecord]:
         """What the job made before, by id: live ones and those a forget hid to be re-made."""
-        made = {r.id: r for r in derived(self._store, tenant, agent, now, self.what)}
+        made = {r.id: r for r in records_of(self._store, tenant, agent, now, self.what)}
         for rid in stale:
             record = self._store.get(tenant, agent, rid)
             if record is not None and self.what.ours(record) and is_stale(self._store, record):
@@ -130,7 +92,7 @@ class Derivations:
     def forgotten(self, record: MemoryRecord | None) -> bool:
         """Whether someone forgot ``record`` (hidden, not by a forget of its sources): it is not
         made again under its id."""
-        return record is not None and record.deleted_at is not None and not is_stale(self._store, record)
+        return was_forgotten(self._store, record)
 
     def get(self, tenant: str, agent: str, record_id: str) -> MemoryRecord | None:
         return self._store.get(tenant, agent, record_id)
@@ -229,21 +191,3 @@ class DerivationService(Generic[RulesT]):
         """The run's log line: the agent, why it ran, and the report's ``counts`` by name."""
         extra = {"agent_id": job.agent_id, "reason": job.reason, **{n: getattr(report, n) for n in counts}}
         logger.info(message, extra=extra)
-
-
-def derived(
-    store: Retrieval, tenant_id: str, agent_id: str, now: datetime, what: DerivedKind
-) -> list[MemoryRecord]:
-    """The agent's live records of ``what`` that its job made (at most ``what.limit``): what a run
-    continues and what a forget looks through for the memory it forgot."""
-    found = store.search(
-        StoreQuery(
-            tenant_id=tenant_id,
-            agent_id=agent_id,
-            now=now,
-            grains=(Grain.WORKING,),
-            kinds=(what.kind,),
-            limit=what.limit,
-        )
-    )
-    return [c.record for c in found if what.ours(c.record)]

@@ -22,6 +22,7 @@ from datetime import datetime
 import numpy as np
 
 from agent_memory.domain.cascade import local_date
+from agent_memory.domain.derived import PATTERNS
 from agent_memory.domain.experience import Experience, pattern_prior
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash
@@ -49,13 +50,12 @@ from agent_memory.ports import (
     Clock,
     Embedder,
     PendingWrites,
-    Retrieval,
     Summarizer,
     SummaryInput,
     WritableMemory,
     WriteQueue,
 )
-from agent_memory.services.derivations import PATTERNS, DerivationService, derived
+from agent_memory.services.derivations import DerivationService
 from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers, spaces_of
 
 #: What a run's log line counts.
@@ -265,12 +265,6 @@ class PatternService(DerivationService[PatternRules]):
         """A pattern its members no longer make."""
         detail: dict[str, object] = {"members_left": members_left, "min_members": self._rules.min_members}
         self._derived.drop(pattern, now, detail)
-
-
-def recognised_patterns(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
-    """The agent's live patterns that the service recognised (at most `MAX_DERIVED`): what a
-    run continues and what a forget looks through for the forgotten experience."""
-    return derived(store, tenant_id, agent_id, now, PATTERNS)
 
 
 def _made_of(pattern: MemoryRecord) -> dict[str, object]:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent_memory.domain.cascade import local_date
+from agent_memory.domain.derived import PROFILES
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash
 from agent_memory.domain.limits import MAX_TAGS
@@ -41,10 +42,9 @@ from agent_memory.domain.profiles import (
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.observability import MetricUnit, metrics
 from agent_memory.ports import (
-    Retrieval,
     SummaryInput,
 )
-from agent_memory.services.derivations import PROFILES, DerivationService, derived
+from agent_memory.services.derivations import DerivationService
 
 #: What a run's log line counts.
 _LOGGED = ("records", "subjects", "made", "refreshed", "dropped")
@@ -144,12 +144,6 @@ class ProfileService(DerivationService[ProfileRules]):
         """A profile its person no longer has statements enough for."""
         detail: dict[str, object] = {"min_statements": self._rules.min_statements}
         self._derived.drop(profile, now, detail)
-
-
-def made_profiles(store: Retrieval, tenant_id: str, agent_id: str, now: datetime) -> list[MemoryRecord]:
-    """The agent's live profiles that the service made (at most `MAX_DERIVED`): what a run
-    continues and what a forget looks through for the forgotten statement."""
-    return derived(store, tenant_id, agent_id, now, PROFILES)
 
 
 def _made_of(profile: MemoryRecord) -> dict[str, object]:

@@ -1,11 +1,15 @@
-"""Stale summaries: what the forget service marks and the summarize service re-makes.
+"""Stale derived records: what a forget marks and the jobs of the derived kinds re-make.
 
-A summary made from a record that is later forgotten still says what that record said. The
-forget service hides such a summary at once (`MemoryStore.mark_stale`: its ``deleted_at`` is
-set, so search, get and the cascade's child reads skip it) and queues its re-make. Both a stale
-summary and a forgotten one carry a ``deleted_at``; the audit trail tells them apart: of the
-events that hide a record (``stale``, ``forget``, ``erase``), the newest *by event time* is
-``stale``. A forgotten summary is never re-made; a stale one is.
+A summary, pattern or profile (`domain.derived`, the registry of derived kinds) made from a
+record that is later forgotten still says what that record said. A forget hides it at once
+(`MemoryStore.mark_stale`: its ``deleted_at`` is set, so search, get and the cascade's child
+reads skip it) and queues its re-make. `StaleWalk` is that walk, the same for every row of the
+registry: for each kind it finds what the forgotten memory fed (``found_by``: up the cascade by
+the summaries' deterministic ids, or among the kind's records by their sources), marks it, and
+queues the row's re-make jobs. Both a stale record and a forgotten one carry a ``deleted_at``;
+the audit trail tells them apart: of the events that hide a record (``stale``, ``forget``,
+``erase``), the newest *by event time* is ``stale``. A forgotten record is never re-made; a
+stale one is.
 
 Event time, not the order the events were appended in: a re-make that started before a later
 forget appends its ``remade`` after that forget's ``stale`` (and its version is then dropped by
@@ -13,21 +17,41 @@ the writer, `REMAKES`), so "the last event appended" would take a summary hidden
 for one forgotten on purpose, and nothing would ever re-make its day. ``remade`` and the other
 events that do not hide a record say nothing about why it is hidden now and are not read.
 
-A re-make names the stale mark it re-makes (`REMAKES`, the ``deleted_at`` it read): the writer
-stores the version only while that mark is still the newest, so a forget that lands between the
-re-make's read and its write leaves the summary stale for that forget's own re-make.
+A summary's re-make names the stale mark it re-makes (`REMAKES`, the ``deleted_at`` it read):
+the writer stores the version only while that mark is still the newest, so a forget that lands
+between the re-make's read and its write leaves the summary stale for that forget's own re-make
+(and the forget marks the cascade a second time once the memory is gone, `StaleWalk.mark_again`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from agent_memory.domain.patterns import PatternJob, is_recognised_pattern
-from agent_memory.domain.profiles import ProfileJob, is_made_profile
+from agent_memory.domain.cascade import PARENT_GRAIN, local_date, parent_key
+from agent_memory.domain.derived import (
+    DERIVED_KINDS,
+    SUMMARIES,
+    DerivedKind,
+    RemakeJob,
+    Stale,
+    derived_kind,
+)
+from agent_memory.domain.grains import Grain
+from agent_memory.domain.ids import summary_id
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import SummarizeJob
-from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditQuery, Job
+from agent_memory.ports import (
+    AuditAction,
+    AuditEvent,
+    AuditLog,
+    AuditQuery,
+    Job,
+    Retrieval,
+    StoreQuery,
+    WritableMemory,
+)
 
 #: Metadata key of a summary's child count (also written by the summarize service).
 CHILDREN_COUNT = "children_count"
@@ -143,26 +167,278 @@ def remade_event(stale: MemoryRecord, version: MemoryRecord) -> AuditEvent | Non
     )
 
 
+def was_forgotten(store: AuditLog, record: MemoryRecord | None) -> bool:
+    """Whether someone forgot ``record`` (hidden, and not by a forget of its sources): a derived
+    record forgotten so is never made again under its id, nor folded into a summary."""
+    return record is not None and record.deleted_at is not None and not is_stale(store, record)
+
+
+# -- what a forget marks: every derived kind of the registry, walked the same way ----------------
+
+
+def job_message(job: RemakeJob) -> Job:
+    """A re-make job as the job queue carries it (a summary job as `Job.of` writes it)."""
+    if isinstance(job, SummarizeJob):
+        return Job.of(job)
+    return Job(key=job.key, body=job.model_dump_json())
+
+
 def remake_job(record: MemoryRecord) -> Job | None:
     """The job that re-makes ``record`` once it is marked stale, as a forget queues it: its
-    period's summary job, or its agent's pattern or profile job naming it (None: nothing
-    re-makes such a record)."""
-    tenant, agent = record.tenant_id, record.agent_id
-    if record.kind is MemoryKind.SUMMARY and record.time_key is not None:
-        return Job.of(
-            SummarizeJob(
-                tenant_id=tenant,
-                agent_id=agent,
-                grain=record.grain,
-                time_key=record.time_key,
-                reason="forget",
-            )
+    registry row's (`domain.derived`), naming it (None: nothing re-makes such a record)."""
+    what = derived_kind(record)
+    jobs = what.remake(record.tenant_id, record.agent_id, [Stale.of(record)]) if what else []
+    return job_message(jobs[0]) if jobs else None
+
+
+def records_of(
+    store: Retrieval, tenant_id: str, agent_id: str, now: datetime, what: DerivedKind
+) -> list[MemoryRecord]:
+    """The agent's live records of ``what`` that its job made (at most ``what.limit``): what a
+    run continues and what a forget looks through for the memory it forgot."""
+    found = store.search(
+        StoreQuery(
+            tenant_id=tenant_id,
+            agent_id=agent_id,
+            now=now,
+            grains=(Grain.WORKING,),
+            kinds=(what.kind,),
+            limit=what.limit,
         )
-    derived: PatternJob | ProfileJob
-    if is_recognised_pattern(record):
-        derived = PatternJob(tenant_id=tenant, agent_id=agent, reason="forget", stale=[record.id])
-    elif is_made_profile(record):
-        derived = ProfileJob(tenant_id=tenant, agent_id=agent, reason="forget", stale=[record.id])
-    else:
+    )
+    return [c.record for c in found if what.ours(c.record)]
+
+
+@dataclass
+class _Marking:
+    """One pass of marks: the instant and actor each of its events names, and what it marked."""
+
+    now: datetime
+    actor: str
+    stale: list[str] = field(default_factory=list)
+
+    def mark(self, store: WritableMemory, record: MemoryRecord, detail: dict[str, object]) -> bool:
+        """Mark ``record`` stale with a ``stale`` event of this pass (False: no such record)."""
+        event = AuditEvent(
+            record.tenant_id, record.agent_id, record.id, AuditAction.STALE, self.actor, self.now, detail
+        )
+        return store.mark_stale(record.tenant_id, record.agent_id, record.id, event)
+
+
+class _Marks:
+    """How a forget finds, for one derived kind, what a memory fed and marks it stale; and what
+    it then queues. The steps a kind does not take are no-ops here."""
+
+    def __init__(self, what: DerivedKind, store: WritableMemory, timezone: str, marking: _Marking) -> None:
+        self.what = what
+        self._store = store
+        self._tz = timezone
+        self._marking = marking
+
+    def mark(self, record: MemoryRecord) -> list[str]:
+        """Mark stale what ``record`` fed; the ids marked."""
+        raise NotImplementedError
+
+    def mark_successor(self, record: MemoryRecord) -> None:
+        """Mark what the memory that superseded ``record`` fed, if that quotes what it replaced."""
+
+    def mark_again(self, record: MemoryRecord, at: datetime) -> None:
+        """Walk the marks of the forgotten ``record`` again at the later instant ``at``."""
+
+    def mark_user(self, tenant_id: str, agent_id: str, user_id: str) -> None:
+        """Mark what still holds an erased end user's words once their memories are gone."""
+
+    def remake(self) -> list[Stale]:
+        """What this forget marked that the kind's job re-makes."""
+        raise NotImplementedError
+
+
+class _BySources(_Marks):
+    """Patterns and profiles: the agent's records of the kind that name the memory as a source
+    (read once per operation, on the first memory of a kind that feeds them)."""
+
+    def __init__(self, what: DerivedKind, store: WritableMemory, timezone: str, marking: _Marking) -> None:
+        super().__init__(what, store, timezone, marking)
+        self._records: list[MemoryRecord] | None = None
+        self._stale: list[str] = []
+
+    def mark(self, record: MemoryRecord) -> list[str]:
+        if not self.what.fed_by(record):
+            return []
+        if self._records is None:
+            self._records = records_of(
+                self._store, record.tenant_id, record.agent_id, self._marking.now, self.what
+            )
+        ids, marked = record.write_ids, []
+        for item in self._records:
+            if ids.isdisjoint(item.source_ids) or item.id in self._stale:
+                continue
+            if self._marking.mark(self._store, item, {"because": record.id}):
+                self._stale.append(item.id)
+                marked.append(item.id)
+                self._marking.stale.append(item.id)
+        return marked
+
+    def remake(self) -> list[Stale]:
+        return [Stale(i) for i in self._stale]
+
+
+class _ByCascade(_Marks):
+    """Summaries: the summary of the memory's period, then each one above it that was made
+    through the one below (by their deterministic ids). One job per chain is queued, for its
+    top-most stale summary (``tops``): making it makes every stale summary below it first (the
+    cascade heals missing children), so the order is right.
+
+    The walk stops at the first summary that was not made from the one below it, or that was
+    forgotten itself (it is never re-made, and its parent was re-made without it when it was
+    forgotten); it passes a summary that does not exist (see `mark`)."""
+
+    def __init__(
+        self,
+        what: DerivedKind,
+        store: WritableMemory,
+        timezone: str,
+        marking: _Marking,
+        tops: dict[str, Stale] | None = None,
+    ) -> None:
+        super().__init__(what, store, timezone, marking)
+        #: Summaries this pass marked, and the chains' tops (shared with a pass of `mark_again`).
+        self._marked: set[str] = set()
+        self._tops: dict[str, Stale] = {} if tops is None else tops
+
+    def mark(self, record: MemoryRecord) -> list[str]:
+        """Mark stale every summary made from ``record``, directly or through the cascade."""
+        tenant, agent, now = record.tenant_id, record.agent_id, self._marking.now
+        step = self._parent_of(record)
+        child_id, marked = record.id, []
+        child_ids = set(record.write_ids)
+        while step is not None:
+            grain, key = step
+            sid = summary_id(tenant, agent, grain.value, key)
+            if sid in self._marked:
+                # Marked by this operation already, with everything above it: the job of its
+                # chain's top re-makes it and, through it, the summary just marked below it.
+                self._tops.pop(child_id, None)
+                break
+            summary = self._store.get(tenant, agent, sid)
+            if summary is None:
+                # Deleted by retention, which only deletes a summary its live parent lists: the
+                # parent (and the chain above) still holds what this one held. Or not stored yet:
+                # a version made from ``record`` may wait in the write queue, so its period is
+                # made again (it re-makes a summary holding a forgotten memory) unless a summary
+                # above it is re-made, which makes it first. Only right above what holds the
+                # forgotten words: nothing above a missing summary was made through it.
+                if child_id == record.id or child_id in self._marked:
+                    self._tops.pop(child_id, None)
+                    self._tops[sid] = Stale(sid, grain, key)
+                child_id, child_ids = sid, {sid}
+                step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
+                continue
+            if summary.is_live(now):
+                if not any(made_from(summary, c) for c in child_ids):
+                    break
+            elif not is_stale(self._store, summary):
+                break  # forgotten: never re-made, and its parent was re-made without it
+            self._marking.mark(self._store, summary, {"because": record.id})
+            self._hold(summary, grain, key, child_id)
+            marked.append(sid)
+            child_id, child_ids = sid, {sid}
+            step = (PARENT_GRAIN[grain], parent_key(grain, key)) if grain in PARENT_GRAIN else None
+        return marked
+
+    def mark_successor(self, record: MemoryRecord) -> None:
+        """The summaries of what superseded ``record`` quote what it replaced: re-made too."""
+        if record.superseded_by:
+            successor = self._store.get(record.tenant_id, record.agent_id, record.superseded_by)
+            if successor is not None and successor.is_live(self._marking.now):
+                self.mark(successor)
+
+    def mark_again(self, record: MemoryRecord, at: datetime) -> None:
+        """A re-make that read its children between the first marks and the delete still folded
+        ``record``, and names the first mark (`REMAKES`): marked again, the summary's mark is no
+        longer the one that version names, so the writer drops it (or, already stored, it is
+        hidden here) and the re-make queued for the chain's top is made from what is left.
+        Idempotent: a retry after a crash finds the record forgotten and stops earlier; marking a
+        stale summary again only moves its mark forward."""
+        again = _ByCascade(self.what, self._store, self._tz, _Marking(at, self._marking.actor), self._tops)
+        again.mark(record)
+        again.mark_successor(record)
+        known = set(self._marking.stale)
+        self._marking.stale += [s for s in again._marking.stale if s not in known]
+        self._marked |= again._marked
+
+    def mark_user(self, tenant_id: str, agent_id: str, user_id: str) -> None:
+        """Summaries that still hold the user's words after the memories they came from are gone
+        (retention deleted them once a summary held them): re-made from what is left."""
+        for summary in self._store.summaries_of_user(tenant_id, agent_id, user_id, self._marking.now):
+            if summary.id in self._marked or summary.time_key is None:
+                continue
+            if self._marking.mark(self._store, summary, {"because_user": user_id}):
+                self._hold(summary, summary.grain, summary.time_key)
+                self.mark(summary)
+
+    def remake(self) -> list[Stale]:
+        return list(self._tops.values())
+
+    def _hold(self, summary: MemoryRecord, grain: Grain, key: str, below: str | None = None) -> None:
+        """``summary`` is marked: the top of its chain now, in place of the one ``below`` it."""
+        self._marked.add(summary.id)
+        if below is not None:
+            self._tops.pop(below, None)
+        self._tops[summary.id] = Stale(summary.id, grain, key)
+        self._marking.stale.append(summary.id)
+
+    def _parent_of(self, record: MemoryRecord) -> tuple[Grain, str] | None:
+        """The summary a record is folded into: its local day's, or its period's parent."""
+        if record.grain is Grain.WORKING:
+            return Grain.DAILY, local_date(record.occurred_at, self._tz).isoformat()
+        if record.grain in PARENT_GRAIN and record.time_key is not None:
+            return PARENT_GRAIN[record.grain], parent_key(record.grain, record.time_key)
         return None
-    return Job(key=derived.key, body=derived.model_dump_json())
+
+
+_FOUND_BY: dict[str, type[_Marks]] = {"cascade": _ByCascade, "sources": _BySources}
+
+
+class StaleWalk:
+    """One forget operation's marks over every derived kind of the registry (`domain.derived`,
+    in its order): what each forgotten memory fed is marked stale (hidden at once) before the
+    memory is forgotten, and each kind's job is queued to re-make it from what is left."""
+
+    def __init__(self, store: WritableMemory, timezone: str, now: datetime, actor: str) -> None:
+        self.now, self.actor = now, actor
+        self._marking = _Marking(now, actor)
+        self._kinds = [_FOUND_BY[w.found_by](w, store, timezone, self._marking) for w in DERIVED_KINDS]
+
+    @property
+    def stale(self) -> list[str]:
+        """Every record this operation marked stale, in order."""
+        return self._marking.stale
+
+    def mark(self, record: MemoryRecord) -> list[str]:
+        """Mark stale what ``record`` fed, of every kind, and what its successor's summaries
+        quote of it; the summaries it fed (what the forget's own event names)."""
+        fed = {m.what.kind: m.mark(record) for m in self._kinds}
+        for m in self._kinds:
+            m.mark_successor(record)
+        return fed[SUMMARIES.kind]
+
+    def mark_again(self, record: MemoryRecord, at: datetime) -> None:
+        """Once ``record`` is forgotten, walk its marks again at ``at`` (`_ByCascade.mark_again`)."""
+        for m in self._kinds:
+            m.mark_again(record, at)
+
+    def mark_user(self, tenant_id: str, agent_id: str, user_id: str) -> None:
+        """What still holds an erased end user's words, its sources gone: marked stale too."""
+        for m in self._kinds:
+            m.mark_user(tenant_id, agent_id, user_id)
+
+    def jobs(self, tenant_id: str, agent_id: str) -> list[Job]:
+        """The re-make jobs for what this operation marked, kind by kind."""
+        return [job_message(j) for m in self._kinds for j in m.what.remake(tenant_id, agent_id, m.remake())]
+
+    def event(
+        self, tenant_id: str, agent_id: str, record_id: str, action: str, detail: dict[str, object]
+    ) -> AuditEvent:
+        """An audit event of this operation: every step of it names the same actor and instant."""
+        return AuditEvent(tenant_id, agent_id, record_id, action, self.actor, self.now, detail)

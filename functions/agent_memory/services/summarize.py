@@ -49,7 +49,7 @@ from agent_memory.domain.cascade import (
     parent_key,
 )
 from agent_memory.domain.commands import WriteCommand
-from agent_memory.domain.derived import is_derived
+from agent_memory.domain.derived import SUMMARIES, is_derived
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.ids import content_hash, summary_id
 from agent_memory.domain.records import MemoryKind, MemoryRecord
@@ -57,7 +57,6 @@ from agent_memory.domain.summary_jobs import ExpectedChild, SummarizeJob
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
-    AuditAction,
     AuditEvent,
     Clock,
     Job,
@@ -68,7 +67,7 @@ from agent_memory.ports import (
     SummaryMemory,
     WriteQueue,
 )
-from agent_memory.services.staleness import CHILDREN_COUNT, MODEL_ID, REMAKES, is_stale, stamp
+from agent_memory.services.staleness import CHILDREN_COUNT, MODEL_ID, REMAKES, is_stale, stamp, was_forgotten
 from agent_memory.services.summary_folding import check_budget, fold
 from agent_memory.services.summary_records import (
     bounded,
@@ -295,8 +294,7 @@ class SummarizeService:
         (its tombstone is there), not deleted by retention (gone)."""
         gone = set(summary.source_ids) - {c.id for c in children}
         for child_id in sorted(gone):
-            record = self._store.get(summary.tenant_id, summary.agent_id, child_id)
-            if record is not None and record.deleted_at is not None and not is_stale(self._store, record):
+            if was_forgotten(self._store, self._store.get(summary.tenant_id, summary.agent_id, child_id)):
                 return True
         return False
 
@@ -405,7 +403,7 @@ class SummarizeService:
         is): a job whose clock read lags the forget's would otherwise date ``emptied`` before
         ``stale``, and a summary made anew later would read as still stale in its trail."""
         self._store.delete_records(summary.tenant_id, summary.agent_id, [summary.id])
-        self._store.append_audit([self._event(summary, AuditAction.EMPTIED, now, summary.source_ids)])
+        self._store.append_audit([self._event(summary, SUMMARIES.dropped, now, summary.source_ids)])
         metrics.add_metric(name="StaleSummariesDeleted", unit=MetricUnit.Count, value=1)
 
     def _event(self, summary: MemoryRecord, action: str, now: datetime, dropped: Sequence[str]) -> AuditEvent:
@@ -414,7 +412,7 @@ class SummarizeService:
             agent_id=summary.agent_id,
             record_id=summary.id,
             action=action,
-            actor=f"summarizer:{self._summarizer.model_id}",
+            actor=f"{SUMMARIES.actor}:{self._summarizer.model_id}",
             at=max(now, summary.deleted_at) if summary.deleted_at else now,
             detail={
                 "dropped": list(dropped),
