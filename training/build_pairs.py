@@ -1,6 +1,6 @@
 """Question -> evidence-turn pairs for fine-tuning the memory embedder, with hard negatives.
 
-    python training/build_pairs.py [--locomo PATH] [--out DIR]
+    python training/build_pairs.py [--sources owned] [--locomo PATH] [--out DIR]
 
 A pair is a question and one turn that answers it, written *exactly as the store embeds a turn*
 (`domain.contextual`): its self text (``Caroline on 08 May 2023: ...``) and its context (the two
@@ -55,6 +55,7 @@ OWNED_CONVERSATIONS = (
     DATA / "conversations-train.json",
     DATA / "conversations-train-2.json",
     DATA / "conversations-train-3.json",
+    DATA / "conversations-train-4.json",
 )
 HELDOUT_CONVERSATIONS = DATA / "conversations-heldout.json"
 OWNED_PAIRS = DATA / "pairs-owned.jsonl"
@@ -177,6 +178,20 @@ def owned_conversations() -> list[locomo.Conversation]:
     return conversations
 
 
+def describe(conversations: Sequence[locomo.Conversation]) -> str:
+    """A file's counts as training sees them (the data table of training/README.md is made of
+    these lines): conversations, sessions, turns, questions by category, evidence turns."""
+    categories = [locomo.CATEGORIES[q.category] for c in conversations for q in c.questions]
+    by_category = ", ".join(
+        f"{categories.count(locomo.CATEGORIES[k])} {locomo.CATEGORIES[k]}" for k in (4, 1, 2, 3)
+    )
+    return (
+        f"{len(conversations)} conversations, {sum(len(c.sessions) for c in conversations)} sessions, "
+        f"{sum(len(c.turns) for c in conversations)} turns, {len(categories)} questions ({by_category}), "
+        f"{sum(len(q.evidence) for c in conversations for q in c.questions)} evidence turns"
+    )
+
+
 def locomo_half(path: Path, half: str) -> list[locomo.Conversation]:
     """The conversations of one LoCoMo half (`benchmarks/locomo.py` ``HALVES``), in order."""
     everything = locomo.load_conversations(path)
@@ -202,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="owned: the project's own conversations only (LoCoMo is not read)",
     )
     args = parser.parse_args(argv)
+    for path in OWNED_CONVERSATIONS:
+        print(f"{path.name}: {describe(locomo.load_conversations(path))}")
     embedder = MiniLmEmbedder()
     owned = build(owned_conversations(), embedder, "owned")
     print(f"{len(owned)} owned pairs -> {OWNED_PAIRS} ({write_jsonl(OWNED_PAIRS, owned)[:12]})")

@@ -1,6 +1,6 @@
 """Fine-tune all-MiniLM-L6-v2 for memory search on the CPU, export it as int8 ONNX, judge it held out.
 
-    python training/train_embedder.py [--out DIR] [--epochs N] [--batch-size N] [--lr F] ...
+    python training/train_embedder.py [--sources owned] [--out DIR] [--epochs N] [--batch-size N] [--lr F] ...
 
 (`make train-embedder` builds the pairs, installs the ``train`` extra in its own environment and
 runs this under ``nice``; `make train-embedder TRAIN_SOURCES=owned` trains on the project's own data only.)

@@ -163,3 +163,13 @@ def test_weights_may_ship_only_when_every_pair_is_the_projects_own(
     record = train_embedder.licence_record(by_source)
     assert record["weights_may_ship"] is may_ship
     assert set(record["data_licences"]) == set(by_source)
+
+
+@pytest.mark.parametrize("path", [*TRAIN, *HELDOUT], ids=lambda p: p.name)
+def test_the_readme_data_table_gives_each_files_counts(path: Path) -> None:
+    # WHEN a file's counts are made as build_pairs.py prints them
+    counts = build_pairs.describe(build_pairs.locomo.load_conversations(path))
+    # THEN the data table of training/README.md gives them on that file's row
+    readme = (build_pairs.DATA.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith(f"| `data/{path.name}`"))
+    assert counts in row
