@@ -17,8 +17,10 @@ from typing import ClassVar, Generic, Literal, TypeVar
 
 from agent_memory.domain.commands import WriteCommand
 from agent_memory.domain.derived import DerivedKind
+from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import MAX_CONTENT_BYTES
+from agent_memory.domain.ids import content_hash
+from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAGS
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.domain.summary_jobs import AgentJobBase
 from agent_memory.observability import logger
@@ -125,6 +127,48 @@ class Derivations:
         while len(text.encode("utf-8")) > MAX_CONTENT_BYTES:
             text = text[: len(text) * 9 // 10]
         return text
+
+    def record(
+        self,
+        rid: str,
+        tenant: str,
+        agent: str,
+        user_id: str | None,
+        content: str,
+        made_of: Sequence[str],
+        read: Sequence[MemoryRecord],
+        existing: MemoryRecord | None,
+        now: datetime,
+        *,
+        occurred_at: datetime,
+        importance: float,
+        metadata: dict[str, object],
+        experience: Experience | None = None,
+        speaker: str | None = None,
+    ) -> MemoryRecord:
+        """A record of this kind on the agent's working memory under its deterministic id
+        ``rid``: made of ``made_of`` (its sources), tagged as the sources ``read`` are, created
+        when ``existing`` was (now, for a first one), at most one end user's."""
+        return MemoryRecord(
+            id=rid,
+            tenant_id=tenant,
+            agent_id=agent,
+            user_id=user_id,
+            user_ids=[user_id] if user_id else [],
+            grain=Grain.WORKING,
+            kind=self.what.kind,
+            speaker=speaker,
+            content=content,
+            importance=importance,
+            tags=list(dict.fromkeys(t for r in read for t in r.tags))[:MAX_TAGS],
+            metadata=metadata,
+            source_ids=list(made_of),
+            experience=experience,
+            content_hash=content_hash(content),
+            created_at=existing.created_at if existing is not None else now,
+            updated_at=now,
+            occurred_at=occurred_at,
+        )
 
     # -- writing --------------------------------------------------------------------------------
 

@@ -24,9 +24,6 @@ import numpy as np
 from agent_memory.domain.cascade import local_date
 from agent_memory.domain.derived import PATTERNS
 from agent_memory.domain.experience import Experience, pattern_prior
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import content_hash
-from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.patterns import (
     RECOGNISED_BY,
     RECOGNISER,
@@ -44,7 +41,7 @@ from agent_memory.domain.patterns import (
     run_of,
     stored_members,
 )
-from agent_memory.domain.records import MEMBER_KINDS, MemoryKind, MemoryRecord
+from agent_memory.domain.records import MEMBER_KINDS, MemoryRecord
 from agent_memory.observability import MetricUnit, metrics
 from agent_memory.ports import (
     Clock,
@@ -60,6 +57,8 @@ from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarize
 
 #: What a run's log line counts.
 _LOGGED = ("experiences", "clusters", "made", "refreshed", "dropped")
+#: The counts feedback keeps on a pattern (`Experience.after`).
+_FEEDBACK_COUNTS = {"confirmations", "refutations", "applications"}
 
 
 class PatternService(DerivationService[PatternRules]):
@@ -201,38 +200,30 @@ class PatternService(DerivationService[PatternRules]):
         if existing is not None and existing.experience is not None:  # members read no more
             confidences += [existing.experience.prior] * (len(members) - len(confidences))
         prior, weight = pattern_prior(confidences)
-        old = (
-            existing.experience if existing is not None and existing.experience is not None else Experience()
-        )
+        old = existing.experience if existing is not None else None
         experience = Experience(
             prior=prior,
             prior_weight=weight,
-            confirmations=old.confirmations,
-            refutations=old.refutations,
-            applications=old.applications,
             members=len(members),
             runs=len({m.run for m in members}),
             member_runs=[m.run for m in members],
+            # What feedback counted on the pattern survives its re-make.
+            **(old.model_dump(include=_FEEDBACK_COUNTS) if old is not None else {}),
         )
-        tags = list(dict.fromkeys(t for r in readable for t in r.tags))[:MAX_TAGS]
-        record = MemoryRecord(
-            id=pid,
-            tenant_id=tenant,
-            agent_id=agent,
-            user_id=user_id,
-            user_ids=[user_id] if user_id else [],
-            grain=Grain.WORKING,
-            kind=MemoryKind.PATTERN,
-            content=statement,
-            importance=0.7,
-            tags=tags,
-            metadata={RECOGNISED_BY: RECOGNISER},
-            source_ids=ids,
-            experience=experience,
-            content_hash=content_hash(statement),
-            created_at=existing.created_at if existing is not None else now,
-            updated_at=now,
+        record = self._derived.record(
+            pid,
+            tenant,
+            agent,
+            user_id,
+            statement,
+            ids,
+            readable,
+            existing,
+            now,
             occurred_at=recognised_at(readable) if readable else (existing.occurred_at if existing else now),
+            importance=0.7,
+            metadata={RECOGNISED_BY: RECOGNISER},
+            experience=experience,
         )
         return ("refreshed" if existing is not None else "made"), record
 

@@ -21,9 +21,6 @@ from datetime import datetime
 
 from agent_memory.domain.cascade import local_date
 from agent_memory.domain.derived import PROFILES
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import content_hash
-from agent_memory.domain.limits import MAX_TAGS
 from agent_memory.domain.profiles import (
     PROFILED_BY,
     PROFILER,
@@ -39,7 +36,7 @@ from agent_memory.domain.profiles import (
     sources_equal,
     statements,
 )
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.domain.records import MemoryRecord
 from agent_memory.observability import MetricUnit, metrics
 from agent_memory.ports import (
     SummaryInput,
@@ -114,25 +111,20 @@ class ProfileService(DerivationService[ProfileRules]):
         now: datetime,
     ) -> MemoryRecord:
         content = self._statement(subject, chosen, day_of)
-        tags = list(dict.fromkeys(t for r in chosen for t in r.tags))[:MAX_TAGS]
-        return MemoryRecord(
-            id=pid,
-            tenant_id=tenant,
-            agent_id=agent,
-            user_id=subject.user_id,
-            user_ids=[subject.user_id] if subject.user_id else [],
-            grain=Grain.WORKING,
-            kind=MemoryKind.PROFILE,
-            speaker=subject.speaker,
-            content=content,
-            importance=PROFILE_IMPORTANCE,
-            tags=tags,
-            metadata={PROFILED_BY: PROFILER, SUBJECT: subject.metadata(), "statements": len(chosen)},
-            source_ids=[r.id for r in chosen],
-            content_hash=content_hash(content),
-            created_at=existing.created_at if existing is not None else now,
-            updated_at=now,
+        return self._derived.record(
+            pid,
+            tenant,
+            agent,
+            subject.user_id,
+            content,
+            [r.id for r in chosen],
+            chosen,
+            existing,
+            now,
             occurred_at=max(r.occurred_at for r in chosen),
+            importance=PROFILE_IMPORTANCE,
+            metadata={PROFILED_BY: PROFILER, SUBJECT: subject.metadata(), "statements": len(chosen)},
+            speaker=subject.speaker,
         )
 
     def _statement(self, subject: Subject, chosen: Sequence[MemoryRecord], day_of: dict[str, str]) -> str:
