@@ -31,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import _corpus
 import locomo
@@ -124,8 +125,6 @@ def lancedb_store(s3: S3Requests | None, data_dir: Path) -> Iterator[None]:
     from agent_memory import container
     from lancedb_store import LanceDbMemoryStore
 
-    original = container.Container.__dict__["store"]
-
     def build(self: Any) -> Any:
         settings, emb = self.settings, self.embedder
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -141,11 +140,8 @@ def lancedb_store(s3: S3Requests | None, data_dir: Path) -> Iterator[None]:
 
     replacement = cached_property(build)
     replacement.__set_name__(container.Container, "store")
-    container.Container.store = replacement  # type: ignore[assignment,method-assign]
-    try:
+    with mock.patch.object(container.Container, "store", replacement):  # it restores the inherited one
         yield
-    finally:
-        container.Container.store = original  # type: ignore[method-assign]
 
 
 def run_store(store: str, args: argparse.Namespace, data_dir: Path, s3: S3Requests | None) -> dict[str, Any]:
