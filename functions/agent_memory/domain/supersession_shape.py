@@ -11,7 +11,14 @@ one named a number) or a word of change, the same verb when both open with one (
 is not "I live in Lisbon", unless a word says it changed), and neither "also" nor a restatement
 (the old value named again, unless beside a new one of its kind and a word of beginning); a newer
 statement that names no subject, value or word of an older one that names its subject is not
-tied to it.
+tied to it. Whose fact a statement is reads from a person word in its opening, whatever the verb
+("my wife drives ..."), with a word that says which of several ("my younger sister"), and a named
+person's thing is theirs ("Olivia's manager is Derek" after "My manager is Olivia").
+
+At write time (``replaces(..., named_anew=True)``), a statement that names the old value, person
+or thing again beside a new name of the kind the older one named replaces it without a word of
+change ("Marta went back to Poland, so a lovely lady called Gloria does Thursdays"), where the
+writer also asks that the two stand out from the holder's other statements.
 
 Pure (no I/O).
 """
@@ -23,103 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from agent_memory.domain.supersession import SELF
+from agent_memory.domain.supersession_people import PEOPLE, kin_holder, pair_holder, person
 from agent_memory.domain.words import STOPWORDS
-
-#: People a statement may be about instead of the speaker ("my sister lives in Oslo"): whose a
-#: fact is, not what it says. A statement about one of them never supersedes the speaker's own.
-_PEOPLE = frozenset(
-    [
-        "mum",
-        "mom",
-        "mother",
-        "dad",
-        "father",
-        "parents",
-        "folks",
-        "grandparents",
-        "sister",
-        "brother",
-        "son",
-        "daughter",
-        "kids",
-        "children",
-        "wife",
-        "husband",
-        "partner",
-        "boyfriend",
-        "girlfriend",
-        "fiance",
-        "fiancee",
-        "spouse",
-        "cousin",
-        "aunt",
-        "uncle",
-        "grandmother",
-        "grandma",
-        "grandfather",
-        "grandpa",
-        "oma",
-        "opa",
-        "nan",
-        "niece",
-        "nephew",
-        "friend",
-        "mate",
-        "flatmate",
-        "roommate",
-        "neighbour",
-        "neighbor",
-        "boss",
-        "colleague",
-        "coworker",
-        "sister-in-law",
-        "brother-in-law",
-        "mother-in-law",
-        "father-in-law",
-    ]
-)
-#: Several words for one person ("Oma" after "my grandmother"): each maps to the one compared.
-_KIN = {
-    "oma": "grandmother",
-    "grandma": "grandmother",
-    "granny": "grandmother",
-    "nan": "grandmother",
-    "opa": "grandfather",
-    "grandpa": "grandfather",
-    "mum": "mother",
-    "mom": "mother",
-    "dad": "father",
-    "fiancee": "fiance",
-    "coworker": "colleague",
-    "neighbor": "neighbour",
-    "roommate": "flatmate",
-    "folks": "parents",
-}
-#: Two people named together ("Mum and Dad", "my grandma and grandpa") as the one word for both.
-_GROUPS = {
-    frozenset({"mother", "father"}): "parents",
-    frozenset({"grandmother", "grandfather"}): "grandparents",
-}
-_PAIR = re.compile(r"^(?:(?:my|our)\s+)?([a-z-]+)\s+(?:and|&)\s+(?:(?:my|our)\s+)?([a-z-]+)\b", re.IGNORECASE)
-
-
-def _person(word: str) -> str:
-    """One of `_PEOPLE` as compared: "Oma", "grandma" and "grandmother" are one person."""
-    return _KIN.get(word, word)
-
-
-def _pair(opening: str) -> str | None:
-    """Whose fact a statement opening with two people is ("Mum and Dad have settled in Nice"):
-    the one word for both (`_GROUPS`: "parents"), or both words for a pair no word names; None
-    when the opening names no two of `_PEOPLE` ("Luca and I ...")."""
-    match = _PAIR.match(opening)
-    if match is None:
-        return None
-    a, b = (w.lower() for w in match.groups())
-    if a not in _PEOPLE or b not in _PEOPLE:
-        return None
-    both = frozenset({_person(a), _person(b)})
-    return _GROUPS.get(both, " and ".join(sorted(both)))
 
 
 def _any_of(words: str, *, opening: bool = False) -> re.Pattern[str]:
@@ -127,6 +39,21 @@ def _any_of(words: str, *, opening: bool = False) -> re.Pattern[str]:
     (``opening``). The shape's cue words are all read alike."""
     return re.compile(("^" if opening else r"\b") + f"(?:{words})\\b", re.IGNORECASE)
 
+
+_UNITS = {
+    w: n
+    for n, w in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+         "nineteen"]
+    )
+}  # fmt: skip
+_TENS = {
+    w: 10 * n
+    for n, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2)
+}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NUMBER_WORDS = "|".join([*_UNITS, *_TENS, *_SCALES])
 
 #: Words that say a value ended or was replaced ("left", "switched", "no longer"): strong enough
 #: to tell an update that names the old value again ("I left Initech and joined Globex") from a
@@ -139,10 +66,14 @@ _ENDED = _any_of(
     r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day|"
     r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former)"
 )
+#: "Left" after a span of time says what remains ("two weeks left until the deadline"), not what
+#: ended: taken out before `_ENDED` reads a text.
+_REMAINING = re.compile(r"\b(?:minutes?|hours?|days?|weeks?|months?|years?)\s+left\b", re.IGNORECASE)
 #: Words that say something began, weaker: enough beside a new value, not beside the old one.
 _BEGAN = _any_of(
     r"new|newly|now|finally|since|started|starting|joined|joining|got|passed|graduated|"
-    r"settled|down to|up to|bumped|first week|first day|actually|these days|no more"
+    r"settled|(?:down|up) to (?=\d|a hundred|(?:" + _NUMBER_WORDS + r")\b)|bumped|first week|first day|"
+    r"actually|these days|no more"
 )
 #: Words that say a second value is added beside the first ("we also got a dog").
 #: "too" adds only where it ends its clause ("there, too"); before a word it says "very" ("flat
@@ -184,7 +115,22 @@ _QUESTION = _any_of(
 #: A statement opening with someone's name in the possessive ("Yasmin's birthday is ..."): that
 #: person's fact, not the speaker's.
 _NAMED = re.compile(r"^([A-Z][a-z]+)'s\s+[a-z]")
-#: How a holder known only by name is written (`Shape.holder`), to tell it from a word of `_PEOPLE`.
+#: ... and what of theirs it is about, when a verb follows ("Olivia's manager is a guy called Derek").
+_NAMED_OWNED = re.compile(
+    r"^[A-Z][a-z]+'s\s+((?:[a-z-]+\s+){0,2}?[a-z-]+)\s+(?:is|are|was|were|has|have|had|will)\b"
+)
+#: Words that place what a statement tells within one day.
+_MOMENT = re.compile(
+    r"\b(?:today|yesterday|tonight|this (?:morning|afternoon|evening)|last night)\b", re.IGNORECASE
+)
+#: Words of a wish, a plan or a maybe.
+_WISH = _any_of(
+    r"thinking (?:about|of)|want to|wanna|(?:would|'d) (?:like|love) to|hop(?:e|ing) to|plan(?:ning)? to|"
+    r"might|maybe|some ?day|considering|if only|wish"
+)
+#: A statement opening with a name and the speaker ("Camille and I ...").
+_BESIDE_SPEAKER = re.compile(r"^([A-Z][\w'-]*) and (?:I|me|we)\b")
+#: How a holder known only by name is written (`Shape.holder`), to tell it from a word of `PEOPLE`.
 _NAMED_HOLDER = "name:"
 #: The verb after a first-person opening, past the adverbs that may stand before it.
 _FIRST_VERB = re.compile(
@@ -209,7 +155,7 @@ def _verb(opening: str) -> str | None:
 @dataclass(frozen=True, slots=True)
 class Shape:
     """A statement read lightly, for comparing it with another by the same speaker: whose fact
-    it is (``holder``: "self", a person of `_PEOPLE`, or None when it does not say), what it is
+    it is (``holder``: "self", a person of `PEOPLE`, or None when it does not say), what it is
     about when it names that (``subject``: "manager" in "My manager is Priya"), the particulars
     it names (numbers, names), and whether it says a value changed, was added or still holds."""
 
@@ -238,22 +184,16 @@ class Shape:
     verb: str | None = None
     #: The numbers it says in words, as digits (also among ``particulars``).
     spelled: frozenset[str] = frozenset()
+    #: The name it opens with beside the speaker ("Camille and I ..."), as compared.
+    beside_speaker: str | None = None
+    #: Whether it tells of a moment of one day ("this morning", "last night"): news, not a value
+    #: that holds until another replaces it.
+    moment: bool = False
+    #: Whether it tells of a wish, a plan or a maybe ("thinking about taking a pottery class some
+    #: day"): what may come, not what holds.
+    wish: bool = False
 
 
-_UNITS = {
-    w: n
-    for n, w in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-         "nineteen"]
-    )
-}  # fmt: skip
-_TENS = {
-    w: 10 * n
-    for n, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2)
-}
-_SCALES = {"hundred": 100, "thousand": 1000}
-_NUMBER_WORDS = "|".join([*_UNITS, *_TENS, *_SCALES])
 #: A number said in words ("seventy-four", "a hundred", "two thousand and forty"); "one" alone is
 #: as often a pronoun ("the old one") and is not read.
 _SPELLED = re.compile(
@@ -304,6 +244,11 @@ def _value(word: str) -> str:
     return word[:-2] if word.endswith("'s") else word
 
 
+def _first_words(opening: str) -> list[str]:
+    """The first four words of an opening after "my" or "our", lower case, without punctuation."""
+    return [w.strip(",.!:;") for w in opening.lower().split()[1:5]]
+
+
 def _opening(text: str) -> str:
     return _FILLER.sub("", " ".join(text.replace("\u2019", "'").split())).strip()
 
@@ -319,7 +264,7 @@ def _clause_subject(clause: str, particulars: frozenset[str]) -> str | None:
     if owned is None or not clause.lower().startswith(("my ", "our ")):
         return None
     words = owned.group(1).lower().split()
-    if words[0].endswith("'s") or words[-1] in _PEOPLE:
+    if words[0].endswith("'s") or words[-1] in PEOPLE:
         return None
     return " ".join(w for w in words if w not in _NOT_SUBJECT and _value(w) not in particulars) or None
 
@@ -373,26 +318,34 @@ def shape(text: str) -> Shape:
     subject: str | None = None
     first = opening.split(" ", 1)[0].lower().strip(",.!:") if opening else ""
     owned = _OWNED.match(opening)
-    pair = _pair(opening)
+    pair = pair_holder(opening)
     if pair is not None:
         holder = pair
     elif owned is not None:
         phrase = owned.group(1).lower()
         words = phrase.split()
-        if words[0].endswith("'s") and words[0][:-2] in _PEOPLE:  # "my wife's car": hers
-            holder, subject = _person(words[0][:-2]), " ".join(words[1:]) or None
-        elif phrase in _PEOPLE or any(w in _PEOPLE for w in words):
+        if words[0].endswith("'s") and words[0][:-2] in PEOPLE:  # "my wife's car": hers
+            holder, subject = person(words[0][:-2]), " ".join(words[1:]) or None
+        elif (kin := kin_holder(words)) is not None:
             # a person anywhere in it, named or not: "my sister Ines is ...", "my best mate Owen"
-            holder = _person(phrase if phrase in _PEOPLE else next(w for w in words if w in _PEOPLE))
+            holder = kin
         else:
             holder = "self" if opening.lower().startswith(("my ", "our ")) else None
             subject = " ".join(w for w in words if w not in _NOT_SUBJECT)
     elif _SELF_START.match(opening):
         holder = "self"
-    elif first in _PEOPLE:
-        holder = _person(first)
-    elif (named := _NAMED.match(opening)) is not None and named.group(1).lower() not in _PEOPLE:
+    elif (
+        opening.lower().startswith(("my ", "our ")) and (kin := kin_holder(_first_words(opening))) is not None
+    ):
+        # "My wife drives a red Mini", "my younger sister has settled in Tromsø": theirs, whatever
+        # the verb
+        holder = kin
+    elif first in PEOPLE:
+        holder = person(first)
+    elif (named := _NAMED.match(opening)) is not None and named.group(1).lower() not in PEOPLE:
         holder = _NAMED_HOLDER + named.group(1).lower()
+        if (thing := _NAMED_OWNED.match(opening)) is not None:  # "Olivia's manager is ...": her manager
+            subject = " ".join(w for w in thing.group(1).lower().split() if w not in _NOT_SUBJECT)
     spelled = _spelled(flat)
     particulars = frozenset(_value(m.group(0)) for m in _PARTICULAR.finditer(flat)) | spelled
     if subject is not None:  # a name is a value, not what the statement is about ("the new Hokas")
@@ -410,12 +363,15 @@ def shape(text: str) -> Shape:
         words=_stems(flat),
         particulars=particulars,
         initials=initials - particulars,
-        ended=bool(_ENDED.search(flat)),
+        ended=bool(_ENDED.search(_REMAINING.sub("", flat))),
         began=bool(_BEGAN.search(flat)),
         adds=bool(_ADDS.search(flat)),
         still=bool(_STILL.search(flat)),
         verb=_verb(opening),
         spelled=spelled,
+        beside_speaker=_value(m.group(1)) if (m := _BESIDE_SPEAKER.match(opening)) else None,
+        moment=bool(_MOMENT.search(flat)),
+        wish=bool(_WISH.search(flat)),
     )
 
 
@@ -443,12 +399,12 @@ def same_attribute(new: Shape, old: Shape) -> bool:
     of whether the newer one replaces, restates or adds to the older (`replaces` does)."""
     if not (new.statement and old.statement):
         return False
-    if _person_named(new, old) or _person_named(old, new):
+    if _person_named(new, old) or _person_named(old, new) or _their_own(new, old) or _their_own(old, new):
         # "Yasmin's birthday is ..." after "My birthday is ...": hers, not the speaker's.
         return False
     if new.holder and old.holder and new.holder != old.holder and not _named(new.holder, old.holder):
         # Two people, or a person and the speaker; a name the other does not use as a word and a
-        # word of `_PEOPLE` ("Masha" and "my daughter") may be one person.
+        # word of `PEOPLE` ("Masha" and "my daughter") may be one person.
         return False
     if not (new.holder or old.holder) and new.initials and old.initials and not new.initials & old.initials:
         # Neither says whose fact it is, and each opens with a different capitalised word (a
@@ -470,6 +426,27 @@ def _same_head(new: frozenset[str], old: frozenset[str]) -> bool:
     )
 
 
+#: Names of days and months: when something happens, not a value of the kind a name is.
+_CALENDAR = frozenset(
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
+     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+)  # fmt: skip
+
+
+def _named_anew(new: Shape, novel: frozenset[str], shared: frozenset[str], named_old: frozenset[str]) -> bool:
+    """Whether a newer statement that names something of the older one again also names a new
+    name where the older one named one ("Marta went back to Poland, so a lovely lady called Gloria
+    does Thursdays" after "Our cleaner is Marta"; "Karim says his flat in Toronto is freezing,
+    Dubai never prepared him" after "My brother Karim lives in Dubai"): the shared name is whose
+    fact it is, or the value that went, and the new name is what holds now. Not when it opens
+    with the shared name beside the speaker ("Camille and I just had our anniversary"): the two
+    are still together. Days and months are when, not a new value."""
+    names = {p for p in novel if _kind(p) == "name" and p.rstrip("s") not in _CALENDAR}
+    if not names or not _same_kind(frozenset(names), named_old):
+        return False
+    return new.beside_speaker not in shared
+
+
 def _person_named(one: Shape, other: Shape) -> bool:
     """Whether ``one`` is a named person's fact and ``other`` the speaker's: the name opens ``one``
     in the possessive and ``other`` does not use it as a word ("Handicap's down to 12" after "My
@@ -479,19 +456,41 @@ def _person_named(one: Shape, other: Shape) -> bool:
     return one.holder.removeprefix(_NAMED_HOLDER) not in other.words
 
 
+def _their_own(one: Shape, other: Shape) -> bool:
+    """Whether ``one`` is about a named person's thing that ``other`` names as its holder's own:
+    "Olivia's manager is Derek" after "My manager is Olivia" is her manager, not the speaker's,
+    though the older statement names her."""
+    return bool(
+        one.holder
+        and one.holder.startswith(_NAMED_HOLDER)
+        and one.subject
+        and other.holder != one.holder
+        and one.subject in other.subjects
+    )
+
+
 def _named(a: str, b: str) -> bool:
     """Whether one of two holders is known by a name only (whether it is the other is not known:
     `_person_named` says when it is not)."""
     return a.startswith(_NAMED_HOLDER) != b.startswith(_NAMED_HOLDER)
 
 
-def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_THING) -> bool:
-    """Whether a newer statement replaces an older one of the same speaker."""
+def replaces(
+    new: Shape, old: Shape, similarity: float, threshold: float = SAME_THING, *, named_anew: bool = False
+) -> bool:
+    """Whether a newer statement replaces an older one of the same speaker. ``named_anew``: one
+    that names the old value, person or thing again beside a new name of the kind the older one
+    named replaces it without a word of change (`_named_anew`); the write path asks for it,
+    where the two must also stand out from the holder's other statements."""
     if not same_attribute(new, old):
         return False
     if new.verb and old.verb and new.verb != old.verb and not (new.ended or new.began):
         # "I work in Porto" after "I live in Lisbon": what each does differs, and the newer says
         # nothing changed, so it is another attribute of the same topic.
+        return False
+    if old.verb and not old.subjects and new.subject and not (new.ended or new.began):
+        # "The studio where I paint is in Amsterdam" after "I live in Utrecht": what the speaker
+        # does, then a thing of theirs, and nothing said to have changed.
         return False
     if new.adds:
         return False
@@ -502,7 +501,12 @@ def replaces(new: Shape, old: Shape, similarity: float, threshold: float = SAME_
         # eight hours" after "six hours"); else it is a detail ("still vegan, going on three years").
         novel -= new.spelled
     shared = (new.particulars | new.initials) & named_old
-    if shared and not new.ended and not (new.began and _same_kind(novel, named_old)):
+    if (
+        shared
+        and not new.ended
+        and not (new.began and _same_kind(novel, named_old))
+        and not (named_anew and _named_anew(new, novel, shared, named_old))
+    ):
         # Names the old value again without saying it ended: restates it ("Another year at
         # Globex"), unless it says something began and names a new value of the kind the old
         # one had ("First week at Shopify done, way better than Amazon's was"; "parents' evening

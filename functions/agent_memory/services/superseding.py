@@ -180,12 +180,17 @@ class SupersessionService:
         `OWN_STANDS_OUT_CHANGED` for a statement that says a value changed), is from another
         conversation, and the two read as one value replacing another
         (`domain.supersession_shape.replaces`: same holder and subject, a new value or a word of change,
-        no "also", no restatement). One store search, no model call.
+        no "also", no restatement; the old name said again beside a new one of its kind counts,
+        `named_anew`). Not a plan or a wish ("thinking about moving to Porto": `Shape.wish`), and not
+        an older turn of one day's news ("knocked my coffee over again this morning": `Shape.moment`)
+        unless it said a value began or ended. One store search, no model call.
         Conversation turns only: a turn is one person's news about their own life, while plain
         items ("The vault code for the Lisbon office is ...", "The alarm code of the Porto office
         is ...") are as often two facts side by side as one replacing the other."""
         mine = shape(record.content)
         if vector is None or not mine.statement or record.grain is not Grain.WORKING or is_derived(record):
+            return record
+        if mine.wish:  # a plan or a wish ("thinking about moving to Porto") ends nothing yet
             return record
         if record.conversation_id is None:
             return record
@@ -222,11 +227,15 @@ class SupersessionService:
         if not found:
             return record
         (older, similarity), runner_up = found[0], (found[1][1] if len(found) > 1 else 0.0)
+        theirs = shape(older.content)
         if (
-            older.occurred_at >= record.occurred_at
+            # news of one day ("knocked my coffee over again this morning") holds no value to
+            # replace, unless it says that one began or ended ("started at Globex today")
+            (theirs.moment and not (theirs.ended or theirs.began))
+            or older.occurred_at >= record.occurred_at
             or older.conversation_id in (None, record.conversation_id)
             or similarity - runner_up < stands_out
-            or not replaces(mine, shape(older.content), similarity, near)
+            or not replaces(mine, theirs, similarity, near, named_anew=True)
         ):
             return record
         current = self._current(record, older, now)

@@ -212,3 +212,75 @@ def test_a_number_said_in_words_is_read_as_its_digits(text: str, numbers: set[st
     read = shape(text)
     assert read.spelled == numbers
     assert numbers <= read.particulars
+
+
+# --- at write time: a name said again beside a new one, whose fact, what is not a value ---
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the old person named again, then who does it now
+        ("Our babysitter is Maja, she comes on Wednesdays.",
+         "Maja went back to Krakow, so a student called Leonie does Wednesdays for us."),
+        # whose fact it is named again, with the new place
+        ("My brother Tariq lives in Glasgow.", "Tariq says his Cardiff flat is tiny, Glasgow was roomier."),
+        ("My sister is engaged to a guy named Pete.", "My sister married Jonathan in May, Pete is history."),
+    ],
+)  # fmt: skip
+def test_a_name_said_again_beside_a_new_one_replaces_it_at_write_time(old: str, new: str) -> None:
+    # GIVEN an older statement naming someone or something, and a newer one naming it again
+    # beside a new name of its kind, with no word of change
+    # WHEN compared at write time (`named_anew`), THEN the newer replaces the older; without it,
+    # the shared name still reads as a restatement
+    assert replaces(shape(new), shape(old), NEAR, named_anew=True)
+    assert not replaces(shape(new), shape(old), NEAR)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the old value beside the speaker: still together
+        ("My girlfriend is Camille.", "Camille and I had dinner at that Italian place in Leith."),
+        # a day is when, not a new value
+        ("Our dog is called Biscuit.", "Biscuit chased the postman down the road on Monday."),
+        # the named person's own thing of that name, not the speaker's
+        ("My manager is Olivia.", "Olivia's manager is a guy called Derek, he's terrifying."),
+        # no new name at all
+        ("Our dentist is Dr. Amari.", "Dr. Amari did a filling, still can't feel my lip."),
+        # another person's, whatever the verb
+        ("My car is a blue Golf.", "My husband drives a silver Audi now."),
+        # one of several sisters, not known to be the one the plain word names
+        ("My sister lives in Bergen.", "My younger sister has settled in Tromso with her husband."),
+        # what the speaker does, then a thing of theirs, and nothing said to have changed
+        ("I live in Utrecht.", "The studio where I paint is in Amsterdam, I take the train over."),
+        # "left" after a span of time is what remains
+        ("The grant deadline is May 15.", "Two weeks left until the grant deadline on the 15th."),
+    ],
+)  # fmt: skip
+def test_no_new_value_of_the_same_thing_of_the_same_holder_replaces_nothing(old: str, new: str) -> None:
+    # GIVEN two statements however near by meaning
+    # WHEN compared, THEN the newer does not replace the older
+    assert not replaces(shape(new), shape(old), NEAR, named_anew=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "ended", "began", "moment", "wish"),
+    [
+        ("Three days left on the visa, then I fly home.", False, False, False, False),
+        ("Carla left the team last week.", True, False, False, False),
+        ("Signed up to read with kids at the library.", False, False, False, False),
+        ("Down to seventy-four on the scales!", False, True, False, False),
+        ("The cat knocked my coffee over again this morning.", False, False, True, False),
+        ("I'm thinking about taking a pottery class some day.", False, False, False, True),
+        ("We'd love to move to Porto.", False, False, False, True),
+    ],
+)  # fmt: skip
+def test_what_a_statement_says_of_change_time_and_wishes(
+    text: str, ended: bool, began: bool, moment: bool, wish: bool
+) -> None:
+    # GIVEN a statement
+    # WHEN read for its shape, THEN it says a value ended or began, tells of one day, or wishes,
+    # only by its words for that
+    read = shape(text)
+    assert (read.ended, read.began, read.moment, read.wish) == (ended, began, moment, wish)

@@ -431,3 +431,37 @@ def test_a_request_near_the_new_statement_does_not_keep_it_from_replacing_the_ol
     # THEN only statements compete: Leeds stands out among them and is superseded
     old = world.store.get("acme", "bot", leeds)
     assert old is not None and old.superseded_by == "n" and out.supersedes == [leeds]
+
+
+def test_a_plan_or_a_wish_ends_nothing(world: World) -> None:
+    # GIVEN Leeds, an unrelated turn, and a newer turn that would replace Leeds if it said a move
+    # were done, but only wishes for one
+    wish = "Thinking about getting a place of my own in Bradford, finally."
+    # WHEN it is compared by meaning, standing out as much as a move that is done
+    leeds, out = _by_meaning(world, wish, {**_OWN, wish: _standing_out(0.3)})
+    # THEN Leeds still holds
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None and old.superseded_by is None and out.supersedes == []
+
+
+@pytest.mark.parametrize(("older", "ended"), [("again this morning", False), ("since this morning", True)])
+def test_news_of_one_day_is_replaced_only_when_it_said_a_value_began(
+    world: World, older: str, ended: bool
+) -> None:
+    # GIVEN an unrelated turn, then one that tells of one morning, each in its conversation
+    news = f"The cat knocked my coffee off the desk {older}."
+    newer = "Spilled coffee on my keyboard, the E key sticks now."
+    aside = "We binged a Danish crime series over the weekend."
+    _remember(world, aside, _months_ago(world, 9), conversation_id="c1")
+    first = _remember(world, news, _months_ago(world, 8), conversation_id="c2")
+    own = {news: [1.0, 0.0, 0.0, 0.0], aside: [0.0, 0.0, 1.0, 0.0], newer: _standing_out(0.3)}
+    service = SupersessionService(world.store, embedder=_Table(own))
+    record = memory_record(
+        "n", newer, tenant="acme", agent="bot", at=_months_ago(world, 3), conversation_id="c3"
+    )
+    # WHEN a later turn near it by meaning is written
+    [vector] = world.embedder.embed([newer])
+    service.on_write(record, vector, DEFAULT_SPACE, world.clock.now())
+    # THEN the news is ended only when it said that something began ("since")
+    old = world.store.get("acme", "bot", first)
+    assert old is not None and (old.superseded_by == "n") is ended
