@@ -143,10 +143,8 @@ class OpenSearchRecords(OpenSearchSpaces):
         target = self._resolve(tenant_id, agent_id, record_id)
         if target is None:
             return False
-        if not self._forget_by_script(tenant_id, agent_id, target, event.at):
-            return False
-        self._write_audit([event])
-        return True
+        key = (tenant_id, agent_id, target)
+        return self._update_live(key, SOFT_DELETE_SCRIPT, event, "forgetting a record")
 
     def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         """A scripted ``_update``, then the audit event.
@@ -154,10 +152,8 @@ class OpenSearchRecords(OpenSearchSpaces):
         A summary already marked at this instant or later is left as it is (a retry); the audit
         event has a deterministic id, so a retried mark adds nothing to the trail.
         """
-        if not self._forget_by_script(tenant_id, agent_id, record_id, event.at, STALE_SCRIPT, True):
-            return False
-        self._write_audit([event])
-        return True
+        key = (tenant_id, agent_id, record_id)
+        return self._update_live(key, STALE_SCRIPT, event, "forgetting a record", noop_counts=True)
 
     def set_experience(
         self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
@@ -165,7 +161,7 @@ class OpenSearchRecords(OpenSearchSpaces):
         """Only ``experience`` and ``updated_at`` change (`_update_live`)."""
         fields = {"experience": experience.model_dump(mode="json")}
         key = (tenant_id, agent_id, record_id)
-        return self._update_live(key, EXPERIENCE_SCRIPT, fields, event, "recording feedback")
+        return self._update_live(key, EXPERIENCE_SCRIPT, event, "recording feedback", fields)
 
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
@@ -174,49 +170,25 @@ class OpenSearchRecords(OpenSearchSpaces):
         content and vectors stay."""
         fields = validity_params(validity)
         key = (tenant_id, agent_id, record_id)
-        return self._update_live(key, VALIDITY_SCRIPT, fields, event, "recording a supersession")
+        return self._update_live(key, VALIDITY_SCRIPT, event, "recording a supersession", fields)
 
     def _update_live(
-        self, key: tuple[str, str, str], script: str, fields: dict[str, Any], event: AuditEvent, what: str
+        self,
+        key: tuple[str, str, str],
+        script: str,
+        event: AuditEvent,
+        what: str,
+        fields: dict[str, Any] | None = None,
+        noop_counts: bool = False,
     ) -> bool:
-        """Set ``fields`` on the live record ``key`` (tenant, agent, id) and move its ``updated_at`` forward:
-        a scripted ``_update`` whose ``script`` does nothing to a forgotten or expired record (a
-        forget racing it wins). Then the audit event. False (and no event): no such live record."""
+        """Run ``script`` (with ``fields`` as params) on the live record ``key`` (tenant, agent, id)
+        as of ``event.at``, then write the audit event: one scripted ``_update``, so the check and
+        the change are atomic on the shard, and a script that does nothing to a forgotten or
+        expired record lets a forget racing it win. False (and no event): no such live record
+        (``noop_counts``: a ``noop`` answer, nothing to change, still counts as done)."""
         tenant_id, agent_id, record_id = key
         body = record_script_body(script, tenant_id, agent_id, event.at)
-        body["script"]["params"].update(fields)
-        if not self._scripted_update(tenant_id, agent_id, record_id, body, what):
-            return False
-        self._write_audit([event])
-        return True
-
-    def _forget_by_script(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        record_id: str,
-        at: datetime,
-        script: str = SOFT_DELETE_SCRIPT,
-        noop_counts: bool = False,
-    ) -> bool:
-        """One scripted ``_update``: the check and the change are atomic on the shard.
-
-        ``noop_counts``: a ``noop`` answer (nothing to change) still counts as done.
-        """
-        body = record_script_body(script, tenant_id, agent_id, at)
-        return self._scripted_update(tenant_id, agent_id, record_id, body, "forgetting a record", noop_counts)
-
-    def _scripted_update(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        record_id: str,
-        body: dict[str, Any],
-        what: str,
-        noop_counts: bool = False,
-    ) -> bool:
-        """One ``_update`` of a record by script: True when it changed it (or, ``noop_counts``,
-        when the script found nothing to change); False when there is no such document."""
+        body["script"]["params"].update(fields or {})
         params: dict[str, Any] = {**self._route(tenant_id, agent_id), "retry_on_conflict": 3}
         if self._refresh:
             params["refresh"] = self._refresh
@@ -230,7 +202,10 @@ class OpenSearchRecords(OpenSearchSpaces):
                     raise
                 return False  # document_missing_exception: no such record
         done = {"updated", "noop"} if noop_counts else {"updated"}
-        return response.get("result") in done
+        if response.get("result") not in done:
+            return False
+        self._write_audit([event])
+        return True
 
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
         """Best effort, never raises: one ``_bulk`` of scripted updates.
