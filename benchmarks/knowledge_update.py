@@ -82,8 +82,17 @@ class Case:
         return self.id
 
 
+def file_halves(path: Path) -> set[str]:
+    """The halves a cases file holds, by its name: ``cases.jsonl`` A and B, ``cases_<x>.jsonl``
+    half X."""
+    suffix = path.stem.removeprefix("cases").lstrip("_").upper()
+    return {suffix} if suffix else {"A", "B"}
+
+
 def load(halves: Iterable[str], limit: int = 0) -> tuple[list[Case], list[str]]:
-    """The cases of ``halves`` (the first ``limit`` of each when set) and the distractor pool."""
+    """The cases of ``halves`` (the first ``limit`` of each when set) and the distractor pool.
+    Only the files of ``halves`` are read: a held-out half is not even parsed by a run that tunes
+    on the others."""
     pool = [
         json.loads(line)["text"] for line in (DATA / "distractors.jsonl").read_text().splitlines() if line
     ]
@@ -91,6 +100,7 @@ def load(halves: Iterable[str], limit: int = 0) -> tuple[list[Case], list[str]]:
     cases = [
         Case(json.loads(line))
         for path in sorted(DATA.glob("cases*.jsonl"))
+        if file_halves(path) & wanted
         for line in path.read_text().splitlines()
         if line
     ]

@@ -10,6 +10,7 @@ from typing import Any
 # The benchmark scripts import their helpers as top-level modules (they run as scripts).
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
+import knowledge_update
 import knowledge_update_replay as kr
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.services.embedding_memo import MemoEmbedder
@@ -49,3 +50,16 @@ def test_a_replayed_case_is_marked_as_the_writer_marks_it() -> None:
         "wrongly_marked": "0/1 (0.0 %)",
         "other_marks": 0,
     }
+
+
+def test_a_half_not_asked_for_is_not_even_read(tmp_path: Path, monkeypatch: Any) -> None:
+    # GIVEN half C's cases, the pool, and a file of another half that is not JSON yet (a half
+    # being written, or one held out)
+    (tmp_path / "distractors.jsonl").write_text('{"text": "The printer is jammed again."}\n')
+    (tmp_path / "cases_c.jsonl").write_text('{"id": "kc-1", "half": "C"}\n')
+    (tmp_path / "cases_f.jsonl").write_text("not json, still being written\n")
+    monkeypatch.setattr(knowledge_update, "DATA", tmp_path)
+    # WHEN half C is loaded
+    cases, pool = knowledge_update.load(["C"])
+    # THEN its cases come back and the other file was never parsed
+    assert [c.id for c in cases] == ["kc-1"] and pool == ["The printer is jammed again."]
