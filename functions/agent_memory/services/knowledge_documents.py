@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from dataclasses import asdict
 from enum import StrEnum
 
 import numpy as np
@@ -71,16 +72,9 @@ class KnowledgeService:
         now = self._clock.now()
         stored = self._store.get_document(caller.tenant_id, doc_id)
         document = KnowledgeDocument(
+            **asdict(new) | {"tags": list(dict.fromkeys(new.tags))},  # what the client put, tags once each
             tenant_id=caller.tenant_id,
             doc_id=doc_id,
-            version=new.version,
-            title=new.title,
-            text=new.text,
-            format=new.format,
-            source_uri=new.source_uri,
-            tags=list(dict.fromkeys(new.tags)),
-            valid_from=new.valid_from,
-            valid_until=new.valid_until,
             content_hash=document_hash(new.text),
             passages=len(split_passages(new.text, new.format)),
             created_at=stored.created_at if stored else now,
