@@ -29,6 +29,7 @@ from agent_memory.ports.topic_store import TopicStore
 from agent_memory.services.agent_jobs import AgentJobDispatch
 from agent_memory.services.agents import AgentsService
 from agent_memory.services.context import ContextService
+from agent_memory.services.derivations import DerivationParts
 from agent_memory.services.dispatch import DispatchService
 from agent_memory.services.feedback import FeedbackApplier, FeedbackService
 from agent_memory.services.forget import ForgetService
@@ -154,18 +155,22 @@ class Container(AdapterWiring):
         return from_settings(self.settings, PatternRules, "pattern_")
 
     @cached_property
-    def pattern_service(self) -> PatternService:
-        return PatternService(
+    def derivation_parts(self) -> DerivationParts:
+        """What the pattern and profile jobs are made with (`services.derivations`)."""
+        return DerivationParts(
             self.store,
-            self.embedder,
             self.summarizer,
             self.write_queue,
             self.pending,
             self.clock,
-            self.pattern_rules,
             self.settings.timezone,
-            summarizers=self.tenant_summarizers,
-            embedders=self.tenant_embedders,
+            self.tenant_summarizers,
+        )
+
+    @cached_property
+    def pattern_service(self) -> PatternService:
+        return PatternService(
+            self.derivation_parts, self.pattern_rules, self.embedder, embedders=self.tenant_embedders
         )
 
     @cached_property
@@ -186,16 +191,7 @@ class Container(AdapterWiring):
 
     @cached_property
     def profile_service(self) -> ProfileService:
-        return ProfileService(
-            self.store,
-            self.summarizer,
-            self.write_queue,
-            self.pending,
-            self.clock,
-            self.profile_rules,
-            self.settings.timezone,
-            summarizers=self.tenant_summarizers,
-        )
+        return ProfileService(self.derivation_parts, self.profile_rules)
 
     @cached_property
     def profile_dispatch(self) -> AgentJobDispatch:

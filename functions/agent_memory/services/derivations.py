@@ -12,6 +12,7 @@ audit actions, how a service knows its own records) and the code that groups and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import ClassVar, Generic, Literal, TypeVar
 
@@ -42,25 +43,32 @@ from agent_memory.services.tenant_models import TenantSummarizers, summarizer_of
 RulesT = TypeVar("RulesT")
 
 
+@dataclass(frozen=True, slots=True)
+class DerivationParts:
+    """What every derivation job is made with, built once for all of them: the store, the
+    deployment's summarizer and the tenants' own (when they chose one), the write queue and its
+    pending marks, the clock, and the local time zone the days of its inputs are told in."""
+
+    store: WritableMemory
+    summarizer: Summarizer
+    queue: WriteQueue
+    pending: PendingWrites
+    clock: Clock
+    timezone: str
+    summarizers: TenantSummarizers | None
+
+
 class Derivations:
     """The reads and writes a derivation job shares, for one `DerivedKind`."""
 
-    def __init__(
-        self,
-        what: DerivedKind,
-        store: WritableMemory,
-        summarizer: Summarizer,
-        queue: WriteQueue,
-        pending: PendingWrites,
-        summarizers: TenantSummarizers | None = None,
-    ) -> None:
+    def __init__(self, what: DerivedKind, parts: DerivationParts) -> None:
         self.what = what
-        self._store = store
-        self._summarizer = summarizer
+        self._store = parts.store
+        self._summarizer = parts.summarizer
         #: The tenant's own summary model, when it chose one.
-        self._summarizers = summarizers
-        self._queue = queue
-        self._pending = pending
+        self._summarizers = parts.summarizers
+        self._queue = parts.queue
+        self._pending = parts.pending
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -210,26 +218,15 @@ class Derivations:
 
 class DerivationService(Generic[RulesT]):
     """What every derivation service holds: the shared reads and writes for its `DerivedKind`
-    (``what``, named by each subclass), the clock, its rules and the local time zone the days of
-    its inputs are told in."""
+    (``what``, named by each subclass) made with `DerivationParts`, and its rules."""
 
     what: ClassVar[DerivedKind]
 
-    def __init__(
-        self,
-        store: WritableMemory,
-        summarizer: Summarizer,
-        queue: WriteQueue,
-        pending: PendingWrites,
-        clock: Clock,
-        rules: RulesT,
-        timezone: str = "UTC",
-        summarizers: TenantSummarizers | None = None,
-    ) -> None:
-        self._derived = Derivations(self.what, store, summarizer, queue, pending, summarizers)
-        self._clock = clock
+    def __init__(self, parts: DerivationParts, rules: RulesT) -> None:
+        self._derived = Derivations(self.what, parts)
+        self._clock = parts.clock
         self._rules = rules
-        self._tz = timezone
+        self._tz = parts.timezone
 
     def _log(self, message: str, job: AgentJobBase, report: object, counts: Sequence[str]) -> None:
         """The run's log line: the agent, why it ran, and the report's ``counts`` by name."""

@@ -44,16 +44,11 @@ from agent_memory.domain.patterns import (
 from agent_memory.domain.records import MEMBER_KINDS, MemoryRecord
 from agent_memory.observability import MetricUnit, metrics
 from agent_memory.ports import (
-    Clock,
     Embedder,
-    PendingWrites,
-    Summarizer,
     SummaryInput,
-    WritableMemory,
-    WriteQueue,
 )
-from agent_memory.services.derivations import DerivationService
-from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers, spaces_of
+from agent_memory.services.derivations import DerivationParts, DerivationService
+from agent_memory.services.tenant_models import TenantEmbedders, spaces_of
 
 #: What a run's log line counts.
 _LOGGED = ("experiences", "clusters", "made", "refreshed", "dropped")
@@ -66,18 +61,12 @@ class PatternService(DerivationService[PatternRules]):
 
     def __init__(
         self,
-        store: WritableMemory,
-        embedder: Embedder,
-        summarizer: Summarizer,
-        queue: WriteQueue,
-        pending: PendingWrites,
-        clock: Clock,
+        parts: DerivationParts,
         rules: PatternRules,
-        timezone: str = "UTC",
-        summarizers: TenantSummarizers | None = None,
+        embedder: Embedder,
         embedders: TenantEmbedders | None = None,
     ) -> None:
-        super().__init__(store, summarizer, queue, pending, clock, rules, timezone, summarizers)
+        super().__init__(parts, rules)
         self._embedder = embedder
         #: Experiences are compared by the tenant's own embedding model when it chose one.
         self._embedders = embedders

@@ -23,6 +23,7 @@ from agent_memory.domain.recall import SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import NotFoundError, ValidationFailedError
 from agent_memory.ports import AuditAction, AuditQuery
+from agent_memory.services.derivations import DerivationParts
 from agent_memory.services.feedback import FeedbackApplier, FeedbackService
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.pattern_recognition import PatternService
@@ -90,13 +91,17 @@ def lab(tmp_path: Path, clock: FixedClock) -> Lab:
         feedback=FeedbackService(world.store, world.queue, world.pending, clock),
         applier=FeedbackApplier(world.store, world.pending, clock),
         patterns=PatternService(
-            world.store,
-            world.embedder,
-            LocalExtractiveSummarizer(world.embedder),
-            world.queue,
-            world.pending,
-            clock,
+            DerivationParts(
+                world.store,
+                LocalExtractiveSummarizer(world.embedder),
+                world.queue,
+                world.pending,
+                clock,
+                timezone="UTC",
+                summarizers=None,
+            ),
             rules,
+            world.embedder,
         ),
     )
 

@@ -24,6 +24,7 @@ from agent_memory.domain.recall import SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord, MergedWrite
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditAction, AuditQuery, StoredRecord
+from agent_memory.services.derivations import DerivationParts
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.person_profiles import ProfileService
 
@@ -41,12 +42,9 @@ class Lab:
         self.world: World = make_world(tmp_path, clock)
         self.jobs = LocalFifoQueue(tmp_path / "jobs.db", max_receive_count=1000)
         self.forget = ForgetService(self.world.store, LocalJobQueue(self.jobs), clock)
+        world, summarizer = self.world, LocalExtractiveSummarizer(self.world.embedder)
         self.profiles = ProfileService(
-            self.world.store,
-            LocalExtractiveSummarizer(self.world.embedder),
-            self.world.queue,
-            self.world.pending,
-            clock,
+            DerivationParts(world.store, summarizer, world.queue, world.pending, clock, "UTC", None),
             rules or ProfileRules(min_statements=3, per_day=5),
         )
 
