@@ -29,7 +29,7 @@ import numpy.typing as npt
 from agent_memory.domain.experience import MAX_PATTERN_MEMBERS
 from agent_memory.domain.ids import digest
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.summary_jobs import AgentJobBase
+from agent_memory.domain.summary_jobs import AgentJobBase, AgentJobReport
 
 #: Metadata key that marks a pattern the service recognised (a client may write patterns too:
 #: those are the client's and never re-made or dropped).
@@ -76,7 +76,7 @@ class PatternJob(AgentJobBase):
 
 
 @dataclass
-class PatternReport:
+class PatternReport(AgentJobReport):
     """What a run of pattern recognition did (summed over agents)."""
 
     agents: int = 0
@@ -88,20 +88,6 @@ class PatternReport:
     dropped: int = 0
     queued: int = 0
     patterns: list[str] = field(default_factory=list)
-
-    def add(self, other: PatternReport) -> None:
-        for name in (
-            "agents",
-            "experiences",
-            "clusters",
-            "made",
-            "refreshed",
-            "unchanged",
-            "dropped",
-            "queued",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.patterns.extend(other.patterns)
 
 
 def is_recognised_pattern(record: MemoryRecord) -> bool:

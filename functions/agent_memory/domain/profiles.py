@@ -30,7 +30,7 @@ from typing import Literal
 
 from agent_memory.domain.ids import digest
 from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.summary_jobs import AgentJobBase
+from agent_memory.domain.summary_jobs import AgentJobBase, AgentJobReport
 
 #: Metadata key that marks a profile the service made (a client may write profiles too: those
 #: are the client's and never re-made or dropped).
@@ -212,7 +212,7 @@ class ProfileJob(AgentJobBase):
 
 
 @dataclass
-class ProfileReport:
+class ProfileReport(AgentJobReport):
     """What a run of profile making did (summed over agents)."""
 
     agents: int = 0
@@ -223,11 +223,6 @@ class ProfileReport:
     unchanged: int = 0
     dropped: int = 0
     profiles: list[str] = field(default_factory=list)
-
-    def add(self, other: ProfileReport) -> None:
-        for name in ("agents", "records", "subjects", "made", "refreshed", "unchanged", "dropped"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.profiles.extend(other.profiles)
 
 
 def sources_equal(profile: MemoryRecord, chosen: Sequence[MemoryRecord]) -> bool:

@@ -8,9 +8,9 @@ backfill), so all three accept exactly the same thing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import date, datetime, tzinfo
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -110,6 +110,20 @@ class AgentJobBase(BaseModel):
     @property
     def key(self) -> str:
         return f"{self.tenant_id}:{self.agent_id}:{self.job}"
+
+
+@dataclass
+class AgentJobReport:
+    """What a per-agent job did (`PatternReport`, `ProfileReport`), summed over agents by `add`:
+    every count added, every list of ids extended."""
+
+    def add(self, other: Self) -> None:
+        for f in fields(self):
+            mine = getattr(self, f.name)
+            if isinstance(mine, list):
+                mine.extend(getattr(other, f.name))
+            else:
+                setattr(self, f.name, mine + getattr(other, f.name))
 
 
 @dataclass(frozen=True, slots=True)
