@@ -111,9 +111,7 @@ class OpenSearchRetrieval(OpenSearchBase):
         order = fused_order(list(similarity), list(raw_lexical))
         if query_vector is not None:
             missing = lacking_cosine(order, similarity)
-            similarity.update(
-                self._cosines(query.tenant_id, query.agent_id, missing, query_vector, query.space)
-            )
+            similarity.update(self._cosines(query, missing, query_vector))
             order = [rid for rid in order if rid in similarity]  # a record deleted in between
         return [
             Candidate(record=records[rid], similarity=similarity.get(rid), lexical=lexical.get(rid))
@@ -128,16 +126,13 @@ class OpenSearchRetrieval(OpenSearchBase):
         return np.asarray(space_vector(vector), dtype=np.float32)
 
     def _cosines(
-        self,
-        tenant_id: str,
-        agent_id: str,
-        record_ids: list[str],
-        query_vector: npt.NDArray[np.float32],
-        space: str = "",
+        self, query: StoreQuery, record_ids: list[str], query_vector: npt.NDArray[np.float32]
     ) -> dict[str, float]:
-        """Exact cosines of records the k-NN query did not return (lexical-only hits)."""
+        """Exact cosines of records the k-NN query did not return (lexical-only hits), in the
+        query's agent and embedding space."""
         if not record_ids:
             return {}
+        tenant_id, agent_id, space = query.tenant_id, query.agent_id, query.space
         docs = [
             self._doc_ref(self.alias, doc_id(tenant_id, agent_id, rid), tenant_id, agent_id)
             for rid in record_ids
