@@ -11,10 +11,16 @@ forgotten records leave the index). On a big store, words in more than a quarter
 documents are left out (`_informative_terms`). BM25 is lower-is-better and unbounded, so a hit's
 lexical score is ``bm25 / best bm25`` of its result set: the best lexical hit scores 1.0, the
 others their fraction of it. The score is relative to one query, not comparable across queries.
+
+**A row read again is not parsed again** (`parsed`): a record is a pure function of its row, and
+validating one costs about 0.2 ms; a writer's searches for one agent read its recent memories
+over and over (about thirty records a write), so the records of rows seen recently are kept by
+the whole row. A row that changed is another key, so nothing stale is ever returned.
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +38,12 @@ from agent_memory.adapters.sqlite.sqlite_filters import (
     query_filter,
     query_terms,
 )
-from agent_memory.adapters.sqlite.sqlite_rows import NEWEST_FIRST, RECORD_FIELDS, row_to_record
+from agent_memory.adapters.sqlite.sqlite_rows import (
+    NEWEST_FIRST,
+    RECORD_COLUMNS,
+    RECORD_FIELDS,
+    row_to_record,
+)
 from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, eligible_rowids, top_k
 from agent_memory.domain.fusion import fused_order, lacking_cosine, scaled_to_best
 from agent_memory.domain.records import MemoryRecord
@@ -45,6 +56,12 @@ COMMON_TERM_MIN_DOCS = 1000
 #: On a store of this many documents, a lexical query reads at most about this many postings.
 LARGE_STORE_DOCS = 50_000
 MAX_POSTINGS = 5_000
+#: Rows whose records are kept (`parsed`), and the most characters a kept row may hold: a few MB
+#: of conversation turns; a long document is parsed each time rather than kept.
+PARSED_ROWS = 2048
+PARSED_ROW_CHARS = 4096
+#: The columns that may be long (the others are ids, times and numbers).
+_LONG_COLUMNS = tuple(RECORD_COLUMNS.index(c) for c in ("content", "context", "metadata", "merged_from"))
 
 
 class SqliteRetrieval(SqliteStorePart):
@@ -144,7 +161,7 @@ class SqliteRetrieval(SqliteStorePart):
                     f"SELECT {RECORD_FIELDS} FROM records r WHERE {where} {NEWEST_FIRST} LIMIT ?",
                     (*params, limit),
                 ).fetchall()
-                return [Candidate(record=row_to_record(row)) for row in rows]
+                return [Candidate(record=parsed(row)) for row in rows]
 
             similarity: dict[int, float] = {}
             if query_vector is not None:
@@ -279,5 +296,21 @@ def _fetch(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, MemoryR
             chunk,
         ).fetchall()
         for row in rows:
-            records[row[0]] = row_to_record(row[1:])
+            records[row[0]] = parsed(row[1:])
     return records
+
+
+def parsed(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
+    """``row``'s record, validated once while the same row is read again (module docstring).
+
+    Each caller gets its own copy: a record is a mutable model, and one caller's change must not
+    reach another's."""
+    values = tuple(row)
+    if sum(len(values[i] or "") for i in _LONG_COLUMNS) > PARSED_ROW_CHARS:
+        return row_to_record(values)
+    return _parsed(values).model_copy()
+
+
+@functools.lru_cache(maxsize=PARSED_ROWS)
+def _parsed(values: tuple[Any, ...]) -> MemoryRecord:
+    return row_to_record(values)
