@@ -61,7 +61,8 @@ class OpenAICompatibleEmbedder:
         self._client = client
         self._model = model
         self._dimension = dimension
-        self._send_dimensions = send_dimensions
+        #: What every request sends beside the model and the texts.
+        self._options: dict[str, Any] = {"dimensions": dimension} if send_dimensions else {}
         self._batch_size = batch_size
         self._max_input_chars = max_input_chars
 
@@ -86,13 +87,11 @@ class OpenAICompatibleEmbedder:
 
     def request(self, texts: Sequence[str]) -> dict[str, Any]:
         """The ``/embeddings`` payload for one batch (public: tests and cost estimates read it)."""
-        payload: dict[str, Any] = {
+        return {
             "model": self._model,
             "input": [text[: self._max_input_chars] for text in texts],
+            **self._options,
         }
-        if self._send_dimensions:
-            payload["dimensions"] = self._dimension
-        return payload
 
     def _embed_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
         answer = self._client.post_json("/embeddings", self.request(texts))
