@@ -17,6 +17,10 @@ for several functions to share a file:
   are applied to the local copy at once, kept, and stored with the tenant's next write, or on
   their own once `ACTIVITY_S` old.
 
+Which of the three a method is, the port says (`agent_memory.ports.effects`): each method of the
+port is made from its declaration by that mark (`_serve`); only the directory's read across
+tenants is written out here.
+
 It suits what it is for: small tenants (a few writes a second at most: every write batch
 uploads the tenant's file; benchmarks/cost_model.py). Large tenants belong on OpenSearch.
 """
@@ -24,46 +28,24 @@ uploads the tenant's file; benchmarks/cost_model.py). Large tenants belong on Op
 from __future__ import annotations
 
 import base64
-import builtins
+import functools
+import inspect
 import json
 import random
 import threading
 import time
 import uuid
-from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict, abc, defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, get_origin, get_type_hints
 
 from agent_memory.adapters.s3_tenant_files import FileChangedError, S3TenantFiles
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.experience import Experience
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
-from agent_memory.domain.operator_views import SearchDay
-from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.errors import DependencyError, ValidationFailedError
-from agent_memory.ports import (
-    AgentPage,
-    AgentRef,
-    AuditEvent,
-    AuditPage,
-    AuditQuery,
-    Candidate,
-    ListQuery,
-    NearestQuery,
-    Page,
-    PassageQuery,
-    PeriodScan,
-    StoredPassage,
-    StoredRecord,
-    StoreQuery,
-    StoreStats,
-    Vector,
-)
-from agent_memory.ports.export_store import ExportQuery
+from agent_memory.ports import AgentPage, AgentRef, MemoryStore, PeriodScan, StoredRecord
+from agent_memory.ports.effects import effect_of
 
 T = TypeVar("T")
 #: Counts older than this are stored on their own, without waiting for a write.
@@ -240,95 +222,6 @@ class S3SqliteStore:
             with slot.lock:
                 self._close(slot)
 
-    # -- records -----------------------------------------------------------------------------
-
-    def put(self, items: Sequence[StoredRecord]) -> None:
-        for tenant_id, group in _by_tenant(items, lambda i: i.record.tenant_id).items():
-            self._write(tenant_id, lambda s, g=group: s.put(g))  # type: ignore[misc]
-
-    def put_if(
-        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
-    ) -> bool:
-        """Checked on the tenant's latest file: a write that finds the file moved is done again
-        on the new one, check included."""
-        return self._write(item.record.tenant_id, lambda s: s.put_if(item, read, events))
-
-    def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
-        return self._read(tenant_id, lambda s: s.get(tenant_id, agent_id, record_id))
-
-    def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
-        self._write(tenant_id, lambda s: s.add_alias(tenant_id, agent_id, alias_id, record_id))
-
-    def list(self, query: ListQuery) -> Page:
-        return self._read(query.tenant_id, lambda s: s.list(query))
-
-    def conversation_tail(
-        self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
-    ) -> builtins.list[MemoryRecord]:
-        return self._read(
-            tenant_id, lambda s: s.conversation_tail(tenant_id, agent_id, conversation_id, before, limit)
-        )
-
-    def records_in_span(
-        self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
-    ) -> builtins.list[MemoryRecord]:
-        return self._read(tenant_id, lambda s: s.records_in_span(tenant_id, agent_id, grain, start, end, now))
-
-    def summaries_of_user(
-        self, tenant_id: str, agent_id: str, user_id: str, now: datetime
-    ) -> builtins.list[MemoryRecord]:
-        return self._read(tenant_id, lambda s: s.summaries_of_user(tenant_id, agent_id, user_id, now))
-
-    def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
-        return self._write(tenant_id, lambda s: s.soft_delete(tenant_id, agent_id, record_id, event))
-
-    def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
-        return self._write(tenant_id, lambda s: s.mark_stale(tenant_id, agent_id, record_id, event))
-
-    def set_experience(
-        self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
-    ) -> bool:
-        return self._write(
-            tenant_id, lambda s: s.set_experience(tenant_id, agent_id, record_id, experience, event)
-        )
-
-    def set_validity(
-        self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
-    ) -> bool:
-        return self._write(
-            tenant_id, lambda s: s.set_validity(tenant_id, agent_id, record_id, validity, event)
-        )
-
-    def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
-        ids = list(record_ids)
-        self._count(tenant_id, lambda s: s.record_access(tenant_id, agent_id, ids, at))
-
-    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
-        return self._read(tenant_id, lambda s: s.stats(tenant_id, agent_id, now))
-
-    # -- retrieval ------------------------------------------------------------------------------
-
-    def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
-        return self._read(query.tenant_id, lambda s: s.nearest(query))
-
-    def search(self, query: StoreQuery) -> builtins.list[Candidate]:
-        return self._read(query.tenant_id, lambda s: s.search(query))
-
-    # -- audit and the search log ---------------------------------------------------------------
-
-    def append_audit(self, events: Sequence[AuditEvent]) -> None:
-        for tenant_id, group in _by_tenant(events, lambda e: e.tenant_id).items():
-            self._write(tenant_id, lambda s, g=group: s.append_audit(g))  # type: ignore[misc]
-
-    def audit_events(self, query: AuditQuery) -> AuditPage:
-        return self._read(query.tenant_id, lambda s: s.audit_events(query))
-
-    def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
-        self._count(tenant_id, lambda s: s.record_search(tenant_id, agent_id, at, hits))
-
-    def search_days(self, tenant_id: str, agent_id: str, since: date) -> builtins.list[SearchDay]:
-        return self._read(tenant_id, lambda s: s.search_days(tenant_id, agent_id, since))
-
     # -- the agent directory: the one read across tenants ----------------------------------------
 
     def agents_with_records(self, scan: PeriodScan) -> AgentPage:
@@ -356,91 +249,9 @@ class S3SqliteStore:
                 return AgentPage(agents, _encode_scan_cursor(tenant, cursor) if cursor else _after(tenant))
         return AgentPage(agents, None)
 
-    def list_agents(
-        self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
-    ) -> AgentPage:
-        return self._read(tenant_id, lambda s: s.list_agents(tenant_id, now, cursor, limit))
-
-    def histogram(
-        self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
-    ) -> builtins.list[int]:
-        return self._read(tenant_id, lambda s: s.histogram(tenant_id, agent_id, grain, edges, now))
-
-    # -- retention ----------------------------------------------------------------------------
-
-    def retention_candidates(
-        self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
-    ) -> Page:
-        return self._read(
-            tenant_id, lambda s: s.retention_candidates(tenant_id, grain, cutoff, cursor, limit)
-        )
-
-    def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
-        ids = list(record_ids)
-        return self._write(tenant_id, lambda s: s.delete_records(tenant_id, agent_id, ids))
-
-    def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
-        return self._write(tenant_id, lambda s: s.purge(tenant_id, now, forgotten_before))
-
-    def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
-        return self._write(tenant_id, lambda s: s.delete_older_than(tenant_id, grain, cutoff))
-
-    # -- shared knowledge ---------------------------------------------------------------------
-
-    def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
-        self._write(document.tenant_id, lambda s: s.put_document(document, passages))
-
-    def get_document(self, tenant_id: str, doc_id: str) -> KnowledgeDocument | None:
-        return self._read(tenant_id, lambda s: s.get_document(tenant_id, doc_id))
-
-    def list_documents(self, tenant_id: str, cursor: str | None = None, limit: int = 50) -> DocumentPage:
-        return self._read(tenant_id, lambda s: s.list_documents(tenant_id, cursor, limit))
-
-    def passages(self, tenant_id: str, doc_id: str) -> builtins.list[Passage]:
-        return self._read(tenant_id, lambda s: s.passages(tenant_id, doc_id))
-
-    def delete_document(self, tenant_id: str, doc_id: str, at: datetime) -> int:
-        return self._write(tenant_id, lambda s: s.delete_document(tenant_id, doc_id, at))
-
-    def deleted_at(self, tenant_id: str, doc_id: str) -> datetime | None:
-        return self._read(tenant_id, lambda s: s.deleted_at(tenant_id, doc_id))
-
-    def search_passages(self, query: PassageQuery) -> builtins.list[PassageCandidate]:
-        return self._read(query.tenant_id, lambda s: s.search_passages(query))
-
-    def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
-        ids = list(doc_ids)
-        self._count(tenant_id, lambda s: s.record_document_hits(tenant_id, ids, at))
-
-    # -- exports ------------------------------------------------------------------------------
-
-    def export_records(self, query: ExportQuery) -> Page:
-        return self._read(query.tenant_id, lambda s: s.export_records(query))
-
-    def count_records(self, query: ExportQuery) -> int:
-        return self._read(query.tenant_id, lambda s: s.count_records(query))
-
-    def audit_of_records(
-        self, tenant_id: str, agent_id: str, record_ids: Sequence[str]
-    ) -> builtins.list[AuditEvent]:
-        ids = list(record_ids)
-        return self._read(tenant_id, lambda s: s.audit_of_records(tenant_id, agent_id, ids))
-
-    # -- embedding spaces ---------------------------------------------------------------------
-
-    def missing_in_space(self, tenant_id: str, space: str, limit: int) -> builtins.list[MemoryRecord]:
-        return self._read(tenant_id, lambda s: s.missing_in_space(tenant_id, space, limit))
-
-    def count_missing(self, tenant_id: str, space: str) -> int:
-        return self._read(tenant_id, lambda s: s.count_missing(tenant_id, space))
-
-    def put_space_vectors(
-        self, tenant_id: str, space: str, items: Sequence[tuple[MemoryRecord, Vector]]
-    ) -> int:
-        return self._write(tenant_id, lambda s: s.put_space_vectors(tenant_id, space, items))
-
-    def drop_space(self, tenant_id: str, space: str) -> int:
-        return self._write(tenant_id, lambda s: s.drop_space(tenant_id, space))
+    if TYPE_CHECKING:
+        # The port's other methods are made from their declarations (`_serve`, below the class).
+        def __getattr__(self, name: str) -> Any: ...
 
 
 def _by_tenant(items: Iterable[T], tenant_of: Callable[[T], str]) -> dict[str, list[T]]:
@@ -471,3 +282,59 @@ def _decode_scan_cursor(cursor: str | None) -> tuple[str | None, str | None]:
     except (ValueError, KeyError, TypeError):
         raise ValidationFailedError("invalid cursor") from None
     return tenant, inner
+
+
+def _serve(name: str, declared: Callable[..., Any]) -> Callable[..., Any]:
+    """The port's method ``declared`` as the S3 store runs it, by its effect (`ports.effects`): a
+    read on the tenant's local copy, a write on its latest file and stored back, a count kept
+    for the next write.
+
+    The tenant is the ``tenant_id`` argument, or the one the first argument names (a query, a
+    document, a record); a batch (a sequence first, as `put` and `append_audit` take) is written
+    tenant by tenant. Lists are copied before the store sees them: a write may be done again on a
+    newer file, and a count again on a newer copy, after the caller has moved on.
+    """
+    step = f"_{effect_of(declared)}"  # _read, _write or _count
+    signature = inspect.signature(declared)
+    first = list(signature.parameters)[1]
+    by_id = "tenant_id" in signature.parameters
+    batch = not by_id and get_origin(get_type_hints(declared)[first]) is abc.Sequence
+
+    def served(self: S3SqliteStore, *args: Any, **kwargs: Any) -> Any:
+        call = signature.bind(self, *args, **kwargs)
+        call.apply_defaults()
+        for key, value in call.arguments.items():
+            if isinstance(value, list | Iterator):
+                call.arguments[key] = list(value)
+        if not batch:
+            tenant = call.arguments["tenant_id"] if by_id else _tenant_of(call.arguments[first])
+            return getattr(self, step)(tenant, _call(name, call))
+        for tenant, group in _by_tenant(call.arguments[first], _tenant_of).items():
+            call.arguments[first] = group
+            getattr(self, step)(tenant, _call(name, call))
+        return None
+
+    return functools.update_wrapper(served, declared)
+
+
+def _call(name: str, call: inspect.BoundArguments) -> _Op:
+    """The local store's ``name`` with the arguments ``call`` holds now."""
+    args, kwargs = call.args[1:], call.kwargs  # without the S3 store itself
+    return lambda store: getattr(store, name)(*args, **kwargs)
+
+
+def _tenant_of(value: Any) -> str:
+    """The tenant a query, a document, an event or a stored record (its record) names."""
+    owner = value.record if isinstance(value, StoredRecord) else value
+    return str(owner.tenant_id)
+
+
+def _serve_the_port(store: type, port: type) -> None:
+    """Give ``store`` each method of ``port`` (and of the parts it is made of) it does not define."""
+    for part in reversed(port.__mro__):
+        for name, declared in vars(part).items():
+            if inspect.isfunction(declared) and not name.startswith("_") and name not in vars(store):
+                setattr(store, name, _serve(name, declared))
+
+
+_serve_the_port(S3SqliteStore, MemoryStore)

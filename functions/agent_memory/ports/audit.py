@@ -10,6 +10,7 @@ from datetime import date, datetime
 from typing import Protocol
 
 from agent_memory.domain.operator_views import SearchDay
+from agent_memory.ports.effects import counts, writes
 
 __all__ = ["AuditEvent", "AuditLog", "AuditPage", "AuditQuery", "SearchLog"]
 
@@ -51,6 +52,7 @@ class AuditPage:
 class AuditLog(Protocol):
     """Who forgot, erased, merged or deleted what, and when: kept through purges."""
 
+    @writes
     def append_audit(self, events: Sequence[AuditEvent]) -> None:
         """Add events to the audit trail (idempotent per record, action and instant)."""
         ...
@@ -63,6 +65,7 @@ class AuditLog(Protocol):
 class SearchLog(Protocol):
     """Counts of searches and of those that found nothing, per day (never the query text)."""
 
+    @counts
     def record_search(self, tenant_id: str, agent_id: str, at: datetime, hits: int) -> None:
         """Best effort: count one search on ``at``'s UTC day, and whether it found nothing.
         Counts only: the query text is never kept."""

@@ -10,6 +10,7 @@ from datetime import date, datetime
 from typing import Protocol
 
 from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
+from agent_memory.ports.effects import counts, writes
 from agent_memory.ports.embedding import Vector
 
 
@@ -39,6 +40,7 @@ class KnowledgeStore(Protocol):
     """A tenant's shared knowledge: documents whole, and their passages with vectors (a sibling
     of the memory store: no agent, no grain, nothing the cascade or retention touches)."""
 
+    @writes
     def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
         """Store the document and exactly these passages, in one step: the passages of any
         version stored before are gone when this returns, and none are visible before."""
@@ -54,6 +56,7 @@ class KnowledgeStore(Protocol):
         """The document's passages, in document order."""
         ...
 
+    @writes
     def delete_document(self, tenant_id: str, doc_id: str, at: datetime) -> int:
         """Remove the document and every passage of it, and leave a tombstone at ``at`` (a put
         accepted before it is not applied); the number of passages removed."""
@@ -67,6 +70,7 @@ class KnowledgeStore(Protocol):
         """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by passage id."""
         ...
 
+    @counts
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
         """Best effort: count that searches returned passages of these documents."""
         ...

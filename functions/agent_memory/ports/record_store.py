@@ -13,6 +13,7 @@ from agent_memory.domain.experience import Experience
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.ports.audit import AuditEvent
+from agent_memory.ports.effects import counts, writes
 from agent_memory.ports.embedding import Vector
 from agent_memory.ports.spaces import SpaceVector
 
@@ -60,10 +61,12 @@ class RecordStore(Protocol):
     """Records by id: written, read, listed, forgotten and marked stale; the reads that walk a
     conversation, a period or an end user's summaries."""
 
+    @writes
     def put(self, items: Sequence[StoredRecord]) -> None:
         """Insert or overwrite by id (summaries are re-made in place this way)."""
         ...
 
+    @writes
     def put_if(
         self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
     ) -> bool:
@@ -77,6 +80,7 @@ class RecordStore(Protocol):
         """The record with that id or alias, deleted ones included (the caller decides)."""
         ...
 
+    @writes
     def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
         """Make ``alias_id`` resolve to ``record_id`` (a write merged into an existing record)."""
         ...
@@ -109,10 +113,12 @@ class RecordStore(Protocol):
         """The agent's live summaries whose ``user_ids`` name that end user (erasure re-makes them)."""
         ...
 
+    @writes
     def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         """Mark the record deleted and append the audit event. False if no live record matched."""
         ...
 
+    @writes
     def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         """Hide a summary until it is re-made: set its ``deleted_at`` to ``event.at`` (again, if
         it is already stale) and append the audit event. False if the agent has no such record.
@@ -122,6 +128,7 @@ class RecordStore(Protocol):
         """
         ...
 
+    @writes
     def set_experience(
         self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
     ) -> bool:
@@ -131,6 +138,7 @@ class RecordStore(Protocol):
         record forgotten in the meantime stays forgotten."""
         ...
 
+    @writes
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
     ) -> bool:
@@ -139,6 +147,7 @@ class RecordStore(Protocol):
         they are. False (and no event) if the agent has no such live record."""
         ...
 
+    @counts
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
         """Best effort: bump access_count and last_accessed_at of records a search returned."""
         ...

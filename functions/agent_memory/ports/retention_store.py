@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from agent_memory.domain.grains import Grain
+from agent_memory.ports.effects import writes
 from agent_memory.ports.record_store import Page
 
 __all__ = ["RetentionStarter", "RetentionStore", "TenantPlans"]
@@ -28,11 +29,13 @@ class RetentionStore(Protocol):
         """
         ...
 
+    @writes
     def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
         """Hard-delete these records of the agent (and the aliases pointing at them); how many
         went. The audit trail stays. Idempotent: ids already gone are skipped."""
         ...
 
+    @writes
     def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
         """Hard-delete the tenant's records expired at ``now`` and those forgotten before
         ``forgotten_before`` (the end of the grace period); how many went. Idempotent.
@@ -42,6 +45,7 @@ class RetentionStore(Protocol):
         forget event already."""
         ...
 
+    @writes
     def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
         """Hard-delete the tenant's records of ``grain`` whose span ended before ``cutoff``.
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent_memory.domain.records import MemoryRecord
+from agent_memory.ports.effects import writes
 from agent_memory.ports.embedding import Vector
 
 
@@ -38,6 +39,7 @@ class EmbeddingSpaces(Protocol):
         """How many of the tenant's live records have no vector in ``space``."""
         ...
 
+    @writes
     def put_space_vectors(
         self, tenant_id: str, space: str, items: Sequence[tuple[MemoryRecord, Vector]]
     ) -> int:
@@ -46,6 +48,7 @@ class EmbeddingSpaces(Protocol):
         writer. How many were stored."""
         ...
 
+    @writes
     def drop_space(self, tenant_id: str, space: str) -> int:
         """Remove every vector of the tenant's records in ``space``; how many were removed."""
         ...
