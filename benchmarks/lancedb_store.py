@@ -85,14 +85,6 @@ Hit = tuple[int, float, float | None]
 Ask = Callable[[str, int], list[Hit]]
 
 
-def lancedb_available() -> bool:
-    try:
-        import lancedb  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _quoted(value: str) -> str:
     """A string literal of LanceDB's SQL filters (a quote doubled)."""
     return "'" + value.replace("'", "''") + "'"
