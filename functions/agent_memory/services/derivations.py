@@ -1,12 +1,16 @@
-"""One lifecycle for the memories a per-agent job derives from others: patterns and profiles.
+"""The making side of the derived memories a per-agent job keeps: patterns and profiles.
 
-Pattern recognition (`services.pattern_recognition`) and profile making
-(`services.person_profiles`) differ in what they choose and how they group it, and in nothing
-else: each reads a window of the agent's working memory, reads back what it made before (live,
-and what a forget hid to be re-made), has the summarizer state what a group says, gives the result
-a deterministic id, queues it as an upsert through the writer, and hides what its sources no
-longer make. That common part is here, once; what differs is a `DerivedKind` (which kind, which
-audit actions, how a service knows its own records) and the code that groups and chooses.
+Every derived kind (summaries too) is a row of one registry, `domain.derived`; a forget walks
+the rows the same way to mark what a memory fed (`services.staleness.StaleWalk`). Pattern
+recognition (`services.pattern_recognition`) and profile making (`services.person_profiles`)
+also make their records the same way, and differ only in what they choose and how they group
+it: each reads a window of the agent's working memory, reads back what it made before (live,
+and what a forget hid to be re-made), has the summarizer state what a group says, builds the
+record under a deterministic id, queues it as an upsert through the writer, and hides what its
+sources no longer make. That common part is here, once, driven by the job's registry row
+(`DerivedKind`: which kind, which audit actions, how a service knows its own records); what
+differs is the code that groups and chooses. Summaries keep their own making
+(`services.summarize`: periods, healing, chunked folding).
 """
 
 from __future__ import annotations
