@@ -8,7 +8,7 @@ What it does, and why that way:
 
 1. A fresh local store, write queue and pending marks in a temporary directory, the real
    `WriteService` (what ``POST .../memories`` runs) and the real `WriterService` fed by one worker
-   thread that takes batches of `WRITE_BATCH` (50) from `LocalFifoQueue`, as the local runtime's
+   thread that takes batches of `WRITE_BATCH` (100) from `LocalFifoQueue`, as the local runtime's
    worker does.
 2. **Alone**: the small tenant sends ``--small`` single writes, ``--gap-ms`` apart; each one's
    time from the accept call to the writer having stored it (the worker notes when it applied a

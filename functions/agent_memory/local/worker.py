@@ -32,8 +32,12 @@ from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
 
 RETRY_BASE_DELAY_S = 0.5
-#: Messages the writer is handed at once (`benchmarks/ingest.py`, `benchmarks/fair_writes.py`).
-WRITE_BATCH = 50
+#: Messages the writer is handed at once (`benchmarks/ingest.py`, `benchmarks/fair_writes.py`):
+#: two embedding parts of `services.write_vectors.PIPELINE_TEXTS` conversation turns, so the
+#: model sorts more texts by length in each call (less padding) and the first part's writes are
+#: still stored while the second embeds. A small tenant's write behind a bulk load waits for the
+#: batch in progress, so this bounds that wait too.
+WRITE_BATCH = 100
 #: How much lower the writer's own process runs than the API's (`WriterProcess`): nice 10 weighs
 #: about a tenth of nice 0 in the Linux scheduler, so a search preempts the load and the load
 #: still takes every cycle the searches leave (and the machine's other programs: on a busy

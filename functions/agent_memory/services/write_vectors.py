@@ -26,9 +26,10 @@ from agent_memory.services.embedding_memo import MemoEmbedder, Memos
 from agent_memory.services.tenant_models import TenantEmbedders, record_vectors, spaces_of
 
 #: New texts in one embedding call of a pipelined batch: enough for the model's bulk shape
-#: (MiniLM's bulk session takes 16 or more), few enough that the first writes are stored while
-#: the rest embed.
-PIPELINE_TEXTS = 24
+#: (MiniLM's bulk session takes 16 or more, and pads less the more texts a call sorts by length:
+#: docs/decisions.md, "Bulk ingest: less CPU per write"), few enough that the first writes are
+#: stored while the rest embed (a local receive of `WRITE_BATCH` turns is two parts).
+PIPELINE_TEXTS = 48
 
 
 @dataclass(frozen=True, slots=True)

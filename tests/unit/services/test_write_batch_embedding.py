@@ -136,6 +136,10 @@ def _turns(count: int) -> list[str]:
     return [f"Turn {i}: the {i}th item of the inventory is crate {i * 7}." for i in range(count)]
 
 
+#: Turns in a receive embedded in two parts (one request of at most 100 messages).
+LARGE_RECEIVE = 2 * PIPELINE_TEXTS + 4
+
+
 def _prepared_receive(world: World, count: int) -> list[Prepared]:
     _conversation(world, _turns(count))
     batch = world.queue.receive(count)
@@ -146,7 +150,7 @@ def _prepared_receive(world: World, count: int) -> list[Prepared]:
 def _stored(world: World, prepared: Prepared) -> str:
     assert prepared.command is not None
     outcome = world.writer.apply(prepared.command, prepared.vector).value
-    discard_unpublished_metrics()  # a receive of 60 is more than the metrics buffer holds
+    discard_unpublished_metrics()  # a large receive is more than the metrics buffer holds
     return outcome
 
 
@@ -169,8 +173,8 @@ def test_a_large_receive_is_embedded_in_parts_while_its_first_writes_are_stored(
 
     model.embed = embed  # type: ignore[method-assign]
 
-    # WHEN a receive of 60 turns (about 61 new texts) is prepared and stored in order
-    prepared = _prepared_receive(world, 60)
+    # WHEN a receive of two parts (a new text a turn, and one more) is prepared and stored in order
+    prepared = _prepared_receive(world, LARGE_RECEIVE)
     outcomes = []
     for p in prepared:
         outcomes.append(_stored(world, p))
@@ -178,7 +182,7 @@ def test_a_large_receive_is_embedded_in_parts_while_its_first_writes_are_stored(
 
     # THEN it was embedded in parts of at least half of PIPELINE_TEXTS, each text once, and the
     # first turn was stored while a later part was still to be embedded
-    assert outcomes == ["inserted"] * 60
+    assert outcomes == ["inserted"] * LARGE_RECEIVE
     assert 2 <= model.calls <= sum(model.texts.values()) // (PIPELINE_TEXTS // 2)
     assert max(model.texts.values()) == 1
     assert stored_first == [True]
@@ -205,12 +209,12 @@ def test_a_part_that_fails_to_embed_leaves_its_writes_to_be_embedded_one_by_one(
 
     model.embed = embed  # type: ignore[method-assign]
 
-    # WHEN a receive of 60 turns is prepared and stored
-    prepared = _prepared_receive(world, 60)
+    # WHEN a receive of two parts is prepared and stored
+    prepared = _prepared_receive(world, LARGE_RECEIVE)
 
     # THEN the first part's writes came embedded, the failed part's are embedded by the writer one
     # at a time, and every turn is stored
     assert prepared[0].vector is not None
     assert any(p.vector is None for p in prepared)
     outcomes = [_stored(world, p) for p in prepared]
-    assert outcomes == ["inserted"] * 60
+    assert outcomes == ["inserted"] * LARGE_RECEIVE
