@@ -284,3 +284,20 @@ def test_what_a_statement_says_of_change_time_and_wishes(
     # only by its words for that
     read = shape(text)
     assert (read.ended, read.began, read.moment, read.wish) == (ended, began, moment, wish)
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("MY FAVOURITE BAND is Muse.", ("favourite:band", "muse")),
+        ("The standup is MOVED TO Thursday.", ("when:standup", "thursday")),
+        ("I Work At Globex.", ("employer", "globex")),
+        ("Engaged To Marta since June!", None),  # the pattern needs "I" or "we" before it
+    ],
+)  # fmt: skip
+def test_a_pattern_reads_its_words_in_any_letter_case(text: str, read: tuple[str, str] | None) -> None:
+    # GIVEN a text whose words a pattern reads in any case (only the name keeps its capitals)
+    # WHEN its claims are read (each pattern only where the words it needs are, in any case)
+    found = [(c.attribute, c.value) for c in claims(text)]
+    # THEN the pattern read it as it reads the same words in lower case
+    assert found == ([read] if read else [])
