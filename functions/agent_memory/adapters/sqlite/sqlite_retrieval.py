@@ -11,6 +11,8 @@ forgotten records leave the index). On a big store, words in more than a quarter
 documents are left out (`_informative_terms`). BM25 is lower-is-better and unbounded, so a hit's
 lexical score is ``bm25 / best bm25`` of its result set: the best lexical hit scores 1.0, the
 others their fraction of it. The score is relative to one query, not comparable across queries.
+The index holds every agent's records: when the vector search has read the eligible rows, the
+match is kept to the span of their rowids (`_lexical_hits`), with the same scores.
 
 **A row read again is not parsed again** (`parsed`): a record is a pure function of its row, and
 validating one costs about 0.2 ms; a writer's searches for one agent read its recent memories
@@ -60,6 +62,10 @@ MAX_POSTINGS = 5_000
 #: of conversation turns; a long document is parsed each time rather than kept.
 PARSED_ROWS = 2048
 PARSED_ROW_CHARS = 4096
+#: The first and last rowid of a set of rows, and the span of none.
+Span = tuple[int, int]
+EMPTY_SPAN: Span = (1, 0)
+MAX_ROWID = 2**63 - 1
 #: The columns that may be long (the others are ids, times and numbers).
 _LONG_COLUMNS = tuple(RECORD_COLUMNS.index(c) for c in ("content", "context", "metadata", "merged_from"))
 
@@ -78,7 +84,7 @@ class SqliteRetrieval(SqliteStorePart):
         if query.within is not None:
             where, params = neighbourhood_filter(where, params, query.within)
         with self._db.transaction(write=False) as conn:
-            hits = self._vector_hits(
+            hits, _ = self._vector_hits(
                 conn, query.tenant_id, query.agent_id, where, params, query_vector, 1, query.space
             )
             if not hits:
@@ -97,26 +103,27 @@ class SqliteRetrieval(SqliteStorePart):
         query_vector: npt.NDArray[np.float32],
         limit: int,
         space: str = "",
-    ) -> list[tuple[int, float]]:
+    ) -> tuple[list[tuple[int, float]], Span | None]:
         """The ``limit`` eligible rows nearest the query with their cosines, best first: through
         the agent's approximate index when it has one (`sqlite_ann`), else exactly from the
         vector cache (asking for an index once the agent is big enough). A tenant's own space
-        is searched exactly."""
+        is searched exactly. With them, the span of rowids every eligible row lies in when they
+        were all read here (None when the approximate index read them), for `_lexical_hits`."""
         if space:
             vectors = self._vectors.in_space(conn, tenant_id, agent_id, space)
-            positions = vectors.positions(eligible_rowids(conn, where, params))
-            scores = vectors.scores(positions, query_vector)
-            return [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, limit)]
-        if self._ann is not None:
-            hits = self._ann.top(conn, tenant_id, agent_id, where, params, query_vector, limit)
-            if hits is not None:
-                return hits
-        vectors = self._vectors.current(conn, tenant_id, agent_id)
-        if self._ann is not None and len(vectors.rowids) >= self._ann.min_vectors:
-            self._ann.request_build(tenant_id, agent_id)
-        positions = vectors.positions(eligible_rowids(conn, where, params))
+        else:
+            if self._ann is not None:
+                hits = self._ann.top(conn, tenant_id, agent_id, where, params, query_vector, limit)
+                if hits is not None:
+                    return hits, None
+            vectors = self._vectors.current(conn, tenant_id, agent_id)
+            if self._ann is not None and len(vectors.rowids) >= self._ann.min_vectors:
+                self._ann.request_build(tenant_id, agent_id)
+        eligible = eligible_rowids(conn, where, params)
+        positions = vectors.positions(eligible)
         scores = vectors.scores(positions, query_vector)
-        return [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, limit)]
+        hits = [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, limit)]
+        return hits, (int(eligible.min()), int(eligible.max())) if len(eligible) else EMPTY_SPAN
 
     def _cosines(
         self,
@@ -164,16 +171,16 @@ class SqliteRetrieval(SqliteStorePart):
                 return [Candidate(record=parsed(row)) for row in rows]
 
             similarity: dict[int, float] = {}
+            span: Span | None = None
             if query_vector is not None:
-                similarity = dict(
-                    self._vector_hits(
-                        conn, query.tenant_id, query.agent_id, where, params, query_vector, limit, query.space
-                    )
+                hits, span = self._vector_hits(
+                    conn, query.tenant_id, query.agent_id, where, params, query_vector, limit, query.space
                 )
+                similarity = dict(hits)
 
             lexical = (
                 scaled_to_best(
-                    _lexical_hits(conn, terms, where, params, limit, self._db.document_count(conn))
+                    _lexical_hits(conn, terms, where, params, limit, self._db.document_count(conn), span)
                 )
                 if terms
                 else {}
@@ -270,19 +277,33 @@ def _stems(conn: sqlite3.Connection, terms: list[str]) -> dict[str, str]:
 
 
 def _lexical_hits(
-    conn: sqlite3.Connection, terms: list[str], where: str, params: Sequence[Any], limit: int, docs: int
+    conn: sqlite3.Connection,
+    terms: list[str],
+    where: str,
+    params: Sequence[Any],
+    limit: int,
+    docs: int,
+    span: Span | None = None,
 ) -> dict[int, float]:
     """Up to ``limit`` eligible rows matching any term, best first, with FTS5's ``bm25()`` (lower
-    is better; `domain.fusion.scaled_to_best` makes the top hit 1.0)."""
+    is better; `domain.fusion.scaled_to_best` makes the top hit 1.0).
+
+    ``span``, the rowids every eligible row lies in (`_vector_hits` read them), keeps the match
+    to them: the index holds every agent's records, and scoring another agent's matches only to
+    drop them was most of a small agent's search beside a large one. The scores are the same
+    (BM25 reads its statistics from the whole index whatever rows are asked for)."""
+    low, high = span or (0, MAX_ROWID)
+    if low > high:
+        return {}  # nothing is eligible
     kept, floor = _informative_terms(conn, terms, docs)
     rows = conn.execute(
         # The match runs once, first (MATERIALIZED): left to itself the planner may walk the
         # eligible rows and re-run the match for each one (seconds instead of milliseconds).
         "WITH hits AS MATERIALIZED (SELECT rowid, bm25(records_fts) AS s FROM records_fts "
-        "WHERE records_fts MATCH ? AND rowid >= ?) "
+        "WHERE records_fts MATCH ? AND rowid >= ? AND rowid <= ?) "
         f"SELECT r.seq, hits.s FROM hits JOIN records r ON r.seq = hits.rowid WHERE {where} "
         "ORDER BY hits.s LIMIT ?",
-        (fts_match(kept), 0 if floor is None else floor, *params, limit),
+        (fts_match(kept), max(low, 0 if floor is None else floor), high, *params, limit),
     ).fetchall()
     return dict(rows)
 

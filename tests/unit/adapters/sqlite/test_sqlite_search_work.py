@@ -1,4 +1,5 @@
-"""Records found by a search are parsed once per row (`sqlite_retrieval.parsed`), never stale."""
+"""The work a search saves: rows parsed once (`sqlite_retrieval.parsed`), never stale; the text
+index matched over the eligible rows' span only, with the scores of the whole index."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import numpy as np
 import pytest
 from tests.payloads import memory_record
 
-from agent_memory.adapters.sqlite import sqlite_retrieval
+from agent_memory.adapters.sqlite import sqlite_filters, sqlite_retrieval
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
+from agent_memory.domain.fusion import scaled_to_best
 from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.ports import AuditEvent, StoredRecord, StoreQuery
 
@@ -51,11 +53,14 @@ def stored(store: SqliteMemoryStore, n: int, content: str = BUDGET) -> MemoryRec
     return rec
 
 
-def found(store: SqliteMemoryStore) -> dict[str, MemoryRecord]:
-    query = StoreQuery(
+def budget_query() -> StoreQuery:
+    return StoreQuery(
         tenant_id="t1", agent_id="a1", now=NOW, vector=np.ones(DIM, dtype=np.float32), text="budget", limit=10
     )
-    return {c.record.id: c.record for c in store.search(query)}
+
+
+def found(store: SqliteMemoryStore) -> dict[str, MemoryRecord]:
+    return {c.record.id: c.record for c in store.search(budget_query())}
 
 
 def test_a_row_searched_again_is_not_parsed_again(store: SqliteMemoryStore, parses: list[int]) -> None:
@@ -110,3 +115,42 @@ def test_a_long_row_is_parsed_each_time(store: SqliteMemoryStore, parses: list[i
 
     # THEN it was parsed both times (not kept)
     assert parses[0] == 2
+
+
+def test_a_small_agents_lexical_hits_beside_a_large_one_score_as_over_the_whole_index(
+    store: SqliteMemoryStore,
+) -> None:
+    # GIVEN a large agent's memories written first, then a small agent's, all sharing words
+    for n in range(40):
+        other = memory_record(f"o{n}", f"budget review {n} with the finance team", agent="big")
+        store.put([StoredRecord(other, np.eye(DIM, dtype=np.float32)[n % DIM])])
+    for n in range(5):
+        stored(store, n, f"the budget review moved to day {n}" + " budget" * n)
+
+    # WHEN the small agent is searched by vector and words
+    hits = store.search(budget_query())
+
+    # THEN its lexical scores are those of a match over the whole index, in the same order
+    where, params = sqlite_filters.query_filter(budget_query())
+    with store._db.transaction(write=False) as conn:
+        whole = scaled_to_best(sqlite_retrieval._lexical_hits(conn, ["budget"], where, params, 10, 45))
+        ids = dict(conn.execute("SELECT seq, id FROM records").fetchall())
+    assert sorted((c.lexical, c.record.id) for c in hits if c.lexical is not None) == sorted(
+        (score, ids[rowid]) for rowid, score in whole.items()
+    )
+    assert len(whole) == 5
+
+
+def test_no_eligible_row_means_no_lexical_hits(store: SqliteMemoryStore) -> None:
+    # GIVEN a memory of another agent that the words match
+    store.put([StoredRecord(memory_record("o1", "budget", agent="big"), np.ones(DIM, dtype=np.float32))])
+
+    # WHEN the lexical hits are read within a span of no rows
+    where, params = sqlite_filters.query_filter(budget_query())
+    with store._db.transaction(write=False) as conn:
+        hits = sqlite_retrieval._lexical_hits(
+            conn, ["budget"], where, params, 10, 1, sqlite_retrieval.EMPTY_SPAN
+        )
+
+    # THEN there are none
+    assert hits == {}
