@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import StrEnum, auto
 from typing import Any
 
 from agent_memory.errors import ForbiddenError, UnauthorizedError
@@ -33,15 +33,15 @@ class Reach(StrEnum):
     """
 
     #: The agents named in the path (``agent_id``, and ``reader_id`` of a read grant).
-    PATH = "path"
+    PATH = auto()
     #: The agent named by the body's ``agent_id``; a body naming none means every agent.
-    BODY = "body"
+    BODY = auto()
     #: Every agent of the tenant (settings, webhooks, topic dictionary, runs of jobs for all).
-    TENANT = "tenant"
+    TENANT = auto()
     #: The tenant's shared data, read by every agent (shared knowledge, topics, the API document).
-    SHARED = "shared"
+    SHARED = auto()
     #: Answers only with what belongs to the caller's own agents (the agent list, its exports).
-    OWN = "own"
+    OWN = auto()
 
 
 @dataclass(frozen=True, slots=True)
