@@ -11,7 +11,15 @@ from typing import Protocol
 
 from agent_memory.domain.grains import Grain
 
-__all__ = ["AgentDirectory", "AgentPage", "AgentRef", "PeriodScan"]
+__all__ = [
+    "AgentDirectory",
+    "AgentListing",
+    "AgentPage",
+    "AgentRef",
+    "AgentScan",
+    "PeriodScan",
+    "RecordHistogram",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +48,8 @@ class AgentPage:
     next_cursor: str | None
 
 
-class AgentDirectory(Protocol):
-    """Which agents have memory, and how much of it per period: the dispatcher's and the operator's
-    view."""
+class AgentScan(Protocol):
+    """The agents with records in a period (the dispatcher's scan, retention's tenants)."""
 
     def agents_with_records(self, scan: PeriodScan) -> AgentPage:
         """Every (tenant, agent) `PeriodScan` asks for, one page at a time.
@@ -52,12 +59,20 @@ class AgentDirectory(Protocol):
         """
         ...
 
+
+class AgentListing(Protocol):
+    """A tenant's agents (the operator's picker, an export)."""
+
     def list_agents(
         self, tenant_id: str, now: datetime, cursor: str | None = None, limit: int = 100
     ) -> AgentPage:
         """The tenant's agents that have live records, by agent id, paginated (cursor bound to
         the tenant). Never another tenant's: the operator console's agent picker."""
         ...
+
+
+class RecordHistogram(Protocol):
+    """Counts of records per period (the timeline)."""
 
     def histogram(
         self, tenant_id: str, agent_id: str, grain: Grain, edges: Sequence[datetime], now: datetime
@@ -68,3 +83,8 @@ class AgentDirectory(Protocol):
         the store needs no timezone); the timeline's counts per period.
         """
         ...
+
+
+class AgentDirectory(AgentScan, AgentListing, RecordHistogram, Protocol):
+    """Which agents have memory, and how much of it per period: the dispatcher's and the operator's
+    view."""

@@ -1,26 +1,49 @@
 """The store whole (`MemoryStore`: every part, as each store adapter implements it), and the
-views of it that a use case takes (the parts it calls, and no more)."""
+views of it that a use case takes: each lists the parts (one method each, `record_store`,
+`retrieval`, `audit`, `directory`, `retention_store`) that its use case calls, or hands the
+store on to, and no more (tests/unit/test_port_widths.py keeps them narrow)."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from agent_memory.ports.audit import AuditLog, SearchLog
-from agent_memory.ports.directory import AgentDirectory
+from agent_memory.ports.audit import AuditAppend, AuditLog, AuditTrail, SearchCounts, SearchLog
+from agent_memory.ports.directory import AgentDirectory, AgentListing, AgentScan, RecordHistogram
 from agent_memory.ports.export_store import RecordExport
 from agent_memory.ports.knowledge_store import KnowledgeStore
-from agent_memory.ports.record_store import RecordStore
-from agent_memory.ports.retention_store import RetentionStore
-from agent_memory.ports.retrieval import Retrieval
+from agent_memory.ports.record_store import (
+    AccessCounts,
+    ConditionalPut,
+    ConversationTail,
+    ExperienceUpdates,
+    PeriodRecords,
+    RecordAliases,
+    RecordListing,
+    RecordLookup,
+    RecordStats,
+    RecordStore,
+    SoftDeletes,
+    StaleMarks,
+    UserSummaries,
+    ValidityUpdates,
+)
+from agent_memory.ports.retention_store import Purges, RecordDeletes, RetentionCandidates, RetentionStore
+from agent_memory.ports.retrieval import NearestRecord, RecordSearch, Retrieval
 from agent_memory.ports.spaces import EmbeddingSpaces
 
 __all__ = [
     "CleanupMemory",
+    "DerivableMemory",
     "ExportableMemory",
+    "FeedbackMemory",
+    "ForgettableMemory",
+    "HistoryMemory",
+    "MarkingMemory",
     "MemoryStore",
     "ReadableMemory",
     "SearchableMemory",
     "SummaryMemory",
+    "SupersedingMemory",
     "TimelineStore",
     "WritableMemory",
 ]
@@ -43,30 +66,79 @@ class MemoryStore(
     ports they use."""
 
 
-class ReadableMemory(RecordStore, AuditLog, Protocol):
-    """What reading an agent's memory needs of the store: its records and its audit trail."""
+class ReadableMemory(RecordLookup, RecordListing, RecordStats, AuditTrail, Protocol):
+    """Reading an agent's memory (`services.memories`): a record, a page, the counts, the trail."""
 
 
-class TimelineStore(RecordStore, AgentDirectory, Protocol):
-    """What the timeline needs of the store: counts per period and the summaries in a span."""
+class TimelineStore(RecordLookup, PeriodRecords, RecordHistogram, Protocol):
+    """The timeline (`services.timeline`): counts per period, the summaries in a span, one summary."""
 
 
-class SearchableMemory(RecordStore, Retrieval, SearchLog, Protocol):
-    """What search needs of the store: candidates, access counts on what it returns, the log."""
+class SearchableMemory(RecordSearch, AccessCounts, SearchCounts, Protocol):
+    """Search (`services.search`): candidates, access counts on what it returns, the day's count."""
 
 
-class WritableMemory(RecordStore, Retrieval, AuditLog, Protocol):
-    """What storing and forgetting need: records, the nearest one (dedup), the audit trail."""
+class SupersedingMemory(RecordLookup, RecordSearch, ValidityUpdates, Protocol):
+    """Supersession at write time and in the daily review (`services.superseding`,
+    `services.supersession_review`): the holder's nearest memories, and their validity set."""
 
 
-class SummaryMemory(RecordStore, AuditLog, RetentionStore, Protocol):
-    """What summarizing needs: the children in a span, the audit trail (staleness), deletes of
-    summaries whose children are all gone."""
+class WritableMemory(
+    SupersedingMemory,
+    ConversationTail,
+    NearestRecord,
+    ConditionalPut,
+    RecordAliases,
+    StaleMarks,
+    AuditTrail,
+    Protocol,
+):
+    """Storing a write (`services.store_writes`): its context turns, the nearest record (dedup),
+    the put if unchanged, an alias for a merge, a summary version's stale mark and its sources'
+    trails; and supersession."""
 
 
-class CleanupMemory(RecordStore, AuditLog, AgentDirectory, RetentionStore, Protocol):
-    """What retention needs: every agent with records, what a plan no longer keeps, deletes."""
+class MarkingMemory(RecordLookup, RecordSearch, UserSummaries, StaleMarks, AuditTrail, Protocol):
+    """The stale walk of a forget (`services.staleness`): the summaries up the cascade, a derived
+    kind's records, an end user's summaries, each marked stale unless its trail says forgotten."""
 
 
-class ExportableMemory(RecordExport, RecordStore, AgentDirectory, Protocol):
-    """What an export reads: its pages and counts, an end user's summaries, the tenant's agents."""
+class ForgettableMemory(MarkingMemory, SupersedingMemory, SoftDeletes, Protocol):
+    """Forgetting and erasure (`services.forget`): the stale walk, the forget itself, and the
+    supersession it takes back."""
+
+
+class DerivableMemory(RecordLookup, RecordSearch, AuditTrail, AuditAppend, SoftDeletes, Protocol):
+    """Patterns and profiles (`services.derivations`): their inputs and what they made before,
+    the made and dropped events, a dropped record forgotten."""
+
+
+class HistoryMemory(RecordLookup, ValidityUpdates, AuditTrail, Protocol):
+    """A memory's versions and their restore (`services.memory_history`)."""
+
+
+class FeedbackMemory(RecordLookup, ExperienceUpdates, AuditTrail, Protocol):
+    """Feedback applied (`services.feedback`): the experience, its recent feedback, its new confidence."""
+
+
+class SummaryMemory(RecordLookup, PeriodRecords, AuditTrail, AuditAppend, RecordDeletes, Protocol):
+    """Summarizing (`services.summarize`): the children in a span, the audit trail (staleness),
+    deletes of summaries whose children are all gone."""
+
+
+class CleanupMemory(
+    RecordLookup,
+    RecordListing,
+    AgentScan,
+    RetentionCandidates,
+    RecordDeletes,
+    Purges,
+    AuditAppend,
+    Protocol,
+):
+    """Retention (`services.retention_rules`): every tenant with records, what a plan no longer
+    keeps, the working records and their parents' sources, deletes and their events."""
+
+
+class ExportableMemory(RecordExport, UserSummaries, AgentListing, Protocol):
+    """An export (`services.exports`): its pages and counts, an end user's summaries, the tenant's agents."""

@@ -17,7 +17,29 @@ from agent_memory.ports.effects import counts, writes
 from agent_memory.ports.embedding import Vector
 from agent_memory.ports.spaces import SpaceVector
 
-__all__ = ["ListQuery", "Page", "RecordStore", "StoreStats", "StoredRecord"]
+__all__ = [
+    "AccessCounts",
+    "ConditionalPut",
+    "ConversationTail",
+    "ExperienceUpdates",
+    "ListQuery",
+    "Page",
+    "PeriodRecords",
+    "RecordAliases",
+    "RecordListing",
+    "RecordLookup",
+    "RecordPut",
+    "RecordReads",
+    "RecordStats",
+    "RecordStore",
+    "RecordWrites",
+    "SoftDeletes",
+    "StaleMarks",
+    "StoreStats",
+    "StoredRecord",
+    "UserSummaries",
+    "ValidityUpdates",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,37 +79,24 @@ class StoreStats:
     newest: datetime | None = None
 
 
-class RecordStore(Protocol):
-    """Records by id: written, read, listed, forgotten and marked stale; the reads that walk a
-    conversation, a period or an end user's summaries."""
-
-    @writes
-    def put(self, items: Sequence[StoredRecord]) -> None:
-        """Insert or overwrite by id (summaries are re-made in place this way)."""
-        ...
-
-    @writes
-    def put_if(
-        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
-    ) -> bool:
-        """`put` of one record, then ``events``, only if the record under its id (not an alias)
-        is still as read: absent when ``read`` is None, else with ``read``'s ``deleted_at`` and
-        ``updated_at``; check and write atomic. False, nothing written, if it changed: a forget,
-        stale mark or delete between the writer's read and its put wins over the put."""
-        ...
+class RecordLookup(Protocol):
+    """A record by id or alias: the read nearly every use case starts from."""
 
     def get(self, tenant_id: str, agent_id: str, record_id: str) -> MemoryRecord | None:
         """The record with that id or alias, deleted ones included (the caller decides)."""
         ...
 
-    @writes
-    def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
-        """Make ``alias_id`` resolve to ``record_id`` (a write merged into an existing record)."""
-        ...
+
+class RecordListing(Protocol):
+    """Pages of an agent's live records (the API's list, retention's walk)."""
 
     def list(self, query: ListQuery) -> Page:
         """One page of live records (see `ListQuery`)."""
         ...
+
+
+class ConversationTail(Protocol):
+    """The turns of a conversation before a new one (the writer's context)."""
 
     def conversation_tail(
         self, tenant_id: str, agent_id: str, conversation_id: str, before: datetime, limit: int
@@ -95,6 +104,10 @@ class RecordStore(Protocol):
         """The last ``limit`` live working records of one conversation that occurred before
         ``before``, oldest first: the turns a new turn is embedded and indexed with."""
         ...
+
+
+class PeriodRecords(Protocol):
+    """The records of one period (the summarizer's children, the timeline's summaries)."""
 
     def records_in_span(
         self, tenant_id: str, agent_id: str, grain: Grain, start: datetime, end: datetime, now: datetime
@@ -107,16 +120,68 @@ class RecordStore(Protocol):
         """
         ...
 
+
+class UserSummaries(Protocol):
+    """The summaries that name an end user (erasure, export)."""
+
     def summaries_of_user(
         self, tenant_id: str, agent_id: str, user_id: str, now: datetime
     ) -> builtins.list[MemoryRecord]:
         """The agent's live summaries whose ``user_ids`` name that end user (erasure re-makes them)."""
         ...
 
+
+class RecordStats(Protocol):
+    """Counts of an agent's live records."""
+
+    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
+        """Live records per grain and the oldest and newest ``occurred_at``."""
+        ...
+
+
+class RecordPut(Protocol):
+    """Records written whole."""
+
+    @writes
+    def put(self, items: Sequence[StoredRecord]) -> None:
+        """Insert or overwrite by id (summaries are re-made in place this way)."""
+        ...
+
+
+class ConditionalPut(Protocol):
+    """A record written only if it is still as read (the writer)."""
+
+    @writes
+    def put_if(
+        self, item: StoredRecord, read: MemoryRecord | None, events: Sequence[AuditEvent] = ()
+    ) -> bool:
+        """`put` of one record, then ``events``, only if the record under its id (not an alias)
+        is still as read: absent when ``read`` is None, else with ``read``'s ``deleted_at`` and
+        ``updated_at``; check and write atomic. False, nothing written, if it changed: a forget,
+        stale mark or delete between the writer's read and its put wins over the put."""
+        ...
+
+
+class RecordAliases(Protocol):
+    """Ids that resolve to another record (a write merged into one)."""
+
+    @writes
+    def add_alias(self, tenant_id: str, agent_id: str, alias_id: str, record_id: str) -> None:
+        """Make ``alias_id`` resolve to ``record_id`` (a write merged into an existing record)."""
+        ...
+
+
+class SoftDeletes(Protocol):
+    """Records forgotten."""
+
     @writes
     def soft_delete(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
         """Mark the record deleted and append the audit event. False if no live record matched."""
         ...
+
+
+class StaleMarks(Protocol):
+    """Derived records hidden until they are re-made."""
 
     @writes
     def mark_stale(self, tenant_id: str, agent_id: str, record_id: str, event: AuditEvent) -> bool:
@@ -128,6 +193,10 @@ class RecordStore(Protocol):
         """
         ...
 
+
+class ExperienceUpdates(Protocol):
+    """An experience's confidence moved by feedback."""
+
     @writes
     def set_experience(
         self, tenant_id: str, agent_id: str, record_id: str, experience: Experience, event: AuditEvent
@@ -138,6 +207,10 @@ class RecordStore(Protocol):
         record forgotten in the meantime stays forgotten."""
         ...
 
+
+class ValidityUpdates(Protocol):
+    """A memory's supersession fields."""
+
     @writes
     def set_validity(
         self, tenant_id: str, agent_id: str, record_id: str, validity: RecordValidity, event: AuditEvent
@@ -147,11 +220,37 @@ class RecordStore(Protocol):
         they are. False (and no event) if the agent has no such live record."""
         ...
 
+
+class AccessCounts(Protocol):
+    """Access counts of what a search returned."""
+
     @counts
     def record_access(self, tenant_id: str, agent_id: str, record_ids: Sequence[str], at: datetime) -> None:
         """Best effort: bump access_count and last_accessed_at of records a search returned."""
         ...
 
-    def stats(self, tenant_id: str, agent_id: str, now: datetime) -> StoreStats:
-        """Live records per grain and the oldest and newest ``occurred_at``."""
-        ...
+
+class RecordReads(
+    RecordLookup, RecordListing, ConversationTail, PeriodRecords, UserSummaries, RecordStats, Protocol
+):
+    """Records read: by id, a page, a conversation's tail, a period, an end user's summaries, counts."""
+
+
+class RecordWrites(
+    RecordPut,
+    ConditionalPut,
+    RecordAliases,
+    SoftDeletes,
+    StaleMarks,
+    ExperienceUpdates,
+    ValidityUpdates,
+    AccessCounts,
+    Protocol,
+):
+    """Records written, forgotten, marked stale, changed in place, counted."""
+
+
+class RecordStore(RecordReads, RecordWrites, Protocol):
+    """Records by id: written, read, listed, forgotten and marked stale; the reads that walk a
+    conversation, a period or an end user's summaries. One part per method, so that a use case
+    takes the methods it calls (`agent_memory.ports.memory_store`) and no more."""

@@ -11,11 +11,19 @@ from agent_memory.domain.grains import Grain
 from agent_memory.ports.effects import writes
 from agent_memory.ports.record_store import Page
 
-__all__ = ["RetentionStarter", "RetentionStore", "TenantPlans"]
+__all__ = [
+    "AgeDeletes",
+    "Purges",
+    "RecordDeletes",
+    "RetentionCandidates",
+    "RetentionStarter",
+    "RetentionStore",
+    "TenantPlans",
+]
 
 
-class RetentionStore(Protocol):
-    """What retention reads and deletes. Every method is scoped to one tenant and agent (or says so)."""
+class RetentionCandidates(Protocol):
+    """The records retention may delete, page by page."""
 
     def retention_candidates(
         self, tenant_id: str, grain: Grain, cutoff: datetime, cursor: str | None = None, limit: int = 1000
@@ -29,11 +37,19 @@ class RetentionStore(Protocol):
         """
         ...
 
+
+class RecordDeletes(Protocol):
+    """Records deleted for good (retention, a summary no child makes any more)."""
+
     @writes
     def delete_records(self, tenant_id: str, agent_id: str, record_ids: Sequence[str]) -> int:
         """Hard-delete these records of the agent (and the aliases pointing at them); how many
         went. The audit trail stays. Idempotent: ids already gone are skipped."""
         ...
+
+
+class Purges(Protocol):
+    """Expired and long-forgotten records deleted for good."""
 
     @writes
     def purge(self, tenant_id: str, now: datetime, forgotten_before: datetime) -> int:
@@ -45,6 +61,10 @@ class RetentionStore(Protocol):
         forget event already."""
         ...
 
+
+class AgeDeletes(Protocol):
+    """A grain's records deleted for good by age."""
+
     @writes
     def delete_older_than(self, tenant_id: str, grain: Grain, cutoff: datetime) -> int:
         """Hard-delete the tenant's records of ``grain`` whose span ended before ``cutoff``.
@@ -53,6 +73,10 @@ class RetentionStore(Protocol):
         records were removed. Idempotent.
         """
         ...
+
+
+class RetentionStore(RetentionCandidates, RecordDeletes, Purges, AgeDeletes, Protocol):
+    """What retention reads and deletes. Every method is scoped to one tenant and agent (or says so)."""
 
 
 class TenantPlans(Protocol):

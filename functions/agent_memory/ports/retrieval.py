@@ -15,7 +15,16 @@ from agent_memory.domain.recall import Found, SearchQuery
 from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.ports.embedding import Vector
 
-__all__ = ["Candidate", "NearestQuery", "Neighbourhood", "Retrieval", "Searcher", "StoreQuery"]
+__all__ = [
+    "Candidate",
+    "NearestQuery",
+    "NearestRecord",
+    "Neighbourhood",
+    "RecordSearch",
+    "Retrieval",
+    "Searcher",
+    "StoreQuery",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,13 +101,16 @@ class Candidate:
     lexical: float | None = None
 
 
-class Retrieval(Protocol):
-    """Finding records by meaning and by words: the raw evidence, ranked by the services
-    (`domain.fusion` says how it is handed over)."""
+class NearestRecord(Protocol):
+    """The one record nearest a vector (dedup on write)."""
 
     def nearest(self, query: NearestQuery) -> tuple[MemoryRecord, float] | None:
         """The record `NearestQuery` asks for, and its cosine; None when there is none."""
         ...
+
+
+class RecordSearch(Protocol):
+    """Candidates by meaning and by words."""
 
     def search(self, query: StoreQuery) -> list[Candidate]:
         """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by record id.
@@ -106,6 +118,11 @@ class Retrieval(Protocol):
         Without vector and text: the newest live records in the window, newest first.
         """
         ...
+
+
+class Retrieval(NearestRecord, RecordSearch, Protocol):
+    """Finding records by meaning and by words: the raw evidence, ranked by the services
+    (`domain.fusion` says how it is handed over)."""
 
 
 class Searcher(Protocol):

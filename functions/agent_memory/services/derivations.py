@@ -32,12 +32,12 @@ from agent_memory.observability import logger
 from agent_memory.ports import (
     AuditEvent,
     Clock,
+    DerivableMemory,
     PendingWrites,
     StoreQuery,
     Summarizer,
     SummaryInput,
     SummaryRequest,
-    WritableMemory,
     WriteQueue,
 )
 from agent_memory.services.queued_writes import command_messages, send_pending
@@ -53,7 +53,7 @@ class DerivationParts:
     deployment's summarizer and the tenants' own (when they chose one), the write queue and its
     pending marks, the clock, and the local time zone the days of its inputs are told in."""
 
-    store: WritableMemory
+    store: DerivableMemory
     summarizer: Summarizer
     queue: WriteQueue
     pending: PendingWrites

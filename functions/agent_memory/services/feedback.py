@@ -24,9 +24,10 @@ from agent_memory.ports import (
     AuditEvent,
     AuditQuery,
     Clock,
+    FeedbackMemory,
     PendingWrites,
     QueueMessage,
-    WritableMemory,
+    RecordLookup,
     WriteQueue,
 )
 from agent_memory.ports.change_feed import ChangeFeed
@@ -39,9 +40,7 @@ REPLAY_WINDOW = 100
 
 
 class FeedbackService:
-    def __init__(
-        self, store: WritableMemory, queue: WriteQueue, pending: PendingWrites, clock: Clock
-    ) -> None:
+    def __init__(self, store: RecordLookup, queue: WriteQueue, pending: PendingWrites, clock: Clock) -> None:
         self._store = store
         self._queue = queue
         self._pending = pending
@@ -86,7 +85,7 @@ class FeedbackResult(StrEnum):
 
 class FeedbackApplier:
     def __init__(
-        self, store: WritableMemory, pending: PendingWrites, clock: Clock, *, feed: ChangeFeed | None = None
+        self, store: FeedbackMemory, pending: PendingWrites, clock: Clock, *, feed: ChangeFeed | None = None
     ) -> None:
         self._store = store
         self._pending = pending

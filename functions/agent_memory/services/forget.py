@@ -26,7 +26,7 @@ from agent_memory.domain.change_events import memory_forgotten, user_erased
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import NotFoundError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditAction, Clock, JobQueue, StoreQuery, WritableMemory
+from agent_memory.ports import AuditAction, Clock, ForgettableMemory, JobQueue, StoreQuery
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish
 from agent_memory.services.staleness import StaleWalk
@@ -49,7 +49,7 @@ class ForgetResult:
 class ForgetService:
     def __init__(
         self,
-        store: WritableMemory,
+        store: ForgettableMemory,
         jobs: JobQueue,
         clock: Clock,
         timezone: str = "UTC",

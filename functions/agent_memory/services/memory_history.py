@@ -25,10 +25,10 @@ from agent_memory.observability import logger
 from agent_memory.ports import (
     AuditEvent,
     AuditQuery,
+    AuditTrail,
     Clock,
+    HistoryMemory,
     PendingWrites,
-    ReadableMemory,
-    WritableMemory,
     WriteQueue,
 )
 from agent_memory.ports.change_feed import ChangeFeed
@@ -50,7 +50,7 @@ class Restored:
 class MemoryHistoryService:
     def __init__(
         self,
-        store: WritableMemory,
+        store: HistoryMemory,
         queue: WriteQueue,
         pending: PendingWrites,
         clock: Clock,
@@ -135,7 +135,7 @@ class MemoryHistoryService:
                 publish(self._feed, [updated(event)])
 
 
-def changes(store: ReadableMemory, tenant_id: str, agent_id: str, record_id: str) -> list[Change]:
+def changes(store: AuditTrail, tenant_id: str, agent_id: str, record_id: str) -> list[Change]:
     """Every audit event on the record, oldest first (the trail pages newest first)."""
     out: list[Change] = []
     cursor: str | None = None

@@ -59,6 +59,7 @@ from agent_memory.ports import (
     KeyStore,
     ListQuery,
     PeriodScan,
+    RecordLookup,
     TenantPlans,
 )
 from agent_memory.services.tenant_configuration import SettingsCache
@@ -333,7 +334,7 @@ class _Folds:
     """Whether a record's parent summary holds it, looked up once per (agent, parent) in a run;
     and the parents to make or refresh so that the records it does not hold can go later."""
 
-    def __init__(self, store: CleanupMemory, tz: str, now: datetime, overdue_before: datetime) -> None:
+    def __init__(self, store: RecordLookup, tz: str, now: datetime, overdue_before: datetime) -> None:
         self._store = store
         self._tz = tz
         self._now = now

@@ -45,12 +45,13 @@ from agent_memory.domain.summary_jobs import SummarizeJob
 from agent_memory.ports import (
     AuditAction,
     AuditEvent,
-    AuditLog,
     AuditQuery,
+    AuditTrail,
     Job,
-    Retrieval,
+    MarkingMemory,
+    RecordSearch,
+    StaleMarks,
     StoreQuery,
-    WritableMemory,
 )
 
 #: Metadata key of a summary's child count (also written by the summarize service).
@@ -67,7 +68,7 @@ _HIDING = frozenset({AuditAction.STALE, AuditAction.FORGET, AuditAction.ERASE})
 _PAGE = 100
 
 
-def is_stale(store: AuditLog, record: MemoryRecord) -> bool:
+def is_stale(store: AuditTrail, record: MemoryRecord) -> bool:
     """Whether ``record`` is a summary (or recognised pattern) hidden until it is re-made, not
     one that was forgotten: the newest hiding event by event time (the later appended of two
     at the same instant) is ``stale``."""
@@ -81,7 +82,7 @@ def is_stale(store: AuditLog, record: MemoryRecord) -> bool:
     return newest is not None and newest.action == AuditAction.STALE
 
 
-def hidden_since(store: AuditLog, record: MemoryRecord, since: datetime) -> bool:
+def hidden_since(store: AuditTrail, record: MemoryRecord, since: datetime) -> bool:
     """Whether ``record`` was hidden (marked stale, forgotten or erased) at or after ``since``,
     even if it is live again now.
 
@@ -91,7 +92,7 @@ def hidden_since(store: AuditLog, record: MemoryRecord, since: datetime) -> bool
 
 
 def trail_hides_since(
-    store: AuditLog, tenant_id: str, agent_id: str, record_id: str, since: datetime
+    store: AuditTrail, tenant_id: str, agent_id: str, record_id: str, since: datetime
 ) -> bool:
     """`hidden_since` by id, for a record that may be stored no more: a day's summary whose
     every memory was forgotten is marked stale, then deleted by its re-make, and only its trail
@@ -100,7 +101,7 @@ def trail_hides_since(
     return any(event.action in _HIDING and event.at >= since for event in trail)
 
 
-def _trail(store: AuditLog, tenant_id: str, agent_id: str, record_id: str) -> Iterator[AuditEvent]:
+def _trail(store: AuditTrail, tenant_id: str, agent_id: str, record_id: str) -> Iterator[AuditEvent]:
     """Every event of the record's audit trail, newest appended first, page by page."""
     cursor: str | None = None
     while True:
@@ -167,7 +168,7 @@ def remade_event(stale: MemoryRecord, version: MemoryRecord) -> AuditEvent | Non
     )
 
 
-def was_forgotten(store: AuditLog, record: MemoryRecord | None) -> bool:
+def was_forgotten(store: AuditTrail, record: MemoryRecord | None) -> bool:
     """Whether someone forgot ``record`` (hidden, and not by a forget of its sources): a derived
     record forgotten so is never made again under its id, nor folded into a summary."""
     return record is not None and record.deleted_at is not None and not is_stale(store, record)
@@ -192,7 +193,7 @@ def remake_job(record: MemoryRecord) -> Job | None:
 
 
 def records_of(
-    store: Retrieval, tenant_id: str, agent_id: str, now: datetime, what: DerivedKind
+    store: RecordSearch, tenant_id: str, agent_id: str, now: datetime, what: DerivedKind
 ) -> list[MemoryRecord]:
     """The agent's live records of ``what`` that its job made (at most ``what.limit``): what a
     run continues and what a forget looks through for the memory it forgot."""
@@ -217,7 +218,7 @@ class _Marking:
     actor: str
     stale: list[str] = field(default_factory=list)
 
-    def mark(self, store: WritableMemory, record: MemoryRecord, detail: dict[str, object]) -> bool:
+    def mark(self, store: StaleMarks, record: MemoryRecord, detail: dict[str, object]) -> bool:
         """Mark ``record`` stale with a ``stale`` event of this pass (False: no such record)."""
         event = AuditEvent(
             record.tenant_id, record.agent_id, record.id, AuditAction.STALE, self.actor, self.now, detail
@@ -229,7 +230,7 @@ class _Marks:
     """How a forget finds, for one derived kind, what a memory fed and marks it stale; and what
     it then queues. The steps a kind does not take are no-ops here."""
 
-    def __init__(self, what: DerivedKind, store: WritableMemory, timezone: str, marking: _Marking) -> None:
+    def __init__(self, what: DerivedKind, store: MarkingMemory, timezone: str, marking: _Marking) -> None:
         self.what = what
         self._store = store
         self._tz = timezone
@@ -257,7 +258,7 @@ class _BySources(_Marks):
     """Patterns and profiles: the agent's records of the kind that name the memory as a source
     (read once per operation, on the first memory of a kind that feeds them)."""
 
-    def __init__(self, what: DerivedKind, store: WritableMemory, timezone: str, marking: _Marking) -> None:
+    def __init__(self, what: DerivedKind, store: MarkingMemory, timezone: str, marking: _Marking) -> None:
         super().__init__(what, store, timezone, marking)
         self._records: list[MemoryRecord] | None = None
         self._stale: list[str] = []
@@ -296,7 +297,7 @@ class _ByCascade(_Marks):
     def __init__(
         self,
         what: DerivedKind,
-        store: WritableMemory,
+        store: MarkingMemory,
         timezone: str,
         marking: _Marking,
         tops: dict[str, Stale] | None = None,
@@ -405,7 +406,7 @@ class StaleWalk:
     in its order): what each forgotten memory fed is marked stale (hidden at once) before the
     memory is forgotten, and each kind's job is queued to re-make it from what is left."""
 
-    def __init__(self, store: WritableMemory, timezone: str, now: datetime, actor: str) -> None:
+    def __init__(self, store: MarkingMemory, timezone: str, now: datetime, actor: str) -> None:
         self.now, self.actor = now, actor
         self._marking = _Marking(now, actor)
         self._kinds = [_FOUND_BY[w.found_by](w, store, timezone, self._marking) for w in DERIVED_KINDS]

@@ -46,7 +46,17 @@ from agent_memory.domain.supersession_ranking import holder
 from agent_memory.domain.supersession_shape import SAME_THING, replaces, shape
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditAction, AuditEvent, Embedder, StoreQuery, Vector, WritableMemory
+from agent_memory.ports import (
+    AuditAction,
+    AuditEvent,
+    Embedder,
+    RecordLookup,
+    RecordSearch,
+    StoreQuery,
+    SupersedingMemory,
+    ValidityUpdates,
+    Vector,
+)
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.change_publishing import publish, updated
 from agent_memory.services.embedding_memo import MemoEmbedder
@@ -116,7 +126,7 @@ class StatementVectors:
 class SupersessionService:
     def __init__(
         self,
-        store: WritableMemory,
+        store: SupersedingMemory,
         candidates: int = CANDIDATES,
         *,
         feed: ChangeFeed | None = None,
@@ -308,7 +318,7 @@ class SupersessionService:
 
 
 def neighbours(
-    store: WritableMemory,
+    store: RecordSearch,
     record: MemoryRecord,
     now: datetime,
     limit: int,
@@ -324,7 +334,7 @@ def neighbours(
 
 
 def nearest(
-    store: WritableMemory, record: MemoryRecord, now: datetime, limit: int, *, vector: Vector, space: str
+    store: RecordSearch, record: MemoryRecord, now: datetime, limit: int, *, vector: Vector, space: str
 ) -> list[tuple[MemoryRecord, float]]:
     """`neighbours` with their cosine to ``vector``, nearest first."""
     found = _candidates(store, record, now, limit, vector=vector, space=space)
@@ -332,7 +342,7 @@ def nearest(
 
 
 def _candidates(
-    store: WritableMemory,
+    store: RecordSearch,
     record: MemoryRecord,
     now: datetime,
     limit: int,
@@ -364,7 +374,7 @@ def _candidates(
 
 
 def live_records(
-    store: WritableMemory, like: MemoryRecord, ids: Iterable[str], now: datetime
+    store: RecordLookup, like: MemoryRecord, ids: Iterable[str], now: datetime
 ) -> list[MemoryRecord]:
     """The live memories of ``like``'s agent among ``ids``, in their order."""
     out: list[MemoryRecord] = []
@@ -375,7 +385,9 @@ def live_records(
     return out
 
 
-def mark(store: WritableMemory, feed: ChangeFeed | None, validity: RecordValidity, event: AuditEvent) -> bool:
+def mark(
+    store: ValidityUpdates, feed: ChangeFeed | None, validity: RecordValidity, event: AuditEvent
+) -> bool:
     """Set a memory's supersession fields with ``event`` in its trail, and publish the change;
     False (nothing published) when the memory is no longer live."""
     if not store.set_validity(event.tenant_id, event.agent_id, event.record_id, validity, event):

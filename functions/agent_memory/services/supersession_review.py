@@ -37,7 +37,7 @@ from agent_memory.ports import (
     Summarizer,
     SummaryInput,
     SummaryRequest,
-    WritableMemory,
+    SupersedingMemory,
 )
 from agent_memory.ports.change_feed import ChangeFeed
 from agent_memory.services.superseding import live_records, mark, neighbours
@@ -50,7 +50,9 @@ CANDIDATES_PER_MEMORY = 2
 
 
 class SupersessionReview:
-    def __init__(self, store: WritableMemory, search: bool = True, *, feed: ChangeFeed | None = None) -> None:
+    def __init__(
+        self, store: SupersedingMemory, search: bool = True, *, feed: ChangeFeed | None = None
+    ) -> None:
         self._store = store
         #: Each memory whose links the model changes is a ``memory.updated`` event.
         self._feed = feed
