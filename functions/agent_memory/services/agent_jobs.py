@@ -17,8 +17,8 @@ from agent_memory.domain.summary_jobs import AgentJobBase
 from agent_memory.errors import DependencyError
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
-    AgentDirectory,
     AgentRef,
+    AgentScan,
     Clock,
     Job,
     JobQueue,
@@ -47,7 +47,7 @@ class AgentJobDispatch:
     def __init__(
         self,
         name: str,
-        store: AgentDirectory,
+        store: AgentScan,
         jobs: JobQueue,
         pending: PendingWrites,
         clock: Clock,
@@ -101,7 +101,7 @@ class AgentJobDispatch:
 
 
 def agents_with_memory(
-    store: AgentDirectory, now: datetime, window: timedelta, tenant_id: str | None = None
+    store: AgentScan, now: datetime, window: timedelta, tenant_id: str | None = None
 ) -> Iterator[AgentRef]:
     """Every (tenant, agent) with working memory in the last ``window`` (of ``tenant_id`` only,
     if given), page by page: whom a per-agent job runs for."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agent_memory.ports import AgentDirectory, AgentPage, AgentRef, Clock
+from agent_memory.ports import AgentListing, AgentPage, AgentRef, Clock
 
 
 class AgentsService:
-    def __init__(self, store: AgentDirectory, clock: Clock) -> None:
+    def __init__(self, store: AgentListing, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 

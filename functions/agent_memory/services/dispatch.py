@@ -20,7 +20,7 @@ from agent_memory.domain.cascade import covered_span, finer_grains
 from agent_memory.domain.grains import Grain
 from agent_memory.domain.summary_jobs import DispatchReport, SummarizeJob, SummarizeRequest
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AgentDirectory, AgentRef, Clock, Job, JobQueue, PeriodScan
+from agent_memory.ports import AgentRef, AgentScan, Clock, Job, JobQueue, PeriodScan
 
 #: Jobs handed to the queue per send (the SQS adapter sends them 10 per batch call).
 SEND_BATCH = 100
@@ -28,7 +28,7 @@ SEND_BATCH = 100
 
 class DispatchService:
     def __init__(
-        self, store: AgentDirectory, jobs: JobQueue, clock: Clock, timezone: str = "UTC", page_size: int = 500
+        self, store: AgentScan, jobs: JobQueue, clock: Clock, timezone: str = "UTC", page_size: int = 500
     ) -> None:
         self._store = store
         self._jobs = jobs

@@ -11,14 +11,14 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 
 from agent_memory.domain.operator_views import SearchActivity
-from agent_memory.ports import Clock, SearchLog
+from agent_memory.ports import Clock, SearchDays
 
 #: The longest look back one request may ask for, in days.
 MAX_SEARCH_STATS_DAYS = 400
 
 
 class SearchStatsService:
-    def __init__(self, store: SearchLog, clock: Clock) -> None:
+    def __init__(self, store: SearchDays, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 
