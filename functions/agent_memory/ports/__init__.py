@@ -25,8 +25,11 @@ from agent_memory.ports.export_store import RecordExport as RecordExport
 from agent_memory.ports.idempotent_calls import *  # noqa: F403
 from agent_memory.ports.key_store import *  # noqa: F403 (API keys and read grants)
 from agent_memory.ports.knowledge_store import KnowledgeStore as KnowledgeStore
+from agent_memory.ports.knowledge_store import ManagedKnowledge as ManagedKnowledge
 from agent_memory.ports.knowledge_store import PassageQuery as PassageQuery
+from agent_memory.ports.knowledge_store import SearchableKnowledge as SearchableKnowledge
 from agent_memory.ports.knowledge_store import StoredPassage as StoredPassage
+from agent_memory.ports.knowledge_store import WritableKnowledge as WritableKnowledge
 from agent_memory.ports.memory_store import *  # noqa: F403 (the store whole, and its per-use-case views)
 from agent_memory.ports.queues import *  # noqa: F403 (writes, dead letters, jobs, pending writes)
 from agent_memory.ports.record_store import *  # noqa: F403 (records by id)

@@ -36,25 +36,30 @@ class PassageQuery:
     limit: int = 50
 
 
-class KnowledgeStore(Protocol):
-    """A tenant's shared knowledge: documents whole, and their passages with vectors (a sibling
-    of the memory store: no agent, no grain, nothing the cascade or retention touches)."""
-
-    @writes
-    def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
-        """Store the document and exactly these passages, in one step: the passages of any
-        version stored before are gone when this returns, and none are visible before."""
-        ...
+class DocumentLookup(Protocol):
+    """A document by id."""
 
     def get_document(self, tenant_id: str, doc_id: str) -> KnowledgeDocument | None: ...
+
+
+class DocumentListing(Protocol):
+    """A tenant's documents, page by page."""
 
     def list_documents(self, tenant_id: str, cursor: str | None = None, limit: int = 50) -> DocumentPage:
         """The tenant's documents by id, paginated (the text is left out: ``text`` is empty)."""
         ...
 
+
+class DocumentPassages(Protocol):
+    """A document's passages."""
+
     def passages(self, tenant_id: str, doc_id: str) -> builtins.list[Passage]:
         """The document's passages, in document order."""
         ...
+
+
+class DocumentDeletes(Protocol):
+    """Documents deleted, with a tombstone."""
 
     @writes
     def delete_document(self, tenant_id: str, doc_id: str, at: datetime) -> int:
@@ -62,15 +67,64 @@ class KnowledgeStore(Protocol):
         accepted before it is not applied); the number of passages removed."""
         ...
 
+
+class DocumentTombstones(Protocol):
+    """When a document was deleted (a put accepted before it is not applied)."""
+
     def deleted_at(self, tenant_id: str, doc_id: str) -> datetime | None:
         """When the document was last deleted (its tombstone), if it was."""
         ...
+
+
+class DocumentPuts(Protocol):
+    """A document version stored with its passages."""
+
+    @writes
+    def put_document(self, document: KnowledgeDocument, passages: Sequence[StoredPassage]) -> None:
+        """Store the document and exactly these passages, in one step: the passages of any
+        version stored before are gone when this returns, and none are visible before."""
+        ...
+
+
+class PassageSearch(Protocol):
+    """Passages by meaning and by words."""
 
     def search_passages(self, query: PassageQuery) -> builtins.list[PassageCandidate]:
         """Up to ``limit`` vector hits and up to ``limit`` lexical hits, merged by passage id."""
         ...
 
+
+class DocumentHits(Protocol):
+    """Counts of searches that returned a document's passages."""
+
     @counts
     def record_document_hits(self, tenant_id: str, doc_ids: Sequence[str], at: datetime) -> None:
         """Best effort: count that searches returned passages of these documents."""
         ...
+
+
+class KnowledgeStore(
+    DocumentLookup,
+    DocumentListing,
+    DocumentPassages,
+    DocumentDeletes,
+    DocumentTombstones,
+    DocumentPuts,
+    PassageSearch,
+    DocumentHits,
+    Protocol,
+):
+    """A tenant's shared knowledge: documents whole, and their passages with vectors (a sibling
+    of the memory store: no agent, no grain, nothing the cascade or retention touches)."""
+
+
+class ManagedKnowledge(DocumentLookup, DocumentListing, DocumentPassages, DocumentDeletes, Protocol):
+    """What the knowledge API reads and deletes (`services.knowledge_documents.KnowledgeService`)."""
+
+
+class WritableKnowledge(DocumentLookup, DocumentTombstones, DocumentPuts, Protocol):
+    """What storing a document version needs (`services.knowledge_documents.KnowledgeWriter`)."""
+
+
+class SearchableKnowledge(PassageSearch, DocumentHits, Protocol):
+    """What a search of shared knowledge needs (`services.search`)."""

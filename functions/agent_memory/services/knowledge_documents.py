@@ -41,11 +41,12 @@ from agent_memory.ports import (
     Clock,
     DocumentPage,
     Embedder,
-    KnowledgeStore,
+    ManagedKnowledge,
     PendingWrites,
     QueueMessage,
     StoredPassage,
     Vector,
+    WritableKnowledge,
     WriteQueue,
 )
 from agent_memory.services.queued_writes import hold
@@ -61,7 +62,7 @@ class KnowledgeService:
     """The API side: put, read, list, delete (see the module docstring)."""
 
     def __init__(
-        self, store: KnowledgeStore, queue: WriteQueue, pending: PendingWrites, clock: Clock
+        self, store: ManagedKnowledge, queue: WriteQueue, pending: PendingWrites, clock: Clock
     ) -> None:
         self._store = store
         self._queue = queue
@@ -147,7 +148,7 @@ class KnowledgeWriter:
 
     def __init__(
         self,
-        store: KnowledgeStore,
+        store: WritableKnowledge,
         embedder: Embedder,
         pending: PendingWrites,
         embedders: TenantEmbedders | None = None,

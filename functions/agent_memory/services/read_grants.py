@@ -14,11 +14,11 @@ from __future__ import annotations
 from agent_memory.domain.caller import Caller
 from agent_memory.errors import ValidationFailedError
 from agent_memory.observability import logger
-from agent_memory.ports import AuditAction, AuditEvent, AuditLog, Clock, KeyStore
+from agent_memory.ports import AuditAction, AuditAppend, AuditEvent, Clock, KeyStore
 
 
 class ReadGrantService:
-    def __init__(self, keys: KeyStore, audit: AuditLog, clock: Clock) -> None:
+    def __init__(self, keys: KeyStore, audit: AuditAppend, clock: Clock) -> None:
         self._keys = keys
         self._audit = audit
         self._clock = clock

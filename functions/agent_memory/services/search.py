@@ -33,9 +33,9 @@ from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     Clock,
     Embedder,
-    KnowledgeStore,
     PassageQuery,
     Reranker,
+    SearchableKnowledge,
     SearchableMemory,
     StoreQuery,
     Vector,
@@ -101,7 +101,7 @@ class SearchService:
         weights: RankingWeights,
         topics: TopicCache | None = None,
         reranker: Reranker | None = None,
-        knowledge: KnowledgeStore | None = None,
+        knowledge: SearchableKnowledge | None = None,
         settings: SettingsCache | None = None,
         embedders: TenantEmbedders | None = None,
     ) -> None:

@@ -48,7 +48,7 @@ from agent_memory.domain.webhook_config import (
 )
 from agent_memory.errors import NotFoundError, ValidationFailedError
 from agent_memory.observability import MetricUnit, logger, metrics
-from agent_memory.ports import AuditEvent, AuditLog, Clock
+from agent_memory.ports import AuditAppend, AuditEvent, Clock
 from agent_memory.ports.change_feed import Redelivery, WebhookSender, WebhookStore
 from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
 
@@ -67,7 +67,7 @@ class WebhookSet:
 
 class WebhookService:
     def __init__(
-        self, store: WebhookStore, audit: AuditLog, clock: Clock, *, outbound: OutboundGuard | None = None
+        self, store: WebhookStore, audit: AuditAppend, clock: Clock, *, outbound: OutboundGuard | None = None
     ) -> None:
         self._store = store
         self._audit = audit
