@@ -3,7 +3,7 @@ most `MAX_METHODS` methods, inherited parts included.
 
 The store is a record of one-method parts (`agent_memory.ports.record_store` and its neighbours),
 and each use case takes a view that names the parts it calls (`agent_memory.ports.memory_store`);
-this keeps a service from taking the whole store (41 methods) or a view of it grown wide again.
+this keeps a service from taking the whole store (42 methods) or a view of it grown wide again.
 """
 
 from __future__ import annotations

@@ -61,9 +61,8 @@ class MemoryStore(
     RecordExport,
     Protocol,
 ):
-    """Records and their vectors: every narrow port above, which each store adapter implements
-    whole (SQLite, OpenSearch) and the shared contract suite checks. Services take the narrow
-    ports they use."""
+    """Records and their vectors: every part above, which each store adapter implements whole
+    (SQLite, OpenSearch) and the shared contract suite checks. Services take the views below."""
 
 
 class ReadableMemory(RecordLookup, RecordListing, RecordStats, AuditTrail, Protocol):
