@@ -18,7 +18,11 @@ person's thing is theirs ("Olivia's manager is Derek" after "My manager is Olivi
 At write time (``replaces(..., named_anew=True)``), a statement that names the old value, person
 or thing again beside a new name of the kind the older one named replaces it without a word of
 change ("Marta went back to Poland, so a lovely lady called Gloria does Thursdays"), where the
-writer also asks that the two stand out from the holder's other statements.
+writer also asks that the two stand out from the holder's other statements; not in a turn of one
+day's news ("this morning"), which names who was there that day.
+
+Neither a countdown ("3 seconds left": its number is no value, its "left" no ending) nor a text
+shouted in capitals (its capitals are no names) names a value.
 
 Pure (no I/O).
 """
@@ -66,9 +70,14 @@ _ENDED = _any_of(
     r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day|"
     r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former)"
 )
-#: "Left" after a span of time says what remains ("two weeks left until the deadline"), not what
-#: ended: taken out before `_ENDED` reads a text.
-_REMAINING = re.compile(r"\b(?:minutes?|hours?|days?|weeks?|months?|years?)\s+left\b", re.IGNORECASE)
+#: "Left" after a span of time says what remains ("two weeks left until the deadline", a countdown
+#: "2 secs left"), not what ended; nor is the span's number a value: taken out, with its number,
+#: before the shape reads a text.
+_REMAINING = re.compile(
+    r"\b(?:(?:\d+|an?|" + _NUMBER_WORDS + r")[\s-]*)?"
+    r"(?:secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|weeks?|months?|years?)\s+(?:left|to go)\b",
+    re.IGNORECASE,
+)
 #: Words that say something began, weaker: enough beside a new value, not beside the old one.
 _BEGAN = _any_of(
     r"new|newly|now|finally|since|started|starting|joined|joining|got|passed|graduated|"
@@ -126,7 +135,16 @@ _MOMENT = re.compile(
 #: Words of a wish, a plan or a maybe.
 _WISH = _any_of(
     r"thinking (?:about|of)|want to|wanna|(?:would|'d) (?:like|love) to|hop(?:e|ing) to|plan(?:ning)? to|"
-    r"might|maybe|some ?day|considering|if only|wish"
+    r"might|maybe|some ?day|considering|if only|wish|if (?:i|we) ever|one of these days|keep saying|"
+    r"one day(?!\s+(?:a|per|each|every|left|late|early|off|at|after|before|later|old)\b)"
+)
+#: Words that frame a statement as a story of the past ("Back when I lived in Hull we had a
+#: cat", "when I was a student in Porto", "we used to live by the sea"): what held then, not a
+#: value that holds now, unless the statement also says what changed ("used to live in Berlin,
+#: now Lisbon").
+_PAST_FRAME = _any_of(
+    r"back (?:when|then|in the day)|used to|when (?:i|we) (?:was|were|lived|worked|had|still)|"
+    r"years ago|as a (?:kid|child|teenager)|growing up|in my (?:twenties|teens|thirties)"
 )
 #: A statement opening with a name and the speaker ("Camille and I ...").
 _BESIDE_SPEAKER = re.compile(r"^([A-Z][\w'-]*) and (?:I|me|we)\b")
@@ -192,6 +210,9 @@ class Shape:
     #: Whether it tells of a wish, a plan or a maybe ("thinking about taking a pottery class some
     #: day"): what may come, not what holds.
     wish: bool = False
+    #: Whether it tells a story of the past and says nothing changed ("Back when we lived in
+    #: Hull we kept chickens"): what held then, not what holds now.
+    past: bool = False
 
 
 #: A number said in words ("seventy-four", "a hundred", "two thousand and forty"); "one" alone is
@@ -236,6 +257,13 @@ def _spelled(text: str) -> frozenset[str]:
         if value is not None:
             out.add(str(value))
     return frozenset(out)
+
+
+def _shouted(text: str) -> bool:
+    """Whether ``text`` is written in capitals ("WHAT A GAME, WON IT AT THE BUZZER"): its capitals then
+    tell no name from a word, so only its numbers are particulars."""
+    letters = [c for c in text if c.isalpha()]
+    return sum(c.isupper() for c in letters) > 0.6 * len(letters)
 
 
 def _value(word: str) -> str:
@@ -346,8 +374,11 @@ def shape(text: str) -> Shape:
         holder = _NAMED_HOLDER + named.group(1).lower()
         if (thing := _NAMED_OWNED.match(opening)) is not None:  # "Olivia's manager is ...": her manager
             subject = " ".join(w for w in thing.group(1).lower().split() if w not in _NOT_SUBJECT)
-    spelled = _spelled(flat)
-    particulars = frozenset(_value(m.group(0)) for m in _PARTICULAR.finditer(flat)) | spelled
+    told = _REMAINING.sub("", flat)  # "2 secs left": neither a value nor an ending
+    spelled = _spelled(told)
+    shouted = _shouted(told)
+    found = (m.group(0) for m in _PARTICULAR.finditer(told))
+    particulars = frozenset(_value(p) for p in found if p[:1].isdigit() or not shouted) | spelled
     if subject is not None:  # a name is a value, not what the statement is about ("the new Hokas")
         subject = " ".join(w for w in subject.split() if _value(w) not in particulars)
     initials = frozenset(_value(m.group(0)) for m in _INITIAL.finditer(opening)) - STOPWORDS
@@ -363,8 +394,8 @@ def shape(text: str) -> Shape:
         words=_stems(flat),
         particulars=particulars,
         initials=initials - particulars,
-        ended=bool(_ENDED.search(_REMAINING.sub("", flat))),
-        began=bool(_BEGAN.search(flat)),
+        ended=(ended := bool(_ENDED.search(told))),
+        began=(began := bool(_BEGAN.search(flat))),
         adds=bool(_ADDS.search(flat)),
         still=bool(_STILL.search(flat)),
         verb=_verb(opening),
@@ -372,6 +403,7 @@ def shape(text: str) -> Shape:
         beside_speaker=_value(m.group(1)) if (m := _BESIDE_SPEAKER.match(opening)) else None,
         moment=bool(_MOMENT.search(flat)),
         wish=bool(_WISH.search(flat)),
+        past=bool(_PAST_FRAME.search(flat)) and not (ended or began),
     )
 
 
@@ -440,9 +472,11 @@ def _named_anew(new: Shape, novel: frozenset[str], shared: frozenset[str], named
     Dubai never prepared him" after "My brother Karim lives in Dubai"): the shared name is whose
     fact it is, or the value that went, and the new name is what holds now. Not when it opens
     with the shared name beside the speaker ("Camille and I just had our anniversary"): the two
-    are still together. Days and months are when, not a new value."""
+    are still together; nor in a turn of one day's news ("Rev. Hale and a visiting Bishop Osei
+    took the service this morning"), which names who was there that day. Days and months are
+    when, not a new value."""
     names = {p for p in novel if _kind(p) == "name" and p.rstrip("s") not in _CALENDAR}
-    if not names or not _same_kind(frozenset(names), named_old):
+    if new.moment or not names or not _same_kind(frozenset(names), named_old):
         return False
     return new.beside_speaker not in shared
 

@@ -87,7 +87,9 @@ def stated(record: MemoryRecord) -> list[Claim]:
     a summary or a derived memory, which restate others)."""
     if record.grain is not Grain.WORKING or is_derived(record):
         return []
-    return claims(record.content)
+    found = claims(record.content)
+    # a story of the past ("Back when I lived in Hull ...") claims nothing that holds now
+    return found if not found or not shape(record.content).past else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,16 +193,20 @@ class SupersessionService:
         conversation, and the two read as one value replacing another
         (`domain.supersession_shape.replaces`: same holder and subject, a new value or a word of change,
         no "also", no restatement; the old name said again beside a new one of its kind counts,
-        `named_anew`). Not a plan or a wish ("thinking about moving to Porto": `Shape.wish`), and not
-        an older turn of one day's news ("knocked my coffee over again this morning": `Shape.moment`)
-        unless it said a value began or ended. One store search, no model call.
+        `named_anew`). Not a plan or a wish ("thinking about moving to Porto", "we'll try York one
+        day": `Shape.wish`), not a story of the past ("back when", "used to": `Shape.past`), not a
+        turn of one day's news that names no new value and ends nothing, and not an older turn of
+        one day's news ("knocked my coffee over again this morning": `Shape.moment`) unless it said
+        a value began or ended. One store search, no model call.
         Conversation turns only: a turn is one person's news about their own life, while plain
         items ("The vault code for the Lisbon office is ...", "The alarm code of the Porto office
         is ...") are as often two facts side by side as one replacing the other."""
         mine = shape(record.content)
         if vector is None or not mine.statement or record.grain is not Grain.WORKING or is_derived(record):
             return record
-        if mine.wish:  # a plan or a wish ("thinking about moving to Porto") ends nothing yet
+        if mine.wish or mine.past:
+            # a plan or a wish ("thinking about moving to Porto") ends nothing yet, nor a story of
+            # the past ("Back when we lived in Hull we kept chickens") anything that holds now
             return record
         if record.conversation_id is None:
             return record
@@ -242,6 +248,11 @@ class SupersessionService:
             # news of one day ("knocked my coffee over again this morning") holds no value to
             # replace, unless it says that one began or ended ("started at Globex today")
             (theirs.moment and not (theirs.ended or theirs.began))
+            # ... nor does news of one day that names no new value and ends nothing ("Missed the
+            # bus this morning and now I'm late for everything")
+            or (
+                mine.moment and not mine.ended and not mine.particulars - theirs.particulars - theirs.initials
+            )
             or older.occurred_at >= record.occurred_at
             or older.conversation_id in (None, record.conversation_id)
             or similarity - runner_up < stands_out

@@ -444,6 +444,36 @@ def test_a_plan_or_a_wish_ends_nothing(world: World) -> None:
     assert old is not None and old.superseded_by is None and out.supersedes == []
 
 
+def test_a_story_of_the_past_ends_nothing_by_meaning(world: World) -> None:
+    # GIVEN Leeds, an unrelated turn, and a newer turn telling a story of the past that names
+    # another city, standing out as much as a move that is done
+    story = "Back when we had a flat in Bradford the landlord was a saint."
+    leeds, out = _by_meaning(world, story, {**_OWN, story: _standing_out(0.3)})
+    # WHEN it is written, THEN Leeds still holds
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None and old.superseded_by is None and out.supersedes == []
+
+
+def test_a_story_of_the_past_ends_nothing_that_a_pattern_reads(world: World) -> None:
+    # GIVEN Berlin, then a story of the past whose words a pattern reads as a home
+    berlin = _remember(world, BERLIN, _months_ago(world, 8))
+    # WHEN the story is written
+    _remember(world, "Back when I lived in Hamburg we had a cat called Pixel.", _months_ago(world, 5))
+    # THEN Berlin still holds
+    old = world.store.get("acme", "bot", berlin)
+    assert old is not None and old.superseded_by is None
+
+
+def test_news_of_one_day_that_names_no_new_value_ends_nothing(world: World) -> None:
+    # GIVEN Leeds, an unrelated turn, and a newer turn of one morning's news naming no new value
+    news = "Missed the bus into the centre this morning and now I'm late for everything."
+    # WHEN it is compared by meaning, standing out as much as a move that is done
+    leeds, out = _by_meaning(world, news, {**_OWN, news: _standing_out(0.3)})
+    # THEN Leeds still holds
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None and old.superseded_by is None and out.supersedes == []
+
+
 @pytest.mark.parametrize(("older", "ended"), [("again this morning", False), ("since this morning", True)])
 def test_news_of_one_day_is_replaced_only_when_it_said_a_value_began(
     world: World, older: str, ended: bool
