@@ -88,6 +88,10 @@ _BEGAN = _any_of(
 #: "too" adds only where it ends its clause ("there, too"); before a word it says "very" ("flat
 #: whites feel too heavy").
 _ADDS = _any_of(r"also|too(?!\s+[a-z])|as well|another|second|added|in addition|on top of|besides|extra|both")
+#: Words that say one more thing was taken on ("opened an account with ...", "picked up a
+#: camera"): an addition, unless the statement also says something ended ("sold the licence and
+#: opened a bakery").
+_TAKEN_ON = _any_of(r"(?:opened|picked up|took out|set up) (?:a|an)")
 #: Words that say the value still holds ("still vegan").
 _STILL = _any_of(r"still|same as (?:always|ever|before)|as always|as usual|as ever")
 #: Filler a turn may open with before its subject.
@@ -396,7 +400,7 @@ def shape(text: str) -> Shape:
         initials=initials - particulars,
         ended=(ended := bool(_ENDED.search(told))),
         began=(began := bool(_BEGAN.search(flat))),
-        adds=bool(_ADDS.search(flat)),
+        adds=bool(_ADDS.search(flat)) or (not ended and bool(_TAKEN_ON.search(flat))),
         still=bool(_STILL.search(flat)),
         verb=_verb(opening),
         spelled=spelled,

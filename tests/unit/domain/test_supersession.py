@@ -258,6 +258,8 @@ def test_a_name_said_again_beside_a_new_one_replaces_it_at_write_time(old: str, 
         ("The grant deadline is May 15.", "Two weeks left until the grant deadline on the 15th."),
         # a countdown in capitals: neither its "left" ends anything nor are its capitals names
         ("My team is the Celtics, always.", "TATUM HIT THE WINNER WITH 3 SECONDS LEFT WHAT A GAME"),
+        # one more thing taken on, nothing said to have ended
+        ("Our bank is Lloyds.", "We opened a savings account with Nationwide for the long term."),
         # news of one day names who was there that day, not who holds now
         ("Our vicar is Rev. Hale.", "Rev. Hale and a visiting Bishop Osei took the service this morning."),
     ],
@@ -325,3 +327,17 @@ def test_a_story_of_the_past_is_told_apart_from_what_holds_now(text: str, past: 
     # WHEN read for its shape, THEN it tells a story of the past only when it is framed in the
     # past ("back when", "used to", "when I was") and says nothing changed
     assert shape(text).past is past
+
+
+@pytest.mark.parametrize(
+    ("text", "adds"),
+    [
+        ("We opened a savings account with Nationwide.", True),
+        ("Picked up a film camera at a car boot sale.", True),
+        ("Sold the shop and opened a bakery in Deal.", False),  # one thing ended, another began
+    ],
+)  # fmt: skip
+def test_one_more_thing_taken_on_adds_unless_something_ended(text: str, adds: bool) -> None:
+    # GIVEN a statement that takes something on
+    # WHEN read for its shape, THEN it adds, unless it also says something ended
+    assert shape(text).adds is adds
