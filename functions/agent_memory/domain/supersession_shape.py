@@ -68,7 +68,8 @@ _ENDED = _any_of(
     r"promoted|dropped|gave up|given up|cancell?ed|broke up|from now on|turns out|transferred|"
     r"upgraded|downgraded|rebooked|rescheduled|postponed|pushed|pulled|slipped|raised|cut|reset|"
     r"renamed|ended|took over|takes over|handed|stepped down|fell through|passed away|last day|"
-    r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former)"
+    r"closed|shut down|binned|ditched|got rid of|(?:the|my|our) (?:old|former)|switch(?:es)? to|"
+    r"(?:is|are|'s) going (?:up |down )?to (?=\d|[£$€]|a hundred|(?:" + _NUMBER_WORDS + r")\b)"
 )
 #: "Left" after a span of time says what remains ("two weeks left until the deadline", a countdown
 #: "2 secs left"), not what ended; nor is the span's number a value: taken out, with its number,
@@ -142,6 +143,10 @@ _WISH = _any_of(
     r"might|maybe|some ?day|considering|if only|wish|if (?:i|we) ever|one of these days|keep saying|"
     r"one day(?!\s+(?:a|per|each|every|left|late|early|off|at|after|before|later|old)\b)"
 )
+#: A word of a wish said not to be one ("I didn't want to follow"): a decision, not a plan.
+_NEGATED = re.compile(r"(?:n't|\bnot|\bnever)\s+$", re.IGNORECASE)
+#: A request to take note of something ("Please note that ..."): what follows is stated.
+_NOTE = _any_of(r"(?:please\s+)?(?:note|be aware|keep in mind|remember)\s+that", opening=True)
 #: Words that frame a statement as a story of the past ("Back when I lived in Hull we had a
 #: cat", "when I was a student in Porto", "we used to live by the sea"): what held then, not a
 #: value that holds now, unless the statement also says what changed ("used to live in Berlin,
@@ -332,7 +337,9 @@ def _asks(sentence: str) -> bool:
     if sentence.rstrip().endswith("?"):
         return True
     opening, *clauses = [c for c in re.split(r",\s+|;\s+|\s+-+\s+|\s+—\s+", sentence) if c.strip()]
-    if not (_QUESTION.match(_opening(opening)) or _REQUEST.match(_opening(opening))):
+    if _NOTE.match(_opening(sentence)) or not (
+        _QUESTION.match(_opening(opening)) or _REQUEST.match(_opening(opening))
+    ):
         return False
     return not any(_STATES.match(c) and not _QUESTION.match(c) for c in clauses)
 
@@ -406,7 +413,7 @@ def shape(text: str) -> Shape:
         spelled=spelled,
         beside_speaker=_value(m.group(1)) if (m := _BESIDE_SPEAKER.match(opening)) else None,
         moment=bool(_MOMENT.search(flat)),
-        wish=bool(_WISH.search(flat)),
+        wish=any(not _NEGATED.search(flat, 0, m.start()) for m in _WISH.finditer(flat)),
         past=bool(_PAST_FRAME.search(flat)) and not (ended or began),
     )
 

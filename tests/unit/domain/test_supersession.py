@@ -283,6 +283,10 @@ def test_no_new_value_of_the_same_thing_of_the_same_holder_replaces_nothing(old:
         ("Leeds is fine, we keep saying we'll try York one day.", False, False, False, True),
         ("If I ever leave Hull it will be for the coast.", False, False, False, True),
         ("I work from home one day a week.", False, False, False, False),
+        ("I didn't want to commute, so I switched teams.", True, False, False, False),  # a wish denied
+        ("The council tax is going up to 1,900 in April.", True, True, False, False),
+        ("Our gym is going to forty pounds a month.", True, False, False, False),
+        ("The school made him switch to Greenfield.", True, False, False, False),
     ],
 )  # fmt: skip
 def test_what_a_statement_says_of_change_time_and_wishes(
@@ -341,3 +345,16 @@ def test_one_more_thing_taken_on_adds_unless_something_ended(text: str, adds: bo
     # GIVEN a statement that takes something on
     # WHEN read for its shape, THEN it adds, unless it also says something ended
     assert shape(text).adds is adds
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("Please note that Brightwater are our auditors from April.", True),
+        ("Please note down my new address.", False),
+    ],
+)  # fmt: skip
+def test_a_request_to_take_note_states_what_follows(text: str, statement: bool) -> None:
+    # GIVEN a request
+    # WHEN read for its shape, THEN it states something when it asks to take note that it holds
+    assert shape(text).statement is statement
