@@ -30,6 +30,7 @@ Pure (no I/O).
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -268,11 +269,15 @@ def _spelled(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_NOT_UPPER = str.maketrans("", "", string.ascii_uppercase)
+_NOT_LETTER = str.maketrans("", "", string.ascii_letters)
+
+
 def _shouted(text: str) -> bool:
-    """Whether ``text`` is written in capitals ("WHAT A GAME, WON IT AT THE BUZZER"): its capitals then
-    tell no name from a word, so only its numbers are particulars."""
-    letters = [c for c in text if c.isalpha()]
-    return sum(c.isupper() for c in letters) > 0.6 * len(letters)
+    """Whether ``text`` is written in capitals ("WHAT A GAME, WON IT AT THE BUZZER"): its capitals
+    then tell no name from a word, so only its numbers are particulars."""
+    upper = len(text) - len(text.translate(_NOT_UPPER))
+    return upper > 0.6 * (len(text) - len(text.translate(_NOT_LETTER)))
 
 
 def _value(word: str) -> str:
@@ -337,8 +342,8 @@ def _asks(sentence: str) -> bool:
     if sentence.rstrip().endswith("?"):
         return True
     opening, *clauses = [c for c in re.split(r",\s+|;\s+|\s+-+\s+|\s+—\s+", sentence) if c.strip()]
-    if _NOTE.match(_opening(sentence)) or not (
-        _QUESTION.match(_opening(opening)) or _REQUEST.match(_opening(opening))
+    if not (_QUESTION.match(_opening(opening)) or _REQUEST.match(_opening(opening))) or _NOTE.match(
+        _opening(sentence)
     ):
         return False
     return not any(_STATES.match(c) and not _QUESTION.match(c) for c in clauses)
@@ -385,11 +390,14 @@ def shape(text: str) -> Shape:
         holder = _NAMED_HOLDER + named.group(1).lower()
         if (thing := _NAMED_OWNED.match(opening)) is not None:  # "Olivia's manager is ...": her manager
             subject = " ".join(w for w in thing.group(1).lower().split() if w not in _NOT_SUBJECT)
-    told = _REMAINING.sub("", flat)  # "2 secs left": neither a value nor an ending
+    low = flat.lower()
+    # "2 secs left": neither a value nor an ending (the pattern only read where it may match)
+    told = _REMAINING.sub("", flat) if "left" in low or "to go" in low else flat
     spelled = _spelled(told)
-    shouted = _shouted(told)
-    found = (m.group(0) for m in _PARTICULAR.finditer(told))
-    particulars = frozenset(_value(p) for p in found if p[:1].isdigit() or not shouted) | spelled
+    found = [m.group(0) for m in _PARTICULAR.finditer(told)]
+    if any(not p[:1].isdigit() for p in found) and _shouted(told):
+        found = [p for p in found if p[:1].isdigit()]
+    particulars = frozenset(_value(p) for p in found) | spelled
     if subject is not None:  # a name is a value, not what the statement is about ("the new Hokas")
         subject = " ".join(w for w in subject.split() if _value(w) not in particulars)
     initials = frozenset(_value(m.group(0)) for m in _INITIAL.finditer(opening)) - STOPWORDS
