@@ -2,10 +2,10 @@
 
 Batches are handed to the handler (`handlers.writer.handler` by default; the summarize worker
 drains the job queue the same way) as SQS events: up to `WRITE_BATCH` messages for the writer,
-which embeds all the texts of a batch in one model call, so on one machine a larger batch stores
-more writes a second (the queue still fills a batch round-robin across tenants, so a small
-tenant's write waits at most for the batch in progress); up to SQS's 10 for the other
-handlers. Its partial-batch response
+which embeds the texts of a batch in a few large model calls (`services.write_vectors`), so on
+one machine a larger batch stores more writes a second (the queue still fills a batch round-robin
+across tenants, so a small tenant's write waits at most for the batch in progress); up to SQS's
+10 for the other handlers. Its partial-batch response
 decides what is acknowledged and what is redelivered (with a growing delay) until the queue
 dead-letters it. If the handler raises, the whole batch is redelivered.
 
