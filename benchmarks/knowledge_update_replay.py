@@ -15,7 +15,9 @@ anything of search.
 
 Printed per half: updates marked right (the old statement superseded by the new one, which
 names it), must-not-supersede cases marked, and memories marked that are neither (a distractor
-turn ended, or ending, something); with ``--cases`` each case that is marked or missed.
+turn ended, or ending, something); with ``--cases`` each case that is marked or missed; with
+``--cpu N`` the CPU time of the service's ``on_write`` a write, for each of N passes over the cases
+(the first embeds the statements, the others find them kept: the write path's own cost).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -91,8 +94,9 @@ class Replayed:
     others: list[tuple[str, str | None]] = field(default_factory=list)
 
 
-def replay(case: Case, pool: Sequence[str], embedder: Embedder) -> Replayed:
-    """Write one case's turns in order through the supersession service; its marks."""
+def replay(case: Case, pool: Sequence[str], embedder: Embedder, spent: list[float] | None = None) -> Replayed:
+    """Write one case's turns in order through the supersession service; its marks. ``spent``
+    gets the CPU seconds of each ``on_write``."""
     store = ReplayStore()
     service = SupersessionService(store, embedder=embedder)  # type: ignore[arg-type]
     ids: dict[str, str] = {}
@@ -116,7 +120,11 @@ def replay(case: Case, pool: Sequence[str], embedder: Embedder) -> Replayed:
                 kind="conversation",
             )
             [vector] = embedder.embed([text])
-            store.put(service.on_write(record, vector, "", at), vector)
+            started = time.process_time()
+            written = service.on_write(record, vector, "", at)
+            if spent is not None:
+                spent.append(time.process_time() - started)
+            store.put(written, vector)
             if tag != "-":
                 ids[tag] = record.id
     old, new = store.records[ids["old"]], store.records[ids["new"]]
@@ -162,10 +170,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--halves", default="A,B,C,D,E,F")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
     parser.add_argument("--cases", action="store_true", help="list each case marked wrongly or missed")
+    parser.add_argument("--cpu", type=int, default=0, help="passes over the cases timing on_write's CPU")
     args = parser.parse_args(argv)
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
     cases, pool = load([h.strip() for h in args.halves.split(",") if h.strip()])
     embedder = _embedder(args.embedder)
+    for n in range(args.cpu):
+        spent: list[float] = []
+        for c in cases:
+            replay(c, pool, embedder, spent)
+        mean = 1e6 * sum(spent) / len(spent)
+        print(f"pass {n + 1}: on_write {mean:.0f} us CPU a write over {len(spent)} writes")
     rows = [replay(c, pool, embedder) for c in cases]
     for half in sorted({r.half for r in rows}):
         print(f"half {half}:", json.dumps(score([r for r in rows if r.half == half])))

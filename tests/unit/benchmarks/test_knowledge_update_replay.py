@@ -52,6 +52,16 @@ def test_a_replayed_case_is_marked_as_the_writer_marks_it() -> None:
     }
 
 
+def test_each_write_of_a_replayed_case_is_timed_when_asked() -> None:
+    # GIVEN a case of one old turn, three distractor turns and one new turn
+    moved = _case("x-1", "I live in Berlin.", "I moved to Lisbon last month.", supersede=True)
+    spent: list[float] = []
+    # WHEN it is replayed with a list for the CPU time of each write
+    kr.replay(moved, POOL, MemoEmbedder(HashingEmbedder(384)), spent)
+    # THEN each of its five writes is timed
+    assert len(spent) == 5 and all(s >= 0.0 for s in spent)
+
+
 def test_a_half_not_asked_for_is_not_even_read(tmp_path: Path, monkeypatch: Any) -> None:
     # GIVEN half C's cases, the pool, and a file of another half that is not JSON yet (a half
     # being written, or one held out)
