@@ -15,6 +15,8 @@ from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
 from tests.fakes import FixedClock
 from tests.moto_sessions import keep_one_boto3_session
 
+from agent_memory.observability import discard_unpublished_metrics
+
 ROOT = Path(__file__).resolve().parents[1]
 
 keep_one_boto3_session()  # see tests/moto_sessions.py: minutes of model loading spared
@@ -49,6 +51,18 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "agent-memory")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
+
+
+@pytest.fixture(autouse=True)
+def _no_metrics_carried_over() -> Iterator[None]:
+    """Each test starts with no metric kept back by an earlier one.
+
+    Outside a decorated handler nothing flushes the shared `Metrics`, so the values services add
+    pile up in a test process; at 100 values of one metric Powertools flushes by itself, and with
+    no namespace set at import that raised in whichever test happened to add the hundredth value.
+    """
+    yield
+    discard_unpublished_metrics()
 
 
 @pytest.fixture
