@@ -622,8 +622,8 @@ LOAD_BATCH = 256
 
 def records_of(memories: Sequence[Memory], tenant_id: str, agent_id: str, created: datetime) -> list[Any]:
     """The records the write path would make of these memories (same ids, hashes and topics)."""
-    from agent_memory.domain.ids import content_hash, memory_id
-    from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
+    from agent_memory.model.ids import content_hash, memory_id
+    from agent_memory.model.records import MemoryKind, MemoryRecord, normalise_topic
 
     return [
         MemoryRecord(
@@ -650,14 +650,14 @@ def records_of(memories: Sequence[Memory], tenant_id: str, agent_id: str, create
 def load_memories(
     store: Any, embedder: Any, memories: Sequence[Memory], tenant_id: str, agent_id: str
 ) -> dict[str, float]:
-    """Embed (as the writer would: `services.tenant_models.record_vectors`, each memory's words
+    """Embed (as the writer would: `tenancy.models.record_vectors`, each memory's words
     and its setting, each distinct text once) and `put` ``memories`` in batches.
 
     The fastest honest way to fill a store: no HTTP, no queue, no dedup-on-write lookups, one
     transaction per batch. Returns the seconds spent loading the model, embedding and storing.
     """
     from agent_memory.ports import StoredRecord
-    from agent_memory.services.tenant_models import record_vectors
+    from agent_memory.tenancy.models import record_vectors
 
     started = time.perf_counter()
     embedder.embed(["load the model"])
@@ -695,9 +695,9 @@ def distinct_writes(
     """``n`` of ``candidates``, in order, none within `MAX_WRITE_COSINE` of another or of the
     agent's stored memories (by the vectors the writer makes, `load_memories`); embedded 64 at a
     time, so only as many as needed cost an embedding."""
-    from agent_memory.domain.grains import Grain
+    from agent_memory.model.grains import Grain
     from agent_memory.ports import NearestQuery
-    from agent_memory.services.tenant_models import record_vectors
+    from agent_memory.tenancy.models import record_vectors
 
     now = datetime.now(UTC)
     chosen: list[tuple[Memory, Any]] = []

@@ -101,7 +101,7 @@ def tokens(chars: int) -> int:
 
 def run_jobs(jobs_queue: Any, writes: Any, summarize: Any, writer: Any) -> Counter[str]:
     """Work the job queue and the write queue until both are empty (writes first)."""
-    from agent_memory.domain.summary_jobs import SummarizeJob
+    from agent_memory.model.jobs import SummarizeJob
     from agent_memory.observability import metrics
 
     outcomes: Counter[str] = Counter()
@@ -125,8 +125,8 @@ def run_jobs(jobs_queue: Any, writes: Any, summarize: Any, writer: Any) -> Count
 
 def cascade(services: dict[str, Any], first: Any, last: Any) -> dict[str, Any]:
     """Dispatch and run every grain over ``[first, last]``; seconds and outcomes per grain."""
-    from agent_memory.domain.grains import SUMMARY_GRAINS
-    from agent_memory.domain.summary_jobs import SummarizeRequest
+    from agent_memory.model.grains import SUMMARY_GRAINS
+    from agent_memory.model.jobs import SummarizeRequest
 
     per_grain: dict[str, Any] = {}
     started = time.perf_counter()
@@ -177,10 +177,10 @@ def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
     from agent_memory.adapters.summarizers import BedrockSummarizer, LocalExtractiveSummarizer
     from agent_memory.adapters.summarizers.converse import DEFAULT_MAX_TOKENS
-    from agent_memory.services.dispatch import DispatchService
-    from agent_memory.services.store_writes import WriterService
-    from agent_memory.services.summarize import SummarizeService
+    from agent_memory.cascade.dispatch import DispatchService
+    from agent_memory.cascade.summarize import SummarizeService
     from agent_memory.settings import get_settings
+    from agent_memory.writing.writer import WriterService
 
     settings = get_settings()
     embedder = build_embedder(settings)
@@ -252,7 +252,7 @@ def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
 
 
 def _all(store: Any, grain: str, clock: Any) -> list[Any]:
-    from agent_memory.domain.grains import Grain
+    from agent_memory.model.grains import Grain
 
     out, cursor = [], None
     while True:

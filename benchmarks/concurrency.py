@@ -271,8 +271,8 @@ def prepare(args: argparse.Namespace, data_dir: Path) -> tuple[str, str, dict[st
     _corpus.configure_environment(data_dir, args.embedder)
     from agent_memory import container
     from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
-    from agent_memory.domain.keys import NewKey
     from agent_memory.settings import get_settings
+    from agent_memory.tenancy.rules.keys import NewKey
 
     container.reset()
     settings = get_settings()

@@ -131,7 +131,7 @@ S3V_TIERS = (
 )
 #: QueryVectors returns at most this many vectors (S3 User Guide, "Limitations and restrictions";
 #: a June 2026 raise to 10,000 is reported, not confirmed here). A search asks each signal for
-#: `SEARCH_CANDIDATES_PER_RESULT` candidates per result (functions/agent_memory/services/search.py).
+#: `SEARCH_CANDIDATES_PER_RESULT` candidates per result (functions/agent_memory/recall/search.py).
 #: Its other limits bind nothing here: 2 billion vectors per index, 2 KB of filterable metadata
 #: (40 KB in all, 50 keys) per vector, 1,000 PutVectors a second per index.
 S3V_MAX_TOP_K = 100

@@ -46,13 +46,13 @@ from _corpus import at_start, code_version, machine  # noqa: E402
 from agent_memory.adapters.local_exports import LocalExportArchive  # noqa: E402
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore  # noqa: E402
 from agent_memory.contract.v1_exports import JsonLinesExport  # noqa: E402
-from agent_memory.domain.caller import Caller  # noqa: E402
-from agent_memory.domain.export_jobs import ExportJob, ExportScope  # noqa: E402
-from agent_memory.domain.grains import Grain  # noqa: E402
-from agent_memory.domain.ids import content_hash  # noqa: E402
-from agent_memory.domain.records import MemoryKind, MemoryRecord  # noqa: E402
+from agent_memory.governance.export import RUN_S, ExportService  # noqa: E402
+from agent_memory.governance.rules.export_jobs import ExportJob, ExportScope  # noqa: E402
+from agent_memory.model.caller import Caller  # noqa: E402
+from agent_memory.model.grains import Grain  # noqa: E402
+from agent_memory.model.ids import content_hash  # noqa: E402
+from agent_memory.model.records import MemoryKind, MemoryRecord  # noqa: E402
 from agent_memory.ports import AuditEvent, Job, StoredRecord  # noqa: E402
-from agent_memory.services.exports import RUN_S, ExportService  # noqa: E402
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 TENANT, AGENTS, DIM = "bench", ("support", "sales", "billing", "onboarding"), 8

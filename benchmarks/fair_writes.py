@@ -39,12 +39,12 @@ from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.contract.v1 import WriteItem, WriteRequest
-from agent_memory.domain.caller import Caller
 from agent_memory.local.worker import WRITE_BATCH
+from agent_memory.model.caller import Caller
 from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.ports import Clock, Embedder
-from agent_memory.services.store_writes import WriterService
-from agent_memory.services.write import WriteService
+from agent_memory.writing.write import WriteService
+from agent_memory.writing.writer import WriterService
 
 DEFAULTS: dict[str, Any] = {"bulk": 3000, "small": 20, "gap_ms": 50, "embedder": "hashing"}
 BULK, SMALL = Caller("bulk-tenant", key_id="key_bulk"), Caller("small-tenant", key_id="key_small")

@@ -21,10 +21,10 @@ data directory:
    thread (`server_cpu`): the writer's, its embedding's, and the API's with the searches; on a
    shared machine they say where the work goes when the wall clock is stretched by others.
    The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
-   them once (`services.embedding_memo`: a turn's words and its speaker's day,
-   `domain.contextual.vector_texts`), in two parts (`services.write_vectors.PIPELINE_TEXTS` texts
+   them once (`writing.memo_embedder`: a turn's words and its speaker's day,
+   `writing.rules.contextual.vector_texts`), in two parts (`writing.vectors.PIPELINE_TEXTS` texts
    each) on a thread of its own while it stores the writes already embedded
-   (`services.write_vectors`), on every core at a lower thread priority than the searches
+   (`writing.vectors`), on every core at a lower thread priority than the searches
    (`MiniLmEmbedder`'s bulk session), and with several API processes
    in a process of its own at a lower priority still (`local.worker.WriterProcess`); before the
    idle searches one write is stored (`warm_up`), so that process has started.
@@ -147,11 +147,11 @@ def writer_alone(texts_of: list[Any], data_dir: Path) -> dict[str, Any]:
     from agent_memory.adapters.local_queue import LocalFifoQueue
     from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
     from agent_memory.contract.v1 import WriteItem, WriteRequest
-    from agent_memory.domain.caller import Caller
     from agent_memory.local.worker import WRITE_BATCH
+    from agent_memory.model.caller import Caller
     from agent_memory.observability import discard_unpublished_metrics
-    from agent_memory.services.store_writes import WriterService
-    from agent_memory.services.write import WriteService
+    from agent_memory.writing.write import WriteService
+    from agent_memory.writing.writer import WriterService
 
     class Counted(MiniLmEmbedder):
         calls = texts = chars = 0

@@ -64,10 +64,10 @@ from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, query_filter, que
 from agent_memory.adapters.sqlite.sqlite_rows import NEWEST_FIRST, RECORD_FIELDS, row_to_record
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.adapters.sqlite.sqlite_vectors import dot, eligible_rowids, normalise_rows
-from agent_memory.domain.fusion import fused_order, scaled_to_best
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import AuditEvent, Candidate, StoredRecord, StoreQuery
+from agent_memory.recall.rules.fusion import fused_order, scaled_to_best
 
 #: The columns LanceDB's full-text indexes cover: the SQLite store's FTS5 columns.
 TEXT_COLUMNS = ("content", "topic", "speaker", "context")

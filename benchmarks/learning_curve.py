@@ -232,9 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with _corpus.fresh_data_dir(parser, args.data_dir) as data_dir:
         _corpus.configure_environment(data_dir, args.embedder)
-        from agent_memory.domain.keys import NewKey
         from agent_memory.local.server import LocalRuntime
         from agent_memory.settings import get_settings
+        from agent_memory.tenancy.rules.keys import NewKey
 
         _corpus.import_handlers()
         runtime = LocalRuntime(get_settings(), host="127.0.0.1", port=0)

@@ -95,7 +95,7 @@ from typing import Any
 
 import _corpus
 from _opensearch import use_opensearch_store
-from agent_memory.domain.keys import NewKey
+from agent_memory.tenancy.rules.keys import NewKey
 
 DEFAULT_DATA = Path("/work/shared/data/locomo10.json")
 TENANT = "locomo"
@@ -151,7 +151,7 @@ class Ingest:
     name: str
     context_turns: int | None
     speaker: bool
-    #: Make every speaker's profile (`services.person_profiles`) once the turns are stored.
+    #: Make every speaker's profile (`derived.person_profiles`) once the turns are stored.
     profiles: bool = False
     #: Summarize every session's day (the daily grain of the cascade) once the turns are stored.
     cascade: bool = False
@@ -723,7 +723,7 @@ def summarize_days(runtime: Runtime, conversations: Sequence[Conversation], time
     """Every session's day summarized (the daily grain), through the runtime's job worker and
     writer; how many summary jobs were queued."""
     from agent_memory import container
-    from agent_memory.domain.grains import Grain
+    from agent_memory.model.grains import Grain
 
     days = sorted({s.started.date().isoformat() for c in conversations for s in c.sessions})
     queued = sum(container.dispatch_service().dispatch_period(Grain.DAILY, d, tenant_id=TENANT) for d in days)

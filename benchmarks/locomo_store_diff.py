@@ -51,7 +51,7 @@ def _container(store: str, args: argparse.Namespace) -> Any:
 def ask(store: str, args: argparse.Namespace) -> dict[tuple[str, int], dict[str, Any]]:
     """Every question through the service on ``store``: the ranked turns and the store's first
     candidate list (vector nearest, lexical hits)."""
-    from agent_memory.domain.recall import SearchQuery
+    from agent_memory.model.queries import SearchQuery
 
     container = _container(store, args)
     memory = container.store

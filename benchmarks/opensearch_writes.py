@@ -89,8 +89,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     alias = use_opensearch_store("writes")
     from agent_memory import container
     from agent_memory.contract.v1 import WriteItem, WriteRequest
-    from agent_memory.domain.caller import Caller
     from agent_memory.local.worker import QueueWorker
+    from agent_memory.model.caller import Caller
     from agent_memory.observability import discard_unpublished_metrics
 
     runtime = container.current()

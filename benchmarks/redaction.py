@@ -1,4 +1,4 @@
-"""Precision and recall of redaction on write (`agent_memory.domain.redaction`) on a labelled set of
+"""Precision and recall of redaction on write (`agent_memory.writing.rules.redaction`) on a labelled set of
 generated sentences.
 
     python benchmarks/redaction.py [--json]
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.domain.redaction import PiiKind, Span, find
+from agent_memory.writing.rules.redaction import PiiKind, Span, find
 
 SEED = 20261125
 SENTENCES = 500

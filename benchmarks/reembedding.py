@@ -71,12 +71,12 @@ class _Bench:
         from agent_memory.adapters.local_secrets import LocalFileSecretStore
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
         from agent_memory.adapters.sqlite.sqlite_tenant_settings import SqliteTenantSettingsStore
-        from agent_memory.domain.scoring import RankingWeights
-        from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
-        from agent_memory.services.reembedding import ReembedService
-        from agent_memory.services.search import SearchService
-        from agent_memory.services.tenant_configuration import SettingsCache
-        from agent_memory.services.tenant_models import TenantEmbedders
+        from agent_memory.recall.rules.scoring import RankingWeights
+        from agent_memory.recall.search import SearchService
+        from agent_memory.tenancy.models import TenantEmbedders
+        from agent_memory.tenancy.reembed import ReembedService
+        from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider
+        from agent_memory.tenancy.settings import SettingsCache
 
         self.args = args
         workdir = Path(tempfile.mkdtemp(prefix="reembed-"))
@@ -115,7 +115,7 @@ class _Bench:
         self.queries = _corpus.generate_queries(args.queries, seed=args.seed + 1)
 
     def searches(self) -> dict[str, float]:
-        from agent_memory.domain.recall import SearchQuery
+        from agent_memory.model.queries import SearchQuery
 
         spent = []
         for q in self.queries:
@@ -126,7 +126,7 @@ class _Bench:
 
     def search_after_a_write(self, seed: int) -> float:
         """One memory written in every space the tenant writes, then one search (ms)."""
-        from agent_memory.domain.recall import SearchQuery
+        from agent_memory.model.queries import SearchQuery
         from agent_memory.ports import SpaceVector, StoredRecord
 
         [record] = _corpus.records_of(_corpus.generate_memories(1, seed=seed), TENANT, AGENT, self.clock.at)
@@ -141,7 +141,7 @@ class _Bench:
 
     def move(self) -> dict[str, Any]:
         """The job, run by run until nothing is missing, then the switch a cache lifetime later."""
-        from agent_memory.domain.embedding_spaces import ReembedJob
+        from agent_memory.tenancy.rules.embedding_spaces import ReembedJob
 
         self.reembed.start(TENANT, self.choice)
         started, runs = time.perf_counter(), 0

@@ -32,7 +32,7 @@ settings of the data directory), with the container's clock fixed at `NOW`, and 
 the second run must delete nothing. Timed: each run's wall time, and the load.
 
 **The check.** While generating, the script works out what the documented rules (the module
-docstring of `agent_memory.services.retention_rules`) say must happen to each record, and compares the
+docstring of `agent_memory.governance.retention`) say must happen to each record, and compares the
 handler's report with it: deleted per grain, purged, decayed, over quota, kept unsummarized. The
 reasons below split the report's counts further (the handler reports per grain, not per reason).
 
@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import _corpus
-from agent_memory.domain.keys import NewKey
+from agent_memory.tenancy.rules.keys import NewKey
 
 #: The instant of the run: 03:17 UTC, after the daily summaries of yesterday would have run.
 NOW = datetime(2026, 11, 22, 3, 17, tzinfo=UTC)
@@ -110,15 +110,15 @@ def tenants() -> list[tuple[str, str]]:
 
 @cache
 def _span(grain: Any, key: str) -> tuple[datetime, datetime]:
-    from agent_memory.domain.cascade import covered_span
+    from agent_memory.cascade.rules.periods import covered_span
 
     return covered_span(grain, key, "UTC")
 
 
 def closed_periods(first: date, last: date) -> list[tuple[Any, str]]:
     """Every summary period holding a day of ``[first, last]`` whose covered span ended by `NOW`."""
-    from agent_memory.domain.cascade import keys_between
-    from agent_memory.domain.grains import SUMMARY_GRAINS
+    from agent_memory.cascade.rules.periods import keys_between
+    from agent_memory.model.grains import SUMMARY_GRAINS
 
     return [
         (grain, key)
@@ -130,7 +130,7 @@ def closed_periods(first: date, last: date) -> list[tuple[Any, str]]:
 
 def plan_agents(records: int, agents: int, quota: int, rng: random.Random) -> list[AgentSpec]:
     """Who holds what: quota agents first (one per forgetting plan), the rest share the remainder."""
-    from agent_memory.domain.grains import Grain
+    from agent_memory.model.grains import Grain
 
     tenant_list = tenants()
     if agents < len(tenant_list) or records < agents * 60:
@@ -191,7 +191,7 @@ class Expected:
     """The documented retention rules applied to each generated record, counted by reason."""
 
     def __init__(self, quota: int, max_unsummarized: timedelta, grace: timedelta, plans: Any) -> None:
-        from agent_memory.domain.plans import retention_of
+        from agent_memory.governance.rules.plans import retention_of
 
         self.quota = quota
         self.hard = NOW - max_unsummarized
@@ -209,7 +209,7 @@ class Expected:
         return None if kept is None else NOW - kept
 
     def summary(self, spec: AgentSpec, grain: Any, key: str, made: set[tuple[Any, str]]) -> None:
-        from agent_memory.domain.cascade import PARENT_GRAIN, parent_key
+        from agent_memory.cascade.rules.periods import PARENT_GRAIN, parent_key
 
         cutoff = self.cutoff(spec.plan, grain)
         end = _span(grain, key)[1]
@@ -231,8 +231,8 @@ class Expected:
 
     def working_agent(self, spec: AgentSpec, rows: Sequence[tuple[datetime, Any, Any, float, bool]]) -> None:
         """``rows``: (occurred, expires_at, deleted_at, importance, parent made) of one agent."""
-        from agent_memory.domain.grains import Grain
-        from agent_memory.domain.plans import DECAY_FLOOR, decayed_importance
+        from agent_memory.governance.rules.plans import DECAY_FLOOR, decayed_importance
+        from agent_memory.model.grains import Grain
 
         cutoff = self.cutoff(spec.plan, Grain.WORKING)
         live_left = deletable_left = 0
@@ -293,7 +293,7 @@ class Expected:
         return None
 
     def report(self) -> dict[str, Any]:
-        from agent_memory.domain.grains import Grain
+        from agent_memory.model.grains import Grain
 
         return {
             "deleted": {g.value: self.deleted[g.value] for g in Grain},
@@ -313,11 +313,11 @@ class Expected:
 
 def generate(specs: Sequence[AgentSpec], expected: Expected, seed: int) -> Iterator[Any]:
     """Every record of every agent (summaries, then working memory), counted into ``expected``."""
-    from agent_memory.domain.cascade import PARENT_GRAIN, key_for_day, parent_key
-    from agent_memory.domain.grains import Grain
-    from agent_memory.domain.ids import content_hash, memory_id, summary_id
-    from agent_memory.domain.plans import default_ttl_days
-    from agent_memory.domain.records import MemoryKind, MemoryRecord, normalise_topic
+    from agent_memory.cascade.rules.periods import PARENT_GRAIN, key_for_day, parent_key
+    from agent_memory.governance.rules.plans import default_ttl_days
+    from agent_memory.model.grains import Grain
+    from agent_memory.model.ids import content_hash, memory_id, summary_id
+    from agent_memory.model.records import MemoryKind, MemoryRecord, normalise_topic
 
     rng = random.Random(seed)
     pool = _corpus.generate_memories(POOL, seed=seed)
@@ -527,7 +527,7 @@ def measure(args: argparse.Namespace, data_dir: Path, quota: int) -> dict[str, A
     from agent_memory.adapters.embedders import build_embedder
     from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
     from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-    from agent_memory.domain.plans import load_plans
+    from agent_memory.governance.rules.plans import load_plans
     from agent_memory.settings import get_settings
 
     settings = get_settings()

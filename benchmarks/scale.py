@@ -563,9 +563,9 @@ def run_one(args: argparse.Namespace, scenario_: Scenario, data_dir: Path) -> di
     run_started = time.perf_counter()
     _corpus.configure_environment(data_dir, args.embedder)
     from agent_memory import container
-    from agent_memory.domain.keys import NewKey
     from agent_memory.local.server import LocalRuntime
     from agent_memory.settings import get_settings
+    from agent_memory.tenancy.rules.keys import NewKey
 
     # Powertools warns when a request added no metric (not a problem here; they are disabled).
     warnings.filterwarnings("ignore", message="No application metrics to publish")

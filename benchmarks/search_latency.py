@@ -45,7 +45,7 @@ from typing import Any
 
 import _corpus
 from _opensearch import use_opensearch_store
-from agent_memory.domain.keys import NewKey
+from agent_memory.tenancy.rules.keys import NewKey
 
 TENANT = "bench"
 AGENT = "bench-agent"
@@ -110,7 +110,7 @@ def _requests(queries: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
             {"query": q, "as_of": as_of, "max_days_ago": WINDOW_DAYS, "kinds": [WINDOW_KIND]} for q in queries
         ],
         "query+shared": [{"query": q, "sources": ["private", "shared"]} for q in queries],
-        # naming who said it: the store is asked again without the name (`services.search`)
+        # naming who said it: the store is asked again without the name (`recall.search`)
         "query+speaker": [
             {"query": f"{_corpus.SPEAKERS[i % len(_corpus.SPEAKERS)]} {q}"} for i, q in enumerate(queries)
         ],
@@ -125,7 +125,7 @@ def load_passages(store: Any, embedder: Any, n: int, seed: int) -> dict[str, flo
     """``n`` passages of shared knowledge (``n / SECTIONS`` documents of ``SECTIONS`` sections,
     each section one synthetic sentence under its heading), split, embedded and stored as the
     writer does; the seconds it took."""
-    from agent_memory.domain.knowledge import KnowledgeDocument, document_hash, passages_of
+    from agent_memory.knowledge.rules.passages import KnowledgeDocument, document_hash, passages_of
     from agent_memory.ports import StoredPassage
 
     started = time.perf_counter()
@@ -251,7 +251,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     from agent_memory import container
     from agent_memory.adapters.clock import SystemClock
     from agent_memory.contract.v1 import SearchRequest
-    from agent_memory.services.search import SearchService
+    from agent_memory.recall.search import SearchService
     from agent_memory.settings import get_settings
 
     # Powertools warns when a request added no metric (not a problem here; they are disabled).

@@ -1,4 +1,4 @@
-"""Precision and recall of write-time supersession (`agent_memory.domain.supersession`) on a
+"""Precision and recall of write-time supersession (`agent_memory.supersession.rules.claims`) on a
 labelled set of pairs: updates, restatements (paraphrases) and unrelated facts.
 
     python benchmarks/supersession.py [--pairs 300] [--seed 11]
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import _corpus
-from agent_memory.domain.supersession import Relation, relate
+from agent_memory.supersession.rules.claims import Relation, relate
 
 CITIES = [
     "Berlin",

@@ -44,7 +44,7 @@ from typing import Any
 
 import _corpus
 from _opensearch import use_opensearch_store
-from agent_memory.domain.keys import NewKey
+from agent_memory.tenancy.rules.keys import NewKey
 
 TENANT = "bench"
 AGENT = "bench-writer"

@@ -12,8 +12,8 @@ import pytest
 from tests.opensearch_cluster import store_behind_api
 
 from agent_memory import container
-from agent_memory.domain.keys import hash_api_key
 from agent_memory.local import cli
+from agent_memory.tenancy.rules.keys import hash_api_key
 
 
 def set_env(mp: pytest.MonkeyPatch, env: dict[str, str]) -> None:

@@ -53,7 +53,7 @@ class RefusingEmbedder:
 
 def refusing_spaces() -> object:
     """`TenantSpaces` that search and write with `RefusingEmbedder` only."""
-    from agent_memory.services.tenant_models import SpaceEmbedder, TenantSpaces
+    from agent_memory.tenancy.models import SpaceEmbedder, TenantSpaces
 
     own = SpaceEmbedder("sp_refusing", RefusingEmbedder())  # type: ignore[arg-type]
     return TenantSpaces(own, (own,))

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_memory.domain.ids import content_hash
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.model.ids import content_hash
+from agent_memory.model.records import MemoryRecord
 
 #: The sample events at the repository root (`events/`), as the handlers receive them in AWS.
 EVENTS = Path(__file__).resolve().parents[1] / "events"

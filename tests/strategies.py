@@ -17,7 +17,7 @@ from datetime import date
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from agent_memory.domain.grains import SUMMARY_GRAINS, time_key_for
+from agent_memory.model.grains import SUMMARY_GRAINS, time_key_for
 
 
 def examples(n: int) -> int:

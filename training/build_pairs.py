@@ -3,7 +3,7 @@
     python training/build_pairs.py [--sources owned] [--locomo PATH] [--out DIR]
 
 A pair is a question and one turn that answers it, written *exactly as the store embeds a turn*
-(`domain.contextual`): its self text (``Caroline on 08 May 2023: ...``) and its context (the two
+(`writing.rules.contextual`): its self text (``Caroline on 08 May 2023: ...``) and its context (the two
 turns before it in its session, speaker-labelled, then its own). The store's vector of a turn is the
 normalised sum of those two embeddings, so a pair carries both, and so does each hard negative.
 
@@ -44,10 +44,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark scripts import the
 
 import locomo  # noqa: E402
 from agent_memory.adapters.embedders.minilm import MiniLmEmbedder  # noqa: E402
-from agent_memory.domain.contextual import context_text, self_text  # noqa: E402
-from agent_memory.domain.records import MemoryRecord  # noqa: E402
+from agent_memory.model.records import MemoryRecord  # noqa: E402
 from agent_memory.ports import Embedder  # noqa: E402
-from agent_memory.services.tenant_models import record_vectors  # noqa: E402
+from agent_memory.tenancy.models import record_vectors  # noqa: E402
+from agent_memory.writing.rules.contextual import context_text, self_text  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 #: Every file of conversations written for training (a test checks no such file is left out).

@@ -106,7 +106,7 @@ class Api(Construct):
             "API Gateway TOKEN authorizer: hashed API key -> tenant, plan, scopes",
             settings_env(
                 tenants_table=self.tenants.table_name,
-                # each answer names the tenant's usage-plan key (domain/usage.py)
+                # each answer names the tenant's usage-plan key (tenancy/rules/usage.py)
                 usage_plans=config.prefix,
             ),
         )

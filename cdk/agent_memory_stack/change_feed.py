@@ -26,7 +26,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from agent_memory.domain.change_events import EVENT_SOURCE
+from agent_memory.feed.rules.events import EVENT_SOURCE
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
 from agent_memory_stack.function_factory import FunctionFactory, set_settings

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 from agent_memory.settings import known_timezone
 from agent_memory_stack.environment import settings_env
 
@@ -149,7 +149,7 @@ class ApiConfig(_Strict):
     burst_limit: int = Field(default=100, ge=1, le=5_000)
     #: How long API Gateway reuses an authorizer answer per key: a revoked key works this long.
     authorizer_cache_s: int = Field(default=60, ge=0, le=3600)
-    #: Per-tenant throttles and quotas, one usage plan per subscription plan (domain/usage.py).
+    #: Per-tenant throttles and quotas, one usage plan per subscription plan (tenancy/rules/usage.py).
     plan_limits: dict[str, PlanLimits] = Field(default_factory=lambda: dict(DEFAULT_PLAN_LIMITS))
     #: A WAF web ACL with a rate-based rule: requests per 5 minutes from one IP; null: no WAF.
     waf_rate_limit: int | None = Field(default=None, ge=100, le=2_000_000_000)
@@ -183,7 +183,7 @@ class ConsoleConfig(_Strict):
 
 
 #: Retention overrides: plan -> grain -> hours a record of that grain is kept (null: for ever),
-#: merged by the functions over their defaults (functions/agent_memory/domain/plans.py, read
+#: merged by the functions over their defaults (functions/agent_memory/governance/rules/plans.py, read
 #: from ``AGENT_MEMORY_PLANS``). Empty: the defaults, which live in one place, the code.
 Plans = dict[str, dict[str, int | None]]
 
@@ -298,7 +298,7 @@ class StackConfig(_Strict):
         return json.dumps(self.plans, sort_keys=True, separators=(",", ":"))
 
     def retention_environment(self) -> dict[str, str]:
-        """What a function applying retention reads (services/retention_rules.py, the API's forget
+        """What a function applying retention reads (governance/retention.py, the API's forget
         and admin routes and the retention function): local days, the plans, the knobs."""
         return settings_env(
             timezone=self.timezone,

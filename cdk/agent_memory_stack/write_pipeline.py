@@ -13,7 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from agent_memory.domain.limits import MAX_MESSAGE_BYTES
+from agent_memory.model.limits import MAX_MESSAGE_BYTES
 from agent_memory_stack.bedrock import grant_invoke
 from agent_memory_stack.config import StackConfig
 from agent_memory_stack.environment import settings_env
@@ -62,7 +62,7 @@ class WritePipeline(Construct):
                 **settings_env(
                     dead_letter_queue_url=self.dead_letters.queue_url,
                     max_receive_count=config.max_receive_count,
-                    # a near duplicate is merged only within one local day (domain/dedup.py)
+                    # a near duplicate is merged only within one local day (writing/rules/dedup.py)
                     timezone=config.timezone,
                 ),
             },

@@ -10,8 +10,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from agent_memory.adapters.clock import SystemClock
-from agent_memory.domain.tenant_settings import ModelChoice
 from agent_memory.feed_wiring import FeedParts
+from agent_memory.knowledge.topics import TopicCache
 from agent_memory.ports.clocks import Clock
 from agent_memory.ports.embedding import Embedder, Reranker
 from agent_memory.ports.idempotent_calls import Idempotency
@@ -22,10 +22,10 @@ from agent_memory.ports.retention_store import RetentionStarter
 from agent_memory.ports.summarizer import Summarizer
 from agent_memory.ports.tenancy import SecretStore, TenantConfigurationStore
 from agent_memory.ports.topic_store import TopicStore
-from agent_memory.services.tenant_configuration import SettingsCache
-from agent_memory.services.tenant_models import TenantEmbedders, TenantSummarizers
-from agent_memory.services.topics import TopicCache
 from agent_memory.settings import Settings
+from agent_memory.tenancy.models import TenantEmbedders, TenantSummarizers
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice
+from agent_memory.tenancy.settings import SettingsCache
 
 if TYPE_CHECKING:
     from agent_memory.adapters.local_queue import LocalFifoQueue
@@ -233,7 +233,7 @@ class AdapterWiring:
 
     @cached_property
     def topic_cache(self) -> TopicCache:
-        """One per process: writes and searches of a warm container share it (services/topics.py)."""
+        """One per process: writes and searches of a warm container share it (knowledge/topics.py)."""
         return TopicCache(self.topic_store, ttl_s=self.settings.topics_cache_s)
 
     @cached_property
@@ -249,7 +249,7 @@ class AdapterWiring:
 
     @cached_property
     def settings_cache(self) -> SettingsCache:
-        """One per process, like the topic cache (services/tenant_settings.py)."""
+        """One per process, like the topic cache (tenancy/settings.py)."""
         store = self.tenant_settings_store
         return SettingsCache(store, ttl_s=self.settings.tenant_settings_cache_s, states=store)
 

@@ -14,9 +14,20 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 from agent_memory.adapter_wiring import AdapterWiring
-from agent_memory.domain.patterns import PatternJob, PatternRules
-from agent_memory.domain.profiles import ProfileJob, ProfileRules
-from agent_memory.domain.scoring import RankingWeights
+from agent_memory.cascade.dispatch import DispatchService
+from agent_memory.cascade.summarize import SummarizeService
+from agent_memory.derived.agent_jobs import AgentJobDispatch
+from agent_memory.derived.derivation import DerivationParts
+from agent_memory.derived.pattern_recognition import PatternService
+from agent_memory.derived.person_profiles import ProfileService
+from agent_memory.derived.rules.patterns import PatternJob, PatternRules
+from agent_memory.derived.rules.profiles import ProfileJob, ProfileRules
+from agent_memory.experience.feedback import FeedbackApplier, FeedbackService
+from agent_memory.governance.forget import ForgetService
+from agent_memory.governance.history import MemoryHistoryService
+from agent_memory.governance.read_grants import ReadGrantService
+from agent_memory.knowledge.documents import KnowledgeService, KnowledgeWriter
+from agent_memory.knowledge.topics import TopicCache, TopicService
 from agent_memory.ports.clocks import Clock
 from agent_memory.ports.embedding import Embedder, Reranker
 from agent_memory.ports.idempotent_calls import Idempotency
@@ -26,38 +37,27 @@ from agent_memory.ports.queues import DeadLetterQueue, JobQueue, PendingWrites, 
 from agent_memory.ports.retention_store import RetentionStarter
 from agent_memory.ports.summarizer import Summarizer
 from agent_memory.ports.topic_store import TopicStore
-from agent_memory.services.agent_jobs import AgentJobDispatch
-from agent_memory.services.agents import AgentsService
-from agent_memory.services.context import ContextService
-from agent_memory.services.derivations import DerivationParts
-from agent_memory.services.dispatch import DispatchService
-from agent_memory.services.feedback import FeedbackApplier, FeedbackService
-from agent_memory.services.forget import ForgetService
-from agent_memory.services.idempotency import IdempotentWriteService
-from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter
-from agent_memory.services.memories import MemoryService
-from agent_memory.services.memory_history import MemoryHistoryService
-from agent_memory.services.pattern_recognition import PatternService
-from agent_memory.services.person_profiles import ProfileService
-from agent_memory.services.pii_redaction import PiiRedaction
-from agent_memory.services.read_grants import ReadGrantService
-from agent_memory.services.reembedding import ReembedService
-from agent_memory.services.search import SearchService
-from agent_memory.services.search_stats import SearchStatsService
-from agent_memory.services.store_writes import WriterService
-from agent_memory.services.summarize import SummarizeService
-from agent_memory.services.supersession_review import SupersessionReview
-from agent_memory.services.tenant_configuration import TenantSettingsService
-from agent_memory.services.timeline import TimelineService
-from agent_memory.services.topics import TopicCache, TopicService
-from agent_memory.services.write import WriteService
+from agent_memory.recall.agents import AgentsService
+from agent_memory.recall.context import ContextService
+from agent_memory.recall.memories import MemoryService
+from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.search import SearchService
+from agent_memory.recall.search_stats import SearchStatsService
+from agent_memory.recall.timeline import TimelineService
 from agent_memory.settings import Settings, get_settings
+from agent_memory.supersession.review import SupersessionReview
+from agent_memory.tenancy.reembed import ReembedService
+from agent_memory.tenancy.settings import TenantSettingsService
+from agent_memory.writing.idempotent_write import IdempotentWriteService
+from agent_memory.writing.pii_redaction import PiiRedaction
+from agent_memory.writing.write import WriteService
+from agent_memory.writing.writer import WriterService
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    from agent_memory.services.exports import ExportService
-    from agent_memory.services.retention_rules import RetentionService
+    from agent_memory.governance.export import ExportService
+    from agent_memory.governance.retention import RetentionService
 
 #: Rules or weights made from the settings (`from_settings`).
 Rules = TypeVar("Rules", bound="DataclassInstance")
@@ -71,7 +71,7 @@ class Container(AdapterWiring):
     def tenant_settings_service(self) -> TenantSettingsService:
         from agent_memory.adapters.embedders import enabled_embedding_models
         from agent_memory.adapters.summarizers import enabled_summary_models
-        from agent_memory.domain.plans import load_plans
+        from agent_memory.governance.rules.plans import load_plans
 
         return TenantSettingsService(
             self.settings_cache,
@@ -112,7 +112,7 @@ class Container(AdapterWiring):
 
     @cached_property
     def write_service(self) -> WriteService:
-        from agent_memory.domain.plans import default_ttl_days
+        from agent_memory.governance.rules.plans import default_ttl_days
 
         ttls = default_ttl_days if self.settings.default_ttls else None
         return WriteService(
@@ -156,7 +156,7 @@ class Container(AdapterWiring):
 
     @cached_property
     def derivation_parts(self) -> DerivationParts:
-        """What the pattern and profile jobs are made with (`services.derivations`)."""
+        """What the pattern and profile jobs are made with (`derived.derivation`)."""
         return DerivationParts(
             self.store,
             self.summarizer,
@@ -265,8 +265,8 @@ class Container(AdapterWiring):
         """Built per run, not kept: the plans are read afresh, so an upgrade counts at the next run."""
         from datetime import timedelta
 
-        from agent_memory.domain.plans import load_plans
-        from agent_memory.services.retention_rules import KeyStorePlans, RetentionService
+        from agent_memory.governance.retention import KeyStorePlans, RetentionService
+        from agent_memory.governance.rules.plans import load_plans
 
         s = self.settings
         return RetentionService(

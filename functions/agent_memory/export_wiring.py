@@ -1,4 +1,4 @@
-"""The composition of exports (`services.exports`): which archive keeps the files, and the
+"""The composition of exports (`governance.export`): which archive keeps the files, and the
 format they are written in. Apart from `container` so the composition root stays short; the
 container builds the service once per process through `export_service`.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_memory.contract.v1_exports import JsonLinesExport
+from agent_memory.governance.export import ExportService
 from agent_memory.ports.export_store import ExportArchive
-from agent_memory.services.exports import ExportService
 from agent_memory.settings import Settings
 
 if TYPE_CHECKING:

@@ -16,11 +16,11 @@ from contextlib import AbstractContextManager
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from agent_memory.domain.outbound import OutboundGuard
+from agent_memory.feed.webhooks import WebhookDelivery, WebhookService
 from agent_memory.ports import AuditLog, Clock
 from agent_memory.ports.change_feed import ChangeFeed, Redelivery, WebhookStore
-from agent_memory.services.webhooks import WebhookDelivery, WebhookService
 from agent_memory.settings import Settings
+from agent_memory.tenancy.rules.outbound import OutboundGuard
 
 if TYPE_CHECKING:
     from agent_memory.adapters.local_queue import LocalFifoQueue
@@ -88,7 +88,7 @@ class FeedParts:
 
     @cached_property
     def outbound(self) -> OutboundGuard:
-        """Where webhooks may point and deliveries may go (`domain.outbound`)."""
+        """Where webhooks may point and deliveries may go (`tenancy.rules.outbound`)."""
         from agent_memory.adapters.outbound_http import outbound_guard
 
         return outbound_guard(self.settings)

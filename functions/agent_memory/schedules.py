@@ -56,8 +56,8 @@ SCHEDULES: tuple[Schedule, ...] = (
     ),
     Schedule("summarize-yearly", "cron(15 4 1 1 ? *)", "summarize_dispatch", {"grain": "yearly"}, True),
     Schedule("retention", "cron(15 5 * * ? *)", "retention"),
-    # Pattern recognition over each agent's recent experiences (`services.pattern_recognition`), daily.
+    # Pattern recognition over each agent's recent experiences (`derived.pattern_recognition`), daily.
     Schedule("patterns", "cron(45 5 * * ? *)", "summarize_dispatch", {"job": "patterns"}, True),
-    # What is known about each person an agent's memory speaks for (`services.person_profiles`), daily.
+    # What is known about each person an agent's memory speaks for (`derived.person_profiles`), daily.
     Schedule("profiles", "cron(55 5 * * ? *)", "summarize_dispatch", {"job": "profiles"}, True),
 )

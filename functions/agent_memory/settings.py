@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agent_memory.domain.dedup import DedupScope
 from agent_memory.errors import ConfigurationError
+from agent_memory.writing.rules.dedup import DedupScope
 
 #: (choice, value, resource): choosing that adapter needs that resource named, in every function.
 _NAMED_RESOURCES = (
@@ -99,7 +99,7 @@ class Settings(BaseSettings):
     secrets: Literal["local", "secretsmanager"] = "local"
     secrets_prefix: str = "agent-memory"
     secrets_kms_key_id: str | None = None
-    #: The change feed (`domain.change_events`): ``local``, an outbox in ``data_dir`` the local
+    #: The change feed (`feed.rules.events`): ``local``, an outbox in ``data_dir`` the local
     #: runtime delivers to tenants' webhooks; ``eventbridge``, the bus ``event_bus_name``; ``none``.
     change_feed: Literal["local", "eventbridge", "none"] = "local"
     event_bus_name: str | None = None
@@ -117,7 +117,7 @@ class Settings(BaseSettings):
     webhook_attempts: int = Field(default=8, ge=1, le=100)
     #: Whether requests this service makes to tenant-named URLs (webhooks, OpenAI-compatible
     #: endpoints) may go to this machine (loopback, and plain http to it): for receivers and model
-    #: servers beside the local runtime. Off: only public addresses (`domain.outbound`).
+    #: servers beside the local runtime. Off: only public addresses (`tenancy.rules.outbound`).
     outbound_allow_loopback: bool = False
     #: SQS queue of summarize jobs (one per agent-period), fed by the dispatcher.
     summarize_queue_url: str | None = None
@@ -168,7 +168,7 @@ class Settings(BaseSettings):
     # --- behaviour -----------------------------------------------------------------------------
     #: Cosine above which a new working-memory write is merged into its nearest neighbour.
     dedup_threshold: float = Field(default=0.92, gt=0.0, le=1.0)
-    #: Whose writes may merge (`domain.dedup.DedupScope`): one conversation of one end user by
+    #: Whose writes may merge (`writing.rules.dedup.DedupScope`): one conversation of one end user by
     #: default; ``user`` across that user's conversations; ``agent`` across end users.
     dedup_scope: DedupScope = DedupScope.CONVERSATION
     #: Recency decay constant in days: recency = exp(-days_ago / recency_tau_days).
@@ -182,7 +182,7 @@ class Settings(BaseSettings):
     time_boost: float = Field(default=0.3, ge=0.0, le=2.0)
     #: How much a memory said by someone the query names is lifted: score x (1 + boost).
     speaker_boost: float = Field(default=0.4, ge=0.0, le=1.0)
-    #: Pattern recognition (`domain.patterns`): a cluster of at least ``pattern_min_members``
+    #: Pattern recognition (`derived.rules.patterns`): a cluster of at least ``pattern_min_members``
     #: experiences from at least ``pattern_min_runs`` runs (or days), each joining at a mean cosine
     #: of ``pattern_similarity`` or more, becomes a pattern; the job looks back
     #: ``pattern_window_days`` at the newest ``pattern_max_experiences`` experiences of an agent.
@@ -191,7 +191,7 @@ class Settings(BaseSettings):
     pattern_similarity: float = Field(default=0.7, gt=0.0, le=1.0)
     pattern_window_days: int = Field(default=90, ge=1, le=3_650)
     pattern_max_experiences: int = Field(default=500, ge=10, le=5_000)
-    #: Profiles (`domain.profiles`): a person with at least ``profile_min_statements`` statements
+    #: Profiles (`derived.rules.profiles`): a person with at least ``profile_min_statements`` statements
     #: about themselves gets a profile of at most ``profile_max_statements`` of them; the job reads
     #: the newest ``profile_max_records`` memories of the last ``profile_window_days``.
     profile_min_statements: int = Field(default=3, ge=1, le=100)
@@ -209,7 +209,7 @@ class Settings(BaseSettings):
     #: the redrive policy of the queue).
     max_receive_count: int = Field(default=5, ge=1, le=1000)
 
-    # --- retention (see domain/plans.py) -------------------------------------------------------
+    # --- retention (see governance/rules/plans.py) -------------------------------------------------------
     #: JSON ``{"plan": {"grain": hours-or-null}}`` merged over the default plans.
     plans: str | None = None
     #: An unsummarized record is kept past its grain's cutoff until its parent summary exists,
@@ -219,7 +219,8 @@ class Settings(BaseSettings):
     forget_grace_days: int = Field(default=7, ge=0)
     #: Working memories kept per agent; past it the least important, then oldest, go first.
     max_working_per_agent: int = Field(default=10_000, ge=1)
-    #: A write without ``ttl_days`` gets its kind's default lifetime (`domain.plans.DEFAULT_TTL_DAYS`).
+    #: A write without ``ttl_days`` gets its kind's default lifetime
+    #: (`governance.rules.plans.DEFAULT_TTL_DAYS`).
     default_ttls: bool = True
 
     _known_zone = field_validator("timezone")(known_timezone)

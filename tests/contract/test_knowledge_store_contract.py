@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from tests.strategies import HOSTILE_PIECES
 
-from agent_memory.domain.knowledge import KnowledgeDocument, Passage, document_hash, passages_of
 from agent_memory.errors import ValidationFailedError
+from agent_memory.knowledge.rules.passages import KnowledgeDocument, Passage, document_hash, passages_of
 from agent_memory.ports import KnowledgeStore, MemoryStore, PassageCandidate, PassageQuery, StoredPassage
 
 DIM = 8  # the dimension conftest.py builds every store with

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.knowledge import KnowledgeDocument, Passage, document_hash, passages_of
+from agent_memory.knowledge.rules.passages import KnowledgeDocument, Passage, document_hash, passages_of
 from agent_memory.ports import PassageQuery, StoredPassage
 
 DIM = 8

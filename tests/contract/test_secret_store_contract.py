@@ -18,8 +18,8 @@ import pytest
 from moto import mock_aws
 
 from agent_memory.adapters.secret_record import MAX_SECRET_CHARS
-from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.ports.tenancy import SecretStore
+from agent_memory.tenancy.rules.tenant_settings import SecretInfo
 
 KEY = "sk-test-Zq8wContractSecretValue-9f3K"
 OTHER_KEY = "sk-test-Other-Tenant-Value-77Xy"

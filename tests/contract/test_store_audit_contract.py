@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from tests.contract.test_store_contract import NOW, forget, put, query, rec, summary
 
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditAction, AuditEvent, AuditQuery, MemoryStore
 
 SECOND = timedelta(seconds=1)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from tests.payloads import memory_record
 
-from agent_memory.domain.grains import Grain, period_bounds
-from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain, period_bounds
+from agent_memory.model.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.ports import (
     AuditAction,
     AuditEvent,
@@ -309,7 +309,7 @@ def test_lexical_hits_are_merged_and_every_candidate_has_its_cosine(store: Memor
     assert found["mem_words"].lexical == pytest.approx(1.0)  # the best lexical hit scores 1.0
     assert 0.0 < (found["mem_both"].lexical or 0.0) < 1.0
     assert found["mem_vector"].lexical is None
-    # vector hits first, in vector order, then the lexical-only hit (domain/fusion.py)
+    # vector hits first, in vector order, then the lexical-only hit (recall/rules/fusion.py)
     assert [c.record.id for c in listed] == ["mem_vector", "mem_both", "mem_words"]
 
 
@@ -935,7 +935,7 @@ def test_summaries_of_a_user_are_the_live_summaries_naming_them(store: MemorySto
 
 def test_merge_history_round_trips(store: MemoryStore) -> None:
     # GIVEN
-    from agent_memory.domain.records import MergedWrite
+    from agent_memory.model.records import MergedWrite
 
     history = [
         MergedWrite(id="m1", content="first wording", occurred_at=NOW - DAY, created_at=NOW - DAY),

@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 import pytest
 from tests.contract.test_store_contract import DAY, NOW, forget, ids, put, query, rec, summary
 
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.ports import MemoryStore
 
 MINUTE = timedelta(minutes=1)

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from tests.contract.test_store_contract import NOW, rec, vec
 
-from agent_memory.domain.experience import Experience, FeedbackOutcome
-from agent_memory.domain.records import MemoryKind
+from agent_memory.experience.rules.confidence import Experience, FeedbackOutcome
+from agent_memory.model.records import MemoryKind
 from agent_memory.ports import AuditAction, AuditEvent, AuditQuery, MemoryStore, StoredRecord, StoreQuery
 
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from tests.contract.test_store_contract import DAY, NOW, forget, put, rec, summary
 
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditAction, AuditEvent, MemoryStore
 from agent_memory.ports.export_store import ExportQuery
 

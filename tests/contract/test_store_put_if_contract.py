@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from tests.contract.test_store_contract import NOW, forget, put, rec, summary, vec
 
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditEvent, AuditQuery, MemoryStore, StoredRecord
 
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from tests.contract.test_store_contract import NOW, rec, vec
 
-from agent_memory.domain.records import RecordValidity
+from agent_memory.model.records import RecordValidity
 from agent_memory.ports import (
     AuditAction,
     AuditEvent,

@@ -17,12 +17,17 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from agent_memory.domain.embedding_spaces import EmbeddingState
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider, RankingDefaults, TenantSettings
 from agent_memory.errors import ConflictError
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind
 from agent_memory.ports.tenancy import TenantSettingsStore
+from agent_memory.tenancy.rules.embedding_spaces import EmbeddingState
+from agent_memory.tenancy.rules.tenant_settings import (
+    ModelChoice,
+    ModelProvider,
+    RankingDefaults,
+    TenantSettings,
+)
 
 TABLE = "agent-memory-tenant-settings"
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -15,8 +15,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from agent_memory.domain.change_events import ChangeType
-from agent_memory.domain.webhook_config import WebhookConfig
+from agent_memory.feed.rules.events import ChangeType
+from agent_memory.feed.rules.webhook_config import WebhookConfig
 from agent_memory.ports.change_feed import WebhookStore
 
 TABLE = "agent-memory-webhooks"

@@ -15,8 +15,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from agent_memory.domain.limits import MAX_MESSAGE_BYTES
 from agent_memory.errors import PayloadTooLargeError
+from agent_memory.model.limits import MAX_MESSAGE_BYTES
 from agent_memory.ports import QueueMessage, WriteQueue
 
 

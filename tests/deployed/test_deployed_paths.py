@@ -20,7 +20,7 @@ import pytest
 from tests.deployed.conftest import events_dir
 from tests.deployed.harness import ACCOUNT, REGION, Deployment
 
-from agent_memory.domain.keys import NewKey
+from agent_memory.tenancy.rules.keys import NewKey
 
 TENANT = "acme"
 AGENT = "support-bot"
@@ -257,7 +257,7 @@ def test_the_authorizer_reads_the_key_from_the_tenants_table(deployment: Deploym
     assert policy["context"]["tenant_id"] == TENANT
     assert (policy["context"]["agents"], policy["context"]["reads"]) == ("supervisor", AGENT)
     # the tenant's usage-plan key: API Gateway throttles and meters this tenant by its plan
-    from agent_memory.domain.usage import usage_key
+    from agent_memory.tenancy.rules.usage import usage_key
 
     prefix = deployment.functions["Authorizer"].environment["AGENT_MEMORY_USAGE_PLANS"]
     assert policy["usageIdentifierKey"] == usage_key(prefix, TENANT)
@@ -777,7 +777,7 @@ def test_changes_reach_the_tenants_webhook_through_the_bus_the_queue_and_the_del
     # stub: no DNS query leaves the machine)
     from agent_memory.adapters import outbound_http
     from agent_memory.adapters.http_webhooks import GuardedWebhookSender
-    from agent_memory.domain.change_events import SIGNATURE_HEADER, verify_signature
+    from agent_memory.feed.rules.events import SIGNATURE_HEADER, verify_signature
 
     monkeypatch.setattr(outbound_http, "system_resolver", lambda host, port: ["93.184.215.14"])
 

@@ -71,7 +71,7 @@ UNREACHED = {
     ("SummarizeWorker", "s3:AbortMultipartUpload", "exports/*"): "an export whose runs failed three "
     "times is given up and its upload aborted: no path here makes a run fail",
     ("SummarizeWorker", "events:PutEvents", "-changes"): "a supersession link the summary model's review "
-    "undoes or adds (services/supersession_review.py): the harness's Bedrock fake judges no pair",
+    "undoes or adds (supersession/review.py): the harness's Bedrock fake judges no pair",
     ("Api", "dynamodb:DeleteItem", "IdempotencyTable"): "a request with an Idempotency-Key that failed "
     "releases its key (Powertools deletes the in-progress record)",
     ("Api", "dynamodb:GetItem", "IdempotencyTable"): "Powertools reads the stored answer when a conditional "

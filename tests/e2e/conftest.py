@@ -28,9 +28,9 @@ from tests.environment import configure_local_env
 import agent_memory.handlers.api
 import agent_memory.handlers.writer  # noqa: F401
 from agent_memory import container
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
+from agent_memory.tenancy.rules.keys import NewKey
 
 GRAINS = ("working", "daily", "weekly", "monthly", "quarterly", "yearly")
 

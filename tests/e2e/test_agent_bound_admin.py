@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from tests.e2e.conftest import Api, assert_error, settled_stats
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 OWN, OTHER = "bot-a", "bot-b"
 

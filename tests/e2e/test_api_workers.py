@@ -21,12 +21,12 @@ from urllib.parse import urlsplit
 import pytest
 from tests.e2e.conftest import Api, settled_stats, unique, wait_until
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.errors import ConfigurationError
 from agent_memory.local import api_workers
 from agent_memory.local.server import LocalRuntime
 from agent_memory.local.worker import WRITER_NICE
 from agent_memory.settings import Settings, get_settings
+from agent_memory.tenancy.rules.keys import NewKey
 
 pytestmark = pytest.mark.skipif(not api_workers.can_share_port(), reason="needs SO_REUSEPORT (Linux)")
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from tests.e2e.conftest import Api, assert_error
 
-from agent_memory.domain.caller import READ_SCOPE
-from agent_memory.domain.keys import NewKey
+from agent_memory.model.caller import READ_SCOPE
+from agent_memory.tenancy.rules.keys import NewKey
 
 BAD = {"nonsense": True, "items": "not a list", "grain": "decade"}
 

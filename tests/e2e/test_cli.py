@@ -16,9 +16,9 @@ from tests.e2e.conftest import Api, assert_error, settled_stats
 from tests.environment import configure_local_env, create_key, listed_keys, printed_json, run_cli
 from tests.payloads import EVENTS
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
+from agent_memory.tenancy.rules.keys import NewKey
 
 #: Ids of the records in events/sqs_write_batch.json (tenant "acme").
 BATCH_RECORDS = {

@@ -16,9 +16,9 @@ from agent_memory.client import (
     PermissionDeniedError,
 )
 from agent_memory.contract.v1 import MemoryOut
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import MIN_CONTEXT_TOKENS
 from agent_memory.local.server import LocalRuntime
+from agent_memory.model.grains import Grain
+from agent_memory.model.limits import MIN_CONTEXT_TOKENS
 
 NewKey = Callable[..., tuple[str, str, str]]
 

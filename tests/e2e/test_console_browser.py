@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from tests.e2e.conftest import Api, settled_stats, unique, wait_until
 
-from agent_memory.domain.grains import Grain, time_key_for
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.model.grains import Grain, time_key_for
+from agent_memory.tenancy.rules.keys import NewKey
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM_ARGS = [

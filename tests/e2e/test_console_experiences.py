@@ -18,8 +18,8 @@ import pytest
 from tests.e2e.conftest import Api, settled_stats, unique, wait_until
 from tests.e2e.test_console_browser import browser, connect, page, pick, shot  # noqa: F401
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 CACHE = "Clearing the build cache and retrying fixed the flaky deploy."
 EXPERIENCES = [

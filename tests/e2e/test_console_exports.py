@@ -15,8 +15,8 @@ from typing import Any
 from tests.e2e.conftest import Api, settled_stats, unique
 from tests.e2e.test_console_browser import browser, connect, page, shot  # noqa: F401
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 MINE = "Ines asked for the invoice of order 7731 to be resent to Porto."
 THEIRS = "Rui keeps the spare office key under the blue plant."

@@ -13,8 +13,8 @@ from typing import Any
 from tests.e2e.conftest import Api, unique
 from tests.e2e.test_console_browser import browser, connect, page, shot  # noqa: F401
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 KEY = "sk-console-0f9e8d7c6b5aJKLM"
 

@@ -17,9 +17,9 @@ from tests.e2e.conftest import Api, assert_error, settled_stats, unique, wait_un
 from tests.environment import configure_local_env
 
 from agent_memory import container
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
+from agent_memory.tenancy.rules.keys import NewKey
 
 KEY = "sk-e2e-embedding-7d3f0c2b9a8e1f6dKQWX"
 NOTES = [

@@ -17,8 +17,8 @@ import pytest
 from tests.e2e.conftest import Api, assert_error, settled_stats, unique, wait_until
 from tests.environment import run_cli
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 DAY = (datetime.now(UTC) - timedelta(days=2)).replace(hour=10, minute=0, second=0, microsecond=0)
 U1 = {

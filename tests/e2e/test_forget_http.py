@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 
 from tests.e2e.conftest import Api, assert_error, settled_stats, wait_until
 
-from agent_memory.domain.caller import READ_SCOPE, WRITE_SCOPE
-from agent_memory.domain.keys import NewKey
+from agent_memory.model.caller import READ_SCOPE, WRITE_SCOPE
+from agent_memory.tenancy.rules.keys import NewKey
 
 DAY = (datetime.now(UTC) - timedelta(days=2)).replace(hour=10, minute=0, second=0, microsecond=0)
 VAULT = "The vault code for the Lisbon office is 7391-kestrel."

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from tests.e2e.conftest import Api, assert_error
 
 from agent_memory.adapters import outbound_http
-from agent_memory.domain.keys import NewKey
 from agent_memory.handlers.routes import ROUTES
+from agent_memory.tenancy.rules.keys import NewKey
 
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 AGENT = "hostile-routes"

@@ -19,8 +19,8 @@ from tests.environment import run_cli
 from agent_memory.client import NO_RETRIES, MemoryClient, RawResponse, TransportError
 from agent_memory.client.importing import Importer, read_source, source_fingerprint
 from agent_memory.client.transport import HttpTransport
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 LOCOMO = [
     {

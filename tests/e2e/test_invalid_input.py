@@ -1,4 +1,4 @@
-"""Every limit of the contract (`domain.limits`), over HTTP: refused with the documented error, and
+"""Every limit of the contract (`model.limits`), over HTTP: refused with the documented error, and
 nothing written. The values right at each limit are accepted, so a limit cannot drift by one.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from tests.e2e.conftest import GRAINS, Api, assert_error, settled_stats
 
 from agent_memory import container
-from agent_memory.domain import limits
+from agent_memory.model import limits
 
 AGENT = "agent-under-test"
 GOOD_ID = "mem_" + "a" * 26

@@ -19,9 +19,9 @@ from urllib.parse import quote, urlencode
 import pytest
 from tests.e2e.conftest import GRAINS, Api, HttpResponse, assert_error, settled_stats, unique
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.handlers.api import app, openapi_json
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 ROUTES = ("write", "search", "get", "list", "forget", "stats")
 #: Tenant A's webhook: a closed port on loopback (nothing listens; deliveries fail quietly).

@@ -12,9 +12,9 @@ import pytest
 from tests.e2e.conftest import Api, settled_stats
 from tests.environment import configure_local_env, run_cli
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
 from agent_memory.settings import get_settings
+from agent_memory.tenancy.rules.keys import NewKey
 
 RUNBOOK = """# Database failover runbook
 

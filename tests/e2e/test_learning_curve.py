@@ -16,8 +16,8 @@ from tests.e2e.conftest import unique
 from tests.environment import configure_local_env
 
 from agent_memory import container
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from learning_curve import Http, RunRecord, simulate

@@ -185,7 +185,7 @@ def test_conversation_form_stores_each_message_as_a_conversation_turn(api: Api, 
 
 FIRST = "The quarterly planning meeting with the design team moved to Thursday afternoon."
 NEAR_DUPLICATE = "The quarterly planning meeting with the design team was moved to Thursday afternoon."
-#: One word from FIRST, and another fact: never merged (`domain.dedup`).
+#: One word from FIRST, and another fact: never merged (`writing.rules.dedup`).
 OTHER_DAY = "The quarterly planning meeting with the design team moved to Friday afternoon."
 UNRELATED = "Carol fixed the flaky integration test in the billing service yesterday."
 

@@ -25,9 +25,9 @@ from schemathesis.specs.openapi.checks import (
 )
 from tests.strategies import examples
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.handlers.api import openapi_json
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 SCHEMA = schemathesis.openapi.from_dict(json.loads(openapi_json()))
 #: What every answer must satisfy. Left out on purpose: ``positive_data_acceptance`` (schema-valid

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agent_memory.adapters.outbound_http import send
-from agent_memory.domain.outbound import OutboundGuard, OutboundPolicy, OutboundRefusedError
+from agent_memory.tenancy.rules.outbound import OutboundGuard, OutboundPolicy, OutboundRefusedError
 
 
 class _Receiver(BaseHTTPRequestHandler):

@@ -89,7 +89,7 @@ def test_the_client_reads_and_changes_settings_and_sends_the_key_itself(runtime:
     # GIVEN a tenant's admin client
     from agent_memory.client import MemoryClient
     from agent_memory.client.api_errors import ConflictError
-    from agent_memory.domain.tenant_settings import TenantSettings
+    from agent_memory.tenancy.rules.tenant_settings import TenantSettings
 
     _, _, admin = new_key(admin=True)
     client = MemoryClient(runtime.url, api_key=admin, timeout_s=30.0)

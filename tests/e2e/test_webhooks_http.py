@@ -28,14 +28,14 @@ from tests.e2e.conftest import Api, assert_error, unique, wait_until
 from tests.environment import configure_local_env, set_env
 
 from agent_memory import container
-from agent_memory.domain.change_events import (
+from agent_memory.feed.rules.events import (
     EVENT_ID_HEADER,
     SIGNATURE_HEADER,
     SignatureError,
     verify_signature,
 )
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.server import LocalRuntime
+from agent_memory.tenancy.rules.keys import NewKey
 
 AGENT = "bot"
 DAY = timedelta(days=1)

@@ -28,7 +28,7 @@ def test_committed_cdk_json_is_the_documented_default() -> None:
     # GIVEN cdk.json as committed WHEN parsed THEN it is exactly the model's defaults, so the file
     # and the field docs in config.py never drift apart
     assert parse_config(committed_context()) == StackConfig()
-    # Retention defaults live in the functions (domain/plans.py); cdk.json only overrides them.
+    # Retention defaults live in the functions (governance/rules/plans.py); cdk.json only overrides them.
     assert StackConfig().plans == {}
 
 
@@ -115,13 +115,13 @@ def test_inference_profiles_are_recognised_and_resolve_to_their_model() -> None:
 
 
 def test_plan_overrides_travel_as_compact_json_in_the_functions_format() -> None:
-    # GIVEN overrides in hours, as AGENT_MEMORY_PLANS (domain/plans.py) reads them
+    # GIVEN overrides in hours, as AGENT_MEMORY_PLANS (governance/rules/plans.py) reads them
     config = parse_config({"plans": {"pro": {"working": 720, "yearly": None}, "team": {"daily": 2400}}})
     # WHEN / THEN they travel unchanged, compact, and the functions' own parser accepts them
     assert json.loads(config.plans_json) == {"pro": {"working": 720, "yearly": None}, "team": {"daily": 2400}}
     assert " " not in config.plans_json
-    from agent_memory.domain.grains import Grain
-    from agent_memory.domain.plans import load_plans
+    from agent_memory.governance.rules.plans import load_plans
+    from agent_memory.model.grains import Grain
 
     plans = load_plans(config.plans_json)
     assert plans["pro"][Grain.WORKING] == 720

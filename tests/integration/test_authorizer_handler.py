@@ -20,11 +20,11 @@ from tests.tables import create_tenants_table
 
 from agent_memory import container
 from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
-from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import NewKey, bearer_token, hash_api_key, new_api_key
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import authorizer
 from agent_memory.local.lambda_context import LocalContext
+from agent_memory.model.caller import DEFAULT_SCOPES, Caller
+from agent_memory.tenancy.rules.keys import NewKey, bearer_token, hash_api_key, new_api_key
 
 TABLE = "tenants"
 EVENT = "authorizer_token.json"

@@ -32,11 +32,11 @@ import pytest
 from agent_memory import container
 from agent_memory.adapters.local_queue import LocalFifoQueue, to_sqs_event
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
 from agent_memory.errors import DependencyError
 from agent_memory.handlers import writer
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.worker import QueueWorker
+from agent_memory.model.caller import Caller
 from agent_memory.ports import QueueMessage
 
 TENANT = "acme"

@@ -23,10 +23,10 @@ from tests.strategies import encodes_as_utf8, hostile, key_like, valid_keys
 from tests.unit.services.test_fuzz_writer import VALID_BODY, VALID_RECORD, bodies
 
 from agent_memory import container
-from agent_memory.domain.commands import WriteCommand
-from agent_memory.domain.grains import Grain, time_key_for
 from agent_memory.handlers import writer
 from agent_memory.local.lambda_context import LocalContext
+from agent_memory.model.commands import WriteCommand
+from agent_memory.model.grains import Grain, time_key_for
 from agent_memory.observability import discard_unpublished_metrics
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

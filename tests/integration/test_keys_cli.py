@@ -19,11 +19,11 @@ from tests.tables import create_tenants_table
 
 from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
-from agent_memory.domain.caller import DEFAULT_SCOPES
-from agent_memory.domain.keys import NewKey, bearer_token, hash_api_key
 from agent_memory.handlers import authorizer
 from agent_memory.local import cli
 from agent_memory.local.lambda_context import LocalContext
+from agent_memory.model.caller import DEFAULT_SCOPES
+from agent_memory.tenancy.rules.keys import NewKey, bearer_token, hash_api_key
 
 TABLE = "agent-memory-tenants"
 

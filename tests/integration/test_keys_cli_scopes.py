@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
-from agent_memory.domain.caller import DEFAULT_SCOPES
 from agent_memory.local import cli
+from agent_memory.model.caller import DEFAULT_SCOPES
 
 
 def create(capsys: pytest.CaptureFixture[str], *extra: str) -> str:

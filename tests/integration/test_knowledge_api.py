@@ -10,7 +10,7 @@ from typing import Any
 from tests.integration.conftest import call_api, drain_writes
 from tests.payloads import load_event
 
-from agent_memory.domain.knowledge import CITATION_SEPARATOR
+from agent_memory.knowledge.rules.passages import CITATION_SEPARATOR
 
 RUNBOOK = """# Database runbook
 

@@ -23,7 +23,7 @@ from tests.opensearch_cluster import Indexes, cluster_client, cluster_url
 
 from agent_memory.adapters.opensearch import opensearch_knowledge
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
-from agent_memory.domain.knowledge import KnowledgeDocument, passages_of
+from agent_memory.knowledge.rules.passages import KnowledgeDocument, passages_of
 from agent_memory.ports import PassageQuery, StoredPassage
 
 pytestmark = pytest.mark.opensearch

@@ -30,7 +30,7 @@ from agent_memory.adapters.opensearch.opensearch_index import (
     records_index_name,
 )
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import AuditAction, AuditEvent, AuditQuery, StoredRecord, StoreQuery
 
 pytestmark = pytest.mark.opensearch

@@ -18,10 +18,10 @@ from agent_memory import container
 from agent_memory.adapters import outbound_http
 from agent_memory.adapters.embedders import build_tenant_embedder
 from agent_memory.adapters.http_webhooks import GuardedWebhookSender
-from agent_memory.domain.outbound import OutboundRefusedError
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
 from agent_memory.errors import ConfigurationError
 from agent_memory.settings import get_settings
+from agent_memory.tenancy.rules.outbound import OutboundRefusedError
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider
 
 PUBLIC = "93.184.215.14"
 ADMIN = {"tenant_id": "acme", "key_id": "k1", "scopes": "admin", "agents": "", "reads": ""}

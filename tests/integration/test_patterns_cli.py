@@ -13,9 +13,9 @@ from tests.integration.conftest import call_api, drain_writes
 from tests.payloads import load_event
 
 from agent_memory import container
-from agent_memory.domain.patterns import is_recognised_pattern
-from agent_memory.domain.recall import SearchQuery
-from agent_memory.domain.records import MemoryKind
+from agent_memory.derived.rules.patterns import is_recognised_pattern
+from agent_memory.model.queries import SearchQuery
+from agent_memory.model.records import MemoryKind
 
 TENANT, AGENT = "acme", "support-bot"
 FINDING = "The login handler builds its SQL query from raw user input"

@@ -11,8 +11,8 @@ from tests.integration.conftest import call_api, drain_writes
 from tests.payloads import load_event
 
 from agent_memory import container
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.keys import NewKey
+from agent_memory.model.caller import Caller
+from agent_memory.tenancy.rules.keys import NewKey
 
 ADMIN = Caller("acme", key_id="key_admin", scopes=frozenset({"admin"}))
 

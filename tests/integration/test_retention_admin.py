@@ -12,8 +12,8 @@ from tests.integration.conftest import call_api, drain_queues, drain_writes
 from tests.payloads import load_event
 
 from agent_memory import container
-from agent_memory.domain.grains import Grain
 from agent_memory.local import cli
+from agent_memory.model.grains import Grain
 
 TENANT, AGENT = "acme", "support-bot"
 _CLI_ENV = (

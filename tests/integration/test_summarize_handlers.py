@@ -12,12 +12,12 @@ from tests.integration.conftest import call_api, drain_queues
 from tests.payloads import EVENTS, load_event
 
 from agent_memory import container
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import summary_id
 from agent_memory.handlers import summarize_dispatch, summarize_worker, writer
 from agent_memory.local import cli
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.server import LocalRuntime
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import summary_id
 from agent_memory.settings import get_settings
 
 TENANT, AGENT = "acme", "support-bot"
@@ -249,7 +249,7 @@ def test_a_refused_provider_key_fails_the_job_and_tells_the_tenants_admin(
     assert "All records failed" in str(failed.value)
     # ... and the tenant's settings history says why, job by job, without any key
     from agent_memory.ports import AuditQuery
-    from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
+    from agent_memory.tenancy.settings import SETTINGS_RECORD, TENANT_AUDIT_AGENT
 
     events = container.store().audit_events(AuditQuery("acme", TENANT_AUDIT_AGENT, SETTINGS_RECORD)).events
     assert {e.action for e in events} == {"provider_key_rejected"}

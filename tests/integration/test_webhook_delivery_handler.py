@@ -15,8 +15,8 @@ from tests.payloads import load_event
 
 from agent_memory import container
 from agent_memory.adapters.http_webhooks import GuardedWebhookSender
-from agent_memory.domain.change_events import SIGNATURE_HEADER, verify_signature
-from agent_memory.domain.webhook_config import WebhookConfig
+from agent_memory.feed.rules.events import SIGNATURE_HEADER, verify_signature
+from agent_memory.feed.rules.webhook_config import WebhookConfig
 from agent_memory.handlers import webhook_delivery
 from agent_memory.local.lambda_context import LocalContext
 

@@ -84,7 +84,7 @@ def test_a_write_whose_tenant_key_the_provider_refuses_is_dead_lettered_saying_s
     assert len(letters) == 3 and all(letter.reason.startswith("provider_key_rejected") for letter in letters)
     assert container.store().stats("acme", "support-bot", container.clock().now()).records == {}
     from agent_memory.ports import AuditQuery
-    from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
+    from agent_memory.tenancy.settings import SETTINGS_RECORD, TENANT_AUDIT_AGENT
 
     events = container.store().audit_events(AuditQuery("acme", TENANT_AUDIT_AGENT, SETTINGS_RECORD)).events
     assert [str(e.action) for e in events][:1] == ["provider_key_rejected"]

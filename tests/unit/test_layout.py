@@ -1,8 +1,11 @@
 """The layout rules of docs/architecture.md, checked on the source rather than trusted.
 
 Each rule is one a reviewer found broken once: modules too long to read, file names that repeat
-across packages, use cases that imported the HTTP contract or an SDK, protocols scattered away
-from the ports package.
+where the package does not say the rest, use cases that imported the HTTP contract or an SDK, pure
+rules that reached for a port, protocols scattered away from the ports package.
+
+The core is one package per capability: its use cases are its modules, its pure rules are in its
+``rules/``; ``model/`` holds the types they all share.
 """
 
 from __future__ import annotations
@@ -27,31 +30,68 @@ SDKS = (
     "lancedb",
     "pyarrow",
 )
+#: The capability packages of the core; with ``model`` they are the core.
+CAPABILITIES = (
+    "writing",
+    "recall",
+    "cascade",
+    "supersession",
+    "derived",
+    "governance",
+    "knowledge",
+    "experience",
+    "tenancy",
+    "feed",
+)
+CORE = ("model", *CAPABILITIES)
+#: Stands for every use-case module of every capability (``agent_memory.<capability>.<module>``
+#: outside ``rules``).
+USE_CASES = "a capability's use cases"
+PURE = (
+    "agent_memory.contract",
+    "agent_memory.ports",
+    USE_CASES,
+    "agent_memory.adapters",
+    "agent_memory.handlers",
+    "agent_memory.container",
+    *SDKS,
+)
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "domain": (
-        "agent_memory.contract",
-        "agent_memory.ports",
-        "agent_memory.services",
-        "agent_memory.adapters",
-        "agent_memory.handlers",
-        "agent_memory.container",
-        *SDKS,
-    ),
-    "services": (
+    "model": PURE,
+    "rules": PURE,
+    "use cases": (
         "agent_memory.contract",
         "agent_memory.adapters",
         "agent_memory.handlers",
         "agent_memory.container",
         *SDKS,
     ),
-    "contract": ("agent_memory.services", "agent_memory.adapters", "agent_memory.handlers", *SDKS),
+    "contract": (USE_CASES, "agent_memory.adapters", "agent_memory.handlers", *SDKS),
 }
 #: Packages that are the client library, with seams of their own (a transport, credentials).
 CLIENT_SIDE = ("client", "tools")
 
 
-def _layer(path: Path) -> str:
+def _top(path: Path) -> str:
     return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def _layer(path: Path) -> str:
+    """The top-level package, except in the core: ``model``, ``rules`` (a capability's ``rules/``)
+    or ``use cases`` (a capability's other modules)."""
+    top, parts = _top(path), path.relative_to(PACKAGE).parts
+    if top in CAPABILITIES:
+        return "rules" if len(parts) > 2 and parts[1] == "rules" else "use cases"
+    return top
+
+
+def _is_use_case(name: str) -> bool:
+    parts = name.split(".")
+    return len(parts) > 2 and parts[0] == "agent_memory" and parts[1] in CAPABILITIES and parts[2] != "rules"
+
+
+def _breaks(name: str, bad: str) -> bool:
+    return _is_use_case(name) if bad == USE_CASES else name == bad or name.startswith(bad + ".")
 
 
 def _imports(path: Path) -> set[str]:
@@ -71,6 +111,7 @@ def _imports(path: Path) -> set[str]:
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
     return names
 
 
@@ -88,12 +129,31 @@ def test_no_module_is_over_600_lines() -> None:
     assert long == {}
 
 
-def test_module_file_names_are_unique() -> None:
+def test_module_file_names_repeat_only_where_the_package_says_the_rest() -> None:
+    """Outside the core every name is unique; in the core a short name may repeat across
+    capabilities (``cascade/folding.py``, ``recall/rules/folding.py``), never within one."""
     # GIVEN
-    names = Counter(p.name for p in MODULES if p.name != "__init__.py")
+    modules = [p for p in MODULES if p.name != "__init__.py"]
 
-    # WHEN / THEN
-    assert [name for name, count in names.items() if count > 1] == []
+    # WHEN
+    outside = Counter(p.name for p in modules if _top(p) not in CORE)
+    within = Counter((_top(p), p.name) for p in modules if _top(p) in CORE)
+
+    # THEN
+    assert [name for name, count in outside.items() if count > 1] == []
+    assert [name for name, count in within.items() if count > 1] == []
+
+
+def test_every_core_package_says_what_it_owns() -> None:
+    # WHEN
+    silent = [
+        str(p.relative_to(PACKAGE))
+        for p in MODULES
+        if p.name == "__init__.py" and _top(p) in CORE and not ast.get_docstring(ast.parse(p.read_text()))
+    ]
+
+    # THEN
+    assert silent == []
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
@@ -104,7 +164,7 @@ def test_inner_layers_import_neither_the_contract_nor_the_outside(layer: str) ->
         for p in MODULES
         if _layer(p) == layer
         for name in _imports(p)
-        if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[layer])
+        if any(_breaks(name, bad) for bad in FORBIDDEN[layer])
     }
 
     # THEN

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Protocol, get_type_hints
 
-from agent_memory import services
+from tests.unit.test_layout import CAPABILITIES
+
 from agent_memory.ports import Clock, MemoryStore, RecordStore, WritableMemory
 
 #: The most methods a port taken by a service may have.
@@ -59,10 +60,14 @@ def too_wide(modules: Iterable[ModuleType]) -> list[str]:
     )
 
 
-#: Every module of the services package, imported when the file is collected (importing the
-#: observability module opens the tracer's socket, which the tests themselves may not).
+#: Every use case: each capability's modules outside its ``rules/``, imported when the file is
+#: collected (importing the observability module opens the tracer's socket, which the tests
+#: themselves may not).
 SERVICES = [
-    importlib.import_module(f"{services.__name__}.{m.name}") for m in pkgutil.iter_modules(services.__path__)
+    importlib.import_module(f"agent_memory.{package}.{m.name}")
+    for package in CAPABILITIES
+    for m in pkgutil.iter_modules(importlib.import_module(f"agent_memory.{package}").__path__)
+    if not m.ispkg
 ]
 
 
@@ -80,13 +85,13 @@ def test_the_services_are_found_with_the_store_views_they_take() -> None:
 
     # THEN the scan reaches the constructors it guards (an empty scan would pass vacuously)
     assert len(taken) > 100
-    assert ("store_writes.WriterService", "WritableMemory") in taken
+    assert ("writer.WriterService", "WritableMemory") in taken
     assert ("forget.ForgetService", "ForgettableMemory") in taken
 
 
 def test_a_class_that_takes_the_whole_store_is_named() -> None:
     # GIVEN a module whose class takes the whole store, and another that takes a narrow port
-    module = ModuleType("agent_memory.services.wide")
+    module = ModuleType("agent_memory.writing.wide")
 
     class Wide:
         def __init__(self, store: MemoryStore, clock: Clock | None = None) -> None: ...

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_memory.container import Container, ranking
-from agent_memory.domain.profiles import ProfileRules
-from agent_memory.domain.scoring import RankingWeights
+from agent_memory.derived.rules.profiles import ProfileRules
+from agent_memory.recall.rules.scoring import RankingWeights
 from agent_memory.settings import Settings
 
 

@@ -1,6 +1,6 @@
-"""Enrolling a tenant in its subscription plan's API Gateway usage plan (`domain.usage`).
+"""Enrolling a tenant in its subscription plan's API Gateway usage plan (`tenancy.rules.usage`).
 
-`enroll` makes sure the tenant's API key exists (named and valued by `domain.usage`) and sits in
+`enroll` makes sure the tenant's API key exists (named and valued by `tenancy.rules.usage`) and sits in
 exactly one of the stage's usage plans, its plan's: a tenant moved to another plan leaves the
 old one. Idempotent; run by ``agent-memory keys create`` and ``agent-memory keys enroll``.
 """
@@ -12,8 +12,8 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent_memory.domain.usage import usage_key, usage_key_name, usage_plan_name
 from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.tenancy.rules.usage import usage_key, usage_key_name, usage_plan_name
 
 
 class ApiGatewayUsagePlans:

@@ -2,7 +2,7 @@
 
 Comprehend finds what patterns cannot (a phone number written out in an unusual way, a password
 stated in a sentence), at a price per character and one call per write; its findings join the
-local engine's (`domain.redaction.redact`), whose validators stay in force. Only the entity types
+local engine's (`writing.rules.redaction.redact`), whose validators stay in force. Only the entity types
 that map to a placeholder kind are kept (names and postal addresses are not redacted: a memory of
 who said what needs them). Comprehend reads at most 100 KB of UTF-8 a call, so a longer text is
 read in overlapping windows. Errors after botocore's retries are a `DependencyError`: the write is
@@ -17,8 +17,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.aws_clients import request_path_client
-from agent_memory.domain.redaction import PiiKind, Span
 from agent_memory.errors import DependencyError
+from agent_memory.writing.rules.redaction import PiiKind, Span
 
 #: Comprehend's entity types that have a placeholder here.
 KINDS: dict[str, PiiKind] = {

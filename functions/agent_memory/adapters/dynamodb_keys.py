@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.keys import KeyInfo, NewKey, hash_api_key
 from agent_memory.errors import ConflictError
+from agent_memory.model.caller import Caller
+from agent_memory.tenancy.rules.keys import KeyInfo, NewKey, hash_api_key
 
 if TYPE_CHECKING:
     pass

@@ -22,9 +22,9 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
-from agent_memory.domain.embedding_spaces import EmbeddingState
-from agent_memory.domain.tenant_settings import StoredSettings, TenantSettings
 from agent_memory.errors import ConflictError
+from agent_memory.tenancy.rules.embedding_spaces import EmbeddingState
+from agent_memory.tenancy.rules.tenant_settings import StoredSettings, TenantSettings
 
 
 class DynamoDbTenantSettingsStore(DynamoDbTable):

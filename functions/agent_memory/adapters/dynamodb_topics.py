@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
-from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
+from agent_memory.knowledge.rules.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
 from agent_memory.ports import StoredTopicDictionary
 
 if TYPE_CHECKING:

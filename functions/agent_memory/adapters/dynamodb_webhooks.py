@@ -18,9 +18,9 @@ from datetime import datetime
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.dynamodb_table import DynamoDbTable
-from agent_memory.domain.change_events import ChangeType
-from agent_memory.domain.webhook_config import WebhookConfig
 from agent_memory.errors import DependencyError
+from agent_memory.feed.rules.events import ChangeType
+from agent_memory.feed.rules.webhook_config import WebhookConfig
 
 
 class DynamoDbWebhookStore(DynamoDbTable):

@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.domain.change_events import EVENT_SOURCE, ChangeEvent
+from agent_memory.feed.rules.events import EVENT_SOURCE, ChangeEvent
 from agent_memory.observability import MetricUnit, logger, metrics
 
 if TYPE_CHECKING:

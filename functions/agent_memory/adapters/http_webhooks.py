@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agent_memory.adapters.outbound_http import send
-from agent_memory.domain.outbound import OutboundGuard
+from agent_memory.tenancy.rules.outbound import OutboundGuard
 
 #: How much of an endpoint's answer is read before the connection is closed.
 MAX_ANSWER_BYTES = 64 * 1024

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.domain.change_events import ChangeEvent
+from agent_memory.feed.rules.events import ChangeEvent
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import QueueMessage
 

@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_memory.adapters.secret_record import SecretRecordReads, decode_secret, encode_secret
-from agent_memory.domain.ids import digest
-from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import ConfigurationError
+from agent_memory.model.ids import digest
+from agent_memory.tenancy.rules.tenant_settings import SecretInfo
 
 _DIR_MODE = 0o700
 _FILE_MODE = 0o600

@@ -5,7 +5,7 @@ Hosted providers and self-hosted servers (vLLM, Ollama, LM Studio, llama.cpp) sp
 share this client and differ only in the payload they send and the answer they read. It uses the
 standard library's ``http.client`` on purpose (no HTTP dependency enters the deployment for two
 calls), through the outbound policy: an endpoint that resolves to a private, loopback or
-link-local address is never called, and never sent the key (`domain.outbound`).
+link-local address is never called, and never sent the key (`tenancy.rules.outbound`).
 
 The transport is a plain callable (`Transport`), so tests answer from a script instead of the
 network, and the retry and error mapping below are exercised without a socket.
@@ -39,9 +39,9 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from agent_memory.adapters.outbound_http import outbound_guard, send
-from agent_memory.domain.outbound import OutboundGuard, OutboundRefusedError
 from agent_memory.errors import ConfigurationError, DependencyError, ProviderKeyRejectedError
 from agent_memory.settings import get_settings
+from agent_memory.tenancy.rules.outbound import OutboundGuard, OutboundRefusedError
 
 logger = logging.getLogger(__name__)
 

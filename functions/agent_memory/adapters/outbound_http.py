@@ -1,4 +1,4 @@
-"""Requests out of this service, made only as the outbound policy allows (`domain.outbound`).
+"""Requests out of this service, made only as the outbound policy allows (`tenancy.rules.outbound`).
 
 The one place a tenant-named URL is called: the webhook sender and the OpenAI-compatible client
 both send through `send`. The URL's host is resolved and checked by the `OutboundGuard` first,
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from agent_memory.domain.outbound import OutboundGuard, OutboundPolicy, Target
 from agent_memory.settings import Settings
+from agent_memory.tenancy.rules.outbound import OutboundGuard, OutboundPolicy, Target
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_memory.domain.limits import MAX_MESSAGE_BYTES
 from agent_memory.errors import PayloadTooLargeError
+from agent_memory.model.limits import MAX_MESSAGE_BYTES
 from agent_memory.ports import QueueMessage
 
 

@@ -25,8 +25,8 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.s3_errors import CHANGED, error_code, s3_error, unless_missing
-from agent_memory.domain.export_jobs import ExportState
 from agent_memory.errors import ConfigurationError, ConflictError
+from agent_memory.governance.rules.export_jobs import ExportState
 from agent_memory.ports.export_store import ExportLocation
 
 #: Bytes buffered before a part is uploaded (S3's minimum for all but the last part is 5 MiB).

@@ -9,8 +9,8 @@ from abc import ABC, abstractmethod
 from datetime import datetime
 from typing import Any
 
-from agent_memory.domain.tenant_settings import MAX_PROVIDER_KEY_CHARS, SecretInfo
 from agent_memory.errors import ConfigurationError
+from agent_memory.tenancy.rules.tenant_settings import MAX_PROVIDER_KEY_CHARS, SecretInfo
 
 #: The longest key accepted, in characters (the contract's bound; a provider key is well under it).
 MAX_SECRET_CHARS = MAX_PROVIDER_KEY_CHARS

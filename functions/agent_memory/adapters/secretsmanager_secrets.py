@@ -31,8 +31,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.secret_record import SecretRecordReads, decode_secret, encode_secret
-from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import DependencyError
+from agent_memory.tenancy.rules.tenant_settings import SecretInfo
 
 _NOT_FOUND = "ResourceNotFoundException"
 _EXISTS = "ResourceExistsException"

@@ -41,8 +41,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from agent_memory.adapters.queue_limits import refuse_oversized
 from agent_memory.adapters.sqs_batch import MAX_BATCH_ENTRIES, BatchSender, SqsQueue, default_client
-from agent_memory.domain.limits import MAX_MESSAGE_BYTES
 from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.model.limits import MAX_MESSAGE_BYTES
 from agent_memory.ports import MAX_RECEIVES_REASON, DeadLetter, QueueMessage
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from agent_memory.contract.v1_experience import PatternRunRequest, PatternRunRes
 from agent_memory.contract.v1_exports import ExportOut, ExportRequest, ExportsResponse
 from agent_memory.contract.v1_settings import SettingsResponse
 from agent_memory.contract.v1_webhooks import WebhookDeleted, WebhookResponse, WebhookUpdate
-from agent_memory.domain.tenant_settings import TenantSettings
+from agent_memory.tenancy.rules.tenant_settings import TenantSettings
 
 
 class AdminCalls(Connection):
@@ -171,7 +171,7 @@ class AdminCalls(Connection):
     ) -> WebhookResponse:
         """Set or replace the tenant's webhook. The answer's ``secret`` is the signing secret
         when this call made it (a first webhook, or ``new_secret``): keep it, it is not shown
-        again. Check deliveries with `agent_memory.domain.change_events.verify_signature`."""
+        again. Check deliveries with `agent_memory.feed.rules.events.verify_signature`."""
         fields = {"url": url, "event_types": event_types, "include_content": include_content}
         body = WebhookUpdate.model_validate(fields).model_dump(mode="json", exclude_none=True)
         body |= {"new_secret": new_secret} | ({"secret": secret} if secret is not None else {})

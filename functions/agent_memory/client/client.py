@@ -46,9 +46,9 @@ from agent_memory.contract.v1 import (
 )
 from agent_memory.contract.v1_experience import FeedbackRequest, FeedbackResponse
 from agent_memory.contract.v1_history import MemoryHistoryResponse, RestoreResponse
-from agent_memory.domain.experience import FeedbackOutcome
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
+from agent_memory.experience.rules.confidence import FeedbackOutcome
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import EXPERIENCE_KINDS, MemoryKind
 
 ItemLike = WriteItem | Mapping[str, Any] | str
 #: The kinds of an experience (`records.EXPERIENCE_KINDS`), for type checkers.

@@ -45,8 +45,8 @@ from pydantic import ValidationError
 from agent_memory.client.api_errors import BadRequestError, ConflictError
 from agent_memory.client.client import MemoryClient
 from agent_memory.contract.v1 import WriteItem
-from agent_memory.domain.ids import digest
-from agent_memory.domain.limits import MAX_ITEMS_PER_REQUEST
+from agent_memory.model.ids import digest
+from agent_memory.model.limits import MAX_ITEMS_PER_REQUEST
 
 Format = Literal["jsonl", "locomo", "mem0"]
 FORMATS: tuple[Format, ...] = ("jsonl", "locomo", "mem0")

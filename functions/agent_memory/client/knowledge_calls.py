@@ -21,7 +21,7 @@ from agent_memory.contract.v1_knowledge import (
     DocumentsResponse,
     PassagesResponse,
 )
-from agent_memory.domain.knowledge import DocumentFormat
+from agent_memory.knowledge.rules.passages import DocumentFormat
 
 
 class KnowledgeCalls(Connection):

@@ -696,7 +696,7 @@ function confidence(value) {
     fixed(value, 2));
 }
 
-/** What one more feedback of ``outcome`` makes the confidence (the rule in domain/experience.py). */
+/** What one more feedback of ``outcome`` makes the confidence (the rule in experience/rules/confidence.py). */
 function posterior(x, outcome) {
   const k = x.confirmations + (outcome === "confirmed" ? 1 : 0);
   const r = x.refutations + (outcome === "refuted" ? 1 : 0);

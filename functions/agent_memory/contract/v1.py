@@ -17,19 +17,23 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent_memory.contract.strict import STRICT as _STRICT
 from agent_memory.contract.v1_experience import ExperienceOut
-from agent_memory.domain.experience import DEFAULT_CONFIDENCE, MAX_EXPERIENCE_TEXT, Experience
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import (
+from agent_memory.experience.rules.confidence import DEFAULT_CONFIDENCE, MAX_EXPERIENCE_TEXT, Experience
+from agent_memory.model.grains import Grain
+
+# ``POST /v1/admin/summarize`` takes the dispatch request itself (re-exported here): the schedule,
+# the CLI and the route accept exactly the same thing.
+from agent_memory.model.jobs import SummarizeRequest, SummaryGrain  # noqa: F401 (re-exported)
+from agent_memory.model.limits import (
     MAX_CONTENT_BYTES,
     MAX_ITEMS_PER_REQUEST,
     MAX_LINKS,
     MAX_TAGS,
     MAX_TTL_DAYS,
 )
-from agent_memory.domain.recall import (
+from agent_memory.model.queries import (
     NewMemory,
 )
-from agent_memory.domain.records import (
+from agent_memory.model.records import (
     EXPERIENCE_KINDS,
     Link,
     MemoryKind,
@@ -39,13 +43,7 @@ from agent_memory.domain.records import (
     Source,
     check_metadata,
 )
-from agent_memory.domain.redaction import map_strings
-from agent_memory.domain.scoring import display_text
-
-# ``POST /v1/admin/summarize`` takes the dispatch request itself (re-exported here): the schedule,
-# the CLI and the route accept exactly the same thing.
-from agent_memory.domain.summary_jobs import SummarizeRequest, SummaryGrain  # noqa: F401 (re-exported)
-from agent_memory.domain.types import (
+from agent_memory.model.types import (
     ConversationId,
     RunId,
     Score,
@@ -56,9 +54,11 @@ from agent_memory.domain.types import (
     UtcDatetime,
     visible,
 )
+from agent_memory.recall.rules.scoring import display_text
+from agent_memory.writing.rules.redaction import map_strings
 
 if TYPE_CHECKING:  # the store's page types, read by attribute when a response is built
-    from agent_memory.domain.operator_views import PeriodView, SearchActivity
+    from agent_memory.model.operator_views import PeriodView, SearchActivity
     from agent_memory.ports import AgentPage, AuditPage, Page
 
 # Search and context, the error body and the topic dictionary (re-exported: every model of the

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from agent_memory.contract.strict import STRICT as _STRICT
-from agent_memory.domain.experience import MAX_NOTE_CHARS, Experience, FeedbackOutcome
+from agent_memory.experience.rules.confidence import MAX_NOTE_CHARS, Experience, FeedbackOutcome
 
 if TYPE_CHECKING:  # read by attribute; importing it at run time would make the client need numpy
-    from agent_memory.domain.patterns import PatternReport
+    from agent_memory.derived.rules.patterns import PatternReport
 
 
 class ExperienceOut(BaseModel):

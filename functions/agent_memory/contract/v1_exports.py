@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field, model_validator
 from agent_memory.contract.strict import STRICT as _STRICT
 from agent_memory.contract.v1 import AuditEventOut, MemoryOut
 from agent_memory.contract.v1_history import MemoryVersionOut
-from agent_memory.domain.export_jobs import ExportItem, ExportScope, ExportState
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.types import AgentId, UserId, UtcDatetime
+from agent_memory.governance.rules.export_jobs import ExportItem, ExportScope, ExportState
+from agent_memory.model.grains import Grain
+from agent_memory.model.types import AgentId, UserId, UtcDatetime
 
 #: The version of the file's format (the header's ``format``).
 FORMAT = 1

@@ -1,4 +1,4 @@
-"""The history of one memory and the restore of a version (`domain.memory_versions`)."""
+"""The history of one memory and the restore of a version (`governance.rules.versions`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent_memory.domain.memory_versions import Version
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.governance.rules.versions import Version
+from agent_memory.model.records import MemoryRecord
 
 
 class MemoryVersionOut(BaseModel):

@@ -1,7 +1,7 @@
 """Models of the HTTP contract (v1) for shared knowledge: documents put, listed, read, deleted.
 
-A document's text is bounded (`domain.knowledge.MAX_DOCUMENT_CHARS`) so that it travels the write
-queue whole; its passages are made by the service (`domain.knowledge.split_passages`), never sent.
+A document's text is bounded (`knowledge.rules.passages.MAX_DOCUMENT_CHARS`) so that it travels the write
+queue whole; its passages are made by the service (`knowledge.rules.passages.split_passages`), never sent.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent_memory.contract.strict import STRICT as _STRICT
-from agent_memory.domain.knowledge import (
+from agent_memory.knowledge.rules.passages import (
     MAX_DOCUMENT_CHARS,
     MAX_TITLE_CHARS,
     MAX_URI_CHARS,
@@ -27,8 +27,8 @@ from agent_memory.domain.knowledge import (
     check_validity,
     seen,
 )
-from agent_memory.domain.limits import MAX_TAGS
-from agent_memory.domain.types import Day, Tag
+from agent_memory.model.limits import MAX_TAGS
+from agent_memory.model.types import Day, Tag
 
 if TYPE_CHECKING:  # read by attribute; importing the ports at run time would make the client need numpy
     from agent_memory.ports import DocumentPage

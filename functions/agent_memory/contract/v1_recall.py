@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field, model_validator
 
 from agent_memory.contract.strict import STRICT as _STRICT
 from agent_memory.contract.v1_experience import ExperienceOut
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import (
+from agent_memory.model.grains import Grain
+from agent_memory.model.limits import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_RESULTS,
     MAX_CONTEXT_TOKENS,
@@ -27,7 +27,7 @@ from agent_memory.domain.limits import (
     MAX_TAGS,
     MIN_CONTEXT_TOKENS,
 )
-from agent_memory.domain.recall import (
+from agent_memory.model.queries import (
     BOTH,
     DEFAULT_PATTERN_CONFIDENCE,
     DEFAULT_SHARED_SHARE,
@@ -39,8 +39,8 @@ from agent_memory.domain.recall import (
     SearchQuery,
     SourceTag,
 )
-from agent_memory.domain.records import MemoryKind, Source
-from agent_memory.domain.types import Score, Tag, UserId, UtcDatetime
+from agent_memory.model.records import MemoryKind, Source
+from agent_memory.model.types import Score, Tag, UserId, UtcDatetime
 
 GrainFilter = Grain | Literal["all"]
 

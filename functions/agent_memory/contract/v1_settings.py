@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from agent_memory.domain.embedding_spaces import EmbeddingState
-from agent_memory.domain.plans import Retention
-from agent_memory.domain.tenant_settings import (
+from agent_memory.governance.rules.plans import Retention
+from agent_memory.tenancy.rules.embedding_spaces import EmbeddingState
+from agent_memory.tenancy.rules.tenant_settings import (
     MAX_PROVIDER_KEY_CHARS,
     ModelChoice,
     SecretInfo,

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field, field_validator
 
 from agent_memory.contract.strict import STRICT as _STRICT
-from agent_memory.domain.topic_dictionary import MAX_CANONICAL_TERMS, TopicDictionary
-from agent_memory.domain.types import UtcDatetime
+from agent_memory.knowledge.rules.topic_dictionary import MAX_CANONICAL_TERMS, TopicDictionary
+from agent_memory.model.types import UtcDatetime
 
 if TYPE_CHECKING:  # the store's types, read by attribute when a response is built
-    from agent_memory.domain.topic_dictionary import TopicProposal
+    from agent_memory.knowledge.rules.topic_dictionary import TopicProposal
     from agent_memory.ports import StoredTopicDictionary
 
 

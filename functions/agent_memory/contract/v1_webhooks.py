@@ -12,8 +12,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field, SecretStr
 
 from agent_memory.contract.strict import STRICT
-from agent_memory.domain.change_events import SIGNATURE_HEADER, ChangeType
-from agent_memory.domain.webhook_config import MAX_URL_CHARS, WebhookConfig
+from agent_memory.feed.rules.events import SIGNATURE_HEADER, ChangeType
+from agent_memory.feed.rules.webhook_config import MAX_URL_CHARS, WebhookConfig
 
 
 class WebhookUpdate(BaseModel):

@@ -26,9 +26,9 @@ from agent_memory.contract.v1 import (
 from agent_memory.contract.v1_experience import PatternRunRequest, PatternRunResponse
 from agent_memory.contract.v1_grants import ReadersResponse, ReadGrantResponse
 from agent_memory.contract.v1_settings import SettingsResponse, SettingsUpdate
-from agent_memory.domain.patterns import PatternReport
-from agent_memory.domain.types import AgentId
+from agent_memory.derived.rules.patterns import PatternReport
 from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
+from agent_memory.model.types import AgentId
 
 ReaderPath = Annotated[AgentId, Path(description="The agent that may read agent_id's memory.")]
 

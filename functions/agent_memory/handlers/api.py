@@ -32,8 +32,6 @@ from agent_memory.contract.v1 import (
     ErrorDetail,
     ErrorResponse,
 )
-from agent_memory.domain.caller import ADMIN_SCOPE, Caller, Reach
-from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.errors import AgentMemoryError, PayloadTooLargeError, ValidationFailedError
 from agent_memory.handlers import (
     admin_routes,
@@ -48,6 +46,8 @@ from agent_memory.handlers import (
 from agent_memory.handlers.cors import with_console_cors
 from agent_memory.handlers.route_support import AUTHORIZED_ROUTE, json_response
 from agent_memory.handlers.routes import Capability, Route, capabilities_of, route_for
+from agent_memory.model.caller import ADMIN_SCOPE, Caller, Reach
+from agent_memory.model.limits import MAX_BODY_BYTES
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.settings import get_settings
 

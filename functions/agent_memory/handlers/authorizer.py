@@ -32,11 +32,11 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
-from agent_memory.domain.keys import bearer_token
-from agent_memory.domain.usage import usage_key
 from agent_memory.observability import MetricUnit, logger, metrics, tracer
-from agent_memory.services.auth import KeyAuthenticator
 from agent_memory.settings import get_settings
+from agent_memory.tenancy.auth import KeyAuthenticator
+from agent_memory.tenancy.rules.keys import bearer_token
+from agent_memory.tenancy.rules.usage import usage_key
 
 #: The one message API Gateway maps to 401 Unauthorized.
 UNAUTHORIZED = "Unauthorized"
@@ -105,7 +105,7 @@ def authorize(event: dict[str, Any], context: LambdaContext) -> dict[str, Any] |
     policy.allow_all_routes()  # arn:{partition}:execute-api:{region}:{account}:{api}/{stage}/*/*
     answer = policy.asdict()
     prefix = get_settings().usage_plans
-    if prefix:  # throttled and metered against the tenant's plan's usage plan (domain/usage.py)
+    if prefix:  # throttled and metered against the tenant's plan's usage plan (tenancy/rules/usage.py)
         answer["usageIdentifierKey"] = usage_key(prefix, caller.tenant_id)
     return answer
 

@@ -19,7 +19,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from agent_memory import container
 from agent_memory.contract.v1 import ErrorResponse
 from agent_memory.contract.v1_exports import ExportOut, ExportRequest, ExportsResponse
-from agent_memory.domain.export_jobs import EXPORT_ID_PATTERN, ExportState
+from agent_memory.governance.rules.export_jobs import EXPORT_ID_PATTERN, ExportState
 from agent_memory.handlers.route_support import caller_of, json_response
 
 router = Router()

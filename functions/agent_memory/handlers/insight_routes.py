@@ -12,9 +12,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from agent_memory import container
 from agent_memory.contract.v1 import AgentsResponse, PeriodResponse, SearchStatsResponse, TimelineResponse
-from agent_memory.domain.grains import Grain
 from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
-from agent_memory.services.search_stats import MAX_SEARCH_STATS_DAYS
+from agent_memory.model.grains import Grain
+from agent_memory.recall.search_stats import MAX_SEARCH_STATS_DAYS
 
 router = Router()
 

@@ -24,8 +24,8 @@ from agent_memory.contract.v1_knowledge import (
     PassageOut,
     PassagesResponse,
 )
-from agent_memory.domain.knowledge import DocumentId, PutStatus
 from agent_memory.handlers.route_support import CursorQuery, LimitQuery, caller_of, json_response
+from agent_memory.knowledge.rules.passages import DocumentId, PutStatus
 
 router = Router()
 

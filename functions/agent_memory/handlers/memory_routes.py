@@ -26,9 +26,9 @@ from agent_memory.contract.v1 import (
 )
 from agent_memory.contract.v1_experience import FeedbackRequest, FeedbackResponse
 from agent_memory.contract.v1_history import MemoryHistoryResponse, MemoryVersionOut, RestoreResponse
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.types import MemoryId, UserId
 from agent_memory.handlers.route_support import AgentPath, CursorQuery, LimitQuery, caller_of, json_response
+from agent_memory.model.grains import Grain
+from agent_memory.model.types import MemoryId, UserId
 
 router = Router()
 

@@ -2,7 +2,7 @@
 
 Event: ``{}`` from the schedule, ``{"reason", "tenants": [...]}`` from a tenant's admin route
 (anything else is ignored). It cleans up every tenant with records (or the tenants named), per its plan
-(`agent_memory.services.retention_rules`), and returns what it did. Safe to run twice: the second run
+(`agent_memory.governance.retention`), and returns what it did. Safe to run twice: the second run
 finds nothing more to delete.
 """
 

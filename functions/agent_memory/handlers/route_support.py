@@ -14,10 +14,10 @@ from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.limits import MAX_LIST_LIMIT
-from agent_memory.domain.types import AgentId
 from agent_memory.errors import ForbiddenError
+from agent_memory.model.caller import Caller
+from agent_memory.model.limits import MAX_LIST_LIMIT
+from agent_memory.model.types import AgentId
 from agent_memory.observability import logger
 
 #: The authorizer-context key naming the route table's route a request was authorized for.

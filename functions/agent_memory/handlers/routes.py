@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote
 
-from agent_memory.domain.caller import (
+from agent_memory.model.caller import (
     ADMIN_SCOPE,
     FORGET_SCOPE,
     KNOWLEDGE_SCOPE,

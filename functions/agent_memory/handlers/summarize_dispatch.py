@@ -7,8 +7,8 @@ period; ``{"grain": "daily", "period": "2026-11-21"}`` one period; ``{"grain": .
 "2026-01-01", "to": "2026-03-31"}`` every period of the grain holding a day of that range (a
 backfill). It queues one job per agent with anything to fold and returns how many.
 ``{"job": "patterns"}`` queues a pattern-recognition job for every agent with memory in the
-pattern window (`services.pattern_recognition`), ``{"job": "profiles"}`` a profile job for every
-agent with memory in the profile window (`services.person_profiles`), on the same job queue and workers.
+pattern window (`derived.pattern_recognition`), ``{"job": "profiles"}`` a profile job for every
+agent with memory in the profile window (`derived.person_profiles`), on the same job queue and workers.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
-from agent_memory.domain.summary_jobs import AgentJobsEvent, DispatchEvent
+from agent_memory.model.jobs import AgentJobsEvent, DispatchEvent
 from agent_memory.observability import logger, metrics, tracer
 
 

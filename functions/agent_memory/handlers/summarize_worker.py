@@ -20,13 +20,13 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
-from agent_memory.domain.embedding_spaces import ReembedJob
-from agent_memory.domain.export_jobs import ExportJob
-from agent_memory.domain.patterns import PatternJob, PatternReport
-from agent_memory.domain.profiles import ProfileJob, ProfileReport
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.derived.rules.patterns import PatternJob, PatternReport
+from agent_memory.derived.rules.profiles import ProfileJob, ProfileReport
 from agent_memory.errors import ProviderKeyRejectedError
+from agent_memory.governance.rules.export_jobs import ExportJob
+from agent_memory.model.jobs import SummarizeJob
 from agent_memory.observability import logger, metrics, tracer
+from agent_memory.tenancy.rules.embedding_spaces import ReembedJob
 
 processor = BatchProcessor(event_type=EventType.SQS)
 

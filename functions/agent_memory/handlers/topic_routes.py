@@ -11,8 +11,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from agent_memory import container
 from agent_memory.contract.v1 import TopicDictionaryBody, TopicDictionaryResponse, TopicProposalsResponse
-from agent_memory.domain.topic_dictionary import MAX_PROPOSALS_LIMIT
 from agent_memory.handlers.route_support import caller_of, json_response
+from agent_memory.knowledge.rules.topic_dictionary import MAX_PROPOSALS_LIMIT
 
 router = Router()
 

@@ -16,8 +16,8 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import container
+from agent_memory.feed.webhooks import Delivery
 from agent_memory.observability import MetricUnit, logger, metrics, tracer
-from agent_memory.services.webhooks import Delivery
 
 
 def _delivery(record: dict[str, Any]) -> Delivery:

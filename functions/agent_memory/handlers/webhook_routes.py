@@ -2,7 +2,7 @@
 route runs: one webhook carries every agent's events): where the tenant's change events are
 POSTed, signed. Each route acts on the caller's tenant only: an admin
 key never reads, replaces or removes another tenant's webhook, and events go to the webhook of
-the tenant that made them (`services.webhooks`)."""
+the tenant that made them (`feed.webhooks`)."""
 
 from __future__ import annotations
 

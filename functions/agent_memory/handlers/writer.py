@@ -21,7 +21,7 @@ from agent_memory import container
 from agent_memory.errors import ProviderKeyRejectedError
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.ports import QueueMessage
-from agent_memory.services.store_writes import Prepared
+from agent_memory.writing.writer import Prepared
 
 #: The dead letter's reason when the tenant's own embedding provider refused its key.
 KEY_REJECTED = (

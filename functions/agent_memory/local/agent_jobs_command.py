@@ -20,11 +20,11 @@ from typing import Any
 from agent_memory import container
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.contract.v1_experience import PatternRunResponse
-from agent_memory.domain.patterns import PatternJob, PatternReport
-from agent_memory.domain.profiles import ProfileJob, ProfileReport
+from agent_memory.derived.agent_jobs import agents_with_memory
+from agent_memory.derived.rules.patterns import PatternJob, PatternReport
+from agent_memory.derived.rules.profiles import ProfileJob, ProfileReport
 from agent_memory.local.worker import QueueWorker
 from agent_memory.ports import AgentRef
-from agent_memory.services.agent_jobs import agents_with_memory
 
 #: How long to wait between looks at a write queue that holds only delayed or in-flight messages.
 IDLE_WAIT_S = 0.2

@@ -26,10 +26,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_memory.domain.keys import NewKey
 from agent_memory.local.export_command import add_export_parser
 from agent_memory.local.import_command import add_import_parser
 from agent_memory.local.keys_command import add_keys_parser
+from agent_memory.tenancy.rules.keys import NewKey
 
 DEFAULT_DATA_DIR = ".agent-memory"
 #: Commands that only talk to a server's API: they load none of the local runtime.
@@ -138,7 +138,7 @@ def _register_dev_key(keys: Any, key: str, data_dir: Path) -> None:
 def _stored_dev_key(data_dir: Path) -> str:
     """Generated once and kept (mode 0600) so every `make dev` prints the same key."""
     from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
-    from agent_memory.domain.keys import new_api_key
+    from agent_memory.tenancy.rules.keys import new_api_key
 
     path = private_dir(data_dir) / "dev-key"
     if path.exists():
@@ -157,8 +157,8 @@ def _slots(obj: Any) -> dict[str, Any]:
 def cmd_summarize(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from agent_memory.domain.summary_jobs import SummarizeRequest
     from agent_memory.local import summarize_command as summarize
+    from agent_memory.model.jobs import SummarizeRequest
 
     fields = {"grain": args.grain, "period": args.period, "from": args.from_, "to": args.to}
     try:

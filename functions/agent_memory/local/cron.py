@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-from agent_memory.domain.cascade import zone
+from agent_memory.cascade.rules.periods import zone
 
 _MONTH_NAMES = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 _MONTHS = {name: i for i, name in enumerate(_MONTH_NAMES, start=1)}

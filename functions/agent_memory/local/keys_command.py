@@ -13,7 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.domain.keys import NewKey
+from agent_memory.tenancy.rules.keys import NewKey
 
 if TYPE_CHECKING:
     from agent_memory.ports import KeyStore
@@ -39,8 +39,8 @@ def _keys_failed(exc: Exception) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
-    from agent_memory.domain.caller import DEFAULT_SCOPES
     from agent_memory.errors import AgentMemoryError
+    from agent_memory.model.caller import DEFAULT_SCOPES
 
     try:
         key_id, key = _keys(args).create(
@@ -82,7 +82,7 @@ def _enroll(args: argparse.Namespace, tenant: str, plan: str) -> str | None:
 def cmd_keys_enroll(args: argparse.Namespace) -> int:
     """Enroll every tenant of the table (or one) in its newest live key's plan's usage plan."""
     from agent_memory.errors import AgentMemoryError
-    from agent_memory.services.retention_rules import KeyStorePlans
+    from agent_memory.governance.retention import KeyStorePlans
 
     if not _usage_prefix(args):
         print("error: name the stage's usage plans: --usage-plans agent-memory-<stage>", file=sys.stderr)

@@ -40,13 +40,13 @@ from agent_memory.client import (
     TransportError,
 )
 from agent_memory.contract.v1_knowledge import DocumentPutResponse
-from agent_memory.domain.knowledge import MAX_HEADING_CHARS, DocumentFormat, DocumentVersion
+from agent_memory.knowledge.rules.passages import MAX_HEADING_CHARS, DocumentFormat, DocumentVersion
 from agent_memory.local.api_connection import DEFAULT_API_URL
 
 #: File suffixes imported as documents, and the format each is put with.
 FORMATS: dict[str, DocumentFormat] = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
 MAX_DOC_ID_CHARS = 128
-#: A level-1 ATX heading, spelt as the passage splitter reads headings (`domain.knowledge`).
+#: A level-1 ATX heading, spelt as the passage splitter reads headings (`knowledge.rules.passages`).
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
 _NOT_IN_ID = re.compile(r"[^A-Za-z0-9._-]+")

@@ -31,8 +31,6 @@ from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.adapters.sqlite.sqlite_util import private_dir
-from agent_memory.domain.keys import bearer_token
-from agent_memory.domain.limits import MAX_BODY_BYTES
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import (
     api,
@@ -48,8 +46,10 @@ from agent_memory.local.console import console_response, is_console_path
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.local.scheduler import LocalScheduler
 from agent_memory.local.worker import QueueWorker, WriterProcess
+from agent_memory.model.limits import MAX_BODY_BYTES
 from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.settings import Settings, get_settings
+from agent_memory.tenancy.rules.keys import bearer_token
 
 STAGE = "local"
 

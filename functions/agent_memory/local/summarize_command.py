@@ -15,10 +15,10 @@ from typing import Any
 from agent_memory import container
 from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.domain.summary_jobs import SummarizeRequest
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import summarize_worker
 from agent_memory.local.worker import QueueWorker
+from agent_memory.model.jobs import SummarizeRequest
 
 #: How long to wait between looks at queues that hold only delayed or in-flight messages.
 IDLE_WAIT_S = 0.2

@@ -11,12 +11,12 @@ import X``). The store (`MemoryStore`, in `memory_store`) is made of the parts i
 """
 
 # The vocabularies some ports speak in, re-exported for their callers.
-from agent_memory.domain.audit_actions import AuditAction as AuditAction
-from agent_memory.domain.knowledge import DocumentPage as DocumentPage
-from agent_memory.domain.knowledge import KnowledgeDocument as KnowledgeDocument
-from agent_memory.domain.knowledge import Passage as Passage
-from agent_memory.domain.knowledge import PassageCandidate as PassageCandidate
-from agent_memory.domain.operator_views import SearchDay as SearchDay
+from agent_memory.knowledge.rules.passages import DocumentPage as DocumentPage
+from agent_memory.knowledge.rules.passages import KnowledgeDocument as KnowledgeDocument
+from agent_memory.knowledge.rules.passages import Passage as Passage
+from agent_memory.knowledge.rules.passages import PassageCandidate as PassageCandidate
+from agent_memory.model.audit_actions import AuditAction as AuditAction
+from agent_memory.model.operator_views import SearchDay as SearchDay
 from agent_memory.ports.audit import *  # noqa: F403 (the audit trail and the search log)
 from agent_memory.ports.clocks import *  # noqa: F403
 from agent_memory.ports.directory import *  # noqa: F403 (which agents have memory)

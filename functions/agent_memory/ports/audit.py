@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Protocol
 
-from agent_memory.domain.operator_views import SearchDay
+from agent_memory.model.operator_views import SearchDay
 from agent_memory.ports.effects import counts, writes
 
 __all__ = [

@@ -4,7 +4,7 @@ kept, how a delivery is POSTed, and how a failed delivery is put off.
 `ChangeFeed` sits on the write path (the writer, forget, feedback, restore), so its contract is
 narrow on purpose: hand the events on quickly (one SQLite insert into the local outbox, one
 ``PutEvents`` call to the bus) and never raise into the caller; a write never waits for a
-webhook. Delivery to a tenant's endpoint happens later, elsewhere (`services.webhooks`).
+webhook. Delivery to a tenant's endpoint happens later, elsewhere (`feed.webhooks`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from agent_memory.domain.change_events import ChangeEvent
-from agent_memory.domain.webhook_config import WebhookConfig
+from agent_memory.feed.rules.events import ChangeEvent
+from agent_memory.feed.rules.webhook_config import WebhookConfig
 
 
 class ChangeFeed(Protocol):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 
 __all__ = [
     "AgentDirectory",

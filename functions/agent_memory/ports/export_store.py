@@ -1,4 +1,4 @@
-"""The ports of an export (`services.exports`): the store's paged read of what an export holds,
+"""The ports of an export (`governance.export`): the store's paged read of what an export holds,
 where export files and their job states are kept, and how an export's lines are written.
 
 `RecordExport` is part of `agent_memory.ports.MemoryStore` (every store adapter implements it and
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from agent_memory.domain.export_jobs import ExportItem, ExportState
-from agent_memory.domain.grains import Grain
+from agent_memory.governance.rules.export_jobs import ExportItem, ExportState
+from agent_memory.model.grains import Grain
 from agent_memory.ports.audit import AuditEvent
 from agent_memory.ports.record_store import Page
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import builtins
 from typing import Protocol
 
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.keys import KeyInfo, NewKey
+from agent_memory.model.caller import Caller
+from agent_memory.tenancy.rules.keys import KeyInfo, NewKey
 
 __all__ = ["KeyStore"]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
-from agent_memory.domain.knowledge import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
+from agent_memory.knowledge.rules.passages import DocumentPage, KnowledgeDocument, Passage, PassageCandidate
 from agent_memory.ports.effects import counts, writes
 from agent_memory.ports.embedding import Vector
 
@@ -119,12 +119,12 @@ class KnowledgeStore(
 
 
 class ManagedKnowledge(DocumentLookup, DocumentListing, DocumentPassages, DocumentDeletes, Protocol):
-    """What the knowledge API reads and deletes (`services.knowledge_documents.KnowledgeService`)."""
+    """What the knowledge API reads and deletes (`knowledge.documents.KnowledgeService`)."""
 
 
 class WritableKnowledge(DocumentLookup, DocumentTombstones, DocumentPuts, Protocol):
-    """What storing a document version needs (`services.knowledge_documents.KnowledgeWriter`)."""
+    """What storing a document version needs (`knowledge.documents.KnowledgeWriter`)."""
 
 
 class SearchableKnowledge(PassageSearch, DocumentHits, Protocol):
-    """What a search of shared knowledge needs (`services.search`)."""
+    """What a search of shared knowledge needs (`recall.search`)."""

@@ -66,20 +66,20 @@ class MemoryStore(
 
 
 class ReadableMemory(RecordLookup, RecordListing, RecordStats, AuditTrail, Protocol):
-    """Reading an agent's memory (`services.memories`): a record, a page, the counts, the trail."""
+    """Reading an agent's memory (`recall.memories`): a record, a page, the counts, the trail."""
 
 
 class TimelineStore(RecordLookup, PeriodRecords, RecordHistogram, Protocol):
-    """The timeline (`services.timeline`): counts per period, the summaries in a span, one summary."""
+    """The timeline (`recall.timeline`): counts per period, the summaries in a span, one summary."""
 
 
 class SearchableMemory(RecordSearch, AccessCounts, SearchCounts, Protocol):
-    """Search (`services.search`): candidates, access counts on what it returns, the day's count."""
+    """Search (`recall.search`): candidates, access counts on what it returns, the day's count."""
 
 
 class SupersedingMemory(RecordLookup, RecordSearch, ValidityUpdates, Protocol):
-    """Supersession at write time and in the daily review (`services.superseding`,
-    `services.supersession_review`): the holder's nearest memories, and their validity set."""
+    """Supersession at write time and in the daily review (`supersession.marking`,
+    `supersession.review`): the holder's nearest memories, and their validity set."""
 
 
 class WritableMemory(
@@ -92,36 +92,36 @@ class WritableMemory(
     AuditTrail,
     Protocol,
 ):
-    """Storing a write (`services.store_writes`): its context turns, the nearest record (dedup),
+    """Storing a write (`writing.writer`): its context turns, the nearest record (dedup),
     the put if unchanged, an alias for a merge, a summary version's stale mark and its sources'
     trails; and supersession."""
 
 
 class MarkingMemory(RecordLookup, RecordSearch, UserSummaries, StaleMarks, AuditTrail, Protocol):
-    """The stale walk of a forget (`services.staleness`): the summaries up the cascade, a derived
+    """The stale walk of a forget (`derived.stale_walk`): the summaries up the cascade, a derived
     kind's records, an end user's summaries, each marked stale unless its trail says forgotten."""
 
 
 class ForgettableMemory(MarkingMemory, SupersedingMemory, SoftDeletes, Protocol):
-    """Forgetting and erasure (`services.forget`): the stale walk, the forget itself, and the
+    """Forgetting and erasure (`governance.forget`): the stale walk, the forget itself, and the
     supersession it takes back."""
 
 
 class DerivableMemory(RecordLookup, RecordSearch, AuditTrail, AuditAppend, SoftDeletes, Protocol):
-    """Patterns and profiles (`services.derivations`): their inputs and what they made before,
+    """Patterns and profiles (`derived.derivation`): their inputs and what they made before,
     the made and dropped events, a dropped record forgotten."""
 
 
 class HistoryMemory(RecordLookup, ValidityUpdates, AuditTrail, Protocol):
-    """A memory's versions and their restore (`services.memory_history`)."""
+    """A memory's versions and their restore (`governance.history`)."""
 
 
 class FeedbackMemory(RecordLookup, ExperienceUpdates, AuditTrail, Protocol):
-    """Feedback applied (`services.feedback`): the experience, its recent feedback, its new confidence."""
+    """Feedback applied (`experience.feedback`): the experience, its recent feedback, its new confidence."""
 
 
 class SummaryMemory(RecordLookup, PeriodRecords, AuditTrail, AuditAppend, RecordDeletes, Protocol):
-    """Summarizing (`services.summarize`): the children in a span, the audit trail (staleness),
+    """Summarizing (`cascade.summarize`): the children in a span, the audit trail (staleness),
     deletes of summaries whose children are all gone."""
 
 
@@ -135,9 +135,9 @@ class CleanupMemory(
     AuditAppend,
     Protocol,
 ):
-    """Retention (`services.retention_rules`): every tenant with records, what a plan no longer
+    """Retention (`governance.retention`): every tenant with records, what a plan no longer
     keeps, the working records and their parents' sources, deletes and their events."""
 
 
 class ExportableMemory(RecordExport, UserSummaries, AgentListing, Protocol):
-    """An export (`services.exports`): its pages and counts, an end user's summaries, the tenant's agents."""
+    """An export (`governance.export`): its pages and counts, an end user's summaries, the tenant's agents."""

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.model.jobs import SummarizeJob
 
 __all__ = [
     "MAX_RECEIVES_REASON",

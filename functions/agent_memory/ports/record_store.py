@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from agent_memory.domain.experience import Experience
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryRecord, RecordValidity
+from agent_memory.experience.rules.confidence import Experience
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryRecord, RecordValidity
 from agent_memory.ports.audit import AuditEvent
 from agent_memory.ports.effects import counts, writes
 from agent_memory.ports.embedding import Vector

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 from agent_memory.ports.effects import writes
 from agent_memory.ports.record_store import Page
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.recall import Found, SearchQuery
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.model.grains import Grain
+from agent_memory.model.queries import Found, SearchQuery
+from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.ports.embedding import Vector
 
 __all__ = [
@@ -56,7 +56,7 @@ class StoreQuery:
 
 @dataclass(frozen=True, slots=True)
 class Neighbourhood:
-    """Which records a new write may be merged into (`domain.dedup`), as a store filter.
+    """Which records a new write may be merged into (`writing.rules.dedup`), as a store filter.
 
     The store applies it inside the vector search, so the nearest record it returns is one the
     write may merge with (filtering after a top-1 search would let another user's record hide
@@ -93,7 +93,7 @@ class Candidate:
 
     ``similarity`` is the cosine to the query vector (present for every candidate when the query
     had a vector); ``lexical`` is the normalised lexical score (None: no lexical match). The
-    order and the scores follow `domain.fusion`, on every store.
+    order and the scores follow `recall.rules.fusion`, on every store.
     """
 
     record: MemoryRecord
@@ -122,10 +122,10 @@ class RecordSearch(Protocol):
 
 class Retrieval(NearestRecord, RecordSearch, Protocol):
     """Finding records by meaning and by words: the raw evidence, ranked by the services
-    (`domain.fusion` says how it is handed over)."""
+    (`recall.rules.fusion` says how it is handed over)."""
 
 
 class Searcher(Protocol):
-    """What `ContextService` needs of search (`services.search.SearchService` is one)."""
+    """What `ContextService` needs of search (`recall.search.SearchService` is one)."""
 
     def search(self, tenant_id: str, agent_id: str, request: SearchQuery) -> list[Found]: ...

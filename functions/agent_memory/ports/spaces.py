@@ -1,5 +1,5 @@
 """The store's embedding spaces: vectors of a tenant's own model beside the deployment's (part of
-`agent_memory.ports.MemoryStore`; see `agent_memory.domain.embedding_spaces`).
+`agent_memory.ports.MemoryStore`; see `agent_memory.tenancy.rules.embedding_spaces`).
 
 A record has at most one vector per space. ``""`` is the deployment's space (the vector a
 `StoredRecord` carries as ``vector``, None when the tenant's records are not embedded by the
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports.effects import writes
 from agent_memory.ports.embedding import Vector
 

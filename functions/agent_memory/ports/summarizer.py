@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 
 __all__ = ["Summarizer", "SummaryInput", "SummaryRequest", "SummaryText"]
 

@@ -1,7 +1,7 @@
 """Ports of a tenant's own configuration: its settings, its provider key, its embedding spaces.
 
 Kept apart from the memory ports: neither is read on the hot path except through a short
-per-tenant cache (`services.tenant_configuration.SettingsCache`).
+per-tenant cache (`tenancy.settings.SettingsCache`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from agent_memory.domain.embedding_spaces import EmbeddingState
-from agent_memory.domain.tenant_settings import ModelChoice, SecretInfo, StoredSettings, TenantSettings
+from agent_memory.tenancy.rules.embedding_spaces import EmbeddingState
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, SecretInfo, StoredSettings, TenantSettings
 
 
 class TenantSettingsStore(Protocol):
@@ -52,7 +52,7 @@ class SecretStore(Protocol):
 
 
 class EmbeddingStateStore(Protocol):
-    """Each tenant's embedding spaces (`agent_memory.domain.embedding_spaces.EmbeddingState`),
+    """Each tenant's embedding spaces (`agent_memory.tenancy.rules.embedding_spaces.EmbeddingState`),
     changed by the settings service and the re-embedding job, never by an admin directly."""
 
     def get_embedding_state(self, tenant_id: str) -> EmbeddingState | None:
@@ -72,7 +72,7 @@ class TenantConfigurationStore(TenantSettingsStore, EmbeddingStateStore, Protoco
 
 
 class ReembedStarter(Protocol):
-    """What the settings service needs of the re-embedding (`services.reembedding.ReembedService`)."""
+    """What the settings service needs of the re-embedding (`tenancy.reembed.ReembedService`)."""
 
     def start(self, tenant_id: str, wanted: ModelChoice | None) -> EmbeddingState: ...
 

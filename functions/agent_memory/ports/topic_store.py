@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
+from agent_memory.knowledge.rules.topic_dictionary import TopicDictionary, TopicProposal
 
 __all__ = ["StoredTopicDictionary", "TopicStore"]
 

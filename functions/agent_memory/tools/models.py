@@ -16,9 +16,9 @@ from pydantic_core import PydanticUndefined
 
 from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteItem
 from agent_memory.contract.v1_experience import FeedbackRequest
-from agent_memory.domain.experience import DEFAULT_CONFIDENCE
-from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
-from agent_memory.domain.types import MemoryId
+from agent_memory.experience.rules.confidence import DEFAULT_CONFIDENCE
+from agent_memory.model.records import EXPERIENCE_KINDS, MemoryKind
+from agent_memory.model.types import MemoryId
 
 #: Unknown arguments are refused, so a misspelt one is an error the LLM sees and can fix.
 _ARGS = ConfigDict(extra="forbid")

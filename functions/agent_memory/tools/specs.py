@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from agent_memory.contract.v1 import ContextResponse, ForgetResponse, SearchResponse, WriteResponse
 from agent_memory.contract.v1_experience import FeedbackResponse
-from agent_memory.domain.experience import DEFAULT_CONFIDENCE, FeedbackOutcome
-from agent_memory.domain.grains import Grain
+from agent_memory.experience.rules.confidence import DEFAULT_CONFIDENCE, FeedbackOutcome
+from agent_memory.model.grains import Grain
 from agent_memory.tools.formats import (
     JsonObject,
     anthropic_tool,

@@ -26,7 +26,7 @@ from datetime import datetime
 
 from agent_memory.contract.v1 import ContextResponse, PassageRef, SearchResult
 from agent_memory.contract.v1_experience import ExperienceOut
-from agent_memory.domain.knowledge import CITATION_SEPARATOR
+from agent_memory.knowledge.rules.passages import CITATION_SEPARATOR
 
 #: What a search covers when it names no sources (the contract's default).
 MEMORY_ONLY: frozenset[str] = frozenset({"private"})

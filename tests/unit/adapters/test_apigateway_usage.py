@@ -10,8 +10,8 @@ import pytest
 from moto import mock_aws
 
 from agent_memory.adapters.apigateway_usage import ApiGatewayUsagePlans
-from agent_memory.domain.usage import usage_key
 from agent_memory.errors import ConfigurationError
+from agent_memory.tenancy.rules.usage import usage_key
 
 PREFIX = "agent-memory-dev"
 

@@ -10,8 +10,8 @@ import pytest
 from botocore.stub import Stubber
 
 from agent_memory.adapters.comprehend_pii import OVERLAP_CHARS, WINDOW_CHARS, ComprehendPiiDetector
-from agent_memory.domain.redaction import PiiKind, Span, redact
 from agent_memory.errors import DependencyError
+from agent_memory.writing.rules.redaction import PiiKind, Span, redact
 
 
 @pytest.fixture

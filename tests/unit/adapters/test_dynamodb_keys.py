@@ -20,10 +20,10 @@ from tests.tables import create_tenants_table
 
 from agent_memory.adapters.dynamodb_keys import KEY_ID_INDEX, DynamoDbKeyStore
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
-from agent_memory.domain.caller import DEFAULT_SCOPES, Caller
-from agent_memory.domain.keys import KeyInfo, NewKey, new_api_key
 from agent_memory.errors import ConfigurationError, ConflictError, DependencyError
+from agent_memory.model.caller import DEFAULT_SCOPES, Caller
 from agent_memory.ports import KeyStore
+from agent_memory.tenancy.rules.keys import KeyInfo, NewKey, new_api_key
 
 TABLE = "agent-memory-tenants"
 

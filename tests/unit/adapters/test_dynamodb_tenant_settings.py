@@ -14,8 +14,8 @@ from moto import mock_aws
 from tests.contract.test_tenant_settings_contract import FULL, T0, TABLE, create_tenant_settings_table
 
 from agent_memory.adapters.dynamodb_tenant_settings import DynamoDbTenantSettingsStore
-from agent_memory.domain.tenant_settings import TenantSettings
 from agent_memory.errors import ConfigurationError
+from agent_memory.tenancy.rules.tenant_settings import TenantSettings
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from botocore.stub import ANY, Stubber
 from tests.payloads import memory_record
 
 from agent_memory.adapters.eventbridge_feed import EventBridgeChangeFeed
-from agent_memory.domain.change_events import ChangeEvent, memory_created
+from agent_memory.feed.rules.events import ChangeEvent, memory_created
 
 BUS = "agent-memory-dev-changes"
 

@@ -20,8 +20,8 @@ from moto import mock_aws
 
 from agent_memory.adapters.local_exports import LocalExportArchive
 from agent_memory.adapters.s3_exports import MIN_PART_BYTES, S3ExportArchive
-from agent_memory.domain.export_jobs import ExportScope, ExportState, new_export_id
 from agent_memory.errors import ConflictError
+from agent_memory.governance.rules.export_jobs import ExportScope, ExportState, new_export_id
 from agent_memory.ports.export_store import ExportArchive
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

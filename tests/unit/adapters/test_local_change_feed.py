@@ -12,7 +12,7 @@ from tests.payloads import memory_record
 
 from agent_memory.adapters.local_change_feed import LocalChangeFeed
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.domain.change_events import memory_created
+from agent_memory.feed.rules.events import memory_created
 
 
 def test_events_are_queued_by_tenant_once_each(tmp_path: Path) -> None:

@@ -15,9 +15,9 @@ from tests.fakes import FixedClock
 
 from agent_memory.adapters.local_secrets import LocalFileSecretStore
 from agent_memory.adapters.secret_record import MAX_SECRET_CHARS
-from agent_memory.domain.ids import digest
-from agent_memory.domain.tenant_settings import SecretInfo
 from agent_memory.errors import ConfigurationError
+from agent_memory.model.ids import digest
+from agent_memory.tenancy.rules.tenant_settings import SecretInfo
 
 KEY = "sk-test-Zq8wLocalSecretValue-9f3K"
 OTHER_KEY = "sk-test-Other-Tenant-Value-77Xy"

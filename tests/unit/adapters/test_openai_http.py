@@ -28,13 +28,13 @@ from agent_memory.adapters.openai_http import (
     Transport,
     guarded_transport,
 )
-from agent_memory.domain.outbound import OutboundGuard, OutboundPolicy
 from agent_memory.errors import (
     AgentMemoryError,
     ConfigurationError,
     DependencyError,
     ProviderKeyRejectedError,
 )
+from agent_memory.tenancy.rules.outbound import OutboundGuard, OutboundPolicy
 
 PAYLOAD = {"model": "m-1", "input": ["Alice moved the launch to March 3."]}
 

@@ -15,8 +15,8 @@ from tests.tables import create_topics_table
 
 from agent_memory.adapters.dynamodb_topics import DynamoDbTopicStore
 from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
-from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary
 from agent_memory.errors import ConfigurationError
+from agent_memory.knowledge.rules.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary
 from agent_memory.ports import TopicStore
 
 TABLE = "agent-memory-topics"

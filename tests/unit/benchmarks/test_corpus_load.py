@@ -1,6 +1,6 @@
 """The benchmarks' direct store loader (benchmarks/_corpus.py `load_memories`): the background
 memories a benchmark searches are stored with the vectors the writer would give them (words and
-setting composed, `services.tenant_models.record_vectors`), each distinct text embedded once."""
+setting composed, `tenancy.models.record_vectors`), each distinct text embedded once."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 import _corpus
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.ports import Matrix
-from agent_memory.services.tenant_models import record_vectors
+from agent_memory.tenancy.models import record_vectors
 
 
 class CountingEmbedder(HashingEmbedder):

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 import knowledge_update
 import knowledge_update_replay as kr
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
-from agent_memory.services.embedding_memo import MemoEmbedder
+from agent_memory.writing.memo_embedder import MemoEmbedder
 from knowledge_update import Case
 
 POOL = ["The printer is jammed again.", "Can you suggest a film for tonight?"]

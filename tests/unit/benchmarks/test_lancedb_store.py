@@ -23,9 +23,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from tests.unit.adapters.sqlite.test_sqlite_store import DIM, MODEL, NOW, record, unit
 
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.audit_actions import AuditAction
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind
+from agent_memory.model.audit_actions import AuditAction
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind
 from agent_memory.ports import AuditEvent, NearestQuery, StoredRecord, StoreQuery
 
 pytest.importorskip("lancedb")

@@ -1,7 +1,7 @@
 """The redaction benchmark (benchmarks/redaction.py): its labelled set is what it says it is (500
 sentences, two disjoint halves, cards that pass Luhn, IBANs that pass mod-97, spans that point at
 their values), and the held-out half stays above a floor per kind, so a change to
-`domain.redaction` that loses precision or recall fails here rather than in a run nobody reads."""
+`writing.rules.redaction` that loses precision or recall fails here rather than in a run nobody reads."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
 import redaction
-from agent_memory.domain.redaction import PiiKind
+from agent_memory.writing.rules.redaction import PiiKind
 
 #: Precision and recall (in %) every kind keeps on the held-out half.
 FLOOR = 90.0

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
 import search_latency
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
+from agent_memory.model.caller import Caller
 
 
 def test_a_timed_service_search_finds_the_memory_and_splits_its_time(

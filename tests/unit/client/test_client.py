@@ -26,7 +26,7 @@ from agent_memory.client import (
 )
 from agent_memory.client.sigv4 import SigV4Auth
 from agent_memory.contract.v1 import ContextRequest, ContextResponse, RetentionRunResponse, SearchRequest
-from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS
+from agent_memory.model.limits import DEFAULT_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 BASE = "https://api.example.test/prod"

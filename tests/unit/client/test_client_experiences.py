@@ -14,8 +14,8 @@ from tests.unit.client.test_client import ACCEPTED, CONTEXT, NOW, RESULT, error,
 from agent_memory.client import BadRequestError, NotFoundError
 from agent_memory.client.client import ExperienceKind
 from agent_memory.contract.v1_experience import PatternRunResponse
-from agent_memory.domain.experience import FeedbackOutcome
-from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
+from agent_memory.experience.rules.confidence import FeedbackOutcome
+from agent_memory.model.records import EXPERIENCE_KINDS, MemoryKind
 
 MEMORY_ID = "mem_aaaaaaaaaaaaaaaaaaaaaaaaaa"
 FEEDBACK = {"id": MEMORY_ID, "feedback_id": "fb_0123456789abcdef", "outcome": "confirmed", "status": "queued"}

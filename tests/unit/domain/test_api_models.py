@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from tests.payloads import CONTRACT_ITEM, CONTRACT_SEARCH
 
 from agent_memory.contract.v1 import ConversationMessage, SearchRequest, WriteItem, WriteRequest
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import (
+from agent_memory.model.grains import Grain
+from agent_memory.model.limits import (
     MAX_CONTENT_BYTES,
     MAX_ITEMS_PER_REQUEST,
     MAX_METADATA_BYTES,
@@ -24,7 +24,7 @@ from agent_memory.domain.limits import (
     MAX_TAGS,
     MAX_TTL_DAYS,
 )
-from agent_memory.domain.records import Link, MemoryKind, Source
+from agent_memory.model.records import Link, MemoryKind, Source
 
 
 def item(**fields: Any) -> dict[str, Any]:

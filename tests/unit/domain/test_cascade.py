@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.cascade import (
+from agent_memory.cascade.rules.periods import (
     child_keys,
     covered_dates,
     covered_span,
@@ -20,8 +20,8 @@ from agent_memory.domain.cascade import (
     local_date,
     parent_key,
 )
-from agent_memory.domain.grains import SUMMARY_GRAINS, Grain, period_dates, time_key_for
 from agent_memory.errors import InvalidTimeKeyError
+from agent_memory.model.grains import SUMMARY_GRAINS, Grain, period_dates, time_key_for
 
 days = st.dates(min_value=date(1990, 1, 1), max_value=date(2090, 12, 31))
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.fakes import utc
 from tests.payloads import memory_record
 
-from agent_memory.domain.change_events import (
+from agent_memory.feed.rules.events import (
     ChangeType,
     SignatureError,
     memory_created,
@@ -24,7 +24,7 @@ from agent_memory.domain.change_events import (
     user_erased,
     verify_signature,
 )
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 
 SECRET = "whsec_" + "k" * 40
 NOW = 1_800_000_000

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.payloads import memory_record
 
-from agent_memory.domain.dedup import DedupScope, may_merge, particulars
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.model.records import MemoryRecord
+from agent_memory.writing.rules.dedup import DedupScope, may_merge, particulars
 
 AT = datetime(2026, 11, 20, 10, tzinfo=UTC)
 

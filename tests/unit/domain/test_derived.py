@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent_memory.domain.derived import (
+from agent_memory.derived.rules.kinds import (
     DERIVED_KINDS,
     PATTERNS,
     PROFILES,
@@ -16,11 +16,11 @@ from agent_memory.domain.derived import (
     derived_kind,
     is_derived,
 )
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.patterns import RECOGNISED_BY, RECOGNISER, PatternJob
-from agent_memory.domain.profiles import PROFILED_BY, PROFILER, ProfileJob
-from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.derived.rules.patterns import RECOGNISED_BY, RECOGNISER, PatternJob
+from agent_memory.derived.rules.profiles import PROFILED_BY, PROFILER, ProfileJob
+from agent_memory.model.grains import Grain
+from agent_memory.model.jobs import SummarizeJob
+from agent_memory.model.records import MemoryKind, MemoryRecord
 
 T0 = datetime(2026, 11, 21, 9, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_memory.domain.embedding_spaces import DEFAULT_SPACE, EmbeddingState, space_of
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
+from agent_memory.tenancy.rules.embedding_spaces import DEFAULT_SPACE, EmbeddingState, space_of
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider
 
 TTL = timedelta(seconds=61)
 MODELS = [None, *(ModelChoice(provider=ModelProvider.LOCAL, model="hashing", dimension=d) for d in (16, 32))]

@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.fakes import utc
 
-from agent_memory.domain.experience import Experience, FeedbackOutcome, pattern_prior, posterior
-from agent_memory.domain.patterns import (
+from agent_memory.derived.rules.patterns import (
     Cluster,
     Member,
     PatternRules,
@@ -18,7 +17,8 @@ from agent_memory.domain.patterns import (
     merged_members,
     qualifies,
 )
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.experience.rules.confidence import Experience, FeedbackOutcome, pattern_prior, posterior
+from agent_memory.model.records import MemoryKind, MemoryRecord
 
 OUTCOMES = st.lists(st.sampled_from(list(FeedbackOutcome)), max_size=40)
 PRIORS = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)

@@ -10,8 +10,7 @@ import pytest
 from pydantic import ValidationError
 from tests.payloads import memory_record
 
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.export_jobs import (
+from agent_memory.governance.rules.export_jobs import (
     EXPORT_ID_PATTERN,
     ExportProgress,
     ExportScope,
@@ -20,7 +19,8 @@ from agent_memory.domain.export_jobs import (
     overlaps,
     summary_is_only_theirs,
 )
-from agent_memory.domain.grains import Grain
+from agent_memory.model.caller import Caller
+from agent_memory.model.grains import Grain
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""Facts that change over time (`domain.fact_timeline`) against a plain model: at most one current
+"""Facts that change over time (`supersession.rules.timelines`) against a plain model: at most one current
 value per holder and attribute, `as_of` gives the value of the last statement at or before the
 time, a late write of an older fact takes its place in the past, and undoing a supersession
 leaves exactly the timeline without that statement."""
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.fact_timeline import Statement, timelines
+from agent_memory.supersession.rules.timelines import Statement, timelines
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ATTRIBUTES = {

@@ -30,10 +30,10 @@ from tests.strategies import (
 )
 
 from agent_memory.contract.v1 import SearchRequest, WriteItem, WriteRequest
-from agent_memory.domain.grains import Grain, parse_time_key
-from agent_memory.domain.limits import MAX_CONTENT_BYTES, MAX_TAG_CHARS, MAX_TOPIC_CHARS
-from agent_memory.domain.summary_jobs import SummarizeJob, SummarizeRequest
-from agent_memory.domain.types import AgentId, ConversationId, MemoryId, TenantId, UserId, visible
+from agent_memory.model.grains import Grain, parse_time_key
+from agent_memory.model.jobs import SummarizeJob, SummarizeRequest
+from agent_memory.model.limits import MAX_CONTENT_BYTES, MAX_TAG_CHARS, MAX_TOPIC_CHARS
+from agent_memory.model.types import AgentId, ConversationId, MemoryId, TenantId, UserId, visible
 
 
 def _has_surrogate(text: str) -> bool:

@@ -18,7 +18,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.strategies import FUZZ, hostile, key_like, mutations, summary_grains, valid_keys
 
-from agent_memory.domain.grains import (
+from agent_memory.errors import InvalidTimeKeyError
+from agent_memory.model.grains import (
     Grain,
     next_key,
     parse_time_key,
@@ -26,7 +27,6 @@ from agent_memory.domain.grains import (
     period_dates,
     time_key_for,
 )
-from agent_memory.errors import InvalidTimeKeyError
 
 #: The last day whose period of every grain still has a representable end.
 LAST = date(9998, 12, 31)

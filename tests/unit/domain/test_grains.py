@@ -10,7 +10,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from tests.strategies import FUZZ, summary_grains
 
-from agent_memory.domain.grains import (
+from agent_memory.errors import InvalidTimeKeyError, ValidationFailedError
+from agent_memory.model.grains import (
     SUMMARY_GRAINS,
     Grain,
     next_key,
@@ -19,7 +20,6 @@ from agent_memory.domain.grains import (
     period_dates,
     time_key_for,
 )
-from agent_memory.errors import InvalidTimeKeyError, ValidationFailedError
 
 DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY = SUMMARY_GRAINS
 days = st.dates(min_value=date(1900, 1, 1), max_value=date(9998, 12, 31))

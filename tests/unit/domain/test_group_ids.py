@@ -11,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.payloads import memory_record
 
-from agent_memory.domain.commands import (
+from agent_memory.experience.rules.confidence import FeedbackOutcome
+from agent_memory.knowledge.rules.passages import KnowledgeDocument
+from agent_memory.model.commands import (
     MAX_GROUP_ID,
     AnyCommand,
     DocumentCommand,
@@ -20,9 +22,7 @@ from agent_memory.domain.commands import (
     group_id,
     knowledge_group_id,
 )
-from agent_memory.domain.experience import FeedbackOutcome
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.knowledge import KnowledgeDocument
+from agent_memory.model.grains import Grain
 
 #: The id rule of the contract: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$
 IDS = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
@@ -54,7 +54,7 @@ def test_ids_that_fit_keep_their_readable_group() -> None:
     assert len(long) <= MAX_GROUP_ID and long.startswith("t" * 40 + ":" + "a" * 40 + ":working:")
 
 
-#: What a document id may be (`domain.knowledge.DocumentId`), longest first in Hypothesis's search.
+#: What a document id may be (`knowledge.rules.passages.DocumentId`), longest first in Hypothesis's search.
 DOC_IDS = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 LONGEST = st.integers(min_value=1, max_value=128).map(lambda n: "x" * n)
 

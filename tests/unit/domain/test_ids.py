@@ -10,8 +10,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from agent_memory.domain.ids import content_hash, digest, memory_id, summary_id
-from agent_memory.domain.types import MemoryId
+from agent_memory.model.ids import content_hash, digest, memory_id, summary_id
+from agent_memory.model.types import MemoryId
 
 QUICK = settings(max_examples=200, deadline=None)
 MEMORY_ID = TypeAdapter(MemoryId)

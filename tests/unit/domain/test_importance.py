@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from agent_memory.domain.importance import (
+from agent_memory.model.records import MemoryKind
+from agent_memory.writing.rules.importance import (
     CEILING,
     EXPLICIT,
     KIND_BASE,
@@ -15,7 +16,6 @@ from agent_memory.domain.importance import (
     is_small_talk,
     score_importance,
 )
-from agent_memory.domain.records import MemoryKind
 
 K = MemoryKind
 

@@ -1,4 +1,4 @@
-"""Shared knowledge's documents and passages (`domain.knowledge`): `split_passages` checked against a
+"""Shared knowledge's documents and passages (`knowledge.rules.passages`): `split_passages` checked against a
 plain reference (offsets, order, the limit, every visible character of the body in exactly one
 passage, heading paths that follow markdown nesting, fenced code), `passages_of` (deterministic
 ids), and `KnowledgeDocument` (validation, `same_as` and `fingerprint`).
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from agent_memory.domain.knowledge import (
+from agent_memory.knowledge.rules.passages import (
     CITATION_SEPARATOR,
     MAX_DOCUMENT_CHARS,
     MAX_HEADING_CHARS,
@@ -30,8 +30,8 @@ from agent_memory.domain.knowledge import (
     passages_of,
     split_passages,
 )
-from agent_memory.domain.limits import MAX_TAGS
-from agent_memory.domain.types import visible
+from agent_memory.model.limits import MAX_TAGS
+from agent_memory.model.types import visible
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 PROPERTY = settings(max_examples=120, deadline=None)

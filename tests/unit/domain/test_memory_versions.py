@@ -1,4 +1,4 @@
-"""A memory's versions read back from the record and its audit trail (`domain.memory_versions`)."""
+"""A memory's versions read back from the record and its audit trail (`governance.rules.versions`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 from tests.payloads import memory_record
 
-from agent_memory.domain.audit_actions import AuditAction
-from agent_memory.domain.memory_versions import Change, restorable, validity_detail, versions
-from agent_memory.domain.records import MergedWrite, RecordValidity
+from agent_memory.governance.rules.versions import Change, restorable, validity_detail, versions
+from agent_memory.model.audit_actions import AuditAction
+from agent_memory.model.records import MergedWrite, RecordValidity
 
 T0 = datetime(2026, 3, 10, 9, tzinfo=UTC)
 

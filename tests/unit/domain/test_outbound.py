@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.outbound import (
+from agent_memory.tenancy.rules.outbound import (
     OutboundGuard,
     OutboundPolicy,
     OutboundRefusedError,

@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_memory.domain.ids import content_hash
-from agent_memory.domain.profiles import (
+from agent_memory.derived.rules.profiles import (
     ProfileRules,
     Subject,
     by_subject,
@@ -19,7 +18,8 @@ from agent_memory.domain.profiles import (
     statements,
     subject_of,
 )
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.model.ids import content_hash
+from agent_memory.model.records import MemoryKind, MemoryRecord
 
 T0 = datetime(2026, 5, 1, 9, tzinfo=UTC)
 

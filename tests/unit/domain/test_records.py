@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from agent_memory.domain.grains import Grain, period_bounds
-from agent_memory.domain.ids import content_hash, summary_id
-from agent_memory.domain.limits import MAX_METADATA_BYTES, MAX_METADATA_DEPTH
-from agent_memory.domain.records import MemoryKind, MemoryRecord, check_metadata, normalise_topic
+from agent_memory.model.grains import Grain, period_bounds
+from agent_memory.model.ids import content_hash, summary_id
+from agent_memory.model.limits import MAX_METADATA_BYTES, MAX_METADATA_DEPTH
+from agent_memory.model.records import MemoryKind, MemoryRecord, check_metadata, normalise_topic
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -237,7 +237,7 @@ def test_metadata_depth_counts_objects_and_lists() -> None:
 
 def test_hostile_metadata_depth_is_refused_without_recursing() -> None:
     # GIVEN
-    from agent_memory.domain.records import check_metadata
+    from agent_memory.model.records import check_metadata
 
     deep: dict[str, object] = {"a": []}
     cursor = deep["a"]
@@ -252,7 +252,7 @@ def test_hostile_metadata_depth_is_refused_without_recursing() -> None:
 
 def test_nan_metadata_is_refused() -> None:
     # GIVEN
-    from agent_memory.domain.records import check_metadata
+    from agent_memory.model.records import check_metadata
 
     # WHEN / THEN
     with pytest.raises(ValueError, match="NaN"):

@@ -1,4 +1,4 @@
-"""Redaction on write (`domain.redaction`): each kind in its usual formats, the hard negatives a
+"""Redaction on write (`writing.rules.redaction`): each kind in its usual formats, the hard negatives a
 pattern alone would take for one, overlaps between kinds, placeholders, idempotence, and properties
 checked against plain reference implementations: generated card numbers, IBANs and e-mail
 addresses never survive, a Luhn-invalid number does, no labelled digit is left, and any text
@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.strategies import FUZZ, hostile
 
-from agent_memory.domain.pii_numbers import iban_valid, luhn_valid
-from agent_memory.domain.redaction import (
+from agent_memory.writing.rules.pii_numbers import iban_valid, luhn_valid
+from agent_memory.writing.rules.redaction import (
     PiiKind,
     Redaction,
     Span,

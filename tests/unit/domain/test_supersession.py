@@ -1,4 +1,4 @@
-"""Write-time supersession (`domain.supersession`): the issue's own examples, restatements and
+"""Write-time supersession (`supersession.rules.claims`): the issue's own examples, restatements and
 facts that both hold, and a property: a value stated again with any other value is an update."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.supersession import Relation, claims, relate
-from agent_memory.domain.supersession_shape import SAME_THING, replaces, shape
+from agent_memory.supersession.rules.claims import Relation, claims, relate
+from agent_memory.supersession.rules.shape import SAME_THING, replaces, shape
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The newer of two statements about one thing first, at search time, for a question about the
-present (`domain.supersession_ranking`): which later statement moves before the first result,
+present (`recall.rules.newer_first`): which later statement moves before the first result,
 which never does, and that only the head is reordered (checked on examples and as a property)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.payloads import RECORDED_AT, memory_record
 
-from agent_memory.domain.recall import Found, Hit
-from agent_memory.domain.supersession_ranking import (
+from agent_memory.model.queries import Found, Hit
+from agent_memory.recall.rules.newer_first import (
     ASKED,
     HEAD,
     NEAR,

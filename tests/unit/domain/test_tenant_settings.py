@@ -1,4 +1,4 @@
-"""A tenant's settings (`domain.tenant_settings`): model choices, bounds, the plan's limits, diffs."""
+"""A tenant's settings (`tenancy.rules.tenant_settings`): model choices, bounds, the plan's limits, diffs."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.plans import DEFAULT_PLANS, MONTH, Retention, hours_of
-from agent_memory.domain.records import MemoryKind
-from agent_memory.domain.tenant_settings import (
+from agent_memory.governance.rules.plans import DEFAULT_PLANS, MONTH, Retention, hours_of
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind
+from agent_memory.tenancy.rules.tenant_settings import (
     MAX_TTL_DAYS,
     ModelChoice,
     ModelProvider,

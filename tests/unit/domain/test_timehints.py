@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.timehints import MENTION_LAG, time_hints
-from agent_memory.domain.types import EARLIEST, LATEST
+from agent_memory.model.types import EARLIEST, LATEST
+from agent_memory.recall.rules.timehints import MENTION_LAG, time_hints
 
 AS_OF = datetime(2023, 11, 15, 12, 0, tzinfo=UTC)
 

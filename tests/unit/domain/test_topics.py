@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from agent_memory.contract.v1 import TopicDictionaryBody
-from agent_memory.domain.topic_dictionary import (
+from agent_memory.knowledge.rules.topic_dictionary import (
     MAX_CANONICAL_TERMS,
     MAX_SYNONYMS_PER_TERM,
     TopicDictionary,

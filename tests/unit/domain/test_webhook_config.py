@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.domain.webhook_config import backoff_s, check_secret, check_url, new_secret, where
+from agent_memory.feed.rules.webhook_config import backoff_s, check_secret, check_url, new_secret, where
 
 
 @pytest.mark.parametrize(

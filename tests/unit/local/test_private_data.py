@@ -13,8 +13,8 @@ from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.keys import NewKey
 from agent_memory.local import cli
+from agent_memory.tenancy.rules.keys import NewKey
 
 
 def mode(path: Path) -> int:

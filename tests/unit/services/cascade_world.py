@@ -15,16 +15,16 @@ from tests.unit.services.conftest import World
 from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
+from agent_memory.cascade.dispatch import DispatchService
+from agent_memory.cascade.summarize import ChildNotStoredYetError, RunStats, SummarizeService
 from agent_memory.contract.v1 import WriteItem, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import summary_id
-from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.model.caller import Caller
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import summary_id
+from agent_memory.model.jobs import SummarizeJob
+from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Job, ListQuery, Summarizer
-from agent_memory.services.dispatch import DispatchService
-from agent_memory.services.summarize import ChildNotStoredYetError, RunStats, SummarizeService
 
 TENANT = "acme"
 AGENT = "helper"

@@ -13,12 +13,12 @@ from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.scoring import RankingWeights
-from agent_memory.services.forget import ForgetService
-from agent_memory.services.memories import MemoryService
-from agent_memory.services.search import SearchService
-from agent_memory.services.store_writes import WriterService
-from agent_memory.services.write import WriteService
+from agent_memory.governance.forget import ForgetService
+from agent_memory.recall.memories import MemoryService
+from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.search import SearchService
+from agent_memory.writing.write import WriteService
+from agent_memory.writing.writer import WriterService
 
 
 @dataclass

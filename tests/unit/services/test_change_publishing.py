@@ -14,17 +14,17 @@ from tests.fakes import FailingFeed, FixedClock, RecordingFeed
 from tests.unit.services.conftest import World, make_world
 
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.change_events import ChangeType
-from agent_memory.domain.commands import WriteCommand
-from agent_memory.domain.experience import FeedbackOutcome
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import content_hash
-from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.services.feedback import FeedbackApplier, FeedbackService
-from agent_memory.services.forget import ForgetService
-from agent_memory.services.memory_history import MemoryHistoryService
-from agent_memory.services.store_writes import WriterService
+from agent_memory.experience.feedback import FeedbackApplier, FeedbackService
+from agent_memory.experience.rules.confidence import FeedbackOutcome
+from agent_memory.feed.rules.events import ChangeType
+from agent_memory.governance.forget import ForgetService
+from agent_memory.governance.history import MemoryHistoryService
+from agent_memory.model.caller import Caller
+from agent_memory.model.commands import WriteCommand
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import content_hash
+from agent_memory.model.records import MemoryKind, MemoryRecord
+from agent_memory.writing.writer import WriterService
 
 ACME = Caller("acme", key_id="key_a")
 BERLIN = "I live in Berlin, in a flat near Tempelhof."

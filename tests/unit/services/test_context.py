@@ -8,8 +8,8 @@ import pytest
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import ContextRequest, ContextResponse, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.services.context import ContextService, estimate_tokens
+from agent_memory.model.caller import Caller
+from agent_memory.recall.context import ContextService, estimate_tokens
 
 
 def _remember(world: World, content: str, days_ago: float = 0) -> str:

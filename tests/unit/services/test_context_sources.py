@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_memory.domain.ids import content_hash
-from agent_memory.domain.knowledge import Passage
-from agent_memory.domain.recall import BOTH, ContextQuery, Found, Hit, SearchQuery, SharedHit, SourceTag
-from agent_memory.domain.records import MemoryRecord
-from agent_memory.services.context import ContextService, context_line, estimate_tokens
+from agent_memory.knowledge.rules.passages import Passage
+from agent_memory.model.ids import content_hash
+from agent_memory.model.queries import BOTH, ContextQuery, Found, Hit, SearchQuery, SharedHit, SourceTag
+from agent_memory.model.records import MemoryRecord
+from agent_memory.recall.context import ContextService, context_line, estimate_tokens
 
 NOW = datetime(2026, 11, 24, tzinfo=UTC)
 

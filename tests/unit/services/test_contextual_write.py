@@ -9,9 +9,9 @@ import numpy as np
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.contextual import context_parts, context_text, self_text, vector_texts
-from agent_memory.services.store_writes import WriterService
+from agent_memory.model.caller import Caller
+from agent_memory.writing.rules.contextual import context_parts, context_text, self_text, vector_texts
+from agent_memory.writing.writer import WriterService
 
 DAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -170,8 +170,8 @@ def test_a_turn_is_found_by_words_of_the_turn_before_it_and_by_its_speaker(world
 
 def test_context_is_cut_from_the_front_to_its_limit() -> None:
     # GIVEN
-    from agent_memory.domain.limits import MAX_CONTEXT_CHARS
-    from agent_memory.domain.records import MemoryRecord
+    from agent_memory.model.limits import MAX_CONTEXT_CHARS
+    from agent_memory.model.records import MemoryRecord
 
     def rec(i: int, text: str) -> MemoryRecord:
         return MemoryRecord(

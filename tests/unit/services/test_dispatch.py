@@ -11,9 +11,9 @@ from tests.fakes import utc
 from tests.unit.services.cascade_world import TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
-from agent_memory.domain import cascade as cascade_rules
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.summary_jobs import (
+from agent_memory.cascade.rules import periods as cascade_rules
+from agent_memory.model.grains import Grain
+from agent_memory.model.jobs import (
     MAX_PERIODS_PER_REQUEST,
     DispatchEvent,
     SummarizeJob,

@@ -15,18 +15,18 @@ from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.commands import FeedbackCommand, parse_command
-from agent_memory.domain.experience import FeedbackOutcome
-from agent_memory.domain.patterns import PatternJob, PatternRules, is_recognised_pattern
-from agent_memory.domain.recall import SearchQuery
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.derived.derivation import DerivationParts
+from agent_memory.derived.pattern_recognition import PatternService
+from agent_memory.derived.rules.patterns import PatternJob, PatternRules, is_recognised_pattern
 from agent_memory.errors import NotFoundError, ValidationFailedError
+from agent_memory.experience.feedback import FeedbackApplier, FeedbackService
+from agent_memory.experience.rules.confidence import FeedbackOutcome
+from agent_memory.governance.forget import ForgetService
+from agent_memory.model.caller import Caller
+from agent_memory.model.commands import FeedbackCommand, parse_command
+from agent_memory.model.queries import SearchQuery
+from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.ports import AuditAction, AuditQuery
-from agent_memory.services.derivations import DerivationParts
-from agent_memory.services.feedback import FeedbackApplier, FeedbackService
-from agent_memory.services.forget import ForgetService
-from agent_memory.services.pattern_recognition import PatternService
 
 ACME = Caller("acme", key_id="key_a")
 FINDING = "The login handler builds its SQL query from raw user input"

@@ -18,14 +18,14 @@ from tests.payloads import memory_record
 from agent_memory.adapters.local_exports import LocalExportArchive
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.contract.v1_exports import JsonLinesExport
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.export_jobs import ExportJob, ExportScope, ExportState
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind
 from agent_memory.errors import DependencyError, ForbiddenError, NotFoundError
+from agent_memory.governance.export import ExportService
+from agent_memory.governance.rules.export_jobs import ExportJob, ExportScope, ExportState
+from agent_memory.model.caller import Caller
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind
 from agent_memory.ports import AuditEvent, Job, Page, StoredRecord
 from agent_memory.ports.export_store import ExportQuery
-from agent_memory.services.exports import ExportService
 
 DIM = 8
 ADMIN = Caller("t1", key_id="k1", scopes=frozenset({"admin"}))

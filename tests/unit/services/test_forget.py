@@ -15,14 +15,14 @@ from tests.unit.services.cascade_world import AGENT, TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest
-from agent_memory.domain.commands import WriteCommand
-from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
-from agent_memory.domain.ids import summary_id
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.derived.stale_walk import REMAKES, stamp
 from agent_memory.errors import NotFoundError
+from agent_memory.model.commands import WriteCommand
+from agent_memory.model.grains import SUMMARY_GRAINS, Grain
+from agent_memory.model.ids import summary_id
+from agent_memory.model.jobs import SummarizeJob
 from agent_memory.ports import AuditAction, AuditEvent
-from agent_memory.services.staleness import REMAKES, stamp
-from agent_memory.services.store_writes import WriteOutcome
+from agent_memory.writing.writer import WriteOutcome
 
 VAULT = "The vault code for the Lisbon office is 7391-kestrel."
 DAY = datetime(2026, 3, 10, 9, tzinfo=UTC)  # a Tuesday: 2026-W11, March, Q1, 2026

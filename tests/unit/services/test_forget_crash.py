@@ -12,8 +12,8 @@ from tests.fakes import FixedClock
 from tests.unit.services.test_person_profiles import CAROLINE, Lab
 
 from agent_memory.adapters.local_jobs import LocalJobQueue
+from agent_memory.governance.forget import ForgetService
 from agent_memory.ports import AuditEvent
-from agent_memory.services.forget import ForgetService
 
 
 class CrashError(RuntimeError):

@@ -44,14 +44,14 @@ from agent_memory.adapters.opensearch.opensearch_cursors import decode_cursor
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.contract.v1 import SearchRequest
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.scoring import RankingWeights
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import StoredRecord, StoreQuery
-from agent_memory.services.memories import MemoryService
-from agent_memory.services.search import SearchService
+from agent_memory.recall.memories import MemoryService
+from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.search import SearchService
 from agent_memory.settings import Settings
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -17,9 +17,9 @@ from tests.unit.domain.test_fuzz_parsers import HOSTILE_PIECES, hostile
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.commands import WriteCommand
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.model.caller import Caller
+from agent_memory.model.commands import WriteCommand
+from agent_memory.model.records import MemoryRecord
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -10,9 +10,9 @@ from tests.unit.services.conftest import World
 
 from agent_memory.adapters.powertools_idempotency import PowertoolsIdempotency, SqliteIdempotencyLayer
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
 from agent_memory.errors import DependencyError, IdempotencyKeyReusedError
-from agent_memory.services.idempotency import Accepted, IdempotentWriteService
+from agent_memory.model.caller import Caller
+from agent_memory.writing.idempotent_write import Accepted, IdempotentWriteService
 
 ACME, GLOBEX = Caller("acme"), Caller("globex")
 

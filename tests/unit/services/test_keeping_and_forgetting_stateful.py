@@ -40,15 +40,15 @@ from tests.strategies import examples
 from tests.unit.services.cascade_world import CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
+from agent_memory.cascade.rules.periods import key_for_day
 from agent_memory.contract.v1 import WriteItem, WriteRequest
-from agent_memory.domain.cascade import key_for_day
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.plans import DEFAULT_PLANS
-from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.supersession import claims
+from agent_memory.governance.retention import RetentionService
+from agent_memory.governance.rules.plans import DEFAULT_PLANS
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditAction, AuditQuery, ListQuery, MemoryStore
-from agent_memory.services.retention_rules import RetentionService
+from agent_memory.supersession.rules.claims import claims
 
 AGENT = "helper"
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -150,11 +150,11 @@ class KeepingAndForgetting(RuleBasedStateMachine):
 
     def _use_store(self, store: MemoryStore) -> None:
         """Point every service of the world at ``store`` (they were built on SQLite)."""
-        from agent_memory.domain.scoring import RankingWeights
-        from agent_memory.services.forget import ForgetService
-        from agent_memory.services.memories import MemoryService
-        from agent_memory.services.search import SearchService
-        from agent_memory.services.store_writes import WriterService
+        from agent_memory.governance.forget import ForgetService
+        from agent_memory.recall.memories import MemoryService
+        from agent_memory.recall.rules.scoring import RankingWeights
+        from agent_memory.recall.search import SearchService
+        from agent_memory.writing.writer import WriterService
 
         w = self.world
         w.store = store  # type: ignore[assignment]

@@ -11,14 +11,14 @@ import pytest
 from tests.fakes import FixedClock
 from tests.unit.services.conftest import World, make_world
 
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.commands import DocumentCommand
-from agent_memory.domain.knowledge import NewDocument, PutStatus
-from agent_memory.domain.recall import BOTH, Hit, NewMemory, SearchQuery, SharedHit
 from agent_memory.errors import ConflictError, DependencyError
+from agent_memory.knowledge.documents import KnowledgeService, KnowledgeWriter, StoreOutcome
+from agent_memory.knowledge.rules.passages import NewDocument, PutStatus
+from agent_memory.model.caller import Caller
+from agent_memory.model.commands import DocumentCommand
+from agent_memory.model.queries import BOTH, Hit, NewMemory, SearchQuery, SharedHit
 from agent_memory.ports import Matrix
-from agent_memory.services.knowledge_documents import KnowledgeService, KnowledgeWriter, StoreOutcome
-from agent_memory.services.search import SearchService
+from agent_memory.recall.search import SearchService
 
 ACME = Caller("acme", scopes=frozenset({"knowledge", "read"}))
 RUNBOOK = NewDocument(

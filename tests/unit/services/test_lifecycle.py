@@ -25,12 +25,12 @@ from tests.fakes import FixedClock
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import make_world
 
+from agent_memory.cascade.rules.periods import CHILD_GRAIN, child_keys, covered_span, key_for_day
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
-from agent_memory.domain.cascade import CHILD_GRAIN, child_keys, covered_span, key_for_day
-from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
-from agent_memory.domain.ids import summary_id
-from agent_memory.domain.summary_jobs import DispatchEvent
 from agent_memory.local.scheduler import LocalScheduler
+from agent_memory.model.grains import SUMMARY_GRAINS, Grain
+from agent_memory.model.ids import summary_id
+from agent_memory.model.jobs import DispatchEvent
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.schedules import Schedule
 
@@ -236,7 +236,7 @@ def test_the_late_days_of_week_53_reached_every_grain_above_it(lived: Cascade) -
 
 def test_re_running_the_whole_year_changes_nothing(lived: Cascade) -> None:
     # GIVEN
-    from agent_memory.domain.summary_jobs import SummarizeRequest
+    from agent_memory.model.jobs import SummarizeRequest
 
     before = lived.snapshot(lived.world.clock.now())
     lived.world.clock.advance(days=1)

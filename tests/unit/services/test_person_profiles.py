@@ -17,16 +17,16 @@ from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.ids import summary_id
-from agent_memory.domain.profiles import PROFILED_BY, ProfileJob, ProfileRules
-from agent_memory.domain.recall import SearchQuery
-from agent_memory.domain.records import MemoryKind, MemoryRecord, MergedWrite
+from agent_memory.derived.derivation import DerivationParts
+from agent_memory.derived.person_profiles import ProfileService
+from agent_memory.derived.rules.profiles import PROFILED_BY, ProfileJob, ProfileRules
+from agent_memory.governance.forget import ForgetService
+from agent_memory.model.caller import Caller
+from agent_memory.model.ids import summary_id
+from agent_memory.model.queries import SearchQuery
+from agent_memory.model.records import MemoryKind, MemoryRecord, MergedWrite
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditAction, AuditQuery, StoredRecord
-from agent_memory.services.derivations import DerivationParts
-from agent_memory.services.forget import ForgetService
-from agent_memory.services.person_profiles import ProfileService
 
 ACME = Caller("acme", key_id="key_a")
 CAROLINE = [
@@ -246,7 +246,7 @@ def test_a_profile_is_never_folded_into_its_days_summary(lab: Lab, tmp_path: Pat
     # GIVEN three statements of two days ago, and the profile made from them
     from tests.unit.services.cascade_world import build
 
-    from agent_memory.domain.grains import Grain
+    from agent_memory.model.grains import Grain
 
     day = lab.world.clock.now() - timedelta(days=2)
     for i, text in enumerate(CAROLINE[:3]):

@@ -12,12 +12,12 @@ from tests.fakes import FixedClock
 from tests.unit.services.test_tenant_configuration import Lab
 
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.plans import load_plans
-from agent_memory.domain.redaction import PiiKind, Span, redact
-from agent_memory.domain.tenant_settings import RedactionEngine, RedactionSettings, TenantSettings
 from agent_memory.errors import ValidationFailedError
-from agent_memory.services.pii_redaction import PiiRedaction
-from agent_memory.services.tenant_configuration import TenantSettingsService
+from agent_memory.governance.rules.plans import load_plans
+from agent_memory.tenancy.rules.tenant_settings import RedactionEngine, RedactionSettings, TenantSettings
+from agent_memory.tenancy.settings import TenantSettingsService
+from agent_memory.writing.pii_redaction import PiiRedaction
+from agent_memory.writing.rules.redaction import PiiKind, Span, redact
 
 ON = TenantSettings(redaction=RedactionSettings(enabled=True))
 MANAGED = TenantSettings(redaction=RedactionSettings(enabled=True, engine=RedactionEngine.COMPREHEND))

@@ -16,12 +16,12 @@ from tests.fakes import FixedClock
 
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.knowledge import NewDocument
-from agent_memory.domain.recall import NewMemory
+from agent_memory.knowledge.documents import KnowledgeService
+from agent_memory.knowledge.rules.passages import NewDocument
+from agent_memory.model.caller import Caller
+from agent_memory.model.queries import NewMemory
 from agent_memory.ports import QueueMessage
-from agent_memory.services.knowledge_documents import KnowledgeService
-from agent_memory.services.write import WriteService
+from agent_memory.writing.write import WriteService
 
 #: What SQS accepts in a MessageGroupId and a MessageDeduplicationId.
 SQS_ID = re.compile(r"\A[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}\Z")

@@ -21,21 +21,21 @@ from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.local_secrets import LocalFileSecretStore
 from agent_memory.adapters.sqlite.sqlite_tenant_settings import SqliteTenantSettingsStore
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.embedding_spaces import DEFAULT_SPACE, ReembedJob
-from agent_memory.domain.plans import load_plans
-from agent_memory.domain.recall import SearchQuery
-from agent_memory.domain.scoring import RankingWeights
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider, TenantSettings
 from agent_memory.errors import DependencyError, ValidationFailedError
+from agent_memory.governance.rules.plans import load_plans
+from agent_memory.model.caller import Caller
+from agent_memory.model.queries import SearchQuery
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Job, Matrix, StoredRecord
-from agent_memory.services.reembedding import ReembedService
-from agent_memory.services.search import SearchService
-from agent_memory.services.store_writes import WriterService
-from agent_memory.services.tenant_configuration import SettingsCache, TenantSettingsService
-from agent_memory.services.tenant_models import TenantEmbedders
-from agent_memory.services.write import WriteService
+from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.search import SearchService
+from agent_memory.tenancy.models import TenantEmbedders
+from agent_memory.tenancy.reembed import ReembedService
+from agent_memory.tenancy.rules.embedding_spaces import DEFAULT_SPACE, ReembedJob
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider, TenantSettings
+from agent_memory.tenancy.settings import SettingsCache, TenantSettingsService
+from agent_memory.writing.write import WriteService
+from agent_memory.writing.writer import WriterService
 
 NEW = ModelChoice(provider=ModelProvider.LOCAL, model="hashing", dimension=64)
 

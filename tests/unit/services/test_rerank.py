@@ -8,10 +8,10 @@ from datetime import timedelta
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.scoring import RankingWeights
 from agent_memory.errors import DependencyError
-from agent_memory.services.search import SearchService
+from agent_memory.model.caller import Caller
+from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.search import SearchService
 
 
 class KeywordReranker:

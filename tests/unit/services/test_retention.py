@@ -12,15 +12,15 @@ from tests.fakes import FixedClock
 from tests.payloads import memory_record
 
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.cascade import covered_span, key_for_day
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import memory_id, summary_id
-from agent_memory.domain.keys import KeyInfo
-from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
-from agent_memory.domain.records import MemoryKind, MemoryRecord
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.cascade.rules.periods import covered_span, key_for_day
+from agent_memory.governance.retention import KeyStorePlans, RetentionService, parent_of
+from agent_memory.governance.rules.plans import DEFAULT_PLANS, load_plans
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import memory_id, summary_id
+from agent_memory.model.jobs import SummarizeJob
+from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.ports import AuditAction, AuditQuery, Job, StoredRecord
-from agent_memory.services.retention_rules import KeyStorePlans, RetentionService, parent_of
+from agent_memory.tenancy.rules.keys import KeyInfo
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 DIM = 8

@@ -8,8 +8,8 @@ import pytest
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
-from agent_memory.domain.caller import Caller
 from agent_memory.errors import NotFoundError
+from agent_memory.model.caller import Caller
 
 
 def _remember(world: World, content: str, days_ago: float = 0, **fields: object) -> str:

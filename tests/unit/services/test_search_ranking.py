@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, SearchResponse, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.recall import Found
-from agent_memory.domain.words import STOPWORDS
-from agent_memory.services.search import named_speakers, query_topic, without_names
+from agent_memory.model.caller import Caller
+from agent_memory.model.queries import Found
+from agent_memory.model.words import STOPWORDS
+from agent_memory.recall.search import named_speakers, query_topic, without_names
 
 NOW = datetime(2023, 11, 15, tzinfo=UTC)
 

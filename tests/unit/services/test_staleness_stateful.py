@@ -37,14 +37,14 @@ from tests.strategies import examples
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
+from agent_memory.cascade.summarize import ChildNotStoredYetError, SummarizeService
 from agent_memory.contract.v1 import WriteItem, WriteRequest
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import summary_id
-from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import summary_id
+from agent_memory.model.jobs import SummarizeJob
+from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditAction, AuditQuery, Job
-from agent_memory.services.summarize import ChildNotStoredYetError, SummarizeService
 
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 #: Three days of ISO week 2026-W46, all ended at ``START``.

@@ -12,19 +12,19 @@ from tests.unit.services.cascade_world import AGENT, TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
 from agent_memory.adapters.summarizers.local import Budget, LocalExtractiveSummarizer
-from agent_memory.domain.cascade import covered_span
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import summary_id
-from agent_memory.domain.records import MemoryKind
-from agent_memory.errors import ConfigurationError
-from agent_memory.ports import AuditEvent, SummaryInput, SummaryRequest, SummaryText
-from agent_memory.services.summarize import (
+from agent_memory.cascade.rules.periods import covered_span
+from agent_memory.cascade.summarize import (
     ChildNotStoredYetError,
     RunStats,
     SummarizeService,
     SummaryOutcome,
     fold,
 )
+from agent_memory.errors import ConfigurationError
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import summary_id
+from agent_memory.model.records import MemoryKind
+from agent_memory.ports import AuditEvent, SummaryInput, SummaryRequest, SummaryText
 
 
 def item(content: str, at: datetime, **fields: object) -> dict[str, object]:
@@ -357,7 +357,7 @@ def test_a_partial_child_made_early_is_refreshed_up_the_cascade_when_it_complete
 
 def test_a_refresh_waits_until_the_child_that_triggered_it_is_stored(cascade: Cascade) -> None:
     # GIVEN
-    from agent_memory.domain.summary_jobs import ExpectedChild, SummarizeJob
+    from agent_memory.model.jobs import ExpectedChild, SummarizeJob
 
     cascade.remember(item("Alice moved the launch to March 3.", utc(2026, 11, 20, 9)))
     job = SummarizeJob(

@@ -15,15 +15,15 @@ from tests.unit.services.conftest import World
 
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.embedding_spaces import DEFAULT_SPACE
-from agent_memory.domain.recall import Hit
-from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ConflictError, DependencyError, NotFoundError
+from agent_memory.governance.history import MemoryHistoryService
+from agent_memory.model.caller import Caller
+from agent_memory.model.queries import Hit
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import AuditAction, AuditQuery, Matrix
-from agent_memory.services.embedding_memo import MemoEmbedder
-from agent_memory.services.memory_history import MemoryHistoryService
-from agent_memory.services.superseding import StatementVectors, SupersessionService
+from agent_memory.supersession.marking import StatementVectors, SupersessionService
+from agent_memory.tenancy.rules.embedding_spaces import DEFAULT_SPACE
+from agent_memory.writing.memo_embedder import MemoEmbedder
 
 BERLIN = "I live in Berlin, in a flat near Tempelhof."
 LISBON = "I moved to Lisbon last week, my new flat is in Alfama."

@@ -15,12 +15,12 @@ from tests.unit.services.test_supersession import BERLIN, LISBON, _months_ago, _
 
 from agent_memory.adapters.local_jobs import LocalJobQueue
 from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.summary_jobs import SummarizeJob
-from agent_memory.domain.supersession_pairs import verdicts
+from agent_memory.cascade.summarize import SummarizeService
+from agent_memory.model.grains import Grain
+from agent_memory.model.jobs import SummarizeJob
 from agent_memory.ports import AuditAction, AuditQuery, SummaryRequest, SummaryText
-from agent_memory.services.summarize import SummarizeService
-from agent_memory.services.supersession_review import SupersessionReview
+from agent_memory.supersession.review import SupersessionReview
+from agent_memory.supersession.rules.pairs import verdicts
 
 STANDUP = "Our team standup is at 9 every morning."
 MOVED_STANDUP = "From this week the standup happens at 10 instead."

@@ -18,26 +18,26 @@ from tests.unit.services.test_retention import Jobs, Plans, daily_of, working
 from agent_memory.adapters.local_secrets import LocalFileSecretStore
 from agent_memory.adapters.sqlite.sqlite_tenant_settings import SqliteTenantSettingsStore
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.plans import DEFAULT_PLANS, load_plans
-from agent_memory.domain.recall import SearchQuery
-from agent_memory.domain.records import MemoryKind
-from agent_memory.domain.scoring import RankingWeights
-from agent_memory.domain.tenant_settings import RankingDefaults, TenantSettings
 from agent_memory.errors import ConflictError, DependencyError, ValidationFailedError
+from agent_memory.governance.retention import RetentionService
+from agent_memory.governance.rules.plans import DEFAULT_PLANS, load_plans
+from agent_memory.model.caller import Caller
+from agent_memory.model.grains import Grain
+from agent_memory.model.queries import SearchQuery
+from agent_memory.model.records import MemoryKind
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditQuery, StoredRecord
-from agent_memory.services.retention_rules import RetentionService
-from agent_memory.services.search import SearchService
-from agent_memory.services.store_writes import WriterService
-from agent_memory.services.tenant_configuration import (
+from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.search import SearchService
+from agent_memory.tenancy.rules.tenant_settings import RankingDefaults, TenantSettings
+from agent_memory.tenancy.settings import (
     SETTINGS_RECORD,
     TENANT_AUDIT_AGENT,
     SettingsCache,
     TenantSettingsService,
 )
-from agent_memory.services.write import WriteService
+from agent_memory.writing.write import WriteService
+from agent_memory.writing.writer import WriterService
 
 KEY = "sk-live-9f8e7d6c5b4a3210ZYXW"
 

@@ -19,19 +19,19 @@ from agent_memory.adapters.openai_http import OpenAICompatibleClient
 from agent_memory.adapters.sqlite.sqlite_tenant_settings import SqliteTenantSettingsStore
 from agent_memory.adapters.summarizers import enabled_summary_models
 from agent_memory.adapters.summarizers.openai_compatible_summarizer import OpenAICompatibleSummarizer
+from agent_memory.cascade.summarize import SummarizeService
 from agent_memory.contract.v1 import WriteItem, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import summary_id
-from agent_memory.domain.plans import load_plans
-from agent_memory.domain.summary_jobs import SummarizeJob
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider, TenantSettings
 from agent_memory.errors import ProviderKeyRejectedError, ValidationFailedError
+from agent_memory.governance.rules.plans import load_plans
+from agent_memory.model.caller import Caller
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import summary_id
+from agent_memory.model.jobs import SummarizeJob
 from agent_memory.ports import Summarizer
-from agent_memory.services.summarize import SummarizeService
-from agent_memory.services.tenant_configuration import SettingsCache, TenantSettingsService
-from agent_memory.services.tenant_models import TenantSummarizers
 from agent_memory.settings import Settings
+from agent_memory.tenancy.models import TenantSummarizers
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider, TenantSettings
+from agent_memory.tenancy.settings import SettingsCache, TenantSettingsService
 
 TENANT_KEY = "sk-own-tenant-key-7a6b5c4d3e2f"
 DAY = datetime(2026, 11, 20, 9, tzinfo=UTC)

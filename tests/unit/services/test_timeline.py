@@ -15,12 +15,12 @@ from tests.unit.services.cascade_world import AGENT, TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import summary_id
 from agent_memory.errors import ValidationFailedError
-from agent_memory.services.agents import AgentsService
-from agent_memory.services.search_stats import SearchStatsService
-from agent_memory.services.timeline import MAX_TIMELINE_DAYS, TimelineService
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import summary_id
+from agent_memory.recall.agents import AgentsService
+from agent_memory.recall.search_stats import SearchStatsService
+from agent_memory.recall.timeline import MAX_TIMELINE_DAYS, TimelineService
 
 NEW_YORK = "America/New_York"
 

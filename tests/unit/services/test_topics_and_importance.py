@@ -12,17 +12,17 @@ from tests.unit.services.conftest import World
 
 from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
 from agent_memory.contract.v1 import SearchRequest, TopicDictionaryResponse, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.commands import WriteCommand
-from agent_memory.domain.records import MemoryRecord
-from agent_memory.domain.scoring import RankingWeights
-from agent_memory.domain.topic_dictionary import TopicDictionary, TopicProposal
 from agent_memory.errors import DependencyError
+from agent_memory.knowledge.rules.topic_dictionary import TopicDictionary, TopicProposal
+from agent_memory.knowledge.topics import FAILURE_TTL_S, TopicCache, TopicService
+from agent_memory.model.caller import Caller
+from agent_memory.model.commands import WriteCommand
+from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import StoredTopicDictionary
-from agent_memory.services.search import SearchService
-from agent_memory.services.topics import FAILURE_TTL_S, TopicCache, TopicService
-from agent_memory.services.write import WriteService
+from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.search import SearchService
+from agent_memory.writing.write import WriteService
 
 ACME = Caller("acme", key_id="key_a")
 GLOBEX = Caller("globex", key_id="key_g")

@@ -8,10 +8,10 @@ import pytest
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.plans import default_ttl_days
-from agent_memory.domain.records import MemoryRecord
-from agent_memory.services.write import WriteService
+from agent_memory.governance.rules.plans import default_ttl_days
+from agent_memory.model.caller import Caller
+from agent_memory.model.records import MemoryRecord
+from agent_memory.writing.write import WriteService
 
 ACME = Caller("acme", key_id="key_a")
 

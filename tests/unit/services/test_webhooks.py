@@ -16,8 +16,8 @@ from tests.payloads import memory_record
 
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.adapters.sqlite.sqlite_webhooks import SqliteWebhookStore
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.change_events import (
+from agent_memory.errors import NotFoundError, ValidationFailedError
+from agent_memory.feed.rules.events import (
     EVENT_ID_HEADER,
     SIGNATURE_HEADER,
     ChangeEvent,
@@ -25,10 +25,10 @@ from agent_memory.domain.change_events import (
     memory_created,
     verify_signature,
 )
-from agent_memory.errors import NotFoundError, ValidationFailedError
+from agent_memory.feed.webhooks import Delivery, DeliveryOutcome, WebhookDelivery, WebhookService
+from agent_memory.model.caller import Caller
 from agent_memory.ports import AuditQuery
-from agent_memory.services.tenant_configuration import SETTINGS_RECORD, TENANT_AUDIT_AGENT
-from agent_memory.services.webhooks import Delivery, DeliveryOutcome, WebhookDelivery, WebhookService
+from agent_memory.tenancy.settings import SETTINGS_RECORD, TENANT_AUDIT_AGENT
 
 ACME = Caller("acme", key_id="key_a")
 GLOBEX = Caller("globex", key_id="key_g")

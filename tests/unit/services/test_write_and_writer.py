@@ -9,12 +9,12 @@ import pytest
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import WriteRequest
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.commands import WriteCommand
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError
+from agent_memory.model.caller import Caller
+from agent_memory.model.commands import WriteCommand
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditQuery, QueueMessage
-from agent_memory.services.store_writes import WriterService
+from agent_memory.writing.writer import WriterService
 
 ACME = Caller("acme", key_id="key_a")
 

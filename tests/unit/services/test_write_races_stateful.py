@@ -39,15 +39,15 @@ from tests.strategies import examples
 from tests.unit.services.cascade_world import AGENT, CALLER, TENANT, Cascade, build
 from tests.unit.services.conftest import World, make_world
 
+from agent_memory.cascade.summarize import ChildNotStoredYetError
 from agent_memory.contract.v1 import WriteItem, WriteRequest
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind
-from agent_memory.domain.summary_jobs import SummarizeJob
+from agent_memory.governance.forget import ForgetService
+from agent_memory.model.grains import Grain
+from agent_memory.model.jobs import SummarizeJob
+from agent_memory.model.records import MemoryKind
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditEvent, StoredRecord
-from agent_memory.services.forget import ForgetService
-from agent_memory.services.store_writes import WriterService
-from agent_memory.services.summarize import ChildNotStoredYetError
+from agent_memory.writing.writer import WriterService
 
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 DAYS = (date(2026, 11, 9), date(2026, 11, 10))

@@ -24,10 +24,10 @@ from agent_memory.contract.v1 import (
     WriteResponse,
 )
 from agent_memory.contract.v1_experience import ExperienceOut, FeedbackRequest, FeedbackResponse
-from agent_memory.domain.experience import Experience
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.ids import memory_id
-from agent_memory.domain.records import MemoryKind
+from agent_memory.experience.rules.confidence import Experience
+from agent_memory.model.grains import Grain
+from agent_memory.model.ids import memory_id
+from agent_memory.model.records import MemoryKind
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

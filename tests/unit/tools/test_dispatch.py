@@ -13,9 +13,9 @@ from tests.unit.tools.conftest import NOW, FakeMemoryApi
 
 from agent_memory.client.api_errors import ServerError, TransportError, UnexpectedResponseError
 from agent_memory.contract.v1 import AlsoInOut, SearchResult
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import DEFAULT_CONTEXT_TOKENS
-from agent_memory.domain.records import MemoryKind
+from agent_memory.model.grains import Grain
+from agent_memory.model.limits import DEFAULT_CONTEXT_TOKENS
+from agent_memory.model.records import MemoryKind
 from agent_memory.tools import MemoryTools, ToolCall, parse_tool_call
 
 ID = re.compile(r"\(id ((?:mem|sum)_[a-z2-7]+)\)")

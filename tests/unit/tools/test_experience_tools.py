@@ -11,9 +11,9 @@ from tests.unit.tools.conftest import NOW, FakeMemoryApi
 
 from agent_memory.contract.v1 import SearchResult
 from agent_memory.contract.v1_experience import ExperienceOut
-from agent_memory.domain.experience import FeedbackOutcome
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind
+from agent_memory.experience.rules.confidence import FeedbackOutcome
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind
 from agent_memory.tools import MemoryTools
 from agent_memory.tools.models import SearchMemoryArgs
 from agent_memory.tools.text import experience_label, search_results_text

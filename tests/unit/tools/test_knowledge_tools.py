@@ -21,7 +21,7 @@ from agent_memory.contract.v1 import (
     SearchResponse,
     SearchResult,
 )
-from agent_memory.domain.limits import MAX_RESULTS
+from agent_memory.model.limits import MAX_RESULTS
 from agent_memory.tools import TOOLS_BY_NAME, MemoryTools, anthropic_tools
 
 ID = re.compile(r"\(id (mem_[a-z2-7]+)\)")

@@ -16,9 +16,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 import agent_memory.tools
 from agent_memory.contract.v1 import ContextRequest, SearchRequest, WriteItem
 from agent_memory.contract.v1_experience import FeedbackRequest
-from agent_memory.domain.experience import MAX_EXPERIENCE_TEXT, MAX_NOTE_CHARS
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.limits import (
+from agent_memory.experience.rules.confidence import MAX_EXPERIENCE_TEXT, MAX_NOTE_CHARS
+from agent_memory.model.grains import Grain
+from agent_memory.model.limits import (
     DEFAULT_CONTEXT_TOKENS,
     MAX_CONTEXT_TOKENS,
     MAX_DAYS_AGO,
@@ -28,8 +28,8 @@ from agent_memory.domain.limits import (
     MAX_TTL_DAYS,
     MIN_CONTEXT_TOKENS,
 )
-from agent_memory.domain.records import EXPERIENCE_KINDS, MemoryKind
-from agent_memory.domain.types import MemoryId
+from agent_memory.model.records import EXPERIENCE_KINDS, MemoryKind
+from agent_memory.model.types import MemoryId
 from agent_memory.tools import TOOLS, TOOLS_BY_NAME, anthropic_tools, bedrock_tools, llm_schema, openai_tools
 
 TOOLS_PACKAGE = Path(agent_memory.tools.__file__).parent

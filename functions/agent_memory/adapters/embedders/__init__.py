@@ -15,8 +15,8 @@ from agent_memory.adapters.embedders.minilm import DIMENSION as MINILM_DIMENSION
 from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
 from agent_memory.adapters.embedders.minilm_memory import MemoryMiniLmEmbedder
 from agent_memory.adapters.embedders.titan import BedrockTitanEmbedder
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
 from agent_memory.errors import ConfigurationError
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider
 
 if TYPE_CHECKING:
     from agent_memory.ports import Embedder

@@ -4,7 +4,7 @@ The same network, tokenizer, pooling and 384 dimensions as `minilm` (this class 
 with other weights), trained by ``make train-embedder`` (training/train_embedder.py) on pairs of a
 question and the turn that answers it, written as the store embeds a turn. Its vectors are not
 comparable with the stock model's, so it has its own model id: a store that switches is
-re-embedded by the embedding-space machinery (`domain.embedding_spaces`), never mixed.
+re-embedded by the embedding-space machinery (`tenancy.rules.embedding_spaces`), never mixed.
 
 The weights are not in the package: they are trained partly on LoCoMo's tuning half, which is
 CC BY-NC 4.0 and may not be redistributed inside the product. ``make train-embedder`` writes them

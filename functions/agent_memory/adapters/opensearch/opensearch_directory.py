@@ -21,8 +21,8 @@ from agent_memory.adapters.opensearch.opensearch_queries import (
     list_agents_body,
 )
 from agent_memory.adapters.opensearch.opensearch_responses import aggregation
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError, ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AgentPage, AgentRef, PeriodScan
 
 

@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_memory.adapters.opensearch.opensearch_index import VECTOR_FIELD
-from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ConfigurationError, ValidationFailedError
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import AuditEvent, Vector
 
 _MAX_ID_BYTES = 512

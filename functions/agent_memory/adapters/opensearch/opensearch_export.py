@@ -25,8 +25,8 @@ from agent_memory.adapters.opensearch.opensearch_events import AUDIT_OLDEST_FIRS
 from agent_memory.adapters.opensearch.opensearch_filters import paged_body, tenant_live_filters, term
 from agent_memory.adapters.opensearch.opensearch_queries import records_page_body
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditEvent, Page
 from agent_memory.ports.export_store import ExportQuery
 

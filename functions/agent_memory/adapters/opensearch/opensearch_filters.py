@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.adapters.opensearch.opensearch_documents import ts
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind
 from agent_memory.ports import Neighbourhood, StoreQuery
 
 #: Words of a lexical query that are searched (as in the SQLite store).

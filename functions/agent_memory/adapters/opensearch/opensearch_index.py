@@ -52,8 +52,8 @@ from typing import Any, Literal
 from opensearchpy import OpenSearch
 
 from agent_memory.adapters.opensearch.opensearch_client import os_errors
-from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ConfigurationError
+from agent_memory.model.words import STOPWORDS
 
 #: The k-NN engine of every index the bootstrap creates (and of an older index's upgrade copy).
 Engine = Literal["lucene"]
@@ -92,7 +92,7 @@ _INTEGER: dict[str, Any] = {"type": "integer"}
 #:   word to the same stem ("camping", "camped" → "camp"); ``light_english`` is another stemmer
 #:   (KStem) and would disagree with SQLite on some words;
 #: - stopwords at *query* time only (`TEXT_SEARCH_ANALYZER`), and the list is the domain's
-#:   (`agent_memory.domain.words.STOPWORDS`, the one SQLite drops from query words), not
+#:   (`agent_memory.model.words.STOPWORDS`, the one SQLite drops from query words), not
 #:   Lucene's ``_english_`` (33 words, which keeps "what", "did", "about"...). The index keeps
 #:   every word, as SQLite's does, so a change of the list needs no reindex: it is an analysis
 #:   setting (close the index, update it, open it).

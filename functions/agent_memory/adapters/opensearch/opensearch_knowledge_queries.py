@@ -29,7 +29,7 @@ from agent_memory.adapters.opensearch.opensearch_filters import absent, term
 from agent_memory.adapters.opensearch.opensearch_index import VECTOR_FIELD
 from agent_memory.adapters.opensearch.opensearch_queries import NO_VECTOR, lexical_body
 from agent_memory.adapters.opensearch.opensearch_scripts import painless
-from agent_memory.domain.knowledge import KnowledgeDocument, Passage
+from agent_memory.knowledge.rules.passages import KnowledgeDocument, Passage
 from agent_memory.ports import PassageQuery
 
 DOCUMENT = "document"

@@ -33,7 +33,7 @@ from agent_memory.adapters.opensearch.opensearch_filters import (
     term,
 )
 from agent_memory.adapters.opensearch.opensearch_index import LEXICAL_FIELD, VECTOR_FIELD
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 from agent_memory.ports import Neighbourhood
 
 #: Candidates the graph search keeps for the dedup neighbour: the lucene engine sets its search

@@ -58,10 +58,10 @@ from agent_memory.adapters.opensearch.opensearch_scripts import (
     validity_params,
 )
 from agent_memory.adapters.opensearch.opensearch_spaces import OpenSearchSpaces, space_vector
-from agent_memory.domain.experience import Experience
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.errors import ValidationFailedError
+from agent_memory.experience.rules.confidence import Experience
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryRecord, RecordValidity
 from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
 logger = logging.getLogger(__name__)

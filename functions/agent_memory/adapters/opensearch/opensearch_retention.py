@@ -31,8 +31,8 @@ from agent_memory.adapters.opensearch.opensearch_retention_queries import (
     older_than_query,
     purge_query,
 )
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditAction, AuditEvent, Page
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from agent_memory.adapters.opensearch.opensearch_documents import ts
 from agent_memory.adapters.opensearch.opensearch_filters import ended_before, paged_body, term
 from agent_memory.adapters.opensearch.opensearch_queries import NO_VECTOR
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 
 #: Documents per page of what retention reads (the expired records it audits) and per ``_bulk``
 #: of deletes by id.

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.adapters.opensearch.opensearch_documents import ts
-from agent_memory.domain.records import RecordValidity
+from agent_memory.model.records import RecordValidity
 
 #: Forget a record only if it is the caller's and live at ``params.at`` (times are fixed-width
 #: strings, so ``compareTo`` orders them in time); otherwise change nothing (``noop``).

@@ -31,8 +31,8 @@ from agent_memory.adapters.opensearch.opensearch_filters import absent, not_dele
 from agent_memory.adapters.opensearch.opensearch_index import VECTOR_FIELD
 from agent_memory.adapters.opensearch.opensearch_queries import records_page_body
 from agent_memory.adapters.opensearch.opensearch_responses import hits_of, item_failures
-from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ConfigurationError, ValidationFailedError
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import Vector
 
 SPACES_FIELD = "spaces"

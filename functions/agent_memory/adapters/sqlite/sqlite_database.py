@@ -39,8 +39,8 @@ from agent_memory.adapters.sqlite.sqlite_util import (
     WeakReferableConnection,
     open_private,
 )
-from agent_memory.domain.records import MemoryRecord
 from agent_memory.errors import ConfigurationError, ValidationFailedError
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import Page, Vector
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from agent_memory.adapters.sqlite.sqlite_filters import (
     live_filter,
 )
 from agent_memory.adapters.sqlite.sqlite_rows import to_us
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AgentPage, AgentRef, PeriodScan
 
 

@@ -17,8 +17,8 @@ from agent_memory.adapters.sqlite.sqlite_audit import AUDIT_COLUMNS, audit_event
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, decode_cursor, keyset
 from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, to_us
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditEvent, Page
 from agent_memory.ports.export_store import ExportQuery
 

@@ -20,10 +20,10 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory.adapters.sqlite.sqlite_rows import to_us
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind
-from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind
+from agent_memory.model.words import STOPWORDS
 from agent_memory.ports import Neighbourhood, StoreQuery
 
 #: Distinct words of a lexical query that are searched (the rest are ignored): a bound on the

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_util import open_private
-from agent_memory.domain.caller import Caller
-from agent_memory.domain.keys import KeyInfo, NewKey, hash_api_key
+from agent_memory.model.caller import Caller
+from agent_memory.tenancy.rules.keys import KeyInfo, NewKey, hash_api_key
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (

@@ -35,10 +35,10 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
 )
 from agent_memory.adapters.sqlite.sqlite_spaces import write_space_vectors, zero_vector
 from agent_memory.adapters.sqlite.sqlite_util import scrub_wal
-from agent_memory.domain.experience import Experience
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryRecord, RecordValidity
 from agent_memory.errors import ValidationFailedError
+from agent_memory.experience.rules.confidence import Experience
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryRecord, RecordValidity
 from agent_memory.ports import AuditEvent, ListQuery, Page, StoredRecord, StoreStats
 
 logger = logging.getLogger(__name__)

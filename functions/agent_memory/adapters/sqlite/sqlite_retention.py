@@ -15,8 +15,8 @@ from typing import Any
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import decode_cursor, encode_cursor, keyset
 from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, row_to_record, to_us
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditAction, Page
 
 _DELETE_BATCH = 1000  # records hard-deleted per transaction by retention

@@ -16,7 +16,7 @@ import numpy as np
 
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart, finite_vector
 from agent_memory.adapters.sqlite.sqlite_rows import RECORD_FIELDS, row_to_record, to_us
-from agent_memory.domain.records import MemoryRecord
+from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import SpaceVector, Vector
 
 

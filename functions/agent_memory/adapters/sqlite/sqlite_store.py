@@ -44,8 +44,8 @@ from agent_memory.adapters.sqlite.sqlite_retrieval import SqliteRetrieval
 from agent_memory.adapters.sqlite.sqlite_search_log import SqliteSearchLog
 from agent_memory.adapters.sqlite.sqlite_spaces import SqliteSpaces
 from agent_memory.adapters.sqlite.sqlite_vectors import DEFAULT_CACHE_BYTES, VectorCache
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ConfigurationError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditEvent
 
 

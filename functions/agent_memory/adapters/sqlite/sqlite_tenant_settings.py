@@ -12,9 +12,9 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
-from agent_memory.domain.embedding_spaces import EmbeddingState
-from agent_memory.domain.tenant_settings import StoredSettings, TenantSettings
 from agent_memory.errors import ConflictError
+from agent_memory.tenancy.rules.embedding_spaces import EmbeddingState
+from agent_memory.tenancy.rules.tenant_settings import StoredSettings, TenantSettings
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tenant_settings (

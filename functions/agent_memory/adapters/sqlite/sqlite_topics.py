@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
-from agent_memory.domain.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
+from agent_memory.knowledge.rules.topic_dictionary import PROPOSAL_TTL_DAYS, TopicDictionary, TopicProposal
 from agent_memory.ports import StoredTopicDictionary
 
 _SCHEMA = """

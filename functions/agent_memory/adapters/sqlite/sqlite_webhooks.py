@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_memory.adapters.sqlite.sqlite_util import ConnectionPerThread
-from agent_memory.domain.change_events import ChangeType
-from agent_memory.domain.webhook_config import WebhookConfig
+from agent_memory.feed.rules.events import ChangeType
+from agent_memory.feed.rules.webhook_config import WebhookConfig
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS webhooks (

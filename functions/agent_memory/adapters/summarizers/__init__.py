@@ -14,8 +14,8 @@ from agent_memory.adapters.openai_http import OpenAICompatibleClient
 from agent_memory.adapters.summarizers.converse import BedrockSummarizer
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.adapters.summarizers.openai_compatible_summarizer import OpenAICompatibleSummarizer
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
 from agent_memory.errors import ConfigurationError
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider
 
 if TYPE_CHECKING:
     from agent_memory.ports import Embedder, Summarizer

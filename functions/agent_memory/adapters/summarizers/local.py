@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 from agent_memory.ports import Embedder, SummaryInput, SummaryRequest, SummaryText
 
 #: Bump when the selection rules or the budgets change (recorded on every summary).
@@ -54,7 +54,7 @@ BUDGETS: Mapping[Grain, Budget] = {
     Grain.QUARTERLY: Budget(lines=28, chars=4_000),
     Grain.YEARLY: Budget(lines=36, chars=5_000),
 }
-#: What a profile keeps at most: its statements were chosen already (`domain.profiles`).
+#: What a profile keeps at most: its statements were chosen already (`derived.rules.profiles`).
 PROFILE_BUDGET = Budget(lines=30, chars=5_000)
 
 _LABEL = re.compile(r"^\s*\[([^\]\n]{1,40})\]\s*")

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.supersession_pairs import PAIRS
+from agent_memory.model.grains import Grain
 from agent_memory.ports import SummaryInput, SummaryRequest
+from agent_memory.supersession.rules.pairs import PAIRS
 
 PROMPT_VERSION = "cascade-2026-11.1"
 

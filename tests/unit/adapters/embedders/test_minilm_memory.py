@@ -17,9 +17,9 @@ from agent_memory.adapters.embedders import (
     enabled_embedding_models,
 )
 from agent_memory.adapters.embedders.minilm_memory import DEFAULT_MODEL_PATH
-from agent_memory.domain.tenant_settings import ModelChoice, ModelProvider
 from agent_memory.errors import ConfigurationError
 from agent_memory.settings import Settings
+from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider
 
 
 def test_it_is_chosen_by_name_and_has_a_model_id_of_its_own() -> None:

@@ -33,8 +33,8 @@ from agent_memory.adapters.opensearch.opensearch_retention_queries import (
     older_than_query,
 )
 from agent_memory.adapters.opensearch.opensearch_scripts import SEARCH_COUNT_SCRIPT, search_count_body
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import Neighbourhood
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

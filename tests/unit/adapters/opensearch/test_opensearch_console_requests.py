@@ -14,8 +14,8 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import NOW, Cluster
 
 from agent_memory.adapters.opensearch.opensearch_cursors import encode_cursor
 from agent_memory.adapters.opensearch.opensearch_scripts import SEARCH_COUNT_SCRIPT
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 
 DAY = timedelta(days=1)
 LIVE = [

@@ -23,7 +23,7 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 )
 
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
-from agent_memory.domain.records import MemoryKind, MemoryRecord
+from agent_memory.model.records import MemoryKind, MemoryRecord
 
 BEFORE = datetime(2026, 11, 20, 14, 3, 0, 500_000, tzinfo=UTC)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

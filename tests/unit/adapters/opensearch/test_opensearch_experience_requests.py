@@ -21,7 +21,7 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 
 from agent_memory.adapters.opensearch.opensearch_index import records_index_body
 from agent_memory.adapters.opensearch.opensearch_scripts import EXPERIENCE_SCRIPT
-from agent_memory.domain.experience import Experience, FeedbackOutcome
+from agent_memory.experience.rules.confidence import Experience, FeedbackOutcome
 from agent_memory.ports import AuditAction, AuditEvent, StoreQuery
 
 RECORD = "mem_eeeeeeeeeeeeeeee"

@@ -25,8 +25,8 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 
 from agent_memory.adapters.opensearch.opensearch_events import audit_document
 from agent_memory.adapters.opensearch.opensearch_export import EXPORT_ORDER
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ValidationFailedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import AuditEvent
 from agent_memory.ports.export_store import ExportQuery
 

@@ -57,8 +57,8 @@ from agent_memory.adapters.opensearch.opensearch_knowledge_queries import (
     passage_source,
 )
 from agent_memory.adapters.opensearch.opensearch_roles import data_index_patterns
-from agent_memory.domain.knowledge import KnowledgeDocument, Passage, document_hash, passages_of
 from agent_memory.errors import ConfigurationError, ValidationFailedError
+from agent_memory.knowledge.rules.passages import KnowledgeDocument, Passage, document_hash, passages_of
 from agent_memory.ports import PassageQuery, StoredPassage
 
 KALIAS = f"{ALIAS}-knowledge"

@@ -24,8 +24,8 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 
 from agent_memory.adapters.opensearch.opensearch_records import SPAN_PAGE
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import DependencyError
+from agent_memory.model.grains import Grain
 
 DAY = datetime(2026, 11, 20, tzinfo=UTC)
 

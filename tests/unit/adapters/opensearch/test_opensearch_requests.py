@@ -43,10 +43,10 @@ from agent_memory.adapters.opensearch.opensearch_retention_queries import MAINTE
 from agent_memory.adapters.opensearch.opensearch_scripts import ACCESS_SCRIPT, SOFT_DELETE_SCRIPT
 from agent_memory.adapters.opensearch.opensearch_store import OpenSearchStore
 from agent_memory.contract.v1 import ErrorDetail
-from agent_memory.domain.grains import Grain
-from agent_memory.domain.records import MemoryKind, MemoryRecord, Source
-from agent_memory.domain.words import STOPWORDS
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
+from agent_memory.model.grains import Grain
+from agent_memory.model.records import MemoryKind, MemoryRecord, Source
+from agent_memory.model.words import STOPWORDS
 from agent_memory.ports import AuditEvent, ListQuery, NearestQuery, PeriodScan, StoredRecord, StoreQuery
 
 DIM = 8

@@ -32,9 +32,9 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 
 from agent_memory.adapters.opensearch.opensearch_documents import doc_id, ts
 from agent_memory.adapters.opensearch.opensearch_retention_queries import DELETE_PAGE, MAINTENANCE_TIMEOUT_S
-from agent_memory.domain.grains import Grain, period_bounds
-from agent_memory.domain.records import MemoryKind, MemoryRecord
 from agent_memory.errors import ConfigurationError, DependencyError, ValidationFailedError
+from agent_memory.model.grains import Grain, period_bounds
+from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.ports import PeriodScan
 
 CUTOFF = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

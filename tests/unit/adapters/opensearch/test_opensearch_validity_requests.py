@@ -25,7 +25,7 @@ from tests.unit.adapters.opensearch.test_opensearch_requests import (
 from agent_memory.adapters.opensearch.opensearch_documents import to_document, to_record
 from agent_memory.adapters.opensearch.opensearch_index import SCHEMA_VERSION, records_index_body
 from agent_memory.adapters.opensearch.opensearch_scripts import VALIDITY_SCRIPT
-from agent_memory.domain.records import RecordValidity
+from agent_memory.model.records import RecordValidity
 from agent_memory.ports import AuditAction, AuditEvent
 
 RECORD = "mem_ssssssssssssssss"

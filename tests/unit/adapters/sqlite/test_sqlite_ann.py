@@ -26,8 +26,8 @@ from tests.unit.adapters.sqlite.test_sqlite_store import DIM, MODEL, NOW, record
 
 from agent_memory.adapters.sqlite import sqlite_ann
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.audit_actions import AuditAction
-from agent_memory.domain.records import MemoryKind
+from agent_memory.model.audit_actions import AuditAction
+from agent_memory.model.records import MemoryKind
 from agent_memory.ports import AuditEvent, NearestQuery, StoredRecord, StoreQuery
 
 AGENTS = [("t1", "a1"), ("t1", "a2"), ("t2", "a1")]
@@ -165,7 +165,7 @@ class IndexedEqualsExact(RuleBasedStateMachine):
 
     @rule(agent=st.sampled_from(AGENTS), seed=st.integers(0, 10**6))
     def nearest(self, agent: tuple[str, str], seed: int) -> None:
-        from agent_memory.domain.grains import Grain
+        from agent_memory.model.grains import Grain
 
         query = NearestQuery(
             tenant_id=agent[0], agent_id=agent[1], now=NOW, vector=unit(seed), grain=Grain.WORKING

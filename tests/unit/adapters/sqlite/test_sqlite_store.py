@@ -18,10 +18,10 @@ import pytest
 from agent_memory.adapters.sqlite import sqlite_filters, sqlite_retention, sqlite_retrieval, sqlite_vectors
 from agent_memory.adapters.sqlite.sqlite_filters import fts_match, query_terms
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.domain.grains import Grain, period_bounds
-from agent_memory.domain.ids import content_hash, memory_id, summary_id
-from agent_memory.domain.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.errors import ConfigurationError, ValidationFailedError
+from agent_memory.model.grains import Grain, period_bounds
+from agent_memory.model.ids import content_hash, memory_id, summary_id
+from agent_memory.model.records import Link, MemoryKind, MemoryRecord, Source
 from agent_memory.ports import (
     AuditEvent,
     ListQuery,
@@ -420,7 +420,7 @@ def test_lexical_and_vector_hits_are_merged_by_id(store: SqliteMemoryStore) -> N
     found = {c.record.id: c for c in listed}
 
     # THEN
-    # the vector hits in vector order, then the lexical-only hit (domain/fusion.py)
+    # the vector hits in vector order, then the lexical-only hit (recall/rules/fusion.py)
     assert [c.record.id for c in listed] == [both.id, vector_only.id, lexical_only.id]
     # every candidate has its cosine when the query has a vector, lexical-only ones included
     assert found[lexical_only.id].similarity == pytest.approx(float(np.dot(q, near(q, 3.0, 4))), abs=1e-5)

@@ -10,8 +10,8 @@ import pytest
 from tests.contract.test_tenant_settings_contract import FULL, T0
 
 from agent_memory.adapters.sqlite.sqlite_tenant_settings import SqliteTenantSettingsStore
-from agent_memory.domain.tenant_settings import TenantSettings
 from agent_memory.errors import ConflictError
+from agent_memory.tenancy.rules.tenant_settings import TenantSettings
 
 
 def test_a_store_reopened_on_the_same_file_carries_the_history_on_and_another_file_has_none(

@@ -13,8 +13,8 @@ from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.adapters.summarizers import BedrockSummarizer, build_summarizer
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, TEMPLATES, system_prompt, user_prompt
-from agent_memory.domain.grains import SUMMARY_GRAINS, Grain
 from agent_memory.errors import ConfigurationError, DependencyError
+from agent_memory.model.grains import SUMMARY_GRAINS, Grain
 from agent_memory.ports import Summarizer, SummaryInput, SummaryRequest
 from agent_memory.settings import Settings
 

@@ -14,7 +14,7 @@ from agent_memory.adapters.summarizers.local import (
     richness,
     split_sentences,
 )
-from agent_memory.domain.grains import Grain
+from agent_memory.model.grains import Grain
 from agent_memory.ports import Summarizer, SummaryInput, SummaryRequest
 
 FILLER = [

@@ -22,8 +22,8 @@ from tests.unit.adapters.recording_transport import (
 from agent_memory.adapters.summarizers.converse import CHARS_PER_TOKEN_BOUND
 from agent_memory.adapters.summarizers.openai_compatible_summarizer import OpenAICompatibleSummarizer
 from agent_memory.adapters.summarizers.prompts import PROMPT_VERSION, system_prompt, user_prompt
-from agent_memory.domain.grains import Grain
 from agent_memory.errors import ConfigurationError, DependencyError, ProviderKeyRejectedError
+from agent_memory.model.grains import Grain
 from agent_memory.ports import Summarizer, SummaryInput, SummaryRequest
 
 MODEL = "llama3.1:8b"

@@ -1,0 +1,1 @@
+"""The grain cascade: which periods are due, and a period's children folded into a summary."""

@@ -1,0 +1,108 @@
+"""Folding a period's children into one summary within the summarizer's budget per call.
+
+Children larger than the budget are folded in chunks: each chunk is summarized on its own (map),
+then the partial summaries are summarized together (reduce), repeatedly if needed. Apart from
+`cascade.summarize` (which children, when, and what is written) because it is the one part that
+talks to the model, and the one the cost of a run is counted in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agent_memory.errors import ConfigurationError
+from agent_memory.model.grains import Grain
+from agent_memory.ports import Summarizer, SummaryInput, SummaryRequest
+
+if TYPE_CHECKING:  # the run's counters, which the calls add to
+    from agent_memory.cascade.summarize import RunStats
+
+
+#: Characters a partial summary's label may take in a reduce round (``first..last`` time keys).
+LABEL_ROOM = 32
+
+
+def check_budget(summarizer: Summarizer) -> None:
+    """A summarizer must take two of its own answers in one call, to fold in chunks."""
+    if 2 * (summarizer.max_output_chars + LABEL_ROOM) > summarizer.max_input_chars:
+        raise ConfigurationError(
+            f"summarizer {summarizer.model_id}: its budget ({summarizer.max_input_chars} characters) "
+            f"must hold two of its answers ({summarizer.max_output_chars} each, with their labels) "
+            "to fold in chunks"
+        )
+
+
+def fold(
+    summarizer: Summarizer, grain: Grain, period: str, items: Sequence[SummaryInput], stats: RunStats
+) -> str:
+    """One summary of ``items``, within the summarizer's budget per call.
+
+    Items that fit in one call are summarized at once. Otherwise they are packed, in order, into
+    chunks that fit; each chunk is summarized as ``part i of n`` (map), and the partial summaries,
+    labelled with the span of dates they cover, are folded again (reduce). Each partial is at
+    most half a budget (checked when the service is built), so every round at least halves the
+    number of items and the folding ends (a summarizer that breaks its bound is an error, not
+    an endless loop).
+    """
+    budget = summarizer.max_input_chars
+    items = [_clipped(item, budget) for item in items]
+    chunks = _pack(items, budget)
+    if len(chunks) == 1:
+        return _call(summarizer, grain, period, chunks[0], None, stats)
+    partials: list[SummaryInput] = []
+    for index, chunk in enumerate(chunks, start=1):
+        text = _call(summarizer, grain, period, chunk, (index, len(chunks)), stats)
+        if text.strip():
+            first, last = chunk[0].label.split("..")[0], chunk[-1].label.split("..")[-1]
+            partials.append(SummaryInput(label=first if first == last else f"{first}..{last}", text=text))
+    if not partials:
+        return ""
+    if len(partials) >= len(items):
+        raise ConfigurationError(
+            f"summarizer {summarizer.model_id} answered beyond its max_output_chars "
+            f"({summarizer.max_output_chars}): its partial summaries cannot be folded"
+        )
+    return fold(summarizer, grain, period, partials, stats)
+
+
+def input_chars(item: SummaryInput) -> int:
+    """What an item costs of a call's budget: its text, its label and their separators."""
+    return len(item.text) + len(item.label) + 4
+
+
+def _clipped(item: SummaryInput, budget: int) -> SummaryInput:
+    room = budget - len(item.label) - 4
+    if len(item.text) <= room:
+        return item
+    return SummaryInput(label=item.label, text=item.text[: max(room - 1, 0)] + "…")
+
+
+def _pack(items: Sequence[SummaryInput], budget: int) -> list[list[SummaryInput]]:
+    chunks: list[list[SummaryInput]] = [[]]
+    used = 0
+    for item in items:
+        cost = input_chars(item)
+        if chunks[-1] and used + cost > budget:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(item)
+        used += cost
+    return chunks
+
+
+def _call(
+    summarizer: Summarizer,
+    grain: Grain,
+    period: str,
+    chunk: Sequence[SummaryInput],
+    part: tuple[int, int] | None,
+    stats: RunStats,
+) -> str:
+    result = summarizer.summarize(SummaryRequest(grain, period, chunk, part=part))
+    stats.calls += 1
+    stats.input_chars += sum(input_chars(item) for item in chunk)
+    stats.output_chars += len(result.text)
+    stats.input_tokens += result.input_tokens
+    stats.output_tokens += result.output_tokens
+    return result.text

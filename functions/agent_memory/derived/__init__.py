@@ -1,0 +1,1 @@
+"""Derived memories: stale marks a forget walks, and the jobs making patterns and profiles."""

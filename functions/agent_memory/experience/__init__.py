@@ -1,0 +1,1 @@
+"""Experience: feedback on what an agent learned from outcomes."""

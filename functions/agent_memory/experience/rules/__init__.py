@@ -1,0 +1,1 @@
+"""Experience's pure rules: experiences, their confidence, how feedback moves it."""

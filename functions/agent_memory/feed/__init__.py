@@ -1,0 +1,1 @@
+"""The change feed: change events published, and delivered to tenants' webhooks."""

@@ -1,0 +1,1 @@
+"""The feed's pure rules: change events and their signatures, webhook configuration."""

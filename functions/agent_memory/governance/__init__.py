@@ -1,0 +1,1 @@
+"""Governance: forgetting and erasure, retention, exports, history and restore, grants."""

@@ -1,0 +1,1 @@
+"""Governance's pure rules: plans and lifetimes, export jobs, a memory's versions."""

@@ -1,0 +1,1 @@
+"""Shared knowledge: a tenant's documents, and its topic dictionary."""

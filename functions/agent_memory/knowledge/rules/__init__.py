@@ -1,0 +1,1 @@
+"""Knowledge's pure rules: documents and passages, the topic dictionary."""

@@ -1,0 +1,1 @@
+"""The types every layer shares: records, grains, ids, limits, the caller, messages, queries."""

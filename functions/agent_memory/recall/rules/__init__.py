@@ -1,0 +1,1 @@
+"""Ranking's pure rules: fusion, scoring, validity, folding, newer first, time hints."""

@@ -1,1 +1,0 @@
-"""Use cases. Each service depends on ports only and is built once per cold start."""

@@ -1,0 +1,1 @@
+"""Supersession: marking what a write supersedes, and the daily review of those links."""

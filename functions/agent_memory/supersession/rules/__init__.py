@@ -1,0 +1,1 @@
+"""Supersession's pure rules: claims, shapes, whose fact, review pairs, timelines."""

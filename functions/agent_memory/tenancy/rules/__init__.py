@@ -1,0 +1,1 @@
+"""Tenancy's pure rules: settings, embedding spaces, keys, usage plans, outbound policy."""

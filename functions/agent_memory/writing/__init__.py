@@ -1,0 +1,1 @@
+"""Writing: a write accepted, queued, and stored as a record (embed, dedup, supersede, put)."""
