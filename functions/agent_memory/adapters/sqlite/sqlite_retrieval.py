@@ -324,8 +324,10 @@ def _fetch(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, MemoryR
 def parsed(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
     """``row``'s record, validated once while the same row is read again (module docstring).
 
-    Each caller gets its own copy: a record is a mutable model, and one caller's change must not
-    reach another's."""
+    Each caller gets its own shallow copy, so a field a caller sets (``model_copy(update=...)`` or
+    an assignment) never reaches the kept record. Its lists and dict are shared with the kept one:
+    nothing in the service changes a record's collections in place, and a deep copy would cost
+    much of the validation it saves."""
     values = tuple(row)
     if sum(len(values[i] or "") for i in _LONG_COLUMNS) > PARSED_ROW_CHARS:
         return row_to_record(values)
