@@ -6,7 +6,7 @@
 back; choosing a rule of the write path by it costs minutes a run. This replays only the write
 path's decision: each case's turns in the order the benchmark writes them, each one a working
 memory of its own conversation, through the service the writer calls
-(`supersession.marking.SupersessionService`, with the statements' own vectors by the same model),
+(`supersession.marking.MarkingService`, with the statements' own vectors by the same model),
 over a store in this process that answers a search with the agent's memories nearest by vector.
 Every memory of a case is within the service's 20 candidates, so the decisions are the
 benchmark's: on halves A-D it gave the benchmark's write-time figures exactly, before and after
@@ -41,7 +41,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
 from agent_memory.model.ids import content_hash
 from agent_memory.model.records import MemoryRecord, RecordValidity
 from agent_memory.ports import AuditEvent, Candidate, Embedder, StoreQuery
-from agent_memory.supersession.marking import SupersessionService
+from agent_memory.supersession.marking import MarkingService
 from agent_memory.writing.memo_embedder import MemoEmbedder
 from knowledge_update import SESSION_HOUR, Case, load, sessions
 
@@ -98,7 +98,7 @@ def replay(case: Case, pool: Sequence[str], embedder: Embedder, spent: list[floa
     """Write one case's turns in order through the supersession service; its marks. ``spent``
     gets the CPU seconds of each ``on_write``."""
     store = ReplayStore()
-    service = SupersessionService(store, embedder=embedder)  # type: ignore[arg-type]
+    service = MarkingService(store, embedder=embedder)  # type: ignore[arg-type]
     ids: dict[str, str] = {}
     n = 0
     for conversation, day, turns in sessions(case, pool):

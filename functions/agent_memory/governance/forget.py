@@ -30,7 +30,7 @@ from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, Clock, ForgettableMemory, JobQueue, StoreQuery
 from agent_memory.ports.change_feed import ChangeFeed
-from agent_memory.supersession.marking import SupersessionService
+from agent_memory.supersession.marking import MarkingService
 
 #: Records read per round of an erasure (each round forgets what it read).
 ERASE_PAGE = 500
@@ -63,7 +63,7 @@ class ForgetService:
         #: A forget is a ``memory.forgotten`` event, an erasure one ``user.erased``.
         self._feed = feed
         #: What a forgotten memory superseded holds again (and what superseded it, from further back).
-        self._supersession = SupersessionService(store, feed=feed)
+        self._supersession = MarkingService(store, feed=feed)
 
     def forget(self, tenant_id: str, agent_id: str, record_id: str, actor: str) -> ForgetResult:
         """Forget one record (by id or alias) and mark what was derived from it stale."""

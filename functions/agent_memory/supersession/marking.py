@@ -9,7 +9,7 @@ attribute, with the memories already linked to them, are ordered into timelines
 the older value gets ``valid_to`` and ``superseded_by``, the newer ``valid_from`` and
 ``supersedes``. Nothing is deleted or merged.
 
-A statement no pattern reads is compared by meaning instead (`SupersessionService._by_meaning`):
+A statement no pattern reads is compared by meaning instead (`MarkingService._by_meaning`):
 the nearest earlier statement of its holder, by their own words (`StatementVectors`), when it
 stands out from the other earlier statements (questions and requests do not compete; by less
 when it says that a value changed) and the two read as one
@@ -125,7 +125,7 @@ class StatementVectors:
         return sorted(scored, key=lambda x: -x[1])
 
 
-class SupersessionService:
+class MarkingService:
     def __init__(
         self,
         store: SupersedingMemory,

@@ -50,7 +50,7 @@ from agent_memory.ports import (
     WritableMemory,
 )
 from agent_memory.ports.change_feed import ChangeFeed
-from agent_memory.supersession.marking import SupersessionService
+from agent_memory.supersession.marking import MarkingService
 from agent_memory.supersession.rules.claims import Relation, relate
 from agent_memory.tenancy.models import TenantEmbedders, spaces_of
 from agent_memory.tenancy.settings import SettingsCache
@@ -141,7 +141,7 @@ class WriterService:
         #: Every memory stored, merged or superseded and every summary stored is a change event.
         self._feed = feed
         #: A write stating a new value for something marks the memory that stated the old one.
-        self._supersession = SupersessionService(store, feed=feed, embedder=self._memos.of(embedder))
+        self._supersession = MarkingService(store, feed=feed, embedder=self._memos.of(embedder))
         #: A batch's vectors: a large one embedded part after part while this thread stores.
         self._vectors = WriteVectors(embedder, embedders, self._memos)
 

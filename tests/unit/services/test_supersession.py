@@ -21,7 +21,7 @@ from agent_memory.model.caller import Caller
 from agent_memory.model.queries import Hit
 from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import AuditAction, AuditQuery, Matrix
-from agent_memory.supersession.marking import StatementVectors, SupersessionService
+from agent_memory.supersession.marking import MarkingService, StatementVectors
 from agent_memory.tenancy.rules.embedding_spaces import DEFAULT_SPACE
 from agent_memory.writing.memo_embedder import MemoEmbedder
 
@@ -330,7 +330,7 @@ def test_a_statement_whose_own_vector_cannot_be_made_supersedes_nothing_and_is_s
 ) -> None:
     # GIVEN a manager named eight months ago, and a writer whose statement embedding fails
     priya = _remember(world, "My manager is Priya.", _months_ago(world, 8), conversation_id="c1")
-    service = SupersessionService(world.store, embedder=_Unreachable())
+    service = MarkingService(world.store, embedder=_Unreachable())
     tomasz = memory_record(
         "t",
         "My manager is Tomasz now.",
@@ -372,7 +372,7 @@ def _by_meaning(world: World, newer: str, vectors: dict[str, list[float]]) -> tu
     as the service returns it."""
     leeds = _remember(world, LEEDS, _months_ago(world, 8), conversation_id="c1")
     _remember(world, GARAGE, _months_ago(world, 5), conversation_id="c2")
-    service = SupersessionService(world.store, embedder=_Table(vectors))
+    service = MarkingService(world.store, embedder=_Table(vectors))
     record = memory_record(
         "n", newer, tenant="acme", agent="bot", at=_months_ago(world, 3), conversation_id="c3"
     )
@@ -421,7 +421,7 @@ def test_a_request_near_the_new_statement_does_not_keep_it_from_replacing_the_ol
     _remember(world, GARAGE, _months_ago(world, 6), conversation_id="c2")
     _remember(world, request, _months_ago(world, 5), conversation_id="c3")
     own = {**_OWN, request: [0.0, 1.0, 0.0, 0.0], newer: _standing_out(0.22)}
-    service = SupersessionService(world.store, embedder=_Table(own))
+    service = MarkingService(world.store, embedder=_Table(own))
     record = memory_record(
         "n", newer, tenant="acme", agent="bot", at=_months_ago(world, 3), conversation_id="c4"
     )
@@ -485,7 +485,7 @@ def test_news_of_one_day_is_replaced_only_when_it_said_a_value_began(
     _remember(world, aside, _months_ago(world, 9), conversation_id="c1")
     first = _remember(world, news, _months_ago(world, 8), conversation_id="c2")
     own = {news: [1.0, 0.0, 0.0, 0.0], aside: [0.0, 0.0, 1.0, 0.0], newer: _standing_out(0.3)}
-    service = SupersessionService(world.store, embedder=_Table(own))
+    service = MarkingService(world.store, embedder=_Table(own))
     record = memory_record(
         "n", newer, tenant="acme", agent="bot", at=_months_ago(world, 3), conversation_id="c3"
     )
