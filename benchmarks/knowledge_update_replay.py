@@ -1,6 +1,6 @@
 """The knowledge-update cases' write-time marks, replayed offline: seconds, not minutes.
 
-    python benchmarks/knowledge_update_replay.py [--halves A,B,C,D,E,F] [--embedder minilm|hashing]
+    python benchmarks/knowledge_update_replay.py [--halves A,B,C,D,E,F,G] [--embedder minilm|hashing]
 
 `benchmarks/knowledge_update.py` writes every case through the local HTTP API and reads the marks
 back; choosing a rule of the write path by it costs minutes a run. This replays only the write
@@ -167,7 +167,7 @@ def _embedder(name: str) -> Embedder:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--halves", default="A,B,C,D,E,F")
+    parser.add_argument("--halves", default="A,B,C,D,E,F,G")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
     parser.add_argument("--cases", action="store_true", help="list each case marked wrongly or missed")
     parser.add_argument("--cpu", type=int, default=0, help="passes over the cases timing on_write's CPU")
