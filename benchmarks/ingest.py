@@ -22,9 +22,9 @@ data directory:
    shared machine they say where the work goes when the wall clock is stretched by others.
    The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
    them once (`writing.memo_embedder`: a turn's words and its speaker's day,
-   `writing.rules.contextual.vector_texts`), in two parts (`writing.vectors.PIPELINE_TEXTS` texts
+   `writing.rules.contextual.vector_texts`), in two parts (`writing.write_vectors.PIPELINE_TEXTS` texts
    each) on a thread of its own while it stores the writes already embedded
-   (`writing.vectors`), on every core at a lower thread priority than the searches
+   (`writing.write_vectors`), on every core at a lower thread priority than the searches
    (`MiniLmEmbedder`'s bulk session), and with several API processes
    in a process of its own at a lower priority still (`local.worker.WriterProcess`); before the
    idle searches one write is stored (`warm_up`), so that process has started.

@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, TypeVar
 from agent_memory.adapter_wiring import AdapterWiring
 from agent_memory.cascade.dispatch import DispatchService
 from agent_memory.cascade.summarize import SummarizeService
-from agent_memory.derived.agent_jobs import AgentJobDispatch
+from agent_memory.derived.agent_job_dispatch import AgentJobDispatch
 from agent_memory.derived.derivation import DerivationParts
-from agent_memory.derived.pattern_recognition import PatternService
-from agent_memory.derived.person_profiles import ProfileService
+from agent_memory.derived.pattern_recognition import PatternRecognitionService
+from agent_memory.derived.person_profiles import PersonProfilesService
 from agent_memory.derived.rules.patterns import PatternJob, PatternRules
 from agent_memory.derived.rules.profiles import ProfileJob, ProfileRules
 from agent_memory.experience.feedback import FeedbackApplier, FeedbackService
 from agent_memory.governance.forget import ForgetService
-from agent_memory.governance.history import MemoryHistoryService
-from agent_memory.governance.read_grants import ReadGrantService
-from agent_memory.knowledge.documents import KnowledgeService, KnowledgeWriter
-from agent_memory.knowledge.topics import TopicCache, TopicService
+from agent_memory.governance.history import HistoryService
+from agent_memory.governance.read_grants import ReadGrantsService
+from agent_memory.knowledge.documents import DocumentsService, KnowledgeWriter
+from agent_memory.knowledge.topics import TopicCache, TopicsService
 from agent_memory.ports.clocks import Clock
 from agent_memory.ports.embedding import Embedder, Reranker
 from agent_memory.ports.idempotent_calls import Idempotency
@@ -39,15 +39,15 @@ from agent_memory.ports.summarizer import Summarizer
 from agent_memory.ports.topic_store import TopicStore
 from agent_memory.recall.agents import AgentsService
 from agent_memory.recall.context import ContextService
-from agent_memory.recall.memories import MemoryService
+from agent_memory.recall.memories import MemoriesService
 from agent_memory.recall.rules.scoring import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.recall.search_stats import SearchStatsService
 from agent_memory.recall.timeline import TimelineService
 from agent_memory.settings import Settings, get_settings
-from agent_memory.supersession.review import SupersessionReview
+from agent_memory.supersession.review import ReviewService
 from agent_memory.tenancy.reembed import ReembedService
-from agent_memory.tenancy.settings import TenantSettingsService
+from agent_memory.tenancy.settings import SettingsService
 from agent_memory.writing.idempotent_write import IdempotentWriteService
 from agent_memory.writing.pii_redaction import PiiRedaction
 from agent_memory.writing.write import WriteService
@@ -68,12 +68,12 @@ class Container(AdapterWiring):
     ``settings`` on first use."""
 
     @cached_property
-    def tenant_settings_service(self) -> TenantSettingsService:
+    def tenant_settings_service(self) -> SettingsService:
         from agent_memory.adapters.embedders import enabled_embedding_models
         from agent_memory.adapters.summarizers import enabled_summary_models
         from agent_memory.governance.rules.plans import load_plans
 
-        return TenantSettingsService(
+        return SettingsService(
             self.settings_cache,
             self.secret_store,
             self.store,
@@ -143,8 +143,8 @@ class Container(AdapterWiring):
         )
 
     @cached_property
-    def knowledge_service(self) -> KnowledgeService:
-        return KnowledgeService(self.store, self.write_queue, self.pending, self.clock)
+    def knowledge_service(self) -> DocumentsService:
+        return DocumentsService(self.store, self.write_queue, self.pending, self.clock)
 
     @cached_property
     def knowledge_writer(self) -> KnowledgeWriter:
@@ -168,8 +168,8 @@ class Container(AdapterWiring):
         )
 
     @cached_property
-    def pattern_service(self) -> PatternService:
-        return PatternService(
+    def pattern_service(self) -> PatternRecognitionService:
+        return PatternRecognitionService(
             self.derivation_parts, self.pattern_rules, self.embedder, embedders=self.tenant_embedders
         )
 
@@ -190,8 +190,8 @@ class Container(AdapterWiring):
         return from_settings(self.settings, ProfileRules, "profile_")
 
     @cached_property
-    def profile_service(self) -> ProfileService:
-        return ProfileService(self.derivation_parts, self.profile_rules)
+    def profile_service(self) -> PersonProfilesService:
+        return PersonProfilesService(self.derivation_parts, self.profile_rules)
 
     @cached_property
     def profile_dispatch(self) -> AgentJobDispatch:
@@ -214,8 +214,8 @@ class Container(AdapterWiring):
         return FeedbackService(self.store, self.write_queue, self.pending, self.clock)
 
     @cached_property
-    def memory_service(self) -> MemoryService:
-        return MemoryService(self.store, self.pending, self.clock)
+    def memory_service(self) -> MemoriesService:
+        return MemoriesService(self.store, self.pending, self.clock)
 
     @cached_property
     def forget_service(self) -> ForgetService:
@@ -258,7 +258,7 @@ class Container(AdapterWiring):
             self.clock,
             self.settings.timezone,
             summarizers=self.tenant_summarizers,
-            review=SupersessionReview(self.store, feed=self.feed.feed),
+            review=ReviewService(self.store, feed=self.feed.feed),
         )
 
     def retention_service(self) -> RetentionService:
@@ -333,7 +333,7 @@ class ApiServices:
         return self.root.feedback_service
 
     @property
-    def patterns(self) -> PatternService:
+    def patterns(self) -> PatternRecognitionService:
         return self.root.pattern_service
 
     @property
@@ -341,19 +341,19 @@ class ApiServices:
         return self.root.pattern_dispatch
 
     @property
-    def tenant_settings(self) -> TenantSettingsService:
+    def tenant_settings(self) -> SettingsService:
         return self.root.tenant_settings_service
 
     @property
-    def knowledge(self) -> KnowledgeService:
+    def knowledge(self) -> DocumentsService:
         return self.root.knowledge_service
 
     @property
-    def read_grants(self) -> ReadGrantService:
-        return ReadGrantService(self.root.key_store, self.root.store, self.root.clock)
+    def read_grants(self) -> ReadGrantsService:
+        return ReadGrantsService(self.root.key_store, self.root.store, self.root.clock)
 
     @property
-    def memories(self) -> MemoryService:
+    def memories(self) -> MemoriesService:
         return self.root.memory_service
 
     @property
@@ -361,9 +361,9 @@ class ApiServices:
         return self.root.forget_service
 
     @property
-    def history(self) -> MemoryHistoryService:
+    def history(self) -> HistoryService:
         r = self.root
-        return MemoryHistoryService(r.store, r.write_queue, r.pending, r.clock, feed=r.feed.feed)
+        return HistoryService(r.store, r.write_queue, r.pending, r.clock, feed=r.feed.feed)
 
     @property
     def context(self) -> ContextService:
@@ -382,8 +382,8 @@ class ApiServices:
         return SearchStatsService(self.root.store, self.root.clock)
 
     @property
-    def topics(self) -> TopicService:
-        return TopicService(self.root.topic_cache, self.root.clock)
+    def topics(self) -> TopicsService:
+        return TopicsService(self.root.topic_cache, self.root.clock)
 
 
 # --- the process's container -------------------------------------------------------------------
@@ -478,7 +478,7 @@ def feedback_applier() -> FeedbackApplier:
     return current().feedback_applier
 
 
-def pattern_service() -> PatternService:
+def pattern_service() -> PatternRecognitionService:
     return current().pattern_service
 
 
@@ -486,11 +486,11 @@ def pattern_dispatch() -> AgentJobDispatch:
     return current().pattern_dispatch
 
 
-def profile_service() -> ProfileService:
+def profile_service() -> PersonProfilesService:
     return current().profile_service
 
 
-def tenant_settings_service() -> TenantSettingsService:
+def tenant_settings_service() -> SettingsService:
     return current().tenant_settings_service
 
 

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from agent_memory.feed.webhooks import WebhookDelivery, WebhookService
+from agent_memory.feed.webhooks import WebhookDelivery, WebhooksService
 from agent_memory.ports import AuditLog, Clock
 from agent_memory.ports.change_feed import ChangeFeed, Redelivery, WebhookStore
 from agent_memory.settings import Settings
@@ -94,9 +94,9 @@ class FeedParts:
         return outbound_guard(self.settings)
 
     @cached_property
-    def webhooks(self) -> WebhookService:
+    def webhooks(self) -> WebhooksService:
         """The admin routes' service: a URL is checked against the outbound policy."""
-        return WebhookService(self.webhook_store, self._audit(), self._clock, outbound=self.outbound)
+        return WebhooksService(self.webhook_store, self._audit(), self._clock, outbound=self.outbound)
 
     @cached_property
     def redelivery(self) -> Redelivery | None:

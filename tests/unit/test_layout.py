@@ -197,3 +197,30 @@ def test_the_servers_protocols_are_in_ports() -> None:
 
     # THEN
     assert sorted(found) == []
+
+
+def _class_names(stem: str) -> tuple[str, str]:
+    """The names a use-case module's main class may have: its file name in CamelCase, with or
+    without ``Service`` (``writer.py``: ``Writer`` or ``WriterService``)."""
+    camel = "".join(word.capitalize() for word in stem.split("_"))
+    return camel, camel + "Service"
+
+
+def test_a_use_case_module_is_named_after_its_main_class() -> None:
+    """A reader who knows the class finds the file, and the reverse. A use-case module with a
+    public class has one named after the file; one of functions only (``feed/publishing.py``) has
+    none to name. ``rules/`` and ``model/`` hold functions and the values they take, so no one
+    class is theirs."""
+    # GIVEN
+    use_cases = [p for p in MODULES if p.name != "__init__.py" and _layer(p) == "use cases"]
+
+    # WHEN
+    unnamed = {}
+    for path in use_cases:
+        tree = ast.parse(path.read_text())
+        public = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and not n.name.startswith("_")]
+        if public and not set(_class_names(path.stem)) & set(public):
+            unnamed[str(path.relative_to(PACKAGE))] = public
+
+    # THEN
+    assert unnamed == {}

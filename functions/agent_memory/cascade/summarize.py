@@ -77,7 +77,7 @@ from agent_memory.ports import (
     SummaryMemory,
     WriteQueue,
 )
-from agent_memory.supersession.review import SupersessionReview
+from agent_memory.supersession.review import ReviewService
 from agent_memory.tenancy.models import TenantSummarizers, summarizer_of
 
 #: Seconds a refresh job waits before its first attempt, so the write it follows is usually
@@ -145,7 +145,7 @@ class SummarizeService:
         *,
         refresh_delay_s: int = REFRESH_DELAY_S,
         summarizers: TenantSummarizers | None = None,
-        review: SupersessionReview | None = None,
+        review: ReviewService | None = None,
     ) -> None:
         check_budget(summarizer)
         #: Confirms, undoes or adds the day's supersession links with the summary model.

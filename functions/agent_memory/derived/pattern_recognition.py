@@ -56,7 +56,7 @@ _LOGGED = ("experiences", "clusters", "made", "refreshed", "dropped")
 _FEEDBACK_COUNTS = {"confirmations", "refutations", "applications"}
 
 
-class PatternService(DerivationService[PatternRules]):
+class PatternRecognitionService(DerivationService[PatternRules]):
     what = PATTERNS
 
     def __init__(

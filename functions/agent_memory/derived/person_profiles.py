@@ -49,7 +49,7 @@ _LOGGED = ("records", "subjects", "made", "refreshed", "dropped")
 PROFILE_IMPORTANCE = 0.7
 
 
-class ProfileService(DerivationService[ProfileRules]):
+class PersonProfilesService(DerivationService[ProfileRules]):
     what = PROFILES
 
     def run(self, job: ProfileJob) -> ProfileReport:

@@ -1,7 +1,7 @@
 """Tenants' webhooks: set, read and removed by the tenant's admin; and the delivery of change
 events to them, signed, one POST per event.
 
-**Setting one** (`WebhookService`): one webhook per tenant, replaced whole. The secret is made
+**Setting one** (`WebhooksService`): one webhook per tenant, replaced whole. The secret is made
 here (or given by the caller) and shown in the answer of the call that made it, never again; a
 replacement that names no secret keeps the one there is (so receivers need not change), unless
 asked to make a new one. Every change is in the tenant's settings history (`webhook_set`,
@@ -65,7 +65,7 @@ class WebhookSet:
     secret: str | None
 
 
-class WebhookService:
+class WebhooksService:
     def __init__(
         self, store: WebhookStore, audit: AuditAppend, clock: Clock, *, outbound: OutboundGuard | None = None
     ) -> None:

@@ -47,7 +47,7 @@ class Restored:
     text_pending: bool
 
 
-class MemoryHistoryService:
+class HistoryService:
     def __init__(
         self,
         store: HistoryMemory,

@@ -17,7 +17,7 @@ from agent_memory.observability import logger
 from agent_memory.ports import AuditAction, AuditAppend, AuditEvent, Clock, KeyStore
 
 
-class ReadGrantService:
+class ReadGrantsService:
     def __init__(self, keys: KeyStore, audit: AuditAppend, clock: Clock) -> None:
         self._keys = keys
         self._audit = audit

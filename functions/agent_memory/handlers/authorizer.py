@@ -34,7 +34,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from agent_memory import container
 from agent_memory.observability import MetricUnit, logger, metrics, tracer
 from agent_memory.settings import get_settings
-from agent_memory.tenancy.auth import KeyAuthenticator
+from agent_memory.tenancy.key_authenticator import KeyAuthenticator
 from agent_memory.tenancy.rules.keys import bearer_token
 from agent_memory.tenancy.rules.usage import usage_key
 

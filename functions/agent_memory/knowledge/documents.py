@@ -58,7 +58,7 @@ EMBED_BATCH = 64
 PENDING_SLOT = "#knowledge"
 
 
-class KnowledgeService:
+class DocumentsService:
     """The API side: put, read, list, delete (see the module docstring)."""
 
     def __init__(

@@ -22,7 +22,7 @@ from agent_memory.errors import AgentMemoryError
 from agent_memory.knowledge.rules.topic_dictionary import TopicDictionary, TopicProposal
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import Clock, StoredTopicDictionary, TopicStore
-from agent_memory.tenancy.cache import TenantCache
+from agent_memory.tenancy.tenant_cache import TenantCache
 
 DEFAULT_TTL_S = 60.0
 #: How long a failed read is remembered: short, so the dictionary is back soon after the store.
@@ -80,7 +80,7 @@ class TopicCache:
             metrics.add_metric(name="TopicDictionaryErrors", unit=MetricUnit.Count, value=1)
 
 
-class TopicService:
+class TopicsService:
     """The tenant's dictionary (get, replace) and its unknown topics (list)."""
 
     def __init__(self, cache: TopicCache, clock: Clock) -> None:

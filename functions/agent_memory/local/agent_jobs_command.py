@@ -20,7 +20,7 @@ from typing import Any
 from agent_memory import container
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.contract.v1_experience import PatternRunResponse
-from agent_memory.derived.agent_jobs import agents_with_memory
+from agent_memory.derived.agent_job_dispatch import agents_with_memory
 from agent_memory.derived.rules.patterns import PatternJob, PatternReport
 from agent_memory.derived.rules.profiles import ProfileJob, ProfileReport
 from agent_memory.local.worker import QueueWorker

@@ -2,7 +2,7 @@
 
 Batches are handed to the handler (`handlers.writer.handler` by default; the summarize worker
 drains the job queue the same way) as SQS events: up to `WRITE_BATCH` messages for the writer,
-which embeds the texts of a batch in a few large model calls (`writing.vectors`), so on
+which embeds the texts of a batch in a few large model calls (`writing.write_vectors`), so on
 one machine a larger batch stores more writes a second (the queue still fills a batch round-robin
 across tenants, so a small tenant's write waits at most for the batch in progress); up to SQS's
 10 for the other handlers. Its partial-batch response
@@ -33,7 +33,7 @@ from agent_memory.observability import discard_unpublished_metrics, logger
 
 RETRY_BASE_DELAY_S = 0.5
 #: Messages the writer is handed at once (`benchmarks/ingest.py`, `benchmarks/fair_writes.py`):
-#: two embedding parts of `writing.vectors.PIPELINE_TEXTS` conversation turns, so the
+#: two embedding parts of `writing.write_vectors.PIPELINE_TEXTS` conversation turns, so the
 #: model sorts more texts by length in each call (less padding) and the first part's writes are
 #: still stored while the second embeds. A small tenant's write behind a bulk load waits for the
 #: batch in progress, so this bounds that wait too.

@@ -119,7 +119,7 @@ class KnowledgeStore(
 
 
 class ManagedKnowledge(DocumentLookup, DocumentListing, DocumentPassages, DocumentDeletes, Protocol):
-    """What the knowledge API reads and deletes (`knowledge.documents.KnowledgeService`)."""
+    """What the knowledge API reads and deletes (`knowledge.documents.DocumentsService`)."""
 
 
 class WritableKnowledge(DocumentLookup, DocumentTombstones, DocumentPuts, Protocol):

@@ -9,7 +9,7 @@ from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import AuditPage, AuditQuery, Clock, ListQuery, Page, PendingWrites, ReadableMemory
 
 
-class MemoryService:
+class MemoriesService:
     def __init__(self, store: ReadableMemory, pending: PendingWrites, clock: Clock) -> None:
         self._store = store
         self._pending = pending

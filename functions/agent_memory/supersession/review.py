@@ -49,7 +49,7 @@ MODEL_FREE_PREFIX = "local-"
 CANDIDATES_PER_MEMORY = 2
 
 
-class SupersessionReview:
+class ReviewService:
     def __init__(
         self, store: SupersedingMemory, search: bool = True, *, feed: ChangeFeed | None = None
     ) -> None:

@@ -38,7 +38,7 @@ SummarizerFactory = Callable[[ModelChoice, str | None], Summarizer]
 EmbedderFactory = Callable[[ModelChoice, str | None], Embedder]
 
 
-class _ModelsMade(Generic[M]):
+class Models(Generic[M]):
     """A tenant's models, each made once per settings version (a new key is a new version) with
     the tenant's own key, read from the secret store only for a model that takes one."""
 
@@ -72,7 +72,7 @@ class TenantSummarizers:
     ) -> None:
         self._default = default
         self._cache = cache
-        self._made = _ModelsMade(cache, secrets, build)
+        self._made = Models(cache, secrets, build)
 
     @property
     def default(self) -> Summarizer:
@@ -149,7 +149,7 @@ class TenantEmbedders:
     ) -> None:
         self._default = SpaceEmbedder(DEFAULT_SPACE, default)
         self._cache = cache
-        self._made = _ModelsMade(cache, secrets, build)
+        self._made = Models(cache, secrets, build)
 
     @property
     def default(self) -> Embedder:

@@ -1,6 +1,6 @@
 """A tenant's settings: read and changed by its admin, read by every function through a cache.
 
-The admin reads and replaces the whole document (`TenantSettingsService`): a change names the
+The admin reads and replaces the whole document (`SettingsService`): a change names the
 version it read, is checked against the tenant's plan (memory is never kept longer than the plan
 allows), is stored, and is recorded in the audit trail with who made it and each changed field
 before and after. The provider key is set or cleared beside the settings and stored as a secret;
@@ -24,7 +24,6 @@ from agent_memory.model.caller import Caller
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, AuditEvent, AuditLog, AuditPage, AuditQuery, Clock
 from agent_memory.ports.tenancy import EmbeddingStateStore, ReembedStarter, SecretStore, TenantSettingsStore
-from agent_memory.tenancy.cache import TenantCache
 from agent_memory.tenancy.rules.embedding_spaces import EmbeddingState
 from agent_memory.tenancy.rules.outbound import OutboundGuard, OutboundRefusedError
 from agent_memory.tenancy.rules.tenant_settings import (
@@ -37,6 +36,7 @@ from agent_memory.tenancy.rules.tenant_settings import (
     changes,
     check_within_plan,
 )
+from agent_memory.tenancy.tenant_cache import TenantCache
 
 #: The audit trail's "agent" for tenant-level events: no agent id can start with "_".
 TENANT_AUDIT_AGENT = "_tenant"
@@ -116,7 +116,7 @@ class SettingsCache:
         self._states.remember(tenant_id, state)
 
 
-class TenantSettingsService:
+class SettingsService:
     def __init__(
         self,
         cache: SettingsCache,

@@ -57,7 +57,7 @@ from agent_memory.tenancy.settings import SettingsCache
 from agent_memory.writing.memo_embedder import Memos
 from agent_memory.writing.rules.contextual import context_text, dedup_text
 from agent_memory.writing.rules.dedup import DedupScope, may_merge
-from agent_memory.writing.vectors import Pending, RecordVectors, WriteVectors
+from agent_memory.writing.write_vectors import Pending, RecordVectors, WriteVectors
 
 #: How far back in a record's audit trail a redelivered write's merge is looked for.
 REPLAY_WINDOW = 50
@@ -154,7 +154,7 @@ class WriterService:
         bad text cannot fail its neighbours.
 
         A large batch is embedded part after part while the writes already embedded are stored
-        (`writing.vectors`); a small one (a Lambda's ten messages) here in one call.
+        (`writing.write_vectors`); a small one (a Lambda's ten messages) here in one call.
         """
         parsed: list[Prepared] = []
         for body in bodies:

@@ -25,7 +25,7 @@ FAILOVER = "# Failover\n\n## DNS\n\nFail DNS over to eu-west-2.\n\n## Database\n
 
 
 @dataclass
-class KnowledgeService:
+class DocumentsService:
     """The knowledge routes over dicts, as the service answers them: a put of a stored version is
     ``unchanged`` with the same content and a 409 with other content; an accepted put is stored
     at once, or once ``store_after`` reads of it found nothing; ``refuse`` answers every request
@@ -112,10 +112,10 @@ class KnowledgeService:
 
 
 @pytest.fixture
-def service(monkeypatch: pytest.MonkeyPatch) -> KnowledgeService:
+def service(monkeypatch: pytest.MonkeyPatch) -> DocumentsService:
     """The stand-in, reached by every client the commands make; no endpoint or key from the
     environment of whoever runs the tests."""
-    fake = KnowledgeService()
+    fake = DocumentsService()
     real = knowledge_command.knowledge_client
     monkeypatch.setattr(
         knowledge_command,
@@ -214,7 +214,7 @@ def test_the_title_is_the_first_h1_outside_code_else_the_file_name(
 
 
 def test_import_puts_every_document_with_a_line_each_and_a_summary(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # WHEN the folder is imported with a tag
     code, out, err = run(capsys, "knowledge", "import", str(docs), "--tag", "ops", "--tag", "ops")
@@ -246,7 +246,7 @@ def test_import_puts_every_document_with_a_line_each_and_a_summary(
 
 
 def test_an_unchanged_folder_imported_again_is_unchanged_and_a_change_is_a_new_version(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN the folder imported once
     run(capsys, "knowledge", "import", str(docs))
@@ -267,7 +267,7 @@ def test_an_unchanged_folder_imported_again_is_unchanged_and_a_change_is_a_new_v
 
 
 def test_a_version_given_for_changed_text_fails_that_file_and_the_exit_code_says_so(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN the folder imported as version v1
     assert run(capsys, "knowledge", "import", str(docs), "--version", "v1")[0] == 0
@@ -285,7 +285,7 @@ def test_a_version_given_for_changed_text_fails_that_file_and_the_exit_code_says
 
 
 def test_files_that_cannot_be_put_fail_alone(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a file that is not UTF-8 and two whose paths make one id
     (docs / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
@@ -308,7 +308,7 @@ def test_files_that_cannot_be_put_fail_alone(
 
 
 def test_a_key_without_the_knowledge_scope_stops_the_import_at_the_first_file(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN
     service.refuse = 403
@@ -324,7 +324,7 @@ def test_a_key_without_the_knowledge_scope_stops_the_import_at_the_first_file(
 
 
 def test_wait_polls_until_every_accepted_document_is_stored(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a service that stores a document only once two reads of it found nothing
     service.store_after = 2
@@ -340,7 +340,7 @@ def test_wait_polls_until_every_accepted_document_is_stored(
 
 
 def test_wait_gives_up_at_its_deadline(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a service that stores nothing in time
     service.store_after = 1_000
@@ -362,7 +362,7 @@ def test_wait_gives_up_at_its_deadline(
     ],
 )
 def test_wrong_invocations_say_why(
-    service: KnowledgeService,
+    service: DocumentsService,
     docs: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -384,7 +384,7 @@ def test_wrong_invocations_say_why(
 
 
 def test_without_a_key_nothing_is_sent(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # WHEN
     code = cli.main(["knowledge", "import", str(docs), "--url", URL])
@@ -396,7 +396,7 @@ def test_without_a_key_nothing_is_sent(
 
 
 def test_the_environment_names_the_endpoint_and_key_and_no_local_runtime_is_set_up(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN the endpoint and key in the environment, as `agent-memory mcp` reads them
     monkeypatch.setenv("AGENT_MEMORY_URL", "http://from-env.test:1")
@@ -418,7 +418,7 @@ def test_the_environment_names_the_endpoint_and_key_and_no_local_runtime_is_set_
 
 
 def test_list_prints_a_json_line_per_document_and_delete_removes_one(
-    service: KnowledgeService, docs: Path, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN the folder imported and stored
     run(capsys, "knowledge", "import", str(docs), "--wait")
@@ -446,7 +446,7 @@ def test_list_prints_a_json_line_per_document_and_delete_removes_one(
 
 
 def test_a_refused_list_or_delete_is_a_line_on_stderr_and_exit_1(
-    service: KnowledgeService, capsys: pytest.CaptureFixture[str]
+    service: DocumentsService, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a service that refuses the key
     service.refuse = 403

@@ -14,7 +14,7 @@ from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.governance.forget import ForgetService
-from agent_memory.recall.memories import MemoryService
+from agent_memory.recall.memories import MemoriesService
 from agent_memory.recall.rules.scoring import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.writing.write import WriteService
@@ -31,7 +31,7 @@ class World:
     write: WriteService
     writer: WriterService
     search: SearchService
-    memories: MemoryService
+    memories: MemoriesService
     forget: ForgetService
 
     def drain(self) -> list[str]:
@@ -66,7 +66,7 @@ def make_world(tmp_path: Path, clock: FixedClock) -> World:
         write=WriteService(queue, pending, clock),
         writer=WriterService(store, embedder, pending, queue, clock, dedup_threshold=0.92),
         search=SearchService(store, embedder, clock, RankingWeights()),
-        memories=MemoryService(store, pending, clock),
+        memories=MemoriesService(store, pending, clock),
         forget=ForgetService(store, jobs, clock),
     )
 

@@ -10,7 +10,7 @@ from tests.fakes import SteppingClock
 from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 from agent_memory.errors import DependencyError
 from agent_memory.model.caller import Caller
-from agent_memory.tenancy.auth import KeyAuthenticator
+from agent_memory.tenancy.key_authenticator import KeyAuthenticator
 from agent_memory.tenancy.rules.keys import NewKey, new_api_key
 
 

@@ -18,7 +18,7 @@ from agent_memory.experience.feedback import FeedbackApplier, FeedbackService
 from agent_memory.experience.rules.confidence import FeedbackOutcome
 from agent_memory.feed.rules.events import ChangeType
 from agent_memory.governance.forget import ForgetService
-from agent_memory.governance.history import MemoryHistoryService
+from agent_memory.governance.history import HistoryService
 from agent_memory.model.caller import Caller
 from agent_memory.model.commands import WriteCommand
 from agent_memory.model.grains import Grain
@@ -38,7 +38,7 @@ class Feed:
     forget: ForgetService
     feedback: FeedbackService
     applier: FeedbackApplier
-    history: MemoryHistoryService
+    history: HistoryService
 
     def write(self, content: str, **fields: object) -> str:
         item = {"content": content, **fields}
@@ -72,7 +72,7 @@ def _with_feed(world: World, feed: object) -> Feed:
         forget=ForgetService(world.store, jobs, clock, feed=feed),  # type: ignore[arg-type]
         feedback=FeedbackService(world.store, world.queue, world.pending, clock),
         applier=FeedbackApplier(world.store, world.pending, clock, feed=feed),  # type: ignore[arg-type]
-        history=MemoryHistoryService(world.store, world.queue, world.pending, clock, feed=feed),  # type: ignore[arg-type]
+        history=HistoryService(world.store, world.queue, world.pending, clock, feed=feed),  # type: ignore[arg-type]
     )
 
 

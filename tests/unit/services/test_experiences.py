@@ -16,7 +16,7 @@ from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.contract.v1 import WriteRequest
 from agent_memory.derived.derivation import DerivationParts
-from agent_memory.derived.pattern_recognition import PatternService
+from agent_memory.derived.pattern_recognition import PatternRecognitionService
 from agent_memory.derived.rules.patterns import PatternJob, PatternRules, is_recognised_pattern
 from agent_memory.errors import NotFoundError, ValidationFailedError
 from agent_memory.experience.feedback import FeedbackApplier, FeedbackService
@@ -39,7 +39,7 @@ class Lab:
     jobs: LocalFifoQueue
     feedback: FeedbackService
     applier: FeedbackApplier
-    patterns: PatternService
+    patterns: PatternRecognitionService
 
     def drain(self) -> list[str]:
         """Every queued write and feedback through the writer, as the worker would."""
@@ -90,7 +90,7 @@ def lab(tmp_path: Path, clock: FixedClock) -> Lab:
         jobs=jobs,
         feedback=FeedbackService(world.store, world.queue, world.pending, clock),
         applier=FeedbackApplier(world.store, world.pending, clock),
-        patterns=PatternService(
+        patterns=PatternRecognitionService(
             DerivationParts(
                 world.store,
                 LocalExtractiveSummarizer(world.embedder),

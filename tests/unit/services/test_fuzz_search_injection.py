@@ -49,7 +49,7 @@ from agent_memory.model.grains import Grain
 from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import StoredRecord, StoreQuery
-from agent_memory.recall.memories import MemoryService
+from agent_memory.recall.memories import MemoriesService
 from agent_memory.recall.rules.scoring import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.settings import Settings
@@ -289,7 +289,7 @@ def test_a_forged_or_garbled_cursor_is_refused_or_pages_the_callers_own_records(
     corpus: Corpus, cursor: str
 ) -> None:
     # GIVEN
-    service = MemoryService(corpus.store, corpus.pending, FixedClock(NOW))
+    service = MemoriesService(corpus.store, corpus.pending, FixedClock(NOW))
     # WHEN / THEN
     try:
         page = service.list(TENANT, AGENT, None, 100, cursor)

@@ -151,7 +151,7 @@ class KeepingAndForgetting(RuleBasedStateMachine):
     def _use_store(self, store: MemoryStore) -> None:
         """Point every service of the world at ``store`` (they were built on SQLite)."""
         from agent_memory.governance.forget import ForgetService
-        from agent_memory.recall.memories import MemoryService
+        from agent_memory.recall.memories import MemoriesService
         from agent_memory.recall.rules.scoring import RankingWeights
         from agent_memory.recall.search import SearchService
         from agent_memory.writing.writer import WriterService
@@ -160,7 +160,7 @@ class KeepingAndForgetting(RuleBasedStateMachine):
         w.store = store  # type: ignore[assignment]
         w.writer = WriterService(store, w.embedder, w.pending, w.queue, w.clock, dedup_threshold=0.92)
         w.search = SearchService(store, w.embedder, w.clock, RankingWeights())
-        w.memories = MemoryService(store, w.pending, w.clock)
+        w.memories = MemoriesService(store, w.pending, w.clock)
         w.forget = ForgetService(store, w.forget._jobs, w.clock)
 
     def teardown(self) -> None:

@@ -12,7 +12,7 @@ from tests.fakes import FixedClock
 from tests.unit.services.conftest import World, make_world
 
 from agent_memory.errors import ConflictError, DependencyError
-from agent_memory.knowledge.documents import KnowledgeService, KnowledgeWriter, StoreOutcome
+from agent_memory.knowledge.documents import DocumentsService, KnowledgeWriter, StoreOutcome
 from agent_memory.knowledge.rules.passages import NewDocument, PutStatus
 from agent_memory.model.caller import Caller
 from agent_memory.model.commands import DocumentCommand
@@ -34,7 +34,7 @@ class Knowledge:
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self.service = KnowledgeService(world.store, world.queue, world.pending, world.clock)
+        self.service = DocumentsService(world.store, world.queue, world.pending, world.clock)
         self.writer = KnowledgeWriter(world.store, world.embedder, world.pending)
         self.search = SearchService(
             world.store, world.embedder, world.clock, world.search._weights, knowledge=world.store

@@ -18,7 +18,7 @@ from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.summarizers.local import LocalExtractiveSummarizer
 from agent_memory.contract.v1 import WriteRequest
 from agent_memory.derived.derivation import DerivationParts
-from agent_memory.derived.person_profiles import ProfileService
+from agent_memory.derived.person_profiles import PersonProfilesService
 from agent_memory.derived.rules.profiles import PROFILED_BY, ProfileJob, ProfileRules
 from agent_memory.governance.forget import ForgetService
 from agent_memory.model.caller import Caller
@@ -43,7 +43,7 @@ class Lab:
         self.jobs = LocalFifoQueue(tmp_path / "jobs.db", max_receive_count=1000)
         self.forget = ForgetService(self.world.store, LocalJobQueue(self.jobs), clock)
         world, summarizer = self.world, LocalExtractiveSummarizer(self.world.embedder)
-        self.profiles = ProfileService(
+        self.profiles = PersonProfilesService(
             DerivationParts(world.store, summarizer, world.queue, world.pending, clock, "UTC", None),
             rules or ProfileRules(min_statements=3, per_day=5),
         )

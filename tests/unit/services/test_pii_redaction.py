@@ -15,7 +15,7 @@ from agent_memory.contract.v1 import WriteRequest
 from agent_memory.errors import ValidationFailedError
 from agent_memory.governance.rules.plans import load_plans
 from agent_memory.tenancy.rules.tenant_settings import RedactionEngine, RedactionSettings, TenantSettings
-from agent_memory.tenancy.settings import TenantSettingsService
+from agent_memory.tenancy.settings import SettingsService
 from agent_memory.writing.pii_redaction import PiiRedaction
 from agent_memory.writing.rules.redaction import PiiKind, Span, redact
 
@@ -54,7 +54,7 @@ def test_off_by_default_and_on_for_the_tenant_that_chose_it_only(lab: Lab) -> No
 def test_the_managed_engine_adds_what_the_local_one_cannot_find(lab: Lab) -> None:
     # GIVEN a tenant that chose Comprehend, in a deployment that has it
     detector = Detector()
-    lab.service = TenantSettingsService(
+    lab.service = SettingsService(
         lab.cache,
         lab.secrets,
         lab.world.store,

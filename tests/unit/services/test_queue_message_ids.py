@@ -16,7 +16,7 @@ from tests.fakes import FixedClock
 
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
-from agent_memory.knowledge.documents import KnowledgeService
+from agent_memory.knowledge.documents import DocumentsService
 from agent_memory.knowledge.rules.passages import NewDocument
 from agent_memory.model.caller import Caller
 from agent_memory.model.queries import NewMemory
@@ -45,7 +45,7 @@ class Apis:
         pending = LocalPendingWrites(folder / "queue.db")
         store = SqliteMemoryStore(folder / "memory.db", dimension=8, model_id="hash")
         self.write = WriteService(self.queue, pending, FixedClock())
-        self.knowledge = KnowledgeService(store, self.queue, pending, FixedClock())
+        self.knowledge = DocumentsService(store, self.queue, pending, FixedClock())
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from agent_memory.tenancy.models import TenantEmbedders
 from agent_memory.tenancy.reembed import ReembedService
 from agent_memory.tenancy.rules.embedding_spaces import DEFAULT_SPACE, ReembedJob
 from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider, TenantSettings
-from agent_memory.tenancy.settings import SettingsCache, TenantSettingsService
+from agent_memory.tenancy.settings import SettingsCache, SettingsService
 from agent_memory.writing.write import WriteService
 from agent_memory.writing.writer import WriterService
 
@@ -97,7 +97,7 @@ class Lab:
             page_size=16,
             max_pages=3,
         )
-        self.service = TenantSettingsService(
+        self.service = SettingsService(
             self.cache,
             self.secrets,
             w.store,

@@ -16,7 +16,7 @@ from tests.unit.services.conftest import World
 from agent_memory.adapters.embedders.hashing import HashingEmbedder
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.errors import ConflictError, DependencyError, NotFoundError
-from agent_memory.governance.history import MemoryHistoryService
+from agent_memory.governance.history import HistoryService
 from agent_memory.model.caller import Caller
 from agent_memory.model.queries import Hit
 from agent_memory.model.records import MemoryRecord
@@ -143,8 +143,8 @@ def test_forgetting_the_newer_memory_gives_the_older_value_back(world: World) ->
     assert [h.id for h in hits] == [berlin] and hits[0].current
 
 
-def _history_service(world: World) -> MemoryHistoryService:
-    return MemoryHistoryService(world.store, world.queue, world.pending, world.clock)
+def _history_service(world: World) -> HistoryService:
+    return HistoryService(world.store, world.queue, world.pending, world.clock)
 
 
 def test_the_history_lists_each_change_with_who_made_it(world: World) -> None:

@@ -19,7 +19,7 @@ from agent_memory.cascade.summarize import SummarizeService
 from agent_memory.model.grains import Grain
 from agent_memory.model.jobs import SummarizeJob
 from agent_memory.ports import AuditAction, AuditQuery, SummaryRequest, SummaryText
-from agent_memory.supersession.review import SupersessionReview
+from agent_memory.supersession.review import ReviewService
 from agent_memory.supersession.rules.pairs import verdicts
 
 STANDUP = "Our team standup is at 9 every morning."
@@ -53,7 +53,7 @@ def _day(world: World, *ids: str) -> list:  # type: ignore[type-arg]
 
 
 def _review(world: World, judge: Judge, *ids: str) -> tuple[int, int]:
-    return SupersessionReview(world.store).review(_day(world, *ids), judge, world.clock.now())
+    return ReviewService(world.store).review(_day(world, *ids), judge, world.clock.now())
 
 
 def test_a_confirmed_link_stays_as_write_time_made_it(world: World) -> None:
@@ -93,7 +93,7 @@ def test_each_memory_the_model_changes_is_a_change_event(world: World) -> None:
     berlin = _remember(world, BERLIN, _months_ago(world, 8))
     lisbon = _remember(world, LISBON, _months_ago(world, 5))
     feed = RecordingFeed()
-    review = SupersessionReview(world.store, feed=feed)
+    review = ReviewService(world.store, feed=feed)
     # WHEN the model undoes the link
     review.review(_day(world, lisbon), Judge(lambda old, new: "no"), world.clock.now())
     # THEN both memories are a memory.updated event
@@ -167,7 +167,7 @@ def test_the_daily_summary_is_made_from_the_links_as_the_model_left_them(
         world.queue,
         jobs,
         world.clock,
-        review=SupersessionReview(world.store),
+        review=ReviewService(world.store),
     )
     # WHEN the day is summarized
     job = SummarizeJob(tenant_id="acme", agent_id="bot", grain=Grain.DAILY, time_key=day.date().isoformat())

@@ -34,7 +34,7 @@ from agent_memory.tenancy.settings import (
     SETTINGS_RECORD,
     TENANT_AUDIT_AGENT,
     SettingsCache,
-    TenantSettingsService,
+    SettingsService,
 )
 from agent_memory.writing.write import WriteService
 from agent_memory.writing.writer import WriterService
@@ -59,7 +59,7 @@ class Lab:
         self.ticker = Ticker()
         self.cache = SettingsCache(self.store, ttl_s=60, clock=self.ticker)
         self.secrets = LocalFileSecretStore(tmp_path / "secrets")
-        self.service = TenantSettingsService(
+        self.service = SettingsService(
             self.cache, self.secrets, self.world.store, clock, load_plans(None), max_working_per_agent=10_000
         )
         w = self.world

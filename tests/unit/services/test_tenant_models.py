@@ -31,7 +31,7 @@ from agent_memory.ports import Summarizer
 from agent_memory.settings import Settings
 from agent_memory.tenancy.models import TenantSummarizers
 from agent_memory.tenancy.rules.tenant_settings import ModelChoice, ModelProvider, TenantSettings
-from agent_memory.tenancy.settings import SettingsCache, TenantSettingsService
+from agent_memory.tenancy.settings import SettingsCache, SettingsService
 
 TENANT_KEY = "sk-own-tenant-key-7a6b5c4d3e2f"
 DAY = datetime(2026, 11, 20, 9, tzinfo=UTC)
@@ -48,7 +48,7 @@ class Lab:
         self.cascade = build(self.world, tmp_path)
         self.cache = SettingsCache(SqliteTenantSettingsStore(tmp_path / "settings.db"))
         self.secrets = LocalFileSecretStore(tmp_path / "secrets")
-        self.settings = TenantSettingsService(
+        self.settings = SettingsService(
             self.cache,
             self.secrets,
             self.world.store,

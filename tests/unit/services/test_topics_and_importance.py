@@ -14,7 +14,7 @@ from agent_memory.adapters.sqlite.sqlite_topics import SqliteTopicStore
 from agent_memory.contract.v1 import SearchRequest, TopicDictionaryResponse, WriteRequest
 from agent_memory.errors import DependencyError
 from agent_memory.knowledge.rules.topic_dictionary import TopicDictionary, TopicProposal
-from agent_memory.knowledge.topics import FAILURE_TTL_S, TopicCache, TopicService
+from agent_memory.knowledge.topics import FAILURE_TTL_S, TopicCache, TopicsService
 from agent_memory.model.caller import Caller
 from agent_memory.model.commands import WriteCommand
 from agent_memory.model.records import MemoryRecord
@@ -78,8 +78,8 @@ def cache(topics: CountingTopics, tick: SteppingClock) -> TopicCache:
 
 
 @pytest.fixture
-def service(cache: TopicCache, clock: FixedClock) -> TopicService:
-    return TopicService(cache, clock)
+def service(cache: TopicCache, clock: FixedClock) -> TopicsService:
+    return TopicsService(cache, clock)
 
 
 @pytest.fixture
@@ -147,7 +147,7 @@ def test_every_returned_hit_counts_an_access_and_the_others_do_not(world: World)
 
 
 def test_without_a_dictionary_a_topic_is_normalised_and_no_proposal_is_counted(
-    write: WriteService, service: TopicService
+    write: WriteService, service: TopicsService
 ) -> None:
     # GIVEN
     [record] = _accept(write, ACME, {"content": "x", "topic": "  Hiring   PLAN "})
@@ -157,7 +157,7 @@ def test_without_a_dictionary_a_topic_is_normalised_and_no_proposal_is_counted(
 
 
 def test_with_a_dictionary_synonyms_become_canonical_and_unknown_topics_are_proposed(
-    write: WriteService, service: TopicService, clock: FixedClock
+    write: WriteService, service: TopicsService, clock: FixedClock
 ) -> None:
     # GIVEN acme's dictionary
     service.put("acme", LAUNCH)
@@ -186,7 +186,7 @@ def test_with_a_dictionary_synonyms_become_canonical_and_unknown_topics_are_prop
     assert (proposal.topic, proposal.count, proposal.last_seen) == ("hiring plan", 2, clock.now())
 
 
-def test_one_tenants_dictionary_never_applies_to_another(write: WriteService, service: TopicService) -> None:
+def test_one_tenants_dictionary_never_applies_to_another(write: WriteService, service: TopicsService) -> None:
     # GIVEN
     service.put("acme", LAUNCH)
     [record] = _accept(write, GLOBEX, {"content": "x", "topic": "Go-Live"})
@@ -212,7 +212,7 @@ def test_a_write_without_topics_reads_no_dictionary_and_writes_with_topics_share
 
 
 def test_replacing_the_dictionary_is_seen_at_once_by_the_same_process(
-    write: WriteService, service: TopicService
+    write: WriteService, service: TopicsService
 ) -> None:
     # GIVEN a cached absence of a dictionary
     assert _accept(write, ACME, {"content": "a", "topic": "Go-Live"})[0].topic == "go-live"
@@ -223,7 +223,7 @@ def test_replacing_the_dictionary_is_seen_at_once_by_the_same_process(
 
 
 def test_an_unreadable_dictionary_never_fails_a_write_and_is_retried_soon(
-    write: WriteService, service: TopicService, topics: CountingTopics, tick: SteppingClock
+    write: WriteService, service: TopicsService, topics: CountingTopics, tick: SteppingClock
 ) -> None:
     service.put("acme", LAUNCH)
     topics.failing = True
@@ -241,7 +241,7 @@ def test_an_unreadable_dictionary_never_fails_a_write_and_is_retried_soon(
 
 
 def test_a_failure_to_count_proposals_does_not_fail_the_write(
-    write: WriteService, service: TopicService, topics: CountingTopics, cache: TopicCache
+    write: WriteService, service: TopicsService, topics: CountingTopics, cache: TopicCache
 ) -> None:
     # GIVEN
     service.put("acme", LAUNCH)
@@ -258,7 +258,7 @@ def test_a_failure_to_count_proposals_does_not_fail_the_write(
 
 
 def test_proposals_are_listed_most_named_first_without_those_the_dictionary_now_knows(
-    write: WriteService, service: TopicService, clock: FixedClock
+    write: WriteService, service: TopicsService, clock: FixedClock
 ) -> None:
     service.put("acme", LAUNCH)
     _accept(write, ACME, {"content": "a", "topic": "office move"})
@@ -276,7 +276,7 @@ def test_proposals_are_listed_most_named_first_without_those_the_dictionary_now_
     assert [p.topic for p in service.proposals("acme", 100)] == ["budget", "office move"]
 
 
-def test_get_put_and_remove_a_dictionary(service: TopicService, clock: FixedClock) -> None:
+def test_get_put_and_remove_a_dictionary(service: TopicsService, clock: FixedClock) -> None:
     # WHEN / THEN (as the routes answer: TopicDictionaryResponse.of the stored dictionary)
     def answered(stored: StoredTopicDictionary | None) -> TopicDictionaryResponse:
         return TopicDictionaryResponse.of(stored)
@@ -293,7 +293,7 @@ def test_get_put_and_remove_a_dictionary(service: TopicService, clock: FixedCloc
 
 
 def test_a_query_naming_a_synonym_finds_the_memory_filed_under_the_canonical_topic(
-    world: World, write: WriteService, service: TopicService, cache: TopicCache
+    world: World, write: WriteService, service: TopicsService, cache: TopicCache
 ) -> None:
     # GIVEN a memory filed under "inception" (canonical: "kickoff"), and an unrelated one
     service.put("acme", LAUNCH)
@@ -335,7 +335,7 @@ def test_the_cache_is_bounded(topics: CountingTopics, tick: SteppingClock) -> No
 
 
 def test_cache_entries_expire(
-    service: TopicService, cache: TopicCache, topics: CountingTopics, tick: SteppingClock
+    service: TopicsService, cache: TopicCache, topics: CountingTopics, tick: SteppingClock
 ) -> None:
     # GIVEN
     cache.dictionary("acme")

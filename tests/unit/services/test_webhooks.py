@@ -25,7 +25,7 @@ from agent_memory.feed.rules.events import (
     memory_created,
     verify_signature,
 )
-from agent_memory.feed.webhooks import Delivery, DeliveryOutcome, WebhookDelivery, WebhookService
+from agent_memory.feed.webhooks import Delivery, DeliveryOutcome, WebhookDelivery, WebhooksService
 from agent_memory.model.caller import Caller
 from agent_memory.ports import AuditQuery
 from agent_memory.tenancy.settings import SETTINGS_RECORD, TENANT_AUDIT_AGENT
@@ -75,7 +75,7 @@ class FakeRedelivery:
 class Hooks:
     store: SqliteWebhookStore
     audit: SqliteMemoryStore
-    service: WebhookService
+    service: WebhooksService
     sender: FakeSender
     redelivery: FakeRedelivery
     delivery: WebhookDelivery
@@ -89,7 +89,7 @@ def hooks(tmp_path: Path, clock: FixedClock) -> Hooks:
     return Hooks(
         store=store,
         audit=audit,
-        service=WebhookService(store, audit, clock),
+        service=WebhooksService(store, audit, clock),
         sender=sender,
         redelivery=redelivery,
         delivery=WebhookDelivery(store, sender, redelivery=redelivery, retry_base_s=30, clock=lambda: NOW),

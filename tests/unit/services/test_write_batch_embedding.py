@@ -21,7 +21,7 @@ from agent_memory.errors import DependencyError
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Matrix
 from agent_memory.writing.memo_embedder import MemoEmbedder
-from agent_memory.writing.vectors import PIPELINE_TEXTS
+from agent_memory.writing.write_vectors import PIPELINE_TEXTS
 from agent_memory.writing.writer import Prepared, WriterService
 
 AT = datetime(2026, 11, 20, 9, tzinfo=UTC)
