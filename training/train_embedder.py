@@ -102,16 +102,21 @@ def batches(rows: Sequence[dict[str, Any]], size: int, rng: random.Random) -> li
     return out
 
 
-def triplet(row: dict[str, Any], rng: random.Random, context_share: float) -> tuple[str, str, str]:
-    """(question, positive, negative), the positive and negative in the same view: both self
-    texts or, for ``context_share`` of the rows, both contexts (where the turn has one)."""
-    k = rng.randrange(len(row["negatives"])) if row["negatives"] else -1
+def triplet(
+    row: dict[str, Any], rng: random.Random, context_share: float, negatives: int = 1
+) -> tuple[str, ...]:
+    """(question, positive, negative, ...), ``negatives`` hard negatives of the row (drawn without
+    repeat while it has enough, then again), the positive and negatives in the same view: all self
+    texts or, for ``context_share`` of the rows, all contexts (where the turn has one)."""
     use_context = bool(row["positive_context"]) and rng.random() < context_share
     positive = row["positive_context"] if use_context else row["positive"]
-    if k < 0:
-        return row["question"], positive, row["positive"]  # no negative: the positive again
-    negative = (row["negatives_context"][k] if use_context else None) or row["negatives"][k]
-    return row["question"], positive, negative
+    pool = list(range(len(row["negatives"])))
+    if not pool:
+        return (row["question"], positive, *[row["positive"]] * negatives)  # no negative: the positive
+    rng.shuffle(pool)
+    picked = [pool[i % len(pool)] for i in range(negatives)]
+    chosen = [(row["negatives_context"][k] if use_context else None) or row["negatives"][k] for k in picked]
+    return (row["question"], positive, *chosen)
 
 
 def train(args: argparse.Namespace, rows: Sequence[dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
@@ -138,7 +143,9 @@ def train(args: argparse.Namespace, rows: Sequence[dict[str, Any]]) -> tuple[Any
         for batch in epoch:
             if step >= steps:
                 break
-            columns = list(zip(*(triplet(r, rng, args.context_share) for r in batch), strict=True))
+            columns = list(
+                zip(*(triplet(r, rng, args.context_share, args.negatives) for r in batch), strict=True)
+            )
             features = [model.tokenize(list(c)) for c in columns]
             loss = loss_fn(features, None)
             optimizer.zero_grad()
@@ -239,13 +246,10 @@ def dense_recall(conversations: Sequence[locomo.Conversation], embedder: Any) ->
     }
 
 
-def judge(model_path: Path, locomo_path: Path, locomo_conversations: int) -> dict[str, Any]:
-    """Stock and tuned int8 models on the conversations training never saw."""
+def judge(model_path: Path, sets: dict[str, Sequence[locomo.Conversation]]) -> dict[str, Any]:
+    """Stock and tuned int8 models on ``sets`` of conversations training never saw."""
     from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
 
-    sets = {"heldout-own": locomo.load_conversations(pairs_data.HELDOUT_CONVERSATIONS)}
-    if locomo_conversations and locomo_path.is_file():
-        sets["locomo-B"] = pairs_data.locomo_half(locomo_path, "B")[:locomo_conversations]
     models = {"stock": MiniLmEmbedder(), "tuned": MiniLmEmbedder(model_path=model_path)}
     return {
         name: {which: dense_recall(convs, embedder) for which, embedder in models.items()}
@@ -253,11 +257,32 @@ def judge(model_path: Path, locomo_path: Path, locomo_conversations: int) -> dic
     }
 
 
+def held_out_sets(locomo_path: Path, locomo_conversations: int) -> dict[str, Sequence[locomo.Conversation]]:
+    """What the model is judged on: the own held-out set and LoCoMo half B (its first N)."""
+    sets: dict[str, Sequence[locomo.Conversation]] = {
+        "heldout-own": locomo.load_conversations(pairs_data.HELDOUT_CONVERSATIONS)
+    }
+    if locomo_conversations and locomo_path.is_file():
+        sets["locomo-B"] = pairs_data.locomo_half(locomo_path, "B")[:locomo_conversations]
+    return sets
+
+
+def tuning_sets(sources: str, locomo_path: Path) -> dict[str, Sequence[locomo.Conversation]]:
+    """What settings are chosen on: LoCoMo half A, which a run on the project's own pairs never
+    reads (a run that trains on half A has nothing unseen to tune on, so it may not ask); never
+    the held-out sets, or the figures they give would be a tuned, not a held-out, result."""
+    if "locomo-A" in pairs_data.SOURCES[sources]:
+        raise ValueError(f"--sources {sources} trains on LoCoMo half A: it cannot be tuned on")
+    if not locomo_path.is_file():
+        raise ValueError(f"no LoCoMo at {locomo_path}: nothing to tune on")
+    return {"locomo-A": pairs_data.locomo_half(locomo_path, "A")}
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sources",
@@ -280,7 +305,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--context-share", type=float, default=0.5, help="rows whose positive is the turn's context"
     )
+    parser.add_argument(
+        "--negatives", type=int, default=1, choices=(1, 2, 3), help="hard negatives per question"
+    )
     parser.add_argument("--skip-judge", action="store_true", help="no held-out figures (quick runs)")
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="judge on the tuning set (LoCoMo half A, dense; --sources owned only) instead of the "
+        "held-out sets: for choosing settings",
+    )
+    parser.add_argument("--record", type=Path, help="write training.json here too (training/runs/...)")
     parser.add_argument("--judge-only", action="store_true", help="judge the model in --out again")
     parser.add_argument(
         "--judge-locomo",
@@ -288,14 +323,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=5,
         help="held-out figures on this many of LoCoMo's half B conversations (0: the own set only)",
     )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is fetched: the weights are a package
 
     if args.judge_only:
         record = json.loads((args.out / "training.json").read_text(encoding="utf-8"))
         model = args.out / "model.int8.onnx"
-        record["held_out_dense_recall"] = judge(model, args.locomo, args.judge_locomo)
-        (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        record["held_out_dense_recall"] = judge(model, held_out_sets(args.locomo, args.judge_locomo))
+        _write_record(record, args.out, args.record)
         print(json.dumps(record["held_out_dense_recall"], indent=2))
         return 0
     rows, hashes = read_pairs(args.pairs or pairs_files(args.sources))
@@ -304,6 +344,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if foreign := {r["source"] for r in rows} - set(pairs_data.SOURCES[args.sources]):
         parser.error(f"pairs of {sorted(foreign)} in a --sources {args.sources} run")
     by_source = _count(r["source"] for r in rows)
+    try:
+        tuning = tuning_sets(args.sources, args.locomo) if args.tune else {}
+    except ValueError as exc:
+        parser.error(str(exc))
     started = time.perf_counter()
     model, run = train(args, rows)
     model_path = export_int8(model, args.out)
@@ -328,23 +372,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "scale",
                 "max_tokens",
                 "context_share",
+                "negatives",
                 "max_steps",
                 "seed",
             )
         },
-        "loss": "MultipleNegativesRankingLoss (in-batch + one hard negative per question)",
+        "loss": f"MultipleNegativesRankingLoss (in-batch + {args.negatives} hard negative(s) per question)",
         "run": {
             **run,
             "threads": args.threads,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         },
     }
-    if not args.skip_judge:
-        record["held_out_dense_recall"] = judge(model_path, args.locomo, args.judge_locomo)
+    if args.tune:
+        record["tuning_dense_recall"] = judge(model_path, tuning)
+    elif not args.skip_judge:
+        record["held_out_dense_recall"] = judge(model_path, held_out_sets(args.locomo, args.judge_locomo))
     record["total_s"] = round(time.perf_counter() - started, 1)
-    (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    _write_record(record, args.out, args.record)
     print(json.dumps(record, indent=2))
     return 0
+
+
+def _write_record(record: dict[str, Any], out: Path, also: Path | None) -> None:
+    """``training.json`` beside the model, and a copy at ``also`` (a run kept in training/runs/)."""
+    text = json.dumps(record, indent=2) + "\n"
+    (out / "training.json").write_text(text, encoding="utf-8")
+    if also is not None:
+        also.write_text(text, encoding="utf-8")
 
 
 def _count(values: Any) -> dict[str, int]:

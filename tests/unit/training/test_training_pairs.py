@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -94,3 +95,48 @@ def test_a_batch_never_holds_one_question_twice(questions: list[str], size: int,
         assert len({r["question"] for r in batch}) == len(batch) <= size
     used = [r["n"] for b in made for r in b]
     assert len(used) == len(set(used))
+
+
+@FUZZ
+@given(
+    negatives=st.integers(min_value=1, max_value=3),
+    kept=st.integers(min_value=0, max_value=3),
+    context_share=st.sampled_from([0.0, 1.0]),
+    seed=st.integers(min_value=0, max_value=1000),
+)
+def test_a_training_row_gives_as_many_hard_negatives_as_asked_in_the_positives_view(
+    negatives: int, kept: int, context_share: float, seed: int
+) -> None:
+    # GIVEN a row with `kept` hard negatives, each in both views
+    row = {
+        "question": "q",
+        "positive": "p self",
+        "positive_context": "p context",
+        "negatives": [f"n{i} self" for i in range(kept)],
+        "negatives_context": [f"n{i} context" for i in range(kept)],
+    }
+    # WHEN it is made into a training example with `negatives` hard negatives
+    example = train_embedder.triplet(row, train_embedder.random.Random(seed), context_share, negatives)
+    # THEN the question and positive come first, then exactly that many negatives, all in the
+    # positive's view, none repeated while the row has enough
+    question, positive, *chosen = example
+    assert question == "q"
+    assert len(chosen) == negatives
+    view = "context" if context_share else "self"
+    assert positive == f"p {view}"
+    if kept:
+        assert all(n.endswith(view) and n.startswith("n") for n in chosen)
+        assert len(set(chosen)) == min(negatives, kept)
+    else:
+        assert set(chosen) == {"p self"}  # no negative: the positive's self text stands in
+
+
+def test_a_run_that_trains_on_locomo_half_a_cannot_tune_on_it(tmp_path: Path) -> None:
+    # GIVEN a LoCoMo-shaped file standing in for LoCoMo (the held-out own set's layout)
+    locomo_file = build_pairs.HELDOUT_CONVERSATIONS
+    # WHEN / THEN a run on the default sources (which read half A) is refused a tuning set
+    with pytest.raises(ValueError, match="cannot be tuned on"):
+        train_embedder.tuning_sets(build_pairs.DEFAULT_SOURCES, locomo_file)
+    # AND an owned-only run with no LoCoMo file has nothing to tune on
+    with pytest.raises(ValueError, match="nothing to tune on"):
+        train_embedder.tuning_sets("owned", tmp_path / "missing.json")
