@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_memory.supersession.rules.claims import Relation, claims, relate
-from agent_memory.supersession.rules.shape import SAME_THING, replaces, shape
+from agent_memory.supersession.rules.shape import SAME_THING, replaces, same_attribute, shape
 
 
 @pytest.mark.parametrize(
@@ -358,3 +358,20 @@ def test_a_request_to_take_note_states_what_follows(text: str, statement: bool) 
     # GIVEN a request
     # WHEN read for its shape, THEN it states something when it asks to take note that it holds
     assert shape(text).statement is statement
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        # the new one opens with a word the old one says: a sentence's first word, not a name
+        ("Climbing wall membership is 48 a month.", "Membership went up to fifty-five, ugh.", True),
+        ("Parking at the depot costs 12 a day.", "Depot parking is 15 now.", True),
+        # two capitals neither says again: two people's news
+        ("Rosa left at 23:59 on the 5th.", "Sven arrived at 01:00 on the 6th.", False),
+    ],
+)  # fmt: skip
+def test_a_capital_the_other_statement_says_as_a_word_is_no_name(old: str, new: str, same: bool) -> None:
+    # GIVEN two statements that say whose fact they are only by their opening capitals
+    # WHEN compared for one attribute, THEN an opening word the other one says is not read as a
+    # name of another holder
+    assert same_attribute(shape(new), shape(old)) is same

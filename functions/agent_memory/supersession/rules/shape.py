@@ -457,14 +457,28 @@ def same_attribute(new: Shape, old: Shape) -> bool:
         # Two people, or a person and the speaker; a name the other does not use as a word and a
         # word of `PEOPLE` ("Masha" and "my daughter") may be one person.
         return False
-    if not (new.holder or old.holder) and new.initials and old.initials and not new.initials & old.initials:
+    if (
+        not (new.holder or old.holder)
+        and new.initials
+        and old.initials
+        and not new.initials & old.initials
+        and not _said_by(new.initials, old)
+        and not _said_by(old.initials, new)
+    ):
         # Neither says whose fact it is, and each opens with a different capitalised word (a
         # name, most often): "Rosa left at 23:59" and "Sven arrived at 01:00" are two people's news.
+        # A capital the other statement says as a word is a sentence's first word, not a name
+        # ("Registration came in at ..." after "Hockey registration for Ava was ...").
         return False
     if _same_head(new.subjects | new.things, old.subjects | old.things):
         # "the theory test" and "the practical test": one kind of thing, two of them.
         return False
     return not (new.subjects and old.subjects and not new.subjects & old.subjects)
+
+
+def _said_by(initials: frozenset[str], other: Shape) -> bool:
+    """Whether ``other`` says one of ``initials`` as a word of its own."""
+    return bool(_stems(" ".join(initials)) & other.words)
 
 
 def _same_head(new: frozenset[str], old: frozenset[str]) -> bool:
