@@ -208,7 +208,7 @@ def _class_names(stem: str) -> tuple[str, str]:
 
 def test_a_use_case_module_is_named_after_its_main_class() -> None:
     """A reader who knows the class finds the file, and the reverse. A use-case module with a
-    public class has one named after the file; one of functions only (``feed/publishing.py``) has
+    public class has one named after the file; one of functions only (``cascade/folding.py``) has
     none to name. ``rules/`` and ``model/`` hold functions and the values they take, so no one
     class is theirs."""
     # GIVEN

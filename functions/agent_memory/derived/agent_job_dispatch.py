@@ -25,7 +25,7 @@ from agent_memory.ports import (
     PendingWrites,
     PeriodScan,
 )
-from agent_memory.writing.enqueue import hold
+from agent_memory.writing.write import hold
 
 #: Jobs handed to the queue per send.
 SEND_BATCH = 100

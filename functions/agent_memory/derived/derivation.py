@@ -42,7 +42,7 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.tenancy.models import TenantSummarizers, summarizer_of
-from agent_memory.writing.enqueue import command_messages, send_pending
+from agent_memory.writing.write import command_messages, send_pending
 
 RulesT = TypeVar("RulesT")
 

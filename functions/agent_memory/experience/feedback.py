@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from agent_memory.errors import NotFoundError, ValidationFailedError
 from agent_memory.experience.rules.confidence import FeedbackOutcome
-from agent_memory.feed.publishing import publish, updated
+from agent_memory.feed.rules.events import updated
 from agent_memory.model.caller import Caller
 from agent_memory.model.commands import FeedbackCommand
 from agent_memory.observability import MetricUnit, logger, metrics
@@ -31,8 +31,8 @@ from agent_memory.ports import (
     RecordLookup,
     WriteQueue,
 )
-from agent_memory.ports.change_feed import ChangeFeed
-from agent_memory.writing.enqueue import send_pending
+from agent_memory.ports.change_feed import ChangeFeed, publish
+from agent_memory.writing.write import send_pending
 
 #: How far back in a record's audit trail a redelivered feedback is looked for: a redelivery
 #: comes within the queue's visibility timeout, long before this many newer events pile up.

@@ -24,12 +24,11 @@ from datetime import datetime, timedelta
 
 from agent_memory.derived.stale_walk import StaleWalk
 from agent_memory.errors import NotFoundError
-from agent_memory.feed.publishing import publish
 from agent_memory.feed.rules.events import memory_forgotten, user_erased
 from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import AuditAction, Clock, ForgettableMemory, JobQueue, StoreQuery
-from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.ports.change_feed import ChangeFeed, publish
 from agent_memory.supersession.marking import MarkingService
 
 #: Records read per round of an erasure (each round forgets what it read).

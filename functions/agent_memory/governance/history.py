@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent_memory.errors import ConflictError, NotFoundError
-from agent_memory.feed.publishing import publish, updated
+from agent_memory.feed.rules.events import updated
 from agent_memory.governance.rules.versions import Change, Version, restorable, validity_detail, versions
 from agent_memory.model.audit_actions import AuditAction
 from agent_memory.model.commands import WriteCommand
@@ -32,8 +32,8 @@ from agent_memory.ports import (
     PendingWrites,
     WriteQueue,
 )
-from agent_memory.ports.change_feed import ChangeFeed
-from agent_memory.writing.enqueue import command_messages, send_pending
+from agent_memory.ports.change_feed import ChangeFeed, publish
+from agent_memory.writing.write import command_messages, send_pending
 
 #: Audit events read per page when assembling a history.
 AUDIT_PAGE = 200

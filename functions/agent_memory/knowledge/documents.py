@@ -50,7 +50,7 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.tenancy.models import TenantEmbedders, spaces_of
-from agent_memory.writing.enqueue import hold
+from agent_memory.writing.write import hold
 
 #: Passages embedded per model call: a long document is many calls, none of them huge.
 EMBED_BATCH = 64
@@ -200,7 +200,7 @@ def _pending_id(doc_id: str, version: str) -> str:
 
 
 def _dedup_id(document: KnowledgeDocument) -> str:
-    """One per acceptance (as `writing.enqueue.dedup_id`): a transport retry of this send is
+    """One per acceptance (as `writing.write.dedup_id`): a transport retry of this send is
     dropped by the queue, a later put of the same version is not."""
     once = f"{document.tenant_id}\x00{document.doc_id}\x00{uuid.uuid4().hex}"
     return hashlib.sha256(once.encode()).hexdigest()

@@ -1,6 +1,10 @@
-"""What the audit trail records: the actions, by name (`ports.AuditLog` stores them)."""
+"""What the audit trail records: its lines (`AuditEvent`) and their actions, by name (`ports.AuditLog`
+stores them; the change feed tells of some, `feed.rules.events.updated`)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
 
 
 class AuditAction:
@@ -27,3 +31,20 @@ class AuditAction:
     READ_REVOKED = "read_revoked"  # ... no longer (detail: reader)
     WEBHOOK_SET = "webhook_set"  # the tenant's webhook set or replaced (detail: where, types, content)
     WEBHOOK_DELETED = "webhook_deleted"  # ... removed
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One line of an agent's audit trail: who did what to which record, when.
+
+    ``action`` is one of `AuditAction`; ``detail`` holds what the action needs to be understood
+    later (the summaries a forget made stale, the records a re-made summary dropped), as JSON.
+    """
+
+    tenant_id: str
+    agent_id: str
+    record_id: str
+    action: str
+    actor: str
+    at: datetime
+    detail: dict[str, object] = field(default_factory=dict)

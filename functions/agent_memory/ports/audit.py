@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
+from agent_memory.model.audit_actions import AuditEvent
 from agent_memory.model.operator_views import SearchDay
 from agent_memory.ports.effects import counts, writes
 
@@ -23,23 +24,6 @@ __all__ = [
     "SearchDays",
     "SearchLog",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEvent:
-    """One line of an agent's audit trail: who did what to which record, when.
-
-    ``action`` is one of `AuditAction`; ``detail`` holds what the action needs to be understood
-    later (the summaries a forget made stale, the records a re-made summary dropped), as JSON.
-    """
-
-    tenant_id: str
-    agent_id: str
-    record_id: str
-    action: str
-    actor: str
-    at: datetime
-    detail: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

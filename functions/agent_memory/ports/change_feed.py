@@ -5,6 +5,11 @@ kept, how a delivery is POSTed, and how a failed delivery is put off.
 narrow on purpose: hand the events on quickly (one SQLite insert into the local outbox, one
 ``PutEvents`` call to the bus) and never raise into the caller; a write never waits for a
 webhook. Delivery to a tenant's endpoint happens later, elsewhere (`feed.webhooks`).
+
+Every service that records a change (the writer, a merge, a supersession and its undoing,
+feedback counted, a restore, a forget, an erasure) hands its events on through `publish`, which
+holds that contract for any feed: a missing one (tests, a deployment without one) is skipped,
+and one that raises all the same is logged and counted (``ChangeEventsDropped``), never raised.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Protocol
 
 from agent_memory.feed.rules.events import ChangeEvent
 from agent_memory.feed.rules.webhook_config import WebhookConfig
+from agent_memory.observability import MetricUnit, logger, metrics
 
 
 class ChangeFeed(Protocol):
@@ -22,6 +28,17 @@ class ChangeFeed(Protocol):
         a feed that cannot take them logs and counts them (``ChangeEventsDropped``) and returns;
         it never raises into the change that made them."""
         ...
+
+
+def publish(feed: ChangeFeed | None, events: Sequence[ChangeEvent]) -> None:
+    """Hand ``events`` to ``feed``; never raises."""
+    if feed is None or not events:
+        return
+    try:
+        feed.publish(events)
+    except Exception:  # the change is made: losing its event must not undo or fail it
+        logger.exception("change events not published", extra={"events": len(events)})
+        metrics.add_metric(name="ChangeEventsDropped", unit=MetricUnit.Count, value=len(events))
 
 
 class WebhookStore(Protocol):
@@ -51,4 +68,4 @@ class Redelivery(Protocol):
     def postpone(self, receipt_handle: str, delay_s: int) -> None: ...
 
 
-__all__ = ["ChangeFeed", "Redelivery", "WebhookSender", "WebhookStore"]
+__all__ = ["ChangeFeed", "Redelivery", "WebhookSender", "WebhookStore", "publish"]

@@ -36,7 +36,7 @@ import numpy as np
 
 from agent_memory.derived.rules.kinds import is_derived
 from agent_memory.errors import DependencyError
-from agent_memory.feed.publishing import publish, updated
+from agent_memory.feed.rules.events import updated
 from agent_memory.governance.rules.versions import validity_detail
 from agent_memory.model.grains import Grain
 from agent_memory.model.records import MemoryRecord, RecordValidity
@@ -52,7 +52,7 @@ from agent_memory.ports import (
     ValidityUpdates,
     Vector,
 )
-from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.ports.change_feed import ChangeFeed, publish
 from agent_memory.recall.rules.newer_first import holder
 from agent_memory.supersession.rules.claims import SELF, Claim, Relation, claims, relate_claims
 from agent_memory.supersession.rules.pairs import linked

@@ -26,12 +26,16 @@ from agent_memory.derived.stale_walk import (
 )
 from agent_memory.errors import DependencyError
 from agent_memory.experience.rules.confidence import Experience
-from agent_memory.feed.publishing import publish, updated
-from agent_memory.feed.rules.events import memory_created, record_words, summary_made
+from agent_memory.feed.rules.events import (
+    ChangeEvent,
+    memory_created,
+    record_words,
+    summary_made,
+    updated,
+)
 from agent_memory.model.commands import DocumentCommand, FeedbackCommand, WriteCommand, parse_command
 from agent_memory.model.grains import Grain
-from agent_memory.model.limits import MAX_TAGS
-from agent_memory.model.records import MemoryKind, MemoryRecord, MergedWrite, check_metadata
+from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
     AuditAction,
@@ -49,14 +53,14 @@ from agent_memory.ports import (
     Vector,
     WritableMemory,
 )
-from agent_memory.ports.change_feed import ChangeFeed
+from agent_memory.ports.change_feed import ChangeFeed, publish
 from agent_memory.supersession.marking import MarkingService
 from agent_memory.supersession.rules.claims import Relation, relate
 from agent_memory.tenancy.models import TenantEmbedders, spaces_of
 from agent_memory.tenancy.settings import SettingsCache
 from agent_memory.writing.memo_embedder import Memos
 from agent_memory.writing.rules.contextual import context_text, dedup_text
-from agent_memory.writing.rules.dedup import DedupScope, may_merge
+from agent_memory.writing.rules.dedup import DedupScope, may_merge, merge
 from agent_memory.writing.write_vectors import Pending, RecordVectors, WriteVectors
 
 #: How far back in a record's audit trail a redelivered write's merge is looked for.
@@ -220,25 +224,35 @@ class WriterService:
         return WriteOutcome.DEAD_LETTERED
 
     def apply(self, command: WriteCommand, vector: RecordVectors | None = None) -> WriteOutcome:
-        if vector is None:
-            if command.record.context is None:
-                [command] = self._in_context([command])
-            try:
-                [vector] = self.embeddings([command.record])
-            except Exception:
-                if command.record.context is None:
-                    raise
-                # An earlier turn the model refuses must not take the turns after it down with it:
-                # embed this one on its own words (a failure now is its own, and it is raised).
-                logger.warning("embedding with context failed; embedding the turn alone")
-                command = command.model_copy(
-                    update={"record": command.record.model_copy(update={"context": None})}
-                )
-                [vector] = self.embeddings([command.record])
+        """Store one write: embed it (unless its batch did), decide and put it (a new memory's
+        steps are `_remember`'s, a summary's `_upsert`), then clear its pending mark."""
+        command, vector = self._embed(command, vector)
         record = command.record
         outcome = self._decided(record, vector, upsert=command.op == "upsert")
         self._pending.done(record.tenant_id, record.agent_id, [record.id])
         return outcome
+
+    def _embed(
+        self, command: WriteCommand, vector: RecordVectors | None
+    ) -> tuple[WriteCommand, RecordVectors]:
+        """The write's vectors: its batch's, else its own with the turns before it, else (when the
+        model refuses those) its own on its words alone."""
+        if vector is not None:
+            return command, vector
+        if command.record.context is None:
+            [command] = self._in_context([command])
+        try:
+            [vector] = self.embeddings([command.record])
+        except Exception:
+            if command.record.context is None:
+                raise
+            # An earlier turn the model refuses must not take the turns after it down with it:
+            # embed this one on its own words (a failure now is its own, and it is raised).
+            logger.warning("embedding with context failed; embedding the turn alone")
+            alone = command.record.model_copy(update={"context": None})
+            command = command.model_copy(update={"record": alone})
+            [vector] = self.embeddings([command.record])
+        return command, vector
 
     def _decided(self, record: MemoryRecord, vector: RecordVectors, *, upsert: bool) -> WriteOutcome:
         """Decide what the write does from what the store holds, and put it only if that is
@@ -296,14 +310,14 @@ class WriterService:
             experience = Experience.model_validate({**record.experience.model_dump(), **counts})
             record = record.model_copy(update={"experience": experience})
         remade = remade_event(stored, record) if stored is not None else None
-        if not self._store.put_if(_stored(record, vector), stored, [remade] if remade is not None else []):
+        if not self._put(record, vector, stored, [remade] if remade is not None else []):
             return None
         if remade is not None:
             metrics.add_metric(name="StaleSummariesRemade", unit=MetricUnit.Count, value=1)
         if self._hide_if_source_forgotten(record):
             return WriteOutcome.SUPERSEDED
         if record.grain is not Grain.WORKING:
-            publish(self._feed, [summary_made(record, str(record.metadata.get("input_hash", "")))])
+            self._publish(summary_made(record, str(record.metadata.get("input_hash", ""))))
         return WriteOutcome.UPSERTED
 
     def _hide_if_source_forgotten(self, record: MemoryRecord) -> bool:
@@ -363,14 +377,33 @@ class WriterService:
         return source.updated_at > made and hidden_since(self._store, source, made)
 
     def _remember(self, record: MemoryRecord, vector: RecordVectors) -> WriteOutcome | None:
-        """Store a new memory, merged into its near duplicate or on its own (None: what it was
-        decided on changed before the put; `_decided` decides again)."""
-        tenant, agent = record.tenant_id, record.agent_id
+        """Store a new memory, one step after another: the replay check, dedup (merged into its
+        near duplicate), supersede, put, publish (None: what it was decided on changed before the
+        put; `_decided` decides again)."""
         now = self._clock.now()
-        already = self._store.get(tenant, agent, record.id)
-        # A live record that holds the write is a replay; one reached by an alias that does not
-        # hold it is a merge that never stored (its put was refused, or a crash came between the
-        # alias and the put), decided again below.
+        already = self._store.get(record.tenant_id, record.agent_id, record.id)
+        replayed = self._replay_check(record, already)
+        if replayed is not None:
+            return replayed
+        duplicate = self._dedup(record, vector, already, now)
+        if duplicate is not None:
+            return self._merge_into(*duplicate, record, vector, now)
+        record = self._supersede(record, vector, now)
+        # A write accepted again after it was forgotten comes back as its own record: merged into
+        # a neighbour, its id would be an alias that the tombstone under the same id shadows.
+        own = already if already is not None and already.id == record.id else None
+        if not self._put(record, vector, own):
+            return None
+        self._publish(memory_created(record))
+        metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
+        return WriteOutcome.INSERTED
+
+    def _replay_check(self, record: MemoryRecord, already: MemoryRecord | None) -> WriteOutcome | None:
+        """What a redelivered write comes to (None: it is not one, or its merge never stored).
+
+        A live record that holds the write is a replay; one reached by an alias that does not hold
+        it is a merge that never stored (its put was refused, or a crash came between the alias
+        and the put), decided again."""
         if already is not None and already.deleted_at is None and record.id in already.write_ids:
             metrics.add_metric(name="WritesReplayed", unit=MetricUnit.Count, value=1)
             self._announce_again(already, record.id)
@@ -381,24 +414,27 @@ class WriterService:
             metrics.add_metric(name="WritesSuperseded", unit=MetricUnit.Count, value=1)
             logger.info("write superseded by a later forget", extra={"record_id": record.id})
             return WriteOutcome.SUPERSEDED
-        # A write accepted again after it was forgotten comes back as its own record: merged into
-        # a neighbour, its id would be an alias that the tombstone under the same id shadows.
-        own = already if already is not None and already.id == record.id else None
-        near = (
-            None
-            if (already is not None and already.deleted_at is not None) or not self._merges(tenant)
-            else self._store.nearest(
-                NearestQuery(
-                    tenant,
-                    agent,
-                    record.grain,
-                    vector.search,
-                    now,
-                    within=self._neighbourhood(record),
-                    space=vector.search_space,
-                )
-            )
+        return None
+
+    def _dedup(
+        self, record: MemoryRecord, vector: RecordVectors, already: MemoryRecord | None, now: datetime
+    ) -> tuple[MemoryRecord, float] | None:
+        """The near duplicate the write merges into, with their cosine (None: it is stored on its
+        own). Never for a write accepted again after it was forgotten, nor for a tenant that turned
+        merging off; only one the merge rule allows (`writing.rules.dedup.may_merge`) that is not
+        a new value for what it stated, and says the same by its own words."""
+        if (already is not None and already.deleted_at is not None) or not self._merges(record.tenant_id):
+            return None
+        query = NearestQuery(
+            record.tenant_id,
+            record.agent_id,
+            record.grain,
+            vector.search,
+            now,
+            within=self._neighbourhood(record),
+            space=vector.search_space,
         )
+        near = self._store.nearest(query)
         if (
             near is not None
             and near[1] > self._threshold
@@ -408,35 +444,62 @@ class WriterService:
             and relate(record.content, near[0].content).relation is not Relation.UPDATE
             and self._same_content(near[0], record)
         ):
-            existing, cosine = near
-            merged = _merge(existing, record, now)
-            # Alias first: a redelivery after a crash in between finds the write by its alias
-            # (a replay) instead of merging it a second time.
-            self._store.add_alias(tenant, agent, record.id, existing.id)
-            event = AuditEvent(
-                tenant_id=tenant,
-                agent_id=agent,
-                record_id=existing.id,
-                action=AuditAction.MERGED,
-                actor="writer",
-                at=now,
-                detail={"absorbed": record.id, "cosine": round(cosine, 4)},
-            )
-            if not self._store.put_if(_stored(merged, vector), existing, [event]):
-                return None  # forgotten (or changed) since it was found: decided again
-            publish(self._feed, [updated(event, record_words(merged))])
-            metrics.add_metric(name="WritesDeduplicated", unit=MetricUnit.Count, value=1)
-            logger.info(
-                "write merged into a near duplicate",
-                extra={"record_id": record.id, "into": existing.id, "cosine": round(cosine, 4)},
-            )
-            return WriteOutcome.MERGED
-        record = self._supersession.on_write(record, vector.search, vector.search_space, now)
-        if not self._store.put_if(_stored(record, vector), own):
+            return near
+        return None
+
+    def _merge_into(
+        self,
+        existing: MemoryRecord,
+        cosine: float,
+        record: MemoryRecord,
+        vector: RecordVectors,
+        now: datetime,
+    ) -> WriteOutcome | None:
+        """Merge the write into ``existing`` (`writing.rules.dedup.merge`), put and publish it
+        (None: it was forgotten or changed since it was found; `_decided` decides again)."""
+        tenant, agent = record.tenant_id, record.agent_id
+        merged = merge(existing, record, now)
+        # Alias first: a redelivery after a crash in between finds the write by its alias
+        # (a replay) instead of merging it a second time.
+        self._store.add_alias(tenant, agent, record.id, existing.id)
+        event = AuditEvent(
+            tenant_id=tenant,
+            agent_id=agent,
+            record_id=existing.id,
+            action=AuditAction.MERGED,
+            actor="writer",
+            at=now,
+            detail={"absorbed": record.id, "cosine": round(cosine, 4)},
+        )
+        if not self._put(merged, vector, existing, [event]):
             return None
-        publish(self._feed, [memory_created(record)])
-        metrics.add_metric(name="WritesStored", unit=MetricUnit.Count, value=1)
-        return WriteOutcome.INSERTED
+        self._publish(updated(event, record_words(merged)))
+        metrics.add_metric(name="WritesDeduplicated", unit=MetricUnit.Count, value=1)
+        logger.info(
+            "write merged into a near duplicate",
+            extra={"record_id": record.id, "into": existing.id, "cosine": round(cosine, 4)},
+        )
+        return WriteOutcome.MERGED
+
+    def _supersede(self, record: MemoryRecord, vector: RecordVectors, now: datetime) -> MemoryRecord:
+        """Mark what the write supersedes, before it is stored (`supersession.marking`); the write
+        with its own supersession fields set."""
+        return self._supersession.on_write(record, vector.search, vector.search_space, now)
+
+    def _put(
+        self,
+        record: MemoryRecord,
+        vector: RecordVectors,
+        read: MemoryRecord | None,
+        events: Sequence[AuditEvent] = (),
+    ) -> bool:
+        """Store ``record`` with its vectors and ``events`` only if what is stored under its id is
+        still ``read`` (`RecordStore.put_if`); False, nothing written, when it changed."""
+        return self._store.put_if(StoredRecord(record, vector.default, vector.spaces), read, events)
+
+    def _publish(self, *events: ChangeEvent) -> None:
+        """Hand the change's events to the change feed (`ports.change_feed.publish`: never raises)."""
+        publish(self._feed, list(events))
 
     def _announce_again(self, stored: MemoryRecord, written_as: str) -> None:
         """A redelivered write finds its record stored: its event is published again under the
@@ -444,7 +507,7 @@ class WriterService:
         if self._feed is None:
             return
         if stored.id == written_as:
-            publish(self._feed, [memory_created(stored)])
+            self._publish(memory_created(stored))
             return
         # merged into ``stored`` under an alias: the merge's event, as its audit event made it
         page = self._store.audit_events(
@@ -452,7 +515,7 @@ class WriterService:
         )
         for event in page.events:
             if event.action == AuditAction.MERGED and event.detail.get("absorbed") == written_as:
-                publish(self._feed, [updated(event, record_words(stored))])
+                self._publish(updated(event, record_words(stored)))
                 return
 
     def _neighbourhood(self, record: MemoryRecord) -> Neighbourhood:
@@ -470,65 +533,6 @@ class WriterService:
             since=local_midnight(day, self._tz),
             until=until,
         )
-
-
-def _stored(record: MemoryRecord, vectors: RecordVectors) -> StoredRecord:
-    return StoredRecord(record, vectors.default, vectors.spaces)
-
-
-def _merge(existing: MemoryRecord, new: MemoryRecord, now: datetime) -> MemoryRecord:
-    """One memory of two writes that say the same thing (`writing.rules.dedup` decided they may).
-
-    The newer wording becomes the content (it is what the stored vector was made from). Every
-    write the record holds is kept verbatim in ``merged_from``, the first one included, under the
-    id it was written with: nothing a write said is lost, every id still reads back (the absorbed
-    ones as aliases), and the merge can be told apart and undone. ``occurred_at`` is the first
-    occurrence, ``last_seen_at`` the latest. What either said about importance, tags and links is
-    kept.
-    """
-    history = existing.merged_from or [_as_written(existing)]
-    seen = sorted([existing.occurred_at, existing.last_seen_at or existing.occurred_at, new.occurred_at])
-    return existing.model_copy(
-        update={
-            "content": new.content,
-            "content_hash": new.content_hash,
-            "context": new.context,
-            "topic": new.topic or existing.topic,
-            "topic_raw": new.topic_raw or existing.topic_raw,
-            "importance": max(existing.importance, new.importance),
-            "tags": list(dict.fromkeys([*existing.tags, *new.tags]))[:MAX_TAGS],
-            "links": list(dict.fromkeys([*existing.links, *new.links])),
-            "metadata": _merged_metadata(existing.metadata, new.metadata),
-            "access_count": existing.access_count + 1,
-            "updated_at": now,
-            "expires_at": _later(existing.expires_at, new.expires_at),
-            "occurred_at": seen[0],
-            "last_seen_at": seen[-1],
-            "merged_from": [*history, _as_written(new)],
-        }
-    )
-
-
-def _as_written(record: MemoryRecord) -> MergedWrite:
-    return MergedWrite(
-        id=record.id, content=record.content, occurred_at=record.occurred_at, created_at=record.created_at
-    )
-
-
-def _merged_metadata(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
-    """Both, newer keys winning; if together they break the size limit, the newer alone."""
-    combined = {**old, **new}
-    try:
-        return check_metadata(combined)
-    except ValueError:
-        return new
-
-
-def _later(a: datetime | None, b: datetime | None) -> datetime | None:
-    """Of two expiries the later one; no expiry (None) outlives any."""
-    if a is None or b is None:
-        return None
-    return max(a, b)
 
 
 #: A dead letter's reason is one line for a person; the field names it quotes come from the body.

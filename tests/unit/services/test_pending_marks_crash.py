@@ -16,7 +16,7 @@ from tests.fakes import SteppingClock
 from agent_memory.adapters.local_pending import LocalPendingWrites
 from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.ports import QueueMessage
-from agent_memory.writing.enqueue import send_pending
+from agent_memory.writing.write import send_pending
 
 
 class Killed(BaseException):

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_memory.model.audit_actions import AuditAction, AuditEvent
 from agent_memory.model.records import MemoryRecord
 
 #: Where a webhook delivery carries its signature, the event's id and its type.
@@ -40,6 +41,8 @@ EVENT_SOURCE = "agent-memory"
 #: Ids an event lists at most (a day's summary of a busy agent folds thousands of memories; an
 #: EventBridge entry holds 256 KiB): the list is cut there, and its count says how many there are.
 MAX_LISTED_IDS = 1_000
+#: Audit detail that is words, not ids: sent with the event's content only (`updated`).
+_WORDS = ("note",)
 
 
 class ChangeType(StrEnum):
@@ -129,6 +132,34 @@ def memory_updated(
     and figures; ``words`` what it says now, when the change touched its words."""
     data = {"memory_id": memory_id, "change": change, **(detail or {})}
     return _event(ChangeType.MEMORY_UPDATED, (tenant_id, agent_id), at, (memory_id, change, key), data, words)
+
+
+def updated(event: AuditEvent, words: dict[str, Any] | None = None) -> ChangeEvent:
+    """The ``memory.updated`` event of an audited change to a memory.
+
+    Its id comes from what makes the change one: the write a merge absorbed, the memory whose
+    write superseded it (the same on a redelivery), the feedback's id; a change made by a request
+    (a forget undoing a supersession, a restore) by its instant."""
+    detail = event.detail
+    if event.action == AuditAction.MERGED:
+        key = str(detail.get("absorbed"))
+    elif event.action == AuditAction.FEEDBACK:
+        key = str(detail.get("feedback_id"))
+    elif event.action == AuditAction.SUPERSEDED and detail.get("by"):
+        key = str(detail["by"])
+    else:
+        key = event.at.isoformat()
+    said = {k: detail[k] for k in _WORDS if detail.get(k)}
+    return memory_updated(
+        event.tenant_id,
+        event.agent_id,
+        event.record_id,
+        event.action,
+        event.at,
+        key=key,
+        detail={k: v for k, v in detail.items() if k not in _WORDS} | {"actor": event.actor},
+        words=({**said, **(words or {})} or None),
+    )
 
 
 def memory_forgotten(

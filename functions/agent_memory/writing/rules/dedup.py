@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import date
+from datetime import date, datetime
 from enum import StrEnum
 
 from agent_memory.cascade.rules.periods import local_date
-from agent_memory.model.records import MemoryRecord
+from agent_memory.model.limits import MAX_TAGS
+from agent_memory.model.records import MemoryRecord, MergedWrite, check_metadata
 from agent_memory.model.words import STOPWORDS
 
 
@@ -135,3 +136,58 @@ def may_merge(existing: MemoryRecord, new: MemoryRecord, scope: DedupScope, time
         and particulars(existing.content) == particulars(new.content)
         and particulars(existing.topic_raw or "") == particulars(new.topic_raw or "")
     )
+
+
+def merge(existing: MemoryRecord, new: MemoryRecord, now: datetime) -> MemoryRecord:
+    """One memory of two writes that say the same thing (`may_merge` decided they may).
+
+    The newer wording becomes the content (it is what the stored vector was made from). Every
+    write the record holds is kept verbatim in ``merged_from``, the first one included, under the
+    id it was written with: nothing a write said is lost, every id still reads back (the absorbed
+    ones as aliases), and the merge can be told apart and undone. ``occurred_at`` is the first
+    occurrence, ``last_seen_at`` the latest. What either said about importance, tags and links is
+    kept.
+    """
+    history = existing.merged_from or [_as_written(existing)]
+    seen = sorted([existing.occurred_at, existing.last_seen_at or existing.occurred_at, new.occurred_at])
+    return existing.model_copy(
+        update={
+            "content": new.content,
+            "content_hash": new.content_hash,
+            "context": new.context,
+            "topic": new.topic or existing.topic,
+            "topic_raw": new.topic_raw or existing.topic_raw,
+            "importance": max(existing.importance, new.importance),
+            "tags": list(dict.fromkeys([*existing.tags, *new.tags]))[:MAX_TAGS],
+            "links": list(dict.fromkeys([*existing.links, *new.links])),
+            "metadata": _merged_metadata(existing.metadata, new.metadata),
+            "access_count": existing.access_count + 1,
+            "updated_at": now,
+            "expires_at": _later(existing.expires_at, new.expires_at),
+            "occurred_at": seen[0],
+            "last_seen_at": seen[-1],
+            "merged_from": [*history, _as_written(new)],
+        }
+    )
+
+
+def _as_written(record: MemoryRecord) -> MergedWrite:
+    return MergedWrite(
+        id=record.id, content=record.content, occurred_at=record.occurred_at, created_at=record.created_at
+    )
+
+
+def _merged_metadata(old: dict[str, object], new: dict[str, object]) -> dict[str, object]:
+    """Both, newer keys winning; if together they break the size limit, the newer alone."""
+    combined = {**old, **new}
+    try:
+        return check_metadata(combined)
+    except ValueError:
+        return new
+
+
+def _later(a: datetime | None, b: datetime | None) -> datetime | None:
+    """Of two expiries the later one; no expiry (None) outlives any."""
+    if a is None or b is None:
+        return None
+    return max(a, b)
