@@ -71,7 +71,7 @@ class _Bench:
         from agent_memory.adapters.local_secrets import LocalFileSecretStore
         from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
         from agent_memory.adapters.sqlite.sqlite_tenant_settings import SqliteTenantSettingsStore
-        from agent_memory.recall.rules.scoring import RankingWeights
+        from agent_memory.recall.rules.ranking import RankingWeights
         from agent_memory.recall.search import SearchService
         from agent_memory.tenancy.models import TenantEmbedders
         from agent_memory.tenancy.reembed import ReembedService

@@ -40,7 +40,7 @@ from agent_memory.ports.topic_store import TopicStore
 from agent_memory.recall.agents import AgentsService
 from agent_memory.recall.context import ContextService
 from agent_memory.recall.memories import MemoriesService
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.recall.search_stats import SearchStatsService
 from agent_memory.recall.timeline import TimelineService

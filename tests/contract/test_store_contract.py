@@ -309,7 +309,7 @@ def test_lexical_hits_are_merged_and_every_candidate_has_its_cosine(store: Memor
     assert found["mem_words"].lexical == pytest.approx(1.0)  # the best lexical hit scores 1.0
     assert 0.0 < (found["mem_both"].lexical or 0.0) < 1.0
     assert found["mem_vector"].lexical is None
-    # vector hits first, in vector order, then the lexical-only hit (recall/rules/fusion.py)
+    # vector hits first, in vector order, then the lexical-only hit (recall/rules/ranking.py, *Fusion*)
     assert [c.record.id for c in listed] == ["mem_vector", "mem_both", "mem_words"]
 
 

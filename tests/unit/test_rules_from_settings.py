@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agent_memory.container import Container, ranking
 from agent_memory.derived.rules.profiles import ProfileRules
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.settings import Settings
 
 

@@ -42,6 +42,7 @@ from agent_memory.model.records import (
     Role,
     Source,
     check_metadata,
+    display_text,
 )
 from agent_memory.model.types import (
     ConversationId,
@@ -54,7 +55,6 @@ from agent_memory.model.types import (
     UtcDatetime,
     visible,
 )
-from agent_memory.recall.rules.scoring import display_text
 from agent_memory.writing.rules.redaction import map_strings
 
 if TYPE_CHECKING:  # the store's page types, read by attribute when a response is built

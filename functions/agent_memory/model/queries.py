@@ -18,8 +18,7 @@ from agent_memory.experience.rules.confidence import Experience
 from agent_memory.knowledge.rules.passages import Passage
 from agent_memory.model.grains import Grain
 from agent_memory.model.limits import DEFAULT_RESULTS
-from agent_memory.model.records import Link, MemoryKind, MemoryRecord, Role, Source
-from agent_memory.recall.rules.scoring import display_text
+from agent_memory.model.records import Link, MemoryKind, MemoryRecord, Role, Source, display_text
 
 #: Where a result comes from: the agent's own memory, or the tenant's shared knowledge.
 SourceTag = Literal["private", "shared"]
@@ -92,8 +91,8 @@ class SearchQuery:
 
 @dataclass(frozen=True, slots=True)
 class AlsoIn:
-    """A summary that holds a hit too, folded into it (`recall.rules.folding`): its grain, its period
-    (``2026-W47``) and its id, which reads it back whole."""
+    """A summary that holds a hit too, folded into it (`recall.rules.ranking.fold_summaries`): its
+    grain, its period (``2026-W47``) and its id, which reads it back whole."""
 
     grain: Grain
     period: str | None

@@ -250,3 +250,10 @@ class MemoryRecord(BaseModel):
         if self.deleted_at is not None:
             return False
         return self.expires_at is None or self.expires_at > now
+
+
+def display_text(record: MemoryRecord) -> str:
+    """The date-prefixed text an LLM reads: ``[2026-11-20] Alice: ...`` or ``[2026-W47] ...``."""
+    label = record.time_key or record.occurred_at.date().isoformat()
+    speaker = f"{record.speaker}: " if record.speaker else ""
+    return f"[{label}] {speaker}{record.content}"

@@ -93,7 +93,7 @@ class Candidate:
 
     ``similarity`` is the cosine to the query vector (present for every candidate when the query
     had a vector); ``lexical`` is the normalised lexical score (None: no lexical match). The
-    order and the scores follow `recall.rules.fusion`, on every store.
+    order and the scores follow the fusion rule (`recall.rules.ranking`), on every store.
     """
 
     record: MemoryRecord
@@ -122,7 +122,7 @@ class RecordSearch(Protocol):
 
 class Retrieval(NearestRecord, RecordSearch, Protocol):
     """Finding records by meaning and by words: the raw evidence, ranked by the services
-    (`recall.rules.fusion` says how it is handed over)."""
+    (the fusion rule of `recall.rules.ranking` says how it is handed over)."""
 
 
 class Searcher(Protocol):

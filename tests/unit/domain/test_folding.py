@@ -1,4 +1,4 @@
-"""Folding summaries into the hits they repeat (recall/rules/folding.py), checked against a plain model
+"""Folding summaries into the hits they repeat (recall/rules/ranking.py), checked against a plain model
 of a cascade: records, daily summaries of them, weekly summaries of the dailies, and a ranking of
 any subset of them in any order."""
 
@@ -12,7 +12,7 @@ from tests.payloads import memory_record
 
 from agent_memory.model.grains import Grain
 from agent_memory.model.queries import Hit
-from agent_memory.recall.rules.folding import fold_summaries
+from agent_memory.recall.rules.ranking import fold_summaries
 
 DAY0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

@@ -1,5 +1,5 @@
 """The newer of two statements about one thing first, at search time, for a question about the
-present (`recall.rules.newer_first`): which later statement moves before the first result,
+present (`recall.rules.ranking`, *Newer first*): which later statement moves before the first result,
 which never does, and that only the head is reordered (checked on examples and as a property)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tests.payloads import RECORDED_AT, memory_record
 
 from agent_memory.model.queries import Found, Hit
-from agent_memory.recall.rules.newer_first import (
+from agent_memory.recall.rules.ranking import (
     ASKED,
     HEAD,
     NEAR,

@@ -1,4 +1,4 @@
-"""How a ranking treats superseded memories (`recall.rules.validity.after_superseders`): the memory that
+"""How a ranking treats superseded memories (`recall.rules.ranking.after_superseders`): the memory that
 holds now takes the better place of the two, the superseded one comes right after it, nothing is
 lost; checked on examples and as a property over generated rankings and supersession chains."""
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tests.payloads import memory_record
 
 from agent_memory.model.queries import Found, Hit
-from agent_memory.recall.rules.validity import SUPERSEDED_FACTOR, after_superseders
+from agent_memory.recall.rules.ranking import SUPERSEDED_FACTOR, after_superseders
 
 
 def _hit(record_id: str, score: float, superseded_by: str | None = None) -> Hit:

@@ -15,7 +15,7 @@ from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.governance.forget import ForgetService
 from agent_memory.recall.memories import MemoriesService
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.writing.write import WriteService
 from agent_memory.writing.writer import WriterService

@@ -50,7 +50,7 @@ from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import StoredRecord, StoreQuery
 from agent_memory.recall.memories import MemoriesService
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.settings import Settings
 

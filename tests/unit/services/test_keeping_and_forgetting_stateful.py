@@ -152,7 +152,7 @@ class KeepingAndForgetting(RuleBasedStateMachine):
         """Point every service of the world at ``store`` (they were built on SQLite)."""
         from agent_memory.governance.forget import ForgetService
         from agent_memory.recall.memories import MemoriesService
-        from agent_memory.recall.rules.scoring import RankingWeights
+        from agent_memory.recall.rules.ranking import RankingWeights
         from agent_memory.recall.search import SearchService
         from agent_memory.writing.writer import WriterService
 

@@ -27,7 +27,7 @@ from agent_memory.model.caller import Caller
 from agent_memory.model.queries import SearchQuery
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import Job, Matrix, StoredRecord
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.tenancy.models import TenantEmbedders
 from agent_memory.tenancy.reembed import ReembedService

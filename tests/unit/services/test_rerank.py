@@ -10,7 +10,7 @@ from tests.unit.services.conftest import World
 from agent_memory.contract.v1 import SearchRequest, WriteRequest
 from agent_memory.errors import DependencyError
 from agent_memory.model.caller import Caller
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.recall.search import SearchService
 
 

@@ -27,7 +27,7 @@ from agent_memory.model.queries import SearchQuery
 from agent_memory.model.records import MemoryKind
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import AuditQuery, StoredRecord
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.tenancy.rules.tenant_settings import RankingDefaults, TenantSettings
 from agent_memory.tenancy.settings import (

@@ -20,7 +20,7 @@ from agent_memory.model.commands import WriteCommand
 from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import discard_unpublished_metrics
 from agent_memory.ports import StoredTopicDictionary
-from agent_memory.recall.rules.scoring import RankingWeights
+from agent_memory.recall.rules.ranking import RankingWeights
 from agent_memory.recall.search import SearchService
 from agent_memory.writing.write import WriteService
 

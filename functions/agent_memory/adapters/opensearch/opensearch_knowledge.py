@@ -4,7 +4,7 @@ A sibling index of the records (``{alias}-knowledge``, `opensearch_index.knowled
 not documents among them: a passage has no agent and no grain, so no query of the memory store
 (the cascade's scans, retention's deletes, an agent's listing) can ever see one. Search works as
 the records' does (`opensearch_retrieval`): a k-NN and a BM25 query in one ``_msearch``, merged
-by `recall.rules.fusion`'s rule, every filter inside the k-NN clause. The bodies are built in
+by the fusion rule (`recall.rules.ranking`), every filter inside the k-NN clause. The bodies are built in
 `opensearch_knowledge_queries`.
 
 * **Routing by tenant**: a tenant's knowledge lives on one shard. Routing
@@ -100,7 +100,7 @@ from agent_memory.adapters.opensearch.opensearch_responses import (
 from agent_memory.errors import DependencyError, ValidationFailedError
 from agent_memory.knowledge.rules.passages import KnowledgeDocument, Passage
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
-from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
 
 logger = logging.getLogger(__name__)
 

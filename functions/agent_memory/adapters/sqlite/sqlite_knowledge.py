@@ -6,7 +6,7 @@ retention's deletes, an agent's listing) can ever see one, and none of them had 
 skip it. Search works as the memory store's does: exact cosine with numpy over the tenant's
 passage vectors (in the store's vector cache, per tenant and generation: `VectorCache.passages`),
 FTS5 (porter-stemmed) over the passage text, its title and heading path, both on the rows one SQL
-filter allows, merged by `recall.rules.fusion`'s rule.
+filter allows, merged by the fusion rule (`recall.rules.ranking`).
 
 A put replaces the document and all its passages in one transaction, so a search sees either
 the old version's passages or the new one's, never both and never none; a delete removes them
@@ -32,7 +32,7 @@ from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, top_k
 from agent_memory.errors import ValidationFailedError
 from agent_memory.knowledge.rules.passages import CITATION_SEPARATOR, KnowledgeDocument, Passage
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
-from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
 
 _PASSAGE_FIELDS = "p.seq, p.body, p.valid_from, p.valid_until, p.tags"
 
@@ -144,7 +144,7 @@ class SqliteKnowledge(SqliteStorePart):
     def search_passages(self, query: PassageQuery) -> list[PassageCandidate]:
         """As `SqliteRetrieval.search` does for records: which passages may match is one SQL
         filter (`_passage_filter`), vectors are scored from the shared cache, words are matched by
-        FTS5 on those rows only, and the two lists are merged by `recall.rules.fusion`'s rule."""
+        FTS5 on those rows only, and the two lists are merged by the fusion rule (`recall.rules.ranking`)."""
         limit = max(0, query.limit)
         terms = query_terms(query.text)
         if limit == 0 or (query.vector is None and not terms):

@@ -2,8 +2,8 @@
 
 Both searches see the same rows: which records may match is one SQL filter (`sqlite_filters`),
 on the covering index. Vectors are scored exactly with numpy from the per-agent cache
-(`sqlite_vectors`); words are matched by FTS5. How the two lists are merged and scored is
-`recall.rules.fusion`'s, the same on every store.
+(`sqlite_vectors`); words are matched by FTS5. How the two lists are merged and scored is the
+fusion rule's (`recall.rules.ranking`), the same on every store.
 
 **Lexical search is FTS5 over ``content`` and ``topic``** (plus ``speaker`` and ``context``; an
 external-content table kept in sync by triggers in the same transaction as every write;
@@ -49,7 +49,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
 from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, eligible_rowids, top_k
 from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import Candidate, NearestQuery, StoreQuery
-from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
 
 #: Words in more than this share of the documents are left out of a lexical query ...
 COMMON_TERM_SHARE = 0.25
@@ -286,7 +286,7 @@ def _lexical_hits(
     span: Span | None = None,
 ) -> dict[int, float]:
     """Up to ``limit`` eligible rows matching any term, best first, with FTS5's ``bm25()`` (lower
-    is better; `recall.rules.fusion.scaled_to_best` makes the top hit 1.0).
+    is better; `recall.rules.ranking.scaled_to_best` makes the top hit 1.0).
 
     ``span``, the rowids every eligible row lies in (`_vector_hits` read them), keeps the match
     to them: the index holds every agent's records, and scoring another agent's matches only to

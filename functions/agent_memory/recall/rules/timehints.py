@@ -3,7 +3,7 @@
 A question that names a time is about memories of that time, but people rarely say things on the
 day they happen ("we went camping last week", said on the 10th, is the memory of a trip in
 early July). So a hint is a *boost*, never a filter: memories whose span overlaps the hinted
-window rank higher (`recall.rules.scoring`), everything else stays findable. Each window is widened
+window rank higher (`recall.rules.ranking.score`), everything else stays findable. Each window is widened
 after its end by `MENTION_LAG` for the same reason.
 
 Relative expressions are measured from the search's ``as_of``. Only English is understood; a

@@ -420,7 +420,7 @@ def test_lexical_and_vector_hits_are_merged_by_id(store: SqliteMemoryStore) -> N
     found = {c.record.id: c for c in listed}
 
     # THEN
-    # the vector hits in vector order, then the lexical-only hit (recall/rules/fusion.py)
+    # the vector hits in vector order, then the lexical-only hit (recall/rules/ranking.py, *Fusion*)
     assert [c.record.id for c in listed] == [both.id, vector_only.id, lexical_only.id]
     # every candidate has its cosine when the query has a vector, lexical-only ones included
     assert found[lexical_only.id].similarity == pytest.approx(float(np.dot(q, near(q, 3.0, 4))), abs=1e-5)
