@@ -27,8 +27,8 @@ safe to repeat (jobs are delivered at least once, schedules fire again, people r
 
 Children larger than the summarizer's budget are folded in chunks: each chunk is summarized on
 its own (map), then the partial summaries are summarized together (reduce), repeatedly if needed
-(`cascade.folding`). What the record holds beside its text, and when an earlier version
-is kept, is `cascade.summary_records`.
+(`cascade.folding`, which also makes the rest of the record: the children it names, their tags
+and links, the bounded text, an earlier version kept or carried).
 """
 
 from __future__ import annotations
@@ -40,7 +40,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from agent_memory.cascade.folding import check_budget, fold
+from agent_memory.cascade.folding import (
+    bounded,
+    carrying,
+    check_budget,
+    fold,
+    lost_children,
+    merged_links,
+    only_removed,
+    top_tags,
+)
 from agent_memory.cascade.rules.periods import (
     CHILD_GRAIN,
     PARENT_GRAIN,
@@ -48,14 +57,6 @@ from agent_memory.cascade.rules.periods import (
     covered_span,
     local_date,
     parent_key,
-)
-from agent_memory.cascade.summary_records import (
-    bounded,
-    carrying,
-    lost_children,
-    merged_links,
-    only_removed,
-    top_tags,
 )
 from agent_memory.derived.rules.kinds import SUMMARIES, is_derived
 from agent_memory.derived.stale_walk import CHILDREN_COUNT, MODEL_ID, REMAKES, is_stale, stamp, was_forgotten
