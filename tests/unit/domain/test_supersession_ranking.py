@@ -295,3 +295,34 @@ def test_reordering_keeps_every_result_and_the_head_as_a_set(order: list[int], n
     # AND the old first is marked as replaced by the moved one exactly when one moved
     marks = {r.id: r.record.superseded_by for r in out if isinstance(r, Hit) and not r.current}
     assert marks == ({first: out[0].id} if out[0].id != first else {})
+
+
+def test_a_lone_later_statement_stays_even_when_its_shape_reads_as_a_replacement() -> None:
+    # GIVEN the first result and one later note of the same speaker whose shape reads as a change
+    # ("cleaned out" ends something), no other statement of the speaker beside them
+    ranked: list[Found] = [
+        _hit("old", "I live in Buckie, on the Moray coast.", 0, 0.47),
+        _hit("new", "I cleaned out the garage, found my old skateboard from school.", 150, 0.2),
+    ]
+    # WHEN reordered with the two near each other by a small model's cosine
+    out = newer_first(
+        ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.29}), _asked({"new": 0.19})
+    )
+    # THEN nothing moves and nothing is marked: "nearest" among one is no evidence of one attribute
+    assert [(r.id, r.current) for r in out if isinstance(r, Hit)] == [("old", True), ("new", True)]
+
+
+@pytest.mark.parametrize(
+    "later",
+    ["Might go back on days next year if they let me.", "Back when I was on days I never saw the kids."],
+)
+def test_a_later_wish_or_story_of_the_past_stays_however_near_and_asked(later: str) -> None:
+    # GIVEN the ranking with the later statement a wish or a story of the past: not what holds now
+    ranked = _ranking()
+    ranked[2] = _hit("new", later, 120, 0.08)
+    # WHEN reordered with the two as near as can be and the later one about what is asked
+    out = newer_first(
+        ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.9}), _asked({"new": 0.9})
+    )
+    # THEN nothing moves
+    assert [r.id for r in out] == [r.id for r in ranked]

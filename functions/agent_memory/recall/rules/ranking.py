@@ -448,9 +448,11 @@ def fold_summaries(ranked: Sequence[Hit]) -> list[Hit]:
 # statement of the **same holder** (end user, speaker, role) from another conversation
 #
 # * is **nearest** to it by the statements' own words (their own vectors' cosine, at least `NEAR`),
-# * **stands out** from every other statement there by `STANDS_OUT`, and
+# * **stands out** by `STANDS_OUT` from every other statement there, of which there is one at least
+#   (beside none, any later note is "nearest": "The office coffee machine is broken again" to
+#   "Alice moved the product launch to March 3" when it is the only one), and
 # * is about the same attribute as far as the shapes tell (`supersession.rules.shape.same_attribute`:
-#   no other holder, no other subject; and it does not say it adds: "also", "too"),
+#   no other holder, no other subject), not saying it adds ("also"), nor a wish or a story of the past,
 #
 # the later one comes first and the first one right after it, both kept. When it also reads as one
 # value replacing another (`supersession.rules.shape.replaces`: a new value or a word of change, no
@@ -460,9 +462,7 @@ def fold_summaries(ranked: Sequence[Hit]) -> list[Hit]:
 # wordings, and an update that names the old value or person again, says a number in words or
 # implies the change fails it), it comes first only when it is about what is asked as well (the
 # question's cosine with its own vector at least `ASKED`: a turn near the first result but about
-# something else stays) and stood out from at least one other statement of the holder (with none
-# there, "nearest" says nothing: "The office coffee machine is broken again" is the nearest later
-# note to "Alice moved the product launch to March 3" when it is the only one), and nothing is
+# something else stays), and nothing is
 # marked: the order is then a guess by meaning and recency, and a mark would hide a fact that may
 # still hold (an addition said without "also").
 # Only within the head, so a ranking's first `HEAD` results stay the same set (recall at `HEAD` or
@@ -470,8 +470,8 @@ def fold_summaries(ranked: Sequence[Hit]) -> list[Hit]:
 # time, or asks in the past tense ("where did I live?"), wants what held then. Nothing is stored:
 # the marks are this answer's reading, and the write path's stay the record of what replaced what.
 #
-# `NEAR` and `STANDS_OUT` chosen on half A of benchmarks/data/knowledge_update, `ASKED` on halves
-# A, B, C and D, half E held out (docs/decisions.md). The search service embeds the statements.
+# `NEAR` and `STANDS_OUT` chosen on half A of benchmarks/data/knowledge_update, `ASKED` on halves A-D,
+# the wish, past and one-other rules on A-G, H held out (docs/decisions.md).
 
 #: How many of the first results are looked at (and the only ones that may move).
 HEAD = 5
@@ -537,13 +537,14 @@ def compared(ranked: Sequence[Found]) -> list[Hit]:
 
 def _may_follow(later: Hit, theirs: Shape, first: Hit, mine: Shape) -> bool:
     """Everything but meaning: later, from another conversation, about the same attribute of the
-    same holder as far as the shapes tell (`same_attribute`), and not saying that it adds."""
+    same holder as far as the shapes tell (`same_attribute`), not saying that it adds, nor a
+    wish or a story of the past ("Might switch to EE", "Used to drive a Sierra")."""
     a, b = later.record, first.record
     if a.occurred_at <= b.occurred_at:
         return False
     if a.conversation_id is not None and a.conversation_id == b.conversation_id:
         return False
-    return same_attribute(theirs, mine) and not theirs.adds
+    return same_attribute(theirs, mine) and not (theirs.adds or theirs.wish or theirs.past)
 
 
 def newer_first(
@@ -564,7 +565,8 @@ def newer_first(
     near = sorted(((cosine(first, h), h) for h in others), key=lambda x: -x[0])
     best, later = near[0]
     runner_up = near[1][0] if len(near) > 1 else 0.0
-    if best < NEAR or best - runner_up < STANDS_OUT:
+    if best < NEAR or best - runner_up < STANDS_OUT or len(near) < 2:
+        # Beside no other statement of the holder, any later note is "nearest".
         return ranked
     theirs = shape(later.record.content)
     if not _may_follow(later, theirs, first, mine):
@@ -574,9 +576,7 @@ def newer_first(
     ended: Hit = first
     if replaces(theirs, mine, 1.0, 0.0):
         lifted, ended = marked(lifted, first)
-    elif asked is None or asked(later) < ASKED or len(near) < 2:
-        # A guess by meaning alone needs the question's word for it, and another statement of the
-        # holder to stand out from: beside nothing else, any later note is "nearest".
+    elif asked is None or asked(later) < ASKED:  # a guess by meaning needs the question's word
         return ranked
     head = ranked[:HEAD]
     return [lifted, ended, *(f for f in head if f.id not in (later.id, first.id)), *ranked[HEAD:]]
