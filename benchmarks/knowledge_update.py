@@ -214,6 +214,8 @@ def _head(result: Mapping[str, Any], tag: str) -> dict[str, Any]:
     return {
         "tag": tag,
         "score": result.get("score"),
+        "similarity": result.get("similarity"),
+        "recency": result.get("recency"),
         "current": result.get("current"),
         "superseded_by": result.get("superseded_by"),
         "occurred_at": result.get("occurred_at"),
