@@ -28,7 +28,10 @@ from agent_memory.tenancy.rules.tenant_settings import ModelChoice
 from agent_memory.tenancy.settings import SettingsCache
 
 if TYPE_CHECKING:
+    from agent_memory.adapters.apigateway_usage import ApiGatewayUsagePlans
+    from agent_memory.adapters.deployment_probe import DeploymentProbe
     from agent_memory.adapters.local_queue import LocalFifoQueue
+    from agent_memory.adapters.opensearch.opensearch_bootstrap import BootstrapResult
 
 
 class AdapterWiring:
@@ -198,6 +201,23 @@ class AdapterWiring:
             visibility_timeout_s=900,
         )
 
+    @property
+    def local_writes(self) -> LocalFifoQueue | None:
+        """The write queue when it is the local queue's file (the local runtime's workers drain
+        it), else None (SQS: the deployed writer's to work)."""
+        from agent_memory.adapters.local_queue import LocalFifoQueue
+
+        queue = self.write_queue
+        return queue if isinstance(queue, LocalFifoQueue) else None
+
+    @property
+    def local_job_fifo(self) -> LocalFifoQueue | None:
+        """The local job queue's file when jobs are queued locally, else None (SQS)."""
+        from agent_memory.adapters.local_jobs import LocalJobQueue
+
+        jobs = self.job_queue
+        return jobs.queue if isinstance(jobs, LocalJobQueue) else None
+
     @cached_property
     def job_queue(self) -> JobQueue:
         """SQS when a summarize queue is named (the dispatcher needs no write queue to use it)."""
@@ -269,13 +289,51 @@ class AdapterWiring:
     @cached_property
     def key_store(self) -> KeyStore:
         """API keys: the deployed tenants table, or the local ``auth.db``."""
-        if self.settings.tenants_table:
+        return self.keys_in(self.settings.tenants_table)
+
+    def keys_in(self, table: str | None) -> KeyStore:
+        """The API keys of the tenants table ``table`` (deployed), else of the local ``auth.db``
+        (`local_keys`); `agent-memory keys` names the table it works on."""
+        if table:
             from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
 
-            return DynamoDbKeyStore(self.settings.tenants_table)
+            return DynamoDbKeyStore(table)
+        return self.local_keys()
+
+    def local_keys(self) -> KeyStore:
+        """A handle of its own on the local ``auth.db``, the keys the local server checks bearer
+        tokens against whatever `key_store` is."""
         from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
 
         return LocalKeyStore(self.settings.auth_path)
+
+    def usage_plans(self, prefix: str) -> ApiGatewayUsagePlans:
+        """The stage's API Gateway usage plans (``<prefix>-<plan>``), which a tenant is put in."""
+        from agent_memory.adapters.apigateway_usage import ApiGatewayUsagePlans
+
+        return ApiGatewayUsagePlans(prefix)
+
+    # --- what the operator's commands reach --------------------------------------------------------
+
+    def index_bootstrap(self) -> BootstrapResult:
+        """Create the OpenSearch indexes and aliases for this embedder (idempotent)."""
+        from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+
+        client, embedder = self.opensearch_client, self.embedder
+        alias = self.settings.opensearch_index_alias
+        return bootstrap(client, alias, embedder.dimension, embedder.model_id)
+
+    def index_status(self) -> dict[str, Any]:
+        """The indexes behind the aliases, their document counts and ``_meta``."""
+        from agent_memory.adapters.opensearch.opensearch_bootstrap import status
+
+        return status(self.opensearch_client, self.settings.opensearch_index_alias)
+
+    def deployment_probe(self, stack: str) -> DeploymentProbe:
+        """What the smoke test reads of a deployed stack (its outputs, its functions' logs)."""
+        from agent_memory.adapters.deployment_probe import DeploymentProbe
+
+        return DeploymentProbe(stack)
 
     # --- the change feed -------------------------------------------------------------------------
 

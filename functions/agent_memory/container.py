@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_memory.adapter_wiring import AdapterWiring
 from agent_memory.cascade.dispatch import DispatchService
@@ -56,8 +56,12 @@ from agent_memory.writing.writer import WriterService
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from agent_memory.adapters.apigateway_usage import ApiGatewayUsagePlans
+    from agent_memory.adapters.deployment_probe import DeploymentProbe
+    from agent_memory.adapters.local_queue import LocalFifoQueue
+    from agent_memory.adapters.opensearch.opensearch_bootstrap import BootstrapResult
     from agent_memory.governance.export import ExportService
-    from agent_memory.governance.retention import RetentionService
+    from agent_memory.governance.retention import KeyStorePlans, RetentionService
 
 #: Rules or weights made from the settings (`from_settings`).
 Rules = TypeVar("Rules", bound="DataclassInstance")
@@ -265,13 +269,13 @@ class Container(AdapterWiring):
         """Built per run, not kept: the plans are read afresh, so an upgrade counts at the next run."""
         from datetime import timedelta
 
-        from agent_memory.governance.retention import KeyStorePlans, RetentionService
+        from agent_memory.governance.retention import RetentionService
         from agent_memory.governance.rules.plans import load_plans
 
         s = self.settings
         return RetentionService(
             self.store,
-            KeyStorePlans(self.key_store),
+            self.key_plans(self.key_store),
             self.clock,
             load_plans(s.plans),
             self.job_queue,
@@ -282,11 +286,17 @@ class Container(AdapterWiring):
             settings=self.settings_cache,
         )
 
+    def key_plans(self, keys: KeyStore) -> KeyStorePlans:
+        """Each tenant's plan, as its newest live key in ``keys`` names it."""
+        from agent_memory.governance.retention import KeyStorePlans
+
+        return KeyStorePlans(keys)
+
     @cached_property
     def export_service(self) -> ExportService:
         from agent_memory.export_wiring import export_service
 
-        return export_service(self)
+        return export_service(self.settings, self.store, self.job_queue, self.clock)
 
     @cached_property
     def api_services(self) -> ApiServices:
@@ -512,3 +522,40 @@ def reembed_service() -> ReembedService:
 
 def export_service() -> ExportService:
     return current().export_service
+
+
+# What the local runtime and the operator's commands run on.
+def local_writes() -> LocalFifoQueue | None:
+    return current().local_writes
+
+
+def local_job_fifo() -> LocalFifoQueue | None:
+    return current().local_job_fifo
+
+
+def local_keys() -> KeyStore:
+    return current().local_keys()
+
+
+def keys_in(table: str | None) -> KeyStore:
+    return current().keys_in(table)
+
+
+def key_plans(keys: KeyStore) -> KeyStorePlans:
+    return current().key_plans(keys)
+
+
+def usage_plans(prefix: str) -> ApiGatewayUsagePlans:
+    return current().usage_plans(prefix)
+
+
+def index_bootstrap() -> BootstrapResult:
+    return current().index_bootstrap()
+
+
+def index_status() -> dict[str, Any]:
+    return current().index_status()
+
+
+def deployment_probe(stack: str) -> DeploymentProbe:
+    return current().deployment_probe(stack)

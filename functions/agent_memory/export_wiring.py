@@ -1,19 +1,18 @@
 """The composition of exports (`governance.export`): which archive keeps the files, and the
 format they are written in. Apart from `container` so the composition root stays short; the
-container builds the service once per process through `export_service`.
+container builds the service once per process through `export_service`, handing it the parts it
+already has (this module never imports the container back).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from agent_memory.contract.v1_exports import JsonLinesExport
 from agent_memory.governance.export import ExportService
+from agent_memory.ports.clocks import Clock
 from agent_memory.ports.export_store import ExportArchive
+from agent_memory.ports.memory_store import MemoryStore
+from agent_memory.ports.queues import JobQueue
 from agent_memory.settings import Settings
-
-if TYPE_CHECKING:
-    from agent_memory.container import Container
 
 
 def export_archive(settings: Settings) -> ExportArchive:
@@ -27,12 +26,12 @@ def export_archive(settings: Settings) -> ExportArchive:
     return LocalExportArchive(settings.data_dir / "exports", expiry_days=settings.export_expiry_days)
 
 
-def export_service(root: Container) -> ExportService:
+def export_service(settings: Settings, store: MemoryStore, jobs: JobQueue, clock: Clock) -> ExportService:
     return ExportService(
-        root.store,
-        export_archive(root.settings),
+        store,
+        export_archive(settings),
         JsonLinesExport(),
-        root.job_queue,
-        root.clock,
-        url_ttl_s=root.settings.export_url_ttl_s,
+        jobs,
+        clock,
+        url_ttl_s=settings.export_url_ttl_s,
     )

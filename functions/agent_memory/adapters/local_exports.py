@@ -22,10 +22,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from agent_memory.adapters.sqlite.sqlite_util import PRIVATE_FILE, private_dir
 from agent_memory.errors import ConflictError
 from agent_memory.governance.rules.export_jobs import EXPORT_ID_PATTERN, ExportState
 from agent_memory.ports.export_store import ExportLocation
+from agent_memory.private_files import PRIVATE_FILE, private_dir
 
 #: Bytes written through before they are handed to the operating system.
 BUFFER_BYTES = 1 << 20

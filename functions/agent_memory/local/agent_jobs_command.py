@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent_memory import container
-from agent_memory.adapters.local_queue import LocalFifoQueue
 from agent_memory.contract.v1_experience import PatternRunResponse
 from agent_memory.derived.agent_job_dispatch import agents_with_memory
 from agent_memory.derived.rules.patterns import PatternJob, PatternReport
@@ -76,8 +75,8 @@ def run_profiles(
 def store_writes(timeout_s: float = 3600.0) -> int:
     """Work the local write queue until it is empty; what is left in it (0 unless the deadline
     passed). Another queue (SQS) is the deployed writer's to work: nothing is waited for."""
-    writes = container.write_queue()
-    if not isinstance(writes, LocalFifoQueue):
+    writes = container.local_writes()
+    if writes is None:
         return 0
     worker = QueueWorker(writes, poll_s=0.0)
     deadline = time.monotonic() + timeout_s

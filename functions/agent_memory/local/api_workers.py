@@ -141,13 +141,10 @@ def serve_api_worker(host: str, port: int, parent_pid: int) -> None:
     started it (`LocalRuntime` checks they are the settings it runs with).
     """
     from agent_memory import container
-    from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
     from agent_memory.local.server import http_server
-    from agent_memory.settings import get_settings
 
     container.reset()
-    settings = get_settings()
-    httpd = http_server(host, port, LocalKeyStore(settings.auth_path), reuse_port=True)
+    httpd = http_server(host, port, container.local_keys(), reuse_port=True)
     container.store()  # open the store (and check its model) before taking traffic
     run_until_stopped(parent_pid, lambda: threading.Thread(target=httpd.shutdown, daemon=True).start())
     try:

@@ -119,7 +119,7 @@ def _register_dev_key(keys: Any, key: str, data_dir: Path) -> None:
     """Register the development key, and revoke the one registered before it when it changed:
     a dev key chosen once (``AGENT_MEMORY_DEV_KEY``) must not stay a valid admin key after the
     variable is changed or removed. The current dev key's id is kept in ``dev-key-id``."""
-    from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
+    from agent_memory.private_files import private_dir, private_file
 
     caller = keys.lookup(key)
     key_id = (
@@ -137,7 +137,7 @@ def _register_dev_key(keys: Any, key: str, data_dir: Path) -> None:
 
 def _stored_dev_key(data_dir: Path) -> str:
     """Generated once and kept (mode 0600) so every `make dev` prints the same key."""
-    from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
+    from agent_memory.private_files import private_dir, private_file
     from agent_memory.tenancy.rules.keys import new_api_key
 
     path = private_dir(data_dir) / "dev-key"
@@ -276,16 +276,14 @@ def cmd_dlq_redrive(args: argparse.Namespace) -> int:
     return 0
 
 
-def _opensearch(args: argparse.Namespace):
+def _opensearch(args: argparse.Namespace) -> None:
+    """Point this process's container at the OpenSearch store (and ``--endpoint``, if given)."""
     if args.endpoint:
         os.environ["AGENT_MEMORY_OPENSEARCH_ENDPOINT"] = args.endpoint
     os.environ["AGENT_MEMORY_STORE"] = "opensearch"
     from agent_memory import container
-    from agent_memory.adapters.opensearch.opensearch_client import build_client
 
     container.reset()
-    settings = _settings()
-    return settings, build_client(settings), container.embedder()
 
 
 def cmd_index_bootstrap(args: argparse.Namespace) -> int:
@@ -293,19 +291,18 @@ def cmd_index_bootstrap(args: argparse.Namespace) -> int:
     stack runs this on deploy. New indexes are made on lucene, the one engine offered (an index an
     earlier version made on faiss is kept, and moves to lucene at its next schema upgrade). Prints
     every field of the result, the knowledge index's included."""
-    from agent_memory.adapters.opensearch.opensearch_bootstrap import bootstrap
+    from agent_memory import container
 
-    settings, client, embedder = _opensearch(args)
-    result = bootstrap(client, settings.opensearch_index_alias, embedder.dimension, embedder.model_id)
-    print(json.dumps(_slots(result), default=str))
+    _opensearch(args)
+    print(json.dumps(_slots(container.index_bootstrap()), default=str))
     return 0
 
 
 def cmd_index_status(args: argparse.Namespace) -> int:
-    from agent_memory.adapters.opensearch.opensearch_bootstrap import status
+    from agent_memory import container
 
-    settings, client, _ = _opensearch(args)
-    print(json.dumps(status(client, settings.opensearch_index_alias), indent=2, default=str))
+    _opensearch(args)
+    print(json.dumps(container.index_status(), indent=2, default=str))
     return 0
 
 

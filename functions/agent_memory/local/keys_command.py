@@ -21,16 +21,10 @@ if TYPE_CHECKING:
 
 def _keys(args: argparse.Namespace) -> KeyStore:
     """The deployed tenants table (``--table``, else AGENT_MEMORY_TENANTS_TABLE), or the local auth.db."""
+    from agent_memory import container
     from agent_memory.settings import get_settings
 
-    table = getattr(args, "table", None) or get_settings().tenants_table
-    if table:
-        from agent_memory.adapters.dynamodb_keys import DynamoDbKeyStore
-
-        return DynamoDbKeyStore(table)
-    from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
-
-    return LocalKeyStore(get_settings().auth_path)
+    return container.keys_in(getattr(args, "table", None) or get_settings().tenants_table)
 
 
 def _keys_failed(exc: Exception) -> int:
@@ -73,23 +67,23 @@ def _enroll(args: argparse.Namespace, tenant: str, plan: str) -> str | None:
     prefix = _usage_prefix(args)
     if not prefix:
         return None
-    from agent_memory.adapters.apigateway_usage import ApiGatewayUsagePlans
+    from agent_memory import container
 
-    ApiGatewayUsagePlans(prefix).enroll(tenant, plan)
+    container.usage_plans(prefix).enroll(tenant, plan)
     return prefix
 
 
 def cmd_keys_enroll(args: argparse.Namespace) -> int:
     """Enroll every tenant of the table (or one) in its newest live key's plan's usage plan."""
+    from agent_memory import container
     from agent_memory.errors import AgentMemoryError
-    from agent_memory.governance.retention import KeyStorePlans
 
     if not _usage_prefix(args):
         print("error: name the stage's usage plans: --usage-plans agent-memory-<stage>", file=sys.stderr)
         return 2
     try:
         store = _keys(args)
-        plans = KeyStorePlans(store)
+        plans = container.key_plans(store)
         tenants = sorted({k.tenant_id for k in store.list() if k.revoked_at is None})
         for tenant in [args.tenant] if args.tenant else tenants:
             plan = plans.plan_of(tenant)

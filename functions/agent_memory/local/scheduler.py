@@ -33,13 +33,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from agent_memory.adapters.clock import SystemClock
-from agent_memory.adapters.sqlite.sqlite_util import private_dir, private_file
 from agent_memory.local.background import BackgroundLoop
 from agent_memory.local.cron import CronExpression
 from agent_memory.local.lambda_context import LocalContext
 from agent_memory.observability import discard_unpublished_metrics, logger
 from agent_memory.ports import Clock
+from agent_memory.private_files import private_dir, private_file
 from agent_memory.schedules import SCHEDULES, Schedule
 
 #: Missed occurrences fired per schedule after a long sleep (a year of days).
@@ -66,7 +65,8 @@ class LocalScheduler(BackgroundLoop):
         schedules: Sequence[Schedule] = SCHEDULES,
         timezone: str = "UTC",
         state_path: Path | None = None,
-        clock: Clock | None = None,
+        *,
+        clock: Clock,
         invoke: Invoke = invoke_handler,
         max_catch_up: int = MAX_CATCH_UP,
     ) -> None:
@@ -74,7 +74,7 @@ class LocalScheduler(BackgroundLoop):
         self._entries = [(s, CronExpression.parse(s.expression)) for s in schedules]
         self._tz = timezone
         self._state_path = state_path
-        self._clock = clock or SystemClock()
+        self._clock = clock
         self._invoke = invoke
         self._max_catch_up = max_catch_up
         self._last: dict[str, datetime] = self._load()

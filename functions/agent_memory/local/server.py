@@ -27,10 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from agent_memory import container
 from agent_memory.adapters.local_change_feed import CHANGES_QUEUE_ARN
-from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
-from agent_memory.adapters.local_queue import LocalFifoQueue
-from agent_memory.adapters.sqlite.sqlite_keys import LocalKeyStore
-from agent_memory.adapters.sqlite.sqlite_util import private_dir
+from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import (
     api,
@@ -48,6 +45,8 @@ from agent_memory.local.scheduler import LocalScheduler
 from agent_memory.local.worker import QueueWorker, WriterProcess
 from agent_memory.model.limits import MAX_BODY_BYTES
 from agent_memory.observability import discard_unpublished_metrics, logger
+from agent_memory.ports import KeyStore
+from agent_memory.private_files import private_dir
 from agent_memory.settings import Settings, get_settings
 from agent_memory.tenancy.rules.keys import bearer_token
 
@@ -188,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
     default_request_version = "HTTP/1.1"
     timeout = IDLE_TIMEOUT_S
     request_timeout_s = REQUEST_TIMEOUT_S
-    keys: LocalKeyStore  # set on the subclass the server builds
+    keys: KeyStore  # set on the subclass the server builds
 
     def setup(self) -> None:
         super().setup()
@@ -439,9 +438,7 @@ class _HttpServer(ThreadingHTTPServer):
         super().server_bind()
 
 
-def http_server(
-    host: str, port: int, keys: LocalKeyStore, *, reuse_port: bool = False
-) -> ThreadingHTTPServer:
+def http_server(host: str, port: int, keys: KeyStore, *, reuse_port: bool = False) -> ThreadingHTTPServer:
     """The API's HTTP server on ``host:port``, bound and listening, checking keys in ``keys``."""
     handler_cls = type("Handler", (_Handler,), {"keys": keys})
     server = _HttpServer((host, port), handler_cls, bind_and_activate=False)
@@ -482,7 +479,7 @@ class LocalRuntime:
     ) -> None:
         self.settings = settings
         private_dir(settings.data_dir)  # memory, keys and queues: the owner's alone
-        self.keys = LocalKeyStore(settings.auth_path)
+        self.keys = container.local_keys()
         processes = process_count(processes)
         if processes > 1 and settings != get_settings():
             raise ConfigurationError(
@@ -495,14 +492,14 @@ class LocalRuntime:
         self.api_workers = (
             ApiWorkers(str(bound_host), int(bound_port), processes - 1) if processes > 1 else None
         )
-        queue = container.write_queue()
-        assert isinstance(queue, LocalFifoQueue), "the local runtime needs the local queue"
+        queue = container.local_writes()
+        assert queue is not None, "the local runtime needs the local queue"
         self.writer_process = WriterProcess() if processes > 1 else None
         self.worker = QueueWorker(queue) if self.writer_process is None else None
-        jobs = container.job_queue()
-        assert isinstance(jobs, LocalJobQueue), "the local runtime needs the local job queue"
+        jobs = container.local_job_fifo()
+        assert jobs is not None, "the local runtime needs the local job queue"
         self.job_worker = QueueWorker(
-            jobs.queue,
+            jobs,
             handler=summarize_worker.handler,
             name="summarize-worker",
             queue_arn=JOBS_QUEUE_ARN,
@@ -523,7 +520,11 @@ class LocalRuntime:
         )
         enabled = settings.scheduler_enabled if scheduler is None else scheduler
         self.scheduler = (
-            LocalScheduler(timezone=settings.timezone, state_path=settings.data_dir / "scheduler.json")
+            LocalScheduler(
+                timezone=settings.timezone,
+                state_path=settings.data_dir / "scheduler.json",
+                clock=container.clock(),
+            )
             if enabled
             else None
         )

@@ -262,9 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     probe = None
     url = args.url
     if args.stack:
-        from agent_memory.adapters.deployment_probe import DeploymentProbe
+        from agent_memory import container
 
-        probe = DeploymentProbe(args.stack)
+        probe = container.deployment_probe(args.stack)
         url = url or probe.api_url()
     print(f"smoke test of {url}")
     with MemoryClient(url, args.key) as client:

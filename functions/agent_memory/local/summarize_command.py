@@ -10,15 +10,17 @@ two consumers, and waiting ends when both are empty.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_memory import container
-from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN, LocalJobQueue
-from agent_memory.adapters.local_queue import LocalFifoQueue
+from agent_memory.adapters.local_jobs import JOBS_QUEUE_ARN
 from agent_memory.errors import ConfigurationError
 from agent_memory.handlers import summarize_worker
 from agent_memory.local.worker import QueueWorker
 from agent_memory.model.jobs import SummarizeRequest
+
+if TYPE_CHECKING:
+    from agent_memory.adapters.local_queue import LocalFifoQueue
 
 #: How long to wait between looks at queues that hold only delayed or in-flight messages.
 IDLE_WAIT_S = 0.2
@@ -26,10 +28,10 @@ IDLE_WAIT_S = 0.2
 
 def local_queues() -> tuple[LocalFifoQueue, LocalFifoQueue]:
     """(jobs, writes): the two local queues, or a clear error when this is not the local runtime."""
-    jobs, writes = container.job_queue(), container.write_queue()
-    if not isinstance(jobs, LocalJobQueue) or not isinstance(writes, LocalFifoQueue):
+    jobs, writes = container.local_job_fifo(), container.local_writes()
+    if jobs is None or writes is None:
         raise ConfigurationError("`summarize` runs the local queues; in AWS, POST /v1/admin/summarize")
-    return jobs.queue, writes
+    return jobs, writes
 
 
 def run(request: SummarizeRequest, wait: bool = True, timeout_s: float = 3600.0) -> dict[str, Any]:

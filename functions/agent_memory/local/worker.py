@@ -120,8 +120,8 @@ def serve_writer(parent_pid: int) -> None:
     from agent_memory import container
 
     container.reset()
-    queue = container.write_queue()
-    assert isinstance(queue, LocalFifoQueue), "the local runtime needs the local queue"
+    queue = container.local_writes()
+    assert queue is not None, "the local runtime needs the local queue"
     worker = QueueWorker(queue)
     stopping = run_until_stopped(parent_pid, lambda: None)
     worker.start()

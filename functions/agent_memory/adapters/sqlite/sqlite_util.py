@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import DependencyError
+from agent_memory.private_files import private_dir, private_file
 
 #: How long a connection waits for another writer's lock before giving up.
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
@@ -34,26 +35,6 @@ DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 class WeakReferableConnection(sqlite3.Connection):
     """A plain connection that can be weakly referenced (the C type cannot)."""
-
-
-#: Memory, keys, queue: readable by the user who runs the service only. SQLite creates a database's
-#: ``-wal`` and ``-shm`` files with the database file's own mode, so making the file private
-#: before it enters WAL mode makes them private too.
-PRIVATE_FILE = 0o600
-PRIVATE_DIR = 0o700
-
-
-def private_dir(path: Path) -> Path:
-    """Create ``path`` (and its parents) if needed, and make it the owner's alone."""
-    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
-    path.chmod(PRIVATE_DIR)
-    return path
-
-
-def private_file(path: Path | str) -> None:
-    """Make an existing file the owner's alone (files made before this rule included)."""
-    if str(path) != ":memory:" and Path(path).exists():
-        Path(path).chmod(PRIVATE_FILE)
 
 
 def open_private(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
