@@ -115,7 +115,14 @@ class AgentJobBase(BaseModel):
 @dataclass
 class AgentJobReport:
     """What a per-agent job did (`PatternReport`, `ProfileReport`), summed over agents by `add`:
-    every count added, every list of ids extended."""
+    every count added, every list of ids extended. The counts every derived kind keeps: the
+    agents run, and its memories made anew, re-made, left as they were, and dropped."""
+
+    agents: int = 0
+    made: int = 0
+    refreshed: int = 0
+    unchanged: int = 0
+    dropped: int = 0
 
     def add(self, other: Self) -> None:
         for f in fields(self):

@@ -79,13 +79,8 @@ class PatternJob(AgentJobBase):
 class PatternReport(AgentJobReport):
     """What a run of pattern recognition did (summed over agents)."""
 
-    agents: int = 0
     experiences: int = 0
     clusters: int = 0
-    made: int = 0
-    refreshed: int = 0
-    unchanged: int = 0
-    dropped: int = 0
     queued: int = 0
     patterns: list[str] = field(default_factory=list)
 

@@ -215,13 +215,8 @@ class ProfileJob(AgentJobBase):
 class ProfileReport(AgentJobReport):
     """What a run of profile making did (summed over agents)."""
 
-    agents: int = 0
     records: int = 0
     subjects: int = 0
-    made: int = 0
-    refreshed: int = 0
-    unchanged: int = 0
-    dropped: int = 0
     profiles: list[str] = field(default_factory=list)
 
 
