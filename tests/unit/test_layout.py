@@ -131,7 +131,7 @@ def test_no_module_is_over_600_lines() -> None:
 
 def test_module_file_names_repeat_only_where_the_package_says_the_rest() -> None:
     """Outside the core every name is unique; in the core a short name may repeat across
-    capabilities (``cascade/folding.py``, ``recall/rules/folding.py``), never within one."""
+    capabilities (a ``folding.py`` in ``cascade/`` and in ``recall/rules/``, say), never within one."""
     # GIVEN
     modules = [p for p in MODULES if p.name != "__init__.py"]
 
