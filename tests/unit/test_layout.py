@@ -224,3 +224,49 @@ def test_a_use_case_module_is_named_after_its_main_class() -> None:
 
     # THEN
     assert unnamed == {}
+
+
+def test_the_local_runtime_builds_no_adapter_itself() -> None:
+    """``local/`` takes every adapter from the container (`container.local_keys`, ``local_writes``,
+    ...), so which adapter serves the local runtime is decided in one place; it may still name an
+    adapter's type or constants, but never call one of its classes."""
+    # GIVEN
+    local = [p for p in MODULES if _top(p) == "local"]
+
+    # WHEN
+    built = set()
+    for path in local:
+        tree = ast.parse(path.read_text())
+        classes = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agent_memory.adapters")
+            for alias in node.names
+            if alias.name[:1].isupper() and not alias.name.isupper()
+        }
+        built |= {
+            f"{path.relative_to(PACKAGE)}: {node.func.id}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in classes
+        }
+
+    # THEN
+    assert sorted(built) == []
+
+
+def test_the_wiring_modules_never_import_the_container_back() -> None:
+    """The container imports the ``*_wiring`` modules; one importing it back (even for a type) is a
+    cycle: it is handed the parts it needs instead."""
+    # GIVEN
+    wiring = [p for p in MODULES if p.parent == PACKAGE and p.stem.endswith("_wiring")]
+
+    # WHEN
+    back = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in wiring
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module == "agent_memory.container"
+    )
+
+    # THEN
+    assert wiring and back == []
