@@ -60,7 +60,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent_memory.adapters.sqlite.sqlite_ann import VectorAsk
 from agent_memory.adapters.sqlite.sqlite_filters import CHUNK, query_filter, query_terms
+from agent_memory.adapters.sqlite.sqlite_retrieval import Span
 from agent_memory.adapters.sqlite.sqlite_rows import NEWEST_FIRST, RECORD_FIELDS, row_to_record
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.adapters.sqlite.sqlite_vectors import dot, eligible_rowids, normalise_rows
@@ -519,22 +521,15 @@ class LanceDbMemoryStore(SqliteMemoryStore):
         ]
 
     def _vector_hits(
-        self,
-        conn: sqlite3.Connection,
-        tenant_id: str,
-        agent_id: str,
-        where: str,
-        params: Sequence[Any],
-        query_vector: npt.NDArray[np.float32],
-        limit: int,
-        space: str = "",
-    ) -> list[tuple[int, float]]:
+        self, conn: sqlite3.Connection, ask: VectorAsk, space: str = ""
+    ) -> tuple[list[tuple[int, float]], Span | None]:
         """`nearest` (dedup on write) through LanceDB too, but in a tenant's own space."""
         if space:
-            return super()._vector_hits(conn, tenant_id, agent_id, where, params, query_vector, limit, space)
-        self._lance.sync(conn, tenant_id, agent_id)
-        hits = self._lance.nearest(conn, (tenant_id, agent_id), where, params, query_vector, limit)
-        return [(seq, cosine) for seq, cosine, _ in hits]
+            return super()._vector_hits(conn, ask, space)
+        key = (ask.tenant_id, ask.agent_id)
+        self._lance.sync(conn, *key)
+        hits = self._lance.nearest(conn, key, ask.where, ask.params, ask.vector, ask.limit)
+        return [(seq, cosine) for seq, cosine, _ in hits], None
 
     # --- keeping the tables in step -------------------------------------------------------------
 

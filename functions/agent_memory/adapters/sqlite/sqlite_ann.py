@@ -87,6 +87,19 @@ REBUILD_RETRY_S = 30.0
 Hits = list[tuple[int, float]]
 
 
+@dataclass(frozen=True, slots=True)
+class VectorAsk:
+    """One agent's nearest-neighbour question inside a read: the rows that may answer (``where``
+    and ``params``, a live filter), the unit query vector, and how many (``limit``)."""
+
+    tenant_id: str
+    agent_id: str
+    where: str
+    params: Sequence[Any]
+    vector: npt.NDArray[np.float32]
+    limit: int
+
+
 def usearch_available() -> bool:
     try:
         import usearch.index  # noqa: F401
@@ -142,18 +155,12 @@ class AnnIndexes:
 
     # --- searching -----------------------------------------------------------------------------
 
-    def top(
-        self,
-        conn: sqlite3.Connection,
-        tenant_id: str,
-        agent_id: str,
-        where: str,
-        params: Sequence[Any],
-        query: npt.NDArray[np.float32],
-        limit: int,
-    ) -> Hits | None:
-        """The ``limit`` eligible rows nearest ``query`` with their exact cosines, best first; None
+    def top(self, conn: sqlite3.Connection, ask: VectorAsk) -> Hits | None:
+        """The ``limit`` eligible rows nearest the query with their exact cosines, best first; None
         when the agent has no snapshot (search it exactly). Inside a read transaction."""
+        tenant_id, agent_id, where, params, query, limit = (
+            ask.tenant_id, ask.agent_id, ask.where, ask.params, ask.vector, ask.limit
+        )  # fmt: skip
         key = (tenant_id, agent_id)
         snapshot = self.snapshot(tenant_id, agent_id)
         if snapshot is None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes
+from agent_memory.adapters.sqlite.sqlite_ann import AnnIndexes, VectorAsk
 from agent_memory.adapters.sqlite.sqlite_database import SqliteStorePart
 from agent_memory.adapters.sqlite.sqlite_filters import (
     CHUNK,
@@ -84,9 +84,8 @@ class SqliteRetrieval(SqliteStorePart):
         if query.within is not None:
             where, params = neighbourhood_filter(where, params, query.within)
         with self._db.transaction(write=False) as conn:
-            hits, _ = self._vector_hits(
-                conn, query.tenant_id, query.agent_id, where, params, query_vector, 1, query.space
-            )
+            ask = VectorAsk(query.tenant_id, query.agent_id, where, params, query_vector, 1)
+            hits, _ = self._vector_hits(conn, ask, query.space)
             if not hits:
                 return None
             rowid, score = hits[0]
@@ -94,35 +93,28 @@ class SqliteRetrieval(SqliteStorePart):
         return records[rowid], score
 
     def _vector_hits(
-        self,
-        conn: sqlite3.Connection,
-        tenant_id: str,
-        agent_id: str,
-        where: str,
-        params: Sequence[Any],
-        query_vector: npt.NDArray[np.float32],
-        limit: int,
-        space: str = "",
+        self, conn: sqlite3.Connection, ask: VectorAsk, space: str = ""
     ) -> tuple[list[tuple[int, float]], Span | None]:
         """The ``limit`` eligible rows nearest the query with their cosines, best first: through
         the agent's approximate index when it has one (`sqlite_ann`), else exactly from the
         vector cache (asking for an index once the agent is big enough). A tenant's own space
         is searched exactly. With them, the span of rowids every eligible row lies in when they
         were all read here (None when the approximate index read them), for `_lexical_hits`."""
+        tenant_id, agent_id = ask.tenant_id, ask.agent_id
         if space:
             vectors = self._vectors.in_space(conn, tenant_id, agent_id, space)
         else:
             if self._ann is not None:
-                hits = self._ann.top(conn, tenant_id, agent_id, where, params, query_vector, limit)
+                hits = self._ann.top(conn, ask)
                 if hits is not None:
                     return hits, None
             vectors = self._vectors.current(conn, tenant_id, agent_id)
             if self._ann is not None and len(vectors.rowids) >= self._ann.min_vectors:
                 self._ann.request_build(tenant_id, agent_id)
-        eligible = eligible_rowids(conn, where, params)
+        eligible = eligible_rowids(conn, ask.where, ask.params)
         positions = vectors.positions(eligible)
-        scores = vectors.scores(positions, query_vector)
-        hits = [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, limit)]
+        scores = vectors.scores(positions, ask.vector)
+        hits = [(int(vectors.rowids[positions[i]]), float(scores[i])) for i in top_k(scores, ask.limit)]
         return hits, (int(eligible.min()), int(eligible.max())) if len(eligible) else EMPTY_SPAN
 
     def _cosines(
@@ -173,9 +165,8 @@ class SqliteRetrieval(SqliteStorePart):
             similarity: dict[int, float] = {}
             span: Span | None = None
             if query_vector is not None:
-                hits, span = self._vector_hits(
-                    conn, query.tenant_id, query.agent_id, where, params, query_vector, limit, query.space
-                )
+                ask = VectorAsk(query.tenant_id, query.agent_id, where, params, query_vector, limit)
+                hits, span = self._vector_hits(conn, ask, query.space)
                 similarity = dict(hits)
 
             lexical = (
