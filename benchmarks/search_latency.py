@@ -1,8 +1,8 @@
 """Search latency over one agent's memory, in the service and end to end through the local HTTP API.
 
     python benchmarks/search_latency.py [--n 10000] [--passages 2000] [--queries 200]
-                                        [--embedder minilm|hashing] [--data-dir DIR] [--warmup 5]
-                                        [--seed S]
+                                        [--embedder minilm|minilm-memory|hashing] [--data-dir DIR]
+                                        [--warmup 5] [--seed S]
 
 What it does, and why that way:
 
@@ -349,7 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--queries", type=int, default=DEFAULTS["queries"], help="timed searches per shape")
     parser.add_argument("--warmup", type=int, default=5, help="untimed searches first, per shape")
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default=DEFAULTS["embedder"])
+    parser.add_argument(
+        "--embedder", choices=("minilm", "minilm-memory", "hashing"), default=DEFAULTS["embedder"]
+    )
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="corpus seed")
     parser.add_argument(
         "--store",

@@ -6,10 +6,13 @@ question and the turn that answers it, written as the store embeds a turn. Its v
 comparable with the stock model's, so it has its own model id: a store that switches is
 re-embedded by the embedding-space machinery (`tenancy.rules.embedding_spaces`), never mixed.
 
-The weights are not in the package: they are trained partly on LoCoMo's tuning half, which is
-CC BY-NC 4.0 and may not be redistributed inside the product. ``make train-embedder`` writes them
-to ``.build/embedders/minilm-memory/model.int8.onnx`` of the checkout (the default here), or they
-are given as a path.
+The weights are not in the package. A run on LoCoMo's tuning half (the default of
+``make train-embedder``) carries its CC BY-NC 4.0 terms and may not be redistributed; a run on the
+project's own conversations alone (``TRAIN_SOURCES=owned``) may ship, but the one chosen on the
+tuning set did not beat the stock model on both held-out sets through the HTTP API
+(docs/decisions.md, "A memory-tuned MiniLM"), so it is not shipped either. ``make train-embedder``
+writes the weights to ``.build/embedders/minilm-memory/model.int8.onnx`` of the checkout (the
+default here), or they are given as a path.
 """
 
 from __future__ import annotations
