@@ -23,6 +23,15 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def private_parent(path: Path) -> Path:
+    """Create ``path`` (and its parents) the owner's alone when it does not exist yet, and leave a
+    directory that exists as it is: a database may be opened in a directory the service does not
+    own (``/tmp``, a home directory), whose mode is not the service's to change. The runtime makes
+    its own data directory private with `private_dir`."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    return path
+
+
 def private_file(path: Path | str) -> None:
     """Make an existing file the owner's alone (files made before this rule included)."""
     if str(path) != ":memory:" and Path(path).exists():

@@ -50,6 +50,21 @@ def test_files_made_world_readable_before_are_made_private_when_opened(tmp_path:
     assert mode(data / "auth.db") == 0o600
 
 
+@pytest.mark.parametrize("shared_mode", [0o1777, 0o755])
+def test_a_database_opened_in_a_directory_that_exists_leaves_its_mode_alone(
+    tmp_path: Path, shared_mode: int
+) -> None:
+    # GIVEN a directory others use (as /tmp or a home directory is)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(shared_mode)
+    # WHEN a store opens a database file directly in it
+    LocalKeyStore(shared / "auth.db").list()
+    # THEN the file is the owner's alone and the directory keeps its mode
+    assert mode(shared / "auth.db") == 0o600
+    assert mode(shared) == shared_mode
+
+
 @pytest.mark.parametrize("key", ["short", "x" * 31, "a" * 31 + " ", "ü" * 40, "a" * 20 + "\x00" + "b" * 20])
 def test_a_chosen_dev_key_must_be_a_real_key(key: str) -> None:
     # WHEN / THEN

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.errors import DependencyError
-from agent_memory.private_files import private_dir, private_file
+from agent_memory.private_files import private_file, private_parent
 
 #: How long a connection waits for another writer's lock before giving up.
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
@@ -38,9 +38,10 @@ class WeakReferableConnection(sqlite3.Connection):
 
 
 def open_private(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
-    """``sqlite3.connect`` of a database file (and its WAL) that only its owner may read."""
+    """``sqlite3.connect`` of a database file (and its WAL) that only its owner may read, in a
+    directory made the owner's alone when this makes it (one that exists keeps its mode)."""
     if str(path) != ":memory:":
-        private_dir(Path(path).parent)
+        private_parent(Path(path).parent)
     conn = sqlite3.connect(str(path), **kwargs)
     private_file(path)
     # Deleted and overwritten content is zeroed in the file, not left in free pages and cells:
