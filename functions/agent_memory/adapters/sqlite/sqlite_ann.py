@@ -158,30 +158,27 @@ class AnnIndexes:
     def top(self, conn: sqlite3.Connection, ask: VectorAsk) -> Hits | None:
         """The ``limit`` eligible rows nearest the query with their exact cosines, best first; None
         when the agent has no snapshot (search it exactly). Inside a read transaction."""
-        tenant_id, agent_id, where, params, query, limit = (
-            ask.tenant_id, ask.agent_id, ask.where, ask.params, ask.vector, ask.limit
-        )  # fmt: skip
-        key = (tenant_id, agent_id)
-        snapshot = self.snapshot(tenant_id, agent_id)
+        key = (ask.tenant_id, ask.agent_id)
+        snapshot = self.snapshot(*key)
         if snapshot is None:
             return None
         delta = self._delta(conn, key, snapshot)
         if delta.shrink != snapshot.shrink or len(delta.rowids) >= max(
             DELTA_MIN_ROWS, len(snapshot.rowids) // 5
         ):
-            self.request_build(tenant_id, agent_id)  # rows removed (erase them from the files) or many new
-        eligible = eligible_rowids(conn, where, params, self.exact_max + 1)
+            self.request_build(*key)  # rows removed (erase them from the files) or many new
+        eligible = eligible_rowids(conn, ask.where, ask.params, self.exact_max + 1)
         if len(eligible) <= self.exact_max:
-            return self._exact(conn, snapshot, delta, eligible, query, limit)
-        wanted = max(MIN_CANDIDATES, 4 * limit)
+            return self._exact(conn, snapshot, delta, eligible, ask.vector, ask.limit)
+        wanted = max(MIN_CANDIDATES, 4 * ask.limit)
         while True:
-            candidates = self._candidates(snapshot, delta, query, wanted)
-            scored = _scored(conn, candidates, where, params, query)
-            if len(scored) >= limit or wanted >= len(snapshot.rowids) + len(delta.rowids):
-                return _best(scored, limit)
+            candidates = self._candidates(snapshot, delta, ask.vector, wanted)
+            scored = _scored(conn, candidates, ask.where, ask.params, ask.vector)
+            if len(scored) >= ask.limit or wanted >= len(snapshot.rowids) + len(delta.rowids):
+                return _best(scored, ask.limit)
             if wanted >= MAX_CANDIDATES:  # the eligible rows are far from the query: score them all
-                everything = eligible_rowids(conn, where, params)
-                return self._exact(conn, snapshot, delta, everything, query, limit)
+                everything = eligible_rowids(conn, ask.where, ask.params)
+                return self._exact(conn, snapshot, delta, everything, ask.vector, ask.limit)
             wanted = min(wanted * 8, MAX_CANDIDATES)
 
     def _candidates(
