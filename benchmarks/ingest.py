@@ -2,14 +2,18 @@
 
     python benchmarks/ingest.py [--data /work/shared/data/locomo10.json] [--turns 0]
                                 [--background 10000] [--searches 300] [--workers 0]
-                                [--search-rate 0] [--writer-only]
+                                [--search-rate 0] [--raw-repeats 2] [--writer-only]
 
 What a team does first with a memory service is load its history; what it then notices is how
 long the last turn takes to be stored, and whether searches slow down meanwhile. So, on a fresh
 data directory:
 
 1. the raw rate: the conversation turns (LoCoMo's 5,882, or the first ``--turns``) embedded by the
-   project's `MiniLmEmbedder` in this process, in batches of 64: turns a second;
+   project's `MiniLmEmbedder` in this process, in batches of 64: turns a second. The model is
+   warmed first (loaded, its bulk session built and run once), and the turns are timed
+   ``--raw-repeats`` times here and as many again after the server stopped (`RawEmbedder`): on a
+   shared machine one timing of the same turns ranged from 8 to 16 s, so every repeat is printed
+   and kept, and the ratio is taken against the FASTEST of them (the claim errs low);
 2. ``--background`` memories of one other agent loaded straight into the store (no HTTP), and
    ``agent-memory serve`` started as a user starts it (``--workers``, 0: its default of one API
    process per core);
@@ -60,25 +64,48 @@ DEFAULTS: dict[str, Any] = {
     "searches": 300,
     "workers": 0,
     "search_rate": 0.0,
+    "raw_repeats": 2,
 }
 
 
-def raw_rate(texts: list[str]) -> dict[str, float]:
+class RawEmbedder:
     """The embedder alone, in this process: what the write path is measured against (its CPU
-    seconds too, every thread of the model's counted, for `server_cpu`'s figures)."""
-    from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+    seconds too, every thread of the model's counted, for `server_cpu`'s figures).
 
-    embedder = MiniLmEmbedder()
-    embedder.embed(["load the model"])
-    started, cpu = time.perf_counter(), time.process_time()
-    for start in range(0, len(texts), EMBED_BATCH):
-        embedder.embed(texts[start : start + EMBED_BATCH])
-    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    return {
-        "seconds": round(seconds, 2),
-        "cpu_s": round(cpu, 2),
-        "turns_per_s": round(len(texts) / seconds, 1),
-    }
+    One model for the whole run, warmed before anything is timed (loaded, and its bulk session
+    built and run on a batch of the turns), then timed ``repeats`` times over the turns before
+    the server starts and again after it stopped (`measure`): one timing on a shared machine
+    swings by half (8 to 16 s for the same 1,000 turns), so every repeat is kept and the
+    fastest is the rate the write path is held against (`fastest`)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
+
+        self._texts = texts
+        self._model = MiniLmEmbedder()
+        self._model.embed(["load the model"])
+        self._model.embed(texts[:EMBED_BATCH])  # a bulk-sized call: the bulk session built and run
+        self.runs: dict[str, list[dict[str, float]]] = {}
+
+    def measure(self, when: str, repeats: int) -> None:
+        """Embed the turns ``repeats`` times in batches of `EMBED_BATCH`, noted under ``when``."""
+        for _ in range(repeats):
+            started, cpu = time.perf_counter(), time.process_time()
+            for start in range(0, len(self._texts), EMBED_BATCH):
+                self._model.embed(self._texts[start : start + EMBED_BATCH])
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+            self.runs.setdefault(when, []).append(
+                {
+                    "seconds": round(seconds, 2),
+                    "cpu_s": round(cpu, 2),
+                    "turns_per_s": round(len(self._texts) / seconds, 1),
+                }
+            )
+
+    def fastest(self) -> dict[str, Any]:
+        """The fastest repeat (the figure the ratio uses), with every repeat by when it ran."""
+        best = max((r for runs in self.runs.values() for r in runs), key=lambda r: r["turns_per_s"])
+        return {**best, "repeats": self.runs}
 
 
 #: The server's threads by what they do, by the start of their names (Linux ``comm``): the
@@ -324,8 +351,9 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         print(json.dumps(alone))
         return {**_corpus.result_header("ingest-writer", run_started, load_at_start), "writer": alone}
     texts = [str(i.item["content"]) for i in items]
-    print(f"raw embedder over {len(texts):,} turns ...", file=sys.stderr)
-    raw = raw_rate(texts)
+    print(f"raw embedder over {len(texts):,} turns, {args.raw_repeats} times ...", file=sys.stderr)
+    raw_embedder = RawEmbedder(texts)
+    raw_embedder.measure("before_load", args.raw_repeats)
 
     container.reset()
     if args.background:
@@ -349,6 +377,9 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    print(f"raw embedder again, {args.raw_repeats} times ...", file=sys.stderr)
+    raw_embedder.measure("after_load", args.raw_repeats)
+    raw = raw_embedder.fastest()
     summary, accepted_s, stored_s = load["summary"], load["accepted_s"], load["stored_s"]
     rate = len(items) / stored_s
     result = {
@@ -372,17 +403,30 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     write_cpu = cpu_load.get("writer", 0.0) + cpu_load.get("embedding", 0.0)
     if write_cpu > 0:  # the threads were named (`adapters.os_threads`: Linux, this code or later)
         result["server_cpu_s"]["raw_cpu_share_of_writer"] = round(raw["cpu_s"] / write_cpu, 3)
-    print(f"turns: {len(items):,} of {len(agents)} agents; background agent: {args.background:,} memories")
-    print(f"raw embedder (this process, batches of {EMBED_BATCH}): {raw['turns_per_s']:.1f} turns/s")
+    print_result(result, args.background)
+    return result
+
+
+def print_result(result: dict[str, Any], background: int) -> None:
+    """The run's figures as a person reads them (stdout)."""
+    raw, load, cpu_load = result["raw_embedder"], result["import"], result["server_cpu_s"]["load"]
+    rate = load["turns_per_s"]
     print(
-        f"through the HTTP API: accepted in {accepted_s:.1f} s, stored in {stored_s:.1f} s: "
-        f"{rate:.1f} turns/s ({100 * rate / raw['turns_per_s']:.0f} % of the raw rate)"
+        f"turns: {result['turns']:,} of {result['agents']} agents; background agent: {background:,} memories"
+    )
+    for when, runs in raw["repeats"].items():
+        timings = ", ".join(f"{r['turns_per_s']:.1f} ({r['seconds']:.1f} s)" for r in runs)
+        print(f"raw embedder {when.replace('_', ' ')}, turns/s (batches of {EMBED_BATCH}): {timings}")
+    print(
+        f"through the HTTP API: accepted in {load['accepted_s']:.1f} s, stored in {load['stored_s']:.1f} s: "
+        f"{rate:.1f} turns/s, {100 * load['share_of_raw']:.0f} % of the fastest raw rate "
+        f"({raw['turns_per_s']:.1f})"
     )
     if cpu_load:
         print(
             f"server CPU during the load: {cpu_load['total']:.1f} s; writer {cpu_load['writer']:.1f} s, "
             f"its embedding {cpu_load['embedding']:.1f} s (the raw embedder: {raw['cpu_s']:.1f} s), "
-            f"API and {len(load['during'])} searches {cpu_load['api']:.1f} s"
+            f"API and {result['search_during_load_ms']['n']} searches {cpu_load['api']:.1f} s"
         )
     print(
         _corpus.table(
@@ -392,7 +436,6 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             ]
         )
     )
-    return result
 
 
 def main() -> int:
@@ -417,6 +460,12 @@ def main() -> int:
         type=float,
         default=DEFAULTS["search_rate"],
         help="searches a second during the load (0: back to back, one searcher)",
+    )
+    parser.add_argument(
+        "--raw-repeats",
+        type=int,
+        default=DEFAULTS["raw_repeats"],
+        help="timings of the raw embedder before the load and again after it (the fastest counts)",
     )
     parser.add_argument(
         "--writer-only",
