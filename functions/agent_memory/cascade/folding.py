@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agent_memory.derived.stale_walk import CHILDREN_COUNT
+from agent_memory.derived.lifecycle import CHILDREN_COUNT
 from agent_memory.errors import ConfigurationError
 from agent_memory.model.grains import Grain
 from agent_memory.model.limits import MAX_CONTENT_BYTES, MAX_LINKS, MAX_TAGS

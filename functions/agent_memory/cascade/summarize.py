@@ -25,6 +25,12 @@ safe to repeat (jobs are delivered at least once, schedules fire again, people r
   (working memory past its retention, or forgotten) and none were added, the summary is kept:
   re-making it would drop what it still remembers.
 
+A summary is one of the derived kinds (`derived.rules.kinds`) and lives their one life
+(`derived.lifecycle.Lifecycle`, driven by the summaries' row): what its period's id holds before
+it is made (nothing, a live summary, a stale one to re-make, a forgotten one never made again),
+the upsert through the writer and the drop of an emptied one are the lifecycle's; what is the
+cascade's own is the choosing (periods, healing) and the folding.
+
 Children larger than the summarizer's budget are folded in chunks: each chunk is summarized on
 its own (map), then the partial summaries are summarized together (reduce), repeatedly if needed
 (`cascade.folding`, which also makes the rest of the record: the children it names, their tags
@@ -58,21 +64,18 @@ from agent_memory.cascade.rules.periods import (
     local_date,
     parent_key,
 )
+from agent_memory.derived.lifecycle import CHILDREN_COUNT, MODEL_ID, REMAKES, Lifecycle, stamp
 from agent_memory.derived.rules.kinds import SUMMARIES, is_derived
-from agent_memory.derived.stale_walk import CHILDREN_COUNT, MODEL_ID, REMAKES, is_stale, stamp, was_forgotten
 from agent_memory.errors import DependencyError
-from agent_memory.model.commands import WriteCommand
 from agent_memory.model.grains import Grain
 from agent_memory.model.ids import content_hash, summary_id
 from agent_memory.model.jobs import ExpectedChild, SummarizeJob
 from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
-    AuditEvent,
     Clock,
     Job,
     JobQueue,
-    QueueMessage,
     Summarizer,
     SummaryInput,
     SummaryMemory,
@@ -155,7 +158,9 @@ class SummarizeService:
         self._default_summarizer = summarizer
         #: The tenant's own summary model, when it chose one (`tenancy.models`).
         self._summarizers = summarizers
-        self._writes = writes
+        #: The life every derived kind lives, as the summaries' registry row drives it: what a
+        #: period's id holds before it is made, the upsert through the writer, the drop.
+        self._life = Lifecycle(SUMMARIES, store, writes)
         self._jobs = jobs
         self._clock = clock
         self._tz = timezone
@@ -207,10 +212,10 @@ class SummarizeService:
             # month whose last ISO week runs into the next month): each later day's summary
             # refreshes them ("Stale parents are refreshed").
             return _Made(None, SummaryOutcome.UNFINISHED)
-        existing = self._store.get(tenant, agent, summary_id(tenant, agent, grain.value, key))
-        stale = existing is not None and not existing.is_live(now)
-        if existing is not None and stale and not is_stale(self._store, existing):
+        prior = self._life.prior(tenant, agent, summary_id(tenant, agent, grain.value, key), now)
+        if prior.forgotten:
             return _Made(None, SummaryOutcome.FORGOTTEN)
+        existing, stale = prior.record, prior.hidden
         children = self._children(tenant, agent, grain, key, now, stats)
         if not children:
             if existing is not None and (stale or self._holds_forgotten(existing, children)):
@@ -258,7 +263,9 @@ class SummarizeService:
         )
         if carried is not None:
             record = carrying(record, carried)
-        self._send(record, digest)
+        # Queued under its version (what it was made from): a resend of this exact message is
+        # dropped by the queue, a later re-make (even of identical text) is not.
+        self._life.queue([record], versions={record.id: digest})
         stats.made.append(record.id)
         metrics.add_metric(name="SummariesMade", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name=f"SummariesMade{grain.value.capitalize()}", unit=MetricUnit.Count, value=1)
@@ -295,7 +302,7 @@ class SummarizeService:
         (its tombstone is there), not deleted by retention (gone)."""
         gone = set(summary.source_ids) - {c.id for c in children}
         for child_id in sorted(gone):
-            if was_forgotten(self._store, self._store.get(summary.tenant_id, summary.agent_id, child_id)):
+            if self._life.forgotten(self._life.get(summary.tenant_id, summary.agent_id, child_id)):
                 return True
         return False
 
@@ -386,15 +393,6 @@ class SummarizeService:
             occurred_at=start,
         )
 
-    def _send(self, record: MemoryRecord, digest: str) -> None:
-        command = WriteCommand(op="upsert", record=record)
-        # Unique per version made: a resend of this exact message is dropped by the queue, a
-        # later re-make (even of identical text) is not.
-        dedup = hashlib.sha256(f"{record.id}:{digest}:{record.updated_at.isoformat()}".encode()).hexdigest()
-        self._writes.send(
-            [QueueMessage(group_id=command.group_id, dedup_id=dedup, body=command.model_dump_json())]
-        )
-
     # -- stale summaries (a record they were made from was forgotten) -------------------------
 
     def _drop_stale(self, summary: MemoryRecord, now: datetime) -> None:
@@ -403,23 +401,13 @@ class SummarizeService:
         The event is dated no earlier than the mark it answers (as `staleness.remade_event`
         is): a job whose clock read lags the forget's would otherwise date ``emptied`` before
         ``stale``, and a summary made anew later would read as still stale in its trail."""
-        self._store.delete_records(summary.tenant_id, summary.agent_id, [summary.id])
-        self._store.append_audit([self._event(summary, SUMMARIES.dropped, now, summary.source_ids)])
+        at = max(now, summary.deleted_at) if summary.deleted_at else now
+        detail: dict[str, object] = {
+            "dropped": list(summary.source_ids),
+            "stale_since": summary.deleted_at.isoformat() if summary.deleted_at else None,
+        }
+        self._life.drop(summary, at, detail, actor=f"{SUMMARIES.actor}:{self._summarizer.model_id}")
         metrics.add_metric(name="StaleSummariesDeleted", unit=MetricUnit.Count, value=1)
-
-    def _event(self, summary: MemoryRecord, action: str, now: datetime, dropped: Sequence[str]) -> AuditEvent:
-        return AuditEvent(
-            tenant_id=summary.tenant_id,
-            agent_id=summary.agent_id,
-            record_id=summary.id,
-            action=action,
-            actor=f"{SUMMARIES.actor}:{self._summarizer.model_id}",
-            at=max(now, summary.deleted_at) if summary.deleted_at else now,
-            detail={
-                "dropped": list(dropped),
-                "stale_since": summary.deleted_at.isoformat() if summary.deleted_at else None,
-            },
-        )
 
     # -- refreshes ------------------------------------------------------------------------------
 

@@ -1,16 +1,14 @@
-"""The making side of the derived memories a per-agent job keeps: patterns and profiles.
+"""What the per-agent derivation jobs (patterns, profiles) share beyond the lifecycle.
 
-Every derived kind (summaries too) is a row of one registry, `derived.rules.kinds`; a forget walks
-the rows the same way to mark what a memory fed (`derived.stale_walk.StaleWalk`). Pattern
-recognition (`derived.pattern_recognition`) and profile making (`derived.person_profiles`)
-also make their records the same way, and differ only in what they choose and how they group
-it: each reads a window of the agent's working memory, reads back what it made before (live,
-and what a forget hid to be re-made), has the summarizer state what a group says, builds the
-record under a deterministic id, queues it as an upsert through the writer, and hides what its
-sources no longer make. That common part is here, once, driven by the job's registry row
-(`DerivedKind`: which kind, which audit actions, how a service knows its own records); what
-differs is the code that groups and chooses. Summaries keep their own making
-(`cascade.summarize`: periods, healing, chunked folding).
+Every derived kind lives one life (`derived.lifecycle.Lifecycle`, driven by its registry row,
+`derived.rules.kinds`); summaries choose a period's children (`cascade.summarize`). Pattern
+recognition (`derived.pattern_recognition`) and profile making (`derived.person_profiles`) choose
+from a window of the agent's working memory, and share the rest of their making: the window, what
+they made before (live, and what a forget hid to be re-made), the summarizer's statement of a group
+within its budget, the record built under a deterministic id, and the finish (upserts held pending,
+the made events, the job's own pending mark released). That is `Derivations`, the lifecycle with
+those parts, and `DerivationService`, what each of the two services holds; what differs is the
+code that groups and chooses.
 """
 
 from __future__ import annotations
@@ -20,10 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import ClassVar, Generic, Literal, TypeVar
 
+from agent_memory.derived.lifecycle import Lifecycle, is_stale, records_of
 from agent_memory.derived.rules.kinds import DerivedKind
-from agent_memory.derived.stale_walk import is_stale, records_of, was_forgotten
 from agent_memory.experience.rules.confidence import Experience
-from agent_memory.model.commands import WriteCommand
 from agent_memory.model.grains import Grain
 from agent_memory.model.ids import content_hash
 from agent_memory.model.jobs import AgentJobBase
@@ -31,7 +28,6 @@ from agent_memory.model.limits import MAX_CONTENT_BYTES, MAX_TAGS
 from agent_memory.model.records import MemoryKind, MemoryRecord
 from agent_memory.observability import logger
 from agent_memory.ports import (
-    AuditEvent,
     Clock,
     DerivableMemory,
     PendingWrites,
@@ -42,7 +38,6 @@ from agent_memory.ports import (
     WriteQueue,
 )
 from agent_memory.tenancy.models import TenantSummarizers, summarizer_of
-from agent_memory.writing.write import command_messages, send_pending
 
 RulesT = TypeVar("RulesT")
 
@@ -62,17 +57,18 @@ class DerivationParts:
     summarizers: TenantSummarizers | None
 
 
-class Derivations:
-    """The reads and writes a derivation job shares, for one `DerivedKind`."""
+class Derivations(Lifecycle):
+    """The lifecycle of a kind a per-agent job keeps (patterns, profiles), with the reads and
+    the making that job adds: its window of working memory, what it made before, the model's
+    statement of a group, and the record built from it."""
 
     def __init__(self, what: DerivedKind, parts: DerivationParts) -> None:
-        self.what = what
-        self._store = parts.store
+        super().__init__(what, parts.store, parts.queue, parts.pending)
+        self._search = parts.store
         self._summarizer = parts.summarizer
         #: The tenant's own summary model, when it chose one.
         self._summarizers = parts.summarizers
-        self._queue = parts.queue
-        self._pending = parts.pending
+        self._marks = parts.pending
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -80,7 +76,7 @@ class Derivations:
         self, tenant: str, agent: str, now: datetime, days: int, kinds: tuple[MemoryKind, ...], limit: int
     ) -> list[MemoryRecord]:
         """The newest live working memories of ``kinds`` in the last ``days``: what is derived from."""
-        found = self._store.search(
+        found = self._search.search(
             StoreQuery(
                 tenant_id=tenant,
                 agent_id=agent,
@@ -96,20 +92,12 @@ class Derivations:
 
     def stored(self, tenant: str, agent: str, now: datetime, stale: Sequence[str]) -> dict[str, MemoryRecord]:
         """What the job made before, by id: live ones and those a forget hid to be re-made."""
-        made = {r.id: r for r in records_of(self._store, tenant, agent, now, self.what)}
+        made = {r.id: r for r in records_of(self._search, tenant, agent, now, self.what)}
         for rid in stale:
-            record = self._store.get(tenant, agent, rid)
-            if record is not None and self.what.ours(record) and is_stale(self._store, record):
+            record = self.get(tenant, agent, rid)
+            if record is not None and self.what.ours(record) and is_stale(self._search, record):
                 made.setdefault(record.id, record)
         return made
-
-    def forgotten(self, record: MemoryRecord | None) -> bool:
-        """Whether someone forgot ``record`` (hidden, not by a forget of its sources): it is not
-        made again under its id."""
-        return was_forgotten(self._store, record)
-
-    def get(self, tenant: str, agent: str, record_id: str) -> MemoryRecord | None:
-        return self._store.get(tenant, agent, record_id)
 
     # -- making ---------------------------------------------------------------------------------
 
@@ -193,31 +181,12 @@ class Derivations:
         """Queue ``records`` (one agent's) as upserts on its working-memory group, each pending
         until stored, with the made action and what it was made of (``detail_of``) in the audit
         trail; then release the job's own pending mark. Their ids, for the report."""
+        self.queue(records)
         if records:
-            tenant, agent = records[0].tenant_id, records[0].agent_id
-            messages = command_messages([WriteCommand(op="upsert", record=r) for r in records])
-            send_pending(self._queue, self._pending, tenant, agent, [r.id for r in records], messages)
-            self._store.append_audit(
-                [
-                    AuditEvent(
-                        tenant, agent, r.id, self.what.made, self.what.actor, r.updated_at, detail_of(r)
-                    )
-                    for r in records
-                ]
-            )
+            self.made(records, detail_of)
         if job.pending_id is not None:
-            self._pending.done(job.tenant_id, job.agent_id, [job.pending_id])
+            self._marks.done(job.tenant_id, job.agent_id, [job.pending_id])
         return [r.id for r in records]
-
-    def drop(self, record: MemoryRecord, at: datetime, detail: dict[str, object]) -> None:
-        """A record its sources no longer make: hidden now (if it is not already) and left for the
-        purge, with the dropped action and why (``detail``) in the audit trail."""
-        what = self.what
-        event = AuditEvent(record.tenant_id, record.agent_id, record.id, what.dropped, what.actor, at, detail)
-        if record.deleted_at is None:
-            self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event)
-        else:
-            self._store.append_audit([event])
 
 
 class DerivationService(Generic[RulesT]):

@@ -1,7 +1,7 @@
 """Forgetting that reaches what was derived from it: one record by id, or everything of one end user.
 
 Before a record is soft-deleted (search and get never return it again), everything derived from
-it is marked stale: a `StaleWalk` (`derived.stale_walk`) goes through the registry of derived
+it is marked stale: a `StaleWalk` (`derived.lifecycle`) goes through the registry of derived
 kinds (`derived.rules.kinds`: summaries at every grain, recognised patterns, person profiles) and, for
 each, finds what the record fed and hides it until the kind's job re-makes it from what is still
 remembered (or deletes or drops it when nothing is left). For summaries that is the cascade from
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from agent_memory.derived.stale_walk import StaleWalk
+from agent_memory.derived.lifecycle import StaleWalk
 from agent_memory.errors import NotFoundError
 from agent_memory.feed.rules.events import memory_forgotten, user_erased
 from agent_memory.model.records import MemoryRecord

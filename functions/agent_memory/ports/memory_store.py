@@ -34,6 +34,7 @@ from agent_memory.ports.spaces import EmbeddingSpaces
 __all__ = [
     "CleanupMemory",
     "DerivableMemory",
+    "DerivedMemory",
     "ExportableMemory",
     "FeedbackMemory",
     "ForgettableMemory",
@@ -98,7 +99,7 @@ class WritableMemory(
 
 
 class MarkingMemory(RecordLookup, RecordSearch, UserSummaries, StaleMarks, AuditTrail, Protocol):
-    """The stale walk of a forget (`derived.stale_walk`): the summaries up the cascade, a derived
+    """The stale walk of a forget (`derived.lifecycle`): the summaries up the cascade, a derived
     kind's records, an end user's summaries, each marked stale unless its trail says forgotten."""
 
 
@@ -107,9 +108,15 @@ class ForgettableMemory(MarkingMemory, SupersedingMemory, SoftDeletes, Protocol)
     supersession it takes back."""
 
 
-class DerivableMemory(RecordLookup, RecordSearch, AuditTrail, AuditAppend, SoftDeletes, Protocol):
-    """Patterns and profiles (`derived.derivation`): their inputs and what they made before,
-    the made and dropped events, a dropped record forgotten."""
+class DerivedMemory(RecordLookup, AuditTrail, AuditAppend, SoftDeletes, RecordDeletes, Protocol):
+    """The life every derived kind lives (`derived.lifecycle.Lifecycle`): what its job made
+    before under an id, the trail that tells a stale record from a forgotten one, the made and
+    dropped events, and the drop (a summary deleted, a pattern or profile hidden)."""
+
+
+class DerivableMemory(DerivedMemory, RecordSearch, Protocol):
+    """Patterns and profiles (`derived.derivation.Derivations`): the lifecycle, and their inputs
+    and what they made before, found by search."""
 
 
 class HistoryMemory(RecordLookup, ValidityUpdates, AuditTrail, Protocol):
@@ -120,9 +127,8 @@ class FeedbackMemory(RecordLookup, ExperienceUpdates, AuditTrail, Protocol):
     """Feedback applied (`experience.feedback`): the experience, its recent feedback, its new confidence."""
 
 
-class SummaryMemory(RecordLookup, PeriodRecords, AuditTrail, AuditAppend, RecordDeletes, Protocol):
-    """Summarizing (`cascade.summarize`): the children in a span, the audit trail (staleness),
-    deletes of summaries whose children are all gone."""
+class SummaryMemory(DerivedMemory, PeriodRecords, Protocol):
+    """Summarizing (`cascade.summarize`): the lifecycle, and the children in a span."""
 
 
 class CleanupMemory(

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from agent_memory.cascade.rules.periods import local_date, local_midnight
-from agent_memory.derived.stale_walk import (
+from agent_memory.derived.lifecycle import (
     hidden_since,
     remade_event,
     remake_job,

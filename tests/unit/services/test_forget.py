@@ -15,7 +15,7 @@ from tests.unit.services.cascade_world import AGENT, TENANT, Cascade, build
 from tests.unit.services.conftest import World
 
 from agent_memory.contract.v1 import SearchRequest
-from agent_memory.derived.stale_walk import REMAKES, stamp
+from agent_memory.derived.lifecycle import REMAKES, stamp
 from agent_memory.errors import NotFoundError
 from agent_memory.model.commands import WriteCommand
 from agent_memory.model.grains import SUMMARY_GRAINS, Grain

@@ -1,14 +1,16 @@
 """The memories the service derives from others, as one registry: summaries (at every grain of
 the cascade), recognised patterns (`derived.rules.patterns`) and person profiles (`derived.rules.profiles`).
 
-All three live the same life: a job chooses their sources, a model states what the sources say,
-the result gets a deterministic id and is queued as an upsert through the writer, a forget of a
-source marks it stale (hidden at once) and queues its job, which re-makes it from what is left or
-drops it. A row here says what tells one kind from another: the memory kind it writes, how its own
-records are told from a caller's memories of that kind, which memories may be its sources, the
-audit actions and actor of its job, how a forget finds the records a memory fed (``found_by``),
-and the job that re-makes stale ones. `derived.derivation` walks the rows (a forget's marks,
-the jobs' shared reads and writes); nothing else names a kind to find what a memory fed.
+All three live the same life (`derived.lifecycle.Lifecycle`, written once): a job chooses their
+sources, a model states what the sources say, the result gets a deterministic id and is queued as
+an upsert through the writer, a forget of a source marks it stale (hidden at once) and queues its
+job, which re-makes it from what is left or drops it. A row here says what tells one kind from
+another: the memory kind it writes, how its own records are told from a caller's memories of that
+kind, which memories may be its sources, the audit actions and actor of its job, how a forget
+finds the records a memory fed (``found_by``), the job that re-makes stale ones, what a drop does
+and whether its writes are held pending. The lifecycle and the stale walk
+(`derived.lifecycle.StaleWalk`) read the rows; nothing else names a kind to find what a memory
+fed.
 
 Patterns and profiles are made by a per-agent job and live while their sources make them, so
 neither the daily summary folds them (it folds their sources already; folded too, a re-made or
@@ -70,6 +72,14 @@ class DerivedKind:
     #: How a forget finds what a memory fed: ``cascade``, the summary of its period and those
     #: above (by their deterministic ids); ``sources``, the kind's records naming it as a source.
     found_by: Literal["cascade", "sources"]
+    #: What a drop does to a record its sources no longer make: ``delete`` it (a summary: an
+    #: emptied period has no summary, and a later make starts afresh under the same id) or
+    #: ``hide`` it for the purge (a pattern or profile: its trail stays readable meanwhile).
+    drops: Literal["delete", "hide"] = "hide"
+    #: Whether its upserts count as the agent's pending writes until stored (the per-agent kinds,
+    #: written on the agent's working-memory group), or are only queued (a period's summary, on
+    #: the summary grain's own group).
+    held_pending: bool = True
     limit: int = MAX_DERIVED
 
 
@@ -101,7 +111,7 @@ def _is_summary(record: MemoryRecord) -> bool:
 # fmt: off
 SUMMARIES = DerivedKind(MemoryKind.SUMMARY, "summarizer", AuditAction.REMADE, AuditAction.EMPTIED,
                         ours=_is_summary, fed_by=lambda r: r.grain in PARENT_GRAIN,
-                        remake=_summary_jobs, found_by="cascade")
+                        remake=_summary_jobs, found_by="cascade", drops="delete", held_pending=False)
 PATTERNS = DerivedKind(MemoryKind.PATTERN, "patterns", AuditAction.PATTERN_MADE, AuditAction.PATTERN_DROPPED,
                        ours=is_recognised_pattern, fed_by=lambda r: r.kind in MEMBER_KINDS,
                        remake=_agent_job(PatternJob), found_by="sources")

@@ -1,4 +1,15 @@
-"""Stale derived records: what a forget marks and the jobs of the derived kinds re-make.
+"""The one life every derived memory lives: summaries, patterns and profiles, each a row of the
+registry `derived.rules.kinds`.
+
+A derived record's job chooses its sources, a model states what they say, the record gets a
+deterministic id and is queued as an upsert through the writer; a forget of a source marks it
+stale (hidden at once) and queues its job, which re-makes it from what is left or drops it. Both
+halves are here, written once for every kind and driven by its row: `StaleWalk`, what a forget
+marks and queues, and `Lifecycle`, what a job does around its own choosing and making (what an id
+holds before it is made, `Prior`; the upserts; the made and dropped events; the drop). What differs
+between the kinds is the choosing: a period's children, folded in chunks (`cascade.summarize`), or
+a window of an agent's working memory grouped by meaning or by person (`derived.derivation` and
+the pattern and profile jobs).
 
 A summary, pattern or profile (`derived.rules.kinds`, the registry of derived kinds) made from a
 record that is later forgotten still says what that record said. A forget hides it at once
@@ -25,7 +36,8 @@ between the re-make's read and its write leaves the summary stale for that forge
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -38,6 +50,7 @@ from agent_memory.derived.rules.kinds import (
     Stale,
     derived_kind,
 )
+from agent_memory.model.commands import WriteCommand
 from agent_memory.model.grains import Grain
 from agent_memory.model.ids import summary_id
 from agent_memory.model.jobs import SummarizeJob
@@ -47,12 +60,17 @@ from agent_memory.ports import (
     AuditEvent,
     AuditQuery,
     AuditTrail,
+    DerivedMemory,
     Job,
     MarkingMemory,
+    PendingWrites,
+    QueueMessage,
     RecordSearch,
     StaleMarks,
     StoreQuery,
+    WriteQueue,
 )
+from agent_memory.writing.write import dedup_id, send_pending
 
 #: Metadata key of a summary's child count (also written by the summarize service).
 CHILDREN_COUNT = "children_count"
@@ -443,3 +461,111 @@ class StaleWalk:
     ) -> AuditEvent:
         """An audit event of this operation: every step of it names the same actor and instant."""
         return AuditEvent(tenant_id, agent_id, record_id, action, self.actor, self.now, detail)
+
+
+# -- what a job does around its own making: the same for every derived kind ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """What a job finds under a derived record's id before it makes it."""
+
+    record: MemoryRecord | None
+    #: Not live now (hidden, or past its expiry).
+    hidden: bool = False
+    #: Hidden by a forget of one of its sources: re-made from what is left, whatever it was
+    #: made from before.
+    stale: bool = False
+
+    @property
+    def forgotten(self) -> bool:
+        """Hidden by someone forgetting it (not its sources): never made again under its id."""
+        return self.hidden and not self.stale
+
+
+class Lifecycle:
+    """The life of one `DerivedKind`'s records (the module docstring), driven by its row."""
+
+    def __init__(
+        self, what: DerivedKind, store: DerivedMemory, queue: WriteQueue, pending: PendingWrites | None = None
+    ) -> None:
+        if what.held_pending and pending is None:
+            raise ValueError(f"{what.actor}: its upserts are held pending, and no pending marks were given")
+        self.what = what
+        self._store = store
+        self._queue = queue
+        self._pending = pending
+
+    def get(self, tenant: str, agent: str, record_id: str) -> MemoryRecord | None:
+        return self._store.get(tenant, agent, record_id)
+
+    def prior(self, tenant: str, agent: str, record_id: str, now: datetime) -> Prior:
+        """What is stored under ``record_id`` now, and whether it is stale or forgotten."""
+        record = self._store.get(tenant, agent, record_id)
+        if record is None or record.is_live(now):
+            return Prior(record)
+        return Prior(record, hidden=True, stale=is_stale(self._store, record))
+
+    def forgotten(self, record: MemoryRecord | None) -> bool:
+        """Whether someone forgot ``record`` (hidden, not by a forget of its sources): it is not
+        made again under its id, nor folded into a summary."""
+        return was_forgotten(self._store, record)
+
+    def queue(self, records: Sequence[MemoryRecord], versions: Mapping[str, str] | None = None) -> None:
+        """``records`` (one agent's) queued as upserts, each on its own group, for the writer to
+        embed and store; held as the agent's pending writes until stored where the row says so.
+
+        A record named in ``versions`` is sent under a queue dedup id of its version (what it was
+        made from) and time, so a resend of this exact message is dropped and a later re-make is
+        not; any other under its id's."""
+        if not records:
+            return
+        messages = []
+        for record in records:
+            command = WriteCommand(op="upsert", record=record)
+            version = (versions or {}).get(record.id)
+            dedup = (
+                dedup_id(record.id)
+                if version is None
+                else hashlib.sha256(
+                    f"{record.id}:{version}:{record.updated_at.isoformat()}".encode()
+                ).hexdigest()
+            )
+            messages.append(
+                QueueMessage(group_id=command.group_id, dedup_id=dedup, body=command.model_dump_json())
+            )
+        if self._pending is None:
+            self._queue.send(messages)
+            return
+        tenant, agent = records[0].tenant_id, records[0].agent_id
+        send_pending(self._queue, self._pending, tenant, agent, [r.id for r in records], messages)
+
+    def made(
+        self, records: Sequence[MemoryRecord], detail_of: Callable[[MemoryRecord], dict[str, object]]
+    ) -> None:
+        """The made action of each of ``records``, with what it was made of, in the audit trail."""
+        what = self.what
+        self._store.append_audit(
+            [
+                AuditEvent(r.tenant_id, r.agent_id, r.id, what.made, what.actor, r.updated_at, detail_of(r))
+                for r in records
+            ]
+        )
+
+    def drop(
+        self, record: MemoryRecord, at: datetime, detail: dict[str, object], actor: str | None = None
+    ) -> None:
+        """A record its sources no longer make goes, as the row says (deleted, or hidden now if it
+        is not already and left for the purge), with the dropped action, its ``actor`` (the
+        row's by default) and why (``detail``) in the audit trail."""
+        what = self.what
+        event = AuditEvent(
+            record.tenant_id, record.agent_id, record.id, what.dropped, actor or what.actor, at, detail
+        )
+        if what.drops == "delete":
+            self._store.delete_records(record.tenant_id, record.agent_id, [record.id])
+            self._store.append_audit([event])
+        elif record.deleted_at is None:
+            self._store.soft_delete(record.tenant_id, record.agent_id, record.id, event)
+        else:
+            self._store.append_audit([event])
