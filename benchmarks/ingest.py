@@ -26,11 +26,12 @@ data directory:
    shared machine they say where the work goes when the wall clock is stretched by others.
    The local writer takes `local.worker.WRITE_BATCH` messages at once and embeds every text of
    them once (`writing.memo_embedder`: a turn's words and its speaker's day,
-   `writing.rules.contextual.vector_texts`), in two parts (`writing.write_vectors.PIPELINE_TEXTS` texts
-   each) on a thread of its own while it stores the writes already embedded
-   (`writing.write_vectors`), on every core at a lower thread priority than the searches
-   (`MiniLmEmbedder`'s bulk session), and with several API processes
-   in a process of its own at a lower priority still (`local.worker.WriterProcess`); before the
+   `writing.rules.contextual.vector_texts`) on a thread of its own while it stores the writes
+   already embedded (`writing.write_vectors`): the next receive's texts while it stores this one
+   (the local queue's `peek`), or, with nothing embedded ahead, this one's in two parts
+   (`writing.write_vectors.PIPELINE_TEXTS` texts each); on every core at a lower thread priority
+   than the searches (`MiniLmEmbedder`'s bulk session), and with several API processes in a
+   process of its own at a lower priority still (`local.worker.WriterProcess`); before the
    idle searches one write is stored (`warm_up`), so that process has started.
 
 ``--writer-only`` measures the writer alone in this process instead (`writer_alone`).
@@ -164,7 +165,8 @@ def used_between(before: dict[str, float], after: dict[str, float]) -> dict[str,
 
 def writer_alone(texts_of: list[Any], data_dir: Path) -> dict[str, Any]:
     """The writer in this process on the same turns (`--writer-only`): one `WriteService` accept
-    per turn, then the `WriterService` fed `WRITE_BATCH` messages at a time, with MiniLM behind a
+    per turn, then the `WriterService` fed `WRITE_BATCH` messages at a time (and told the next
+    ones, as the local worker tells it), with MiniLM behind a
     counter. Model calls, texts and characters, and CPU seconds against the raw embedder's CPU
     seconds on the turns alone: figures that a loaded machine does not move much."""
     from datetime import UTC, datetime
@@ -213,6 +215,7 @@ def writer_alone(texts_of: list[Any], data_dir: Path) -> dict[str, Any]:
     discard_unpublished_metrics()
     cpu, wall = time.process_time(), time.perf_counter()
     while batch := queue.receive(WRITE_BATCH):
+        writer.expect(queue.peek(WRITE_BATCH))  # as `local.worker.QueueWorker` does
         for prepared in writer.prepare([m.body for m in batch]):
             if prepared.command is not None:
                 writer.apply(prepared.command, prepared.vector)

@@ -218,6 +218,21 @@ class LocalFifoQueue:
             with self._signal:
                 self._signal.wait(min(remaining, _POLL_INTERVAL_S))
 
+    def peek(self, max_messages: int = MAX_RECEIVE) -> list[str]:
+        """The bodies of up to ``max_messages`` messages waiting to be received, oldest first:
+        what the next receives most likely hand out (those of a group in flight too, which follow
+        once its batch is settled). Read only: nothing is received or changed, and a message
+        seen here is received as any other. A hint for work that may start early: the writer
+        embeds the next batch's texts while it stores this one (`local.worker.QueueWorker`)."""
+        if max_messages < 1:
+            return []
+        with self._db.transaction(write=False) as conn:
+            rows = conn.execute(
+                "SELECT body FROM queue_messages WHERE invisible_until <= ? ORDER BY seq LIMIT ?",
+                (self._clock(), max_messages),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def ack(self, receipt_handles: Iterable[str]) -> int:
         """Delete the messages of these deliveries; stale or unknown handles are ignored."""
         handles = list(receipt_handles)

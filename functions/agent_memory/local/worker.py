@@ -5,7 +5,9 @@ drains the job queue the same way) as SQS events: up to `WRITE_BATCH` messages f
 which embeds the texts of a batch in a few large model calls (`writing.write_vectors`), so on
 one machine a larger batch stores more writes a second (the queue still fills a batch round-robin
 across tenants, so a small tenant's write waits at most for the batch in progress); up to SQS's
-10 for the other handlers. Its partial-batch response
+10 for the other handlers. The writer is also told what the queue holds next (`LocalFifoQueue.peek`,
+`WriterService.expect`), so it embeds the next batch's texts while it stores this one. Its
+partial-batch response
 decides what is acknowledged and what is redelivered (with a growing delay) until the queue
 dead-letters it. If the handler raises, the whole batch is redelivered.
 
@@ -23,6 +25,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from agent_memory import container
 from agent_memory.adapters.local_queue import DEFAULT_QUEUE_ARN, MAX_BATCH, LocalFifoQueue, to_sqs_event
 from agent_memory.adapters.os_threads import name_os_thread
 from agent_memory.handlers import writer
@@ -79,6 +82,8 @@ class QueueWorker(BackgroundLoop):
         if not messages:
             return 0
         delay = self._retry_delay_s(max(m.receive_count for m in messages))
+        if self._handler is None:
+            self._expect_next()
         handler = self._handler or writer.handler
         response: dict[str, Any]
         try:
@@ -92,6 +97,14 @@ class QueueWorker(BackgroundLoop):
             discard_unpublished_metrics()
         self._queue.settle(messages, response, retry_delay_s=delay)
         return len(messages)
+
+    def _expect_next(self) -> None:
+        """Tell the writer what the next receive most likely brings (module docstring); a hint,
+        so a failure to give it is logged and the batch goes on."""
+        try:
+            container.writer_service().expect(self._queue.peek(self._batch_size))
+        except Exception:
+            logger.warning("could not look at the next writes; the batch goes on without", exc_info=True)
 
     def _run(self) -> None:
         name_os_thread(self._thread_name)  # the OS's tools see which worker a thread is
@@ -117,8 +130,6 @@ def serve_writer(parent_pid: int) -> None:
     or until its parent is gone. Settings come from the environment, as an API worker's do."""
     with contextlib.suppress(OSError):  # not permitted here: the writer runs at the API's priority
         os.nice(WRITER_NICE)
-    from agent_memory import container
-
     container.reset()
     queue = container.local_writes()
     assert queue is not None, "the local runtime needs the local queue"

@@ -9,18 +9,27 @@ its own: the writer stores each write as soon as its part is embedded, so storin
 (a few store searches and puts each, Python) overlaps embedding the next (the model's threads), and
 a writer on two cores uses both. The writes are still stored one by one in their order, and each
 with the vectors the whole batch embedded at once would have given.
+
+Where the queue can say what comes next (the local queue's `peek`: `local.worker.QueueWorker`),
+the texts of the next receive's writes are embedded too, on the same thread after this batch's
+parts (`look_ahead`), while the writer stores this batch: the next batch then finds them in the
+memo and its writes are stored without waiting for the model, so storing one batch and embedding
+the next use both cores from the first write to the last (without it, the last part's writes
+were stored with the model idle). A write's new texts (its own words and its setting) depend on
+the write alone, never on what is stored, so embedding them early gives the vectors the batch
+would have made; a look-ahead that guessed wrong only embedded texts no batch asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agent_memory.model.records import MemoryRecord
 from agent_memory.observability import logger
 from agent_memory.ports import Embedder, SpaceVector, Vector
-from agent_memory.tenancy.models import TenantEmbedders, record_vectors, spaces_of
+from agent_memory.tenancy.models import TenantEmbedders, TenantSpaces, record_vectors, spaces_of
 from agent_memory.tenancy.rules.embedding_spaces import DEFAULT_SPACE
 from agent_memory.writing.memo_embedder import MemoEmbedder, Memos
 from agent_memory.writing.rules.contextual import vector_texts
@@ -57,10 +66,15 @@ class WriteVectors:
         self._embedders = embedders
         self._memos = memos
         self._thread: ThreadPoolExecutor | None = None
+        #: The look-ahead in progress (`look_ahead`), waited for before a batch is split in parts.
+        self._ahead: Future[None] | None = None
 
     def of_batch(self, records: Sequence[MemoryRecord]) -> list[Pending]:
-        """Each record's vectors: made now in one call per model when the batch is small,
-        else futures made part after part (`pipelined`)."""
+        """Each record's vectors: made now in one call per model when the batch is small (or its
+        texts were embedded ahead), else futures made part after part (`pipelined`)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:  # what it embeds is most likely this batch's texts: not twice
+            ahead.result()
         ends = self.parts(records)
         if len(ends) == 1:
             return list(self.embeddings(records))
@@ -77,18 +91,7 @@ class WriteVectors:
         check and the statement comparison ask for next.
         """
         out: dict[int, RecordVectors] = {}
-        by_tenant: dict[str, list[int]] = {}
-        for i, record in enumerate(records):
-            by_tenant.setdefault(record.tenant_id, []).append(i)
-        tenants = {t: spaces_of(self._embedders, self._embedder, t) for t in by_tenant}
-        wanted: dict[int, tuple[MemoEmbedder, list[str]]] = {}
-        for tenant_id, positions in by_tenant.items():
-            for w in tenants[tenant_id].writes:
-                memo = self._memos.of(w.embedder)
-                texts = wanted.setdefault(id(memo), (memo, []))[1]
-                texts += [text for i in positions for text in vector_texts(records[i])]
-        for memo, texts in wanted.values():
-            memo.prefetch(texts)
+        by_tenant, tenants = self._prefetched(records)
         for tenant_id, positions in by_tenant.items():
             spaces = tenants[tenant_id]
             batch = [records[i] for i in positions]
@@ -101,6 +104,46 @@ class WriteVectors:
                     spaces=tuple(SpaceVector(sp, v[n]) for sp, v in made.items() if sp != DEFAULT_SPACE),
                 )
         return [out[i] for i in range(len(records))]
+
+    def _prefetched(
+        self, records: Sequence[MemoryRecord]
+    ) -> tuple[dict[str, list[int]], dict[str, TenantSpaces]]:
+        """Every text ``records`` need in each model's memo, one call per model for those it
+        lacks; the records' positions by tenant, and each tenant's spaces."""
+        by_tenant: dict[str, list[int]] = {}
+        for i, record in enumerate(records):
+            by_tenant.setdefault(record.tenant_id, []).append(i)
+        tenants = {t: spaces_of(self._embedders, self._embedder, t) for t in by_tenant}
+        wanted: dict[int, tuple[MemoEmbedder, list[str]]] = {}
+        for tenant_id, positions in by_tenant.items():
+            for w in tenants[tenant_id].writes:
+                memo = self._memos.of(w.embedder)
+                texts = wanted.setdefault(id(memo), (memo, []))[1]
+                texts += [text for i in positions for text in vector_texts(records[i])]
+        for memo, texts in wanted.values():
+            memo.prefetch(texts)
+        return by_tenant, tenants
+
+    def look_ahead(self, records: Callable[[], Sequence[MemoryRecord]]) -> None:
+        """Embed the texts of the writes ``records`` reads (the next receive's, most likely) on
+        the embedding thread, after the parts already asked of it, into the memo (module
+        docstring); the next `of_batch` waits for it. Never raises: a look-ahead that fails is
+        logged, and the batch embeds what it needs itself."""
+
+        def embed() -> None:
+            try:
+                self._prefetched(records())
+            except Exception:
+                logger.warning(
+                    "embedding the next writes ahead failed; they embed with their batch", exc_info=True
+                )
+
+        self._ahead = self._executor().submit(embed)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="writer-embedding")
+        return self._thread
 
     def parts(self, records: Sequence[MemoryRecord]) -> list[int]:
         """Where the batch's embedding parts end (record positions, the last one its length):
@@ -147,7 +190,5 @@ class WriteVectors:
                     if not future.done():
                         future.set_result(None)
 
-        if self._thread is None:
-            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="writer-embedding")
-        self._thread.submit(embed_parts)
+        self._executor().submit(embed_parts)
         return list(futures)

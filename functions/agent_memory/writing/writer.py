@@ -7,6 +7,7 @@ message finds its record already stored (ids are deterministic) and only confirm
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -148,6 +149,15 @@ class WriterService:
         self._supersession = MarkingService(store, feed=feed, embedder=self._memos.of(embedder))
         #: A batch's vectors: a large one embedded part after part while this thread stores.
         self._vectors = WriteVectors(embedder, embedders, self._memos)
+        #: The bodies the next receive most likely holds (`expect`), embedded after this batch's.
+        self._expected: Sequence[str] = ()
+
+    def expect(self, bodies: Sequence[str]) -> None:
+        """Say which messages the next receive most likely brings (the local queue's `peek`):
+        the next `prepare` has their texts embedded after its own batch's, while its writes are
+        stored (`WriteVectors.look_ahead`). A hint only: whatever the next receive brings is
+        embedded and stored as without it."""
+        self._expected = bodies
 
     def prepare(self, bodies: Sequence[str]) -> list[Prepared]:
         """Parse every body and embed the valid ones in as few model calls as the batch allows.
@@ -158,8 +168,17 @@ class WriterService:
         bad text cannot fail its neighbours.
 
         A large batch is embedded part after part while the writes already embedded are stored
-        (`writing.write_vectors`); a small one (a Lambda's ten messages) here in one call.
+        (`writing.write_vectors`); a small one (a Lambda's ten messages) here in one call. Then
+        the texts of the messages `expect` named are embedded behind it.
         """
+        try:
+            return self._prepared(bodies)
+        finally:
+            expected, self._expected = self._expected, ()
+            if expected:
+                self._vectors.look_ahead(lambda: _records_of(expected))
+
+    def _prepared(self, bodies: Sequence[str]) -> list[Prepared]:
         parsed: list[Prepared] = []
         for body in bodies:
             try:
@@ -533,6 +552,17 @@ class WriterService:
             since=local_midnight(day, self._tz),
             until=until,
         )
+
+
+def _records_of(bodies: Sequence[str]) -> list[MemoryRecord]:
+    """The records of the write commands among ``bodies`` (the rest left out)."""
+    records = []
+    for body in bodies:
+        with contextlib.suppress(ValidationError):
+            command = parse_command(body)
+            if not isinstance(command, DocumentCommand | FeedbackCommand):
+                records.append(command.record)
+    return records
 
 
 #: A dead letter's reason is one line for a person; the field names it quotes come from the body.

@@ -94,6 +94,21 @@ def test_other_groups_keep_flowing_while_one_group_is_blocked(queue: LocalFifoQu
     assert bodies(queue.receive(10)) == ["b-1", "b-2"]
 
 
+def test_peek_shows_what_comes_next_without_receiving_it(queue: LocalFifoQueue) -> None:
+    # GIVEN group a's head in flight, and messages of a and b waiting
+    queue.send([msg("a", 1), msg("a", 2), msg("b", 1), msg("a", 3)])
+    assert bodies(queue.receive(1)) == ["a-1"]
+
+    # WHEN the consumer peeks, THEN it sees the waiting messages oldest first, those of the group
+    # in flight too, and not the one in flight
+    assert queue.peek(10) == ["a-2", "b-1", "a-3"]
+    assert queue.peek(2) == ["a-2", "b-1"]
+    assert queue.peek(0) == []
+    # AND nothing was received: the next receive hands out what it would have
+    assert bodies(queue.receive(10)) == ["b-1"]
+    assert queue.depth() == 4
+
+
 def test_receive_refuses_batches_beyond_its_limit(queue: LocalFifoQueue) -> None:
     # WHEN / THEN
     with pytest.raises(ValueError, match="max_messages"):

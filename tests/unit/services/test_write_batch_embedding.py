@@ -4,6 +4,7 @@ in the batch's call, and what is asked again comes from the memo."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -138,6 +139,8 @@ def _turns(count: int) -> list[str]:
 
 #: Turns in a receive embedded in two parts (one request of at most 100 messages).
 LARGE_RECEIVE = 2 * PIPELINE_TEXTS + 4
+#: Turns in a receive embedded in one part.
+SMALL_RECEIVE = PIPELINE_TEXTS // 2
 
 
 def _prepared_receive(world: World, count: int) -> list[Prepared]:
@@ -152,6 +155,14 @@ def _stored(world: World, prepared: Prepared) -> str:
     outcome = world.writer.apply(prepared.command, prepared.vector).value
     discard_unpublished_metrics()  # a large receive is more than the metrics buffer holds
     return outcome
+
+
+def _assert_as_if_embedded_at_once(world: World, prepared: list[Prepared]) -> None:
+    """Each prepared write's vectors are those its records embedded in one call would get."""
+    records = [p.command.record for p in prepared if p.command is not None]
+    for p, whole in zip(prepared, world.writer.embeddings(records), strict=True):
+        assert p.vector is not None
+        np.testing.assert_allclose(p.vector.search, whole.search, atol=1e-6)
 
 
 def test_a_large_receive_is_embedded_in_parts_while_its_first_writes_are_stored(
@@ -187,11 +198,7 @@ def test_a_large_receive_is_embedded_in_parts_while_its_first_writes_are_stored(
     assert max(model.texts.values()) == 1
     assert stored_first == [True]
     # AND each write's vectors are those of the whole batch embedded at once
-    records = [p.command.record for p in prepared if p.command is not None]
-    at_once = world.writer.embeddings(records)
-    for p, whole in zip(prepared, at_once, strict=True):
-        assert p.vector is not None
-        np.testing.assert_allclose(p.vector.search, whole.search, atol=1e-6)
+    _assert_as_if_embedded_at_once(world, prepared)
 
 
 def test_a_part_that_fails_to_embed_leaves_its_writes_to_be_embedded_one_by_one(
@@ -218,3 +225,62 @@ def test_a_part_that_fails_to_embed_leaves_its_writes_to_be_embedded_one_by_one(
     assert any(p.vector is None for p in prepared)
     outcomes = [_stored(world, p) for p in prepared]
     assert outcomes == ["inserted"] * LARGE_RECEIVE
+
+
+def test_the_next_receive_s_texts_are_embedded_while_this_one_is_stored(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    # GIVEN two receives of turns queued, and a model that notes the thread each text came on
+    world, model = _world(tmp_path, clock)
+    _conversation(world, _turns(2 * SMALL_RECEIVE))
+    threads: dict[str, str] = {}
+    real_embed = model.embed
+
+    def embed(texts: Sequence[str]) -> Matrix:
+        threads.update(dict.fromkeys(texts, threading.current_thread().name))
+        return real_embed(texts)
+
+    model.embed = embed  # type: ignore[method-assign]
+
+    # WHEN the writer is told what comes next as each receive is prepared, then stores it
+    outcomes, prepared = [], []
+    while batch := world.queue.receive(SMALL_RECEIVE):
+        world.writer.expect(world.queue.peek(SMALL_RECEIVE))
+        prepared += world.writer.prepare([m.body for m in batch])
+        outcomes += [_stored(world, p) for p in prepared[-len(batch) :]]
+        world.queue.ack(m.receipt_handle for m in batch)
+
+    # THEN every turn is stored, each text was embedded once, and the second receive's words
+    # were embedded ahead, on the embedding thread, not by the writer when it came
+    assert outcomes == ["inserted"] * 2 * SMALL_RECEIVE
+    assert max(model.texts.values()) == 1
+    second = [p.command.record.content for p in prepared[SMALL_RECEIVE:] if p.command is not None]
+    assert {threads[text] for text in second} == {"writer-embedding_0"}
+    # AND each write's vectors are those of the whole run embedded at once
+    _assert_as_if_embedded_at_once(world, prepared)
+
+
+def test_a_look_ahead_that_fails_leaves_the_next_receive_to_embed_its_own_texts(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    # GIVEN a model that fails whatever is asked of it on the embedding thread
+    world, model = _world(tmp_path, clock)
+    _conversation(world, _turns(2 * SMALL_RECEIVE))
+    real_embed = model.embed
+
+    def embed(texts: Sequence[str]) -> Matrix:
+        if threading.current_thread().name.startswith("writer-embedding"):
+            raise DependencyError("the model is overloaded")
+        return real_embed(texts)
+
+    model.embed = embed  # type: ignore[method-assign]
+
+    # WHEN each receive is prepared with the next one expected (and a poison body among them)
+    outcomes = []
+    while batch := world.queue.receive(SMALL_RECEIVE):
+        world.writer.expect([*world.queue.peek(SMALL_RECEIVE), "not a command"])
+        outcomes += [_stored(world, p) for p in world.writer.prepare([m.body for m in batch])]
+        world.queue.ack(m.receipt_handle for m in batch)
+
+    # THEN every turn is still embedded and stored
+    assert outcomes == ["inserted"] * 2 * SMALL_RECEIVE
