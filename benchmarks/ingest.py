@@ -9,11 +9,13 @@ long the last turn takes to be stored, and whether searches slow down meanwhile.
 data directory:
 
 1. the raw rate: the conversation turns (LoCoMo's 5,882, or the first ``--turns``) embedded by the
-   project's `MiniLmEmbedder` in this process, in batches of 64: turns a second. The model is
-   warmed first (loaded, its bulk session built and run once), and the turns are timed
-   ``--raw-repeats`` times here and as many again after the server stopped (`RawEmbedder`): on a
-   shared machine one timing of the same turns ranged from 8 to 16 s, so every repeat is printed
-   and kept, and the ratio is taken against the FASTEST of them (the claim errs low);
+   project's `MiniLmEmbedder` in this process, in batches of 64: turns a second. It runs in two
+   configurations (`RAW_CONFIGS`: one session of every core's threads, and the writer's bulk
+   shape, a one-thread session per core side by side), each warmed first (loaded, a bulk-sized
+   call run once), and the turns are timed ``--raw-repeats`` times in each here and as many again
+   after the server stopped (`RawEmbedder`): on a shared machine one timing of the same turns
+   ranged from 8 to 16 s, so every repeat is printed and kept, and the ratio is taken against the
+   FASTEST of them all (the claim errs low);
 2. ``--background`` memories of one other agent loaded straight into the store (no HTTP), and
    ``agent-memory serve`` started as a user starts it (``--workers``, 0: its default of one API
    process per core);
@@ -69,39 +71,49 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+#: The ways the raw embedder runs the turns (`RawEmbedder`): `MiniLmEmbedder` as a process
+#: with the model to itself makes it (one session of every core's threads), and as the writer
+#: runs a bulk call (a one-thread session per core, batches side by side).
+RAW_CONFIGS = {"one session of every core": {}, "one-thread sessions side by side": {"threads": 1}}
+
+
 class RawEmbedder:
     """The embedder alone, in this process: what the write path is measured against (its CPU
     seconds too, every thread of the model's counted, for `server_cpu`'s figures).
 
-    One model for the whole run, warmed before anything is timed (loaded, and its bulk session
-    built and run on a batch of the turns), then timed ``repeats`` times over the turns before
-    the server starts and again after it stopped (`measure`): one timing on a shared machine
-    swings by half (8 to 16 s for the same 1,000 turns), so every repeat is kept and the
-    fastest is the rate the write path is held against (`fastest`)."""
+    The model in each of its configurations (`RAW_CONFIGS`), kept for the whole run and warmed
+    before anything is timed (loaded, and a bulk-sized call run), then timed ``repeats`` times
+    over the turns before the server starts and again after it stopped (`measure`): one timing on
+    a shared machine swings by half (8 to 16 s for the same 1,000 turns), so every repeat is kept
+    and the fastest of them all is the rate the write path is held against (`fastest`)."""
 
     def __init__(self, texts: list[str]) -> None:
         from agent_memory.adapters.embedders.minilm import MiniLmEmbedder
 
         self._texts = texts
-        self._model = MiniLmEmbedder()
-        self._model.embed(["load the model"])
-        self._model.embed(texts[:EMBED_BATCH])  # a bulk-sized call: the bulk session built and run
-        self.runs: dict[str, list[dict[str, float]]] = {}
+        self._models = {name: MiniLmEmbedder(**kwargs) for name, kwargs in RAW_CONFIGS.items()}
+        for model in self._models.values():
+            model.embed(["load the model"])
+            model.embed(texts[:EMBED_BATCH])  # a bulk-sized call: every session built and run
+        self.runs: dict[str, list[dict[str, Any]]] = {}
 
     def measure(self, when: str, repeats: int) -> None:
-        """Embed the turns ``repeats`` times in batches of `EMBED_BATCH`, noted under ``when``."""
+        """Embed the turns ``repeats`` times in each configuration, in batches of `EMBED_BATCH`,
+        noted under ``when``."""
         for _ in range(repeats):
-            started, cpu = time.perf_counter(), time.process_time()
-            for start in range(0, len(self._texts), EMBED_BATCH):
-                self._model.embed(self._texts[start : start + EMBED_BATCH])
-            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-            self.runs.setdefault(when, []).append(
-                {
-                    "seconds": round(seconds, 2),
-                    "cpu_s": round(cpu, 2),
-                    "turns_per_s": round(len(self._texts) / seconds, 1),
-                }
-            )
+            for name, model in self._models.items():
+                started, cpu = time.perf_counter(), time.process_time()
+                for start in range(0, len(self._texts), EMBED_BATCH):
+                    model.embed(self._texts[start : start + EMBED_BATCH])
+                seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+                self.runs.setdefault(when, []).append(
+                    {
+                        "config": name,
+                        "seconds": round(seconds, 2),
+                        "cpu_s": round(cpu, 2),
+                        "turns_per_s": round(len(self._texts) / seconds, 1),
+                    }
+                )
 
     def fastest(self) -> dict[str, Any]:
         """The fastest repeat (the figure the ratio uses), with every repeat by when it ran."""
@@ -194,7 +206,7 @@ def writer_alone(texts_of: list[Any], data_dir: Path) -> dict[str, Any]:
         def now(self) -> datetime:
             return datetime.now(UTC)
 
-    model = Counted()
+    model = Counted(threads=1)  # as in the server's writer process: bulk calls side by side
     turns = [str(i.item["content"]) for i in texts_of]
     model.embed(["load the model"])
     raw_cpu = time.process_time()
@@ -417,13 +429,17 @@ def print_result(result: dict[str, Any], background: int) -> None:
     print(
         f"turns: {result['turns']:,} of {result['agents']} agents; background agent: {background:,} memories"
     )
+    print(f"raw embedder in this process, batches of {EMBED_BATCH}, turns/s (seconds):")
     for when, runs in raw["repeats"].items():
-        timings = ", ".join(f"{r['turns_per_s']:.1f} ({r['seconds']:.1f} s)" for r in runs)
-        print(f"raw embedder {when.replace('_', ' ')}, turns/s (batches of {EMBED_BATCH}): {timings}")
+        for config in RAW_CONFIGS:
+            timings = ", ".join(
+                f"{r['turns_per_s']:.1f} ({r['seconds']:.1f})" for r in runs if r["config"] == config
+            )
+            print(f"  {when.replace('_', ' ')}, {config}: {timings}")
     print(
         f"through the HTTP API: accepted in {load['accepted_s']:.1f} s, stored in {load['stored_s']:.1f} s: "
         f"{rate:.1f} turns/s, {100 * load['share_of_raw']:.0f} % of the fastest raw rate "
-        f"({raw['turns_per_s']:.1f})"
+        f"({raw['turns_per_s']:.1f}, {raw['config']})"
     )
     if cpu_load:
         print(

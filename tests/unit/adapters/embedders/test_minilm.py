@@ -202,11 +202,12 @@ def test_a_bulk_call_runs_on_every_core_at_a_lower_priority_and_a_query_does_not
     query = split.embed(texts[:1])
     bulk = split.embed(texts)
 
-    # THEN the query ran here on the one-thread session, the load on a second session of two threads
-    # whose workers sleep rather than spin while they wait, on its own thread, lowered in priority
-    # and named for the OS (Linux), with the vectors the one-thread model gives
-    assert made == [1, 2]
-    assert spinning == ["0", "0"]
+    # THEN the query ran here on the one-thread session, the load's batches on one-thread sessions
+    # of their own (one for each bulk thread that took a batch), whose workers sleep rather than
+    # spin while they wait, on threads of their own, lowered in priority and named for the OS
+    # (Linux), with the vectors the one-thread model gives
+    assert made[0] == 1 and set(made[1:]) == {1} and 1 <= len(made[1:]) <= 2
+    assert set(spinning) == {"0"}
     assert seen[0] == (threading.current_thread().name, mine)
     assert all(name.startswith("minilm-bulk") for name, _ in seen[1:])
     if sys.platform.startswith("linux"):
