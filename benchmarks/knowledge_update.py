@@ -1,18 +1,20 @@
 """Knowledge update on everyday conversation: does the current statement rank first, and are the
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
-    python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B,C,D,E,F,G] [--limit N]
-    python benchmarks/knowledge_update.py --halves H     # the held-out half, run once at the end
+    python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B,C,D,E,F,G,H] [--limit N]
+    python benchmarks/knowledge_update.py --halves I     # the held-out half, run once at the end
 
-The cases (`benchmarks/data/knowledge_update/`, README there) are 577 changes of a personal fact
-(501 in halves A-G, 76 in H) written by hand in conversational wording, and the cases that must
-not supersede (restatements, additions, another attribute on the same topic): `cases.jsonl` holds
-halves A and B, `cases_c.jsonl` half C, written later and committed before any rule was tuned
-again, `cases_d.jsonl` half D, written before the search-time ordering by meaning, `cases_e.jsonl`
-half E, written after half D's held-out run, `cases_f.jsonl` half F, written after half E was
-taken into tuning, `cases_g.jsonl` half G, written after half F's held-out run, and `cases_h.jsonl`
-half H, written after half G's held-out run and held out since (``--halves`` picks which halves
-run, A to G by default; only their files are read).
+The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (577
+in halves A-H: 501 in A-G, 76 in H; half I held out) written by hand in conversational wording, and
+the cases that must not supersede (restatements, additions, another attribute on the same topic):
+`cases.jsonl` holds halves A and B, `cases_c.jsonl` half C, written later and committed before any
+rule was tuned again, `cases_d.jsonl` half D, written before the search-time ordering by meaning,
+`cases_e.jsonl` half E, written after half D's held-out run, `cases_f.jsonl` half F, written after
+half E was taken into tuning, `cases_g.jsonl` half G, written after half F's held-out run,
+`cases_h.jsonl` half H, written after half G's held-out run and taken into tuning after its own,
+and `cases_i.jsonl` half I, written after half H's held-out run and held out since (``--halves``
+picks which halves run, A to H by default; only their files are read, so a tuning run never reads
+I).
 
 Each case is one agent: its old session, three sessions of unrelated turns, its new session and
 one more unrelated session are written through the local HTTP API (`POST .../memories`, each turn
@@ -20,7 +22,7 @@ with its speaker, its date and a conversation per session, as `benchmarks/locomo
 LoCoMo), then the question is searched ``as_of`` its date and each statement is read back
 (`GET .../memories/{id}`) for its marks.
 
-Printed per half (A to G: tuned on by now; H: held out, fixed before the tuning that followed it):
+Printed per half (A to H: tuned on by now; I: held out, fixed before the tuning that followed it):
 
 - ``first``: the share of questions whose expected statement ranks first (the new one for an
   update; either for a restatement or an addition, both hold; the one asked about for another
@@ -348,7 +350,7 @@ def report(by_half: Mapping[str, Mapping[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
-    parser.add_argument("--halves", default="A,B,C,D,E,F,G")
+    parser.add_argument("--halves", default="A,B,C,D,E,F,G,H")
     parser.add_argument("--limit", type=int, default=0, help="the first N cases of each half (0: all)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--name", default="", help="a suffix for the results file")

@@ -1,7 +1,7 @@
 """How a search becomes a ranked list: `rank`, and the rules it applies, a section each.
 
-The stores hand over their candidates fused (*Fusion*: the rule every store follows to merge its
-vector and lexical hits). `rank` then scores each candidate (*Scoring*), puts memories and
+The stores hand over their candidates fused (`recall.rules.fusion`: the rule every store follows
+to merge its vector and lexical hits). `rank` then scores each candidate (*Scoring*), puts memories and
 passages in one order (best first, the head reranked when the service has a reranker; newest
 first without a question), moves each superseded memory right after what superseded it
 (*Validity*), drops what scored under ``min_score``, folds summaries into the hits they repeat
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from agent_memory.knowledge.rules.passages import PassageCandidate
 from agent_memory.model.grains import Grain
 from agent_memory.model.queries import AlsoIn, Found, Hit, SearchQuery, SharedHit
 from agent_memory.model.records import MemoryRecord
+
+# The stores import the fusion rule (`recall.rules.fusion`) from here too.
+from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best  # noqa: F401
 from agent_memory.recall.rules.timehints import TimeHint
 from agent_memory.supersession.rules.pairs import linked
 from agent_memory.supersession.rules.shape import Shape, replaces, same_attribute, shape
@@ -189,45 +192,12 @@ def _newer_first(ranked: list[Found], embed: Embed | None, query: Vector | None)
     return newer_first(ranked, statements, lambda a, b: float(np.dot(own[a.id], own[b.id])), asked)
 
 
-# --- Fusion --------------------------------------------------------------------------------------
-# How a store's two hit lists become one list of candidates: the one rule both stores follow.
-#
-# A store finds up to ``limit`` nearest neighbours of the query vector (with their cosines) and up
-# to ``limit`` lexical hits (with their engine's raw scores: BM25 in OpenSearch, higher is better;
-# FTS5's ``bm25()``, lower is better). The service ranks what the store returns (*Scoring*); the
-# store only has to hand over the same evidence in the same order on every backend:
-#
-# - **Order:** the vector hits in vector order, then the lexical-only hits in lexical order.
-# - **Lexical scores** are divided by the best hit's, so the top lexical hit scores 1.0 and the rest
-#   lie in (0, 1] whichever direction the engine counts.
-# - **Cosines** are filled in for the lexical-only hits when the query has a vector, so every
-#   candidate carries one (a record that has no vector any more is dropped).
-
-K = TypeVar("K", bound=Hashable)
-
-
-def scaled_to_best(raw: Mapping[K, float]) -> dict[K, float]:
-    """Each score divided by the best one (the largest in magnitude): the best scores 1.0."""
-    best = max(raw.values(), key=abs, default=0.0)
-    return {key: (score / best if best != 0 else 1.0) for key, score in raw.items()}
-
-
-def fused_order(vector_hits: Sequence[K], lexical_hits: Sequence[K]) -> list[K]:
-    """Vector hits first, in their order, then the lexical hits the vector search did not find."""
-    seen = set(vector_hits)
-    return [*vector_hits, *(key for key in lexical_hits if key not in seen)]
-
-
-def lacking_cosine(order: Sequence[K], similarity: Mapping[K, float]) -> list[K]:
-    """The candidates whose cosine the store still has to compute (the lexical-only hits)."""
-    return [key for key in order if key not in similarity]
-
-
 # --- Scoring -------------------------------------------------------------------------------------
 # How search ranks what the store found. The score of a candidate is::
 #
-#     relevance  = (1 - w_lex) * max(similarity, 0) + w_lex * lexical        (query given)
-#                = 1                                                          (no query)
+#     relevance  = (1 - w_lex) * max(similarity, 0) + w_lex * lexical * agreement   (query given)
+#                = 1                                                                (no query)
+#     agreement  = 0 .. 1 as similarity rises from NO_MEANING to MEANING (1 with no similarity)
 #     recency    = exp(-days_ago / tau)                                       (tau = 90 days)
 #     score      = relevance * ((1 - w_rec) + w_rec * recency)
 #                            * ((1 - w_imp) + w_imp * importance)
@@ -241,6 +211,23 @@ def lacking_cosine(order: Sequence[K], similarity: Mapping[K, float]) -> list[K]
 # relevant memories the fresher and more important one wins. ``days_ago`` is measured from the end
 # of a record's span to ``as_of`` (a summary of last week is as recent as last week's end), never
 # negative.
+#
+# The words count as far as the meaning agrees (``agreement``): the lexical score is scaled to the
+# best lexical hit (`recall.rules.fusion`), so a turn that shares one everyday word with the
+# question scored the whole lexical share when nothing matched better ("Where do I work out?" and
+# "Can you explain how compound interest works with an example?", cosine -0.04), and with last
+# week's recency it came before the statements asked about, which share no word with it. A hit the
+# question's vector finds unrelated (cosine under `NO_MEANING`) keeps `UNAGREED` of its word match,
+# one at `MEANING` or more all of it, as before; a search without vectors keeps its words in full.
+# Chosen on halves A-H of benchmarks/data/knowledge_update and LoCoMo's half A (docs/decisions.md).
+
+#: The cosine of a hit with the question under which its word match counts least (`UNAGREED`).
+NO_MEANING = 0.15
+#: The cosine from which a hit's word match counts in full.
+MEANING = 0.35
+#: The share of its word match a hit keeps however far its meaning: a rare word (a name) in a
+#: long summary is found by the word alone, the summary's vector diluted by all else it says.
+UNAGREED = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,10 +270,20 @@ def recency(record: MemoryRecord, as_of: datetime, tau_days: float) -> float:
 
 
 def relevance(similarity: float | None, lexical: float | None, lexical_weight: float) -> float:
-    """Blend vector and lexical evidence into [0, 1]; a missing signal counts as 0."""
+    """Blend vector and lexical evidence into [0, 1]; a missing signal counts as 0, and the
+    lexical one as far as the meaning agrees (`agreement`)."""
     sim = max(similarity or 0.0, 0.0)
-    lex = min(max(lexical or 0.0, 0.0), 1.0)
+    lex = min(max(lexical or 0.0, 0.0), 1.0) * agreement(similarity)
     return (1.0 - lexical_weight) * sim + lexical_weight * lex
+
+
+def agreement(similarity: float | None) -> float:
+    """How much of a hit's word match counts, by its cosine with the question: `UNAGREED` under
+    `NO_MEANING`, all from `MEANING`, linear between; all when the search had no vector."""
+    if similarity is None:
+        return 1.0
+    agreed = min(max((similarity - NO_MEANING) / (MEANING - NO_MEANING), 0.0), 1.0)
+    return UNAGREED + (1.0 - UNAGREED) * agreed
 
 
 def score(
