@@ -69,7 +69,7 @@ from agent_memory.adapters.sqlite.sqlite_vectors import dot, eligible_rowids, no
 from agent_memory.model.grains import Grain
 from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import AuditEvent, Candidate, StoredRecord, StoreQuery
-from agent_memory.recall.rules.ranking import fused_order, scaled_to_best
+from agent_memory.recall.rules.fusion import fused_order, scaled_to_best
 
 #: The columns LanceDB's full-text indexes cover: the SQLite store's FTS5 columns.
 TEXT_COLUMNS = ("content", "topic", "speaker", "context")

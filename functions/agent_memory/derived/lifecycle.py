@@ -484,13 +484,13 @@ class Prior:
 
 
 class Lifecycle:
-    """The life of one `DerivedKind`'s records (the module docstring), driven by its row."""
+    """The life of one `DerivedKind`'s records (the module docstring), driven by its row. Its
+    upserts are held as the agent's pending writes when ``pending`` is given (the per-agent jobs,
+    whose records are the agent's working memory); a period's summary is only queued."""
 
     def __init__(
         self, what: DerivedKind, store: DerivedMemory, queue: WriteQueue, pending: PendingWrites | None = None
     ) -> None:
-        if what.held_pending and pending is None:
-            raise ValueError(f"{what.actor}: its upserts are held pending, and no pending marks were given")
         self.what = what
         self._store = store
         self._queue = queue
@@ -513,7 +513,7 @@ class Lifecycle:
 
     def queue(self, records: Sequence[MemoryRecord], versions: Mapping[str, str] | None = None) -> None:
         """``records`` (one agent's) queued as upserts, each on its own group, for the writer to
-        embed and store; held as the agent's pending writes until stored where the row says so.
+        embed and store; held as the agent's pending writes until stored when the lifecycle has marks.
 
         A record named in ``versions`` is sent under a queue dedup id of its version (what it was
         made from) and time, so a resend of this exact message is dropped and a later re-make is

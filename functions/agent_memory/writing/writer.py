@@ -7,7 +7,6 @@ message finds its record already stored (ids are deterministic) and only confirm
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -179,19 +178,7 @@ class WriterService:
                 self._vectors.look_ahead(lambda: _records_of(expected))
 
     def _prepared(self, bodies: Sequence[str]) -> list[Prepared]:
-        parsed: list[Prepared] = []
-        for body in bodies:
-            try:
-                command = parse_command(body)
-            except ValidationError as exc:
-                parsed.append(Prepared(command=None, poison_reason=_poison_reason(exc)))
-                continue
-            if isinstance(command, DocumentCommand):
-                parsed.append(Prepared(command=None, document=command))
-            elif isinstance(command, FeedbackCommand):
-                parsed.append(Prepared(command=None, feedback=command))
-            else:
-                parsed.append(Prepared(command=command))
+        parsed = [_parsed(body) for body in bodies]
         commands = [p.command for p in parsed if p.command is not None]
         if not commands:
             return parsed
@@ -554,15 +541,22 @@ class WriterService:
         )
 
 
+def _parsed(body: str) -> Prepared:
+    """One message as the writer reads it: a write, a document, feedback, or poison and why."""
+    try:
+        command = parse_command(body)
+    except ValidationError as exc:
+        return Prepared(command=None, poison_reason=_poison_reason(exc))
+    if isinstance(command, DocumentCommand):
+        return Prepared(command=None, document=command)
+    if isinstance(command, FeedbackCommand):
+        return Prepared(command=None, feedback=command)
+    return Prepared(command=command)
+
+
 def _records_of(bodies: Sequence[str]) -> list[MemoryRecord]:
     """The records of the write commands among ``bodies`` (the rest left out)."""
-    records = []
-    for body in bodies:
-        with contextlib.suppress(ValidationError):
-            command = parse_command(body)
-            if not isinstance(command, DocumentCommand | FeedbackCommand):
-                records.append(command.record)
-    return records
+    return [p.command.record for p in map(_parsed, bodies) if p.command is not None]
 
 
 #: A dead letter's reason is one line for a person; the field names it quotes come from the body.

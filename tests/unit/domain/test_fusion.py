@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
 
 IDS = st.lists(st.integers(0, 30), unique=True, max_size=10)
 

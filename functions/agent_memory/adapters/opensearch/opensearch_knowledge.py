@@ -100,7 +100,7 @@ from agent_memory.adapters.opensearch.opensearch_responses import (
 from agent_memory.errors import DependencyError, ValidationFailedError
 from agent_memory.knowledge.rules.passages import KnowledgeDocument, Passage
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
-from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ no ranking of its own).
   normalises every vector it writes and every query vector), and the engine score is converted
   back with `cosine_from_score`. Lexical-only hits get their cosine computed here from the
   stored vector.
-* **Lexical** scores are divided by the best one (best hit = 1.0): `recall.rules.ranking.scaled_to_best`.
+* **Lexical** scores are divided by the best one (best hit = 1.0): `recall.rules.fusion.scaled_to_best`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from agent_memory.adapters.opensearch.opensearch_responses import hits_of
 from agent_memory.adapters.opensearch.opensearch_spaces import space_field, space_vector
 from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import Candidate, NearestQuery, StoreQuery, Vector
-from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
 
 
 class OpenSearchRetrieval(OpenSearchBase):

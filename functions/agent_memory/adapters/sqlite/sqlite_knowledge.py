@@ -32,7 +32,7 @@ from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, top_k
 from agent_memory.errors import ValidationFailedError
 from agent_memory.knowledge.rules.passages import CITATION_SEPARATOR, KnowledgeDocument, Passage
 from agent_memory.ports import DocumentPage, PassageCandidate, PassageQuery, StoredPassage
-from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
 
 _PASSAGE_FIELDS = "p.seq, p.body, p.valid_from, p.valid_until, p.tags"
 

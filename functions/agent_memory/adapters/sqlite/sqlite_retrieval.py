@@ -49,7 +49,7 @@ from agent_memory.adapters.sqlite.sqlite_rows import (
 from agent_memory.adapters.sqlite.sqlite_vectors import VectorCache, eligible_rowids, top_k
 from agent_memory.model.records import MemoryRecord
 from agent_memory.ports import Candidate, NearestQuery, StoreQuery
-from agent_memory.recall.rules.ranking import fused_order, lacking_cosine, scaled_to_best
+from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best
 
 #: Words in more than this share of the documents are left out of a lexical query ...
 COMMON_TERM_SHARE = 0.25
@@ -277,7 +277,7 @@ def _lexical_hits(
     span: Span | None = None,
 ) -> dict[int, float]:
     """Up to ``limit`` eligible rows matching any term, best first, with FTS5's ``bm25()`` (lower
-    is better; `recall.rules.ranking.scaled_to_best` makes the top hit 1.0).
+    is better; `recall.rules.fusion.scaled_to_best` makes the top hit 1.0).
 
     ``span``, the rowids every eligible row lies in (`_vector_hits` read them), keeps the match
     to them: the index holds every agent's records, and scoring another agent's matches only to

@@ -7,8 +7,8 @@ an upsert through the writer, a forget of a source marks it stale (hidden at onc
 job, which re-makes it from what is left or drops it. A row here says what tells one kind from
 another: the memory kind it writes, how its own records are told from a caller's memories of that
 kind, which memories may be its sources, the audit actions and actor of its job, how a forget
-finds the records a memory fed (``found_by``), the job that re-makes stale ones, what a drop does
-and whether its writes are held pending. The lifecycle and the stale walk
+finds the records a memory fed (``found_by``), the job that re-makes stale ones and what a drop
+does. The lifecycle and the stale walk
 (`derived.lifecycle.StaleWalk`) read the rows; nothing else names a kind to find what a memory
 fed.
 
@@ -76,10 +76,6 @@ class DerivedKind:
     #: emptied period has no summary, and a later make starts afresh under the same id) or
     #: ``hide`` it for the purge (a pattern or profile: its trail stays readable meanwhile).
     drops: Literal["delete", "hide"] = "hide"
-    #: Whether its upserts count as the agent's pending writes until stored (the per-agent kinds,
-    #: written on the agent's working-memory group), or are only queued (a period's summary, on
-    #: the summary grain's own group).
-    held_pending: bool = True
     limit: int = MAX_DERIVED
 
 
@@ -111,7 +107,7 @@ def _is_summary(record: MemoryRecord) -> bool:
 # fmt: off
 SUMMARIES = DerivedKind(MemoryKind.SUMMARY, "summarizer", AuditAction.REMADE, AuditAction.EMPTIED,
                         ours=_is_summary, fed_by=lambda r: r.grain in PARENT_GRAIN,
-                        remake=_summary_jobs, found_by="cascade", drops="delete", held_pending=False)
+                        remake=_summary_jobs, found_by="cascade", drops="delete")
 PATTERNS = DerivedKind(MemoryKind.PATTERN, "patterns", AuditAction.PATTERN_MADE, AuditAction.PATTERN_DROPPED,
                        ours=is_recognised_pattern, fed_by=lambda r: r.kind in MEMBER_KINDS,
                        remake=_agent_job(PatternJob), found_by="sources")

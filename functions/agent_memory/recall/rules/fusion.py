@@ -1,9 +1,8 @@
 """Fusion: how a store's two hit lists become one list of candidates, the one rule both stores follow.
 
-A module of its own, apart from the ranking's other rules (`recall.rules.ranking`, which the
-stores also import these from), because the stores apply it, not the service: each adapter fuses
-its vector and lexical hits by it before anything is ranked, so every backend hands over the same
-evidence.
+A module of its own, apart from the ranking's rules (`recall.rules.ranking`), because the stores
+apply it, not the service: each adapter fuses its vector and lexical hits by it before anything is
+ranked, so every backend hands over the same evidence, and imports only this.
 
 A store finds up to ``limit`` nearest neighbours of the query vector (with their cosines) and up
 to ``limit`` lexical hits (with their engine's raw scores: BM25 in OpenSearch, higher is better;

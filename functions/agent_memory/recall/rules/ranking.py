@@ -26,9 +26,6 @@ from agent_memory.knowledge.rules.passages import PassageCandidate
 from agent_memory.model.grains import Grain
 from agent_memory.model.queries import AlsoIn, Found, Hit, SearchQuery, SharedHit
 from agent_memory.model.records import MemoryRecord
-
-# The stores import the fusion rule (`recall.rules.fusion`) from here too.
-from agent_memory.recall.rules.fusion import fused_order, lacking_cosine, scaled_to_best  # noqa: F401
 from agent_memory.recall.rules.timehints import TimeHint
 from agent_memory.supersession.rules.pairs import linked
 from agent_memory.supersession.rules.shape import Shape, replaces, same_attribute, shape

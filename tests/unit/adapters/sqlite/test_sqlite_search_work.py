@@ -16,7 +16,7 @@ from agent_memory.adapters.sqlite import sqlite_filters, sqlite_retrieval
 from agent_memory.adapters.sqlite.sqlite_store import SqliteMemoryStore
 from agent_memory.model.records import MemoryRecord, RecordValidity
 from agent_memory.ports import AuditEvent, StoredRecord, StoreQuery
-from agent_memory.recall.rules.ranking import scaled_to_best
+from agent_memory.recall.rules.fusion import scaled_to_best
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 DIM = 8
