@@ -107,7 +107,7 @@ bench-learning: $(STAMP)
 bench-retention: $(STAMP)
 	$(PY) benchmarks/retention.py
 
-## bench-knowledge-update: the current fact first on hand-written knowledge updates (halves A-H tuned on; I held out: knowledge_update.py --halves I)
+## bench-knowledge-update: the current fact first on hand-written knowledge updates (halves A-I tuned on; J held out: knowledge_update.py --halves J)
 bench-knowledge-update: $(STAMP)
 	$(PY) benchmarks/knowledge_update.py
 

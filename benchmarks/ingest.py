@@ -142,7 +142,7 @@ def server_cpu(pid: int) -> dict[str, float]:
 
     def by_role(process: int) -> tuple[dict[str, float], set[int]]:
         """A process's named threads' CPU by role, ``total`` (the process's), and its children."""
-        used = {"total": seconds(Path(f"/proc/{process}/stat"))}
+        used: dict[str, float] = {}
         children: set[int] = set()
         for task in Path(f"/proc/{process}/task").iterdir():
             try:  # a request's thread may end while it is read: its CPU stays in the process's total
@@ -153,6 +153,9 @@ def server_cpu(pid: int) -> dict[str, float]:
                 children.update(int(c) for c in (task / "children").read_text().split())
             except OSError:
                 continue
+        # The process's total is read after its threads: a thread still running keeps adding CPU,
+        # and a total read first fell a tick short of its threads' sum (the rest below zero).
+        used["total"] = seconds(Path(f"/proc/{process}/stat"))
         return used, children
 
     try:

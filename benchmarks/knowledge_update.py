@@ -1,20 +1,21 @@
 """Knowledge update on everyday conversation: does the current statement rank first, and are the
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
-    python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B,C,D,E,F,G,H] [--limit N]
-    python benchmarks/knowledge_update.py --halves I     # the held-out half, run once at the end
+    python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B,C,D,E,F,G,H,I] [--limit N]
+    python benchmarks/knowledge_update.py --halves J     # the held-out half, run once at the end
 
-The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (577
-in halves A-H: 501 in A-G, 76 in H; half I held out) written by hand in conversational wording, and
+The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (653
+in halves A-I: 577 in A-H, 76 in I; half J held out) written by hand in conversational wording, and
 the cases that must not supersede (restatements, additions, another attribute on the same topic):
 `cases.jsonl` holds halves A and B, `cases_c.jsonl` half C, written later and committed before any
 rule was tuned again, `cases_d.jsonl` half D, written before the search-time ordering by meaning,
 `cases_e.jsonl` half E, written after half D's held-out run, `cases_f.jsonl` half F, written after
 half E was taken into tuning, `cases_g.jsonl` half G, written after half F's held-out run,
 `cases_h.jsonl` half H, written after half G's held-out run and taken into tuning after its own,
-and `cases_i.jsonl` half I, written after half H's held-out run and held out since (``--halves``
-picks which halves run, A to H by default; only their files are read, so a tuning run never reads
-I).
+`cases_i.jsonl` half I, written after half H's held-out run and taken into tuning after its own,
+and `cases_j.jsonl` half J, written after half I's held-out run by writers who read neither the
+rules nor the earlier cases, and held out since (``--halves`` picks which halves run, A to I by
+default; only their files are read, so a tuning run never reads J).
 
 Each case is one agent: its old session, three sessions of unrelated turns, its new session and
 one more unrelated session are written through the local HTTP API (`POST .../memories`, each turn
@@ -22,7 +23,7 @@ with its speaker, its date and a conversation per session, as `benchmarks/locomo
 LoCoMo), then the question is searched ``as_of`` its date and each statement is read back
 (`GET .../memories/{id}`) for its marks.
 
-Printed per half (A to H: tuned on by now; I: held out, fixed before the tuning that followed it):
+Printed per half (A to I: tuned on by now; J: held out, fixed before the tuning that followed it):
 
 - ``first``: the share of questions whose expected statement ranks first (the new one for an
   update; either for a restatement or an addition, both hold; the one asked about for another
@@ -225,17 +226,26 @@ def _head(result: Mapping[str, Any], tag: str) -> dict[str, Any]:
     }
 
 
-def ask(client: ApiClient, cases: Sequence[Case], ids: Mapping[str, Mapping[str, str]]) -> list[Outcome]:
+def ask(
+    client: ApiClient,
+    cases: Sequence[Case],
+    ids: Mapping[str, Mapping[str, str]],
+    ranking: Mapping[str, float] | None = None,
+) -> list[Outcome]:
+    """Each case's question searched as of its date (with the search's own ``ranking`` overrides,
+    `RankingOverrides`, when given) and its two statements read back."""
     out: list[Outcome] = []
     for case in cases:
         raw, mine = case.raw, ids[case.id]
         question = raw["question"]
-        body = {
+        body: dict[str, Any] = {
             "query": question["text"],
             "grain": "working",
             "max_results": RESULTS,
             "as_of": _at(question["date"], QUESTION_HOUR),
         }
+        if ranking:
+            body["ranking"] = dict(ranking)
         path = f"/v1/agents/{case.agent}/memories"
         started = time.perf_counter()
         found = client.json("POST", f"{path}/search", body)["results"]
@@ -350,11 +360,19 @@ def report(by_half: Mapping[str, Mapping[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
-    parser.add_argument("--halves", default="A,B,C,D,E,F,G,H")
+    parser.add_argument("--halves", default="A,B,C,D,E,F,G,H,I")
     parser.add_argument("--limit", type=int, default=0, help="the first N cases of each half (0: all)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--name", default="", help="a suffix for the results file")
+    parser.add_argument(
+        "--ranking",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a ranking override every search sends (recency_weight=0.3); repeatable",
+    )
     args = parser.parse_args(argv)
+    ranking = {name: float(value) for name, _, value in (r.partition("=") for r in args.ranking)}
     halves = [h.strip() for h in args.halves.split(",") if h.strip()]
     cases, pool = load(halves, args.limit)
     with tempfile.TemporaryDirectory(prefix="ku-") as tmp:
@@ -366,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             wait_readable(runtime.client, ids, timeout_s=3600)
             wait_until_stored(runtime.client, [c.agent for c in cases], timeout_s=3600)
             ingest_s = time.perf_counter() - started
-            outcomes = ask(runtime.client, cases, ids)
+            outcomes = ask(runtime.client, cases, ids, ranking)
         finally:
             runtime.close()
     by_half = {h: score([o for o in outcomes if o.half == h]) for h in halves}

@@ -1,6 +1,7 @@
 """The knowledge-update cases' write-time marks, replayed offline: seconds, not minutes.
 
-    python benchmarks/knowledge_update_replay.py [--halves A,B,C,D,E,F,G] [--embedder minilm|hashing]
+    python benchmarks/knowledge_update_replay.py [--halves A,B,C,D,E,F,G,H,I] [--embedder minilm|hashing]
+        [--set NAME=VALUE]
 
 `benchmarks/knowledge_update.py` writes every case through the local HTTP API and reads the marks
 back; choosing a rule of the write path by it costs minutes a run. This replays only the write
@@ -17,7 +18,8 @@ Printed per half: updates marked right (the old statement superseded by the new 
 names it), must-not-supersede cases marked, and memories marked that are neither (a distractor
 turn ended, or ending, something); with ``--cases`` each case that is marked or missed; with
 ``--cpu N`` the CPU time of the service's ``on_write`` a write, for each of N passes over the cases
-(the first embeds the statements, the others find them kept: the write path's own cost).
+(the first embeds the statements, the others find them kept: the write path's own cost); with
+``--set OWN_STANDS_OUT=0.3`` (repeatable) one of the service's thresholds set for the replay.
 """
 
 from __future__ import annotations
@@ -165,14 +167,34 @@ def _embedder(name: str) -> Embedder:
     return MemoEmbedder(MiniLmEmbedder())
 
 
+def _set_thresholds(settings: Sequence[str]) -> None:
+    """Set the write path's nearness thresholds for this replay (a screen of a threshold costs
+    one replay, not an edit): only the numeric constants `supersession.marking` defines."""
+    from agent_memory.supersession import marking
+
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if not isinstance(getattr(marking, name, None), float):
+            raise SystemExit(f"--set {setting}: not a threshold of supersession.marking")
+        setattr(marking, name, float(value))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--halves", default="A,B,C,D,E,F,G")
+    parser.add_argument("--halves", default="A,B,C,D,E,F,G,H,I")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
     parser.add_argument("--cases", action="store_true", help="list each case marked wrongly or missed")
     parser.add_argument("--cpu", type=int, default=0, help="passes over the cases timing on_write's CPU")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="replay with one of supersession.marking's thresholds set (OWN_STANDS_OUT=0.3); repeatable",
+    )
     args = parser.parse_args(argv)
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
+    _set_thresholds(args.set)
     cases, pool = load([h.strip() for h in args.halves.split(",") if h.strip()])
     embedder = _embedder(args.embedder)
     for n in range(args.cpu):
