@@ -55,6 +55,7 @@ from agent_memory.ports import (
 from agent_memory.ports.change_feed import ChangeFeed, publish
 from agent_memory.recall.rules.ranking import holder
 from agent_memory.supersession.rules.claims import SELF, Claim, Relation, claims, relate_claims
+from agent_memory.supersession.rules.numbers import counted_changed
 from agent_memory.supersession.rules.pairs import linked
 from agent_memory.supersession.rules.shape import SAME_THING, replaces, shape
 from agent_memory.supersession.rules.timelines import Statement, Timelines, timelines
@@ -80,6 +81,13 @@ OWN_STANDS_OUT = 0.25
 #: is as often another attribute of the same topic, so it needs the higher bar above.
 OWN_SAME_THING_CHANGED = 0.3
 OWN_STANDS_OUT_CHANGED = 0.15
+#: ... and for one that says an amount of the kind its nearest statement says, with another value
+#: ("£32 a week" after "twenty-five pounds a week": `supersession.rules.numbers.counted_changed`,
+#: a unit other than money alone): the same unit is a tie of its own, so the two need stand out
+#: less from the holder's other statements ("I charge ninety-five an hour" → "it's $110 an hour
+#: from the first of June").
+OWN_SAME_THING_AMOUNT = 0.25
+OWN_STANDS_OUT_AMOUNT = 0.1
 
 
 def stated(record: MemoryRecord) -> list[Claim]:
@@ -244,6 +252,8 @@ class MarkingService:
             return record
         (older, similarity), runner_up = found[0], (found[1][1] if len(found) > 1 else 0.0)
         theirs = shape(older.content)
+        if self._own is not None and counted_changed(mine.amounts, theirs.amounts):
+            near, stands_out = min(near, OWN_SAME_THING_AMOUNT), min(stands_out, OWN_STANDS_OUT_AMOUNT)
         if (
             # news of one day ("knocked my coffee over again this morning") holds no value to
             # replace, unless it says that one began or ended ("started at Globex today")

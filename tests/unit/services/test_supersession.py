@@ -366,11 +366,13 @@ LEEDS = "I'm renting in Leeds city centre."
 GARAGE = "I cleaned out the garage, found my old skateboard from school."
 
 
-def _by_meaning(world: World, newer: str, vectors: dict[str, list[float]]) -> tuple[str, MemoryRecord]:
-    """Leeds eight months ago and an unrelated turn five months ago, each in its conversation;
-    then ``newer`` compared by meaning with own vectors from ``vectors``: Leeds' id and ``newer``
-    as the service returns it."""
-    leeds = _remember(world, LEEDS, _months_ago(world, 8), conversation_id="c1")
+def _by_meaning(
+    world: World, newer: str, vectors: dict[str, list[float]], older: str = LEEDS
+) -> tuple[str, MemoryRecord]:
+    """``older`` (Leeds) eight months ago and an unrelated turn five months ago, each in its
+    conversation; then ``newer`` compared by meaning with own vectors from ``vectors``: the older
+    one's id and ``newer`` as the service returns it."""
+    leeds = _remember(world, older, _months_ago(world, 8), conversation_id="c1")
     _remember(world, GARAGE, _months_ago(world, 5), conversation_id="c2")
     service = MarkingService(world.store, embedder=_Table(vectors))
     record = memory_record(
@@ -495,3 +497,26 @@ def test_news_of_one_day_is_replaced_only_when_it_said_a_value_began(
     # THEN the news is ended only when it said that something began ("since")
     old = world.store.get("acme", "bot", first)
     assert old is not None and (old.superseded_by == "n") is ended
+
+
+GYM = "My gym membership is £30 a month."
+
+
+@pytest.mark.parametrize(
+    ("newer", "supersedes"),
+    [
+        ("They put the gym up again, it's £36 a month from January.", True),  # the amount changed
+        ("The gym put new mats down in January, smells like a tyre shop.", False),  # no amount
+    ],
+)
+def test_a_changed_amount_needs_to_stand_out_less(world: World, newer: str, supersedes: bool) -> None:
+    # GIVEN an amount eight months ago, an unrelated turn, and a newer statement near the amount
+    # (cosine 0.3) and only 0.12 nearer it than the unrelated turn: less than a statement that
+    # says a value changed must stand out (0.15)
+    own = {GYM: [1.0, 0.0, 0.0, 0.0], GARAGE: [0.0, 0.0, 1.0, 0.0], newer: _standing_out(0.12, near=0.3)}
+    # WHEN it is compared by meaning
+    gym, out = _by_meaning(world, newer, own, older=GYM)
+    # THEN the same kind of amount with another value supersedes the old one; nearness alone not
+    old = world.store.get("acme", "bot", gym)
+    assert old is not None
+    assert (old.superseded_by == "n", out.supersedes == [gym]) == (supersedes, supersedes)

@@ -36,6 +36,8 @@ from functools import lru_cache
 
 from agent_memory.model.words import STOPWORDS
 from agent_memory.supersession.rules.claims import SELF
+from agent_memory.supersession.rules.numbers import NUMBER_WORDS as _NUMBER_WORDS
+from agent_memory.supersession.rules.numbers import amount_changed, amounts, spelled_numbers
 from agent_memory.supersession.rules.people import PEOPLE, kin_holder, pair_holder, person
 
 
@@ -44,21 +46,6 @@ def _any_of(words: str, *, opening: bool = False) -> re.Pattern[str]:
     (``opening``). The shape's cue words are all read alike."""
     return re.compile(("^" if opening else r"\b") + f"(?:{words})\\b", re.IGNORECASE)
 
-
-_UNITS = {
-    w: n
-    for n, w in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-         "nineteen"]
-    )
-}  # fmt: skip
-_TENS = {
-    w: 10 * n
-    for n, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2)
-}
-_SCALES = {"hundred": 100, "thousand": 1000}
-_NUMBER_WORDS = "|".join([*_UNITS, *_TENS, *_SCALES])
 
 #: Words that say a value ended or was replaced ("left", "switched", "no longer"): strong enough
 #: to tell an update that names the old value again ("I left Initech and joined Globex") from a
@@ -223,50 +210,8 @@ class Shape:
     #: Whether it tells a story of the past and says nothing changed ("Back when we lived in
     #: Hull we kept chickens"): what held then, not what holds now.
     past: bool = False
-
-
-#: A number said in words ("seventy-four", "a hundred", "two thousand and forty"); "one" alone is
-#: as often a pronoun ("the old one") and is not read.
-_SPELLED = re.compile(
-    rf"\b(?:a\s+(?=hundred|thousand))?(?:(?:{_NUMBER_WORDS})\b(?:[\s-]+(?:and\s+)?(?=(?:{_NUMBER_WORDS})\b))?)+",
-    re.IGNORECASE,
-)
-
-
-def _number(words: str) -> int | None:
-    """The value of a number said in words, or None when its words make none ("ten thirty")."""
-    total, part, last = 0, 0, ""
-    for word in re.findall(r"[a-z]+", words.lower()):
-        if word in ("a", "and"):  # "a hundred", "two thousand and forty"
-            continue
-        if word in _SCALES:
-            part = (part or 1) * _SCALES[word]
-            if _SCALES[word] == 1000:
-                total, part = total + part, 0
-        elif word in _TENS:
-            if part % 100 and last not in _SCALES:
-                return None
-            part += _TENS[word]
-        else:
-            if last in _UNITS or (part % 10 and last not in _SCALES):
-                return None
-            part += _UNITS[word]
-        last = word
-    return total + part
-
-
-def _spelled(text: str) -> frozenset[str]:
-    """The numbers ``text`` says in words, as digits (a value compares with its digits: "eight"
-    after "6" is a new number, "eleven hundred" after "1,100" the same one)."""
-    out: set[str] = set()
-    for match in _SPELLED.finditer(text):
-        said = match.group(0).strip(" -")
-        if said.lower() == "one":
-            continue
-        value = _number(said)
-        if value is not None:
-            out.add(str(value))
-    return frozenset(out)
+    #: The amounts it says, as (unit, value) pairs (`supersession.rules.numbers.amounts`).
+    amounts: frozenset[tuple[str, str]] = frozenset()
 
 
 _NOT_UPPER = str.maketrans("", "", string.ascii_uppercase)
@@ -393,7 +338,7 @@ def shape(text: str) -> Shape:
     low = flat.lower()
     # "2 secs left": neither a value nor an ending (the pattern only read where it may match)
     told = _REMAINING.sub("", flat) if "left" in low or "to go" in low else flat
-    spelled = _spelled(told)
+    spelled = spelled_numbers(told)
     found = [m.group(0) for m in _PARTICULAR.finditer(told)]
     if any(not p[:1].isdigit() for p in found) and _shouted(told):
         found = [p for p in found if p[:1].isdigit()]
@@ -423,6 +368,7 @@ def shape(text: str) -> Shape:
         moment=bool(_MOMENT.search(flat)),
         wish=any(not _NEGATED.search(flat, 0, m.start()) for m in _WISH.finditer(flat)),
         past=bool(_PAST_FRAME.search(flat)) and not (ended or began),
+        amounts=amounts(told),
     )
 
 
@@ -559,6 +505,11 @@ def replaces(
         # "The studio where I paint is in Amsterdam" after "I live in Utrecht": what the speaker
         # does, then a thing of theirs, and nothing said to have changed.
         return False
+    if amount_changed(new.amounts, old.amounts):
+        # The same kind of amount with another value ("thirty-five a week now but i have to hang
+        # the washing out too" after "$20 a week"): the amount changed, whatever else the newer
+        # one adds or names again (the holder, "Ayaan ... £32 a week").
+        return similarity >= threshold
     if new.adds:
         return False
     named_old = old.particulars | old.initials
