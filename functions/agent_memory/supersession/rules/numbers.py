@@ -11,6 +11,7 @@ asks it only of two statements it already found to be of one holder and one attr
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from agent_memory.model.words import STOPWORDS
 
@@ -58,27 +59,24 @@ def _number(words: str) -> int | None:
     return total + part
 
 
-def spelled_numbers(text: str) -> frozenset[str]:
-    """The numbers ``text`` says in words, as digits (a value compares with its digits: "eight"
-    after "6" is a new number, "eleven hundred" after "1,100" the same one)."""
-    out: set[str] = set()
+def _spelled(text: str) -> list[tuple[int, int]]:
+    """Each number ``text`` says in words, as its value and where its words end."""
+    out: list[tuple[int, int]] = []
     for match in _SPELLED.finditer(text):
         said = match.group(0).strip(" -")
-        if said.lower() == "one":
-            continue
-        value = _number(said)
+        value = _number(said) if said.lower() != "one" else None
         if value is not None:
-            out.add(str(value))
-    return frozenset(out)
+            out.append((value, match.end()))
+    return out
 
 
 #: Currency signs, as the word an amount's unit is compared by ("£32" and "twenty-five pounds").
 _CURRENCY = {"£": "pound", "$": "dollar", "€": "euro", "₹": "rupee", "¥": "yen", "r": "rand"}
 #: Units that are money, by sign or by name.
-CURRENCIES = frozenset([*_CURRENCY.values(), "cedi", "shilling", "peso", "rupee", "naira", "krona", "krone"])
+CURRENCIES = frozenset([*_CURRENCY.values(), "cedi", "shilling", "peso", "naira", "krona", "krone"])
 #: Other names of one unit.
 _ALIASES = {"quid": "pound", "buck": "dollar", "hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute",
-            "kilo": "kg", "kilogram": "kg", "milligram": "mg", "cedi": "cedi"}  # fmt: skip
+            "kilo": "kg", "kilogram": "kg", "milligram": "mg"}  # fmt: skip
 #: Words that count time: after a number alone they say how long ("eleven years behind the
 #: counter", "7 years old"), an age or a tally, not an amount; after "a", "per", "every" they are
 #: an amount's period ("£32 a week").
@@ -125,26 +123,39 @@ def _said_after(text: str, end: int) -> set[str]:
     return units
 
 
-def amounts(text: str) -> frozenset[tuple[str, str]]:
-    """The amounts ``text`` says, as (unit, value) pairs, one for each unit an amount is said with
-    ("£32 a week": ("pound", "32") and ("week", "32")); years ("in 2019") and numbers said with
-    nothing they count are none."""
+class Numbers(NamedTuple):
+    """What a text says in numbers, read in one pass over its number words."""
+
+    #: The numbers it says in words, as digits (a value compares with its digits: "eight" after
+    #: "6" is a new number, "eleven hundred" after "1,100" the same one).
+    spelled: frozenset[str]
+    #: Its amounts, as (unit, value) pairs, one for each unit an amount is said with ("£32 a
+    #: week": ("pound", "32") and ("week", "32")); years ("in 2019") and numbers said with nothing
+    #: they count are none.
+    amounts: frozenset[tuple[str, str]]
+
+
+def numbers_in(text: str) -> Numbers:
+    """The numbers ``text`` says in words and the amounts it says (`Numbers`)."""
     out: set[tuple[str, str]] = set()
     for match in _DIGITS.finditer(text):
         sign, said = match.group(1), match.group(2)
-        digits = said.replace(",", "")
         if sign is None and len(said) == 4 and said.startswith(("19", "20")):
             continue  # a year: a plain number from 1900 to 2099 with no currency sign
         units = _said_after(text, match.end())
         if sign is not None:
             units.add(_CURRENCY[sign.lower()])
+        digits = said.replace(",", "")
         out.update((unit, digits) for unit in units)
-    for match in _SPELLED.finditer(text):
-        said = match.group(0).strip(" -")
-        value = _number(said) if said.lower() != "one" else None
-        if value is not None:
-            out.update((unit, str(value)) for unit in _said_after(text, match.end()))
-    return frozenset(out)
+    spelled = _spelled(text)
+    for value, end in spelled:
+        out.update((unit, str(value)) for unit in _said_after(text, end))
+    return Numbers(frozenset(str(value) for value, _ in spelled), frozenset(out))
+
+
+def amounts(text: str) -> frozenset[tuple[str, str]]:
+    """The amounts ``text`` says (`Numbers.amounts`)."""
+    return numbers_in(text).amounts
 
 
 def changed_units(new: frozenset[tuple[str, str]], old: frozenset[tuple[str, str]]) -> frozenset[str]:

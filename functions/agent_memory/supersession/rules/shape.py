@@ -37,7 +37,7 @@ from functools import lru_cache
 from agent_memory.model.words import STOPWORDS
 from agent_memory.supersession.rules.claims import SELF
 from agent_memory.supersession.rules.numbers import NUMBER_WORDS as _NUMBER_WORDS
-from agent_memory.supersession.rules.numbers import amount_changed, amounts, spelled_numbers
+from agent_memory.supersession.rules.numbers import amount_changed, numbers_in
 from agent_memory.supersession.rules.people import PEOPLE, kin_holder, pair_holder, person
 
 
@@ -338,7 +338,8 @@ def shape(text: str) -> Shape:
     low = flat.lower()
     # "2 secs left": neither a value nor an ending (the pattern only read where it may match)
     told = _REMAINING.sub("", flat) if "left" in low or "to go" in low else flat
-    spelled = spelled_numbers(told)
+    said = numbers_in(told)
+    spelled = said.spelled
     found = [m.group(0) for m in _PARTICULAR.finditer(told)]
     if any(not p[:1].isdigit() for p in found) and _shouted(told):
         found = [p for p in found if p[:1].isdigit()]
@@ -368,7 +369,7 @@ def shape(text: str) -> Shape:
         moment=bool(_MOMENT.search(flat)),
         wish=any(not _NEGATED.search(flat, 0, m.start()) for m in _WISH.finditer(flat)),
         past=bool(_PAST_FRAME.search(flat)) and not (ended or began),
-        amounts=amounts(told),
+        amounts=said.amounts,
     )
 
 
