@@ -7,10 +7,14 @@ A pair is a question and one turn that answers it, written *exactly as the store
 turns before it in its session, speaker-labelled, then its own). The store's vector of a turn is the
 normalised sum of those two embeddings, so a pair carries both, and so does each hard negative.
 
-Hard negatives come from the same conversation: the turns the stock model ranks highest for the
-question (cosine with the stored vector, as a dense search would) that are not evidence and are not
-the evidence's direct neighbours in its session (in LoCoMo a neighbour often holds half the answer
-and would teach the model to push apart what belongs together).
+Hard negatives come from the same conversation: the turns ranked highest for the question that
+are not evidence and are not the evidence's direct neighbours in its session (in LoCoMo a neighbour
+often holds half the answer and would teach the model to push apart what belongs together).
+``--negatives-by dense`` ranks by the stock model's cosine with the stored vector alone, as a dense
+search would; ``service`` by the relevance the service's search gives a hit (`recall.rules.ranking`
+``relevance``: the cosine blended with a BM25 word match by the lexical weight), so the negatives
+are the turns the search the model serves actually confuses, not those its word match already
+pushes down.
 
 Sources, and why they are kept apart:
 
@@ -31,6 +35,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
+import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -45,7 +51,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark scripts import the
 import locomo  # noqa: E402
 from agent_memory.adapters.embedders.minilm import MiniLmEmbedder  # noqa: E402
 from agent_memory.model.records import MemoryRecord  # noqa: E402
+from agent_memory.model.words import STOPWORDS  # noqa: E402
 from agent_memory.ports import Embedder  # noqa: E402
+from agent_memory.recall.rules.fusion import scaled_to_best  # noqa: E402
+from agent_memory.recall.rules.ranking import relevance  # noqa: E402
+from agent_memory.settings import Settings  # noqa: E402
 from agent_memory.tenancy.models import record_vectors  # noqa: E402
 from agent_memory.writing.rules.contextual import context_text, self_text  # noqa: E402
 
@@ -71,6 +81,11 @@ DEFAULT_SOURCES = "owned+locomo-A"
 CONTEXT_TURNS = 2
 #: Hard negatives kept per pair (the trainer uses the first; the rest are there to vary it).
 NEGATIVES = 3
+#: How hard negatives are ranked (``--negatives-by``; module docstring).
+NEGATIVES_BY = ("dense", "service")
+#: BM25's usual constants (FTS5's and OpenSearch's defaults).
+BM25_K1, BM25_B = 1.2, 0.75
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +148,54 @@ def _neighbours(turns: Sequence[IndexedTurn], evidence: set[str]) -> set[str]:
     return out
 
 
-def pairs_of(conversation: locomo.Conversation, embedder: Embedder, source: str) -> Iterator[dict[str, Any]]:
+def _words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def bm25(question: str, documents: Sequence[Sequence[str]]) -> list[float]:
+    """Each document's BM25 score for ``question``'s words (documents given as their words)."""
+    if not documents:
+        return []
+    n = len(documents)
+    average = sum(len(d) for d in documents) / n or 1.0
+    frequency: dict[str, int] = {}
+    for document in documents:
+        for word in set(document):
+            frequency[word] = frequency.get(word, 0) + 1
+    scores = []
+    for document in documents:
+        counts: dict[str, int] = {}
+        for word in document:
+            counts[word] = counts.get(word, 0) + 1
+        total = 0.0
+        for word in set(_words(question)):
+            if (tf := counts.get(word, 0)) == 0:
+                continue
+            idf = math.log(1.0 + (n - frequency[word] + 0.5) / (frequency[word] + 0.5))
+            norm = 1 - BM25_B + BM25_B * len(document) / average
+            total += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * norm)
+        scores.append(total)
+    return scores
+
+
+def service_relevance(question: str, cosines: np.ndarray, documents: Sequence[Sequence[str]]) -> np.ndarray:
+    """What the service's search makes of each turn before its boosts: the cosine and the BM25
+    match scaled to the best, blended by the default lexical weight (`ranking.relevance`)."""
+    lexical = scaled_to_best(dict(enumerate(bm25(question, documents))))
+    weight = Settings.model_fields["lexical_weight"].default
+    return np.asarray(
+        [relevance(float(c), lexical.get(i, 0.0), weight) for i, c in enumerate(cosines)], dtype=np.float32
+    )
+
+
+def pairs_of(
+    conversation: locomo.Conversation, embedder: Embedder, source: str, negatives_by: str = "dense"
+) -> Iterator[dict[str, Any]]:
     """One row per (question, evidence turn) of ``conversation``, with its hard negatives."""
     turns = indexed_turns(conversation)
     by_id = {t.dia_id: t for t in turns}
     vectors = stored_vectors(embedder, turns)
+    documents = [_words(f"{t.record.content} {t.context or ''}") for t in turns]
     questions = [q for q in conversation.questions if any(e in by_id for e in q.evidence)]
     if not questions:
         return
@@ -145,7 +203,9 @@ def pairs_of(conversation: locomo.Conversation, embedder: Embedder, source: str)
     for question, query in zip(questions, queries, strict=True):
         evidence = [e for e in question.evidence if e in by_id]
         excluded = _neighbours(turns, set(evidence))
-        ranked = np.argsort(-(vectors @ query), kind="stable")
+        cosines = vectors @ query
+        ranks = cosines if negatives_by == "dense" else service_relevance(question.text, cosines, documents)
+        ranked = np.argsort(-ranks, kind="stable")
         negatives = [turns[i] for i in ranked if turns[i].dia_id not in excluded][:NEGATIVES]
         for dia_id in evidence:
             positive = by_id[dia_id]
@@ -163,9 +223,9 @@ def pairs_of(conversation: locomo.Conversation, embedder: Embedder, source: str)
 
 
 def build(
-    conversations: Iterable[locomo.Conversation], embedder: Embedder, source: str
+    conversations: Iterable[locomo.Conversation], embedder: Embedder, source: str, negatives_by: str = "dense"
 ) -> list[dict[str, Any]]:
-    return [row for c in conversations for row in pairs_of(c, embedder, source)]
+    return [row for c in conversations for row in pairs_of(c, embedder, source, negatives_by)]
 
 
 def owned_conversations() -> list[locomo.Conversation]:
@@ -216,16 +276,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_SOURCES,
         help="owned: the project's own conversations only (LoCoMo is not read)",
     )
+    parser.add_argument(
+        "--negatives-by",
+        choices=NEGATIVES_BY,
+        default="dense",
+        help="rank hard negatives by the stock model's cosine, or by the service's relevance",
+    )
+    parser.add_argument(
+        "--owned-out", type=Path, default=OWNED_PAIRS, help=f"where the owned pairs go ({OWNED_PAIRS.name})"
+    )
     args = parser.parse_args(argv)
     for path in OWNED_CONVERSATIONS:
         print(f"{path.name}: {describe(locomo.load_conversations(path))}")
     embedder = MiniLmEmbedder()
-    owned = build(owned_conversations(), embedder, "owned")
-    print(f"{len(owned)} owned pairs -> {OWNED_PAIRS} ({write_jsonl(OWNED_PAIRS, owned)[:12]})")
+    owned = build(owned_conversations(), embedder, "owned", args.negatives_by)
+    print(f"{len(owned)} owned pairs -> {args.owned_out} ({write_jsonl(args.owned_out, owned)[:12]})")
     if "locomo-A" not in SOURCES[args.sources]:
         print("--sources owned: LoCoMo not read", file=sys.stderr)
     elif args.locomo.is_file():
-        half_a = build(locomo_half(args.locomo, "A"), embedder, "locomo-A")
+        half_a = build(locomo_half(args.locomo, "A"), embedder, "locomo-A", args.negatives_by)
         target = args.out / LOCOMO_A_PAIRS
         print(f"{len(half_a)} LoCoMo half A pairs -> {target} ({write_jsonl(target, half_a)[:12]})")
     else:

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -44,9 +45,10 @@ def test_a_turn_is_written_as_the_store_embeds_it() -> None:
     assert turns[0].context is None
 
 
-def test_hard_negatives_are_never_evidence_nor_its_neighbours() -> None:
-    # WHEN pairs are made for every owned conversation
-    rows = build_pairs.build(OWNED, HashingEmbedder(dimension=64), "owned")
+@pytest.mark.parametrize("negatives_by", build_pairs.NEGATIVES_BY)
+def test_hard_negatives_are_never_evidence_nor_its_neighbours(negatives_by: str) -> None:
+    # WHEN pairs are made for every owned conversation, negatives ranked either way
+    rows = build_pairs.build(OWNED, HashingEmbedder(dimension=64), "owned", negatives_by)
     # THEN each question's evidence turn is its positive, and no negative is an evidence turn or
     # a turn right next to one
     assert len(rows) == sum(len(q.evidence) for c in OWNED for q in c.questions)
@@ -60,6 +62,36 @@ def test_hard_negatives_are_never_evidence_nor_its_neighbours() -> None:
                 assert row["positive"] == text_of[row["evidence"]]
                 assert len(row["negatives"]) == build_pairs.NEGATIVES
                 assert not forbidden & set(row["negatives"])
+
+
+def test_bm25_scores_the_rarer_shared_word_higher_and_ignores_function_words() -> None:
+    # GIVEN three turns: one shares the rare word "kiln", one only the common "pottery", one nothing
+    documents = [
+        build_pairs._words(text)
+        for text in (
+            "the kiln cracked during the pottery firing",
+            "pottery class again tonight",
+            "pottery is fun, pottery is calm",
+            "what did you do at the weekend",
+        )
+    ]
+    # WHEN a question asks about the kiln
+    scores = build_pairs.bm25("What happened to the kiln at pottery?", documents)
+    # THEN the turn with the rare word scores highest, and a turn sharing only "what"/"the" scores 0
+    assert scores[0] > scores[2] > 0
+    assert scores[0] > scores[1] > 0
+    assert scores[3] == 0.0
+
+
+def test_service_relevance_lifts_a_word_match_over_a_slightly_nearer_meaning() -> None:
+    # GIVEN two turns, the second a little nearer in meaning, the first sharing the question's word
+    documents = [build_pairs._words("the kiln cracked"), build_pairs._words("my hands are covered in clay")]
+    cosines = np.asarray([0.50, 0.55], dtype=np.float32)
+    # WHEN ranked as the service's relevance ranks them, and by the cosine alone
+    service = build_pairs.service_relevance("What broke in the kiln?", cosines, documents)
+    # THEN the word match comes first only for the service
+    assert service[0] > service[1]
+    assert cosines[0] < cosines[1]
 
 
 def test_the_committed_owned_pairs_cover_every_owned_question() -> None:
