@@ -597,6 +597,23 @@ def result_header(benchmark: str, started: float, load_at_start: list[float] | N
     }
 
 
+def add_ranking_option(parser: argparse.ArgumentParser) -> None:
+    """``--ranking NAME=VALUE`` (repeatable): a ranking override every search of the run sends, so
+    a screen of a weight is a command (read back by `ranking_overrides`)."""
+    parser.add_argument(
+        "--ranking",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a ranking override every search sends (lexical_weight=0.3); repeatable",
+    )
+
+
+def ranking_overrides(args: argparse.Namespace) -> dict[str, float]:
+    """The ``--ranking`` overrides as a search body's ``ranking`` (numbers only)."""
+    return {name: float(value) for name, _, value in (r.partition("=") for r in args.ranking)}
+
+
 def result_name(base: str, values: dict[str, Any], defaults: dict[str, Any]) -> str:
     """``base`` for a run with the default parameters, else ``base`` plus the ones that differ.
 

@@ -364,15 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="the first N cases of each half (0: all)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--name", default="", help="a suffix for the results file")
-    parser.add_argument(
-        "--ranking",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a ranking override every search sends (recency_weight=0.3); repeatable",
-    )
+    _corpus.add_ranking_option(parser)
     args = parser.parse_args(argv)
-    ranking = {name: float(value) for name, _, value in (r.partition("=") for r in args.ranking)}
+    ranking = _corpus.ranking_overrides(args)
     halves = [h.strip() for h in args.halves.split(",") if h.strip()]
     cases, pool = load(halves, args.limit)
     with tempfile.TemporaryDirectory(prefix="ku-") as tmp:

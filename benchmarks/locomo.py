@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import hashlib
 import http.client
 import io
@@ -228,6 +229,7 @@ DEFAULTS: dict[str, Any] = {
     "store": "sqlite",
     "half": None,
     "data": DEFAULT_DATA.stem,
+    "ranking": "",
 }
 
 
@@ -238,6 +240,14 @@ def parse_configs(text: str) -> list[Config]:
     if unknown or not names:
         raise ValueError(f"unknown configuration(s) {unknown or text!r}; choose from {', '.join(CONFIGS)}")
     return [c for c in CONFIGS.values() if c.name in names]
+
+
+def with_overrides(configs: Sequence[Config], overrides: Mapping[str, Any]) -> list[Config]:
+    """Each configuration with ``overrides`` (``--ranking``) on top of its own ranking: a screen of
+    one weight under every row."""
+    if not overrides:
+        return list(configs)
+    return [dataclasses.replace(c, ranking={**(c.ranking or {}), **overrides}) for c in configs]
 
 
 # --------------------------------------------------------------------------------------------
@@ -924,7 +934,9 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     if args.details is not None:
         args.details.write_text("".join(json.dumps(d) + "\n" for d in details))
 
-    complete = args.conversations == 0 and args.embedder == "minilm" and args.half is None
+    complete = (
+        args.conversations == 0 and args.embedder == "minilm" and args.half is None and not args.ranking
+    )
     return {
         **_corpus.result_header("locomo", run_started, load_at_start),
         "params": {
@@ -1132,9 +1144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="write every question's retrieved turns as JSON lines here (ids only; outside the repository)",
     )
+    _corpus.add_ranking_option(parser)
     args = parser.parse_args(argv)
     try:
-        args.configs = parse_configs(args.configs)
+        args.configs = with_overrides(parse_configs(args.configs), _corpus.ranking_overrides(args))
     except ValueError as exc:
         parser.error(str(exc))
     if args.conversations < 0 or args.ingest_timeout_s <= 0:
@@ -1156,6 +1169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "store": args.store,
         "half": args.half,
         "data": args.data.stem,
+        "ranking": "+".join(args.ranking),
     }
     name = _corpus.result_name("locomo", values, DEFAULTS)
     print(f"\nwritten to {_corpus.write_result(name, result)}")

@@ -6,6 +6,7 @@ repository); it has LoCoMo's shape, including the malformed evidence ids the rea
 
 from __future__ import annotations
 
+import argparse
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -174,6 +175,21 @@ def test_search_bodies_send_ranking_overrides_only_when_there_are_some() -> None
         "as_of": "2023-06-20T10:04:00Z",
     }
     assert locomo.search_body(question, as_of, {"lexical_weight": 0.0})["ranking"] == {"lexical_weight": 0.0}
+
+
+def test_ranking_overrides_go_on_top_of_every_configurations_own() -> None:
+    # GIVEN the full row and the no-recency row, and an override of the lexical weight
+    configs = locomo.parse_configs("full,no-recency")
+    overrides = locomo._corpus.ranking_overrides(
+        argparse.Namespace(ranking=["lexical_weight=0.3", "recency_weight=0.05"])
+    )
+    # WHEN applied
+    full, no_recency = locomo.with_overrides(configs, overrides)
+    # THEN each row sends the overrides, which win over the row's own weights
+    assert full.ranking == {"lexical_weight": 0.3, "recency_weight": 0.05}
+    assert no_recency.ranking == {"recency_weight": 0.05, "lexical_weight": 0.3}
+    # AND no override leaves the rows as they are
+    assert locomo.with_overrides(configs, {}) == configs
 
 
 def test_results_map_to_turns_in_rank_order_and_a_profile_takes_a_place() -> None:
