@@ -66,6 +66,11 @@ OWNED_CONVERSATIONS = (
     DATA / "conversations-train-2.json",
     DATA / "conversations-train-3.json",
     DATA / "conversations-train-4.json",
+    DATA / "conversations-train-5.json",
+    DATA / "conversations-train-6.json",
+    DATA / "conversations-train-7.json",
+    DATA / "conversations-train-8.json",
+    DATA / "conversations-train-9.json",
 )
 HELDOUT_CONVERSATIONS = DATA / "conversations-heldout.json"
 OWNED_PAIRS = DATA / "pairs-owned.jsonl"
