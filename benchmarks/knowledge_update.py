@@ -2,7 +2,7 @@
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
     python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B,C,D,E,F,G,H,I] [--limit N]
-    python benchmarks/knowledge_update.py --halves J     # the held-out half, run once at the end
+    python benchmarks/knowledge_update.py --halves K     # the held-out half, run once at the end
 
 The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (653
 in halves A-I: 577 in A-H, 76 in I; half J held out) written by hand in conversational wording, and
@@ -13,9 +13,10 @@ rule was tuned again, `cases_d.jsonl` half D, written before the search-time ord
 half E was taken into tuning, `cases_g.jsonl` half G, written after half F's held-out run,
 `cases_h.jsonl` half H, written after half G's held-out run and taken into tuning after its own,
 `cases_i.jsonl` half I, written after half H's held-out run and taken into tuning after its own,
-and `cases_j.jsonl` half J, written after half I's held-out run by writers who read neither the
-rules nor the earlier cases, and held out since (``--halves`` picks which halves run, A to I by
-default; only their files are read, so a tuning run never reads J).
+`cases_j.jsonl` half J, written after half I's held-out run by writers who read neither the
+rules nor the earlier cases, and `cases_k.jsonl` half K, written the same way after half J's
+held-out runs and held out since (``--halves`` picks which halves run, A to I by default; only
+their files are read, so a tuning run never reads J or K).
 
 Each case is one agent: its old session, three sessions of unrelated turns, its new session and
 one more unrelated session are written through the local HTTP API (`POST .../memories`, each turn

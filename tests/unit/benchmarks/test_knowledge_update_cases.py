@@ -70,3 +70,25 @@ def test_the_held_out_half_j_is_as_its_readme_counts_it() -> None:
         "addition": 10,
         "other-attribute": 10,
     }
+
+
+def test_the_held_out_half_k_is_as_its_readme_counts_it() -> None:
+    # 76 cases: 48 updates (14 explicit, 12 implied, 11 third person, 11 numbers), 28 must-not
+    cases, _ = knowledge_update.load(["K"])
+    counts = Counter(c.raw["category"] for c in cases)
+    assert counts == {
+        "update-explicit": 14,
+        "update-implicit": 12,
+        "update-third-person": 11,
+        "update-number": 11,
+        "restatement": 9,
+        "addition": 9,
+        "other-attribute": 10,
+    }
+    # AND four updates ask about a time between the old statement and the new
+    assert sorted(c.raw["id"] for c in cases if c.raw["supersede"] and c.raw["expect"] == "old") == [
+        "kk-008",
+        "kk-022",
+        "kk-048",
+        "kk-059",
+    ]
