@@ -107,9 +107,12 @@ def triplet(
 ) -> tuple[str, ...]:
     """(question, positive, negative, ...), ``negatives`` hard negatives of the row (drawn without
     repeat while it has enough, then again), the positive and negatives in the same view: all self
-    texts or, for ``context_share`` of the rows, all contexts (where the turn has one)."""
+    texts or, for ``context_share`` of the rows, all contexts (where the turn has one). With no
+    hard negatives, (question, positive): the batch's other turns are the only negatives."""
     use_context = bool(row["positive_context"]) and rng.random() < context_share
     positive = row["positive_context"] if use_context else row["positive"]
+    if negatives == 0:
+        return (row["question"], positive)
     pool = list(range(len(row["negatives"])))
     if not pool:
         return (row["question"], positive, *[row["positive"]] * negatives)  # no negative: the positive
@@ -306,7 +309,11 @@ def _parser() -> argparse.ArgumentParser:
         "--context-share", type=float, default=0.5, help="rows whose positive is the turn's context"
     )
     parser.add_argument(
-        "--negatives", type=int, default=1, choices=(1, 2, 3), help="hard negatives per question"
+        "--negatives",
+        type=int,
+        default=1,
+        choices=(0, 1, 2, 3),
+        help="hard negatives per question (0: in-batch negatives only)",
     )
     parser.add_argument("--skip-judge", action="store_true", help="no held-out figures (quick runs)")
     parser.add_argument(
