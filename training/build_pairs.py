@@ -233,10 +233,13 @@ def build(
     return [row for c in conversations for row in pairs_of(c, embedder, source, negatives_by)]
 
 
-def owned_conversations() -> list[locomo.Conversation]:
-    """Every conversation written for training, from all its files, in order; their ids must be
-    unique across files, as an agent id is made of one."""
-    conversations = [c for path in OWNED_CONVERSATIONS for c in locomo.load_conversations(path)]
+def owned_conversations(names: Sequence[str] = ()) -> list[locomo.Conversation]:
+    """Every conversation written for training, from all its files (or the files ``names``
+    names), in order; their ids must be unique across files, as an agent id is made of one."""
+    if unknown := set(names) - {p.name for p in OWNED_CONVERSATIONS}:
+        raise ValueError(f"no training file {sorted(unknown)}")
+    paths = [p for p in OWNED_CONVERSATIONS if not names or p.name in names]
+    conversations = [c for path in paths for c in locomo.load_conversations(path)]
     ids = [c.sample_id for c in conversations]
     if len(set(ids)) != len(ids):
         raise ValueError("two training conversations share a sample_id")
@@ -290,11 +293,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--owned-out", type=Path, default=OWNED_PAIRS, help=f"where the owned pairs go ({OWNED_PAIRS.name})"
     )
+    parser.add_argument(
+        "--files",
+        nargs="+",
+        default=(),
+        metavar="NAME",
+        help="only these of the owned files (conversations-train-5.json ...): a screen of what a file adds",
+    )
     args = parser.parse_args(argv)
+    try:
+        conversations = owned_conversations(args.files)
+    except ValueError as exc:
+        parser.error(str(exc))
     for path in OWNED_CONVERSATIONS:
         print(f"{path.name}: {describe(locomo.load_conversations(path))}")
     embedder = MiniLmEmbedder()
-    owned = build(owned_conversations(), embedder, "owned", args.negatives_by)
+    owned = build(conversations, embedder, "owned", args.negatives_by)
     print(f"{len(owned)} owned pairs -> {args.owned_out} ({write_jsonl(args.owned_out, owned)[:12]})")
     if "locomo-A" not in SOURCES[args.sources]:
         print("--sources owned: LoCoMo not read", file=sys.stderr)

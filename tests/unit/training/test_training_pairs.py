@@ -174,3 +174,14 @@ def test_a_run_that_trains_on_locomo_half_a_cannot_tune_on_it(tmp_path: Path) ->
     # AND an owned-only run with no LoCoMo file has nothing to tune on
     with pytest.raises(ValueError, match="nothing to tune on"):
         train_embedder.tuning_sets("owned", tmp_path / "missing.json")
+
+
+def test_a_subset_of_the_owned_files_reads_only_those_and_an_unknown_name_is_refused() -> None:
+    # WHEN only the first training file is asked for
+    first = build_pairs.owned_conversations(["conversations-train.json"])
+    # THEN its conversations, in order, and nothing of the other files
+    assert [c.sample_id for c in first] == [c.sample_id for c in OWNED[: len(first)]]
+    assert len(first) < len(OWNED)
+    # AND a name that is no training file is refused, not read as "all"
+    with pytest.raises(ValueError, match="no training file"):
+        build_pairs.owned_conversations(["conversations-heldout.json"])
