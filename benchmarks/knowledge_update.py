@@ -1,7 +1,7 @@
 """Knowledge update on everyday conversation: does the current statement rank first, and are the
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
-    python benchmarks/knowledge_update.py [--embedder minilm|hashing] [--halves A,B,C,D,E,F,G,H,I] [--limit N]
+    python benchmarks/knowledge_update.py [--embedder minilm|minilm-memory|hashing] [--halves A,B,C,D,E,F,G,H,I] [--limit N]
     python benchmarks/knowledge_update.py --halves K     # the held-out half, run once at the end
 
 The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (653
@@ -360,7 +360,7 @@ def report(by_half: Mapping[str, Mapping[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
+    parser.add_argument("--embedder", default="minilm", choices=["minilm", "minilm-memory", "hashing"])
     parser.add_argument("--halves", default="A,B,C,D,E,F,G,H,I")
     parser.add_argument("--limit", type=int, default=0, help="the first N cases of each half (0: all)")
     parser.add_argument("--data-dir", type=Path, default=None)
