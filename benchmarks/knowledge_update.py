@@ -1,7 +1,8 @@
 """Knowledge update on everyday conversation: does the current statement rank first, and are the
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
-    python benchmarks/knowledge_update.py [--embedder minilm|minilm-memory|hashing] [--halves A,B,C,D,E,F,G,H,I] [--limit N]
+    python benchmarks/knowledge_update.py [--embedder minilm|minilm-memory|hashing]
+        [--halves A,B,C,D,E,F,G,H,I] [--limit N] [--ranking NAME=VALUE] [--name SUFFIX]
     python benchmarks/knowledge_update.py --halves K     # the held-out half, run once at the end
 
 The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (653
