@@ -73,9 +73,11 @@ def test_the_held_out_half_j_is_as_its_readme_counts_it() -> None:
 
 
 def test_the_held_out_half_k_is_as_its_readme_counts_it() -> None:
-    # 76 cases: 48 updates (14 explicit, 12 implied, 11 third person, 11 numbers), 28 must-not
+    # GIVEN 76 cases: 48 updates (14 explicit, 12 implied, 11 third person, 11 numbers), 28 must-not
+    # WHEN half K is loaded as the benchmark loads it
     cases, _ = knowledge_update.load(["K"])
     counts = Counter(c.raw["category"] for c in cases)
+    # THEN its categories are as its README counts them
     assert counts == {
         "update-explicit": 14,
         "update-implicit": 12,
