@@ -6,8 +6,9 @@ supersession marks right, on hand-written cases the ranking was never tuned on?
     python benchmarks/knowledge_update.py --halves K     # the held-out half, run once at the end
 
 The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (653
-in halves A-I: 577 in A-H, 76 in I; half J held out) written by hand in conversational wording, and
-the cases that must not supersede (restatements, additions, another attribute on the same topic):
+in halves A-I: 577 in A-H, 76 in I; half J, read since, and half K, held out, beside them) written
+by hand in conversational wording, and the cases that must not supersede (restatements,
+additions, another attribute on the same topic):
 `cases.jsonl` holds halves A and B, `cases_c.jsonl` half C, written later and committed before any
 rule was tuned again, `cases_d.jsonl` half D, written before the search-time ordering by meaning,
 `cases_e.jsonl` half E, written after half D's held-out run, `cases_f.jsonl` half F, written after

@@ -38,6 +38,7 @@ import json
 import math
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,12 +51,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark scripts import the
 
 import locomo  # noqa: E402
 from agent_memory.adapters.embedders.minilm import MiniLmEmbedder  # noqa: E402
+from agent_memory.adapters.sqlite.sqlite_filters import query_terms  # noqa: E402
 from agent_memory.model.records import MemoryRecord  # noqa: E402
-from agent_memory.model.words import STOPWORDS  # noqa: E402
 from agent_memory.ports import Embedder  # noqa: E402
 from agent_memory.recall.rules.fusion import scaled_to_best  # noqa: E402
-from agent_memory.recall.rules.ranking import relevance  # noqa: E402
-from agent_memory.settings import Settings  # noqa: E402
+from agent_memory.recall.rules.ranking import RankingWeights, relevance  # noqa: E402
 from agent_memory.tenancy.models import record_vectors  # noqa: E402
 from agent_memory.writing.rules.contextual import context_text, self_text  # noqa: E402
 
@@ -95,7 +95,7 @@ NEGATIVES = 3
 NEGATIVES_BY = ("dense", "service")
 #: BM25's usual constants (FTS5's and OpenSearch's defaults).
 BM25_K1, BM25_B = 1.2, 0.75
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,41 +158,39 @@ def _neighbours(turns: Sequence[IndexedTurn], evidence: set[str]) -> set[str]:
     return out
 
 
-def _words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+class WordIndex:
+    """BM25 over one conversation's turns, counted once: each turn's words (its content and
+    context, all of them, as FTS5 indexes a record) and how many turns hold each word."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._counts = [Counter(w.lower() for w in _WORD.findall(text)) for text in texts]
+        self._lengths = [sum(c.values()) for c in self._counts]
+        self._average = (sum(self._lengths) / len(texts) if texts else 0.0) or 1.0
+        self._holding = Counter(w for c in self._counts for w in c)
+
+    def scores(self, question: str) -> list[float]:
+        """Each turn's BM25 score for the words the service searches ``question`` by
+        (`query_terms`: distinct, lower-cased, function words left out)."""
+        n = len(self._counts)
+        weights = {
+            w: math.log(1.0 + (n - self._holding[w] + 0.5) / (self._holding[w] + 0.5))
+            for w in query_terms(question)
+            if w in self._holding
+        }
+        out = []
+        for counts, length in zip(self._counts, self._lengths, strict=True):
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * length / self._average)
+            out.append(
+                sum(idf * counts[w] * (BM25_K1 + 1) / (counts[w] + norm) for w, idf in weights.items())
+            )
+        return out
 
 
-def bm25(question: str, documents: Sequence[Sequence[str]]) -> list[float]:
-    """Each document's BM25 score for ``question``'s words (documents given as their words)."""
-    if not documents:
-        return []
-    n = len(documents)
-    average = sum(len(d) for d in documents) / n or 1.0
-    frequency: dict[str, int] = {}
-    for document in documents:
-        for word in set(document):
-            frequency[word] = frequency.get(word, 0) + 1
-    scores = []
-    for document in documents:
-        counts: dict[str, int] = {}
-        for word in document:
-            counts[word] = counts.get(word, 0) + 1
-        total = 0.0
-        for word in set(_words(question)):
-            if (tf := counts.get(word, 0)) == 0:
-                continue
-            idf = math.log(1.0 + (n - frequency[word] + 0.5) / (frequency[word] + 0.5))
-            norm = 1 - BM25_B + BM25_B * len(document) / average
-            total += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * norm)
-        scores.append(total)
-    return scores
-
-
-def service_relevance(question: str, cosines: np.ndarray, documents: Sequence[Sequence[str]]) -> np.ndarray:
+def service_relevance(question: str, cosines: np.ndarray, words: WordIndex) -> np.ndarray:
     """What the service's search makes of each turn before its boosts: the cosine and the BM25
     match scaled to the best, blended by the default lexical weight (`ranking.relevance`)."""
-    lexical = scaled_to_best(dict(enumerate(bm25(question, documents))))
-    weight = Settings.model_fields["lexical_weight"].default
+    lexical = scaled_to_best(dict(enumerate(words.scores(question))))
+    weight = RankingWeights().lexical_weight
     return np.asarray(
         [relevance(float(c), lexical.get(i, 0.0), weight) for i, c in enumerate(cosines)], dtype=np.float32
     )
@@ -205,7 +203,11 @@ def pairs_of(
     turns = indexed_turns(conversation)
     by_id = {t.dia_id: t for t in turns}
     vectors = stored_vectors(embedder, turns)
-    documents = [_words(f"{t.record.content} {t.context or ''}") for t in turns]
+    words = (
+        WordIndex([f"{t.record.content} {t.context or ''}" for t in turns])
+        if negatives_by == "service"
+        else None
+    )
     questions = [q for q in conversation.questions if any(e in by_id for e in q.evidence)]
     if not questions:
         return
@@ -214,7 +216,7 @@ def pairs_of(
         evidence = [e for e in question.evidence if e in by_id]
         excluded = _neighbours(turns, set(evidence))
         cosines = vectors @ query
-        ranks = cosines if negatives_by == "dense" else service_relevance(question.text, cosines, documents)
+        ranks = cosines if words is None else service_relevance(question.text, cosines, words)
         ranked = np.argsort(-ranks, kind="stable")
         negatives = [turns[i] for i in ranked if turns[i].dia_id not in excluded][:NEGATIVES]
         for dia_id in evidence:

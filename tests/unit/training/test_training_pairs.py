@@ -66,17 +66,16 @@ def test_hard_negatives_are_never_evidence_nor_its_neighbours(negatives_by: str)
 
 def test_bm25_scores_the_rarer_shared_word_higher_and_ignores_function_words() -> None:
     # GIVEN three turns: one shares the rare word "kiln", one only the common "pottery", one nothing
-    documents = [
-        build_pairs._words(text)
-        for text in (
+    documents = build_pairs.WordIndex(
+        [
             "the kiln cracked during the pottery firing",
             "pottery class again tonight",
             "pottery is fun, pottery is calm",
             "what did you do at the weekend",
-        )
-    ]
+        ]
+    )
     # WHEN a question asks about the kiln
-    scores = build_pairs.bm25("What happened to the kiln at pottery?", documents)
+    scores = documents.scores("What happened to the kiln at pottery?")
     # THEN the turn with the rare word scores highest, and a turn sharing only "what"/"the" scores 0
     assert scores[0] > scores[2] > 0
     assert scores[0] > scores[1] > 0
@@ -85,7 +84,7 @@ def test_bm25_scores_the_rarer_shared_word_higher_and_ignores_function_words() -
 
 def test_service_relevance_lifts_a_word_match_over_a_slightly_nearer_meaning() -> None:
     # GIVEN two turns, the second a little nearer in meaning, the first sharing the question's word
-    documents = [build_pairs._words("the kiln cracked"), build_pairs._words("my hands are covered in clay")]
+    documents = build_pairs.WordIndex(["the kiln cracked", "my hands are covered in clay"])
     cosines = np.asarray([0.50, 0.55], dtype=np.float32)
     # WHEN ranked as the service's relevance ranks them, and by the cosine alone
     service = build_pairs.service_relevance("What broke in the kiln?", cosines, documents)
