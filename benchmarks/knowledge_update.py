@@ -1,7 +1,7 @@
 """Knowledge update on everyday conversation: does the current statement rank first, and are the
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
-    python benchmarks/knowledge_update.py [--embedder minilm|minilm-memory|hashing]
+    python benchmarks/knowledge_update.py [--embedder minilm|minilm-memory|hashing] [--judge minilm|none]
         [--halves A,B,C,D,E,F,G,H,I] [--limit N] [--ranking NAME=VALUE] [--name SUFFIX]
     python benchmarks/knowledge_update.py --halves K     # the held-out half, run once at the end
 
@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -364,6 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "minilm-memory", "hashing"])
     parser.add_argument("--halves", default="A,B,C,D,E,F,G,H,I")
+    parser.add_argument(
+        "--judge", default="minilm", choices=["minilm", "none"], help="the writer's update judge"
+    )
     parser.add_argument("--limit", type=int, default=0, help="the first N cases of each half (0: all)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--name", default="", help="a suffix for the results file")
@@ -372,6 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ranking = _corpus.ranking_overrides(args)
     halves = [h.strip() for h in args.halves.split(",") if h.strip()]
     cases, pool = load(halves, args.limit)
+    os.environ["AGENT_MEMORY_UPDATE_JUDGE"] = args.judge  # read by the settings at the app's start
     with tempfile.TemporaryDirectory(prefix="ku-") as tmp:
         runtime = Runtime(args.data_dir or Path(tmp), args.embedder, None)
         try:
@@ -385,10 +390,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             runtime.close()
     by_half = {h: score([o for o in outcomes if o.half == h]) for h in halves}
-    print(f"knowledge update: {len(cases)} cases, embedder {runtime.embedder_id}, ingest {ingest_s:.0f} s")
+    print(
+        f"knowledge update: {len(cases)} cases, embedder {runtime.embedder_id}, "
+        f"update judge {args.judge}, ingest {ingest_s:.0f} s"
+    )
     print(report(by_half))
     payload = {
         "embedder": runtime.embedder_id,
+        "update_judge": args.judge,
         "halves": by_half,
         "outcomes": [o.__dict__ for o in outcomes],
         "machine": _corpus.machine(),

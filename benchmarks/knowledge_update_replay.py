@@ -1,7 +1,7 @@
 """The knowledge-update cases' write-time marks, replayed offline: seconds, not minutes.
 
     python benchmarks/knowledge_update_replay.py [--halves A,B,C,D,E,F,G,H,I] [--embedder minilm|hashing]
-        [--set NAME=VALUE]
+        [--judge minilm|none|PATH] [--set NAME=VALUE]
 
 `benchmarks/knowledge_update.py` writes every case through the local HTTP API and reads the marks
 back; choosing a rule of the write path by it costs minutes a run. This replays only the write
@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,9 +41,10 @@ import numpy as np
 # `_corpus.configure_environment` gives one); `main` turns them off.
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
 
+from agent_memory.adapters.judges.minilm_update_judge import MiniLmUpdateJudge
 from agent_memory.model.ids import content_hash
 from agent_memory.model.records import MemoryRecord, RecordValidity
-from agent_memory.ports import AuditEvent, Candidate, Embedder, StoreQuery
+from agent_memory.ports import AuditEvent, Candidate, Embedder, StoreQuery, UpdateJudge
 from agent_memory.supersession.marking import MarkingService
 from agent_memory.writing.memo_embedder import MemoEmbedder
 from knowledge_update import SESSION_HOUR, Case, load, sessions
@@ -96,11 +98,17 @@ class Replayed:
     others: list[tuple[str, str | None]] = field(default_factory=list)
 
 
-def replay(case: Case, pool: Sequence[str], embedder: Embedder, spent: list[float] | None = None) -> Replayed:
-    """Write one case's turns in order through the supersession service; its marks. ``spent``
-    gets the CPU seconds of each ``on_write``."""
+def replay(
+    case: Case,
+    pool: Sequence[str],
+    embedder: Embedder,
+    spent: list[float] | None = None,
+    judge: UpdateJudge | None = None,
+) -> Replayed:
+    """Write one case's turns in order through the supersession service (with ``judge`` when
+    given); its marks. ``spent`` gets the CPU seconds of each ``on_write``."""
     store = ReplayStore()
-    service = MarkingService(store, embedder=embedder)  # type: ignore[arg-type]
+    service = MarkingService(store, embedder=embedder, judge=judge)  # type: ignore[arg-type]
     ids: dict[str, str] = {}
     n = 0
     for conversation, day, turns in sessions(case, pool):
@@ -167,6 +175,12 @@ def _embedder(name: str) -> Embedder:
     return MemoEmbedder(MiniLmEmbedder())
 
 
+def _judge(name: str) -> UpdateJudge | None:
+    if name == "none":
+        return None
+    return MiniLmUpdateJudge() if name == "minilm" else MiniLmUpdateJudge(Path(name))
+
+
 def _set_thresholds(settings: Sequence[str]) -> None:
     """Set the write path's nearness thresholds for this replay (a screen of a threshold costs
     one replay, not an edit): only the numeric constants `supersession.marking` defines."""
@@ -184,6 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--halves", default="A,B,C,D,E,F,G,H,I")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
     parser.add_argument("--cases", action="store_true", help="list each case marked wrongly or missed")
+    parser.add_argument(
+        "--judge",
+        default="minilm",
+        help="the update judge: minilm (shipped), none, or the model.int8.onnx of a training run",
+    )
     parser.add_argument("--cpu", type=int, default=0, help="passes over the cases timing on_write's CPU")
     parser.add_argument(
         "--set",
@@ -197,13 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     _set_thresholds(args.set)
     cases, pool = load([h.strip() for h in args.halves.split(",") if h.strip()])
     embedder = _embedder(args.embedder)
+    judge = _judge(args.judge)
     for n in range(args.cpu):
         spent: list[float] = []
         for c in cases:
-            replay(c, pool, embedder, spent)
+            replay(c, pool, embedder, spent, judge)
         mean = 1e6 * sum(spent) / len(spent)
         print(f"pass {n + 1}: on_write {mean:.0f} us CPU a write over {len(spent)} writes")
-    rows = [replay(c, pool, embedder) for c in cases]
+    rows = [replay(c, pool, embedder, judge=judge) for c in cases]
     for half in sorted({r.half for r in rows}):
         print(f"half {half}:", json.dumps(score([r for r in rows if r.half == half])))
     if args.cases:

@@ -46,6 +46,7 @@ CODE_EXCLUDES = [
     "**/.pytest_cache",
     "**/.mypy_cache",
     "**/.DS_Store",
+    "**/*.onnx",  # the update judge's weights: the deployed writer runs without it (bedrock.py)
 ]
 
 
@@ -87,7 +88,7 @@ class CompiledCodeBundling:
 
     def try_bundle(self, output_dir: str, options: BundlingOptions | None = None) -> bool:
         ignore = shutil.ignore_patterns(
-            "__pycache__", "*.pyc", "*.egg-info", "tests", ".pytest_cache", ".mypy_cache"
+            "__pycache__", "*.pyc", "*.egg-info", "tests", ".pytest_cache", ".mypy_cache", "*.onnx"
         )
         shutil.copytree(self.source, output_dir, ignore=ignore, dirs_exist_ok=True)
         for package in NOT_IN_LAMBDA:

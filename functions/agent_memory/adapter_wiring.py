@@ -13,7 +13,7 @@ from agent_memory.adapters.clock import SystemClock
 from agent_memory.feed_wiring import FeedParts
 from agent_memory.knowledge.topics import TopicCache
 from agent_memory.ports.clocks import Clock
-from agent_memory.ports.embedding import Embedder, Reranker
+from agent_memory.ports.embedding import Embedder, Reranker, UpdateJudge
 from agent_memory.ports.idempotent_calls import Idempotency
 from agent_memory.ports.key_store import KeyStore
 from agent_memory.ports.memory_store import MemoryStore
@@ -65,6 +65,14 @@ class AdapterWiring:
             from agent_memory.adapters.bedrock_rerank import BedrockReranker
 
             return BedrockReranker(self.settings.bedrock_rerank_model_arn)
+        return None
+
+    @cached_property
+    def update_judge(self) -> UpdateJudge | None:
+        if self.settings.update_judge == "minilm":
+            from agent_memory.adapters.judges.minilm_update_judge import MiniLmUpdateJudge
+
+            return MiniLmUpdateJudge(threads=self.settings.embedder_threads or 1)
         return None
 
     @cached_property

@@ -246,6 +246,7 @@ class Container(AdapterWiring):
             # Re-makes a summary it hid (a source forgotten before its put): the stack gives the
             # writer function the summarize queue; a deployment without one only hides it.
             jobs=self.job_queue if s.summarize_queue_url or s.queue != "sqs" else None,
+            judge=self.update_judge,
         )
 
     @cached_property

@@ -146,6 +146,11 @@ class Settings(BaseSettings):
     #: embed a query in twice the time of two of one.
     embedder_threads: int = Field(default=0, ge=0, le=64)
 
+    #: The update judge supersession by meaning asks (`adapters.judges`): the shipped MiniLM
+    #: cross-encoder, or none (its nearness rules alone). The deployed stack runs without it: its
+    #: runtime (onnxruntime) is not in the Lambda layer (docs/decisions.md).
+    update_judge: Literal["none", "minilm"] = "minilm"
+
     # --- summaries ---------------------------------------------------------------------------
     #: An optional cross-encoder over the head of each search's ranking (docs/decisions.md).
     reranker: Literal["none", "bedrock"] = "none"

@@ -1,5 +1,6 @@
-"""Vectors, and the models that read text for search: the embedder that turns it into vectors,
-and the optional reranker that scores candidates against a query."""
+"""Vectors, and the models that read text: the embedder that turns it into vectors, the optional
+reranker that scores candidates against a query, and the optional update judge that reads two
+statements together."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Matrix", "Reranker", "Vector"]
+__all__ = ["Embedder", "Matrix", "Reranker", "UpdateJudge", "Vector"]
 
 
 Vector = npt.NDArray[np.float32]
@@ -43,4 +44,19 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         """Shape ``(len(texts), dimension)``, each row of unit length. Empty input, shape (0, dim)."""
+        ...
+
+
+@runtime_checkable
+class UpdateJudge(Protocol):
+    """Reads an older and a newer statement of one person together and says how likely the newer
+    one replaces a value the older one stated ("I'm on the renal ward" -> "transferred to ICU"),
+    rather than restating it, adding a second value beside it or saying another thing of the same
+    topic. Optional: without one, supersession by meaning follows its nearness rules."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def replaces(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """One probability in [0, 1] per (older, newer) pair, in the pairs' order."""
         ...

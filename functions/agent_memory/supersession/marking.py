@@ -49,6 +49,7 @@ from agent_memory.ports import (
     RecordSearch,
     StoreQuery,
     SupersedingMemory,
+    UpdateJudge,
     ValidityUpdates,
     Vector,
 )
@@ -57,7 +58,7 @@ from agent_memory.recall.rules.ranking import holder
 from agent_memory.supersession.rules.claims import SELF, Claim, Relation, claims, relate_claims
 from agent_memory.supersession.rules.numbers import counted_changed
 from agent_memory.supersession.rules.pairs import linked
-from agent_memory.supersession.rules.shape import SAME_THING, replaces, shape
+from agent_memory.supersession.rules.shape import SAME_THING, Shape, replaces, shape
 from agent_memory.supersession.rules.timelines import Statement, Timelines, timelines
 from agent_memory.writing.memo_embedder import MemoEmbedder
 from agent_memory.writing.rules.contextual import dedup_text
@@ -88,6 +89,26 @@ OWN_STANDS_OUT_CHANGED = 0.15
 #: from the first of June").
 OWN_SAME_THING_AMOUNT = 0.25
 OWN_STANDS_OUT_AMOUNT = 0.1
+#: With an update judge (`ports.UpdateJudge`): how many of the nearest earlier statements (by own
+#: vectors) it reads where the rules above take none, how near one must be to be read at all, the
+#: judge's probability that takes a pair as one value replacing another there, and the probability
+#: under which it overrules the rules' choice. The judge was trained on halves A-G of
+#: benchmarks/data/knowledge_update and these were chosen on halves H-J (docs/decisions.md).
+JUDGE_CANDIDATES = 3
+JUDGE_FLOOR = 0.2
+JUDGE_THRESHOLD = 0.95
+JUDGE_VETO = 0.3
+
+
+def _holds_no_value(mine: Shape, theirs: Shape) -> bool:
+    """Whether of a newer statement ``mine`` and an older one ``theirs`` one holds no value to
+    replace or be replaced: news of one day ("knocked my coffee over again this morning") unless
+    it says that one began or ended ("started at Globex today"), or newer news of one day that
+    names no new value and ends nothing ("Missed the bus this morning and now I'm late for
+    everything")."""
+    return (theirs.moment and not (theirs.ended or theirs.began)) or (
+        mine.moment and not mine.ended and not mine.particulars - theirs.particulars - theirs.initials
+    )
 
 
 def stated(record: MemoryRecord) -> list[Claim]:
@@ -141,8 +162,12 @@ class MarkingService:
         *,
         feed: ChangeFeed | None = None,
         embedder: Embedder | None = None,
+        judge: UpdateJudge | None = None,
     ) -> None:
         self._store = store
+        #: With a judge (and an embedder), a statement no pattern reads is judged against its
+        #: nearest earlier statements (`_judged`) in place of the nearness rules.
+        self._judge = judge
         self._candidates = candidates
         #: Each memory whose supersession fields change is a ``memory.updated`` event.
         self._feed = feed
@@ -255,20 +280,54 @@ class MarkingService:
         if self._own is not None and counted_changed(mine.amounts, theirs.amounts):
             near, stands_out = min(near, OWN_SAME_THING_AMOUNT), min(stands_out, OWN_STANDS_OUT_AMOUNT)
         if (
-            # news of one day ("knocked my coffee over again this morning") holds no value to
-            # replace, unless it says that one began or ended ("started at Globex today")
-            (theirs.moment and not (theirs.ended or theirs.began))
-            # ... nor does news of one day that names no new value and ends nothing ("Missed the
-            # bus this morning and now I'm late for everything")
-            or (
-                mine.moment and not mine.ended and not mine.particulars - theirs.particulars - theirs.initials
-            )
+            _holds_no_value(mine, theirs)
             or older.occurred_at >= record.occurred_at
             or older.conversation_id in (None, record.conversation_id)
             or similarity - runner_up < stands_out
             or not replaces(mine, theirs, similarity, near, named_anew=True)
         ):
+            return self._judged(record, mine, found, now) if self._own is not None else record
+        if self._own is not None and self._judged_unlikely(record, older):
             return record
+        return self._supersede(record, older, now)
+
+    def _judged(
+        self, record: MemoryRecord, mine: Shape, found: Sequence[tuple[MemoryRecord, float]], now: datetime
+    ) -> MemoryRecord:
+        """Where the rules take none, the update judge's choice: of the nearest earlier statements
+        (`JUDGE_CANDIDATES`, at least `JUDGE_FLOOR` by own vectors, neither holding no value), the
+        one it finds most likely replaced, when it is sure of it (`JUDGE_THRESHOLD`)."""
+        read = [
+            o
+            for o, similarity in found[:JUDGE_CANDIDATES]
+            if similarity >= JUDGE_FLOOR and not _holds_no_value(mine, shape(o.content))
+        ]
+        judged = self._judge_pairs(record, read)
+        if not judged:
+            return record
+        probability, older = max(zip(judged, read, strict=True), key=lambda x: x[0])
+        return self._supersede(record, older, now) if probability >= JUDGE_THRESHOLD else record
+
+    def _judged_unlikely(self, record: MemoryRecord, older: MemoryRecord) -> bool:
+        """Whether the update judge overrules the rules' choice of ``older`` (`JUDGE_VETO`)."""
+        judged = self._judge_pairs(record, [older])
+        return bool(judged) and judged[0] < JUDGE_VETO
+
+    def _judge_pairs(self, record: MemoryRecord, olders: Sequence[MemoryRecord]) -> list[float]:
+        """The judge's probability that ``record`` replaces each of ``olders``; none without a
+        judge, or when it fails (a missed update costs less than a write that fails for it, and
+        the rules' choice stands)."""
+        if self._judge is None or not olders:
+            return []
+        try:
+            return self._judge.replaces([(o.content, record.content) for o in olders])
+        except DependencyError:
+            logger.warning("update judge failed; supersession by its rules alone", exc_info=True)
+            metrics.add_metric(name="SupersessionJudgeFailures", unit=MetricUnit.Count, value=1)
+            return []
+
+    def _supersede(self, record: MemoryRecord, older: MemoryRecord, now: datetime) -> MemoryRecord:
+        """``record`` replaces ``older`` (or the memory that replaced it since): both marked."""
         current = self._current(record, older, now)
         fields = linked(current, record) if current is not None else None
         if current is None or fields is None:

@@ -50,6 +50,7 @@ from agent_memory.ports import (
     PendingWrites,
     QueueMessage,
     StoredRecord,
+    UpdateJudge,
     Vector,
     WritableMemory,
 )
@@ -123,6 +124,7 @@ class WriterService:
         embedders: TenantEmbedders | None = None,
         feed: ChangeFeed | None = None,
         jobs: JobQueue | None = None,
+        judge: UpdateJudge | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -145,7 +147,8 @@ class WriterService:
         #: Every memory stored, merged or superseded and every summary stored is a change event.
         self._feed = feed
         #: A write stating a new value for something marks the memory that stated the old one.
-        self._supersession = MarkingService(store, feed=feed, embedder=self._memos.of(embedder))
+        #: With an update judge, one no pattern reads is judged against its nearest (`MarkingService`).
+        self._supersession = MarkingService(store, feed=feed, embedder=self._memos.of(embedder), judge=judge)
         #: A batch's vectors: a large one embedded part after part while this thread stores.
         self._vectors = WriteVectors(embedder, embedders, self._memos)
         #: The bodies the next receive most likely holds (`expect`), embedded after this batch's.

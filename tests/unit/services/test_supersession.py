@@ -20,7 +20,7 @@ from agent_memory.governance.history import HistoryService
 from agent_memory.model.caller import Caller
 from agent_memory.model.queries import Hit
 from agent_memory.model.records import MemoryRecord
-from agent_memory.ports import AuditAction, AuditQuery, Matrix
+from agent_memory.ports import AuditAction, AuditQuery, Matrix, UpdateJudge
 from agent_memory.supersession.marking import MarkingService, StatementVectors
 from agent_memory.tenancy.rules.embedding_spaces import DEFAULT_SPACE
 from agent_memory.writing.memo_embedder import MemoEmbedder
@@ -367,14 +367,18 @@ GARAGE = "I cleaned out the garage, found my old skateboard from school."
 
 
 def _by_meaning(
-    world: World, newer: str, vectors: dict[str, list[float]], older: str = LEEDS
+    world: World,
+    newer: str,
+    vectors: dict[str, list[float]],
+    older: str = LEEDS,
+    judge: UpdateJudge | None = None,
 ) -> tuple[str, MemoryRecord]:
     """``older`` (Leeds) eight months ago and an unrelated turn five months ago, each in its
-    conversation; then ``newer`` compared by meaning with own vectors from ``vectors``: the older
-    one's id and ``newer`` as the service returns it."""
+    conversation; then ``newer`` compared by meaning with own vectors from ``vectors`` (and
+    ``judge``): the older one's id and ``newer`` as the service returns it."""
     leeds = _remember(world, older, _months_ago(world, 8), conversation_id="c1")
     _remember(world, GARAGE, _months_ago(world, 5), conversation_id="c2")
-    service = MarkingService(world.store, embedder=_Table(vectors))
+    service = MarkingService(world.store, embedder=_Table(vectors), judge=judge)
     record = memory_record(
         "n", newer, tenant="acme", agent="bot", at=_months_ago(world, 3), conversation_id="c3"
     )
@@ -520,3 +524,88 @@ def test_a_changed_amount_needs_to_stand_out_less(world: World, newer: str, supe
     old = world.store.get("acme", "bot", gym)
     assert old is not None
     assert (old.superseded_by == "n", out.supersedes == [gym]) == (supersedes, supersedes)
+
+
+class _Judge:
+    """An update judge that answers every pair with one probability, and keeps the pairs asked."""
+
+    def __init__(self, probability: float, *, fails: bool = False) -> None:
+        self.probability = probability
+        self.fails = fails
+        self.asked: list[tuple[str, str]] = []
+
+    @property
+    def model_id(self) -> str:
+        return "test-judge"
+
+    def replaces(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.asked.extend(pairs)
+        if self.fails:
+            raise DependencyError("the judge is unreachable")
+        return [self.probability] * len(pairs)
+
+
+OFFICE = "My office is in Bradford, an awful commute."
+MOVED = "Finally got a place of my own in Bradford, an awful commute."
+
+
+@pytest.mark.parametrize(
+    ("newer", "probability", "supersedes"),
+    [
+        (OFFICE, 0.95, True),  # the rules alone would keep Leeds: the judge reads a replacement
+        (OFFICE, 0.2, False),
+        (MOVED, 0.95, True),
+        (MOVED, 0.05, False),  # the rules alone would end Leeds: the judge reads none
+    ],
+)
+def test_an_update_judge_decides_what_a_statement_replaces_by_meaning(
+    world: World, newer: str, probability: float, supersedes: bool
+) -> None:
+    # GIVEN Leeds, an unrelated turn, and a newer statement near Leeds by own vectors, and a judge
+    # that finds the pair a replacement with {probability}
+    judge = _Judge(probability)
+    # WHEN it is compared by meaning
+    leeds, out = _by_meaning(world, newer, {**_OWN, newer: _standing_out(0.22)}, judge=judge)
+    # THEN Leeds is superseded as the judge says, and the judge read Leeds then the newer statement
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None
+    assert (old.superseded_by == "n", out.supersedes == [leeds]) == (supersedes, supersedes)
+    assert (LEEDS, newer) in judge.asked
+
+
+def test_a_judge_reads_only_statements_near_enough(world: World) -> None:
+    # GIVEN Leeds, an unrelated turn, a judge sure of every pair, and a newer statement far from
+    # both by own vectors (cosine 0.1 with Leeds)
+    judge = _Judge(0.99)
+    # WHEN it is compared by meaning
+    leeds, out = _by_meaning(world, OFFICE, {**_OWN, OFFICE: _standing_out(0.05, near=0.1)}, judge=judge)
+    # THEN the judge was asked nothing and Leeds still holds
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None and old.superseded_by is None and out.supersedes == []
+    assert judge.asked == []
+
+
+def test_a_plan_or_a_wish_ends_nothing_whatever_the_judge_says(world: World) -> None:
+    # GIVEN Leeds, an unrelated turn, a wish for a move, and a judge sure it replaces Leeds
+    wish = "Thinking about getting a place of my own in Bradford, finally."
+    # WHEN it is compared by meaning
+    leeds, out = _by_meaning(world, wish, {**_OWN, wish: _standing_out(0.3)}, judge=_Judge(0.99))
+    # THEN Leeds still holds
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None and old.superseded_by is None and out.supersedes == []
+
+
+@pytest.mark.parametrize(("newer", "supersedes"), [(OFFICE, False), (MOVED, True)])
+def test_a_judge_that_fails_leaves_the_rules_choice_and_the_statement_is_still_written(
+    world: World, newer: str, supersedes: bool
+) -> None:
+    # GIVEN Leeds, an unrelated turn, a newer statement the rules alone take as replacing Leeds
+    # or not, and a judge that fails
+    judge = _Judge(0.99, fails=True)
+    # WHEN it is compared by meaning
+    leeds, out = _by_meaning(world, newer, {**_OWN, newer: _standing_out(0.22)}, judge=judge)
+    # THEN it is written with the rules' choice, and the judge was asked
+    old = world.store.get("acme", "bot", leeds)
+    assert old is not None
+    assert (old.superseded_by == "n", out.supersedes == [leeds]) == (supersedes, supersedes)
+    assert judge.asked

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from agent_memory.adapters.os_threads import name_os_thread
 from agent_memory.errors import ConfigurationError
@@ -155,17 +156,9 @@ class MiniLmEmbedder:
         return self._run(session, input_names, encodings)
 
     def _run(self, session: Any, input_names: frozenset[str], encodings: list[Any]) -> Matrix:
-        width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), width), dtype=np.int64)  # 0 is [PAD]
-        mask = np.zeros_like(ids)
-        types = np.zeros_like(ids)
-        for row, enc in enumerate(encodings):
-            n = len(enc.ids)
-            ids[row, :n] = enc.ids
-            mask[row, :n] = enc.attention_mask
-            types[row, :n] = enc.type_ids
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        (hidden,) = session.run(None, {k: v for k, v in feeds.items() if k in input_names})
+        feeds = padded(encodings, input_names)
+        mask = feeds["attention_mask"]  # an input of every model `_build` accepts
+        (hidden,) = session.run(None, feeds)
         hidden = np.asarray(hidden, dtype=np.float32)
         if hidden.ndim == 3:  # token embeddings: mean over the real tokens
             weights = mask[:, :, None].astype(np.float32)
@@ -234,6 +227,22 @@ class MiniLmEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
+def padded(encodings: Sequence[Any], input_names: frozenset[str]) -> dict[str, npt.NDArray[np.int64]]:
+    """A batch of ``tokenizers`` encodings as the model's inputs (those of ``input_names``), each
+    row padded to the batch's longest."""
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)  # 0 is [PAD]
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for row, enc in enumerate(encodings):
+        n = len(enc.ids)
+        ids[row, :n] = enc.ids
+        mask[row, :n] = enc.attention_mask
+        types[row, :n] = enc.type_ids
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    return {k: v for k, v in feeds.items() if k in input_names}
 
 
 def _lower_priority() -> None:
