@@ -597,6 +597,18 @@ def result_header(benchmark: str, started: float, load_at_start: list[float] | N
     }
 
 
+def add_judge_option(parser: argparse.ArgumentParser) -> None:
+    """``--judge minilm|none``: the writer's update judge (`use_judge` sets it for the app)."""
+    parser.add_argument(
+        "--judge", default="minilm", choices=["minilm", "none"], help="the writer's update judge"
+    )
+
+
+def use_judge(args: argparse.Namespace) -> None:
+    """Run the app with ``--judge`` (its settings read the variable when it starts)."""
+    os.environ["AGENT_MEMORY_UPDATE_JUDGE"] = args.judge
+
+
 def add_ranking_option(parser: argparse.ArgumentParser) -> None:
     """``--ranking NAME=VALUE`` (repeatable): a ranking override every search of the run sends, so
     a screen of a weight is a command (read back by `ranking_overrides`)."""

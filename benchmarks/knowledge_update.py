@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -365,9 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "minilm-memory", "hashing"])
     parser.add_argument("--halves", default="A,B,C,D,E,F,G,H,I")
-    parser.add_argument(
-        "--judge", default="minilm", choices=["minilm", "none"], help="the writer's update judge"
-    )
+    _corpus.add_judge_option(parser)
     parser.add_argument("--limit", type=int, default=0, help="the first N cases of each half (0: all)")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--name", default="", help="a suffix for the results file")
@@ -376,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ranking = _corpus.ranking_overrides(args)
     halves = [h.strip() for h in args.halves.split(",") if h.strip()]
     cases, pool = load(halves, args.limit)
-    os.environ["AGENT_MEMORY_UPDATE_JUDGE"] = args.judge  # read by the settings at the app's start
+    _corpus.use_judge(args)
     with tempfile.TemporaryDirectory(prefix="ku-") as tmp:
         runtime = Runtime(args.data_dir or Path(tmp), args.embedder, None)
         try:

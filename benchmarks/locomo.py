@@ -230,6 +230,7 @@ DEFAULTS: dict[str, Any] = {
     "half": None,
     "data": DEFAULT_DATA.stem,
     "ranking": "",
+    "judge": "minilm",
 }
 
 
@@ -1145,6 +1146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write every question's retrieved turns as JSON lines here (ids only; outside the repository)",
     )
     _corpus.add_ranking_option(parser)
+    _corpus.add_judge_option(parser)
     args = parser.parse_args(argv)
     try:
         args.configs = with_overrides(parse_configs(args.configs), _corpus.ranking_overrides(args))
@@ -1155,6 +1157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.data.is_file():
         parser.error(f"no data set at {args.data} (LoCoMo's locomo10.json; see --data)")
 
+    _corpus.use_judge(args)
     with (
         _corpus.fresh_data_dir(parser, args.data_dir, "agent-memory-locomo-") as data_dir,
         _serverless_store(args.store, data_dir),
@@ -1170,6 +1173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "half": args.half,
         "data": args.data.stem,
         "ranking": "+".join(args.ranking),
+        "judge": args.judge,
     }
     name = _corpus.result_name("locomo", values, DEFAULTS)
     print(f"\nwritten to {_corpus.write_result(name, result)}")

@@ -75,6 +75,9 @@ class PipLayerBundling:
 #: console's static files (deployed to S3 by its own construct). tests/infra checks every handler
 #: imports from the asset without them.
 NOT_IN_LAMBDA = ("local", "client", "tools", "console")
+#: Names the function code's copy of the sources leaves out (shell patterns, as
+#: `shutil.ignore_patterns` reads them); ``*.onnx``: the update judge's weights, as in `CODE_EXCLUDES`.
+SOURCES_IGNORED = ("__pycache__", "*.pyc", "*.egg-info", "tests", ".pytest_cache", ".mypy_cache", "*.onnx")
 
 
 @jsii.implements(ILocalBundling)
@@ -87,9 +90,7 @@ class CompiledCodeBundling:
         self.build_script = build_script
 
     def try_bundle(self, output_dir: str, options: BundlingOptions | None = None) -> bool:
-        ignore = shutil.ignore_patterns(
-            "__pycache__", "*.pyc", "*.egg-info", "tests", ".pytest_cache", ".mypy_cache", "*.onnx"
-        )
+        ignore = shutil.ignore_patterns(*SOURCES_IGNORED)
         shutil.copytree(self.source, output_dir, ignore=ignore, dirs_exist_ok=True)
         for package in NOT_IN_LAMBDA:
             shutil.rmtree(Path(output_dir) / "agent_memory" / package, ignore_errors=True)

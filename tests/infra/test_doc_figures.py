@@ -8,6 +8,7 @@ fails too, so a figure cannot leave this check by being rephrased."""
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -42,15 +43,15 @@ def _test_functions(folder: str) -> int:
 
 def _code_asset_mb() -> float:
     """The function code asset's sources: `functions/` as `CompiledCodeBundling` copies it."""
-    from agent_memory_stack.function_factory import NOT_IN_LAMBDA
+    from agent_memory_stack.function_factory import NOT_IN_LAMBDA, SOURCES_IGNORED
 
     package = ROOT / "functions" / "agent_memory"
-    skipped = {"__pycache__", "tests", ".pytest_cache", ".mypy_cache"}
     total = 0
     for path in package.rglob("*"):
         parts = path.relative_to(package).parts
-        if path.is_file() and not skipped & set(parts) and parts[0] not in NOT_IN_LAMBDA:
-            total += 0 if path.suffix == ".pyc" else path.stat().st_size
+        ignored = any(fnmatch.fnmatch(part, pattern) for part in parts for pattern in SOURCES_IGNORED)
+        if path.is_file() and not ignored and parts[0] not in NOT_IN_LAMBDA:
+            total += path.stat().st_size
     return round(total / 1_000_000, 1)
 
 

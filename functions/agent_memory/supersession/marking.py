@@ -94,7 +94,7 @@ OWN_STANDS_OUT_AMOUNT = 0.1
 #: judge's probability that takes a pair as one value replacing another there, and the probability
 #: under which it overrules the rules' choice. The judge was trained on halves A-G of
 #: benchmarks/data/knowledge_update and these were chosen on halves H-J (docs/decisions.md).
-JUDGE_CANDIDATES = 3
+JUDGE_CANDIDATES = 1
 JUDGE_FLOOR = 0.2
 JUDGE_THRESHOLD = 0.95
 JUDGE_VETO = 0.3
