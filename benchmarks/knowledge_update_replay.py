@@ -182,15 +182,17 @@ def _judge(name: str) -> UpdateJudge | None:
 
 
 def _set_thresholds(settings: Sequence[str]) -> None:
-    """Set the write path's nearness thresholds for this replay (a screen of a threshold costs
-    one replay, not an edit): only the numeric constants `supersession.marking` defines."""
+    """Set the write path's thresholds for this replay (a screen of a threshold costs one replay,
+    not an edit): only the numeric constants `supersession.marking` defines (``JUDGE_CANDIDATES=3``
+    a whole number)."""
     from agent_memory.supersession import marking
 
     for setting in settings:
         name, _, value = setting.partition("=")
-        if not isinstance(getattr(marking, name, None), float):
+        kind = type(getattr(marking, name, None))
+        if not name.isupper() or kind not in (float, int):
             raise SystemExit(f"--set {setting}: not a threshold of supersession.marking")
-        setattr(marking, name, float(value))
+        setattr(marking, name, kind(value))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
