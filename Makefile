@@ -129,6 +129,11 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 	$(TRAIN_VENV)/bin/pip install --quiet -e '.[train]'
 	@touch $@
 
+## train-update-judge: the update judge of supersession by meaning (training/README.md, "The update judge")
+.PHONY: train-update-judge
+train-update-judge: $(TRAIN_VENV)/.installed
+	nice -n 10 $(TRAIN_VENV)/bin/python training/train_update_judge.py --train A,B,C,D,E,F,G --test H,I,J --export
+
 train-embedder: $(TRAIN_VENV)/.installed
 	nice -n 10 $(TRAIN_VENV)/bin/python training/build_pairs.py $(if $(LOCOMO),--locomo $(LOCOMO)) $(if $(TRAIN_SOURCES),--sources $(TRAIN_SOURCES))
 	nice -n 10 $(TRAIN_VENV)/bin/python training/train_embedder.py $(if $(LOCOMO),--locomo $(LOCOMO)) $(if $(TRAIN_SOURCES),--sources $(TRAIN_SOURCES))

@@ -269,7 +269,7 @@ def _halves(value: str) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--train", type=_halves, default=_halves("A,B,C,D,E,F,G,H,I,J"))
+    parser.add_argument("--train", type=_halves, default=_halves("A,B,C,D,E,F,G"))
     parser.add_argument("--test", type=_halves, default=[])
     parser.add_argument("--pairs", type=Path, nargs="*", default=[DEFAULT_PAIRS])
     parser.add_argument("--epochs", type=int, default=3)

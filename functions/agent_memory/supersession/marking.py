@@ -17,6 +17,12 @@ value replacing another (`supersession.rules.shape.replaces`). That costs the sa
 for every statement (a question or a request costs nothing) and one embedding of the statements
 not yet kept, still no generative model call.
 
+With an update judge (`ports.UpdateJudge`: a small cross-encoder that reads two statements
+together, `adapters.judges`), a statement the rules above take no earlier one for is read with
+its nearest earlier statement, and marks it when the judge is sure (`JUDGE_THRESHOLD`); one the
+rules took is let go when the judge finds it unlikely (`JUDGE_VETO`). One pair read at most a
+write, by a model of the writer's own, never a generative one.
+
 The same holder only: two end users, or two speakers of one conversation, never supersede each
 other ("I live in Berlin" said by Ana does not end Ben's Lisbon). A forget takes the forgotten
 memory out of its timelines again, so the value it replaced holds once more.
