@@ -177,16 +177,10 @@ def export_int8(model: Any, out: Path) -> Path:
     """The transformer of ``model`` as ONNX (token embeddings out, as the stock file), then int8
     by onnxruntime's dynamic quantization, as the stock file was made."""
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    out.mkdir(parents=True, exist_ok=True)
-    fp32, int8 = out / "model.fp32.onnx", out / "model.int8.onnx"
     bert = model[0].auto_model
     bert.eval()
     sample = model.tokenize(["Caroline on 08 May 2023: I went to a support group yesterday."])
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {n: {0: "batch", 1: "tokens"} for n in names}
-    axes["last_hidden_state"] = {0: "batch", 1: "tokens"}
 
     class TokenEmbeddings(torch.nn.Module):
         def __init__(self, inner: Any) -> None:
@@ -198,14 +192,31 @@ def export_int8(model: Any, out: Path) -> Path:
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
 
+    return onnx_int8(TokenEmbeddings(bert), sample, "last_hidden_state", {0: "batch", 1: "tokens"}, out)
+
+
+#: The inputs of every exported model, as the service's MiniLM adapters feed them.
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def onnx_int8(module: Any, sample: Any, output: str, output_axes: dict[int, str], out: Path) -> Path:
+    """``module`` (taking `INPUT_NAMES`, ``sample`` holding them) as ``out/model.int8.onnx``:
+    exported with batch and token axes free, then int8 by onnxruntime's dynamic quantization (the
+    fp32 file removed). The embedder's and the update judge's exports."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.mkdir(parents=True, exist_ok=True)
+    fp32, int8 = out / "model.fp32.onnx", out / "model.int8.onnx"
+    axes: dict[str, dict[int, str]] = {n: {0: "batch", 1: "tokens"} for n in INPUT_NAMES}
     with torch.no_grad():
         torch.onnx.export(
-            TokenEmbeddings(bert),
-            tuple(sample[n] for n in names),
+            module,
+            tuple(sample[n] for n in INPUT_NAMES),
             str(fp32),
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes=axes,
+            input_names=list(INPUT_NAMES),
+            output_names=[output],
+            dynamic_axes={**axes, output: output_axes},
             opset_version=17,
             dynamo=False,
         )

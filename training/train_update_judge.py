@@ -232,32 +232,11 @@ def table(pairs: Sequence[Pair], probs: Sequence[float]) -> list[dict[str, Any]]
 
 def export_int8(model: Any, tok: Any, out: Path) -> Path:
     """``model.int8.onnx`` in ``out``: input ids, attention mask and token types in, one logit
-    per pair out, int8 by onnxruntime's dynamic quantization."""
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    per pair out (`train_embedder.onnx_int8`, as the embedders are made)."""
+    from train_embedder import onnx_int8
 
-    out.mkdir(parents=True, exist_ok=True)
-    fp32, int8 = out / "model.fp32.onnx", out / "model.int8.onnx"
-    enc = _encode(tok, [Pair("I live in Berlin.", "We moved to Lisbon in May.", 0, "")])
-    with torch.no_grad():
-        torch.onnx.export(
-            model,
-            (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
-            str(fp32),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["logit"],
-            dynamic_axes={
-                "input_ids": {0: "batch", 1: "tokens"},
-                "attention_mask": {0: "batch", 1: "tokens"},
-                "token_type_ids": {0: "batch", 1: "tokens"},
-                "logit": {0: "batch"},
-            },
-            opset_version=17,
-            dynamo=False,
-        )
-    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
-    fp32.unlink()
-    return int8
+    sample = _encode(tok, [Pair("I live in Berlin.", "We moved to Lisbon in May.", 0, "")])
+    return onnx_int8(model, sample, "logit", {0: "batch"}, out)
 
 
 def _halves(value: str) -> list[str]:

@@ -37,17 +37,21 @@ LAYERS_DIR = ROOT / "layers"
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
 
-#: Never part of the function asset: they change without the code changing.
-CODE_EXCLUDES = [
-    "**/__pycache__",
-    "**/*.pyc",
+#: Never part of the function asset, at any depth (shell patterns, as `shutil.ignore_patterns`
+#: reads them): they change without the code changing; ``*.onnx``, the update judge's weights, as
+#: the deployed writer runs without it (bedrock.py).
+SOURCES_IGNORED = (
+    "__pycache__",
+    "*.pyc",
     "*.egg-info",
-    "**/tests",
-    "**/.pytest_cache",
-    "**/.mypy_cache",
-    "**/.DS_Store",
-    "**/*.onnx",  # the update judge's weights: the deployed writer runs without it (bedrock.py)
-]
+    "tests",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".DS_Store",
+    "*.onnx",
+)
+#: The same, as the asset's hash reads them.
+CODE_EXCLUDES = [f"**/{pattern}" for pattern in SOURCES_IGNORED]
 
 
 @jsii.implements(ILocalBundling)
@@ -75,9 +79,6 @@ class PipLayerBundling:
 #: console's static files (deployed to S3 by its own construct). tests/infra checks every handler
 #: imports from the asset without them.
 NOT_IN_LAMBDA = ("local", "client", "tools", "console")
-#: Names the function code's copy of the sources leaves out (shell patterns, as
-#: `shutil.ignore_patterns` reads them); ``*.onnx``: the update judge's weights, as in `CODE_EXCLUDES`.
-SOURCES_IGNORED = ("__pycache__", "*.pyc", "*.egg-info", "tests", ".pytest_cache", ".mypy_cache", "*.onnx")
 
 
 @jsii.implements(ILocalBundling)

@@ -172,7 +172,8 @@ class MarkingService:
     ) -> None:
         self._store = store
         #: With a judge (and an embedder), a statement no pattern reads is judged against its
-        #: nearest earlier statements (`_judged`) in place of the nearness rules.
+        #: nearest earlier statement where the nearness rules take none (`_judged`), and the
+        #: rules' choice is let go when the judge finds it unlikely (`_judged_unlikely`).
         self._judge = judge
         self._candidates = candidates
         #: Each memory whose supersession fields change is a ``memory.updated`` event.

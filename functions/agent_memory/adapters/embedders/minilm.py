@@ -152,7 +152,7 @@ class MiniLmEmbedder:
         """One batch on a bulk thread, on that thread's one-thread session (built on its first)."""
         session = getattr(self._bulk_sessions, "session", None)
         if session is None:
-            session = self._bulk_sessions.session = self._session(self._model_file(), 1)
+            session = self._bulk_sessions.session = cpu_session(self._model_file(), 1)
         return self._run(session, input_names, encodings)
 
     def _run(self, session: Any, input_names: frozenset[str], encodings: list[Any]) -> Matrix:
@@ -201,7 +201,7 @@ class MiniLmEmbedder:
         tokenizer.enable_truncation(max_length=self._max_tokens)
         tokenizer.no_padding()  # `_run` pads each batch to its own longest text
 
-        session = self._session(model_path, self._threads)
+        session = cpu_session(model_path, self._threads)
         input_names = frozenset(i.name for i in session.get_inputs())
         missing = {"input_ids", "attention_mask"} - input_names
         width = session.get_outputs()[0].shape[-1]
@@ -213,20 +213,22 @@ class MiniLmEmbedder:
             )
         return session, tokenizer, input_names
 
-    @staticmethod
-    def _session(model_path: Path, threads: int) -> Any:
-        import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Workers that wait for work sleep instead of spinning: a spinning worker burns a core the
-        # searches (and on a shared machine, other programs) need, and a peer descheduled by them
-        # makes the spin longer. On 2 busy vCPUs two spinning threads took about half as much CPU
-        # again for the same texts (docs/decisions.md, "Bulk ingest").
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+def cpu_session(model_path: Path, threads: int) -> Any:
+    """An onnxruntime session of ``model_path`` on the CPU with ``threads`` threads (the embedder's
+    and the update judge's)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Workers that wait for work sleep instead of spinning: a spinning worker burns a core the
+    # searches (and on a shared machine, other programs) need, and a peer descheduled by them
+    # makes the spin longer. On 2 busy vCPUs two spinning threads took about half as much CPU
+    # again for the same texts (docs/decisions.md, "Bulk ingest").
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
 
 
 def padded(encodings: Sequence[Any], input_names: frozenset[str]) -> dict[str, npt.NDArray[np.int64]]:

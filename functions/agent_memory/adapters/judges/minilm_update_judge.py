@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.adapters.embedders.minilm import TOKENIZER_PATH, MiniLmEmbedder, padded
+from agent_memory.adapters.embedders.minilm import TOKENIZER_PATH, cpu_session, padded
 from agent_memory.errors import ConfigurationError, DependencyError
 
 MODEL_ID = "minilm-update-judge-int8-v1"
@@ -56,7 +56,7 @@ class MiniLmUpdateJudge:
         session, tokenizer, names = self._load()
         out: list[float] = []
         # One pair a run: int8 activations are quantized over the whole batch, so padding beside a
-        # longer pair would move a pair's probability (by up to 0.04 here); a write reads three.
+        # longer pair would move a pair's probability (by up to 0.04 here); a write reads one.
         for encoding in tokenizer.encode_batch([(older, newer) for older, newer in pairs]):
             try:
                 (logits,) = session.run(None, padded([encoding], names))
@@ -66,7 +66,7 @@ class MiniLmUpdateJudge:
         return out
 
     def _load(self) -> tuple[Any, Any, frozenset[str]]:
-        with self._lock:
+        with self._lock:  # uncontended after the load: next to a 2 ms model run, nothing
             if self._loaded is None:
                 self._loaded = self._build()
             return self._loaded
@@ -77,5 +77,5 @@ class MiniLmUpdateJudge:
         tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.no_padding()
-        session = MiniLmEmbedder._session(self._model_path, self._threads)
+        session = cpu_session(self._model_path, self._threads)
         return session, tokenizer, frozenset(i.name for i in session.get_inputs())
