@@ -134,6 +134,11 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 train-update-judge: $(TRAIN_VENV)/.installed
 	nice -n 10 $(TRAIN_VENV)/bin/python training/train_update_judge.py --train A,B,C,D,E,F,G --test H,I,J --export
 
+## train-answer-judge: the answer judge a search may ask (training/README.md, "The answer judge")
+.PHONY: train-answer-judge
+train-answer-judge: $(TRAIN_VENV)/.installed
+	nice -n 10 $(TRAIN_VENV)/bin/python training/train_answer_judge.py --train A,B,C,D,E,F,G,H,I,J --test K --export
+
 train-embedder: $(TRAIN_VENV)/.installed
 	nice -n 10 $(TRAIN_VENV)/bin/python training/build_pairs.py $(if $(LOCOMO),--locomo $(LOCOMO)) $(if $(TRAIN_SOURCES),--sources $(TRAIN_SOURCES))
 	nice -n 10 $(TRAIN_VENV)/bin/python training/train_embedder.py $(if $(LOCOMO),--locomo $(LOCOMO)) $(if $(TRAIN_SOURCES),--sources $(TRAIN_SOURCES))

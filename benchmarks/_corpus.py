@@ -598,15 +598,21 @@ def result_header(benchmark: str, started: float, load_at_start: list[float] | N
 
 
 def add_judge_option(parser: argparse.ArgumentParser) -> None:
-    """``--judge minilm|none``: the writer's update judge (`use_judge` sets it for the app)."""
+    """``--judge minilm|none``: the writer's update judge; ``--answer-judge minilm|none``: the
+    search's answer judge (`use_judge` sets both for the app)."""
     parser.add_argument(
         "--judge", default="minilm", choices=["minilm", "none"], help="the writer's update judge"
+    )
+    parser.add_argument(
+        "--answer-judge", default="none", choices=["minilm", "none"], help="the search's answer judge"
     )
 
 
 def use_judge(args: argparse.Namespace) -> None:
-    """Run the app with ``--judge`` (its settings read the variable when it starts)."""
+    """Run the app with ``--judge`` and ``--answer-judge`` (its settings read the variables when
+    it starts)."""
     os.environ["AGENT_MEMORY_UPDATE_JUDGE"] = args.judge
+    os.environ["AGENT_MEMORY_ANSWER_JUDGE"] = args.answer_judge
 
 
 def add_ranking_option(parser: argparse.ArgumentParser) -> None:

@@ -2,6 +2,7 @@
 supersession marks right, on hand-written cases the ranking was never tuned on?
 
     python benchmarks/knowledge_update.py [--embedder minilm|minilm-memory|hashing] [--judge minilm|none]
+        [--answer-judge minilm|none]
         [--halves A,B,C,D,E,F,G,H,I] [--limit N] [--ranking NAME=VALUE] [--name SUFFIX]
     python benchmarks/knowledge_update.py --halves L     # the held-out half, run once at the end
 
@@ -390,12 +391,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_half = {h: score([o for o in outcomes if o.half == h]) for h in halves}
     print(
         f"knowledge update: {len(cases)} cases, embedder {runtime.embedder_id}, "
-        f"update judge {args.judge}, ingest {ingest_s:.0f} s"
+        f"update judge {args.judge}, answer judge {args.answer_judge}, ingest {ingest_s:.0f} s"
     )
     print(report(by_half))
     payload = {
         "embedder": runtime.embedder_id,
         "update_judge": args.judge,
+        "answer_judge": args.answer_judge,
         "halves": by_half,
         "outcomes": [o.__dict__ for o in outcomes],
         "machine": _corpus.machine(),

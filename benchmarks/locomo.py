@@ -231,6 +231,7 @@ DEFAULTS: dict[str, Any] = {
     "data": DEFAULT_DATA.stem,
     "ranking": "",
     "judge": "minilm",
+    "answer_judge": "none",
 }
 
 
@@ -1174,6 +1175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "data": args.data.stem,
         "ranking": "+".join(args.ranking),
         "judge": args.judge,
+        "answer_judge": args.answer_judge,
     }
     name = _corpus.result_name("locomo", values, DEFAULTS)
     print(f"\nwritten to {_corpus.write_result(name, result)}")

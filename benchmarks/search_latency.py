@@ -2,7 +2,7 @@
 
     python benchmarks/search_latency.py [--n 10000] [--passages 2000] [--queries 200]
                                         [--embedder minilm|minilm-memory|hashing] [--data-dir DIR]
-                                        [--warmup 5] [--seed S]
+                                        [--warmup 5] [--seed S] [--answer-judge minilm|none]
 
 What it does, and why that way:
 
@@ -58,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "embedder": "minilm",
     "seed": _corpus.DEFAULT_SEED,
     "store": "sqlite",
+    "answer_judge": "none",
 }
 
 
@@ -278,6 +279,7 @@ def run(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         SystemClock(),
         container.ranking(settings),
         knowledge=timed_store,  # type: ignore[arg-type]
+        answer_judge=container.current().answer_judge,
     )
     started = time.perf_counter()
     service.search(TENANT, AGENT, SearchRequest(query=queries[0]).to_query())
@@ -360,7 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="opensearch: the OpenSearch store on OPENSEARCH_URL (`make opensearch-up`)",
     )
     parser.add_argument("--data-dir", type=Path, help="an empty or new directory (default: a temporary one)")
+    _corpus.add_judge_option(parser)
     args = parser.parse_args(argv)
+    _corpus.use_judge(args)
     if args.n < 1 or args.queries < 1 or args.warmup < 0 or args.passages < 0:
         parser.error("--n and --queries must be at least 1, --warmup and --passages at least 0")
 
@@ -376,6 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "embedder": args.embedder,
             "seed": args.seed,
             "store": args.store,
+            "answer_judge": args.answer_judge,
         },
         DEFAULTS,
     )

@@ -31,8 +31,9 @@ def configure_local_env(mp: pytest.MonkeyPatch, data_dir: Path) -> None:
             "AGENT_MEMORY_DATA_DIR": str(data_dir),
             "AGENT_MEMORY_OUTBOUND_ALLOW_LOOPBACK": "true",
             "AGENT_MEMORY_EMBEDDER": "hashing",
-            # the update judge has tests of its own (tests/unit/adapters/test_update_judge.py)
+            # the judges have tests of their own (tests/unit/adapters/test_*_judge.py)
             "AGENT_MEMORY_UPDATE_JUDGE": "none",
+            "AGENT_MEMORY_ANSWER_JUDGE": "none",
             "AGENT_MEMORY_STORE": "sqlite",
             "AGENT_MEMORY_QUEUE": "local",
             "AGENT_MEMORY_PENDING": "local",
@@ -52,6 +53,7 @@ def sqs_write_path_env(data_dir: Path, queue_url: str, dlq_url: str) -> dict[str
         "AGENT_MEMORY_DATA_DIR": str(data_dir),
         "AGENT_MEMORY_EMBEDDER": "hashing",
         "AGENT_MEMORY_UPDATE_JUDGE": "none",
+        "AGENT_MEMORY_ANSWER_JUDGE": "none",
         "AGENT_MEMORY_STORE": "sqlite",
         "AGENT_MEMORY_QUEUE": "sqs",
         "AGENT_MEMORY_WRITE_QUEUE_URL": queue_url,

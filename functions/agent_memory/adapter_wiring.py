@@ -13,7 +13,7 @@ from agent_memory.adapters.clock import SystemClock
 from agent_memory.feed_wiring import FeedParts
 from agent_memory.knowledge.topics import TopicCache
 from agent_memory.ports.clocks import Clock
-from agent_memory.ports.embedding import Embedder, Reranker, UpdateJudge
+from agent_memory.ports.embedding import AnswerJudge, Embedder, Reranker, UpdateJudge
 from agent_memory.ports.idempotent_calls import Idempotency
 from agent_memory.ports.key_store import KeyStore
 from agent_memory.ports.memory_store import MemoryStore
@@ -73,6 +73,14 @@ class AdapterWiring:
             from agent_memory.adapters.judges.minilm_update_judge import MiniLmUpdateJudge
 
             return MiniLmUpdateJudge(threads=self.settings.embedder_threads or 1)
+        return None
+
+    @cached_property
+    def answer_judge(self) -> AnswerJudge | None:
+        if self.settings.answer_judge == "minilm":
+            from agent_memory.adapters.judges.minilm_answer_judge import MiniLmAnswerJudge
+
+            return MiniLmAnswerJudge(threads=self.settings.embedder_threads or 1)
         return None
 
     @cached_property

@@ -144,6 +144,7 @@ class Container(AdapterWiring):
             knowledge=self.store,
             settings=self.settings_cache,
             embedders=self.tenant_embedders,
+            answer_judge=self.answer_judge,
         )
 
     @cached_property

@@ -150,6 +150,12 @@ class Settings(BaseSettings):
     #: cross-encoder, or none (its nearness rules alone). The deployed stack runs without it: its
     #: runtime (onnxruntime) is not in the Lambda layer (docs/decisions.md).
     update_judge: Literal["none", "minilm"] = "minilm"
+    #: The answer judge a search asks about a question of the present and two statements of one
+    #: person it found (`recall.rules.current_first`, *Answered first*): the shipped MiniLM
+    #: cross-encoder, or none (the ranking's rules alone). Off unless chosen: it reads up to four
+    #: pairs a search, a model run each, which more than doubled search p95 at 10,000 memories on
+    #: a 2-core machine (docs/decisions.md). Not deployed, as the update judge.
+    answer_judge: Literal["none", "minilm"] = "none"
 
     # --- summaries ---------------------------------------------------------------------------
     #: An optional cross-encoder over the head of each search's ranking (docs/decisions.md).

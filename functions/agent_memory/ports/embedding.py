@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Matrix", "Reranker", "UpdateJudge", "Vector"]
+__all__ = ["AnswerJudge", "Embedder", "Matrix", "Reranker", "UpdateJudge", "Vector"]
 
 
 Vector = npt.NDArray[np.float32]
@@ -58,5 +58,20 @@ class UpdateJudge(Protocol):
     def model_id(self) -> str: ...
 
     def replaces(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """One probability in [0, 1] per (older, newer) pair, in the pairs' order."""
+        ...
+
+
+@runtime_checkable
+class AnswerJudge(Protocol):
+    """Reads a question and two statements of one person together and says how likely the newer
+    one is what the question should be answered with now, the older one no longer ("How do I get
+    to work?": "I take bus 31 to work" -> "Picked up the e-bike, rode in to the office"). Optional:
+    without one, a search orders what it found by its rules alone."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def answers(self, question: str, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """One probability in [0, 1] per (older, newer) pair, in the pairs' order."""
         ...

@@ -24,6 +24,7 @@ from agent_memory.model.types import shifted
 from agent_memory.model.words import STOPWORDS
 from agent_memory.observability import MetricUnit, logger, metrics
 from agent_memory.ports import (
+    AnswerJudge,
     Candidate,
     Clock,
     Embedder,
@@ -119,6 +120,7 @@ class SearchService:
         knowledge: SearchableKnowledge | None = None,
         settings: SettingsCache | None = None,
         embedders: TenantEmbedders | None = None,
+        answer_judge: AnswerJudge | None = None,
     ) -> None:
         self._store = store
         self._embedders = embedders
@@ -135,6 +137,8 @@ class SearchService:
         self._topics = topics
         #: Statements' own vectors, kept between searches (`ModelCalls.statements`).
         self._memos = Memos()
+        #: An optional cross-encoder that reads a question with two statements (`ModelCalls.answers`).
+        self._answer_judge = answer_judge
 
     def _tenant_weights(self, tenant_id: str) -> RankingWeights:
         if self._settings is None:
@@ -153,7 +157,8 @@ class SearchService:
             )
 
         rerank = None if self._reranker is None else partial(_rerank, self._reranker)
-        return ModelCalls(rerank=rerank, statements=statements)
+        answers = None if self._answer_judge is None else partial(_answers, self._answer_judge)
+        return ModelCalls(rerank=rerank, statements=statements, answers=answers)
 
     def _memories(
         self, tenant_id: str, agent_id: str, request: SearchQuery, lookup: _Lookup
@@ -292,6 +297,13 @@ def _rerank(reranker: Reranker, query: str, texts: list[str]) -> Sequence[float]
     if scores is None:
         metrics.add_metric(name="RerankFailures", unit=MetricUnit.Count, value=1)
     return scores
+
+
+def _answers(judge: AnswerJudge, question: str, pairs: list[tuple[Hit, Hit]]) -> Sequence[float] | None:
+    """The answer judge's probability for each (older, newer) pair of hits, by what each says; None
+    when it failed."""
+    texts = [(older.record.content, newer.record.content) for older, newer in pairs]
+    return _or_none(lambda: judge.answers(question, texts), "answer judge failed; ranking kept")
 
 
 class _Lookup(NamedTuple):

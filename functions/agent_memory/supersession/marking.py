@@ -60,7 +60,7 @@ from agent_memory.ports import (
     Vector,
 )
 from agent_memory.ports.change_feed import ChangeFeed, publish
-from agent_memory.recall.rules.ranking import holder
+from agent_memory.recall.rules.current_first import holder
 from agent_memory.supersession.rules.claims import SELF, Claim, Relation, claims, relate_claims
 from agent_memory.supersession.rules.numbers import counted_changed
 from agent_memory.supersession.rules.pairs import linked

@@ -1,20 +1,19 @@
 """The newer of two statements about one thing first, at search time, for a question about the
-present (`recall.rules.ranking`, *Newer first*): which later statement moves before the first result,
+present (`recall.rules.current_first`, *Newer first*): which later statement moves before the first result,
 which never does, and that only the head is reordered (checked on examples and as a property)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.payloads import RECORDED_AT, memory_record
+from tests.payloads import OTHER_TURNS, RECORDED_AT, said_hit
 
 from agent_memory.model.queries import Found, Hit
-from agent_memory.recall.rules.ranking import (
+from agent_memory.recall.rules.current_first import (
     ASKED,
     HEAD,
     NEAR,
@@ -26,20 +25,7 @@ from agent_memory.recall.rules.ranking import (
 
 OLD = "I'm on the night shift at the warehouse."
 NEW = "Being on days again is amazing, I actually see daylight."
-#: Turns of the same speaker that say something else.
-OTHER = [
-    "I cleaned out the garage, found my old skateboard from school.",
-    "We're hosting my in-laws for the weekend, wish me luck.",
-    "I finally fixed the squeaky door with a bit of olive oil, ha.",
-    "Went to a jazz concert on Friday, the saxophonist was incredible.",
-    "The kids built a massive pillow fort in the living room, chaos.",
-]
-
-
-def _hit(record_id: str, content: str, days: int, score: float, **fields: Any) -> Hit:
-    fields.setdefault("conversation_id", f"c-{record_id}")
-    record = memory_record(record_id, content, at=RECORDED_AT + timedelta(days=days), **fields)
-    return Hit(record=record, score=score, similarity=score, recency=1.0)
+OTHER = OTHER_TURNS
 
 
 def _cosine(pairs: dict[frozenset[str], float]) -> Callable[[Hit, Hit], float]:
@@ -50,12 +36,12 @@ def _cosine(pairs: dict[frozenset[str], float]) -> Callable[[Hit, Hit], float]:
 def _ranking() -> list[Found]:
     """The old statement first (it matches the question's words), the new one third."""
     return [
-        _hit("old", OLD, 0, 0.53),
-        _hit("d1", OTHER[0], 40, 0.09),
-        _hit("new", NEW, 120, 0.08),
-        _hit("d2", OTHER[1], 60, 0.07),
-        _hit("d3", OTHER[2], 90, 0.06),
-        _hit("d4", OTHER[3], 150, 0.05),
+        said_hit("old", OLD, 0, 0.53),
+        said_hit("d1", OTHER[0], 40, 0.09),
+        said_hit("new", NEW, 120, 0.08),
+        said_hit("d2", OTHER[1], 60, 0.07),
+        said_hit("d3", OTHER[2], 90, 0.06),
+        said_hit("d4", OTHER[3], 150, 0.05),
     ]
 
 
@@ -99,7 +85,7 @@ def test_an_old_statement_a_stored_link_ends_later_keeps_that_link() -> None:
     # GIVEN the old statement already superseded, by a memory said after the search's as_of
     ranked = _ranking()
     after = RECORDED_AT + timedelta(days=400)
-    ranked[0] = _hit("old", OLD, 0, 0.53, superseded_by="later", valid_to=after, valid_from=RECORDED_AT)
+    ranked[0] = said_hit("old", OLD, 0, 0.53, superseded_by="later", valid_to=after, valid_from=RECORDED_AT)
     # WHEN reordered
     out = newer_first(ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.3}))
     # THEN the new one still comes first, and the old one's stored link is what it shows
@@ -129,11 +115,11 @@ def test_a_later_statement_that_is_not_near_or_does_not_stand_out_stays_where_it
 @pytest.mark.parametrize(
     ("why", "new"),
     [
-        ("says earlier", _hit("new", NEW, -10, 0.08)),
-        ("adds rather than replaces", _hit("new", "We also started a second shift on days.", 120, 0.08)),
-        ("is another speaker's", _hit("new", NEW, 120, 0.08, speaker="Ben")),
-        ("is in the same conversation", _hit("new", NEW, 120, 0.08, conversation_id="c-old")),
-        ("is a question", _hit("new", "Should I ask to go back on days?", 120, 0.08)),
+        ("says earlier", said_hit("new", NEW, -10, 0.08)),
+        ("adds rather than replaces", said_hit("new", "We also started a second shift on days.", 120, 0.08)),
+        ("is another speaker's", said_hit("new", NEW, 120, 0.08, speaker="Ben")),
+        ("is in the same conversation", said_hit("new", NEW, 120, 0.08, conversation_id="c-old")),
+        ("is a question", said_hit("new", "Should I ask to go back on days?", 120, 0.08)),
     ],
 )
 def test_a_later_statement_that_cannot_replace_the_first_one_stays_where_it_is(why: str, new: Hit) -> None:
@@ -152,10 +138,10 @@ OWEN_NEW = "Owen's back at his mum's after the split, poor guy."
 
 def _owen() -> list[Found]:
     return [
-        _hit("old", OWEN_OLD, 0, 0.58),
-        _hit("new", OWEN_NEW, 200, 0.47),
-        _hit("d1", OTHER[0], 40, 0.09),
-        _hit("d2", OTHER[1], 60, 0.07),
+        said_hit("old", OWEN_OLD, 0, 0.58),
+        said_hit("new", OWEN_NEW, 200, 0.47),
+        said_hit("d1", OTHER[0], 40, 0.09),
+        said_hit("d2", OTHER[1], 60, 0.07),
     ]
 
 
@@ -205,8 +191,8 @@ def test_a_lone_later_statement_that_is_no_replacement_by_shape_stays_with_nothi
     # GIVEN the first result and one later note of the same speaker, no other statement beside
     # them: the service's own example, an unrelated later note near the first by a hashing model
     ranked: list[Found] = [
-        _hit("old", "Alice moved the product launch to March 3.", 0, 0.58),
-        _hit("new", "The office coffee machine is broken again.", 1, 0.3),
+        said_hit("old", "Alice moved the product launch to March 3.", 0, 0.58),
+        said_hit("new", "The office coffee machine is broken again.", 1, 0.3),
     ]
     # WHEN reordered with the two near each other and the later one about what is asked
     out = newer_first(
@@ -215,7 +201,7 @@ def test_a_lone_later_statement_that_is_no_replacement_by_shape_stays_with_nothi
     # THEN nothing moves: "nearest" among one is no evidence that they are about one thing
     assert [r.id for r in out] == ["old", "new"]
     # AND with one more statement of the speaker to stand out from, the same pair would move
-    ranked.append(_hit("d1", OTHER[0], 2, 0.1))
+    ranked.append(said_hit("d1", OTHER[0], 2, 0.1))
     out = newer_first(
         ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.34}), _asked({"new": 0.47})
     )
@@ -225,9 +211,9 @@ def test_a_lone_later_statement_that_is_no_replacement_by_shape_stays_with_nothi
 def test_a_later_statement_of_another_subject_stays_however_near_and_asked() -> None:
     # GIVEN "My manager is Ingrid" first and "My skip-level is Paolo" second (another subject)
     ranked: list[Found] = [
-        _hit("old", "My manager is Ingrid.", 0, 0.6),
-        _hit("new", "My skip-level is Paolo, he signs off on every budget.", 200, 0.4),
-        _hit("d1", OTHER[0], 40, 0.09),
+        said_hit("old", "My manager is Ingrid.", 0, 0.6),
+        said_hit("new", "My skip-level is Paolo, he signs off on every budget.", 200, 0.4),
+        said_hit("d1", OTHER[0], 40, 0.09),
     ]
     # WHEN reordered with the two as near as can be and both about what is asked, THEN nothing moves
     near = _cosine({frozenset({"old", "new"}): 0.9})
@@ -238,16 +224,16 @@ def test_a_later_statement_of_another_subject_stays_however_near_and_asked() -> 
 def test_nothing_is_compared_when_the_first_result_is_not_a_statement() -> None:
     # GIVEN a request first ("can you remind me..."): it states nothing a later turn replaces
     ranked = _ranking()
-    ranked[0] = _hit("old", "Can you remind me which shift I'm on?", 0, 0.53)
+    ranked[0] = said_hit("old", "Can you remind me which shift I'm on?", 0, 0.53)
     # WHEN asked what to embed, THEN nothing (the search makes no model call)
     assert compared(ranked) == []
 
 
 def test_a_statement_below_the_head_never_moves() -> None:
     # GIVEN the new statement just below the head
-    ranked: list[Found] = [_hit("old", OLD, 0, 0.53)]
-    ranked += [_hit(f"d{i}", OTHER[i], 10 + i, 0.1 - i / 100) for i in range(HEAD - 1)]
-    ranked.append(_hit("new", NEW, 120, 0.01))
+    ranked: list[Found] = [said_hit("old", OLD, 0, 0.53)]
+    ranked += [said_hit(f"d{i}", OTHER[i], 10 + i, 0.1 - i / 100) for i in range(HEAD - 1)]
+    ranked.append(said_hit("new", NEW, 120, 0.01))
     # WHEN reordered with the two as near as can be, THEN nothing moves
     assert _apply(ranked, {frozenset({"old", "new"}): 0.9}) == [r.id for r in ranked]
 
@@ -301,8 +287,8 @@ def test_a_lone_later_statement_stays_even_when_its_shape_reads_as_a_replacement
     # GIVEN the first result and one later note of the same speaker whose shape reads as a change
     # ("cleaned out" ends something), no other statement of the speaker beside them
     ranked: list[Found] = [
-        _hit("old", "I live in Buckie, on the Moray coast.", 0, 0.47),
-        _hit("new", "I cleaned out the garage, found my old skateboard from school.", 150, 0.2),
+        said_hit("old", "I live in Buckie, on the Moray coast.", 0, 0.47),
+        said_hit("new", "I cleaned out the garage, found my old skateboard from school.", 150, 0.2),
     ]
     # WHEN reordered with the two near each other by a small model's cosine
     out = newer_first(
@@ -319,7 +305,7 @@ def test_a_lone_later_statement_stays_even_when_its_shape_reads_as_a_replacement
 def test_a_later_wish_or_story_of_the_past_stays_however_near_and_asked(later: str) -> None:
     # GIVEN the ranking with the later statement a wish or a story of the past: not what holds now
     ranked = _ranking()
-    ranked[2] = _hit("new", later, 120, 0.08)
+    ranked[2] = said_hit("new", later, 120, 0.08)
     # WHEN reordered with the two as near as can be and the later one about what is asked
     out = newer_first(
         ranked, compared(ranked), _cosine({frozenset({"old", "new"}): 0.9}), _asked({"new": 0.9})

@@ -1,6 +1,6 @@
-"""The update judge's training data: the written pairs are well formed and counted as the README
-says, the cases give their fact turns the case's label and every other pair 0, and half K, held
-out, can be neither trained nor tuned on."""
+"""The judges' training data: the written pairs are well formed and counted as the README says,
+each has its question, the cases give their fact turns the case's label and every other pair 0,
+and half L, held out, can be trained or tuned on by neither judge."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import random
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "training"))
 
+import train_answer_judge as answer
 import train_update_judge as judge
 
 LABELS = {
@@ -82,10 +84,44 @@ def test_a_crossed_pair_puts_one_pairs_older_turn_against_anothers_newer() -> No
         assert (cross.label, cross.kind) == (0, "cross")
 
 
+@pytest.mark.parametrize("parser", [judge._parser, answer._parser])
 @pytest.mark.parametrize("flag", ["--train", "--test"])
-def test_half_k_is_held_out_from_training_and_tuning(flag: str) -> None:
-    # GIVEN a run that names half K
+def test_half_l_is_held_out_from_training_and_tuning(flag: str, parser: Any) -> None:
+    # GIVEN a run of either judge's training that names half L
     # WHEN its arguments are read
     # THEN it is refused
     with pytest.raises(SystemExit, match="held out"):
-        judge._parser().parse_args([flag, "A,K"])
+        parser().parse_args([flag, "A,L"])
+
+
+def test_every_written_pair_has_its_question_line_for_line() -> None:
+    # GIVEN the written pairs and the questions written for them
+    lines = answer.DEFAULT_QUESTIONS.read_text().splitlines()
+    questions = [json.loads(line) for line in lines if line.strip()]
+    # WHEN they are read for the answer judge
+    pairs = answer.asked_written_pairs(answer.DEFAULT_PAIRS, answer.DEFAULT_QUESTIONS, random.Random(0))
+    # THEN each pair has its question, line for line, labelled as the pair, then each crossed as 0
+    rows = _rows()
+    assert [q["n"] for q in questions] == list(range(1, len(rows) + 1))
+    assert all(q["question"].strip() and len(q["question"]) <= 160 for q in questions)
+    written, crossed = pairs[: len(rows)], pairs[len(rows) :]
+    for pair, row, asked in zip(written, rows, questions, strict=True):
+        assert (pair.older, pair.newer, pair.question) == (row["older"], row["newer"], asked["question"])
+        assert pair.label == int(row["label"].startswith("update"))
+    assert len(crossed) == len(rows) and {p.label for p in crossed} == {0}
+    assert all(c.question == w.question and c.newer != w.newer for c, w in zip(crossed, written, strict=True))
+
+
+def test_a_case_asked_about_the_present_gives_its_fact_turns_the_expected_label_and_the_rest_zero() -> None:
+    # GIVEN the cases of half A
+    cases, pool = judge.load(["A"])
+    # WHEN the answer judge's triples are made
+    pairs = answer.asked_case_pairs(cases, pool, random.Random(0))
+    # THEN each case not asked about a past time gives one fact triple with its question, 1 when
+    # it expects the new statement first, and every other triple is 0
+    asked = [c for c in cases if not (c.supersede and c.raw["expect"] == "old")]
+    facts = [p for p in pairs if p.kind.startswith("fact-")]
+    assert len(facts) == len(asked)
+    assert sum(p.label for p in facts) == sum(c.raw["expect"] == "new" for c in asked)
+    assert {p.label for p in pairs if not p.kind.startswith("fact-")} == {0}
+    assert all(p.question for p in pairs)
