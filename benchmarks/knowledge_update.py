@@ -4,10 +4,10 @@ supersession marks right, on hand-written cases the ranking was never tuned on?
     python benchmarks/knowledge_update.py [--embedder minilm|minilm-memory|hashing] [--judge minilm|none]
         [--answer-judge minilm|none]
         [--halves A,B,C,D,E,F,G,H,I] [--limit N] [--ranking NAME=VALUE] [--name SUFFIX]
-    python benchmarks/knowledge_update.py --halves M     # the held-out half, run once at the end
+    python benchmarks/knowledge_update.py --halves N     # the held-out half, run once at the end
 
 The cases (`benchmarks/data/knowledge_update/`, README there) are changes of a personal fact (653
-in halves A-I: 577 in A-H, 76 in I; halves J, K and L, read since, and half M, held out, beside them) written
+in halves A-I: 577 in A-H, 76 in I; halves J to M, read since, and half N, held out, beside them) written
 by hand in conversational wording, and the cases that must not supersede (restatements,
 additions, another attribute on the same topic):
 `cases.jsonl` holds halves A and B, `cases_c.jsonl` half C, written later and committed before any
@@ -19,9 +19,9 @@ half E was taken into tuning, `cases_g.jsonl` half G, written after half F's hel
 `cases_j.jsonl` half J, written after half I's held-out run by writers who read neither the
 rules nor the earlier cases, `cases_k.jsonl` half K, written the same way after half J's
 held-out runs, `cases_l.jsonl` half L, written the same way after half K was read case by case,
-and `cases_m.jsonl` half M, written the same way after half L's held-out runs and held out since
-(``--halves`` picks which halves run, A to I by default; only their files are read, so a tuning
-run never reads M).
+`cases_m.jsonl` half M, written the same way after half L's held-out runs, and `cases_n.jsonl`
+half N, written the same way after half M's and held out since (``--halves`` picks which halves
+run, A to I by default; only their files are read, so a tuning run never reads N).
 
 Each case is one agent: its old session, three sessions of unrelated turns, its new session and
 one more unrelated session are written through the local HTTP API (`POST .../memories`, each turn
@@ -29,7 +29,7 @@ with its speaker, its date and a conversation per session, as `benchmarks/locomo
 LoCoMo), then the question is searched ``as_of`` its date and each statement is read back
 (`GET .../memories/{id}`) for its marks.
 
-Printed per half (A to L: tuned on by now; M: held out, fixed before the tuning that followed it):
+Printed per half (A to M: tuned on by now; N: held out, fixed before the tuning that followed it):
 
 - ``first``: the share of questions whose expected statement ranks first (the new one for an
   update; either for a restatement or an addition, both hold; the one asked about for another

@@ -12,7 +12,7 @@ word attending to the other's, which is what telling a replaced value from an ad
 restated one needs.
 
 Data: the knowledge-update cases of ``--train`` (benchmarks/data/knowledge_update; never the
-half held out, `HELD_OUT`: K when this judge was trained and chosen, L and M since): each case's old
+half held out, `HELD_OUT`: K when this judge was trained and chosen, later L, M and N): each case's old
 and new fact turns (1 when the case is an update, 0 when it must not supersede), every other
 pair of an old and a new session turn (0), and two fact turns of different cases of the half
 (0); the distractor sessions are left out, as the cases of every half share them. ``--pairs``
@@ -50,7 +50,7 @@ from knowledge_update import Case, load  # noqa: E402
 
 DEFAULT_OUT = ROOT / ".build" / "judges" / "minilm-update"
 DEFAULT_PAIRS = ROOT / "training" / "data" / "update-pairs.jsonl"
-HELD_OUT = "M"
+HELD_OUT = "N"
 MAX_TOKENS = 160
 THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
 

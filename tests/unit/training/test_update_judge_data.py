@@ -1,6 +1,6 @@
 """The judges' training data: the written pairs are well formed and counted as the README says,
 each has its question, the cases give their fact turns the case's label and every other pair 0,
-and half M, held out, can be trained or tuned on by neither judge."""
+and half N, held out, can be trained or tuned on by neither judge."""
 
 from __future__ import annotations
 
@@ -86,12 +86,12 @@ def test_a_crossed_pair_puts_one_pairs_older_turn_against_anothers_newer() -> No
 
 @pytest.mark.parametrize("parser", [judge._parser, answer._parser])
 @pytest.mark.parametrize("flag", ["--train", "--test"])
-def test_half_m_is_held_out_from_training_and_tuning(flag: str, parser: Any) -> None:
-    # GIVEN a run of either judge's training that names half M
+def test_half_n_is_held_out_from_training_and_tuning(flag: str, parser: Any) -> None:
+    # GIVEN a run of either judge's training that names half N
     # WHEN its arguments are read
     # THEN it is refused
     with pytest.raises(SystemExit, match="held out"):
-        parser().parse_args([flag, "A,M"])
+        parser().parse_args([flag, "A,N"])
 
 
 def test_every_written_pair_has_its_question_line_for_line() -> None:
