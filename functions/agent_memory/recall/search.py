@@ -301,9 +301,12 @@ def _rerank(reranker: Reranker, query: str, texts: list[str]) -> Sequence[float]
 
 def _answers(judge: AnswerJudge, question: str, pairs: list[tuple[Hit, Hit]]) -> Sequence[float] | None:
     """The answer judge's probability for each (older, newer) pair of hits, by what each says; None
-    when it failed."""
+    when it failed (counted)."""
     texts = [(older.record.content, newer.record.content) for older, newer in pairs]
-    return _or_none(lambda: judge.answers(question, texts), "answer judge failed; ranking kept")
+    probabilities = _or_none(lambda: judge.answers(question, texts), "answer judge failed; ranking kept")
+    if probabilities is None:
+        metrics.add_metric(name="AnswerJudgeFailures", unit=MetricUnit.Count, value=1)
+    return probabilities
 
 
 class _Lookup(NamedTuple):

@@ -194,3 +194,18 @@ def test_a_pair_whose_shapes_read_as_no_replacement_is_reordered_but_not_marked(
     assert [r.id for r in out][:2] == ["bike", "bus"]
     guitar = out[1]
     assert isinstance(guitar, Hit) and guitar.current and guitar.record.superseded_by is None
+
+
+def test_a_newer_statement_first_already_stays_with_everything_else_in_place() -> None:
+    # GIVEN the e-bike first already, two requests, then the bus, and a judge sure the e-bike is
+    # the answer now
+    base = {r.id: r for r in _ranking()}
+    asked = [said_hit(f"q{i}", f"Can you remind me about thing {i}?", 30, 0.2 - i / 100) for i in (1, 2)]
+    ranked: list[Found] = [base["bike"], *asked, base["bus"], base["d3"], base["d4"]]
+    # WHEN the head is read
+    out = answered_first(ranked, QUESTION, _Judge({("bus", "bike"): 0.97}))
+    # THEN nothing moves: the bus is not lifted above the turns ranked before it
+    assert [r.id for r in out] == [r.id for r in ranked]
+    # AND it is marked where it stands, as the shapes agree with the judge
+    bus = out[3]
+    assert isinstance(bus, Hit) and not bus.current and bus.record.superseded_by == "bike"

@@ -176,23 +176,23 @@ def newer_first(
 # With an answer judge (`ports.AnswerJudge`: a small cross-encoder trained to read a question and
 # two statements of one person together, `adapters.judges`), the question about the present is
 # asked again of what *Newer first* left. The rules read two statements' own words and shapes;
-# the judge reads them with the question, which says what both were found for: "Picked up the
-# e-bike, rode in to the office this morning" does not replace "I take bus 31 to work" by its
-# words, but it answers "How do I get to work?" now.
+# the judge reads them with the question, which says what both were found for ("Which camera do I
+# use?": "I shoot with a Canon 700D" → "Sold the Canon on eBay and got a used Sony a6400").
 #
 # The pairs read are the head's statements two by two, the older said before the newer by the same
 # holder in another conversation (`_may_answer`), in the head's order (the best-ranked older
 # statement first), at most `ANSWER_PAIRS`. When the judge finds the newer statement of a pair the
 # answer now (at least `ANSWERED`; of several, the surest), it comes first with the first place's
-# score and the older one right after it. The older one is marked in the answer as a write would
-# mark it (`marked`) only when the two also read as one value replacing another by their shapes
-# (`supersession.rules.shape.replaces`, as *Newer first* marks): the judge orders, and a mark, which
-# hides a fact from a reader that skips what no longer holds, needs both. Only within the head,
-# so its set is kept (recall at `HEAD` or more cannot move); one model run a pair, and none where
-# the head holds no two statements of one holder.
+# score and the older one right after it (when it is first already, both stay where they are).
+# The older one is marked in the answer as a write would mark it (`marked`) only when the two also
+# read as one value replacing another by their shapes (`supersession.rules.shape.replaces`, as
+# *Newer first* marks): the judge orders, and a mark, which hides a fact from a reader that skips
+# what no longer holds, needs both. Only within the head, so its set is kept (recall at `HEAD` or
+# more cannot move); one model run a pair, and none where the head holds no two statements of one
+# holder.
 #
 # `ANSWERED` and `ANSWER_PAIRS` chosen on half K of benchmarks/data/knowledge_update (the judge
-# trained on A-J), L held out (docs/decisions.md).
+# trained on A-J), L, M and N held out (docs/decisions.md).
 
 #: The judge's probability from which the newer statement of a pair comes first.
 ANSWERED = 0.8
@@ -218,6 +218,9 @@ def answered_first(ranked: list[Found], question: str, answers: Answer) -> list[
     ended: Hit = older
     if replaces(shape(newer.record.content), shape(older.record.content), 1.0, 0.0):
         lifted, ended = marked(lifted, older)
+    if newer.id == head[0].id:  # first already: marked where they are, nothing else moves
+        read = {newer.id: lifted, older.id: ended}
+        return [read.get(f.id, f) for f in ranked]
     return [lifted, ended, *(f for f in head if f.id not in (newer.id, older.id)), *ranked[HEAD:]]
 
 
