@@ -1,6 +1,6 @@
 """Vectors, and the models that read text: the embedder that turns it into vectors, the optional
-reranker that scores candidates against a query, and the optional update judge that reads two
-statements together."""
+reranker that scores candidates against a query, and the optional judges that read two statements
+together (the update judge on write, the answer judge with a search's question)."""
 
 from __future__ import annotations
 

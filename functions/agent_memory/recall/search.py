@@ -98,13 +98,16 @@ def without_names(text: str, names: Iterable[str]) -> str | None:
 T = TypeVar("T")
 
 
-def _or_none(call: Callable[[], T], failed: str) -> T | None:
-    """``call()``, or None when its model failed (logged as ``failed``): a search never fails
-    for a model that only refines its ranking (`recall.rules.ranking.ModelCalls`)."""
+def _or_none(call: Callable[[], T], failed: str, counted: str | None = None) -> T | None:
+    """``call()``, or None when its model failed (logged as ``failed``, and counted in the metric
+    ``counted`` when named): a search never fails for a model that only refines its ranking
+    (`recall.rules.ranking.ModelCalls`)."""
     try:
         return call()
     except DependencyError:
         logger.warning(failed, exc_info=True)
+        if counted is not None:
+            metrics.add_metric(name=counted, unit=MetricUnit.Count, value=1)
         return None
 
 
@@ -293,20 +296,16 @@ class SearchService:
 
 def _rerank(reranker: Reranker, query: str, texts: list[str]) -> Sequence[float] | None:
     """The reranker's relevance of each text; None when it failed (counted)."""
-    scores = _or_none(lambda: reranker.rerank(query, texts), "reranker failed; keeping the first ranking")
-    if scores is None:
-        metrics.add_metric(name="RerankFailures", unit=MetricUnit.Count, value=1)
-    return scores
+    failed = "reranker failed; keeping the first ranking"
+    return _or_none(lambda: reranker.rerank(query, texts), failed, "RerankFailures")
 
 
 def _answers(judge: AnswerJudge, question: str, pairs: list[tuple[Hit, Hit]]) -> Sequence[float] | None:
     """The answer judge's probability for each (older, newer) pair of hits, by what each says; None
     when it failed (counted)."""
     texts = [(older.record.content, newer.record.content) for older, newer in pairs]
-    probabilities = _or_none(lambda: judge.answers(question, texts), "answer judge failed; ranking kept")
-    if probabilities is None:
-        metrics.add_metric(name="AnswerJudgeFailures", unit=MetricUnit.Count, value=1)
-    return probabilities
+    failed = "answer judge failed; ranking kept"
+    return _or_none(lambda: judge.answers(question, texts), failed, "AnswerJudgeFailures")
 
 
 class _Lookup(NamedTuple):

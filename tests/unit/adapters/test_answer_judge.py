@@ -1,20 +1,17 @@
 """The shipped answer judge, run for real: it loads from the package, reads each pair with its
 question in the pairs' order, takes a changed shift or a camera sold and replaced for the answer
-now and another attribute or an unrelated turn for none, and refuses to start without its model."""
+now and another attribute or an unrelated turn for none (`test_judges`: the port, the weights
+and the refusal without them)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 
-from agent_memory.adapters.judges.minilm_answer_judge import MODEL_PATH, MiniLmAnswerJudge
+from agent_memory.adapters.judges.minilm_answer_judge import MiniLmAnswerJudge
 from agent_memory.adapters.judges.minilm_judge import segments
-from agent_memory.errors import ConfigurationError
-from agent_memory.ports import AnswerJudge
 
 NIGHTS = "I'm on nights at the depot, 10pm to 6am."
 DAYS = "No more nights for me! Rostered onto days from this week, 8 till 4."
@@ -26,16 +23,6 @@ SONY = "Sold the Canon on eBay and got a used Sony a6400 with the money."
 @pytest.fixture(scope="module")
 def judge() -> MiniLmAnswerJudge:
     return MiniLmAnswerJudge()
-
-
-def test_the_shipped_judge_is_a_port_and_its_weights_are_in_the_package(judge: MiniLmAnswerJudge) -> None:
-    # GIVEN the judge the settings build by default
-    # WHEN it is looked at
-    # THEN it implements the port, and its weights sit beside it
-    assert isinstance(judge, AnswerJudge)
-    assert MODEL_PATH.is_file() and MODEL_PATH.parent == Path(__file__).resolve().parents[3].joinpath(
-        "functions", "agent_memory", "adapters", "judges"
-    )
 
 
 def test_a_changed_value_is_the_answer_now_and_another_attribute_or_an_unrelated_turn_is_not(
@@ -67,11 +54,3 @@ def test_the_question_takes_the_first_segment_and_the_statements_the_second_in_t
     # the two statements are the two segments, as the update judge reads them
     assert segments(NIGHTS, DAYS, "What shift am I on?") == ("What shift am I on?", f"{NIGHTS} [SEP] {DAYS}")
     assert segments(NIGHTS, DAYS) == (NIGHTS, DAYS)
-
-
-def test_a_judge_without_its_model_refuses_to_start(tmp_path: Path) -> None:
-    # GIVEN a model path with no file
-    # WHEN a judge is made on it
-    # THEN it refuses at once, naming the path
-    with pytest.raises(ConfigurationError, match="not found"):
-        MiniLmAnswerJudge(tmp_path / "missing.onnx")

@@ -216,7 +216,7 @@ class MiniLmEmbedder:
 
 def cpu_session(model_path: Path, threads: int) -> Any:
     """An onnxruntime session of ``model_path`` on the CPU with ``threads`` threads (the embedder's
-    and the update judge's)."""
+    and the judges')."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()

@@ -1,1 +1,2 @@
-"""Update judges: models that read an older and a newer statement together (`ports.UpdateJudge`)."""
+"""Judges: small cross-encoders that read two statements together, with a question or without
+(`ports.UpdateJudge`, `ports.AnswerJudge`; `minilm_judge` says what they share)."""

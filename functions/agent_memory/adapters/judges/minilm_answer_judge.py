@@ -23,9 +23,7 @@ class MiniLmAnswerJudge(MiniLmJudge):
 
     name = "answer judge"
     setting = "AGENT_MEMORY_ANSWER_JUDGE"
-
-    def __init__(self, model_path: str | Path = MODEL_PATH, threads: int = 1) -> None:
-        super().__init__(Path(model_path), threads)
+    default_model = MODEL_PATH
 
     @property
     def model_id(self) -> str:

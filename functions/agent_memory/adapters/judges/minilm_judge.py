@@ -42,11 +42,13 @@ class MiniLmJudge:
     #: What the settings call it and how to turn it off, for the refusal at construction.
     name = "judge"
     setting = ""
+    #: The shipped weights, read when no other model is given.
+    default_model: Path
 
-    def __init__(self, model_path: Path, threads: int = 1) -> None:
+    def __init__(self, model_path: str | Path | None = None, threads: int = 1) -> None:
         """Refuses, at once, a missing model file or runtime: a service started without its judge
         would decide by other rules than the settings say."""
-        self._model_path = Path(model_path)
+        self._model_path = Path(model_path) if model_path is not None else self.default_model
         missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
         if missing:
             raise ConfigurationError(

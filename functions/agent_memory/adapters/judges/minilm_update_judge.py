@@ -22,9 +22,7 @@ class MiniLmUpdateJudge(MiniLmJudge):
 
     name = "update judge"
     setting = "AGENT_MEMORY_UPDATE_JUDGE"
-
-    def __init__(self, model_path: str | Path = MODEL_PATH, threads: int = 1) -> None:
-        super().__init__(Path(model_path), threads)
+    default_model = MODEL_PATH
 
     @property
     def model_id(self) -> str:

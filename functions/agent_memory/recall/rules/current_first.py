@@ -129,12 +129,29 @@ def _may_follow(later: Hit, theirs: Shape, first: Hit, mine: Shape) -> bool:
     """Everything but meaning: later, from another conversation, about the same attribute of the
     same holder as far as the shapes tell (`same_attribute`), not saying that it adds, nor a
     wish or a story of the past ("Might switch to EE", "Used to drive a Sierra")."""
-    a, b = later.record, first.record
-    if a.occurred_at <= b.occurred_at:
-        return False
-    if a.conversation_id is not None and a.conversation_id == b.conversation_id:
+    if not _said_after(later, first):
         return False
     return same_attribute(theirs, mine) and not (theirs.adds or theirs.wish or theirs.past)
+
+
+def _said_after(later: Hit, earlier: Hit) -> bool:
+    """Whether ``later`` was said after ``earlier``, in another conversation (turns of one
+    exchange are alike by their shared context, and say one thing, not a change of it)."""
+    a, b = later.record, earlier.record
+    apart = a.conversation_id is None or a.conversation_id != b.conversation_id
+    return a.occurred_at > b.occurred_at and apart
+
+
+def _put_first(ranked: list[Found], later: Hit, older: Hit, mark: bool) -> list[Found]:
+    """``ranked`` with ``later`` first, with the first place's score (so scores still read best
+    first), and ``older`` right after it, both marked as this answer reads them (`marked`) when
+    ``mark``; the rest of the head in its order, and nothing below it moved."""
+    head = ranked[:HEAD]
+    lifted: Hit = replace(later, score=max(later.score, head[0].score))
+    ended: Hit = older
+    if mark:
+        lifted, ended = marked(lifted, older)
+    return [lifted, ended, *(f for f in head if f.id not in (later.id, older.id)), *ranked[HEAD:]]
 
 
 def newer_first(
@@ -161,15 +178,10 @@ def newer_first(
     theirs = shape(later.record.content)
     if not _may_follow(later, theirs, first, mine):
         return ranked
-    # It takes the first place's score too, so scores still read best first.
-    lifted: Hit = replace(later, score=max(later.score, first.score))
-    ended: Hit = first
-    if replaces(theirs, mine, 1.0, 0.0):
-        lifted, ended = marked(lifted, first)
-    elif asked is None or asked(later) < ASKED:  # a guess by meaning needs the question's word
+    mark = replaces(theirs, mine, 1.0, 0.0)
+    if not mark and (asked is None or asked(later) < ASKED):  # a guess by meaning needs the question's word
         return ranked
-    head = ranked[:HEAD]
-    return [lifted, ended, *(f for f in head if f.id not in (later.id, first.id)), *ranked[HEAD:]]
+    return _put_first(ranked, later, first, mark)
 
 
 # --- Answered first ------------------------------------------------------------------------------
@@ -214,23 +226,18 @@ def answered_first(ranked: list[Found], question: str, answers: Answer) -> list[
     best, (older, newer) = max(zip(probabilities, pairs, strict=True), key=lambda x: x[0])
     if best < ANSWERED:
         return ranked
-    lifted: Hit = replace(newer, score=max(newer.score, head[0].score))
-    ended: Hit = older
-    if replaces(shape(newer.record.content), shape(older.record.content), 1.0, 0.0):
-        lifted, ended = marked(lifted, older)
-    if newer.id == head[0].id:  # first already: marked where they are, nothing else moves
-        read = {newer.id: lifted, older.id: ended}
-        return [read.get(f.id, f) for f in ranked]
-    return [lifted, ended, *(f for f in head if f.id not in (newer.id, older.id)), *ranked[HEAD:]]
+    mark = replaces(shape(newer.record.content), shape(older.record.content), 1.0, 0.0)
+    if newer.id != head[0].id:
+        return _put_first(ranked, newer, older, mark)
+    # First already: both marked where they are, nothing moves.
+    read = dict(zip((newer.id, older.id), marked(newer, older), strict=True)) if mark else {}
+    return [read.get(f.id, f) for f in ranked]
 
 
 def _may_answer(newer: Hit, older: Hit) -> bool:
     """Whether ``newer`` may replace ``older`` as far as who said them and when tells: the same
     holder, said later, in another conversation."""
-    a, b = newer.record, older.record
-    if holder(a) != holder(b) or a.occurred_at <= b.occurred_at:
-        return False
-    return a.conversation_id is None or a.conversation_id != b.conversation_id
+    return holder(newer.record) == holder(older.record) and _said_after(newer, older)
 
 
 def marked(later: Hit, older: Hit) -> tuple[Hit, Hit]:
